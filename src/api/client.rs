@@ -1,0 +1,490 @@
+//! The typed client: one async method per catalog operation, each named as the seed names it. Paths
+//! come from the catalog, never from string literals here.
+
+use super::catalog::{self, Method, Operation};
+use super::error::ApiError;
+use super::model::*;
+use crate::secret::Secret;
+use rand::RngExt;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    pub timeout: Duration,
+    /// Extra attempts for requests that are safe to repeat (GETs, and POSTs carrying an
+    /// Idempotency-Key) after a transport error or a 502/503/504.
+    pub retries: u32,
+    pub user_agent: String,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            timeout: Duration::from_secs(10),
+            retries: 2,
+            user_agent: format!("agentdesk/{}", env!("CARGO_PKG_VERSION")),
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    base: String,
+    key: Option<Secret>,
+    retries: u32,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("base", &self.base)
+            .field("key", &self.key)
+            .finish()
+    }
+}
+
+/// A request before it is sent: what [`Client::call`] needs besides the operation.
+#[derive(Debug, Default, Clone)]
+pub struct Request {
+    pub path_args: Vec<String>,
+    pub query: Vec<(String, String)>,
+    pub body: Option<Value>,
+    pub headers: Vec<(String, String)>,
+}
+
+pub fn new_idempotency_key() -> String {
+    let bytes: [u8; 16] = rand::rng().random();
+    format!("idem_{}", hex::encode(bytes))
+}
+
+impl Client {
+    pub fn new(base_url: &str, api_key: Option<Secret>) -> Result<Self, ApiError> {
+        Self::with_options(base_url, api_key, ClientOptions::default())
+    }
+
+    pub fn with_options(
+        base_url: &str,
+        api_key: Option<Secret>,
+        options: ClientOptions,
+    ) -> Result<Self, ApiError> {
+        let base = base_url.trim_end_matches('/').to_string();
+        if !(base.starts_with("http://") || base.starts_with("https://")) {
+            return Err(ApiError::Invalid {
+                code: "invalid_base_url".into(),
+                field: Some("base_url".into()),
+                message: format!("base URL {base_url:?} must start with http:// or https://"),
+            });
+        }
+        let http = reqwest::Client::builder()
+            .timeout(options.timeout)
+            .connect_timeout(options.timeout.min(Duration::from_secs(5)))
+            .user_agent(options.user_agent)
+            .build()
+            .map_err(|e| ApiError::Transport(e.to_string()))?;
+        Ok(Client {
+            http,
+            base,
+            key: api_key,
+            retries: options.retries,
+        })
+    }
+
+    pub fn base_url(&self) -> &str {
+        &self.base
+    }
+
+    pub fn key_fingerprint(&self) -> Option<String> {
+        self.key.as_ref().map(Secret::fingerprint)
+    }
+
+    /// Calls any catalog operation and returns the decoded JSON body. Every typed method goes
+    /// through here.
+    pub async fn call(&self, op: &Operation, req: Request) -> Result<Value, ApiError> {
+        let args: Vec<&str> = req.path_args.iter().map(String::as_str).collect();
+        let url = format!("{}{}", self.base, op.path_with(&args));
+        let mut headers = HeaderMap::new();
+        if let Some(key) = &self.key {
+            let mut v = HeaderValue::from_str(key.expose()).map_err(|_| ApiError::Invalid {
+                code: "invalid_api_key".into(),
+                field: Some("api_key".into()),
+                message: "the API key contains characters that cannot be sent in a header".into(),
+            })?;
+            v.set_sensitive(true);
+            headers.insert("x-api-key", v);
+        }
+        if op.method == Method::Post {
+            headers.insert(
+                "x-requested-with",
+                HeaderValue::from_static("XMLHttpRequest"),
+            );
+        }
+        let mut idempotent = op.method == Method::Get;
+        for (name, value) in &req.headers {
+            let name = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| ApiError::Decode(format!("bad header name {name}")))?;
+            idempotent |= name.as_str() == "idempotency-key";
+            let value = HeaderValue::from_str(value)
+                .map_err(|_| ApiError::Decode(format!("bad header value for {name}")))?;
+            headers.insert(name, value);
+        }
+        let attempts = if idempotent { self.retries + 1 } else { 1 };
+        let mut last = ApiError::Transport("no attempt made".into());
+        for attempt in 0..attempts {
+            if attempt > 0 {
+                tokio::time::sleep(Duration::from_millis(200 << attempt.min(5))).await;
+            }
+            let mut builder = match op.method {
+                Method::Get => self.http.get(&url),
+                Method::Post => self.http.post(&url),
+            }
+            .headers(headers.clone());
+            if !req.query.is_empty() {
+                builder = builder.query(&req.query);
+            }
+            if op.method == Method::Post {
+                builder = builder.json(req.body.as_ref().unwrap_or(&json!({})));
+            }
+            match self.exchange(builder).await {
+                Err(e) if e.is_transient() => last = e,
+                other => return other,
+            }
+        }
+        Err(last)
+    }
+
+    async fn exchange(&self, builder: reqwest::RequestBuilder) -> Result<Value, ApiError> {
+        let resp = builder.send().await.map_err(transport)?;
+        let status = resp.status().as_u16();
+        let header = |name: &str| {
+            resp.headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
+        let retry_after = header("retry-after").and_then(|v| v.trim().parse::<u64>().ok());
+        let payment_required = header("payment-required");
+        let bytes = resp.bytes().await.map_err(transport)?;
+        let body: Value = if bytes.is_empty() {
+            Value::Null
+        } else {
+            match serde_json::from_slice(&bytes) {
+                Ok(v) => v,
+                Err(_) if !(200..300).contains(&status) => {
+                    json!({"message": String::from_utf8_lossy(&bytes).chars().take(300).collect::<String>()})
+                }
+                Err(e) => return Err(ApiError::Decode(format!("body is not JSON: {e}"))),
+            }
+        };
+        let failed = body.get("success") == Some(&Value::Bool(false));
+        if !(200..300).contains(&status) || failed {
+            return Err(ApiError::from_response(
+                status,
+                &body,
+                retry_after,
+                payment_required,
+            ));
+        }
+        Ok(body)
+    }
+
+    async fn typed<T: DeserializeOwned>(&self, name: &str, req: Request) -> Result<T, ApiError> {
+        let op = catalog::op(name);
+        let value = self.call(op, req).await?;
+        serde_json::from_value(value).map_err(|e| ApiError::Decode(format!("{name}: {e}")))
+    }
+
+    async fn get<T: DeserializeOwned>(
+        &self,
+        name: &str,
+        query: Vec<(String, String)>,
+    ) -> Result<T, ApiError> {
+        self.typed(
+            name,
+            Request {
+                query,
+                ..Default::default()
+            },
+        )
+        .await
+    }
+
+    async fn post<T: DeserializeOwned, B: Serialize>(
+        &self,
+        name: &str,
+        body: &B,
+    ) -> Result<T, ApiError> {
+        self.typed(name, Request::json(body)?).await
+    }
+
+    // ---- account and observation ---------------------------------------------------------------
+
+    pub async fn whoami(&self, include_summary: bool) -> Result<Whoami, ApiError> {
+        let query = if include_summary {
+            vec![("include".into(), "summary".into())]
+        } else {
+            vec![]
+        };
+        self.get("whoami", query).await
+    }
+
+    pub async fn get_usage(&self) -> Result<Usage, ApiError> {
+        self.get("get_usage", vec![]).await
+    }
+
+    /// The same payload on the platform path (`GET /api/v1/usage`).
+    pub async fn get_usage_v1(&self) -> Result<Usage, ApiError> {
+        self.get("get_usage_v1", vec![]).await
+    }
+
+    pub async fn get_positions(&self) -> Result<Positions, ApiError> {
+        self.get("get_positions", vec![]).await
+    }
+
+    pub async fn pnl_summary(&self) -> Result<PnlSummary, ApiError> {
+        self.get("pnl_summary", vec![]).await
+    }
+
+    pub async fn list_audit_logs(&self, limit: Option<u32>) -> Result<AuditLogs, ApiError> {
+        let query = limit
+            .map(|l| vec![("limit".into(), l.to_string())])
+            .unwrap_or_default();
+        self.get("list_audit_logs", query).await
+    }
+
+    pub async fn list_tools(&self) -> Result<ToolCatalog, ApiError> {
+        self.get("list_tools", vec![]).await
+    }
+
+    /// `exchange`: `venue`, `venue2` or `all` (the server's default).
+    pub async fn list_open_orders(&self, exchange: Option<&str>) -> Result<OpenOrders, ApiError> {
+        let query = exchange
+            .map(|e| vec![("exchange".into(), e.to_string())])
+            .unwrap_or_default();
+        self.get("list_open_orders", query).await
+    }
+
+    /// Extension: staged and recently decided proposals. `status`: staged, executed, expired,
+    /// failed or all.
+    pub async fn list_proposals(&self, status: Option<&str>) -> Result<Proposals, ApiError> {
+        let query = status
+            .map(|s| vec![("status".into(), s.to_string())])
+            .unwrap_or_default();
+        self.get("list_proposals", query).await
+    }
+
+    pub async fn get_openapi(&self) -> Result<Value, ApiError> {
+        self.get("get_openapi", vec![]).await
+    }
+
+    // ---- discovery -----------------------------------------------------------------------------
+
+    pub async fn discover_top_backtests(
+        &self,
+        filter: Option<&str>,
+        include_all: Option<bool>,
+    ) -> Result<Loose, ApiError> {
+        let mut query = vec![];
+        push(&mut query, "filter", filter);
+        push(&mut query, "includeAll", include_all);
+        self.get("discover_top_backtests", query).await
+    }
+
+    pub async fn discover_top_live(
+        &self,
+        window_days: Option<u32>,
+        limit: Option<u32>,
+    ) -> Result<Loose, ApiError> {
+        let mut query = vec![];
+        push(&mut query, "windowDays", window_days);
+        push(&mut query, "limit", limit);
+        self.get("discover_top_live", query).await
+    }
+
+    /// `params`: any of the operation's query parameters (pair, timeframe, days, perStrategy,
+    /// limit, filter, minReturnPct, minTrades); the server applies the seed's defaults.
+    pub async fn discover_top_optimized_combos(
+        &self,
+        params: &[(&str, String)],
+    ) -> Result<Loose, ApiError> {
+        let query = params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect();
+        self.get("discover_top_optimized_combos", query).await
+    }
+
+    pub async fn discover_strategies(&self) -> Result<Loose, ApiError> {
+        self.get("discover_strategies", vec![]).await
+    }
+
+    // ---- backtests -----------------------------------------------------------------------------
+
+    pub async fn run_backtest(&self, req: &BacktestRequest) -> Result<BacktestJob, ApiError> {
+        self.post("run_backtest", req).await
+    }
+
+    pub async fn get_backtest_job(&self, job_id: &str) -> Result<BacktestJob, ApiError> {
+        self.typed(
+            "get_backtest_job",
+            Request {
+                path_args: vec![job_id.to_string()],
+                ..Default::default()
+            },
+        )
+        .await
+    }
+
+    // ---- staged trading ------------------------------------------------------------------------
+
+    pub async fn propose_trade(&self, signal: &TradeSignal) -> Result<Proposal, ApiError> {
+        self.post("propose_trade", signal).await
+    }
+
+    pub async fn confirm_trade(&self, proposal_id: &str) -> Result<ExecutionResult, ApiError> {
+        let body = ConfirmRequest {
+            proposal_id: proposal_id.to_string(),
+        };
+        self.post("confirm_trade", &body).await
+    }
+
+    pub async fn close_position(&self, req: &CloseRequest) -> Result<ExecutionResult, ApiError> {
+        self.post("close_position", req).await
+    }
+
+    // ---- immediate trading ---------------------------------------------------------------------
+
+    /// `POST /api/v1/trades`. `fanout: false` is sent both in the body and as
+    /// `X-Service-Fanout: 0`, so either convention of the server is honoured.
+    pub async fn place_order(&self, signal: &TradeSignal) -> Result<ExecutionResult, ApiError> {
+        let mut req = Request::json(signal)?;
+        if signal.fanout == Some(false) {
+            req.headers.push(("x-service-fanout".into(), "0".into()));
+        }
+        self.typed("place_order", req).await
+    }
+
+    /// `POST /api/v1/orders` with an Idempotency-Key: the caller's, or a fresh one. Retries after a
+    /// transport error reuse the same key, so the order is placed at most once.
+    pub async fn platform_place_order(
+        &self,
+        order: &PlatformOrder,
+        idempotency_key: Option<&str>,
+    ) -> Result<ExecutionResult, ApiError> {
+        let mut req = Request::json(order)?;
+        let key = idempotency_key
+            .map(str::to_string)
+            .unwrap_or_else(new_idempotency_key);
+        req.headers.push(("idempotency-key".into(), key));
+        self.typed("platform_place_order", req).await
+    }
+
+    pub async fn platform_close_position(
+        &self,
+        req: &PlatformClose,
+    ) -> Result<ExecutionResult, ApiError> {
+        self.post("platform_close_position", req).await
+    }
+
+    pub async fn platform_cancel_order(
+        &self,
+        req: &CancelRequest,
+    ) -> Result<CancelResult, ApiError> {
+        self.post("platform_cancel_order", req).await
+    }
+
+    pub async fn approve_builder_fee_payload(&self, venue_wallet: &str) -> Result<Loose, ApiError> {
+        self.get(
+            "approve_builder_fee_payload",
+            vec![("venueWallet".into(), venue_wallet.to_string())],
+        )
+        .await
+    }
+
+    pub async fn approve_builder_fee(&self, req: &BuilderFeeApproval) -> Result<Loose, ApiError> {
+        self.post("approve_builder_fee", req).await
+    }
+
+    // ---- signal destinations -------------------------------------------------------------------
+
+    pub async fn list_signal_destinations(&self) -> Result<Loose, ApiError> {
+        self.get("list_signal_destinations", vec![]).await
+    }
+
+    pub async fn create_signal_destination(
+        &self,
+        req: &SignalDestinationRequest,
+    ) -> Result<Loose, ApiError> {
+        self.post("create_signal_destination", req).await
+    }
+
+    // ---- tool access ---------------------------------------------------------------------------
+
+    pub async fn list_mcp_capabilities(&self) -> Result<Loose, ApiError> {
+        self.get("list_mcp_capabilities", vec![]).await
+    }
+
+    pub async fn execute_mcp_tool(&self, name: &str, args: Value) -> Result<Loose, ApiError> {
+        self.post("execute_mcp_tool", &json!({"name": name, "args": args}))
+            .await
+    }
+
+    pub async fn mcp_agent_chat(&self, messages: &[ChatMessage]) -> Result<Loose, ApiError> {
+        self.post("mcp_agent_chat", &json!({ "messages": messages }))
+            .await
+    }
+
+    pub async fn mcp_cli(&self, command: &str) -> Result<Loose, ApiError> {
+        self.post("mcp_cli", &json!({ "command": command })).await
+    }
+
+    // ---- research ------------------------------------------------------------------------------
+
+    pub async fn research_status(&self) -> Result<Loose, ApiError> {
+        self.get("research_status", vec![]).await
+    }
+
+    pub async fn research_start(&self, task: &str) -> Result<Loose, ApiError> {
+        self.post("research_start", &json!({ "task": task })).await
+    }
+
+    pub async fn research_message(&self, run_id: &str, message: &str) -> Result<Loose, ApiError> {
+        let mut req = Request::json(&json!({ "message": message }))?;
+        req.path_args = vec![run_id.to_string()];
+        self.typed("research_message", req).await
+    }
+
+    pub async fn research_stop(&self, run_id: &str) -> Result<Loose, ApiError> {
+        let mut req = Request::json(&json!({}))?;
+        req.path_args = vec![run_id.to_string()];
+        self.typed("research_stop", req).await
+    }
+}
+
+impl Request {
+    pub fn json<B: Serialize>(body: &B) -> Result<Request, ApiError> {
+        let body = serde_json::to_value(body).map_err(|e| ApiError::Decode(e.to_string()))?;
+        Ok(Request {
+            body: Some(body),
+            ..Default::default()
+        })
+    }
+}
+
+fn push<T: ToString>(query: &mut Vec<(String, String)>, name: &str, value: Option<T>) {
+    if let Some(v) = value {
+        query.push((name.to_string(), v.to_string()));
+    }
+}
+
+fn transport(e: reqwest::Error) -> ApiError {
+    if e.is_timeout() {
+        ApiError::Transport(format!("request timed out: {e}"))
+    } else {
+        ApiError::Transport(e.to_string())
+    }
+}

@@ -1,0 +1,6 @@
+//! agentdesk: a terminal console for agent trading, and a sandbox that implements the same interface
+//! on a simulated venue.
+
+pub mod api;
+pub mod sandbox;
+pub mod secret;

@@ -1,0 +1,251 @@
+use agentdesk::api::Scope;
+use agentdesk::sandbox::keys;
+use agentdesk::sandbox::store::Store;
+use agentdesk::sandbox::{DbLocation, Sandbox, SandboxConfig, Settings};
+use clap::{Parser, Subcommand};
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "agentdesk",
+    version,
+    about = "A terminal console for agent trading, and a sandbox of the same interface on a simulated venue"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the sandbox server alone, for agents developing offline.
+    Serve(ServeArgs),
+    /// Manage the sandbox's API keys.
+    Keys {
+        #[command(subcommand)]
+        command: KeysCommand,
+    },
+}
+
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// Address to listen on (port 0 picks a free port).
+    #[arg(long, default_value = "127.0.0.1:8787")]
+    addr: SocketAddr,
+    /// SQLite database; created with a demo account if missing. Default: the data directory.
+    #[arg(long)]
+    db: Option<PathBuf>,
+    /// Config file whose [sandbox] table sets caps, fees, seed, ...
+    #[arg(long)]
+    config: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum KeysCommand {
+    /// Create a key and print it alone on stdout (it is shown only this once).
+    Create {
+        #[arg(long)]
+        db: Option<PathBuf>,
+        /// legacy, webhook:alerts, mcp:mutate or platform:trade
+        #[arg(long)]
+        scope: String,
+        /// The account's messengerId (default: the demo account).
+        #[arg(long)]
+        account: Option<String>,
+        #[arg(long, default_value = "")]
+        label: String,
+    },
+    /// List keys (prefix, scope, account, created, revoked).
+    List {
+        #[arg(long)]
+        db: Option<PathBuf>,
+    },
+    /// Revoke the key(s) with this prefix (the 8 characters after `adk_`).
+    Revoke {
+        #[arg(long)]
+        db: Option<PathBuf>,
+        prefix: String,
+    },
+}
+
+fn default_db() -> Result<PathBuf, String> {
+    let dirs = directories::ProjectDirs::from("dev", "agentdesk", "agentdesk")
+        .ok_or("cannot find a home directory for the data directory; pass --db PATH")?;
+    let dir = dirs.data_dir();
+    std::fs::create_dir_all(dir)
+        .map_err(|e| format!("cannot create the data directory {}: {e}", dir.display()))?;
+    Ok(dir.join("sandbox.db"))
+}
+
+fn db_path(db: Option<PathBuf>) -> Result<PathBuf, String> {
+    match db {
+        Some(p) => Ok(p),
+        None => default_db(),
+    }
+}
+
+fn load_settings(config: Option<&Path>) -> Result<Settings, String> {
+    match config {
+        None => Ok(Settings::default()),
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read config {}: {e}", path.display()))?;
+            Settings::from_toml(&text).map_err(|e| format!("config {}: {e}", path.display()))
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        None => serve(ServeArgs {
+            addr: SocketAddr::from(([127, 0, 0, 1], 8787)),
+            db: None,
+            config: None,
+        }),
+        Some(Command::Serve(args)) => serve(args),
+        Some(Command::Keys { command }) => keys_command(command),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("agentdesk: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn serve(args: ServeArgs) -> Result<(), String> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("AGENTDESK_LOG")
+                .unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let settings = load_settings(args.config.as_deref())?;
+    let db = db_path(args.db)?;
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    runtime.block_on(async move {
+        let mut config = SandboxConfig::new(args.addr, DbLocation::File(db.clone()));
+        config.settings = settings;
+        let running = Sandbox::start(config).await.map_err(|e| e.to_string())?;
+        let mut out = std::io::stdout().lock();
+        if !running.new_keys.is_empty() {
+            let _ = writeln!(
+                out,
+                "new database {}: demo account {} with one key per scope (shown only now):",
+                db.display(),
+                running.messenger_id
+            );
+            for (scope, key) in &running.new_keys {
+                let _ = writeln!(out, "  {:<15} {}", scope.as_str(), key.expose());
+            }
+        }
+        let _ = writeln!(out, "listening on {}", running.base_url());
+        let _ = out.flush();
+        drop(out);
+        shutdown_signal().await;
+        running.shutdown().await;
+        Ok(())
+    })
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+fn open_existing(db: Option<PathBuf>) -> Result<Store, String> {
+    let path = db_path(db)?;
+    if !path.exists() {
+        return Err(format!(
+            "no database at {}; run `agentdesk serve --db {}` once to create it",
+            path.display(),
+            path.display()
+        ));
+    }
+    Store::open(&path).map_err(|e| format!("cannot open {}: {e}", path.display()))
+}
+
+fn keys_command(command: KeysCommand) -> Result<(), String> {
+    let now = chrono::Utc::now();
+    match command {
+        KeysCommand::Create {
+            db,
+            scope,
+            account,
+            label,
+        } => {
+            let scope = Scope::parse(&scope).ok_or_else(|| {
+                format!(
+                    "unknown scope {scope:?}; use one of: {}",
+                    Scope::ALL.map(|s| s.as_str()).join(", ")
+                )
+            })?;
+            let mut store = open_existing(db)?;
+            let key = keys::create_key(&mut store, account.as_deref(), scope, &label, now)
+                .map_err(|e| e.to_string())?;
+            println!("{}", key.expose());
+            Ok(())
+        }
+        KeysCommand::List { db } => {
+            let store = open_existing(db)?;
+            let accounts = store.accounts().map_err(|e| e.to_string())?;
+            println!(
+                "{:<10} {:<15} {:<12} {:<20} {:<20} label",
+                "prefix", "scope", "account", "created", "revoked"
+            );
+            for k in store.keys().map_err(|e| e.to_string())? {
+                let account = accounts
+                    .iter()
+                    .find(|a| a.id == k.account_id)
+                    .map(|a| a.messenger_id.as_str())
+                    .unwrap_or("?");
+                println!(
+                    "{:<10} {:<15} {:<12} {:<20} {:<20} {}",
+                    k.prefix,
+                    k.scope.as_str(),
+                    account,
+                    k.created_at.format("%Y-%m-%d %H:%M:%S"),
+                    k.revoked_at
+                        .map(|t| t.format("%Y-%m-%d %H:%M:%S").to_string())
+                        .unwrap_or_else(|| "-".into()),
+                    k.label
+                );
+            }
+            Ok(())
+        }
+        KeysCommand::Revoke { db, prefix } => {
+            let store = open_existing(db)?;
+            let n = store
+                .revoke_key(prefix.trim_start_matches("adk_"), now)
+                .map_err(|e| e.to_string())?;
+            if n == 0 {
+                return Err(format!("no active key with prefix {prefix:?}"));
+            }
+            println!("revoked {n} key(s)");
+            Ok(())
+        }
+    }
+}

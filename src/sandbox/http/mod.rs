@@ -1,0 +1,410 @@
+//! The sandbox's HTTP surface. The router is built from the catalog: every operation is routed at its
+//! catalog path, and each request goes through one pipeline —
+//! authenticate (401) → scope (403) → quota (429) → venue sync → handler → audit.
+
+pub mod account;
+pub mod auth;
+pub mod error;
+pub mod immediate;
+pub mod staged;
+
+use super::core::{Core, Shared};
+use super::store::AuditRow;
+use crate::api::catalog::{Method, OPERATIONS, Operation, Tier};
+use auth::Caller;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::Request;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodFilter, MethodRouter, on};
+use chrono::{DateTime, Utc};
+pub use error::AppError;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+/// Request bodies larger than this are refused with 413 before they are parsed.
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+
+/// One authenticated request, as a handler sees it.
+pub struct Call {
+    pub op: &'static Operation,
+    pub caller: Caller,
+    pub now: DateTime<Utc>,
+    pub query: HashMap<String, String>,
+    pub path: Vec<String>,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl Call {
+    /// Parses the JSON body; a body that does not fit is a 400 naming the offending field.
+    pub fn json<T: DeserializeOwned>(&self) -> Result<T, AppError> {
+        parse_json(&self.body)
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    pub fn query(&self, name: &str) -> Option<&str> {
+        self.query.get(name).map(String::as_str)
+    }
+}
+
+pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, AppError> {
+    let body: &[u8] = if body.iter().all(u8::is_ascii_whitespace) {
+        b"{}"
+    } else {
+        body
+    };
+    let de = &mut serde_json::Deserializer::from_slice(body);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let inner = e.inner().to_string();
+        let mut path = e.path().to_string();
+        // serde reports a missing field at its parent; name the field itself.
+        if let Some(rest) = inner.strip_prefix("missing field `")
+            && let Some(name) = rest.split('`').next()
+        {
+            path = if path == "." {
+                name.to_string()
+            } else {
+                format!("{path}.{name}")
+            };
+        }
+        if e.inner().is_syntax() || e.inner().is_eof() {
+            return AppError::invalid("body", format!("the body is not valid JSON: {inner}"));
+        }
+        let field = if path == "." {
+            "body".to_string()
+        } else {
+            path
+        };
+        let message = format!("{field}: {}", strip_position(&inner));
+        AppError::invalid(field, message)
+    })
+}
+
+/// serde_json appends " at line 1 column 17" to its messages; the field name says more.
+fn strip_position(message: &str) -> &str {
+    message
+        .rfind(" at line ")
+        .map(|i| &message[..i])
+        .unwrap_or(message)
+}
+
+/// A handler's success.
+pub struct Reply {
+    pub status: StatusCode,
+    pub body: Value,
+    pub proposal_id: Option<String>,
+    pub oid: Option<u64>,
+}
+
+impl Reply {
+    /// HTTP 200 with `success: true` put first.
+    pub fn ok(body: impl serde::Serialize) -> Result<Reply, AppError> {
+        let value = serde_json::to_value(body).map_err(AppError::internal)?;
+        let mut out = serde_json::Map::new();
+        out.insert("success".into(), Value::Bool(true));
+        if let Value::Object(map) = value {
+            for (k, v) in map {
+                if k != "success" {
+                    out.insert(k, v);
+                }
+            }
+        }
+        Ok(Reply {
+            status: StatusCode::OK,
+            body: Value::Object(out),
+            proposal_id: None,
+            oid: None,
+        })
+    }
+
+    pub fn with_proposal(mut self, id: impl Into<String>) -> Self {
+        self.proposal_id = Some(id.into());
+        self
+    }
+
+    pub fn with_oid(mut self, oid: Option<u64>) -> Self {
+        self.oid = oid;
+        self
+    }
+}
+
+impl IntoResponse for Reply {
+    fn into_response(self) -> Response {
+        (self.status, axum::Json(self.body)).into_response()
+    }
+}
+
+pub type Handler = fn(&mut Core, &Call) -> Result<Reply, AppError>;
+
+/// The handler of each catalog operation, by its seed name.
+pub fn handler_for(name: &str) -> Option<Handler> {
+    Some(match name {
+        "whoami" => account::whoami,
+        "get_usage" | "get_usage_v1" => account::get_usage,
+        "get_positions" => account::get_positions,
+        "pnl_summary" => account::pnl_summary,
+        "list_audit_logs" => account::list_audit_logs,
+        "list_tools" => account::list_tools,
+        "list_open_orders" => account::list_open_orders,
+        "list_proposals" => staged::list_proposals,
+        "get_openapi" => account::get_openapi,
+        "propose_trade" => staged::propose_trade,
+        "confirm_trade" => staged::confirm_trade,
+        "close_position" => staged::close_position,
+        "place_order" => immediate::place_order,
+        "platform_place_order" => immediate::platform_place_order,
+        "platform_close_position" => immediate::platform_close_position,
+        "platform_cancel_order" => immediate::platform_cancel_order,
+        _ => return None,
+    })
+}
+
+pub fn router(shared: Arc<Shared>) -> Router {
+    let mut by_path: BTreeMap<&'static str, MethodRouter> = BTreeMap::new();
+    for op in OPERATIONS {
+        let shared = shared.clone();
+        let filter = match op.method {
+            Method::Get => MethodFilter::GET,
+            Method::Post => MethodFilter::POST,
+        };
+        let handler = move |req: Request| serve(shared, op, req);
+        let route = match by_path.remove(op.path) {
+            Some(existing) => existing.on(filter, handler),
+            None => on(filter, handler),
+        };
+        by_path.insert(op.path, route);
+    }
+    let mut router = Router::new();
+    for (path, route) in by_path {
+        router = router.route(path, route);
+    }
+    router.fallback(|req: Request| async move {
+        AppError::not_found(format!(
+            "no operation at {} {}; GET /api/delegated/tools lists them",
+            req.method(),
+            req.uri().path()
+        ))
+    })
+}
+
+async fn serve(shared: Arc<Shared>, op: &'static Operation, req: Request) -> Response {
+    let (parts, body) = req.into_parts();
+    if let Some(len) = parts
+        .headers
+        .get("content-length")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok())
+        && len > MAX_BODY_BYTES
+    {
+        return too_large();
+    }
+    let body = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+        Ok(b) => b,
+        Err(_) => return too_large(),
+    };
+    let query = parse_query(parts.uri.query().unwrap_or(""));
+    let path = path_params(op.path, parts.uri.path());
+    let headers = parts.headers;
+    match shared
+        .run_raw(move |core, now| pipeline(core, now, op, headers, query, path, body))
+        .await
+    {
+        Ok(resp) => resp,
+        Err(e) => AppError::internal(e).into_response(),
+    }
+}
+
+fn too_large() -> Response {
+    AppError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "payload_too_large",
+        format!("the request body exceeds {MAX_BODY_BYTES} bytes"),
+    )
+    .into_response()
+}
+
+fn pipeline(
+    core: &mut Core,
+    now: DateTime<Utc>,
+    op: &'static Operation,
+    headers: HeaderMap,
+    query: HashMap<String, String>,
+    path: Vec<String>,
+    body: Bytes,
+) -> Response {
+    let caller = match auth::authenticate(core, &headers, op) {
+        Ok(c) => c,
+        Err(e) => return e.into_response(),
+    };
+    let call = Call {
+        op,
+        caller,
+        now,
+        query,
+        path,
+        headers,
+        body,
+    };
+    let result = run(core, &call);
+    if op.tier == Tier::Mutate {
+        let row = match &result {
+            Ok(reply) => AuditRow {
+                outcome: "ok".into(),
+                http_status: reply.status.as_u16(),
+                proposal_id: reply.proposal_id.clone(),
+                oid: reply.oid,
+                ..audit_base(&call)
+            },
+            Err(e) => AuditRow {
+                outcome: "error".into(),
+                http_status: e.status.as_u16(),
+                proposal_id: e.proposal_id.clone(),
+                error_code: Some(e.code.to_string()),
+                message: Some(e.message.clone()),
+                ..audit_base(&call)
+            },
+        };
+        if let Err(e) = core.store.insert_audit(&row, now) {
+            tracing::error!("audit write failed for {}: {e}", op.name);
+        }
+    }
+    match result {
+        Ok(reply) => reply.into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+fn audit_base(call: &Call) -> AuditRow {
+    AuditRow {
+        account_id: call.caller.account_id,
+        key_id: call.caller.key_id,
+        operation: call.op.name.to_string(),
+        ..Default::default()
+    }
+}
+
+fn run(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
+    auth::check_scope(call.op, &call.caller)?;
+    super::quota::charge(core, &call.caller, call.op, call.now)?;
+    core.sync(call.now)?;
+    match handler_for(call.op.name) {
+        Some(handler) => handler(core, call),
+        None => Err(AppError::new(
+            StatusCode::NOT_IMPLEMENTED,
+            "not_implemented",
+            format!(
+                "{} is in the interface but this sandbox build does not serve it yet",
+                call.op.name
+            ),
+        )),
+    }
+}
+
+fn parse_query(raw: &str) -> HashMap<String, String> {
+    raw.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|pair| {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            (percent_decode(k), percent_decode(v))
+        })
+        .collect()
+}
+
+/// Values of `{name}` segments of `template` in `path`, in order.
+fn path_params(template: &str, path: &str) -> Vec<String> {
+    template
+        .split('/')
+        .zip(path.split('/'))
+        .filter(|(t, _)| t.starts_with('{'))
+        .map(|(_, v)| percent_decode(v))
+        .collect()
+}
+
+fn percent_decode(s: &str) -> String {
+    fn hex(b: u8) -> Option<u8> {
+        (b as char).to_digit(16).map(|d| d as u8)
+    }
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let decoded = (bytes[i] == b'%' && i + 2 < bytes.len())
+            .then(|| Some(hex(bytes[i + 1])? * 16 + hex(bytes[i + 2])?))
+            .flatten();
+        match (decoded, bytes[i]) {
+            (Some(b), _) => {
+                out.push(b);
+                i += 3;
+            }
+            (None, b'+') => {
+                out.push(b' ');
+                i += 1;
+            }
+            (None, b) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::model::PlatformOrder;
+
+    #[test]
+    fn bad_bodies_name_the_field() {
+        let e = parse_json::<PlatformOrder>(br#"{"side":"long"}"#).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("pair"));
+        let e = parse_json::<PlatformOrder>(br#"{"pair":"BTC-USD","side":"long","leverage":"x"}"#)
+            .unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("leverage"));
+        assert!(
+            e.message.starts_with("leverage: invalid type"),
+            "{}",
+            e.message
+        );
+        let e = parse_json::<PlatformOrder>(b"{not json").unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("body"));
+        assert_eq!(e.status, StatusCode::BAD_REQUEST);
+    }
+
+    #[test]
+    fn query_and_path_decoding() {
+        let q = parse_query("a=1&b=x%20y&c");
+        assert_eq!(q["b"], "x y");
+        assert_eq!(q["c"], "");
+        assert_eq!(
+            path_params(
+                "/api/delegated/backtests/{jobId}",
+                "/api/delegated/backtests/j%2F1"
+            ),
+            vec!["j/1"]
+        );
+        assert_eq!(percent_decode("100%"), "100%");
+        assert_eq!(percent_decode("%é%4"), "%é%4");
+    }
+
+    #[test]
+    fn implemented_operations_have_handlers() {
+        for name in [
+            "whoami",
+            "get_usage",
+            "get_usage_v1",
+            "propose_trade",
+            "confirm_trade",
+            "platform_place_order",
+        ] {
+            assert!(handler_for(name).is_some(), "{name}");
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! API keys: generated here, shown once, stored only as a SHA-256 hash.
+
+use super::store::Store;
+use crate::api::Scope;
+use crate::secret::Secret;
+use chrono::{DateTime, Utc};
+use rand::RngExt;
+use sha2::{Digest, Sha256};
+
+/// The plain key's visible prefix length after `adk_`, used to list and revoke keys.
+const PREFIX_LEN: usize = 8;
+
+pub fn hash_key(plain: &str) -> String {
+    hex::encode(Sha256::digest(plain.as_bytes()))
+}
+
+pub fn generate_key() -> Secret {
+    let bytes: [u8; 24] = rand::rng().random();
+    Secret::new(format!("adk_{}", hex::encode(bytes)))
+}
+
+pub fn prefix_of(plain: &str) -> String {
+    plain
+        .trim_start_matches("adk_")
+        .chars()
+        .take(PREFIX_LEN)
+        .collect()
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    #[error("no account with messengerId {0:?}")]
+    UnknownAccount(String),
+    #[error(
+        "the database has no account yet: start `agentdesk serve` once to create the demo account"
+    )]
+    NoAccount,
+    #[error("storage error: {0}")]
+    Db(#[from] rusqlite::Error),
+}
+
+/// Creates a key for the account with `messenger_id` (or the first account) and returns it; the
+/// plain text exists only in the return value.
+pub fn create_key(
+    store: &mut Store,
+    messenger_id: Option<&str>,
+    scope: Scope,
+    label: &str,
+    now: DateTime<Utc>,
+) -> Result<Secret, KeyError> {
+    let account = match messenger_id {
+        Some(m) => store
+            .account_by_messenger_id(m)?
+            .ok_or_else(|| KeyError::UnknownAccount(m.to_string()))?,
+        None => store
+            .accounts()?
+            .into_iter()
+            .next()
+            .ok_or(KeyError::NoAccount)?,
+    };
+    let key = generate_key();
+    store.insert_key(
+        account.id,
+        &hash_key(key.expose()),
+        &prefix_of(key.expose()),
+        scope,
+        label,
+        now,
+    )?;
+    Ok(key)
+}
+
+pub fn random_messenger_id() -> String {
+    let n: u64 = rand::rng().random_range(1_000_000_000..10_000_000_000);
+    format!("{n}")
+}
+
+pub fn random_wallet() -> String {
+    let bytes: [u8; 20] = rand::rng().random();
+    format!("0x{}", hex::encode(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_unique_and_only_their_hash_is_stored() {
+        let mut store = Store::open_in_memory().unwrap();
+        let now = Utc::now();
+        store.create_account("123", "0x00", 1.0, now).unwrap();
+        let a = create_key(&mut store, None, Scope::Legacy, "", now).unwrap();
+        let b = create_key(&mut store, Some("123"), Scope::McpMutate, "", now).unwrap();
+        assert_ne!(a, b);
+        let row = store.key_by_hash(&hash_key(b.expose())).unwrap().unwrap();
+        assert_eq!(row.scope, Scope::McpMutate);
+        let plain_in_db: i64 = store
+            .conn
+            .query_row(
+                "SELECT COUNT(*) FROM api_keys WHERE key_hash = ?1 OR prefix = ?1",
+                [a.expose()],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(plain_in_db, 0);
+        assert!(matches!(
+            create_key(&mut store, Some("nope"), Scope::Legacy, "", now),
+            Err(KeyError::UnknownAccount(_))
+        ));
+    }
+}

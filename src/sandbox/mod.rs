@@ -1,0 +1,165 @@
+//! The sandbox: the whole interface on a simulated venue (paper trading), over real HTTP and SQLite.
+//! The console starts it in-process when no service is configured; `agentdesk serve` runs it alone.
+
+pub mod clock;
+pub mod core;
+pub mod http;
+pub mod keys;
+pub mod quota;
+pub mod settings;
+pub mod store;
+pub mod trading;
+pub mod venue;
+
+use self::core::{Core, Shared};
+use crate::api::Scope;
+use crate::secret::Secret;
+pub use clock::{Clock, SystemClock, TestClock};
+pub use settings::Settings;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// Where the sandbox keeps its database.
+#[derive(Debug, Clone)]
+pub enum DbLocation {
+    File(PathBuf),
+    /// Gone when the sandbox stops; for tests and throwaway runs.
+    Memory,
+}
+
+pub struct SandboxConfig {
+    pub addr: SocketAddr,
+    pub db: DbLocation,
+    pub settings: Settings,
+    pub clock: Arc<dyn Clock>,
+}
+
+impl SandboxConfig {
+    pub fn new(addr: SocketAddr, db: DbLocation) -> Self {
+        SandboxConfig {
+            addr,
+            db,
+            settings: Settings::default(),
+            clock: Arc::new(SystemClock),
+        }
+    }
+}
+
+/// A running sandbox.
+pub struct Running {
+    pub addr: SocketAddr,
+    /// The demo account's messengerId.
+    pub messenger_id: String,
+    /// One key per scope, created when the database was new; empty when it already existed (keys
+    /// are stored hashed and cannot be shown again).
+    pub new_keys: Vec<(Scope, Secret)>,
+    shared: Arc<Shared>,
+    shutdown: Option<oneshot::Sender<()>>,
+    server: JoinHandle<()>,
+    ticker: JoinHandle<()>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("cannot open the database {path}: {source}")]
+    Database {
+        path: String,
+        source: rusqlite::Error,
+    },
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("invalid sandbox settings: {0}")]
+    Settings(String),
+}
+
+pub struct Sandbox;
+
+impl Sandbox {
+    pub async fn start(config: SandboxConfig) -> Result<Running, StartError> {
+        config.settings.validate().map_err(StartError::Settings)?;
+        let db = config.db.clone();
+        let settings = config.settings.clone();
+        let clock = config.clock.clone();
+        let (core, messenger_id, new_keys) =
+            tokio::task::spawn_blocking(move || Core::open(&db, settings, clock.now()))
+                .await
+                .map_err(|e| StartError::Settings(e.to_string()))?
+                .map_err(|source| StartError::Database {
+                    path: match &config.db {
+                        DbLocation::File(p) => p.display().to_string(),
+                        DbLocation::Memory => ":memory:".into(),
+                    },
+                    source,
+                })?;
+        let shared = Arc::new(Shared::new(
+            core,
+            config.clock.clone(),
+            config.settings.clone(),
+        ));
+        let listener = tokio::net::TcpListener::bind(config.addr)
+            .await
+            .map_err(|source| StartError::Bind {
+                addr: config.addr,
+                source,
+            })?;
+        let addr = listener.local_addr().map_err(|source| StartError::Bind {
+            addr: config.addr,
+            source,
+        })?;
+        let app = http::router(shared.clone());
+        let (tx, rx) = oneshot::channel::<()>();
+        let server = tokio::spawn(async move {
+            let result = axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = rx.await;
+                })
+                .await;
+            if let Err(e) = result {
+                tracing::error!("sandbox server stopped: {e}");
+            }
+        });
+        let ticker = tokio::spawn(core::tick_forever(shared.clone()));
+        Ok(Running {
+            addr,
+            messenger_id,
+            new_keys,
+            shared,
+            shutdown: Some(tx),
+            server,
+            ticker,
+        })
+    }
+}
+
+impl Running {
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Creates another key on the demo account (the embedded console uses one with all rights).
+    pub async fn create_key(&self, scope: Scope) -> Result<Secret, String> {
+        let messenger_id = self.messenger_id.clone();
+        self.shared
+            .run_raw(move |core, now| {
+                keys::create_key(&mut core.store, Some(&messenger_id), scope, "", now)
+                    .map_err(|e| e.to_string())
+            })
+            .await
+            .map_err(|e| e.to_string())?
+    }
+
+    /// Stops accepting requests, lets in-flight ones finish, and closes the database.
+    pub async fn shutdown(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        self.ticker.abort();
+        let _ = (&mut self.server).await;
+    }
+}

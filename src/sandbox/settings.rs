@@ -1,0 +1,117 @@
+//! Sandbox settings: the `[sandbox]` table of the config file. Every key has a default, so an empty
+//! file (or none) gives a working sandbox.
+
+use serde::Deserialize;
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Settings {
+    /// Seed of the simulated price feed: the same seed gives the same prices on every machine.
+    pub seed: u64,
+    /// Paper USDC each new account starts with.
+    pub initial_equity: f64,
+    /// Daily cap per key on the POSTs the seed marks "429 possible".
+    pub daily_post_cap: u64,
+    /// Daily cap per key on compute (one unit per backtest job, research run or chat turn).
+    pub daily_compute_cap: u64,
+    /// Notional of a trade signal that names no size (`size` / `sizeUsd`).
+    pub default_trade_usd: f64,
+    /// Leverage of a trade signal that names none.
+    pub default_leverage: u32,
+    /// Lifetime of a staged proposal, in seconds (the seed says 5 minutes).
+    pub proposal_ttl_secs: i64,
+    /// Simulates the audit log store being down: list_audit_logs answers 503 audit_unavailable.
+    pub audit_log_unavailable: bool,
+    /// Whether delegated MCP tool access is enabled.
+    pub mcp_enabled: bool,
+    pub taker_fee_rate: f64,
+    pub maker_fee_rate: f64,
+    /// Market orders fill this many basis points worse than the mark.
+    pub slippage_bps: f64,
+    /// How often the venue advances resting orders and triggers along the feed, in milliseconds.
+    pub tick_ms: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            seed: 42,
+            initial_equity: 100_000.0,
+            daily_post_cap: 1_000,
+            daily_compute_cap: 200,
+            default_trade_usd: 1_000.0,
+            default_leverage: 5,
+            proposal_ttl_secs: 300,
+            audit_log_unavailable: false,
+            mcp_enabled: true,
+            taker_fee_rate: 0.00045,
+            maker_fee_rate: 0.00015,
+            slippage_bps: 5.0,
+            tick_ms: 1_000,
+        }
+    }
+}
+
+/// The config file as the sandbox reads it: other tables belong to the console.
+#[derive(Debug, Default, Deserialize)]
+struct File {
+    #[serde(default)]
+    sandbox: Option<Settings>,
+}
+
+impl Settings {
+    /// Parses the `[sandbox]` table of a TOML config file.
+    pub fn from_toml(text: &str) -> Result<Settings, String> {
+        let file: File = toml::from_str(text).map_err(|e| e.to_string())?;
+        let settings = file.sandbox.unwrap_or_default();
+        settings.validate()?;
+        Ok(settings)
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        let positive = [
+            ("initial_equity", self.initial_equity),
+            ("default_trade_usd", self.default_trade_usd),
+        ];
+        for (name, v) in positive {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(format!("sandbox.{name} must be a positive number, got {v}"));
+            }
+        }
+        for (name, v) in [
+            ("taker_fee_rate", self.taker_fee_rate),
+            ("maker_fee_rate", self.maker_fee_rate),
+            ("slippage_bps", self.slippage_bps),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(format!("sandbox.{name} must be zero or positive, got {v}"));
+            }
+        }
+        if self.default_leverage == 0 {
+            return Err("sandbox.default_leverage must be at least 1".into());
+        }
+        if self.proposal_ttl_secs <= 0 {
+            return Err("sandbox.proposal_ttl_secs must be positive".into());
+        }
+        if self.tick_ms == 0 {
+            return Err("sandbox.tick_ms must be positive".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_sandbox_table_and_names_bad_keys() {
+        let s = Settings::from_toml("[sandbox]\ndaily_post_cap = 3\n[console]\nx = 1\n").unwrap();
+        assert_eq!(s.daily_post_cap, 3);
+        assert_eq!(s.seed, 42);
+        let err = Settings::from_toml("[sandbox]\ndaily_post_kap = 3\n").unwrap_err();
+        assert!(err.contains("daily_post_kap"), "{err}");
+        let err = Settings::from_toml("[sandbox]\ninitial_equity = -1\n").unwrap_err();
+        assert!(err.contains("initial_equity"), "{err}");
+    }
+}
