@@ -436,7 +436,8 @@ pub fn preview(
                 margin: notional / t.leverage as f64,
                 tp: resolve(t.tp, t.is_buy),
                 sl: resolve(t.sl, !t.is_buy),
-                est_liquidation_px: Book::liquidation_px(&hypothetical),
+                est_liquidation_px: Book::liquidation_px(&hypothetical)
+                    .map(|px| super::venue::round_px(&t.coin, px)),
                 strategy: t.strategy.clone(),
                 closes: vec![],
                 extra,
@@ -659,7 +660,9 @@ pub fn position_row(book: &Book, p: &Position, market: &Market, now: DateTime<Ut
         position_value: v.position_value,
         unrealized_pnl: v.unrealized_pnl,
         return_on_equity: v.return_on_equity,
-        liquidation_px: v.liquidation_px,
+        liquidation_px: v
+            .liquidation_px
+            .map(|px| super::venue::round_px(&p.coin, px)),
         leverage: Leverage {
             kind: "isolated".into(),
             value: p.leverage,
