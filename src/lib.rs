@@ -2,5 +2,7 @@
 //! on a simulated venue.
 
 pub mod api;
+pub mod config;
+pub mod console;
 pub mod sandbox;
 pub mod secret;

@@ -17,6 +17,20 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// Config file (default: the config directory's config.toml; env AGENTDESK_CONFIG).
+    #[arg(long, global = true)]
+    config: Option<PathBuf>,
+    /// Named profile of the config file to connect to (env AGENTDESK_PROFILE).
+    #[arg(long)]
+    profile: Option<String>,
+    /// Service base URL (env AGENTDESK_BASE_URL). With none configured, the console starts the
+    /// embedded sandbox.
+    #[arg(long)]
+    base_url: Option<String>,
+    /// API key (env AGENTDESK_API_KEY; prefer the environment or a profile's api_key_env: a key on
+    /// the command line is visible to other users of this machine).
+    #[arg(long)]
+    api_key: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -38,9 +52,6 @@ struct ServeArgs {
     /// SQLite database; created with a demo account if missing. Default: the data directory.
     #[arg(long)]
     db: Option<PathBuf>,
-    /// Config file whose [sandbox] table sets caps, fees, seed, ...
-    #[arg(long)]
-    config: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -101,12 +112,13 @@ fn load_settings(config: Option<&Path>) -> Result<Settings, String> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        None => serve(ServeArgs {
-            addr: SocketAddr::from(([127, 0, 0, 1], 8787)),
-            db: None,
-            config: None,
+        None => console(agentdesk::config::Flags {
+            config: cli.config,
+            profile: cli.profile,
+            base_url: cli.base_url,
+            api_key: cli.api_key,
         }),
-        Some(Command::Serve(args)) => serve(args),
+        Some(Command::Serve(args)) => serve(args, cli.config),
         Some(Command::Keys { command }) => keys_command(command),
     };
     match result {
@@ -118,7 +130,39 @@ fn main() -> ExitCode {
     }
 }
 
-fn serve(args: ServeArgs) -> Result<(), String> {
+fn console(flags: agentdesk::config::Flags) -> Result<(), String> {
+    use agentdesk::config;
+    let cfg = config::resolve(&flags, &config::process_env).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&cfg.data_dir).map_err(|e| {
+        format!(
+            "cannot create the data directory {}: {e}",
+            cfg.data_dir.display()
+        )
+    })?;
+    // Logs go to a file: the terminal belongs to the console.
+    let log_path = cfg.data_dir.join("agentdesk.log");
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log_path)
+        .map_err(|e| format!("cannot open the log file {}: {e}", log_path.display()))?;
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("AGENTDESK_LOG")
+                .unwrap_or_else(|_| "info".into()),
+        )
+        .with_ansi(false)
+        .with_writer(std::sync::Mutex::new(log))
+        .init();
+    let settings = load_settings(cfg.config_path.as_deref())?;
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    runtime.block_on(async move {
+        let prepared = agentdesk::console::prepare(&cfg, settings).await?;
+        agentdesk::console::run(prepared).await
+    })
+}
+
+fn serve(args: ServeArgs, config: Option<PathBuf>) -> Result<(), String> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("AGENTDESK_LOG")
@@ -126,7 +170,7 @@ fn serve(args: ServeArgs) -> Result<(), String> {
         )
         .with_writer(std::io::stderr)
         .init();
-    let settings = load_settings(args.config.as_deref())?;
+    let settings = load_settings(config.as_deref())?;
     let db = db_path(args.db)?;
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     runtime.block_on(async move {

@@ -20,6 +20,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodFilter, MethodRouter, on};
 use chrono::{DateTime, Utc};
 pub use error::AppError;
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
@@ -60,6 +61,19 @@ pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, AppError> {
     } else {
         body
     };
+    // Every body of the interface is an object. serde would otherwise read an array as a struct's
+    // fields in order, so `["prop_…"]` would confirm a proposal.
+    if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(AppError::invalid(
+            "body",
+            "the body must be a JSON object, e.g. {\"proposalId\": \"prop_…\"}",
+        ));
+    }
+    // Syntax first, for the whole body: trailing data is an error of the body, not of a field.
+    let mut whole = serde_json::Deserializer::from_slice(body);
+    serde::de::IgnoredAny::deserialize(&mut whole)
+        .and_then(|_| whole.end())
+        .map_err(|e| AppError::invalid("body", format!("the body is not valid JSON: {e}")))?;
     let de = &mut serde_json::Deserializer::from_slice(body);
     serde_path_to_error::deserialize(de).map_err(|e| {
         let inner = e.inner().to_string();

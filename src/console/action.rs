@@ -1,0 +1,101 @@
+//! Everything that can happen to the console (Actions) and everything it asks the outside world to do
+//! (Effects). `App::update` turns one into the other without doing I/O itself.
+
+use crate::api::ApiError;
+use crate::api::model::{
+    AuditEntry, ExecutionResult, OpenOrderRow, PnlSummary, PositionRow, Proposal, TradeSignal,
+    Usage, Whoami,
+};
+use chrono::{DateTime, Utc};
+use crossterm::event::{KeyEvent, MouseEvent};
+use std::time::Duration;
+
+/// A resource the console polls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Resource {
+    Whoami,
+    Positions,
+    Orders,
+    Pnl,
+    Proposals,
+    Usage,
+    Audit,
+}
+
+impl Resource {
+    pub const ALL: [Resource; 7] = [
+        Resource::Whoami,
+        Resource::Positions,
+        Resource::Orders,
+        Resource::Pnl,
+        Resource::Proposals,
+        Resource::Usage,
+        Resource::Audit,
+    ];
+
+    /// The catalog operation that fetches it.
+    pub fn operation(self) -> &'static str {
+        match self {
+            Resource::Whoami => "whoami",
+            Resource::Positions => "get_positions",
+            Resource::Orders => "list_open_orders",
+            Resource::Pnl => "pnl_summary",
+            Resource::Proposals => "list_proposals",
+            Resource::Usage => "get_usage",
+            Resource::Audit => "list_audit_logs",
+        }
+    }
+}
+
+/// A fetched resource's data.
+#[derive(Debug, Clone)]
+pub enum Payload {
+    Whoami(Box<Whoami>),
+    Positions(Vec<PositionRow>),
+    Orders(Vec<OpenOrderRow>),
+    Pnl(Box<PnlSummary>),
+    Proposals(Vec<Proposal>),
+    Usage(Box<Usage>),
+    Audit(Vec<AuditEntry>),
+}
+
+#[derive(Debug, Clone)]
+pub enum Action {
+    Key(KeyEvent),
+    Mouse(MouseEvent),
+    Resize(u16, u16),
+    /// Time passed; `now` is the wall clock (injected, so tests control it).
+    Tick(DateTime<Utc>),
+    Loaded {
+        resource: Resource,
+        result: Result<Payload, ApiError>,
+        latency: Duration,
+        at: DateTime<Utc>,
+    },
+    Proposed {
+        signal: Box<TradeSignal>,
+        result: Result<Box<Proposal>, ApiError>,
+        latency: Duration,
+        at: DateTime<Utc>,
+    },
+    Confirmed {
+        id: String,
+        result: Result<Box<ExecutionResult>, ApiError>,
+        latency: Duration,
+        at: DateTime<Utc>,
+    },
+    /// The terminal was asked to stop (SIGTERM, SIGHUP).
+    Terminate,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    Fetch(Resource),
+    Propose(Box<TradeSignal>),
+    Confirm(String),
+    /// Ring the terminal bell.
+    Bell,
+    /// Append one JSON line to the decision journal.
+    Journal(String),
+    Quit,
+}

@@ -1,0 +1,1383 @@
+//! All console state, and `update`: the only place it changes. `update` is pure — it returns Effects
+//! for the runner to perform — so every behaviour here is testable with an injected clock.
+
+use super::action::{Action, Effect, Payload, Resource};
+use super::command::{self, Command};
+use super::keymap::{KeyAction, Keymap};
+use super::layout::{self, Pane};
+use crate::api::ApiError;
+use crate::api::model::{
+    AuditEntry, OpenOrderRow, PnlSummary, PositionRow, Preview, Proposal, TradeSignal, Usage,
+    Whoami,
+};
+use chrono::{DateTime, Duration as TimeDelta, Utc};
+use crossterm::event::{
+    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind,
+};
+use ratatui_textarea::TextArea;
+use serde_json::json;
+use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::time::Duration;
+
+/// Polling gives up on quick retries after a failure, backing off up to this.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
+const EQUITY_POINTS: usize = 600;
+const REQUEST_LOG: usize = 500;
+const TOAST_FOR: TimeDelta = TimeDelta::seconds(4);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tab {
+    Desk,
+    Proposals,
+    Logs,
+}
+
+impl Tab {
+    pub const ALL: [Tab; 3] = [Tab::Desk, Tab::Proposals, Tab::Logs];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Tab::Desk => "Desk",
+            Tab::Proposals => "Proposals",
+            Tab::Logs => "Logs",
+        }
+    }
+
+    /// The panes of this tab, in focus order.
+    pub fn panes(self) -> &'static [Pane] {
+        match self {
+            Tab::Desk => &[Pane::Positions, Pane::Orders, Pane::Strip],
+            Tab::Proposals => &[Pane::Inbox, Pane::Decisions],
+            Tab::Logs => &[Pane::Audit, Pane::Requests],
+        }
+    }
+}
+
+/// How one polled resource is doing.
+#[derive(Debug, Clone)]
+pub struct Feed {
+    pub interval: Duration,
+    pub updated_at: Option<DateTime<Utc>>,
+    pub latency: Option<Duration>,
+    pub error: Option<ApiError>,
+    pub failures: u32,
+    pub in_flight: bool,
+    pub next_due: DateTime<Utc>,
+    /// False once the service showed it does not offer this resource (an extension).
+    pub supported: bool,
+}
+
+impl Feed {
+    fn new(interval: Duration, now: DateTime<Utc>) -> Self {
+        Feed {
+            interval,
+            updated_at: None,
+            latency: None,
+            error: None,
+            failures: 0,
+            in_flight: false,
+            next_due: now,
+            supported: true,
+        }
+    }
+
+    pub fn age(&self, now: DateTime<Utc>) -> Option<Duration> {
+        self.updated_at
+            .map(|t| (now - t).to_std().unwrap_or_default())
+    }
+
+    /// Data older than three intervals is stale: shown, but marked with its age.
+    pub fn is_stale(&self, now: DateTime<Utc>) -> bool {
+        self.age(now).is_some_and(|a| a > self.interval * 3)
+    }
+}
+
+/// Exponential backoff after `failures` consecutive failures, capped at [`MAX_BACKOFF`].
+pub fn backoff(interval: Duration, failures: u32) -> Duration {
+    let factor = 1u32 << failures.min(16);
+    interval.saturating_mul(factor).min(MAX_BACKOFF)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// Listed by the service's proposals extension.
+    Service,
+    /// Staged from this console, or named with `/confirm`.
+    Console,
+}
+
+/// What this console did with a proposal.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LocalState {
+    None,
+    Confirming,
+    Approved(String),
+    Rejected,
+    Failed(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct InboxItem {
+    pub proposal: Proposal,
+    pub source: Source,
+    pub local: LocalState,
+    pub first_seen: DateTime<Utc>,
+    /// Expiry already recorded in the decision history.
+    pub expiry_noted: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Staged,
+    Confirming,
+    Approved,
+    Rejected,
+    Expired,
+    Failed,
+    /// Executed, but not by this console.
+    Executed,
+}
+
+impl Status {
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Staged => "staged",
+            Status::Confirming => "confirming",
+            Status::Approved => "approved",
+            Status::Rejected => "rejected",
+            Status::Expired => "expired",
+            Status::Failed => "failed",
+            Status::Executed => "executed",
+        }
+    }
+}
+
+impl InboxItem {
+    pub fn id(&self) -> &str {
+        &self.proposal.proposal_id
+    }
+
+    pub fn status(&self, now: DateTime<Utc>) -> Status {
+        match &self.local {
+            LocalState::Confirming => return Status::Confirming,
+            LocalState::Approved(_) => return Status::Approved,
+            LocalState::Rejected => return Status::Rejected,
+            LocalState::Failed(_) => return Status::Failed,
+            LocalState::None => {}
+        }
+        match self.proposal.status.as_str() {
+            "executed" => Status::Executed,
+            "failed" => Status::Failed,
+            "expired" => Status::Expired,
+            _ if self.remaining(now).is_some_and(|r| r <= TimeDelta::zero()) => Status::Expired,
+            _ => Status::Staged,
+        }
+    }
+
+    /// Time left to approve, when the expiry is known.
+    pub fn remaining(&self, now: DateTime<Utc>) -> Option<TimeDelta> {
+        self.proposal.expires_at.map(|e| e - now)
+    }
+
+    pub fn can_approve(&self, now: DateTime<Utc>) -> bool {
+        self.status(now) == Status::Staged
+    }
+
+    /// One line: what the proposal does.
+    pub fn describe(&self) -> String {
+        describe_preview(&self.proposal.preview, self.id())
+    }
+}
+
+pub fn describe_preview(p: &Preview, id: &str) -> String {
+    use crate::api::model::fmt_decimal;
+    match p.kind.as_str() {
+        "trade" => format!(
+            "{} {} {} {}x",
+            p.direction,
+            fmt_decimal(p.size),
+            p.coin,
+            p.leverage
+        ),
+        "close" => format!("close {}", p.coin),
+        "close_all" => "close all positions".to_string(),
+        _ => format!("proposal {id}"),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecisionKind {
+    Approved,
+    Rejected,
+    Expired,
+    Failed,
+}
+
+impl DecisionKind {
+    pub fn label(self) -> &'static str {
+        match self {
+            DecisionKind::Approved => "approved",
+            DecisionKind::Rejected => "rejected",
+            DecisionKind::Expired => "expired",
+            DecisionKind::Failed => "failed",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Decision {
+    pub proposal_id: String,
+    pub kind: DecisionKind,
+    pub at: DateTime<Utc>,
+    pub summary: String,
+    pub result: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct RequestLogEntry {
+    pub at: DateTime<Utc>,
+    pub operation: &'static str,
+    /// `ok`, or the error code.
+    pub status: String,
+    pub latency: Duration,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToastLevel {
+    Info,
+    Error,
+}
+
+#[derive(Debug, Clone)]
+pub struct Toast {
+    pub text: String,
+    pub level: ToastLevel,
+    pub until: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Overlay {
+    None,
+    Help,
+    Approve(String),
+    QuitConfirm,
+}
+
+/// Where the console's data comes from, for the header.
+#[derive(Debug, Clone)]
+pub struct ServiceInfo {
+    pub host: String,
+    pub sandbox: bool,
+    pub key_fingerprint: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub poll: BTreeMap<Resource, Duration>,
+    pub bell: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        let ms = |n| Duration::from_millis(n);
+        let poll = BTreeMap::from([
+            (Resource::Whoami, ms(60_000)),
+            (Resource::Positions, ms(2_000)),
+            (Resource::Orders, ms(2_000)),
+            (Resource::Pnl, ms(2_000)),
+            (Resource::Proposals, ms(1_000)),
+            (Resource::Usage, ms(15_000)),
+            (Resource::Audit, ms(10_000)),
+        ]);
+        Options { poll, bell: true }
+    }
+}
+
+pub struct CommandLine {
+    pub input: TextArea<'static>,
+    pub history: Vec<String>,
+    /// Position while walking the history with Up/Down.
+    pub history_pos: Option<usize>,
+    /// Candidates from the last Tab, cycled by further Tabs.
+    pub completions: Vec<String>,
+    pub completion_pos: usize,
+}
+
+impl CommandLine {
+    fn new() -> Self {
+        CommandLine {
+            input: TextArea::default(),
+            history: Vec::new(),
+            history_pos: None,
+            completions: Vec::new(),
+            completion_pos: 0,
+        }
+    }
+
+    pub fn text(&self) -> String {
+        self.input.lines().join(" ")
+    }
+
+    fn set_text(&mut self, text: &str) {
+        self.input = TextArea::new(vec![text.to_string()]);
+        self.input.move_cursor(ratatui_textarea::CursorMove::End);
+    }
+}
+
+pub struct App {
+    pub now: DateTime<Utc>,
+    pub service: ServiceInfo,
+    pub options: Options,
+    pub keymap: Keymap,
+    pub feeds: BTreeMap<Resource, Feed>,
+    pub whoami: Option<Whoami>,
+    pub positions: Vec<PositionRow>,
+    pub orders: Vec<OpenOrderRow>,
+    pub pnl: Option<PnlSummary>,
+    pub usage: Option<Usage>,
+    pub audit: Vec<AuditEntry>,
+    /// Indices into `audit` / `request_log` that pass the filter, computed when either changes.
+    pub audit_view: Vec<usize>,
+    pub request_view: Vec<usize>,
+    pub equity_history: VecDeque<(DateTime<Utc>, f64)>,
+    /// Newest first.
+    pub inbox: Vec<InboxItem>,
+    /// Newest first.
+    pub decisions: Vec<Decision>,
+    /// Newest first.
+    pub request_log: VecDeque<RequestLogEntry>,
+    pub tab: Tab,
+    /// Index into `tab.panes()`.
+    pub focus: usize,
+    pub selected: BTreeMap<Pane, usize>,
+    pub overlay: Overlay,
+    pub command: Option<CommandLine>,
+    /// Kept when the line closes, so Up recalls earlier commands.
+    pub history: Vec<String>,
+    pub command_error: Option<String>,
+    pub filter: String,
+    pub filter_editing: bool,
+    pub toasts: Vec<Toast>,
+    pub auth_failed: Option<String>,
+    pub quota_until: Option<DateTime<Utc>>,
+    pub size: (u16, u16),
+    pub should_quit: bool,
+    /// Something visible changed since the last draw.
+    pub dirty: bool,
+    seen: HashSet<String>,
+}
+
+impl App {
+    pub fn new(service: ServiceInfo, options: Options, keymap: Keymap, now: DateTime<Utc>) -> App {
+        let feeds = Resource::ALL
+            .iter()
+            .map(|r| {
+                let interval = options
+                    .poll
+                    .get(r)
+                    .copied()
+                    .unwrap_or(Duration::from_secs(2));
+                (*r, Feed::new(interval, now))
+            })
+            .collect();
+        App {
+            now,
+            service,
+            options,
+            keymap,
+            feeds,
+            whoami: None,
+            positions: Vec::new(),
+            orders: Vec::new(),
+            pnl: None,
+            usage: None,
+            audit: Vec::new(),
+            audit_view: Vec::new(),
+            request_view: Vec::new(),
+            equity_history: VecDeque::new(),
+            inbox: Vec::new(),
+            decisions: Vec::new(),
+            request_log: VecDeque::new(),
+            tab: Tab::Desk,
+            focus: 0,
+            selected: BTreeMap::new(),
+            overlay: Overlay::None,
+            command: None,
+            history: Vec::new(),
+            command_error: None,
+            filter: String::new(),
+            filter_editing: false,
+            toasts: Vec::new(),
+            auth_failed: None,
+            quota_until: None,
+            size: (120, 40),
+            should_quit: false,
+            dirty: true,
+            seen: HashSet::new(),
+        }
+    }
+
+    pub fn focused_pane(&self) -> Pane {
+        let panes = self.tab.panes();
+        panes[self.focus.min(panes.len() - 1)]
+    }
+
+    pub fn selected(&self, pane: Pane) -> usize {
+        self.selected.get(&pane).copied().unwrap_or(0)
+    }
+
+    pub fn pane_len(&self, pane: Pane) -> usize {
+        match pane {
+            Pane::Positions => self.positions.len(),
+            Pane::Orders => self.orders.len(),
+            Pane::Strip => self.strip_items().len(),
+            Pane::Inbox => self.inbox.len(),
+            Pane::Decisions => self.decisions.len(),
+            Pane::Audit => self.audit_view.len(),
+            Pane::Requests => self.request_view.len(),
+        }
+    }
+
+    /// The inbox item under the cursor (the Proposals list, or the Desk strip).
+    pub fn selected_item(&self) -> Option<&InboxItem> {
+        match self.focused_pane() {
+            Pane::Strip => self
+                .strip_items()
+                .get(self.selected(Pane::Strip))
+                .map(|i| &self.inbox[*i]),
+            _ => self.inbox.get(self.selected(Pane::Inbox)),
+        }
+    }
+
+    /// Inbox indices of the proposals the Desk strip shows: those that can still be approved.
+    pub fn strip_items(&self) -> Vec<usize> {
+        (0..self.inbox.len())
+            .filter(|i| self.inbox[*i].can_approve(self.now))
+            .collect()
+    }
+
+    pub fn item(&self, id: &str) -> Option<&InboxItem> {
+        self.inbox.iter().find(|i| i.id() == id)
+    }
+
+    fn item_mut(&mut self, id: &str) -> Option<&mut InboxItem> {
+        self.inbox.iter_mut().find(|i| i.id() == id)
+    }
+
+    pub fn confirm_in_flight(&self) -> bool {
+        self.inbox.iter().any(|i| i.local == LocalState::Confirming)
+    }
+
+    /// Countdowns or ages are on screen: time alone changes what is drawn.
+    pub fn needs_clock(&self) -> bool {
+        true
+    }
+
+    /// When the runner should wake up next if nothing happens: the next poll, the next whole second
+    /// while a countdown or age is shown, or a toast's end.
+    pub fn next_wakeup(&self) -> DateTime<Utc> {
+        let mut next = self.now + TimeDelta::seconds(3600);
+        if self.auth_failed.is_none() {
+            for feed in self.feeds.values().filter(|f| f.supported && !f.in_flight) {
+                next = next.min(feed.next_due);
+            }
+        }
+        if self.needs_clock() {
+            let ms = self.now.timestamp_subsec_millis() as i64;
+            next = next.min(self.now + TimeDelta::milliseconds(1000 - ms));
+        }
+        for t in &self.toasts {
+            next = next.min(t.until);
+        }
+        next.max(self.now)
+    }
+
+    pub fn update(&mut self, action: Action) -> Vec<Effect> {
+        let mut fx = Vec::new();
+        match action {
+            Action::Tick(now) => {
+                self.now = now;
+                self.toasts.retain(|t| t.until > now);
+                self.note_expiries(&mut fx);
+                // The clock moved: countdowns and ages changed.
+                self.dirty = true;
+            }
+            Action::Key(key) => self.on_key(key, &mut fx),
+            Action::Mouse(m) => self.on_mouse(m),
+            Action::Resize(w, h) => {
+                self.size = (w, h);
+                self.dirty = true;
+            }
+            Action::Loaded {
+                resource,
+                result,
+                latency,
+                at,
+            } => self.on_loaded(resource, result, latency, at, &mut fx),
+            Action::Proposed {
+                signal,
+                result,
+                latency,
+                at,
+            } => self.on_proposed(&signal, result, latency, at),
+            Action::Confirmed {
+                id,
+                result,
+                latency,
+                at,
+            } => self.on_confirmed(&id, result, latency, at, &mut fx),
+            Action::Terminate => {
+                self.should_quit = true;
+                fx.push(Effect::Quit);
+            }
+        }
+        self.schedule(&mut fx);
+        fx
+    }
+
+    /// Starts the fetches that are due.
+    fn schedule(&mut self, fx: &mut Vec<Effect>) {
+        if self.auth_failed.is_some() {
+            return;
+        }
+        let now = self.now;
+        for (resource, feed) in self.feeds.iter_mut() {
+            if feed.supported && !feed.in_flight && feed.next_due <= now {
+                feed.in_flight = true;
+                fx.push(Effect::Fetch(*resource));
+            }
+        }
+    }
+
+    fn log_request(
+        &mut self,
+        operation: &'static str,
+        result: Result<(), &ApiError>,
+        latency: Duration,
+        at: DateTime<Utc>,
+    ) {
+        let status = match result {
+            Ok(()) => "ok".to_string(),
+            Err(e) => e.code().unwrap_or("transport").to_string(),
+        };
+        self.request_log.push_front(RequestLogEntry {
+            at,
+            operation,
+            status,
+            latency,
+        });
+        self.request_log.truncate(REQUEST_LOG);
+        self.refilter();
+    }
+
+    fn toast(&mut self, text: impl Into<String>, level: ToastLevel) {
+        self.toasts.push(Toast {
+            text: text.into(),
+            level,
+            until: self.now + TOAST_FOR,
+        });
+        self.dirty = true;
+    }
+
+    fn on_loaded(
+        &mut self,
+        resource: Resource,
+        result: Result<Payload, ApiError>,
+        latency: Duration,
+        at: DateTime<Utc>,
+        fx: &mut Vec<Effect>,
+    ) {
+        self.log_request(
+            resource.operation(),
+            result.as_ref().map(|_| ()),
+            latency,
+            at,
+        );
+        self.dirty = true;
+        let Some(feed) = self.feeds.get_mut(&resource) else {
+            return;
+        };
+        feed.in_flight = false;
+        feed.latency = Some(latency);
+        match result {
+            Ok(payload) => {
+                feed.updated_at = Some(at);
+                feed.error = None;
+                feed.failures = 0;
+                feed.next_due = at + to_delta(feed.interval);
+                self.apply(payload, at, fx);
+            }
+            Err(ApiError::Unauthorized { message }) => {
+                feed.error = Some(ApiError::Unauthorized {
+                    message: message.clone(),
+                });
+                self.auth_failed = Some(message);
+            }
+            Err(ApiError::NotFound { .. }) if resource == Resource::Proposals => {
+                // The service has no proposals extension: the inbox shows what this console staged.
+                feed.supported = false;
+                feed.error = None;
+            }
+            Err(e) => {
+                if let ApiError::QuotaExceeded { retry_after, .. } = &e {
+                    self.quota_until = Some(at + to_delta(*retry_after));
+                }
+                feed.failures += 1;
+                let wait = match &e {
+                    ApiError::QuotaExceeded { retry_after, .. } => *retry_after,
+                    _ => backoff(feed.interval, feed.failures),
+                };
+                feed.next_due = at + to_delta(wait);
+                feed.error = Some(e);
+            }
+        }
+    }
+
+    fn apply(&mut self, payload: Payload, at: DateTime<Utc>, fx: &mut Vec<Effect>) {
+        match payload {
+            Payload::Whoami(w) => self.whoami = Some(*w),
+            Payload::Positions(rows) => {
+                self.positions = rows;
+                self.clamp(Pane::Positions);
+            }
+            Payload::Orders(rows) => {
+                self.orders = rows;
+                self.clamp(Pane::Orders);
+            }
+            Payload::Pnl(p) => {
+                self.equity_history.push_back((at, p.total_portfolio_value));
+                while self.equity_history.len() > EQUITY_POINTS {
+                    self.equity_history.pop_front();
+                }
+                self.pnl = Some(*p);
+            }
+            Payload::Usage(u) => self.usage = Some(*u),
+            Payload::Audit(rows) => {
+                self.audit = rows;
+                self.refilter();
+            }
+            Payload::Proposals(list) => self.merge_proposals(list, fx),
+        }
+    }
+
+    fn merge_proposals(&mut self, list: Vec<Proposal>, fx: &mut Vec<Effect>) {
+        let now = self.now;
+        let mut fresh = 0;
+        for p in list {
+            if let Some(item) = self.item_mut(&p.proposal_id) {
+                // A confirm this console is waiting for decides the local state, not a poll.
+                item.proposal = p;
+                continue;
+            }
+            let new = self.seen.insert(p.proposal_id.clone());
+            let item = InboxItem {
+                proposal: p,
+                source: Source::Service,
+                local: LocalState::None,
+                first_seen: now,
+                expiry_noted: false,
+            };
+            if new && item.status(now) == Status::Staged {
+                fresh += 1;
+                self.toast(
+                    format!("New proposal: {}", item.describe()),
+                    ToastLevel::Info,
+                );
+            }
+            self.inbox.push(item);
+        }
+        if fresh > 0 && self.options.bell {
+            fx.push(Effect::Bell);
+        }
+        self.sort_inbox();
+    }
+
+    fn sort_inbox(&mut self) {
+        self.inbox.sort_by(|a, b| {
+            b.proposal
+                .created_at
+                .unwrap_or(b.first_seen)
+                .cmp(&a.proposal.created_at.unwrap_or(a.first_seen))
+        });
+        self.clamp(Pane::Inbox);
+        self.clamp(Pane::Strip);
+    }
+
+    fn note_expiries(&mut self, fx: &mut Vec<Effect>) {
+        let now = self.now;
+        let mut expired = Vec::new();
+        for item in &mut self.inbox {
+            if !item.expiry_noted && item.status(now) == Status::Expired {
+                item.expiry_noted = true;
+                expired.push((item.id().to_string(), item.describe()));
+            }
+        }
+        for (id, summary) in expired {
+            self.decide(
+                &id,
+                DecisionKind::Expired,
+                summary,
+                "not approved in time".into(),
+                fx,
+            );
+        }
+    }
+
+    fn decide(
+        &mut self,
+        id: &str,
+        kind: DecisionKind,
+        summary: String,
+        result: String,
+        fx: &mut Vec<Effect>,
+    ) {
+        let preview = self
+            .item(id)
+            .map(|i| serde_json::to_value(&i.proposal.preview).unwrap_or_default());
+        let line = json!({
+            "time": self.now.to_rfc3339(),
+            "proposalId": id,
+            "decision": kind.label(),
+            "summary": summary,
+            "result": result,
+            "service": self.service.host,
+            "preview": preview,
+        });
+        fx.push(Effect::Journal(line.to_string()));
+        self.decisions.insert(
+            0,
+            Decision {
+                proposal_id: id.to_string(),
+                kind,
+                at: self.now,
+                summary,
+                result,
+            },
+        );
+        self.dirty = true;
+    }
+
+    fn on_proposed(
+        &mut self,
+        signal: &TradeSignal,
+        result: Result<Box<Proposal>, ApiError>,
+        latency: Duration,
+        at: DateTime<Utc>,
+    ) {
+        self.log_request("propose_trade", result.as_ref().map(|_| ()), latency, at);
+        match result {
+            Ok(p) => {
+                let text = format!(
+                    "Staged {}: {}",
+                    p.proposal_id,
+                    describe_preview(&p.preview, &p.proposal_id)
+                );
+                self.seen.insert(p.proposal_id.clone());
+                if self.item(&p.proposal_id).is_none() {
+                    self.inbox.push(InboxItem {
+                        proposal: *p,
+                        source: Source::Console,
+                        local: LocalState::None,
+                        first_seen: at,
+                        expiry_noted: false,
+                    });
+                    self.sort_inbox();
+                }
+                self.toast(text, ToastLevel::Info);
+            }
+            Err(e) => {
+                let what = signal
+                    .a
+                    .clone()
+                    .or(signal.action.clone())
+                    .unwrap_or_default();
+                self.toast(format!("Propose {what} failed: {e}"), ToastLevel::Error);
+            }
+        }
+        if let Some(f) = self.feeds.get_mut(&Resource::Proposals) {
+            f.next_due = at;
+        }
+    }
+
+    fn on_confirmed(
+        &mut self,
+        id: &str,
+        result: Result<Box<crate::api::model::ExecutionResult>, ApiError>,
+        latency: Duration,
+        at: DateTime<Utc>,
+        fx: &mut Vec<Effect>,
+    ) {
+        self.log_request("confirm_trade", result.as_ref().map(|_| ()), latency, at);
+        let summary = self
+            .item(id)
+            .map(|i| i.describe())
+            .unwrap_or_else(|| id.to_string());
+        match result {
+            Ok(done) => {
+                let text = execution_summary(&done);
+                if let Some(item) = self.item_mut(id) {
+                    item.local = LocalState::Approved(text.clone());
+                    item.proposal.status = "executed".into();
+                }
+                self.toast(format!("Approved {id}: {text}"), ToastLevel::Info);
+                self.decide(id, DecisionKind::Approved, summary, text, fx);
+            }
+            Err(e) => {
+                if let ApiError::QuotaExceeded { retry_after, .. } = &e {
+                    self.quota_until = Some(at + to_delta(*retry_after));
+                }
+                let text = e.to_string();
+                if let Some(item) = self.item_mut(id) {
+                    item.local = LocalState::Failed(text.clone());
+                }
+                self.toast(format!("Confirm {id} failed: {text}"), ToastLevel::Error);
+                self.decide(id, DecisionKind::Failed, summary, text, fx);
+            }
+        }
+        // What the confirm changed shows up now, not at the next scheduled poll.
+        for r in [
+            Resource::Positions,
+            Resource::Orders,
+            Resource::Pnl,
+            Resource::Proposals,
+            Resource::Audit,
+        ] {
+            if let Some(f) = self.feeds.get_mut(&r) {
+                f.next_due = at;
+            }
+        }
+    }
+
+    // ---- input ---------------------------------------------------------------------------------
+
+    fn on_key(&mut self, key: KeyEvent, fx: &mut Vec<Effect>) {
+        if key.kind == KeyEventKind::Release {
+            return;
+        }
+        self.dirty = true;
+        if key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL) {
+            self.request_quit(fx);
+            return;
+        }
+        if self.command.is_some() {
+            self.on_command_key(key, fx);
+            return;
+        }
+        if self.filter_editing {
+            match key.code {
+                KeyCode::Enter | KeyCode::Esc => self.filter_editing = false,
+                KeyCode::Backspace => {
+                    self.filter.pop();
+                    self.refilter();
+                }
+                KeyCode::Char(c) => {
+                    self.filter.push(c);
+                    self.refilter();
+                }
+                _ => {}
+            }
+            return;
+        }
+        let action = self.keymap.action(&key);
+        match self.overlay.clone() {
+            Overlay::Approve(id) => {
+                match action {
+                    Some(KeyAction::ConfirmYes) => {
+                        self.overlay = Overlay::None;
+                        self.approve(&id, fx);
+                    }
+                    Some(KeyAction::Cancel | KeyAction::Quit) => self.overlay = Overlay::None,
+                    // Enter alone never confirms: only an explicit `y` does.
+                    _ => {}
+                }
+                return;
+            }
+            Overlay::QuitConfirm => {
+                match action {
+                    Some(KeyAction::ConfirmYes) => {
+                        self.should_quit = true;
+                        fx.push(Effect::Quit);
+                    }
+                    Some(KeyAction::Cancel) => self.overlay = Overlay::None,
+                    _ => {}
+                }
+                return;
+            }
+            Overlay::Help => {
+                if matches!(
+                    action,
+                    Some(KeyAction::Cancel | KeyAction::Help | KeyAction::Quit | KeyAction::Select)
+                ) {
+                    self.overlay = Overlay::None;
+                }
+                return;
+            }
+            Overlay::None => {}
+        }
+        let Some(action) = action else { return };
+        let pane = self.focused_pane();
+        match action {
+            KeyAction::Quit => self.request_quit(fx),
+            KeyAction::Help => self.overlay = Overlay::Help,
+            KeyAction::CommandLine => self.open_command_line(),
+            KeyAction::NextTab => self.set_tab(next_of(&Tab::ALL, self.tab, 1)),
+            KeyAction::PrevTab => self.set_tab(next_of(&Tab::ALL, self.tab, -1)),
+            KeyAction::GoTab(n) => {
+                if let Some(tab) = Tab::ALL.get((n as usize).wrapping_sub(1)) {
+                    self.set_tab(*tab);
+                }
+            }
+            KeyAction::FocusNext => self.focus = (self.focus + 1) % self.tab.panes().len(),
+            KeyAction::FocusPrev => {
+                let n = self.tab.panes().len();
+                self.focus = (self.focus + n - 1) % n;
+            }
+            KeyAction::Up | KeyAction::Left => self.move_selection(pane, -1),
+            KeyAction::Down | KeyAction::Right => self.move_selection(pane, 1),
+            KeyAction::PageUp => self.move_selection(pane, -(self.page() as i64)),
+            KeyAction::PageDown => self.move_selection(pane, self.page() as i64),
+            KeyAction::Top => {
+                self.selected.insert(pane, 0);
+            }
+            KeyAction::Bottom => {
+                let len = self.pane_len(pane);
+                self.selected.insert(pane, len.saturating_sub(1));
+            }
+            KeyAction::Select => {
+                if pane == Pane::Strip
+                    && let Some(i) = self.strip_items().get(self.selected(Pane::Strip)).copied()
+                {
+                    self.set_tab(Tab::Proposals);
+                    self.selected.insert(Pane::Inbox, i);
+                }
+            }
+            KeyAction::Approve => {
+                if let Some(item) = self.selected_item() {
+                    let id = item.id().to_string();
+                    self.start_approval(&id);
+                }
+            }
+            KeyAction::Reject => {
+                if let Some(item) = self.selected_item() {
+                    let id = item.id().to_string();
+                    self.reject(&id, fx);
+                }
+            }
+            KeyAction::Refresh => self.refresh(),
+            KeyAction::Filter => {
+                if self.tab == Tab::Logs {
+                    self.filter_editing = true;
+                }
+            }
+            KeyAction::ConfirmYes
+            | KeyAction::Cancel
+            | KeyAction::SortNext
+            | KeyAction::SortReverse => {}
+        }
+    }
+
+    fn page(&self) -> usize {
+        (self.size.1 as usize / 3).max(1)
+    }
+
+    fn set_tab(&mut self, tab: Tab) {
+        if self.tab != tab {
+            self.tab = tab;
+            self.focus = 0;
+        }
+    }
+
+    fn move_selection(&mut self, pane: Pane, delta: i64) {
+        let len = self.pane_len(pane) as i64;
+        if len == 0 {
+            return;
+        }
+        let cur = self.selected(pane) as i64;
+        self.selected
+            .insert(pane, (cur + delta).clamp(0, len - 1) as usize);
+    }
+
+    fn clamp(&mut self, pane: Pane) {
+        let len = self.pane_len(pane);
+        if let Some(sel) = self.selected.get_mut(&pane) {
+            *sel = (*sel).min(len.saturating_sub(1));
+        }
+    }
+
+    fn request_quit(&mut self, fx: &mut Vec<Effect>) {
+        if self.confirm_in_flight() {
+            self.overlay = Overlay::QuitConfirm;
+        } else {
+            self.should_quit = true;
+            fx.push(Effect::Quit);
+        }
+    }
+
+    pub fn refresh(&mut self) {
+        // A refused key may have been replaced; `r` tries again.
+        self.auth_failed = None;
+        for feed in self.feeds.values_mut() {
+            feed.next_due = self.now;
+        }
+    }
+
+    fn start_approval(&mut self, id: &str) {
+        let now = self.now;
+        match self.item(id) {
+            Some(item) if item.can_approve(now) => self.overlay = Overlay::Approve(id.to_string()),
+            Some(item) => {
+                let status = item.status(now).label();
+                self.toast(
+                    format!("{id} is {status}: it can no longer be approved"),
+                    ToastLevel::Error,
+                );
+            }
+            None => self.toast(format!("no proposal {id} in the inbox"), ToastLevel::Error),
+        }
+    }
+
+    fn approve(&mut self, id: &str, fx: &mut Vec<Effect>) {
+        let now = self.now;
+        if let Some(until) = self.quota_until
+            && until > now
+        {
+            let secs = (until - now).num_seconds();
+            self.toast(
+                format!("daily POST quota used up: confirms are held for {secs}s"),
+                ToastLevel::Error,
+            );
+            return;
+        }
+        let Some(item) = self.item_mut(id) else {
+            return;
+        };
+        // Re-checked here: the countdown may have run out while the dialog was open.
+        if !item.can_approve(now) {
+            let status = item.status(now).label();
+            self.toast(
+                format!("{id} is {status}: not confirmed"),
+                ToastLevel::Error,
+            );
+            return;
+        }
+        item.local = LocalState::Confirming;
+        fx.push(Effect::Confirm(id.to_string()));
+    }
+
+    fn reject(&mut self, id: &str, fx: &mut Vec<Effect>) {
+        let now = self.now;
+        let Some(item) = self.item_mut(id) else {
+            return;
+        };
+        if item.status(now) != Status::Staged {
+            let status = item.status(now).label();
+            self.toast(
+                format!("{id} is {status}: nothing to reject"),
+                ToastLevel::Error,
+            );
+            return;
+        }
+        item.local = LocalState::Rejected;
+        let summary = item.describe();
+        self.decide(
+            id,
+            DecisionKind::Rejected,
+            summary,
+            "dismissed; the proposal will expire on the service".into(),
+            fx,
+        );
+    }
+
+    // ---- command line --------------------------------------------------------------------------
+
+    fn open_command_line(&mut self) {
+        let mut line = CommandLine::new();
+        line.history = self.history.clone();
+        self.command = Some(line);
+        self.command_error = None;
+    }
+
+    fn on_command_key(&mut self, key: KeyEvent, fx: &mut Vec<Effect>) {
+        let coins = self.known_coins();
+        let Some(line) = self.command.as_mut() else {
+            return;
+        };
+        match key.code {
+            KeyCode::Esc => {
+                self.command = None;
+                return;
+            }
+            KeyCode::Enter => {
+                let text = line.text().trim().to_string();
+                self.command = None;
+                if text.is_empty() {
+                    return;
+                }
+                if self.history.last() != Some(&text) {
+                    self.history.push(text.clone());
+                }
+                match command::parse(&text) {
+                    Ok(cmd) => self.run_command(cmd, fx),
+                    Err(e) => self.command_error = Some(format!("{text}: {e}")),
+                }
+                return;
+            }
+            KeyCode::Up | KeyCode::Down => {
+                if line.history.is_empty() {
+                    return;
+                }
+                let last = line.history.len() - 1;
+                let pos = match (key.code, line.history_pos) {
+                    (KeyCode::Up, None) => Some(last),
+                    (KeyCode::Up, Some(p)) => Some(p.saturating_sub(1)),
+                    (KeyCode::Down, Some(p)) if p < last => Some(p + 1),
+                    _ => None,
+                };
+                line.history_pos = pos;
+                let text = pos.map(|p| line.history[p].clone()).unwrap_or_default();
+                line.set_text(&text);
+                return;
+            }
+            KeyCode::Tab => {
+                if line.completions.is_empty() {
+                    let refs: Vec<&str> = coins.iter().map(String::as_str).collect();
+                    line.completions = command::complete(&line.text(), &refs);
+                    line.completion_pos = 0;
+                } else {
+                    line.completion_pos = (line.completion_pos + 1) % line.completions.len();
+                }
+                if let Some(c) = line.completions.get(line.completion_pos).cloned() {
+                    line.set_text(&c);
+                }
+                return;
+            }
+            _ => {}
+        }
+        line.completions.clear();
+        line.input.input(key);
+    }
+
+    /// Coins for completion: the venue's, plus any seen in positions.
+    pub fn known_coins(&self) -> Vec<String> {
+        let mut coins: Vec<String> = [
+            "BTC", "ETH", "SOL", "XRP", "DOGE", "AVAX", "LINK", "BNB", "ARB", "SUI",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        for p in &self.positions {
+            if !coins.contains(&p.coin) {
+                coins.push(p.coin.clone());
+            }
+        }
+        coins
+    }
+
+    fn run_command(&mut self, cmd: Command, fx: &mut Vec<Effect>) {
+        match cmd {
+            Command::Propose(args) => fx.push(Effect::Propose(Box::new(args.to_signal()))),
+            Command::Close(target) => fx.push(Effect::Propose(Box::new(target.to_signal()))),
+            Command::Confirm(id) => {
+                if self.item(&id).is_none() {
+                    // Named by hand: the details arrive with the next proposals poll, if the
+                    // service lists them; the confirm itself needs only the id.
+                    self.inbox.insert(
+                        0,
+                        InboxItem {
+                            proposal: Proposal {
+                                proposal_id: id.clone(),
+                                status: "staged".into(),
+                                ..Default::default()
+                            },
+                            source: Source::Console,
+                            local: LocalState::None,
+                            first_seen: self.now,
+                            expiry_noted: false,
+                        },
+                    );
+                    self.seen.insert(id.clone());
+                }
+                self.set_tab(Tab::Proposals);
+                if let Some(i) = self.inbox.iter().position(|i| i.id() == id) {
+                    self.selected.insert(Pane::Inbox, i);
+                }
+                self.start_approval(&id);
+            }
+            Command::Refresh => self.refresh(),
+            Command::Help => self.overlay = Overlay::Help,
+            Command::Quit => self.request_quit(fx),
+        }
+    }
+
+    fn refilter(&mut self) {
+        let needle = self.filter.to_lowercase();
+        let matches = |hay: String| needle.is_empty() || hay.to_lowercase().contains(&needle);
+        self.audit_view = self
+            .audit
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| {
+                matches(format!(
+                    "{} {} {} {}",
+                    e.operation,
+                    e.outcome,
+                    e.error_code.as_deref().unwrap_or(""),
+                    e.proposal_id.as_deref().unwrap_or("")
+                ))
+            })
+            .map(|(i, _)| i)
+            .collect();
+        self.request_view = self
+            .request_log
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| matches(format!("{} {}", e.operation, e.status)))
+            .map(|(i, _)| i)
+            .collect();
+        self.clamp(Pane::Audit);
+        self.clamp(Pane::Requests);
+    }
+
+    // ---- mouse ---------------------------------------------------------------------------------
+
+    fn on_mouse(&mut self, m: crossterm::event::MouseEvent) {
+        let screen = layout::compute(self.size.0, self.size.1, self);
+        match m.kind {
+            MouseEventKind::Down(MouseButton::Left) => {
+                if let Some(tab) = screen.tab_at(m.column, m.row) {
+                    self.set_tab(tab);
+                    self.dirty = true;
+                    return;
+                }
+                if let Some((pane, row)) = screen.row_at(m.column, m.row) {
+                    if let Some(i) = self.tab.panes().iter().position(|p| *p == pane) {
+                        self.focus = i;
+                    }
+                    let offset = layout::offset(self.selected(pane), screen.rows(pane));
+                    let idx = offset + row;
+                    if idx < self.pane_len(pane) {
+                        self.selected.insert(pane, idx);
+                    }
+                    self.dirty = true;
+                }
+            }
+            MouseEventKind::ScrollDown | MouseEventKind::ScrollUp => {
+                let delta = if m.kind == MouseEventKind::ScrollDown {
+                    3
+                } else {
+                    -3
+                };
+                let pane = screen
+                    .pane_at(m.column, m.row)
+                    .unwrap_or_else(|| self.focused_pane());
+                self.move_selection(pane, delta);
+                self.dirty = true;
+            }
+            _ => {}
+        }
+    }
+}
+
+fn next_of(all: &[Tab], cur: Tab, step: i64) -> Tab {
+    let i = all.iter().position(|t| *t == cur).unwrap_or(0) as i64;
+    let n = all.len() as i64;
+    all[((i + step).rem_euclid(n)) as usize]
+}
+
+fn to_delta(d: Duration) -> TimeDelta {
+    TimeDelta::from_std(d).unwrap_or(TimeDelta::seconds(30))
+}
+
+/// "bought 0.01 BTC at 65000 (oid 1234)" for each fill, or what rests.
+pub fn execution_summary(done: &crate::api::model::ExecutionResult) -> String {
+    use crate::api::model::fmt_decimal;
+    let mut parts: Vec<String> = done
+        .execution
+        .fills
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {} {} at {} (oid {})",
+                if f.side == "B" { "bought" } else { "sold" },
+                fmt_decimal(f.sz),
+                f.coin,
+                fmt_decimal(f.px),
+                f.oid
+            )
+        })
+        .collect();
+    parts.extend(done.execution.resting.iter().map(|o| {
+        format!(
+            "limit resting at {} (oid {})",
+            fmt_decimal(o.limit_px),
+            o.oid
+        )
+    }));
+    if parts.is_empty() {
+        done.status.clone()
+    } else {
+        parts.join("; ")
+    }
+}
+
+/// The risk of a proposal, from its preview and live data.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Risk {
+    pub mark: f64,
+    pub notional: f64,
+    pub margin: f64,
+    pub est_liquidation: Option<f64>,
+    pub sl_pct: Option<f64>,
+    pub sl_usd: Option<f64>,
+    pub tp_pct: Option<f64>,
+    pub tp_usd: Option<f64>,
+    pub reward_risk: Option<f64>,
+    /// Share of equity lost if the stop-loss fills (or the margin, without one), in %.
+    pub equity_at_risk_pct: Option<f64>,
+    pub existing: Option<PositionRow>,
+}
+
+pub fn risk(preview: &Preview, positions: &[PositionRow], equity: Option<f64>) -> Risk {
+    let existing = positions
+        .iter()
+        .find(|p| {
+            p.coin == preview.coin
+                && (preview.exchange.is_empty() || p.exchange == preview.exchange)
+        })
+        .cloned();
+    let mark = existing
+        .as_ref()
+        .map(|p| p.mark_px)
+        .filter(|m| *m > 0.0)
+        .unwrap_or(preview.mark_px);
+    let entry = preview.limit_px.unwrap_or(mark);
+    let notional = preview.size * entry;
+    let leverage = preview.leverage.max(1) as f64;
+    let margin = notional / leverage;
+    let dist = |level: Option<f64>| {
+        level.filter(|_| entry > 0.0).map(|l| {
+            let pct = (l - entry).abs() / entry * 100.0;
+            (pct, (l - entry).abs() * preview.size)
+        })
+    };
+    let sl = dist(preview.sl);
+    let tp = dist(preview.tp);
+    let reward_risk = match (tp, sl) {
+        (Some((_, reward)), Some((_, risk))) if risk > 0.0 => Some(reward / risk),
+        _ => None,
+    };
+    let at_risk = sl.map(|(_, usd)| usd).unwrap_or(margin);
+    Risk {
+        mark,
+        notional,
+        margin,
+        est_liquidation: preview.est_liquidation_px,
+        sl_pct: sl.map(|s| s.0),
+        sl_usd: sl.map(|s| s.1),
+        tp_pct: tp.map(|t| t.0),
+        tp_usd: tp.map(|t| t.1),
+        reward_risk,
+        equity_at_risk_pct: equity.filter(|e| *e > 0.0).map(|e| at_risk / e * 100.0),
+        existing,
+    }
+}

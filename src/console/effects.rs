@@ -1,0 +1,100 @@
+//! Performs Effects on tokio and reports back as Actions. Nothing here blocks the event loop: every
+//! request is its own task, bounded by the client's timeout.
+
+use super::action::{Action, Effect, Payload, Resource};
+use crate::api::{ApiError, Client};
+use chrono::Utc;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+use tokio::sync::mpsc::UnboundedSender;
+
+#[derive(Clone)]
+pub struct Runner {
+    pub client: Client,
+    pub tx: UnboundedSender<Action>,
+    /// The JSON-lines decision journal; None disables it.
+    pub journal: Option<PathBuf>,
+}
+
+impl Runner {
+    pub fn run(&self, effect: Effect) {
+        match effect {
+            Effect::Fetch(resource) => {
+                let this = self.clone();
+                tokio::spawn(async move {
+                    let started = Instant::now();
+                    let result = fetch(&this.client, resource).await;
+                    let _ = this.tx.send(Action::Loaded {
+                        resource,
+                        result,
+                        latency: started.elapsed(),
+                        at: Utc::now(),
+                    });
+                });
+            }
+            Effect::Propose(signal) => {
+                let this = self.clone();
+                tokio::spawn(async move {
+                    let started = Instant::now();
+                    let result = this.client.propose_trade(&signal).await.map(Box::new);
+                    let _ = this.tx.send(Action::Proposed {
+                        signal,
+                        result,
+                        latency: started.elapsed(),
+                        at: Utc::now(),
+                    });
+                });
+            }
+            Effect::Confirm(id) => {
+                let this = self.clone();
+                tokio::spawn(async move {
+                    let started = Instant::now();
+                    let result = this.client.confirm_trade(&id).await.map(Box::new);
+                    let _ = this.tx.send(Action::Confirmed {
+                        id,
+                        result,
+                        latency: started.elapsed(),
+                        at: Utc::now(),
+                    });
+                });
+            }
+            Effect::Journal(line) => {
+                if let Some(path) = self.journal.clone() {
+                    // A small append; done off the loop all the same, as disks can stall.
+                    tokio::task::spawn_blocking(move || {
+                        if let Err(e) = append_line(&path, &line) {
+                            tracing::error!("cannot append to the journal {}: {e}", path.display());
+                        }
+                    });
+                }
+            }
+            // Bell and Quit act on the terminal and the loop; the loop handles them.
+            Effect::Bell | Effect::Quit => {}
+        }
+    }
+}
+
+pub fn append_line(path: &std::path::Path, line: &str) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    writeln!(f, "{line}")?;
+    f.sync_data()
+}
+
+async fn fetch(client: &Client, resource: Resource) -> Result<Payload, ApiError> {
+    Ok(match resource {
+        Resource::Whoami => Payload::Whoami(Box::new(client.whoami(true).await?)),
+        Resource::Positions => Payload::Positions(client.get_positions().await?.positions),
+        Resource::Orders => Payload::Orders(client.list_open_orders(None).await?.orders),
+        Resource::Pnl => Payload::Pnl(Box::new(client.pnl_summary().await?)),
+        Resource::Proposals => Payload::Proposals(client.list_proposals(None).await?.proposals),
+        Resource::Usage => Payload::Usage(Box::new(client.get_usage().await?)),
+        Resource::Audit => Payload::Audit(client.list_audit_logs(Some(200)).await?.logs),
+    })
+}

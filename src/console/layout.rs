@@ -1,0 +1,197 @@
+//! Where everything is on screen. One function computes it from the terminal size and the state, and
+//! both the views (to draw) and `App::update` (to map mouse clicks) use it, so they always agree.
+
+use super::app::{App, Tab};
+use ratatui::layout::{Constraint, Direction, Layout, Rect};
+
+/// A focusable region of a tab.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Pane {
+    Positions,
+    Orders,
+    /// The Desk's strip of staged proposals.
+    Strip,
+    Inbox,
+    Decisions,
+    Audit,
+    Requests,
+}
+
+impl Pane {
+    pub fn title(self) -> &'static str {
+        match self {
+            Pane::Positions => "Positions",
+            Pane::Orders => "Open orders",
+            Pane::Strip => "Staged proposals",
+            Pane::Inbox => "Approval inbox",
+            Pane::Decisions => "Decisions",
+            Pane::Audit => "Service audit log",
+            Pane::Requests => "Console requests",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Screen {
+    pub header: Rect,
+    pub tabs: Vec<(Tab, Rect)>,
+    pub tab_bar: Rect,
+    /// The Desk's PnL summary; the Proposals tab's detail panel.
+    pub summary: Rect,
+    pub detail: Rect,
+    pub panes: Vec<(Pane, Rect)>,
+    pub footer: Rect,
+    pub command: Rect,
+}
+
+/// Rows of a bordered table above its first data row: the top border and the header.
+pub const TABLE_TOP: u16 = 2;
+/// Rows of a bordered table that are not data: top border, header, bottom border.
+pub const TABLE_CHROME: u16 = 3;
+
+impl Screen {
+    pub fn pane(&self, pane: Pane) -> Rect {
+        self.panes
+            .iter()
+            .find(|(p, _)| *p == pane)
+            .map(|(_, r)| *r)
+            .unwrap_or_default()
+    }
+
+    /// Data rows a table pane can show.
+    pub fn rows(&self, pane: Pane) -> usize {
+        self.pane(pane).height.saturating_sub(TABLE_CHROME) as usize
+    }
+
+    pub fn tab_at(&self, x: u16, y: u16) -> Option<Tab> {
+        self.tabs
+            .iter()
+            .find(|(_, r)| contains(*r, x, y))
+            .map(|(t, _)| *t)
+    }
+
+    pub fn pane_at(&self, x: u16, y: u16) -> Option<Pane> {
+        self.panes
+            .iter()
+            .find(|(_, r)| contains(*r, x, y))
+            .map(|(p, _)| *p)
+    }
+
+    /// The pane and the visible data row (0 = first shown) under a point.
+    pub fn row_at(&self, x: u16, y: u16) -> Option<(Pane, usize)> {
+        let pane = self.pane_at(x, y)?;
+        let r = self.pane(pane);
+        let first = r.y + TABLE_TOP;
+        let last = r.y + r.height.saturating_sub(1);
+        (y >= first && y < last).then(|| (pane, (y - first) as usize))
+    }
+}
+
+fn contains(r: Rect, x: u16, y: u16) -> bool {
+    x >= r.x && x < r.x + r.width && y >= r.y && y < r.y + r.height
+}
+
+/// The first row shown so that `selected` is visible in a window of `rows`.
+pub fn offset(selected: usize, rows: usize) -> usize {
+    if rows == 0 {
+        return selected;
+    }
+    (selected + 1).saturating_sub(rows)
+}
+
+/// Tab labels as the tab bar writes them: " 1 Desk ".
+pub fn tab_label(i: usize, tab: Tab) -> String {
+    format!(" {} {} ", i + 1, tab.title())
+}
+
+pub fn compute(width: u16, height: u16, app: &App) -> Screen {
+    let area = Rect::new(0, 0, width, height);
+    let [header, tab_bar, body, footer, command] = Layout::default()
+        .direction(Direction::Vertical)
+        .constraints([
+            Constraint::Length(1),
+            Constraint::Length(1),
+            Constraint::Min(3),
+            Constraint::Length(1),
+            Constraint::Length(1),
+        ])
+        .areas(area);
+    let mut tabs = Vec::new();
+    let mut x = tab_bar.x;
+    for (i, tab) in Tab::ALL.iter().enumerate() {
+        let w = tab_label(i, *tab).chars().count() as u16;
+        let w = w.min((tab_bar.x + tab_bar.width).saturating_sub(x));
+        tabs.push((*tab, Rect::new(x, tab_bar.y, w, 1)));
+        x += w + 1;
+    }
+    let mut screen = Screen {
+        header,
+        tabs,
+        tab_bar,
+        footer,
+        command,
+        ..Default::default()
+    };
+    match app.tab {
+        Tab::Desk => {
+            let staged = app
+                .inbox
+                .iter()
+                .filter(|i| i.can_approve(app.now))
+                .count()
+                .max(1) as u16;
+            let strip = (staged + TABLE_CHROME).min(7);
+            let [summary, tables, strip] = Layout::default()
+                .direction(Direction::Vertical)
+                .constraints([
+                    Constraint::Length(5),
+                    Constraint::Min(4),
+                    Constraint::Length(strip),
+                ])
+                .areas(body);
+            let [positions, orders] = Layout::default()
+                .direction(Direction::Vertical)
+                .constraints([Constraint::Percentage(55), Constraint::Percentage(45)])
+                .areas(tables);
+            screen.summary = summary;
+            screen.panes = vec![
+                (Pane::Positions, positions),
+                (Pane::Orders, orders),
+                (Pane::Strip, strip),
+            ];
+        }
+        Tab::Proposals => {
+            let [top, decisions] = Layout::default()
+                .direction(Direction::Vertical)
+                .constraints([Constraint::Min(8), Constraint::Length(8)])
+                .areas(body);
+            let [inbox, detail] = Layout::default()
+                .direction(Direction::Horizontal)
+                .constraints([Constraint::Percentage(45), Constraint::Percentage(55)])
+                .areas(top);
+            screen.detail = detail;
+            screen.panes = vec![(Pane::Inbox, inbox), (Pane::Decisions, decisions)];
+        }
+        Tab::Logs => {
+            let [audit, requests] = Layout::default()
+                .direction(Direction::Vertical)
+                .constraints([Constraint::Percentage(55), Constraint::Percentage(45)])
+                .areas(body);
+            screen.panes = vec![(Pane::Audit, audit), (Pane::Requests, requests)];
+        }
+    }
+    screen
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offset_keeps_the_selection_visible() {
+        assert_eq!(offset(0, 10), 0);
+        assert_eq!(offset(9, 10), 0);
+        assert_eq!(offset(10, 10), 1);
+        assert_eq!(offset(99, 10), 90);
+    }
+}

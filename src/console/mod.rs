@@ -1,0 +1,254 @@
+//! The terminal console: terminal setup and restore, and the event loop.
+//!
+//! ```text
+//! crossterm events ─┐
+//! effect results ───┼─> Action ─> App::update ─> Vec<Effect> ─> Runner (tokio) ─> Action
+//! wake-up timer ────┘                 └─> dirty? ─> draw (at most once per 16 ms)
+//! ```
+//! The timer sleeps until the next poll is due or the next second while a countdown is shown, so an
+//! idle console does nothing in between.
+
+pub mod action;
+pub mod app;
+pub mod command;
+pub mod effects;
+pub mod keymap;
+pub mod layout;
+pub mod theme;
+pub mod views;
+
+use crate::api::{Client, Scope};
+use crate::config::{ConsoleConfig, Service};
+use crate::sandbox::{DbLocation, Running, Sandbox, SandboxConfig, Settings};
+use action::{Action, Effect};
+use app::{App, Options, ServiceInfo};
+use chrono::Utc;
+use crossterm::event::{DisableMouseCapture, EnableMouseCapture, Event, EventStream};
+use crossterm::execute;
+use futures::StreamExt;
+use keymap::Keymap;
+use std::io::Write;
+use std::time::{Duration, Instant};
+use theme::Theme;
+use tokio::sync::mpsc;
+
+const FRAME: Duration = Duration::from_millis(16);
+
+/// Everything the console needs before the terminal is taken over; failures here print plainly.
+pub struct Prepared {
+    pub client: Client,
+    pub service: ServiceInfo,
+    pub options: Options,
+    pub keymap: Keymap,
+    pub theme: Theme,
+    pub journal: Option<std::path::PathBuf>,
+    pub sandbox: Option<Running>,
+    pub warnings: Vec<String>,
+}
+
+pub async fn prepare(
+    config: &ConsoleConfig,
+    sandbox_settings: Settings,
+) -> Result<Prepared, String> {
+    let keymap = match &config.keymap_file {
+        None => Keymap::default(),
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read keymap {}: {e}", path.display()))?;
+            Keymap::from_toml(&text).map_err(|e| format!("keymap {}: {e}", path.display()))?
+        }
+    };
+    let mut theme = if theme::no_color_requested() {
+        Theme::monochrome()
+    } else {
+        Theme::named(&config.theme)?
+    };
+    if let Some(path) = &config.theme_file
+        && !theme::no_color_requested()
+    {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read theme {}: {e}", path.display()))?;
+        theme = Theme::from_toml(&theme, &text)
+            .map_err(|e| format!("theme {}: {e}", path.display()))?;
+    }
+    let (client, service, sandbox) = match &config.service {
+        Service::Remote {
+            base_url, api_key, ..
+        } => {
+            let client = Client::new(base_url, Some(api_key.clone())).map_err(|e| e.to_string())?;
+            let host = base_url
+                .split("://")
+                .nth(1)
+                .unwrap_or(base_url)
+                .trim_end_matches('/')
+                .to_string();
+            let info = ServiceInfo {
+                host,
+                sandbox: false,
+                key_fingerprint: api_key.fingerprint(),
+            };
+            (client, info, None)
+        }
+        Service::Embedded => {
+            std::fs::create_dir_all(&config.data_dir).map_err(|e| {
+                format!(
+                    "cannot create the data directory {}: {e}",
+                    config.data_dir.display()
+                )
+            })?;
+            let db = config.data_dir.join("sandbox.db");
+            let mut sc = SandboxConfig::new(
+                "127.0.0.1:0".parse().expect("literal address"),
+                DbLocation::File(db),
+            );
+            sc.settings = sandbox_settings;
+            let running = Sandbox::start(sc).await.map_err(|e| e.to_string())?;
+            // The database keeps only key hashes, so the console mints its own key each start.
+            let key = running.create_key(Scope::Legacy).await?;
+            let client =
+                Client::new(&running.base_url(), Some(key.clone())).map_err(|e| e.to_string())?;
+            let info = ServiceInfo {
+                host: running.addr.to_string(),
+                sandbox: true,
+                key_fingerprint: key.fingerprint(),
+            };
+            (client, info, Some(running))
+        }
+    };
+    let mut options = Options {
+        bell: config.bell,
+        ..Options::default()
+    };
+    for (resource, interval) in config.poll.by_resource() {
+        options.poll.insert(resource, interval);
+    }
+    Ok(Prepared {
+        client,
+        service,
+        options,
+        keymap,
+        theme,
+        journal: config
+            .journal
+            .then(|| config.data_dir.join("decisions.jsonl")),
+        sandbox,
+        warnings: config.warnings.clone(),
+    })
+}
+
+/// Runs the console until the user quits. The terminal is restored on every way out: return,
+/// error, panic (ratatui's hook) and SIGTERM.
+pub async fn run(prepared: Prepared) -> Result<(), String> {
+    let Prepared {
+        client,
+        service,
+        options,
+        keymap,
+        theme,
+        journal,
+        sandbox,
+        warnings,
+    } = prepared;
+    let (tx, mut rx) = mpsc::unbounded_channel::<Action>();
+    let runner = effects::Runner {
+        client,
+        tx: tx.clone(),
+        journal,
+    };
+    let mut app = App::new(service, options, keymap, Utc::now());
+    for w in warnings {
+        app.update(Action::Tick(Utc::now()));
+        app.command_error = Some(w);
+    }
+
+    let mut terminal = ratatui::init();
+    let _ = execute!(std::io::stdout(), EnableMouseCapture);
+    if let Ok(size) = terminal.size() {
+        app.size = (size.width, size.height);
+    }
+    let mut events = EventStream::new();
+    let mut term = signal_stream();
+    let mut last_draw: Option<Instant> = None;
+    let result: Result<(), String> = loop {
+        if app.dirty {
+            let due = last_draw.map(|t| t + FRAME);
+            if due.is_none_or(|d| Instant::now() >= d) {
+                if let Err(e) = terminal.draw(|f| views::draw(f, &app, &theme)) {
+                    break Err(format!("cannot draw: {e}"));
+                }
+                app.dirty = false;
+                last_draw = Some(Instant::now());
+            }
+        }
+        let wake = app.next_wakeup();
+        let mut sleep_for = (wake - Utc::now()).to_std().unwrap_or_default();
+        if app.dirty {
+            // A draw was deferred by the frame limit: come back for it.
+            sleep_for = sleep_for.min(FRAME);
+        }
+        let action = tokio::select! {
+            ev = events.next() => match ev {
+                Some(Ok(Event::Key(k))) => Action::Key(k),
+                Some(Ok(Event::Mouse(m))) => Action::Mouse(m),
+                Some(Ok(Event::Resize(w, h))) => Action::Resize(w, h),
+                Some(Ok(_)) => continue,
+                Some(Err(e)) => break Err(format!("terminal input failed: {e}")),
+                None => break Ok(()),
+            },
+            Some(a) = rx.recv() => a,
+            _ = tokio::time::sleep(sleep_for) => Action::Tick(Utc::now()),
+            Some(()) = term.recv() => Action::Terminate,
+        };
+        let action = match action {
+            Action::Tick(_) => Action::Tick(Utc::now()),
+            other => {
+                // Input and results also move the clock, so countdowns never lag an event.
+                app.now = Utc::now();
+                other
+            }
+        };
+        for effect in app.update(action) {
+            match effect {
+                Effect::Bell => {
+                    let mut out = std::io::stdout();
+                    let _ = out.write_all(b"\x07");
+                    let _ = out.flush();
+                }
+                Effect::Quit => {}
+                other => runner.run(other),
+            }
+        }
+        if app.should_quit {
+            break Ok(());
+        }
+    };
+    let _ = execute!(std::io::stdout(), DisableMouseCapture);
+    ratatui::restore();
+    if let Some(sandbox) = sandbox {
+        sandbox.shutdown().await;
+    }
+    result
+}
+
+/// SIGTERM and SIGHUP, as one receiver (never fires where signals do not exist).
+fn signal_stream() -> mpsc::UnboundedReceiver<()> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    #[cfg(unix)]
+    tokio::spawn(async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut term), Ok(mut hup)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        ) else {
+            return;
+        };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = hup.recv() => {}
+        }
+        let _ = tx.send(());
+    });
+    #[cfg(not(unix))]
+    drop(tx);
+    rx
+}

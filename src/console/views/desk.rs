@@ -1,0 +1,273 @@
+//! Desk: PnL summary with the session's equity sparkline, positions, open orders, and the strip of
+//! staged proposals with their countdowns.
+
+use super::widgets::{self, countdown, num, pnl_style, px, signed, size};
+use crate::console::action::Resource;
+use crate::console::app::App;
+use crate::console::layout::{Pane, Screen};
+use crate::console::theme::Theme;
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph, Row, Sparkline};
+
+pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    summary(f, app, theme, screen);
+    positions(f, app, theme, screen);
+    orders(f, app, theme, screen);
+    strip(f, app, theme, screen);
+}
+
+fn stale(app: &App, r: Resource) -> Option<std::time::Duration> {
+    let feed = &app.feeds[&r];
+    feed.is_stale(app.now).then(|| feed.age(app.now)).flatten()
+}
+
+fn title<'a>(app: &App, theme: &Theme, text: &str, r: Resource) -> Line<'a> {
+    let mut spans = vec![Span::styled(format!(" {text} "), theme.accent)];
+    spans.extend(widgets::staleness(theme, stale(app, r)));
+    Line::from(spans)
+}
+
+fn summary(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    let area = screen.summary;
+    let block = widgets::block(theme, title(app, theme, "PnL", Resource::Pnl), false);
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let Some(p) = &app.pnl else {
+        f.render_widget(
+            Paragraph::new(Span::styled(
+                "waiting for the first PnL summary…",
+                theme.muted,
+            )),
+            inner,
+        );
+        return;
+    };
+    let [text, spark] =
+        Layout::horizontal([Constraint::Min(40), Constraint::Percentage(35)]).areas(inner);
+    let kv = |k: &str, v: String, style| {
+        vec![
+            Span::styled(format!("{k} "), theme.muted),
+            Span::styled(format!("{v}   "), style),
+        ]
+    };
+    let mut l1 = kv(
+        "Equity",
+        num(p.total_portfolio_value, 2),
+        theme.base.patch(theme.accent),
+    );
+    l1.extend(kv(
+        "uPnL",
+        signed(p.total_unrealized_pnl, 2),
+        pnl_style(theme, p.total_unrealized_pnl),
+    ));
+    l1.extend(kv(
+        "Realized",
+        signed(p.total_realized_pnl, 2),
+        pnl_style(theme, p.total_realized_pnl),
+    ));
+    let mut l2 = kv(
+        "Today",
+        signed(p.pnl.today, 2),
+        pnl_style(theme, p.pnl.today),
+    );
+    l2.extend(kv(
+        "7d",
+        signed(p.pnl.week, 2),
+        pnl_style(theme, p.pnl.week),
+    ));
+    l2.extend(kv(
+        "30d",
+        signed(p.pnl.month, 2),
+        pnl_style(theme, p.pnl.month),
+    ));
+    l2.extend(kv(
+        "Total",
+        signed(p.pnl.total, 2),
+        pnl_style(theme, p.pnl.total),
+    ));
+    let mut l3 = kv(
+        "Margin used",
+        num(p.margin_summary.total_margin_used, 2),
+        theme.base,
+    );
+    l3.extend(kv("Withdrawable", num(p.withdrawable, 2), theme.base));
+    l3.extend(kv("Positions", p.total_positions.to_string(), theme.base));
+    f.render_widget(
+        Paragraph::new(vec![Line::from(l1), Line::from(l2), Line::from(l3)]),
+        text,
+    );
+    // The sparkline shows movement over the session: values relative to the session's low.
+    let points: Vec<f64> = app.equity_history.iter().map(|(_, e)| *e).collect();
+    let low = points.iter().copied().fold(f64::INFINITY, f64::min);
+    let high = points.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let range = (high - low).max(1e-9);
+    let width = spark.width as usize;
+    let data: Vec<u64> = points
+        .iter()
+        .skip(points.len().saturating_sub(width))
+        .map(|e| (((e - low) / range) * 100.0).round() as u64 + 1)
+        .collect();
+    f.render_widget(Sparkline::default().data(&data).style(theme.accent), spark);
+}
+
+fn positions(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    let focused = app.focused_pane() == Pane::Positions;
+    let rows = &app.positions;
+    widgets::table(
+        f,
+        screen,
+        theme,
+        Pane::Positions,
+        title(app, theme, Pane::Positions.title(), Resource::Positions),
+        focused,
+        app.selected(Pane::Positions),
+        rows.len(),
+        &[
+            "Exch", "Coin", "Side", "Size", "Entry", "Mark", "uPnL", "uPnL %", "Lev", "Liq",
+            "Margin",
+        ],
+        &[
+            Constraint::Length(6),
+            Constraint::Length(5),
+            Constraint::Length(5),
+            Constraint::Length(10),
+            Constraint::Length(10),
+            Constraint::Length(10),
+            Constraint::Length(10),
+            Constraint::Length(7),
+            Constraint::Length(4),
+            Constraint::Length(10),
+            Constraint::Length(10),
+        ],
+        "no open positions",
+        |i| {
+            let p = &rows[i];
+            let roe = if p.margin_used > 0.0 {
+                p.unrealized_pnl / p.margin_used * 100.0
+            } else {
+                0.0
+            };
+            let side_style = if p.szi >= 0.0 { theme.good } else { theme.bad };
+            Row::new(vec![
+                Cell::from(p.exchange.clone()),
+                Cell::from(p.coin.clone()),
+                Cell::from(Span::styled(
+                    if p.szi >= 0.0 { "long" } else { "short" },
+                    side_style,
+                )),
+                Cell::from(size(p.szi.abs())),
+                Cell::from(px(p.entry_px)),
+                Cell::from(px(p.mark_px)),
+                Cell::from(Span::styled(
+                    signed(p.unrealized_pnl, 2),
+                    pnl_style(theme, p.unrealized_pnl),
+                )),
+                Cell::from(Span::styled(signed(roe, 2), pnl_style(theme, roe))),
+                Cell::from(format!("{}x", p.leverage.value)),
+                Cell::from(p.liquidation_px.map(px).unwrap_or_else(|| "-".into())),
+                Cell::from(num(p.margin_used, 2)),
+            ])
+        },
+    );
+}
+
+fn orders(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    let focused = app.focused_pane() == Pane::Orders;
+    let rows = &app.orders;
+    let now_ms = app.now.timestamp_millis();
+    widgets::table(
+        f,
+        screen,
+        theme,
+        Pane::Orders,
+        title(app, theme, Pane::Orders.title(), Resource::Orders),
+        focused,
+        app.selected(Pane::Orders),
+        rows.len(),
+        &[
+            "Exch",
+            "Coin",
+            "Side",
+            "Type",
+            "Price/Trigger",
+            "Size",
+            "Orig",
+            "RO",
+            "Oid",
+            "Age",
+        ],
+        &[
+            Constraint::Length(6),
+            Constraint::Length(5),
+            Constraint::Length(4),
+            Constraint::Length(18),
+            Constraint::Length(13),
+            Constraint::Length(10),
+            Constraint::Length(10),
+            Constraint::Length(3),
+            Constraint::Length(10),
+            Constraint::Length(7),
+        ],
+        "no resting orders",
+        |i| {
+            let o = &rows[i];
+            let buy = o.side == "B";
+            let price = match o.trigger_px {
+                Some(t) if o.is_trigger => format!("@{}", px(t)),
+                _ => px(o.limit_px),
+            };
+            let age = std::time::Duration::from_millis((now_ms - o.timestamp).max(0) as u64);
+            Row::new(vec![
+                Cell::from(o.exchange.clone()),
+                Cell::from(o.coin.clone()),
+                Cell::from(Span::styled(
+                    if buy { "buy" } else { "sell" },
+                    if buy { theme.good } else { theme.bad },
+                )),
+                Cell::from(o.order_type.clone()),
+                Cell::from(price),
+                Cell::from(size(o.sz)),
+                Cell::from(size(o.orig_sz)),
+                Cell::from(if o.reduce_only { "RO" } else { "" }),
+                Cell::from(o.oid.to_string()),
+                Cell::from(widgets::age(age)),
+            ])
+        },
+    );
+}
+
+fn strip(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    let focused = app.focused_pane() == Pane::Strip;
+    let staged = app.strip_items();
+    widgets::table(
+        f,
+        screen,
+        theme,
+        Pane::Strip,
+        Line::from(Span::styled(
+            format!(" {} ", Pane::Strip.title()),
+            theme.accent,
+        )),
+        focused,
+        app.selected(Pane::Strip),
+        staged.len(),
+        &["Time left", "Proposal", "Id"],
+        &[
+            Constraint::Length(20),
+            Constraint::Min(20),
+            Constraint::Length(22),
+        ],
+        "nothing staged: agents' proposals appear here",
+        |k| {
+            let item = &app.inbox[staged[k]];
+            let left = item.remaining(app.now).unwrap_or_default();
+            Row::new(vec![
+                Cell::from(Line::from(countdown(theme, left, 12))),
+                Cell::from(item.describe()),
+                Cell::from(item.id().to_string()),
+            ])
+        },
+    );
+}

@@ -1,0 +1,265 @@
+//! Drawing: pure functions of `&App`. Nothing here changes state or does I/O.
+
+pub mod desk;
+pub mod help;
+pub mod logs;
+pub mod proposals;
+pub mod widgets;
+
+use super::action::Resource;
+use super::app::{App, Overlay, Tab, ToastLevel};
+use super::keymap::KeyAction;
+use super::layout::{self, Screen};
+use super::theme::Theme;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Clear, Paragraph};
+use std::time::Duration;
+use widgets::age;
+
+pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
+    let area = f.area();
+    let screen = layout::compute(area.width, area.height, app);
+    f.render_widget(Paragraph::new("").style(theme.base), area);
+    header(f, app, theme, &screen);
+    tab_bar(f, app, theme, &screen);
+    match app.tab {
+        Tab::Desk => desk::draw(f, app, theme, &screen),
+        Tab::Proposals => proposals::draw(f, app, theme, &screen),
+        Tab::Logs => logs::draw(f, app, theme, &screen),
+    }
+    footer(f, app, theme, &screen);
+    command_line(f, app, theme, &screen);
+    toasts(f, app, theme, area);
+    match &app.overlay {
+        Overlay::None => {}
+        Overlay::Help => help::draw(f, app, theme, area),
+        Overlay::Approve(id) => proposals::approve_dialog(f, app, theme, area, id),
+        Overlay::QuitConfirm => {
+            let r = widgets::centered(area, 52, 5);
+            f.render_widget(Clear, r);
+            let p = Paragraph::new(vec![
+                Line::from("A confirm is still in flight."),
+                Line::from("Quit anyway? y to quit, Esc to stay."),
+            ])
+            .block(widgets::block(theme, Line::from(" Quit? "), true))
+            .style(theme.base);
+            f.render_widget(p, r);
+        }
+    }
+}
+
+/// The connection as the header shows it.
+pub fn connection(app: &App) -> (String, bool) {
+    if let Some(msg) = &app.auth_failed {
+        return (format!("API key refused: {msg} (r retries)"), false);
+    }
+    let now = app.now;
+    let last_ok = app
+        .feeds
+        .iter()
+        .filter(|(r, _)| **r != Resource::Proposals || app.feeds[r].supported)
+        .filter_map(|(_, f)| f.updated_at.map(|t| (t, f.latency)))
+        .max_by_key(|(t, _)| *t);
+    let failing = app
+        .feeds
+        .values()
+        .filter(|f| f.failures > 0)
+        .min_by_key(|f| f.next_due);
+    match (last_ok, failing) {
+        (_, Some(f)) => {
+            let retry = (f.next_due - now).to_std().unwrap_or_default();
+            let last = last_ok
+                .map(|(t, _)| {
+                    format!(
+                        "last ok {} ago, ",
+                        age((now - t).to_std().unwrap_or_default())
+                    )
+                })
+                .unwrap_or_default();
+            let why = f
+                .error
+                .as_ref()
+                .map(|e| match e {
+                    crate::api::ApiError::Transport(_) => "unreachable".to_string(),
+                    other => other.code().unwrap_or("error").to_string(),
+                })
+                .unwrap_or_default();
+            (
+                format!(
+                    "{why}: {last}retrying in {}",
+                    age(retry + Duration::from_millis(999))
+                ),
+                false,
+            )
+        }
+        (Some((t, latency)), None) => {
+            let ms = latency
+                .map(|l| format!(" {}ms", l.as_millis()))
+                .unwrap_or_default();
+            (
+                format!("ok {} ago{ms}", age((now - t).to_std().unwrap_or_default())),
+                true,
+            )
+        }
+        (None, None) => ("connecting…".into(), true),
+    }
+}
+
+fn header(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    let who = app
+        .whoami
+        .as_ref()
+        .map(|w| w.messenger_id.clone())
+        .unwrap_or_else(|| "…".into());
+    let badge = if app.service.sandbox {
+        Span::styled(" SANDBOX (paper) ", theme.badge_sandbox)
+    } else {
+        Span::styled(" LIVE ", theme.badge_live)
+    };
+    let (conn, healthy) = connection(app);
+    let mut spans = vec![
+        badge,
+        Span::styled(format!(" {who} "), theme.header.patch(theme.accent)),
+        Span::styled(format!("@ {} ", app.service.host), theme.header),
+        Span::styled(
+            format!("key {} ", app.service.key_fingerprint),
+            theme.header,
+        ),
+        Span::styled("│ ", theme.header),
+        Span::styled(
+            conn,
+            if healthy {
+                theme.header
+            } else {
+                theme.header.patch(theme.critical)
+            },
+        ),
+    ];
+    if let Some(u) = &app.usage {
+        spans.push(Span::styled(
+            format!(
+                " │ POST {}/{} │ compute {}/{}",
+                u.api_post_quota.used, u.api_post_quota.limit, u.compute.used, u.compute.limit
+            ),
+            theme.header,
+        ));
+    }
+    if let Some(until) = app.quota_until
+        && until > app.now
+    {
+        spans.push(Span::styled(
+            format!(
+                " │ quota: POSTs held {}",
+                age((until - app.now).to_std().unwrap_or_default())
+            ),
+            theme.header.patch(theme.critical),
+        ));
+    }
+    f.render_widget(
+        Paragraph::new(Line::from(spans)).style(theme.header),
+        screen.header,
+    );
+}
+
+fn tab_bar(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    let mut spans = Vec::new();
+    for (i, (tab, _)) in screen.tabs.iter().enumerate() {
+        let mut label = layout::tab_label(i, *tab);
+        if *tab == Tab::Proposals {
+            let staged = app.inbox.iter().filter(|p| p.can_approve(app.now)).count();
+            if staged > 0 {
+                label = format!(" {} {} ({staged}) ", i + 1, tab.title());
+            }
+        }
+        let style = if *tab == app.tab {
+            theme.tab_active
+        } else {
+            theme.tab_inactive
+        };
+        spans.push(Span::styled(label, style));
+        spans.push(Span::raw(" "));
+    }
+    f.render_widget(Paragraph::new(Line::from(spans)), screen.tab_bar);
+}
+
+/// The keys that apply here, from the keymap (so overrides show correctly).
+fn footer(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    let key = |a: KeyAction| app.keymap.keys_for(a).first().cloned().unwrap_or_default();
+    let mut items: Vec<(String, &str)> = Vec::new();
+    if app.command.is_some() {
+        items = vec![
+            ("enter".into(), "run"),
+            ("tab".into(), "complete"),
+            ("↑↓".into(), "history"),
+            ("esc".into(), "close"),
+        ];
+    } else if app.filter_editing {
+        items = vec![("enter".into(), "done"), ("esc".into(), "done")];
+    } else {
+        match app.tab {
+            Tab::Desk | Tab::Proposals => {
+                items.push((key(KeyAction::Approve), "approve"));
+                items.push((key(KeyAction::Reject), "reject"));
+            }
+            Tab::Logs => items.push((key(KeyAction::Filter), "filter")),
+        }
+        items.push((key(KeyAction::FocusNext), "focus"));
+        items.push(("1-3".into(), "tabs"));
+        items.push((key(KeyAction::Refresh), "refresh"));
+        items.push((key(KeyAction::CommandLine), "command"));
+        items.push((key(KeyAction::Help), "help"));
+        items.push((key(KeyAction::Quit), "quit"));
+    }
+    let mut spans = Vec::new();
+    for (k, what) in items {
+        spans.push(Span::styled(format!(" {k} "), theme.accent));
+        spans.push(Span::styled(format!("{what} "), theme.muted));
+    }
+    f.render_widget(Paragraph::new(Line::from(spans)), screen.footer);
+}
+
+fn command_line(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    let area = screen.command;
+    if let Some(line) = &app.command {
+        let [prompt, input] = ratatui::layout::Layout::horizontal([
+            ratatui::layout::Constraint::Length(1),
+            ratatui::layout::Constraint::Min(1),
+        ])
+        .areas(area);
+        f.render_widget(Paragraph::new(Span::styled(":", theme.accent)), prompt);
+        f.render_widget(&line.input, input);
+        return;
+    }
+    if app.filter_editing || !app.filter.is_empty() {
+        f.render_widget(
+            Paragraph::new(Line::from(vec![
+                Span::styled("filter: ", theme.accent),
+                Span::styled(app.filter.clone(), theme.base),
+            ])),
+            area,
+        );
+        return;
+    }
+    if let Some(err) = &app.command_error {
+        f.render_widget(Paragraph::new(Span::styled(err.clone(), theme.error)), area);
+    }
+}
+
+fn toasts(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
+    for (i, t) in app.toasts.iter().rev().take(3).enumerate() {
+        let width = (t.text.chars().count() as u16 + 4).min(area.width);
+        let y = area.y + 2 + i as u16;
+        if y >= area.height.saturating_sub(2) {
+            break;
+        }
+        let r = Rect::new(area.x + area.width - width, y, width, 1);
+        let style = match t.level {
+            ToastLevel::Info => theme.toast,
+            ToastLevel::Error => theme.toast.patch(theme.error),
+        };
+        f.render_widget(Clear, r);
+        f.render_widget(Paragraph::new(format!("  {}  ", t.text)).style(style), r);
+    }
+}

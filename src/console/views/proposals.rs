@@ -1,0 +1,364 @@
+//! The approval inbox: proposals with their countdowns, the selected one as it will execute with a
+//! risk preview from live data, the approve dialog, and the decision history.
+
+use super::widgets::{self, countdown, num, pnl_style, px, signed, size};
+use crate::console::app::{App, InboxItem, LocalState, Source, Status, risk};
+use crate::console::layout::{Pane, Screen};
+use crate::console::theme::Theme;
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Clear, Paragraph, Row, Wrap};
+
+pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    inbox(f, app, theme, screen);
+    detail(f, app, theme, screen.detail);
+    decisions(f, app, theme, screen);
+}
+
+fn status_style(theme: &Theme, status: Status) -> Style {
+    match status {
+        Status::Staged => theme.base,
+        Status::Confirming => theme.warn,
+        Status::Approved | Status::Executed => theme.good,
+        Status::Failed => theme.bad,
+        Status::Rejected | Status::Expired => theme.expired,
+    }
+}
+
+fn inbox(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    let focused = app.focused_pane() == Pane::Inbox;
+    let mut title = vec![Span::styled(
+        format!(" {} ", Pane::Inbox.title()),
+        theme.accent,
+    )];
+    if !app.feeds[&crate::console::action::Resource::Proposals].supported {
+        title.push(Span::styled(
+            " (this service lists no proposals: showing this console's) ",
+            theme.muted,
+        ));
+    }
+    widgets::table(
+        f,
+        screen,
+        theme,
+        Pane::Inbox,
+        Line::from(title),
+        focused,
+        app.selected(Pane::Inbox),
+        app.inbox.len(),
+        &["Time left / status", "Proposal"],
+        &[Constraint::Length(18), Constraint::Min(16)],
+        "no proposals yet",
+        |i| {
+            let item = &app.inbox[i];
+            let status = item.status(app.now);
+            let first: Line = if status == Status::Staged {
+                Line::from(countdown(
+                    theme,
+                    item.remaining(app.now).unwrap_or_default(),
+                    10,
+                ))
+            } else {
+                Line::from(Span::styled(status.label(), status_style(theme, status)))
+            };
+            let row = Row::new(vec![Cell::from(first), Cell::from(item.describe())]);
+            if matches!(status, Status::Expired | Status::Rejected) {
+                row.style(theme.expired)
+            } else {
+                row
+            }
+        },
+    );
+}
+
+fn kv<'a>(theme: &Theme, k: &str, v: String) -> Line<'a> {
+    Line::from(vec![
+        Span::styled(format!("{k:<18}"), theme.muted),
+        Span::styled(v, theme.base),
+    ])
+}
+
+fn detail(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
+    let block = widgets::block(
+        theme,
+        Line::from(Span::styled(" As it will execute ", theme.accent)),
+        false,
+    );
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let Some(item) = app.inbox.get(app.selected(Pane::Inbox)) else {
+        f.render_widget(
+            Paragraph::new(Span::styled(
+                "select a proposal to see what it will do",
+                theme.muted,
+            )),
+            inner,
+        );
+        return;
+    };
+    f.render_widget(
+        Paragraph::new(detail_lines(app, theme, item)).wrap(Wrap { trim: false }),
+        inner,
+    );
+}
+
+pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<'a>> {
+    let p = &item.proposal.preview;
+    let status = item.status(app.now);
+    let mut lines = vec![Line::from(vec![
+        Span::styled(item.id().to_string(), theme.accent),
+        Span::styled(format!("  {}", status.label()), status_style(theme, status)),
+        Span::styled(
+            match item.source {
+                Source::Service => "  staged by an agent",
+                Source::Console => "  staged here",
+            },
+            theme.muted,
+        ),
+    ])];
+    if status == Status::Staged
+        && let Some(left) = item.remaining(app.now)
+    {
+        let mut spans = vec![Span::styled(format!("{:<18}", "Time left"), theme.muted)];
+        spans.extend(countdown(theme, left, 20));
+        lines.push(Line::from(spans));
+    }
+    if p.kind.is_empty() {
+        lines.push(Line::styled(
+            "details arrive with the next proposals poll",
+            theme.muted,
+        ));
+    } else if p.kind == "trade" {
+        let dir_style = if p.direction == "long" {
+            theme.good
+        } else {
+            theme.bad
+        };
+        lines.push(Line::from(vec![
+            Span::styled(format!("{:<18}", "Trade"), theme.muted),
+            Span::styled(
+                format!("{} {} {}", p.direction, size(p.size), p.coin),
+                dir_style,
+            ),
+            Span::styled(
+                format!(" on {} · {} · {}x", p.exchange, p.order_type, p.leverage),
+                theme.base,
+            ),
+        ]));
+        lines.push(kv(
+            theme,
+            "Price",
+            match p.limit_px {
+                Some(l) => format!("limit {}", px(l)),
+                None => format!("market ≈ {}", px(p.mark_px)),
+            },
+        ));
+        lines.push(kv(
+            theme,
+            "Take-profit",
+            p.tp.map(px).unwrap_or_else(|| "none".into()),
+        ));
+        lines.push(kv(
+            theme,
+            "Stop-loss",
+            p.sl.map(px).unwrap_or_else(|| "none".into()),
+        ));
+        let equity = app.pnl.as_ref().map(|s| s.total_portfolio_value);
+        let r = risk(p, &app.positions, equity);
+        lines.push(Line::styled("Risk preview (live)", theme.accent));
+        lines.push(kv(theme, "Mark now", px(r.mark)));
+        lines.push(kv(theme, "Notional", num(r.notional, 2)));
+        lines.push(kv(
+            theme,
+            "Margin",
+            format!("{} at {}x", num(r.margin, 2), p.leverage),
+        ));
+        lines.push(kv(
+            theme,
+            "Est. liquidation",
+            r.est_liquidation.map(px).unwrap_or_else(|| "-".into()),
+        ));
+        let dist = |pct: Option<f64>, usd: Option<f64>| match (pct, usd) {
+            (Some(p), Some(u)) => format!("{:.2}% · {} USD", p, num(u, 2)),
+            _ => "-".into(),
+        };
+        lines.push(kv(theme, "SL distance", dist(r.sl_pct, r.sl_usd)));
+        lines.push(kv(theme, "TP distance", dist(r.tp_pct, r.tp_usd)));
+        lines.push(kv(
+            theme,
+            "Reward : risk",
+            r.reward_risk
+                .map(|x| format!("{x:.2}"))
+                .unwrap_or_else(|| "-".into()),
+        ));
+        let at_risk = r
+            .equity_at_risk_pct
+            .map(|x| format!("{x:.2}% of equity"))
+            .unwrap_or_else(|| "-".into());
+        let at_risk_style = match r.equity_at_risk_pct {
+            Some(x) if x >= 5.0 => theme.critical,
+            Some(x) if x >= 2.0 => theme.warn,
+            _ => theme.base,
+        };
+        lines.push(Line::from(vec![
+            Span::styled(
+                format!(
+                    "{:<18}",
+                    if p.sl.is_some() {
+                        "At risk (SL)"
+                    } else {
+                        "At risk (margin)"
+                    }
+                ),
+                theme.muted,
+            ),
+            Span::styled(at_risk, at_risk_style),
+        ]));
+        lines.push(kv(
+            theme,
+            "Held now",
+            match &r.existing {
+                Some(e) => format!(
+                    "{} {} {} @ {} (uPnL {})",
+                    e.exchange,
+                    if e.szi >= 0.0 { "long" } else { "short" },
+                    size(e.szi.abs()),
+                    px(e.entry_px),
+                    signed(e.unrealized_pnl, 2)
+                ),
+                None => "nothing in this coin".into(),
+            },
+        ));
+    } else {
+        lines.push(kv(
+            theme,
+            "Close",
+            if p.kind == "close_all" {
+                "every open position".into()
+            } else {
+                p.coin.clone()
+            },
+        ));
+        for c in &p.closes {
+            lines.push(Line::from(vec![
+                Span::styled(
+                    format!("{:<18}", format!("  {} {}", c.exchange, c.coin)),
+                    theme.muted,
+                ),
+                Span::styled(
+                    format!("{} @ {} → ~", size(c.szi), px(c.entry_px)),
+                    theme.base,
+                ),
+                Span::styled(signed(c.est_pnl, 2), pnl_style(theme, c.est_pnl)),
+            ]));
+        }
+    }
+    match &item.local {
+        LocalState::Approved(result) => lines.push(Line::from(vec![
+            Span::styled(format!("{:<18}", "Result"), theme.muted),
+            Span::styled(result.clone(), theme.good),
+        ])),
+        LocalState::Failed(err) => lines.push(Line::from(vec![
+            Span::styled(format!("{:<18}", "Failed"), theme.muted),
+            Span::styled(err.clone(), theme.bad),
+        ])),
+        _ => {}
+    }
+    if let Some(err) = &item.proposal.error {
+        lines.push(kv(theme, "Service says", err.message.clone()));
+    }
+    lines
+}
+
+fn decisions(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    let focused = app.focused_pane() == Pane::Decisions;
+    let rows = &app.decisions;
+    widgets::table(
+        f,
+        screen,
+        theme,
+        Pane::Decisions,
+        Line::from(Span::styled(" Decisions (journaled) ", theme.accent)),
+        focused,
+        app.selected(Pane::Decisions),
+        rows.len(),
+        &["When", "Decision", "Proposal", "What", "Result"],
+        &[
+            Constraint::Length(8),
+            Constraint::Length(9),
+            Constraint::Length(21),
+            Constraint::Length(22),
+            Constraint::Min(10),
+        ],
+        "no decisions yet",
+        |i| {
+            let d = &rows[i];
+            let style = match d.kind {
+                crate::console::app::DecisionKind::Approved => theme.good,
+                crate::console::app::DecisionKind::Failed => theme.bad,
+                _ => theme.expired,
+            };
+            Row::new(vec![
+                Cell::from(d.at.format("%H:%M:%S").to_string()),
+                Cell::from(Span::styled(d.kind.label(), style)),
+                Cell::from(d.proposal_id.clone()),
+                Cell::from(d.summary.clone()),
+                Cell::from(d.result.clone()),
+            ])
+        },
+    );
+}
+
+/// Repeats the essentials and asks for an explicit `y`.
+pub fn approve_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, id: &str) {
+    let Some(item) = app.item(id) else { return };
+    let r = widgets::centered(area, 64, 12);
+    f.render_widget(Clear, r);
+    let p = &item.proposal.preview;
+    let mut lines = vec![Line::from(vec![
+        Span::styled("Approve ", theme.base),
+        Span::styled(id.to_string(), theme.accent),
+        Span::styled("?", theme.base),
+    ])];
+    lines.push(Line::styled(
+        item.describe(),
+        theme.base.patch(theme.accent),
+    ));
+    if p.kind == "trade" {
+        lines.push(Line::from(format!(
+            "{} on {} · notional ≈ {} · margin ≈ {}",
+            p.order_type,
+            p.exchange,
+            num(p.notional, 2),
+            num(p.margin, 2)
+        )));
+        lines.push(Line::from(format!(
+            "TP {} · SL {}",
+            p.tp.map(px).unwrap_or_else(|| "none".into()),
+            p.sl.map(px).unwrap_or_else(|| "none".into())
+        )));
+    }
+    if let Some(left) = item.remaining(app.now) {
+        let mut spans = vec![Span::raw("Time left ")];
+        spans.extend(countdown(theme, left, 20));
+        lines.push(Line::from(spans));
+    }
+    lines.push(Line::raw(""));
+    lines.push(Line::from(vec![
+        Span::styled(" y ", theme.selected),
+        Span::raw(" approve and execute    "),
+        Span::styled(" esc ", theme.selected),
+        Span::raw(" cancel   (Enter does nothing)"),
+    ]));
+    let dialog = Paragraph::new(lines)
+        .block(widgets::block(
+            theme,
+            Line::from(" Approve proposal "),
+            true,
+        ))
+        .style(theme.base)
+        .wrap(Wrap { trim: false });
+    f.render_widget(dialog, r);
+}

@@ -1,0 +1,16 @@
+//! The one integration-test binary: every module talks to a real sandbox over loopback HTTP with the
+//! real client.
+
+mod common;
+
+mod account;
+mod bad_input;
+mod cli;
+mod client;
+mod config_example;
+mod immediate;
+mod quota;
+mod restart;
+mod scopes;
+mod staged;
+mod venue;
