@@ -181,9 +181,10 @@ fn serve(args: ServeArgs, config: Option<PathBuf>) -> Result<(), String> {
         if !running.new_keys.is_empty() {
             let _ = writeln!(
                 out,
-                "new database {}: demo account {} with one key per scope (shown only now):",
+                "new database {}: demo account {} (paper wallet {}) with one key per scope (shown only now):",
                 db.display(),
-                running.messenger_id
+                running.messenger_id,
+                running.wallet
             );
             for (scope, key) in &running.new_keys {
                 let _ = writeln!(out, "  {:<15} {}", scope.as_str(), key.expose());

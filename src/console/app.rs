@@ -794,8 +794,10 @@ impl App {
                 self.toast(format!("Propose {what} failed: {e}"), ToastLevel::Error);
             }
         }
-        if let Some(f) = self.feeds.get_mut(&Resource::Proposals) {
-            f.next_due = at;
+        for r in [Resource::Proposals, Resource::Usage] {
+            if let Some(f) = self.feeds.get_mut(&r) {
+                f.next_due = at;
+            }
         }
     }
 
@@ -841,6 +843,7 @@ impl App {
             Resource::Pnl,
             Resource::Proposals,
             Resource::Audit,
+            Resource::Usage,
         ] {
             if let Some(f) = self.feeds.get_mut(&r) {
                 f.next_due = at;
@@ -1036,16 +1039,25 @@ impl App {
         }
     }
 
+    /// After a 429 the service refuses POSTs until the quota resets: say so instead of sending.
+    fn posts_held(&mut self) -> bool {
+        let now = self.now;
+        match self.quota_until {
+            Some(until) if until > now => {
+                let secs = (until - now).num_seconds();
+                self.toast(
+                    format!("daily POST quota used up: POSTs are held for {secs}s"),
+                    ToastLevel::Error,
+                );
+                true
+            }
+            _ => false,
+        }
+    }
+
     fn approve(&mut self, id: &str, fx: &mut Vec<Effect>) {
         let now = self.now;
-        if let Some(until) = self.quota_until
-            && until > now
-        {
-            let secs = (until - now).num_seconds();
-            self.toast(
-                format!("daily POST quota used up: confirms are held for {secs}s"),
-                ToastLevel::Error,
-            );
+        if self.posts_held() {
             return;
         }
         let Some(item) = self.item_mut(id) else {
@@ -1175,6 +1187,7 @@ impl App {
 
     fn run_command(&mut self, cmd: Command, fx: &mut Vec<Effect>) {
         match cmd {
+            Command::Propose(_) | Command::Close(_) if self.posts_held() => {}
             Command::Propose(args) => fx.push(Effect::Propose(Box::new(args.to_signal()))),
             Command::Close(target) => fx.push(Effect::Propose(Box::new(target.to_signal()))),
             Command::Confirm(id) => {

@@ -156,9 +156,10 @@ pub async fn run(prepared: Prepared) -> Result<(), String> {
         journal,
     };
     let mut app = App::new(service, options, keymap, Utc::now());
-    for w in warnings {
-        app.update(Action::Tick(Utc::now()));
-        app.command_error = Some(w);
+    // Configuration warnings (e.g. a readable plain api_key) stay on the status line until the
+    // first command replaces them.
+    if !warnings.is_empty() {
+        app.command_error = Some(warnings.join(" · "));
     }
 
     let mut terminal = ratatui::init();

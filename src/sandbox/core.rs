@@ -6,7 +6,7 @@ use super::clock::Clock;
 use super::http::AppError;
 use super::keys;
 use super::settings::Settings;
-use super::store::{DbResult, Store};
+use super::store::{AccountRow, DbResult, Store};
 use super::venue::FeeConfig;
 use super::venue::exchange::{Book, Fill};
 use super::venue::market::Market;
@@ -21,8 +21,8 @@ const SNAPSHOT_EVERY: Duration = Duration::minutes(5);
 /// The first oid handed out on a new database; venue oids are large integers.
 const FIRST_OID: u64 = 100_000_000;
 
-/// A core just opened, the demo account's messengerId, and the keys created with a new database.
-pub type Opened = (Core, String, Vec<(Scope, Secret)>);
+/// A core just opened, the demo account, and the keys created with a new database.
+pub type Opened = (Core, AccountRow, Vec<(Scope, Secret)>);
 
 pub struct Core {
     pub store: Store,
@@ -42,8 +42,8 @@ impl Core {
             DbLocation::Memory => Store::open_in_memory()?,
         };
         let mut new_keys = Vec::new();
-        let messenger_id = match store.accounts()?.into_iter().next() {
-            Some(account) => account.messenger_id,
+        let demo = match store.accounts()?.into_iter().next() {
+            Some(account) => account,
             None => {
                 let account = store.create_account(
                     &keys::random_messenger_id(),
@@ -65,7 +65,7 @@ impl Core {
                     })?;
                     new_keys.push((scope, key));
                 }
-                account.messenger_id
+                account
             }
         };
         let books = store.load_books()?;
@@ -87,7 +87,7 @@ impl Core {
             last_sync,
             last_snapshot: now,
         };
-        Ok((core, messenger_id, new_keys))
+        Ok((core, demo, new_keys))
     }
 
     pub fn fees(&self) -> FeeConfig {

@@ -53,6 +53,8 @@ pub struct Running {
     pub addr: SocketAddr,
     /// The demo account's messengerId.
     pub messenger_id: String,
+    /// The demo account's paper wallet address.
+    pub wallet: String,
     /// One key per scope, created when the database was new; empty when it already existed (keys
     /// are stored hashed and cannot be shown again).
     pub new_keys: Vec<(Scope, Secret)>,
@@ -86,7 +88,7 @@ impl Sandbox {
         let db = config.db.clone();
         let settings = config.settings.clone();
         let clock = config.clock.clone();
-        let (core, messenger_id, new_keys) =
+        let (core, demo, new_keys) =
             tokio::task::spawn_blocking(move || Core::open(&db, settings, clock.now()))
                 .await
                 .map_err(|e| StartError::Settings(e.to_string()))?
@@ -127,7 +129,8 @@ impl Sandbox {
         let ticker = tokio::spawn(core::tick_forever(shared.clone()));
         Ok(Running {
             addr,
-            messenger_id,
+            messenger_id: demo.messenger_id,
+            wallet: demo.wallet,
             new_keys,
             shared,
             shutdown: Some(tx),
