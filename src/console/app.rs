@@ -258,7 +258,8 @@ pub struct Toast {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Overlay {
     None,
-    Help,
+    /// The help overlay, scrolled down this many lines.
+    Help(u16),
     Approve(String),
     QuitConfirm,
 }
@@ -906,13 +907,23 @@ impl App {
                 }
                 return;
             }
-            Overlay::Help => {
-                if matches!(
-                    action,
-                    Some(KeyAction::Cancel | KeyAction::Help | KeyAction::Quit | KeyAction::Select)
-                ) {
-                    self.overlay = Overlay::None;
-                }
+            Overlay::Help(scroll) => {
+                let step: i32 = match action {
+                    Some(KeyAction::Up) => -1,
+                    Some(KeyAction::Down) => 1,
+                    Some(KeyAction::PageUp) => -(self.page() as i32),
+                    Some(KeyAction::PageDown) => self.page() as i32,
+                    Some(KeyAction::Top) => -(scroll as i32),
+                    Some(
+                        KeyAction::Cancel | KeyAction::Help | KeyAction::Quit | KeyAction::Select,
+                    ) => {
+                        self.overlay = Overlay::None;
+                        return;
+                    }
+                    _ => 0,
+                };
+                self.overlay =
+                    Overlay::Help((scroll as i32 + step).clamp(0, u16::MAX as i32) as u16);
                 return;
             }
             Overlay::None => {}
@@ -921,7 +932,7 @@ impl App {
         let pane = self.focused_pane();
         match action {
             KeyAction::Quit => self.request_quit(fx),
-            KeyAction::Help => self.overlay = Overlay::Help,
+            KeyAction::Help => self.overlay = Overlay::Help(0),
             KeyAction::CommandLine => self.open_command_line(),
             KeyAction::NextTab => self.set_tab(next_of(&Tab::ALL, self.tab, 1)),
             KeyAction::PrevTab => self.set_tab(next_of(&Tab::ALL, self.tab, -1)),
@@ -1217,7 +1228,7 @@ impl App {
                 self.start_approval(&id);
             }
             Command::Refresh => self.refresh(),
-            Command::Help => self.overlay = Overlay::Help,
+            Command::Help => self.overlay = Overlay::Help(0),
             Command::Quit => self.request_quit(fx),
         }
     }

@@ -135,12 +135,12 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "confirm",
         usage: CONFIRM_USAGE,
-        summary: "Execute a staged proposal before it expires",
+        summary: "Open the approve dialog for a staged proposal (y executes it)",
     },
     CommandSpec {
         name: "close",
         usage: CLOSE_USAGE,
-        summary: "Close the position in one coin, or every position",
+        summary: "Stage a close of one coin, or of every position, for approval",
     },
     CommandSpec {
         name: "refresh",

@@ -99,9 +99,17 @@ pub fn offset(selected: usize, rows: usize) -> usize {
     (selected + 1).saturating_sub(rows)
 }
 
-/// Tab labels as the tab bar writes them: " 1 Desk ".
-pub fn tab_label(i: usize, tab: Tab) -> String {
-    format!(" {} {} ", i + 1, tab.title())
+/// Tab labels as the tab bar writes them: " 1 Desk ", " 2 Proposals (3) ".
+pub fn tab_label(i: usize, tab: Tab, app: &App) -> String {
+    let staged = match tab {
+        Tab::Proposals => app.strip_items().len(),
+        _ => 0,
+    };
+    if staged > 0 {
+        format!(" {} {} ({staged}) ", i + 1, tab.title())
+    } else {
+        format!(" {} {} ", i + 1, tab.title())
+    }
 }
 
 pub fn compute(width: u16, height: u16, app: &App) -> Screen {
@@ -119,7 +127,7 @@ pub fn compute(width: u16, height: u16, app: &App) -> Screen {
     let mut tabs = Vec::new();
     let mut x = tab_bar.x;
     for (i, tab) in Tab::ALL.iter().enumerate() {
-        let w = tab_label(i, *tab).chars().count() as u16;
+        let w = tab_label(i, *tab, app).chars().count() as u16;
         let w = w.min((tab_bar.x + tab_bar.width).saturating_sub(x));
         tabs.push((*tab, Rect::new(x, tab_bar.y, w, 1)));
         x += w + 1;
@@ -161,14 +169,27 @@ pub fn compute(width: u16, height: u16, app: &App) -> Screen {
             ];
         }
         Tab::Proposals => {
+            let decisions_h = if body.height >= 30 { 8 } else { 4 };
             let [top, decisions] = Layout::default()
                 .direction(Direction::Vertical)
-                .constraints([Constraint::Min(8), Constraint::Length(8)])
+                .constraints([Constraint::Min(8), Constraint::Length(decisions_h)])
                 .areas(body);
-            let [inbox, detail] = Layout::default()
-                .direction(Direction::Horizontal)
-                .constraints([Constraint::Percentage(45), Constraint::Percentage(55)])
-                .areas(top);
+            // Side by side when there is room; stacked on a narrow terminal, where a split would
+            // cut both the proposal descriptions and the risk preview.
+            let (inbox, detail) = if width >= 100 {
+                let [inbox, detail] = Layout::default()
+                    .direction(Direction::Horizontal)
+                    .constraints([Constraint::Percentage(45), Constraint::Percentage(55)])
+                    .areas(top);
+                (inbox, detail)
+            } else {
+                let listed = app.inbox.len().clamp(1, 5) as u16 + TABLE_CHROME;
+                let [inbox, detail] = Layout::default()
+                    .direction(Direction::Vertical)
+                    .constraints([Constraint::Length(listed), Constraint::Min(4)])
+                    .areas(top);
+                (inbox, detail)
+            };
             screen.detail = detail;
             screen.panes = vec![(Pane::Inbox, inbox), (Pane::Decisions, decisions)];
         }

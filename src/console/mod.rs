@@ -253,3 +253,6 @@ fn signal_stream() -> mpsc::UnboundedReceiver<()> {
     drop(tx);
     rx
 }
+
+#[cfg(test)]
+mod tests;

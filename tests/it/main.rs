@@ -8,6 +8,7 @@ mod bad_input;
 mod cli;
 mod client;
 mod config_example;
+mod e2e;
 mod immediate;
 mod quota;
 mod restart;

@@ -1,7 +1,9 @@
 //! Desk: PnL summary with the session's equity sparkline, positions, open orders, and the strip of
 //! staged proposals with their countdowns.
 
-use super::widgets::{self, countdown, num, pnl_style, px, signed, size};
+use super::widgets::{
+    self, Col, col, countdown, fill_col, num, num_col, pnl_style, px, signed, size,
+};
 use crate::console::action::Resource;
 use crate::console::app::App;
 use crate::console::layout::{Pane, Screen};
@@ -9,7 +11,7 @@ use crate::console::theme::Theme;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Paragraph, Row, Sparkline};
+use ratatui::widgets::{Paragraph, Sparkline};
 
 pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     summary(f, app, theme, screen);
@@ -44,8 +46,14 @@ fn summary(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         );
         return;
     };
+    // The sparkline needs room; on a narrow terminal the numbers come first.
+    let spark_width = if inner.width >= 110 {
+        inner.width * 35 / 100
+    } else {
+        0
+    };
     let [text, spark] =
-        Layout::horizontal([Constraint::Min(40), Constraint::Percentage(35)]).areas(inner);
+        Layout::horizontal([Constraint::Min(40), Constraint::Length(spark_width)]).areas(inner);
     let kv = |k: &str, v: String, style| {
         vec![
             Span::styled(format!("{k} "), theme.muted),
@@ -112,6 +120,20 @@ fn summary(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     f.render_widget(Sparkline::default().data(&data).style(theme.accent), spark);
 }
 
+const POSITION_COLS: &[Col] = &[
+    col("Exch", 6, 1),
+    col("Coin", 5, 0),
+    col("Side", 5, 0),
+    num_col("Size", 10, 0),
+    num_col("Entry", 10, 1),
+    num_col("Mark", 10, 1),
+    num_col("uPnL", 10, 0),
+    num_col("uPnL %", 7, 2),
+    num_col("Lev", 4, 1),
+    num_col("Liq", 10, 2),
+    num_col("Margin", 10, 3),
+];
+
 fn positions(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     let focused = app.focused_pane() == Pane::Positions;
     let rows = &app.positions;
@@ -124,23 +146,7 @@ fn positions(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         focused,
         app.selected(Pane::Positions),
         rows.len(),
-        &[
-            "Exch", "Coin", "Side", "Size", "Entry", "Mark", "uPnL", "uPnL %", "Lev", "Liq",
-            "Margin",
-        ],
-        &[
-            Constraint::Length(6),
-            Constraint::Length(5),
-            Constraint::Length(5),
-            Constraint::Length(10),
-            Constraint::Length(10),
-            Constraint::Length(10),
-            Constraint::Length(10),
-            Constraint::Length(7),
-            Constraint::Length(4),
-            Constraint::Length(10),
-            Constraint::Length(10),
-        ],
+        POSITION_COLS,
         "no open positions",
         |i| {
             let p = &rows[i];
@@ -149,29 +155,41 @@ fn positions(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
             } else {
                 0.0
             };
-            let side_style = if p.szi >= 0.0 { theme.good } else { theme.bad };
-            Row::new(vec![
-                Cell::from(p.exchange.clone()),
-                Cell::from(p.coin.clone()),
-                Cell::from(Span::styled(
-                    if p.szi >= 0.0 { "long" } else { "short" },
-                    side_style,
-                )),
-                Cell::from(size(p.szi.abs())),
-                Cell::from(px(p.entry_px)),
-                Cell::from(px(p.mark_px)),
-                Cell::from(Span::styled(
+            let long = p.szi >= 0.0;
+            let side_style = if long { theme.good } else { theme.bad };
+            let cells = vec![
+                Line::from(p.exchange.clone()),
+                Line::from(p.coin.clone()),
+                Line::styled(if long { "long" } else { "short" }, side_style),
+                Line::from(size(p.szi.abs())),
+                Line::from(px(p.entry_px)),
+                Line::from(px(p.mark_px)),
+                Line::styled(
                     signed(p.unrealized_pnl, 2),
                     pnl_style(theme, p.unrealized_pnl),
-                )),
-                Cell::from(Span::styled(signed(roe, 2), pnl_style(theme, roe))),
-                Cell::from(format!("{}x", p.leverage.value)),
-                Cell::from(p.liquidation_px.map(px).unwrap_or_else(|| "-".into())),
-                Cell::from(num(p.margin_used, 2)),
-            ])
+                ),
+                Line::styled(signed(roe, 2), pnl_style(theme, roe)),
+                Line::from(format!("{}x", p.leverage.value)),
+                Line::from(p.liquidation_px.map(px).unwrap_or_else(|| "-".into())),
+                Line::from(num(p.margin_used, 2)),
+            ];
+            (cells, None)
         },
     );
 }
+
+const ORDER_COLS: &[Col] = &[
+    col("Exch", 6, 1),
+    col("Coin", 5, 0),
+    col("Side", 4, 0),
+    col("Type", 18, 0),
+    num_col("Price/Trigger", 13, 0),
+    num_col("Size", 10, 0),
+    num_col("Orig", 10, 3),
+    col("RO", 3, 2),
+    num_col("Oid", 10, 1),
+    num_col("Age", 7, 2),
+];
 
 fn orders(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     let focused = app.focused_pane() == Pane::Orders;
@@ -186,30 +204,7 @@ fn orders(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         focused,
         app.selected(Pane::Orders),
         rows.len(),
-        &[
-            "Exch",
-            "Coin",
-            "Side",
-            "Type",
-            "Price/Trigger",
-            "Size",
-            "Orig",
-            "RO",
-            "Oid",
-            "Age",
-        ],
-        &[
-            Constraint::Length(6),
-            Constraint::Length(5),
-            Constraint::Length(4),
-            Constraint::Length(18),
-            Constraint::Length(13),
-            Constraint::Length(10),
-            Constraint::Length(10),
-            Constraint::Length(3),
-            Constraint::Length(10),
-            Constraint::Length(7),
-        ],
+        ORDER_COLS,
         "no resting orders",
         |i| {
             let o = &rows[i];
@@ -219,24 +214,31 @@ fn orders(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
                 _ => px(o.limit_px),
             };
             let age = std::time::Duration::from_millis((now_ms - o.timestamp).max(0) as u64);
-            Row::new(vec![
-                Cell::from(o.exchange.clone()),
-                Cell::from(o.coin.clone()),
-                Cell::from(Span::styled(
+            let cells = vec![
+                Line::from(o.exchange.clone()),
+                Line::from(o.coin.clone()),
+                Line::styled(
                     if buy { "buy" } else { "sell" },
                     if buy { theme.good } else { theme.bad },
-                )),
-                Cell::from(o.order_type.clone()),
-                Cell::from(price),
-                Cell::from(size(o.sz)),
-                Cell::from(size(o.orig_sz)),
-                Cell::from(if o.reduce_only { "RO" } else { "" }),
-                Cell::from(o.oid.to_string()),
-                Cell::from(widgets::age(age)),
-            ])
+                ),
+                Line::from(o.order_type.clone()),
+                Line::from(price),
+                Line::from(size(o.sz)),
+                Line::from(size(o.orig_sz)),
+                Line::from(if o.reduce_only { "RO" } else { "" }),
+                Line::from(o.oid.to_string()),
+                Line::from(widgets::age(age)),
+            ];
+            (cells, None)
         },
     );
 }
+
+const STRIP_COLS: &[Col] = &[
+    col("Time left", 20, 0),
+    fill_col("Proposal", 16, 0),
+    col("Id", 22, 1),
+];
 
 fn strip(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     let focused = app.focused_pane() == Pane::Strip;
@@ -253,21 +255,17 @@ fn strip(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         focused,
         app.selected(Pane::Strip),
         staged.len(),
-        &["Time left", "Proposal", "Id"],
-        &[
-            Constraint::Length(20),
-            Constraint::Min(20),
-            Constraint::Length(22),
-        ],
+        STRIP_COLS,
         "nothing staged: agents' proposals appear here",
         |k| {
             let item = &app.inbox[staged[k]];
             let left = item.remaining(app.now).unwrap_or_default();
-            Row::new(vec![
-                Cell::from(Line::from(countdown(theme, left, 12))),
-                Cell::from(item.describe()),
-                Cell::from(item.id().to_string()),
-            ])
+            let cells = vec![
+                Line::from(countdown(theme, left, 12)),
+                Line::from(item.describe()),
+                Line::from(item.id().to_string()),
+            ];
+            (cells, None)
         },
     );
 }

@@ -8,7 +8,7 @@ use crate::console::theme::Theme;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Clear, Paragraph, Wrap};
+use ratatui::widgets::{Clear, Paragraph};
 
 const KEYS: &[(KeyAction, &str)] = &[
     (KeyAction::Up, "move up"),
@@ -33,8 +33,12 @@ const KEYS: &[(KeyAction, &str)] = &[
     (KeyAction::Quit, "quit"),
 ];
 
-pub fn draw(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
-    let r = widgets::centered(area, 84, area.height.saturating_sub(2));
+pub fn draw(f: &mut Frame, app: &App, theme: &Theme, area: Rect, scroll: u16) {
+    let r = widgets::centered(
+        area,
+        area.width.saturating_sub(4).min(110),
+        area.height.saturating_sub(2),
+    );
     f.render_widget(Clear, r);
     let mut lines = vec![Line::styled("Keys", theme.accent)];
     for (action, what) in KEYS {
@@ -50,19 +54,26 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
     ]));
     lines.push(Line::raw(""));
     lines.push(Line::styled("Commands (after :)", theme.accent));
+    // Usage and summary on lines of their own: a usage line is long, and cutting either hides
+    // what the command takes or does.
     for c in COMMANDS {
-        lines.push(Line::from(vec![
-            Span::styled(format!("  {:<44}", c.usage), theme.base.patch(theme.accent)),
-            Span::styled(c.summary, theme.base),
-        ]));
+        lines.push(Line::styled(
+            format!("  {}", c.usage),
+            theme.base.patch(theme.accent),
+        ));
+        lines.push(Line::styled(format!("      {}", c.summary), theme.base));
     }
+    // Scrolling stops where the last line is at the bottom.
+    let visible = r.height.saturating_sub(2);
+    let scroll = scroll.min((lines.len() as u16).saturating_sub(visible));
+    let title = if lines.len() as u16 > visible {
+        " Help — j/k scroll, Esc closes "
+    } else {
+        " Help — Esc closes "
+    };
     let p = Paragraph::new(lines)
-        .block(widgets::block(
-            theme,
-            Line::from(" Help — Esc closes "),
-            true,
-        ))
+        .block(widgets::block(theme, Line::from(title), true))
         .style(theme.base)
-        .wrap(Wrap { trim: false });
+        .scroll((scroll, 0));
     f.render_widget(p, r);
 }

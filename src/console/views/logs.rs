@@ -1,13 +1,29 @@
 //! Logs: the service's audit log and the console's own request log, both filtered by `/`.
 
-use super::widgets;
+use super::widgets::{self, Col, col, fill_col, num_col};
+use crate::console::action::Resource;
 use crate::console::app::App;
 use crate::console::layout::{Pane, Screen};
 use crate::console::theme::Theme;
 use ratatui::Frame;
-use ratatui::layout::Constraint;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Row};
+
+const AUDIT_COLS: &[Col] = &[
+    col("Time", 8, 1),
+    col("Operation", 23, 0),
+    col("Outcome", 7, 0),
+    num_col("HTTP", 4, 2),
+    col("Proposal", 21, 2),
+    num_col("Oid", 10, 3),
+    fill_col("Error", 12, 1),
+];
+
+const REQUEST_COLS: &[Col] = &[
+    col("Time", 8, 0),
+    col("Operation", 23, 0),
+    col("Status", 22, 0),
+    num_col("Latency", 9, 0),
+];
 
 pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     let filter = if app.filter.is_empty() {
@@ -15,12 +31,11 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     } else {
         format!(" matching {:?} ", app.filter)
     };
-    let audit_feed = &app.feeds[&crate::console::action::Resource::Audit];
-    let mut title = vec![Span::styled(
-        format!(" {} ", Pane::Audit.title()),
-        theme.accent,
-    )];
-    title.push(Span::styled(filter.clone(), theme.muted));
+    let audit_feed = &app.feeds[&Resource::Audit];
+    let mut title = vec![
+        Span::styled(format!(" {} ", Pane::Audit.title()), theme.accent),
+        Span::styled(filter.clone(), theme.muted),
+    ];
     if let Some(e) = &audit_feed.error {
         title.push(Span::styled(format!(" {e} "), theme.error));
     }
@@ -40,24 +55,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         app.focused_pane() == Pane::Audit,
         app.selected(Pane::Audit),
         app.audit_view.len(),
-        &[
-            "Time",
-            "Operation",
-            "Outcome",
-            "HTTP",
-            "Proposal",
-            "Oid",
-            "Error",
-        ],
-        &[
-            Constraint::Length(8),
-            Constraint::Length(24),
-            Constraint::Length(7),
-            Constraint::Length(4),
-            Constraint::Length(21),
-            Constraint::Length(10),
-            Constraint::Min(10),
-        ],
+        AUDIT_COLS,
         "no execute attempts logged",
         |i| {
             let e = &app.audit[app.audit_view[i]];
@@ -66,15 +64,16 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
             } else {
                 theme.bad
             };
-            Row::new(vec![
-                Cell::from(e.time.format("%H:%M:%S").to_string()),
-                Cell::from(e.operation.clone()),
-                Cell::from(Span::styled(e.outcome.clone(), style)),
-                Cell::from(e.http_status.to_string()),
-                Cell::from(e.proposal_id.clone().unwrap_or_default()),
-                Cell::from(e.oid.map(|o| o.to_string()).unwrap_or_default()),
-                Cell::from(e.error_code.clone().unwrap_or_default()),
-            ])
+            let cells = vec![
+                Line::from(e.time.format("%H:%M:%S").to_string()),
+                Line::from(e.operation.clone()),
+                Line::styled(e.outcome.clone(), style),
+                Line::from(e.http_status.to_string()),
+                Line::from(e.proposal_id.clone().unwrap_or_default()),
+                Line::from(e.oid.map(|o| o.to_string()).unwrap_or_default()),
+                Line::from(e.error_code.clone().unwrap_or_default()),
+            ];
+            (cells, None)
         },
     );
     widgets::table(
@@ -89,13 +88,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         app.focused_pane() == Pane::Requests,
         app.selected(Pane::Requests),
         app.request_view.len(),
-        &["Time", "Operation", "Status", "Latency"],
-        &[
-            Constraint::Length(8),
-            Constraint::Length(24),
-            Constraint::Length(22),
-            Constraint::Length(9),
-        ],
+        REQUEST_COLS,
         "no requests yet",
         |i| {
             let r = &app.request_log[app.request_view[i]];
@@ -104,12 +97,13 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
             } else {
                 theme.bad
             };
-            Row::new(vec![
-                Cell::from(r.at.format("%H:%M:%S").to_string()),
-                Cell::from(r.operation),
-                Cell::from(Span::styled(r.status.clone(), style)),
-                Cell::from(format!("{} ms", r.latency.as_millis())),
-            ])
+            let cells = vec![
+                Line::from(r.at.format("%H:%M:%S").to_string()),
+                Line::from(r.operation),
+                Line::styled(r.status.clone(), style),
+                Line::from(format!("{} ms", r.latency.as_millis())),
+            ];
+            (cells, None)
         },
     );
 }

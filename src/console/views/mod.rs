@@ -31,10 +31,10 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
     }
     footer(f, app, theme, &screen);
     command_line(f, app, theme, &screen);
-    toasts(f, app, theme, area);
+    toasts(f, app, theme, &screen);
     match &app.overlay {
         Overlay::None => {}
-        Overlay::Help => help::draw(f, app, theme, area),
+        Overlay::Help(scroll) => help::draw(f, app, theme, area, *scroll),
         Overlay::Approve(id) => proposals::approve_dialog(f, app, theme, area, id),
         Overlay::QuitConfirm => {
             let r = widgets::centered(area, 52, 5);
@@ -119,44 +119,76 @@ fn header(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         Span::styled(" LIVE ", theme.badge_live)
     };
     let (conn, healthy) = connection(app);
-    let mut spans = vec![
-        badge,
-        Span::styled(format!(" {who} "), theme.header.patch(theme.accent)),
-        Span::styled(format!("@ {} ", app.service.host), theme.header),
-        Span::styled(
-            format!("key {} ", app.service.key_fingerprint),
-            theme.header,
+    let conn_style = if healthy {
+        theme.header
+    } else {
+        theme.header.patch(theme.critical)
+    };
+    // Parts in order of importance: on a narrow terminal the host and key fingerprint give way
+    // first, so the badge, account, connection and quotas always show.
+    let mut parts: Vec<(u8, Span)> = vec![
+        (0, badge),
+        (
+            1,
+            Span::styled(format!(" {who} "), theme.header.patch(theme.accent)),
         ),
-        Span::styled("│ ", theme.header),
-        Span::styled(
-            conn,
-            if healthy {
-                theme.header
-            } else {
-                theme.header.patch(theme.critical)
-            },
+        (
+            5,
+            Span::styled(format!("@ {} ", app.service.host), theme.header),
         ),
+        (
+            4,
+            Span::styled(
+                format!("key {} ", app.service.key_fingerprint),
+                theme.header,
+            ),
+        ),
+        (2, Span::styled("│ ", theme.header)),
+        (2, Span::styled(conn, conn_style)),
     ];
     if let Some(u) = &app.usage {
-        spans.push(Span::styled(
-            format!(
-                " │ POST {}/{} │ compute {}/{}",
-                u.api_post_quota.used, u.api_post_quota.limit, u.compute.used, u.compute.limit
+        parts.push((
+            3,
+            Span::styled(
+                format!(
+                    " │ POST {}/{} │ compute {}/{}",
+                    u.api_post_quota.used, u.api_post_quota.limit, u.compute.used, u.compute.limit
+                ),
+                theme.header,
             ),
-            theme.header,
         ));
     }
     if let Some(until) = app.quota_until
         && until > app.now
     {
-        spans.push(Span::styled(
-            format!(
-                " │ quota: POSTs held {}",
-                age((until - app.now).to_std().unwrap_or_default())
+        parts.push((
+            1,
+            Span::styled(
+                format!(
+                    " │ quota: POSTs held {}",
+                    age((until - app.now).to_std().unwrap_or_default())
+                ),
+                theme.header.patch(theme.critical),
             ),
-            theme.header.patch(theme.critical),
         ));
     }
+    let width = screen.header.width as usize;
+    let mut keep = 5u8;
+    while keep > 1
+        && parts
+            .iter()
+            .filter(|(p, _)| *p <= keep)
+            .map(|(_, s)| s.width())
+            .sum::<usize>()
+            > width
+    {
+        keep -= 1;
+    }
+    let spans: Vec<Span> = parts
+        .into_iter()
+        .filter(|(p, _)| *p <= keep)
+        .map(|(_, s)| s)
+        .collect();
     f.render_widget(
         Paragraph::new(Line::from(spans)).style(theme.header),
         screen.header,
@@ -166,19 +198,12 @@ fn header(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
 fn tab_bar(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     let mut spans = Vec::new();
     for (i, (tab, _)) in screen.tabs.iter().enumerate() {
-        let mut label = layout::tab_label(i, *tab);
-        if *tab == Tab::Proposals {
-            let staged = app.inbox.iter().filter(|p| p.can_approve(app.now)).count();
-            if staged > 0 {
-                label = format!(" {} {} ({staged}) ", i + 1, tab.title());
-            }
-        }
         let style = if *tab == app.tab {
             theme.tab_active
         } else {
             theme.tab_inactive
         };
-        spans.push(Span::styled(label, style));
+        spans.push(Span::styled(layout::tab_label(i, *tab, app), style));
         spans.push(Span::raw(" "));
     }
     f.render_widget(Paragraph::new(Line::from(spans)), screen.tab_bar);
@@ -247,19 +272,30 @@ fn command_line(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     }
 }
 
-fn toasts(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
-    for (i, t) in app.toasts.iter().rev().take(3).enumerate() {
-        let width = (t.text.chars().count() as u16 + 4).min(area.width);
-        let y = area.y + 2 + i as u16;
-        if y >= area.height.saturating_sub(2) {
-            break;
-        }
-        let r = Rect::new(area.x + area.width - width, y, width, 1);
-        let style = match t.level {
-            ToastLevel::Info => theme.toast,
-            ToastLevel::Error => theme.toast.patch(theme.error),
-        };
-        f.render_widget(Clear, r);
-        f.render_widget(Paragraph::new(format!("  {}  ", t.text)).style(style), r);
+/// The newest toast, right-aligned on the tab bar's row, where it covers no data.
+fn toasts(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    let Some(t) = app.toasts.last() else { return };
+    let bar = screen.tab_bar;
+    let tabs_end = screen
+        .tabs
+        .last()
+        .map(|(_, r)| r.x + r.width + 1)
+        .unwrap_or(bar.x);
+    let room = (bar.x + bar.width).saturating_sub(tabs_end);
+    let more = app.toasts.len() - 1;
+    let text = if more > 0 {
+        format!(" (+{more}) {} ", t.text)
+    } else {
+        format!(" {} ", t.text)
+    };
+    let width = (text.chars().count() as u16).min(room);
+    if width < 8 {
+        return;
     }
+    let r = Rect::new(bar.x + bar.width - width, bar.y, width, 1);
+    let style = match t.level {
+        ToastLevel::Info => theme.toast,
+        ToastLevel::Error => theme.toast.patch(theme.error),
+    };
+    f.render_widget(Paragraph::new(text).style(style), r);
 }

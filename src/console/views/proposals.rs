@@ -1,15 +1,15 @@
 //! The approval inbox: proposals with their countdowns, the selected one as it will execute with a
 //! risk preview from live data, the approve dialog, and the decision history.
 
-use super::widgets::{self, countdown, num, pnl_style, px, signed, size};
+use super::widgets::{self, Col, col, countdown, fill_col, num, pnl_style, px, signed, size};
 use crate::console::app::{App, InboxItem, LocalState, Source, Status, risk};
 use crate::console::layout::{Pane, Screen};
 use crate::console::theme::Theme;
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Clear, Paragraph, Row, Wrap};
+use ratatui::widgets::{Clear, Paragraph, Wrap};
 
 pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     inbox(f, app, theme, screen);
@@ -26,6 +26,11 @@ fn status_style(theme: &Theme, status: Status) -> Style {
         Status::Rejected | Status::Expired => theme.expired,
     }
 }
+
+const INBOX_COLS: &[Col] = &[
+    col("Time left / status", 18, 0),
+    fill_col("Proposal", 18, 0),
+];
 
 fn inbox(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     let focused = app.focused_pane() == Pane::Inbox;
@@ -48,8 +53,7 @@ fn inbox(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         focused,
         app.selected(Pane::Inbox),
         app.inbox.len(),
-        &["Time left / status", "Proposal"],
-        &[Constraint::Length(18), Constraint::Min(16)],
+        INBOX_COLS,
         "no proposals yet",
         |i| {
             let item = &app.inbox[i];
@@ -63,19 +67,16 @@ fn inbox(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
             } else {
                 Line::from(Span::styled(status.label(), status_style(theme, status)))
             };
-            let row = Row::new(vec![Cell::from(first), Cell::from(item.describe())]);
-            if matches!(status, Status::Expired | Status::Rejected) {
-                row.style(theme.expired)
-            } else {
-                row
-            }
+            let style =
+                matches!(status, Status::Expired | Status::Rejected).then_some(theme.expired);
+            (vec![first, Line::from(item.describe())], style)
         },
     );
 }
 
 fn kv<'a>(theme: &Theme, k: &str, v: String) -> Line<'a> {
     Line::from(vec![
-        Span::styled(format!("{k:<18}"), theme.muted),
+        Span::styled(format!("{k:<13}"), theme.muted),
         Span::styled(v, theme.base),
     ])
 }
@@ -83,7 +84,10 @@ fn kv<'a>(theme: &Theme, k: &str, v: String) -> Line<'a> {
 fn detail(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
     let block = widgets::block(
         theme,
-        Line::from(Span::styled(" As it will execute ", theme.accent)),
+        Line::from(Span::styled(
+            " As it will execute · risk from live data ",
+            theme.accent,
+        )),
         false,
     );
     let inner = block.inner(area);
@@ -118,13 +122,6 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
             theme.muted,
         ),
     ])];
-    if status == Status::Staged
-        && let Some(left) = item.remaining(app.now)
-    {
-        let mut spans = vec![Span::styled(format!("{:<18}", "Time left"), theme.muted)];
-        spans.extend(countdown(theme, left, 20));
-        lines.push(Line::from(spans));
-    }
     if p.kind.is_empty() {
         lines.push(Line::styled(
             "details arrive with the next proposals poll",
@@ -137,65 +134,63 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
             theme.bad
         };
         lines.push(Line::from(vec![
-            Span::styled(format!("{:<18}", "Trade"), theme.muted),
+            Span::styled(format!("{:<13}", "Trade"), theme.muted),
             Span::styled(
                 format!("{} {} {}", p.direction, size(p.size), p.coin),
                 dir_style,
             ),
             Span::styled(
-                format!(" on {} · {} · {}x", p.exchange, p.order_type, p.leverage),
+                format!(" · {}x · {} · {}", p.leverage, p.order_type, p.exchange),
                 theme.base,
             ),
         ]));
+        let price = match p.limit_px {
+            Some(l) => format!("limit {}", px(l)),
+            None => format!("market ≈ {}", px(p.mark_px)),
+        };
+        let level = |l: Option<f64>| l.map(px).unwrap_or_else(|| "none".into());
         lines.push(kv(
             theme,
             "Price",
-            match p.limit_px {
-                Some(l) => format!("limit {}", px(l)),
-                None => format!("market ≈ {}", px(p.mark_px)),
-            },
-        ));
-        lines.push(kv(
-            theme,
-            "Take-profit",
-            p.tp.map(px).unwrap_or_else(|| "none".into()),
-        ));
-        lines.push(kv(
-            theme,
-            "Stop-loss",
-            p.sl.map(px).unwrap_or_else(|| "none".into()),
+            format!("{price} · TP {} · SL {}", level(p.tp), level(p.sl)),
         ));
         let equity = app.pnl.as_ref().map(|s| s.total_portfolio_value);
         let r = risk(p, &app.positions, equity);
-        lines.push(Line::styled("Risk preview (live)", theme.accent));
-        lines.push(kv(theme, "Mark now", px(r.mark)));
-        lines.push(kv(theme, "Notional", num(r.notional, 2)));
         lines.push(kv(
             theme,
-            "Margin",
-            format!("{} at {}x", num(r.margin, 2), p.leverage),
-        ));
-        lines.push(kv(
-            theme,
-            "Est. liquidation",
-            r.est_liquidation.map(px).unwrap_or_else(|| "-".into()),
+            "Exposure",
+            format!(
+                "notional {} · margin {} · mark {}",
+                num(r.notional, 2),
+                num(r.margin, 2),
+                px(r.mark)
+            ),
         ));
         let dist = |pct: Option<f64>, usd: Option<f64>| match (pct, usd) {
-            (Some(p), Some(u)) => format!("{:.2}% · {} USD", p, num(u, 2)),
+            (Some(p), Some(u)) => format!("{:.2}% ({} USD)", p, num(u, 2)),
             _ => "-".into(),
         };
-        lines.push(kv(theme, "SL distance", dist(r.sl_pct, r.sl_usd)));
-        lines.push(kv(theme, "TP distance", dist(r.tp_pct, r.tp_usd)));
         lines.push(kv(
             theme,
-            "Reward : risk",
-            r.reward_risk
-                .map(|x| format!("{x:.2}"))
-                .unwrap_or_else(|| "-".into()),
+            "SL / TP",
+            format!(
+                "{} / {}",
+                dist(r.sl_pct, r.sl_usd),
+                dist(r.tp_pct, r.tp_usd)
+            ),
         ));
         let at_risk = r
             .equity_at_risk_pct
-            .map(|x| format!("{x:.2}% of equity"))
+            .map(|x| {
+                format!(
+                    "{x:.2}% of equity{}",
+                    if p.sl.is_some() {
+                        ""
+                    } else {
+                        " (margin, no SL)"
+                    }
+                )
+            })
             .unwrap_or_else(|| "-".into());
         let at_risk_style = match r.equity_at_risk_pct {
             Some(x) if x >= 5.0 => theme.critical,
@@ -203,19 +198,26 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
             _ => theme.base,
         };
         lines.push(Line::from(vec![
+            Span::styled(format!("{:<13}", "R:R · risk"), theme.muted),
             Span::styled(
                 format!(
-                    "{:<18}",
-                    if p.sl.is_some() {
-                        "At risk (SL)"
-                    } else {
-                        "At risk (margin)"
-                    }
+                    "{} · ",
+                    r.reward_risk
+                        .map(|x| format!("{x:.2}"))
+                        .unwrap_or_else(|| "-".into())
                 ),
-                theme.muted,
+                theme.base,
             ),
             Span::styled(at_risk, at_risk_style),
         ]));
+        lines.push(kv(
+            theme,
+            "Liquidation",
+            format!(
+                "≈ {}",
+                r.est_liquidation.map(px).unwrap_or_else(|| "-".into())
+            ),
+        ));
         lines.push(kv(
             theme,
             "Held now",
@@ -244,7 +246,7 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
         for c in &p.closes {
             lines.push(Line::from(vec![
                 Span::styled(
-                    format!("{:<18}", format!("  {} {}", c.exchange, c.coin)),
+                    format!("{:<13}", format!("  {} {}", c.exchange, c.coin)),
                     theme.muted,
                 ),
                 Span::styled(
@@ -255,13 +257,20 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
             ]));
         }
     }
+    if status == Status::Staged
+        && let Some(left) = item.remaining(app.now)
+    {
+        let mut spans = vec![Span::styled(format!("{:<13}", "Time left"), theme.muted)];
+        spans.extend(countdown(theme, left, 20));
+        lines.push(Line::from(spans));
+    }
     match &item.local {
         LocalState::Approved(result) => lines.push(Line::from(vec![
-            Span::styled(format!("{:<18}", "Result"), theme.muted),
+            Span::styled(format!("{:<13}", "Result"), theme.muted),
             Span::styled(result.clone(), theme.good),
         ])),
         LocalState::Failed(err) => lines.push(Line::from(vec![
-            Span::styled(format!("{:<18}", "Failed"), theme.muted),
+            Span::styled(format!("{:<13}", "Failed"), theme.muted),
             Span::styled(err.clone(), theme.bad),
         ])),
         _ => {}
@@ -271,6 +280,14 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
     }
     lines
 }
+
+const DECISION_COLS: &[Col] = &[
+    col("When", 8, 1),
+    col("Decision", 9, 0),
+    col("Proposal", 21, 3),
+    col("What", 22, 1),
+    fill_col("Result", 30, 0),
+];
 
 fn decisions(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     let focused = app.focused_pane() == Pane::Decisions;
@@ -284,14 +301,7 @@ fn decisions(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         focused,
         app.selected(Pane::Decisions),
         rows.len(),
-        &["When", "Decision", "Proposal", "What", "Result"],
-        &[
-            Constraint::Length(8),
-            Constraint::Length(9),
-            Constraint::Length(21),
-            Constraint::Length(22),
-            Constraint::Min(10),
-        ],
+        DECISION_COLS,
         "no decisions yet",
         |i| {
             let d = &rows[i];
@@ -300,45 +310,64 @@ fn decisions(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
                 crate::console::app::DecisionKind::Failed => theme.bad,
                 _ => theme.expired,
             };
-            Row::new(vec![
-                Cell::from(d.at.format("%H:%M:%S").to_string()),
-                Cell::from(Span::styled(d.kind.label(), style)),
-                Cell::from(d.proposal_id.clone()),
-                Cell::from(d.summary.clone()),
-                Cell::from(d.result.clone()),
-            ])
+            let cells = vec![
+                Line::from(d.at.format("%H:%M:%S").to_string()),
+                Line::styled(d.kind.label(), style),
+                Line::from(d.proposal_id.clone()),
+                Line::from(d.summary.clone()),
+                Line::from(d.result.clone()),
+            ];
+            (cells, None)
         },
     );
 }
 
-/// Repeats the essentials and asks for an explicit `y`.
+/// Repeats the essentials, priced now, and asks for an explicit `y`.
 pub fn approve_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, id: &str) {
     let Some(item) = app.item(id) else { return };
-    let r = widgets::centered(area, 64, 12);
-    f.render_widget(Clear, r);
     let p = &item.proposal.preview;
-    let mut lines = vec![Line::from(vec![
-        Span::styled("Approve ", theme.base),
-        Span::styled(id.to_string(), theme.accent),
-        Span::styled("?", theme.base),
-    ])];
-    lines.push(Line::styled(
-        item.describe(),
-        theme.base.patch(theme.accent),
-    ));
+    let mut lines = vec![
+        Line::from(vec![
+            Span::styled("Approve ", theme.base),
+            Span::styled(id.to_string(), theme.accent),
+            Span::styled("?", theme.base),
+        ]),
+        Line::styled(item.describe(), theme.base.patch(theme.accent)),
+    ];
     if p.kind == "trade" {
+        let equity = app.pnl.as_ref().map(|s| s.total_portfolio_value);
+        let r = risk(p, &app.positions, equity);
+        let price = match p.limit_px {
+            Some(l) => format!("limit {}", px(l)),
+            None => format!("market ≈ {}", px(r.mark)),
+        };
         lines.push(Line::from(format!(
-            "{} on {} · notional ≈ {} · margin ≈ {}",
-            p.order_type,
+            "{price} on {} · notional {} · margin {}",
             p.exchange,
-            num(p.notional, 2),
-            num(p.margin, 2)
+            num(r.notional, 2),
+            num(r.margin, 2)
         )));
         lines.push(Line::from(format!(
-            "TP {} · SL {}",
+            "TP {} · SL {}{}",
             p.tp.map(px).unwrap_or_else(|| "none".into()),
-            p.sl.map(px).unwrap_or_else(|| "none".into())
+            p.sl.map(px).unwrap_or_else(|| "none".into()),
+            r.sl_usd
+                .map(|u| format!(" (risk {} USD)", num(u, 2)))
+                .unwrap_or_default()
         )));
+        if let Some(x) = r.equity_at_risk_pct {
+            lines.push(Line::from(format!("{x:.2}% of equity at risk")));
+        }
+    } else {
+        for c in &p.closes {
+            lines.push(Line::from(format!(
+                "close {} {} on {} (~{} PnL)",
+                size(c.szi),
+                c.coin,
+                c.exchange,
+                signed(c.est_pnl, 2)
+            )));
+        }
     }
     if let Some(left) = item.remaining(app.now) {
         let mut spans = vec![Span::raw("Time left ")];
@@ -352,6 +381,8 @@ pub fn approve_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, id: &
         Span::styled(" esc ", theme.selected),
         Span::raw(" cancel   (Enter does nothing)"),
     ]));
+    let r = widgets::centered(area, 66, lines.len() as u16 + 2);
+    f.render_widget(Clear, r);
     let dialog = Paragraph::new(lines)
         .block(widgets::block(
             theme,

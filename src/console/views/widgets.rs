@@ -131,8 +131,72 @@ pub fn block<'a>(theme: &Theme, title: Line<'a>, focused: bool) -> Block<'a> {
         .title(title)
 }
 
+/// A table column. Columns whose `prio` is highest give way first when the pane is too narrow, so
+/// no cell is ever cut to a misleading value (an oid, "venue2", "10x") and the layout is the same
+/// on every run (over-constrained layouts are solved differently from run to run).
+#[derive(Debug, Clone, Copy)]
+pub struct Col {
+    pub title: &'static str,
+    /// Width in cells; 0 takes what is left, at least `min`.
+    pub width: u16,
+    pub min: u16,
+    /// 0 always shows; larger values drop first.
+    pub prio: u8,
+    pub right: bool,
+}
+
+pub const fn col(title: &'static str, width: u16, prio: u8) -> Col {
+    Col {
+        title,
+        width,
+        min: width,
+        prio,
+        right: false,
+    }
+}
+
+/// A column that takes the width left over, and is dropped if it cannot have `min`.
+pub const fn fill_col(title: &'static str, min: u16, prio: u8) -> Col {
+    Col {
+        title,
+        width: 0,
+        min,
+        prio,
+        right: false,
+    }
+}
+
+/// A right-aligned (numeric) column.
+pub const fn num_col(title: &'static str, width: u16, prio: u8) -> Col {
+    Col {
+        title,
+        width,
+        min: width,
+        prio,
+        right: true,
+    }
+}
+
+/// The columns that fit in `width`, in their original order.
+pub fn fit(cols: &[Col], width: u16) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..cols.len()).collect();
+    order.sort_by_key(|i| (cols[*i].prio, *i));
+    let mut used = 0u16;
+    let mut kept = Vec::new();
+    for i in order {
+        let need = cols[i].min + u16::from(!kept.is_empty());
+        if kept.is_empty() || used + need <= width {
+            used += need;
+            kept.push(i);
+        }
+    }
+    kept.sort_unstable();
+    kept
+}
+
 /// A table pane that renders only its visible window of rows: `row(i)` is called for those alone,
-/// so a pane over 100,000 rows costs the same as one over 30.
+/// so a pane over 100,000 rows costs the same as one over 30. `row` returns every column's cell
+/// and an optional row style; columns that do not fit are dropped here.
 #[allow(clippy::too_many_arguments)]
 pub fn table<'a>(
     f: &mut Frame,
@@ -143,26 +207,39 @@ pub fn table<'a>(
     focused: bool,
     selected: usize,
     len: usize,
-    header: &[&'a str],
-    widths: &[Constraint],
+    cols: &[Col],
     empty: &'a str,
-    mut row: impl FnMut(usize) -> Row<'a>,
+    mut row: impl FnMut(usize) -> (Vec<Line<'a>>, Option<Style>),
 ) {
     let area = screen.pane(pane);
     if area.height == 0 {
         return;
     }
+    let kept = fit(cols, area.width.saturating_sub(2));
     let rows = screen.rows(pane);
     let offset = layout::offset(selected, rows);
     let end = (offset + rows).min(len);
+    let align = |c: &Col, line: Line<'a>| {
+        if c.right { line.right_aligned() } else { line }
+    };
     let mut visible: Vec<Row> = Vec::with_capacity(end.saturating_sub(offset));
     for i in offset..end {
-        let r = row(i);
-        visible.push(if focused && i == selected {
-            r.style(theme.selected)
-        } else {
-            r
-        });
+        let (mut cells, style) = row(i);
+        let cells: Vec<Cell> = kept
+            .iter()
+            .map(|k| {
+                let line = std::mem::take(&mut cells[*k]);
+                Cell::from(align(&cols[*k], line))
+            })
+            .collect();
+        let mut r = Row::new(cells);
+        if let Some(style) = style {
+            r = r.style(style);
+        }
+        if focused && i == selected {
+            r = r.style(theme.selected);
+        }
+        visible.push(r);
     }
     let mut title = title;
     if len > rows && rows > 0 {
@@ -171,8 +248,11 @@ pub fn table<'a>(
             theme.muted,
         ));
     }
-    let header = Row::new(header.iter().map(|h| Cell::from(*h)))
-        .style(theme.muted.add_modifier(ratatui::style::Modifier::BOLD));
+    let header = Row::new(
+        kept.iter()
+            .map(|k| Cell::from(align(&cols[*k], Line::from(cols[*k].title)))),
+    )
+    .style(theme.muted.add_modifier(ratatui::style::Modifier::BOLD));
     let block = block(theme, title, focused);
     if len == 0 {
         let inner = block.inner(area);
@@ -187,7 +267,14 @@ pub fn table<'a>(
         );
         return;
     }
-    let table = Table::new(visible, widths.to_vec())
+    let widths: Vec<Constraint> = kept
+        .iter()
+        .map(|k| match cols[*k].width {
+            0 => Constraint::Fill(1),
+            w => Constraint::Length(w),
+        })
+        .collect();
+    let table = Table::new(visible, widths)
         .header(header)
         .block(block)
         .column_spacing(1);
@@ -216,6 +303,20 @@ pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn columns_that_do_not_fit_drop_by_priority_and_keep_their_order() {
+        let cols = [
+            col("a", 10, 0),
+            col("b", 10, 2),
+            col("c", 10, 1),
+            fill_col("d", 8, 0),
+        ];
+        assert_eq!(fit(&cols, 100), vec![0, 1, 2, 3]);
+        // a + d(8 min) + c = 10 + 9 + 11 = 30; b does not fit.
+        assert_eq!(fit(&cols, 30), vec![0, 2, 3]);
+        assert_eq!(fit(&cols, 5), vec![0]);
+    }
 
     #[test]
     fn number_formats() {

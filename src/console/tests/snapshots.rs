@@ -1,0 +1,200 @@
+//! Snapshots of the rendered screens (symbols only) from the seeded fixture at a fixed time.
+//! Review changes with `INSTA_UPDATE=always cargo test --lib console::tests` and a diff of
+//! `src/console/tests/snapshots/`.
+
+use super::fixtures::*;
+use crate::console::action::Action;
+use crate::console::app::{App, Overlay, Tab};
+use crate::console::layout::Pane;
+use crossterm::event::KeyCode;
+
+fn on_tab(width: u16, height: u16, tab_key: char) -> App {
+    let mut app = seeded_app(width, height);
+    app.update(key(tab_key));
+    app
+}
+
+fn snap(name: &str, app: &App) -> String {
+    let text = render(app);
+    // The same state draws the same screen.
+    assert_eq!(text, render(app), "{name} is not deterministic");
+    insta::assert_snapshot!(name, text);
+    text
+}
+
+#[test]
+fn desk_120x40() {
+    let app = on_tab(120, 40, '1');
+    assert_eq!(app.tab, Tab::Desk);
+    let text = snap("desk_120x40", &app);
+    // What a supervisor must see, whatever the snapshot says.
+    for needle in [
+        "SANDBOX",
+        "desk-ops",
+        "25,431.77",
+        "venue2",
+        "DOGE",
+        "+90.00",
+        "-107.50",
+        "@72,000",
+        "@61,000",
+        ID_FRESH,
+        "3:12",
+        "0:47",
+        "0:09",
+    ] {
+        assert!(
+            text.contains(needle),
+            "desk 120x40 lacks {needle:?}\n{text}"
+        );
+    }
+    // The strip lists only what can still be approved.
+    assert!(!text.contains(ID_EXPIRED));
+    assert!(!text.contains(ID_APPROVED));
+}
+
+#[test]
+fn desk_80x24() {
+    let app = on_tab(80, 24, '1');
+    let text = snap("desk_80x24", &app);
+    assert_eq!(text.lines().count(), 24);
+    assert!(text.lines().all(|l| l.chars().count() <= 80));
+    // Only the first rows fit: the panes say how many are shown.
+    assert!(text.contains("Positions  1-2 of 4"), "{text}");
+    assert!(text.contains("Open orders  1-1 of 5"), "{text}");
+    for needle in ["25,431.77", "3:12", "0:47", "0:09", ID_SHORT_FUSE] {
+        assert!(text.contains(needle), "desk 80x24 lacks {needle:?}\n{text}");
+    }
+}
+
+#[test]
+fn proposals_120x40() {
+    let app = on_tab(120, 40, '2');
+    assert_eq!(app.tab, Tab::Proposals);
+    let text = snap("proposals_120x40", &app);
+    for needle in [
+        "3:12",
+        "0:47",
+        "0:09",
+        "expired",
+        "approved",
+        "rejected",
+        "close all positions",
+        "risk from live data",
+        "Decisions",
+        "sold 0.02 BTC at 66010 (oid 900131)",
+    ] {
+        assert!(
+            text.contains(needle),
+            "proposals 120x40 lacks {needle:?}\n{text}"
+        );
+    }
+}
+
+#[test]
+fn proposals_80x24() {
+    let app = on_tab(80, 24, '2');
+    let text = snap("proposals_80x24", &app);
+    assert_eq!(text.lines().count(), 24);
+}
+
+#[test]
+fn approve_dialog_120x40() {
+    let mut app = on_tab(120, 40, '2');
+    app.update(key('a'));
+    assert_eq!(app.overlay, Overlay::Approve(ID_FRESH.into()));
+    let text = snap("approve_dialog_120x40", &app);
+    for needle in [
+        "Approve proposal",
+        ID_FRESH,
+        "long 0.01 BTC 5x",
+        "3:12",
+        " y ",
+    ] {
+        assert!(text.contains(needle), "dialog lacks {needle:?}\n{text}");
+    }
+}
+
+#[test]
+fn approve_dialog_amber_120x40() {
+    // The second proposal: under a minute left, a limit order on venue2.
+    let mut app = on_tab(120, 40, '2');
+    app.update(code(KeyCode::Down));
+    app.update(key('a'));
+    assert_eq!(app.overlay, Overlay::Approve(ID_AMBER.into()));
+    snap("approve_dialog_amber_120x40", &app);
+}
+
+#[test]
+fn help_120x40() {
+    let mut app = on_tab(120, 40, '1');
+    app.update(key('?'));
+    assert!(matches!(app.overlay, Overlay::Help(_)), "{:?}", app.overlay);
+    let text = snap("help_120x40", &app);
+    assert!(text.contains("/propose"));
+    assert!(text.contains("approve the selected proposal"));
+}
+
+#[test]
+fn logs_120x40() {
+    let app = on_tab(120, 40, '3');
+    assert_eq!(app.tab, Tab::Logs);
+    let text = snap("logs_120x40", &app);
+    for needle in ["proposal_expired", "list_audit_logs", "audit_unavailable"] {
+        assert!(text.contains(needle), "logs lack {needle:?}\n{text}");
+    }
+}
+
+#[test]
+fn desk_with_toasts_80x24() {
+    // Toasts as a poll and a failed propose leave them: where do they land?
+    let mut app = seeded_app(80, 24);
+    app.update(proposals(
+        vec![btc_long("prop_9d8c7b6a5f4e3d21", t0())],
+        t0(),
+    ));
+    app.update(Action::Proposed {
+        signal: Box::new(crate::api::model::TradeSignal {
+            a: Some("ETHUSDT".into()),
+            d: Some("short".into()),
+            ..Default::default()
+        }),
+        result: Err(crate::api::ApiError::Invalid {
+            code: "invalid_body".into(),
+            field: Some("size".into()),
+            message: "size must be greater than zero".into(),
+        }),
+        latency: LATENCY,
+        at: t0(),
+    });
+    app.update(Action::Tick(t0() + secs(1)));
+    assert_eq!(app.toasts.len(), 2);
+    let text = snap("desk_with_toasts_80x24", &app);
+    // The newest toast shows on the tab bar's row, with a count of the others, over no data.
+    assert!(text.contains("Propose ETHUSDT failed"), "{text}");
+    assert!(text.contains("(+1)"), "{text}");
+    assert!(text.contains("Equity"), "{text}");
+}
+
+#[test]
+fn desk_80x24_scrolled_to_the_last_rows() {
+    // The venue2 positions and the last order, which the first 80x24 screen cannot show.
+    let mut app = on_tab(80, 24, '1');
+    app.update(key('G'));
+    app.update(code(KeyCode::Tab));
+    app.update(key('G'));
+    assert_eq!(app.selected(Pane::Positions), 3);
+    assert_eq!(app.selected(Pane::Orders), 4);
+    let text = snap("desk_80x24_scrolled", &app);
+    assert!(text.contains("Positions  3-4 of 4"), "{text}");
+    assert!(text.contains("Open orders  5-5 of 5"), "{text}");
+    assert!(text.contains("DOGE"), "{text}");
+}
+
+#[test]
+fn proposals_80x24_close_all_selected() {
+    let mut app = on_tab(80, 24, '2');
+    app.update(key('G'));
+    assert_eq!(app.inbox[app.selected(Pane::Inbox)].id(), ID_REJECTED);
+    snap("proposals_80x24_close_all", &app);
+}
