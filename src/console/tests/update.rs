@@ -855,3 +855,49 @@ fn risk_math() {
     sol.exchange = "venue2".into();
     assert!(risk(&sol, &held, None).existing.is_some());
 }
+
+// ---- mouse -----------------------------------------------------------------------------------------
+
+fn click(x: u16, y: u16) -> Action {
+    Action::Mouse(crossterm::event::MouseEvent {
+        kind: crossterm::event::MouseEventKind::Down(crossterm::event::MouseButton::Left),
+        column: x,
+        row: y,
+        modifiers: crossterm::event::KeyModifiers::NONE,
+    })
+}
+
+#[test]
+fn clicks_select_tabs_and_rows_and_the_wheel_scrolls() {
+    let mut app = staged_app();
+    app.size = (120, 40);
+    app.update(loaded(
+        Resource::Positions,
+        Payload::Positions(positions()),
+        t0(),
+    ));
+    let screen = crate::console::layout::compute(120, 40, &app);
+    // A click on a row of the positions table selects it and focuses that pane.
+    let pos = screen.pane(Pane::Positions);
+    app.update(click(
+        pos.x + 3,
+        pos.y + crate::console::layout::TABLE_TOP + 2,
+    ));
+    assert_eq!(app.focused_pane(), Pane::Positions);
+    assert_eq!(app.selected(Pane::Positions), 2);
+    // The wheel over the orders pane moves its selection, not the positions'.
+    app.update(loaded(Resource::Orders, Payload::Orders(orders()), t0()));
+    let ord = screen.pane(Pane::Orders);
+    app.update(Action::Mouse(crossterm::event::MouseEvent {
+        kind: crossterm::event::MouseEventKind::ScrollDown,
+        column: ord.x + 3,
+        row: ord.y + 3,
+        modifiers: crossterm::event::KeyModifiers::NONE,
+    }));
+    assert_eq!(app.selected(Pane::Orders), 3);
+    assert_eq!(app.selected(Pane::Positions), 2);
+    // A click on the second tab's label opens it.
+    let (_, tab2) = screen.tabs[1];
+    app.update(click(tab2.x + 1, tab2.y));
+    assert_eq!(app.tab, Tab::Proposals);
+}
