@@ -333,6 +333,9 @@ pub struct App {
     pub feeds: BTreeMap<Resource, Feed>,
     pub whoami: Option<Whoami>,
     pub positions: Vec<PositionRow>,
+    /// Indices into `positions` by coin, rebuilt when positions arrive, so a risk preview drawn
+    /// every frame never scans a large book.
+    position_index: std::collections::HashMap<String, Vec<usize>>,
     pub orders: Vec<OpenOrderRow>,
     pub pnl: Option<PnlSummary>,
     pub usage: Option<Usage>,
@@ -389,6 +392,7 @@ impl App {
             feeds,
             whoami: None,
             positions: Vec::new(),
+            position_index: Default::default(),
             orders: Vec::new(),
             pnl: None,
             usage: None,
@@ -467,6 +471,20 @@ impl App {
 
     pub fn confirm_in_flight(&self) -> bool {
         self.inbox.iter().any(|i| i.local == LocalState::Confirming)
+    }
+
+    /// The risk preview of a proposal against the live positions and equity.
+    pub fn risk_of(&self, preview: &Preview) -> Risk {
+        let held: Vec<PositionRow> = self
+            .position_index
+            .get(&preview.coin)
+            .into_iter()
+            .flatten()
+            .filter_map(|i| self.positions.get(*i))
+            .cloned()
+            .collect();
+        let equity = self.pnl.as_ref().map(|s| s.total_portfolio_value);
+        risk(preview, &held, equity)
     }
 
     /// Countdowns or ages are on screen: time alone changes what is drawn.
@@ -638,6 +656,13 @@ impl App {
         match payload {
             Payload::Whoami(w) => self.whoami = Some(*w),
             Payload::Positions(rows) => {
+                self.position_index.clear();
+                for (i, p) in rows.iter().enumerate() {
+                    self.position_index
+                        .entry(p.coin.clone())
+                        .or_default()
+                        .push(i);
+                }
                 self.positions = rows;
                 self.clamp(Pane::Positions);
             }

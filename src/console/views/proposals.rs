@@ -2,7 +2,7 @@
 //! risk preview from live data, the approve dialog, and the decision history.
 
 use super::widgets::{self, Col, col, countdown, fill_col, num, pnl_style, px, signed, size};
-use crate::console::app::{App, InboxItem, LocalState, Source, Status, risk};
+use crate::console::app::{App, InboxItem, LocalState, Source, Status};
 use crate::console::layout::{Pane, Screen};
 use crate::console::theme::Theme;
 use ratatui::Frame;
@@ -154,8 +154,7 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
             "Price",
             format!("{price} · TP {} · SL {}", level(p.tp), level(p.sl)),
         ));
-        let equity = app.pnl.as_ref().map(|s| s.total_portfolio_value);
-        let r = risk(p, &app.positions, equity);
+        let r = app.risk_of(p);
         lines.push(kv(
             theme,
             "Exposure",
@@ -335,8 +334,7 @@ pub fn approve_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, id: &
         Line::styled(item.describe(), theme.base.patch(theme.accent)),
     ];
     if p.kind == "trade" {
-        let equity = app.pnl.as_ref().map(|s| s.total_portfolio_value);
-        let r = risk(p, &app.positions, equity);
+        let r = app.risk_of(p);
         let price = match p.limit_px {
             Some(l) => format!("limit {}", px(l)),
             None => format!("market ≈ {}", px(r.mark)),

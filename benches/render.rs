@@ -1,0 +1,339 @@
+//! Frame cost of the console's views: one full `terminal.draw(..)` (layout, widgets, buffer diff)
+//! into a 200×60 `TestBackend`, per iteration.
+//!
+//! Goal: ≤ 1 ms per frame, whatever the size of the data (the tables render only their visible
+//! window of rows). Run with `cargo bench --bench render`.
+
+use agentdesk::api::model::{
+    Leverage, MarginSummary, OpenOrderRow, PnlPeriods, PnlSummary, PositionRow, Preview, Proposal,
+    Whoami,
+};
+use agentdesk::console::action::{Action, Payload, Resource};
+use agentdesk::console::app::{
+    App, Decision, DecisionKind, InboxItem, LocalState, Options, ServiceInfo, Source, Tab,
+};
+use agentdesk::console::keymap::Keymap;
+use agentdesk::console::layout::Pane;
+use agentdesk::console::theme::Theme;
+use agentdesk::console::views;
+use chrono::{DateTime, Duration as TimeDelta, TimeZone, Utc};
+use criterion::{Criterion, criterion_group, criterion_main};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use std::hint::black_box;
+use std::time::Duration;
+
+const WIDTH: u16 = 200;
+const HEIGHT: u16 = 60;
+const COINS: [&str; 12] = [
+    "BTC", "ETH", "SOL", "ARB", "DOGE", "AVAX", "LINK", "OP", "SUI", "APT", "TIA", "INJ",
+];
+
+fn t0() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2025, 6, 1, 12, 0, 0).unwrap()
+}
+
+fn position(i: usize) -> PositionRow {
+    let coin = COINS[i % COINS.len()];
+    let long = !i.is_multiple_of(3);
+    let entry = 100.0 + (i % 977) as f64 * 13.37;
+    let mark = entry * (1.0 + ((i % 17) as f64 - 8.0) / 400.0);
+    let szi = (1 + i % 50) as f64 * 0.013 * if long { 1.0 } else { -1.0 };
+    PositionRow {
+        exchange: if i.is_multiple_of(2) { "hl" } else { "paper" }.into(),
+        position_id: format!("pos_{i:08}"),
+        coin: coin.into(),
+        side: if long { "long" } else { "short" }.into(),
+        szi,
+        entry_px: entry,
+        mark_px: mark,
+        position_value: szi.abs() * mark,
+        unrealized_pnl: (mark - entry) * szi,
+        return_on_equity: 0.0,
+        liquidation_px: (!i.is_multiple_of(5)).then_some(entry * if long { 0.8 } else { 1.2 }),
+        leverage: Leverage {
+            kind: "cross".into(),
+            value: 1 + (i % 20) as u32,
+        },
+        margin_used: szi.abs() * entry / (1 + i % 20) as f64,
+        max_leverage: 50,
+        ..Default::default()
+    }
+}
+
+fn order(i: usize, now: DateTime<Utc>) -> OpenOrderRow {
+    let coin = COINS[(i * 7) % COINS.len()];
+    let trigger = i.is_multiple_of(4);
+    let px = 50.0 + (i % 1013) as f64 * 7.91;
+    OpenOrderRow {
+        exchange: "hl".into(),
+        oid: 1_000_000 + i as u64,
+        coin: coin.into(),
+        side: if i.is_multiple_of(2) { "B" } else { "A" }.into(),
+        limit_px: px,
+        sz: (1 + i % 40) as f64 * 0.01,
+        orig_sz: (1 + i % 40) as f64 * 0.02,
+        order_type: if trigger { "Stop Market" } else { "Limit" }.into(),
+        trigger_px: trigger.then_some(px * 0.97),
+        trigger_condition: if trigger { "below" } else { "" }.into(),
+        is_trigger: trigger,
+        reduce_only: trigger,
+        tif: Some("Gtc".into()),
+        timestamp: (now - TimeDelta::seconds((i % 7200) as i64)).timestamp_millis(),
+        ..Default::default()
+    }
+}
+
+fn proposal(i: usize, now: DateTime<Utc>, status: &str, left_secs: i64) -> InboxItem {
+    let coin = COINS[i % COINS.len()];
+    let mark = 100.0 + (i % 300) as f64 * 11.0;
+    let kind = if i % 10 == 9 { "close" } else { "trade" };
+    InboxItem {
+        proposal: Proposal {
+            proposal_id: format!("prop_{i:016x}"),
+            status: status.into(),
+            kind: kind.into(),
+            created_at: Some(now - TimeDelta::seconds(300 - left_secs)),
+            expires_at: Some(now + TimeDelta::seconds(left_secs)),
+            preview: Preview {
+                kind: kind.into(),
+                exchange: "hl".into(),
+                coin: coin.into(),
+                asset: coin.into(),
+                direction: if i.is_multiple_of(2) { "long" } else { "short" }.into(),
+                order_type: "market".into(),
+                size: 0.05 * (1 + i % 9) as f64,
+                mark_px: mark,
+                notional: 0.05 * (1 + i % 9) as f64 * mark,
+                leverage: 5,
+                margin: 0.01 * (1 + i % 9) as f64 * mark,
+                tp: Some(mark * 1.04),
+                sl: Some(mark * 0.98),
+                est_liquidation_px: Some(mark * 0.81),
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+        source: Source::Service,
+        local: LocalState::None,
+        first_seen: now - TimeDelta::seconds(300 - left_secs),
+        expiry_noted: false,
+    }
+}
+
+fn pnl() -> PnlSummary {
+    PnlSummary {
+        total_portfolio_value: 1_234_567.89,
+        total_unrealized_pnl: -4_321.5,
+        total_realized_pnl: 98_765.43,
+        total_positions: 0,
+        pnl: PnlPeriods {
+            total: 98_765.43,
+            today: 1_234.5,
+            week: -2_345.6,
+            month: 12_345.6,
+        },
+        margin_summary: MarginSummary {
+            account_value: 1_234_567.89,
+            total_margin_used: 345_678.9,
+            total_ntl_pos: 2_345_678.9,
+            total_raw_usd: 888_888.8,
+        },
+        withdrawable: 876_543.21,
+        as_of: Some(t0()),
+        ..Default::default()
+    }
+}
+
+/// A Desk with `n_positions` positions, `n_orders` open orders, a PnL summary with a full equity
+/// history, and a few staged proposals (the strip's countdowns), on a 200×60 screen.
+fn desk_app(n_positions: usize, n_orders: usize) -> App {
+    let now = t0();
+    let service = ServiceInfo {
+        host: "127.0.0.1:8787".into(),
+        sandbox: true,
+        key_fingerprint: "adk_1a2b3c4d…9f".into(),
+    };
+    let mut app = App::new(service, Options::default(), Keymap::default(), now);
+    app.size = (WIDTH, HEIGHT);
+    app.whoami = Some(Whoami {
+        messenger_id: "demo-desk".into(),
+        ..Default::default()
+    });
+    for feed in app.feeds.values_mut() {
+        feed.updated_at = Some(now - TimeDelta::milliseconds(700));
+        feed.latency = Some(Duration::from_millis(3));
+        feed.next_due = now + TimeDelta::seconds(1);
+    }
+    // Through update, as the poller delivers them, so the console's per-coin index is built.
+    app.update(Action::Loaded {
+        resource: Resource::Positions,
+        result: Ok(Payload::Positions((0..n_positions).map(position).collect())),
+        latency: Duration::from_millis(3),
+        at: now,
+    });
+    for feed in app.feeds.values_mut() {
+        feed.in_flight = false;
+        feed.next_due = now + TimeDelta::seconds(1);
+    }
+    app.orders = (0..n_orders).map(|i| order(i, now)).collect();
+    let mut summary = pnl();
+    summary.total_positions = n_positions as u32;
+    app.pnl = Some(summary);
+    // The console keeps at most 600 points: a full history.
+    app.equity_history = (0..600)
+        .map(|i| {
+            let x = i as f64;
+            (
+                now - TimeDelta::seconds(2 * (600 - i)),
+                1_230_000.0 + 4_000.0 * (x / 37.0).sin() + 9.0 * x,
+            )
+        })
+        .collect();
+    // Staged proposals with 4:50, 2:30, 0:45 and 0:10 left, plus one already decided.
+    app.inbox = vec![
+        proposal(1, now, "staged", 290),
+        proposal(2, now, "staged", 150),
+        proposal(3, now, "staged", 45),
+        proposal(4, now, "staged", 10),
+        proposal(5, now, "executed", 200),
+    ];
+    // The cursor in the middle of both tables: windowing must not depend on where it is.
+    app.selected.insert(Pane::Positions, n_positions / 2);
+    app.selected.insert(Pane::Orders, n_orders / 2);
+    app
+}
+
+/// The Proposals tab with `n` inbox items in every state, the selected one a trade (its detail
+/// panel computes the live risk preview against `app.positions`), and 200 decisions.
+fn proposals_app(n: usize, n_positions: usize) -> App {
+    let now = t0();
+    let mut app = desk_app(n_positions, 100);
+    app.tab = Tab::Proposals;
+    app.focus = 0;
+    app.inbox = (0..n)
+        .map(|i| {
+            let left = 300 - (i % 320) as i64;
+            let mut item = proposal(i, now, if i % 7 == 3 { "executed" } else { "staged" }, left);
+            item.local = match i % 11 {
+                1 => LocalState::Approved("bought 0.1 BTC at 65000 (oid 1234)".into()),
+                2 => LocalState::Rejected,
+                3 => LocalState::Failed("margin insufficient".into()),
+                _ => LocalState::None,
+            };
+            item
+        })
+        .collect();
+    // A staged trade under the cursor, so the detail panel shows the risk preview, in a coin no
+    // position holds: the preview's lookup of a held position walks all of `app.positions`.
+    app.selected.insert(Pane::Inbox, n / 2);
+    let mut selected = proposal(n / 2 * 10, now, "staged", 200);
+    selected.proposal.preview.coin = "WIF".into();
+    selected.proposal.preview.asset = "WIF".into();
+    app.inbox[n / 2] = selected;
+    app.decisions = (0..200)
+        .map(|i| Decision {
+            proposal_id: format!("prop_{i:016x}"),
+            kind: [
+                DecisionKind::Approved,
+                DecisionKind::Rejected,
+                DecisionKind::Expired,
+                DecisionKind::Failed,
+            ][i % 4],
+            at: now - TimeDelta::seconds(i as i64 * 30),
+            summary: "long 0.25 BTC 5x".into(),
+            result: "bought 0.25 BTC at 65000 (oid 1234)".into(),
+        })
+        .collect();
+    app
+}
+
+/// Draws `app` once per iteration, moving its clock by a second each time (cycling over a minute)
+/// so countdowns and ages change and the buffer diff has real work, as on a live console.
+fn bench_draw(c: &mut Criterion, name: &str, mut app: App, expect: &[&str]) {
+    let theme = Theme::dark();
+    let mut terminal = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).unwrap();
+    let base = app.now;
+    let mut tick = 0i64;
+    // Sanity: the frame really shows the data.
+    terminal
+        .draw(|f| views::draw(f, &app, &theme))
+        .expect("draw");
+    let screen: String = terminal
+        .backend()
+        .buffer()
+        .content()
+        .iter()
+        .map(|cell| cell.symbol())
+        .collect();
+    for text in expect {
+        assert!(
+            screen.contains(text),
+            "{name}: {text:?} not on screen:\n{}",
+            terminal.backend()
+        );
+    }
+    c.bench_function(name, |b| {
+        b.iter(|| {
+            tick = (tick + 1) % 60;
+            app.now = base + TimeDelta::seconds(tick);
+            terminal
+                .draw(|f| views::draw(f, black_box(&app), &theme))
+                .expect("draw");
+        })
+    });
+    black_box(terminal.backend().buffer());
+}
+
+fn desk(c: &mut Criterion) {
+    bench_draw(
+        c,
+        "desk/100 positions, 100 orders",
+        desk_app(100, 100),
+        &["Positions", "Open orders", "Staged proposals", "Equity"],
+    );
+    bench_draw(
+        c,
+        "desk/100k positions, 100k orders",
+        desk_app(100_000, 100_000),
+        &["of 100000", "Staged proposals", "Equity"],
+    );
+}
+
+fn proposals(c: &mut Criterion) {
+    bench_draw(
+        c,
+        "proposals/1k inbox, 100 positions",
+        proposals_app(1_000, 100),
+        &["of 1000", "As it will execute", "WIF", "Decisions"],
+    );
+    bench_draw(
+        c,
+        "proposals/1k inbox, 100k positions",
+        proposals_app(1_000, 100_000),
+        &["of 1000", "As it will execute", "WIF", "Decisions"],
+    );
+}
+
+/// Layout alone (also run by `App::update` to map mouse clicks): it scans the inbox.
+fn layout(c: &mut Criterion) {
+    let app = proposals_app(1_000, 100);
+    let mut desk = desk_app(100, 100);
+    desk.inbox = app.inbox.clone();
+    c.bench_function("layout/desk, 1k inbox", |b| {
+        b.iter(|| agentdesk::console::layout::compute(WIDTH, HEIGHT, black_box(&desk)))
+    });
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+}
+
+criterion_group! {
+    name = benches;
+    config = config();
+    targets = desk, proposals, layout
+}
+criterion_main!(benches);

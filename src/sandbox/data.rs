@@ -1,0 +1,227 @@
+//! Market data for backtests and discovery: OHLCV bars per pair and timeframe, from the same seeded
+//! feed as the venue (so backtests, live replay and fills agree), or from a folder of CSV files
+//! when the sandbox config names one.
+
+use super::engine::Bar;
+use super::venue::market::Market;
+use chrono::{DateTime, Duration, Utc};
+use std::path::Path;
+
+/// Longest history a backtest may ask for.
+pub const MAX_DAYS: u32 = 365;
+/// Candles per call to the feed's aggregator (its own cap).
+const CHUNK: usize = 5_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Timeframe {
+    M1,
+    M5,
+    M15,
+    H1,
+    H4,
+    D1,
+}
+
+impl Timeframe {
+    pub const ALL: [Timeframe; 6] = [
+        Timeframe::M1,
+        Timeframe::M5,
+        Timeframe::M15,
+        Timeframe::H1,
+        Timeframe::H4,
+        Timeframe::D1,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Timeframe::M1 => "1m",
+            Timeframe::M5 => "5m",
+            Timeframe::M15 => "15m",
+            Timeframe::H1 => "1h",
+            Timeframe::H4 => "4h",
+            Timeframe::D1 => "1d",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Timeframe> {
+        let s = s.trim().to_ascii_lowercase();
+        Timeframe::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+
+    pub fn minutes(self) -> u32 {
+        match self {
+            Timeframe::M1 => 1,
+            Timeframe::M5 => 5,
+            Timeframe::M15 => 15,
+            Timeframe::H1 => 60,
+            Timeframe::H4 => 240,
+            Timeframe::D1 => 1_440,
+        }
+    }
+
+    pub fn known() -> String {
+        Timeframe::ALL.map(|t| t.as_str()).join(", ")
+    }
+}
+
+/// The `days` of closed bars ending at `now`, oldest first: from `csv_dir` if it holds a file for
+/// this coin and timeframe, else from the feed.
+pub fn bars(
+    market: &Market,
+    csv_dir: Option<&Path>,
+    coin: &str,
+    tf: Timeframe,
+    days: u32,
+    now: DateTime<Utc>,
+) -> Result<Vec<Bar>, String> {
+    if let Some(dir) = csv_dir
+        && let Some(path) = csv_file(dir, coin, tf)
+    {
+        return csv_bars(&path, days);
+    }
+    Ok(feed_bars(market, coin, tf, days, now))
+}
+
+/// Bars from the seeded feed. Only bars that closed by `now` are included: an unfinished bar
+/// would leak the future into a backtest run later.
+pub fn feed_bars(market: &Market, coin: &str, tf: Timeframe, days: u32, now: DateTime<Utc>) -> Vec<Bar> {
+    let interval = i64::from(tf.minutes());
+    let count = (i64::from(days) * 1_440 / interval).max(1) as usize;
+    let from = now - Duration::minutes(interval * count as i64);
+    let mut out = Vec::with_capacity(count);
+    let mut cursor = from;
+    while out.len() < count + 1 {
+        let want = (count + 1 - out.len()).min(CHUNK);
+        let chunk = market.candles(coin, tf.minutes(), cursor, want);
+        if chunk.is_empty() {
+            break;
+        }
+        for c in &chunk {
+            out.push(Bar {
+                time: c.time.timestamp(),
+                open: c.open,
+                high: c.high,
+                low: c.low,
+                close: c.close,
+                volume: c.volume,
+            });
+        }
+        let last = chunk[chunk.len() - 1].time;
+        cursor = last + Duration::minutes(interval);
+    }
+    let now_s = now.timestamp();
+    out.retain(|b| b.time + interval * 60 <= now_s);
+    if out.len() > count {
+        out.drain(..out.len() - count);
+    }
+    out
+}
+
+fn csv_file(dir: &Path, coin: &str, tf: Timeframe) -> Option<std::path::PathBuf> {
+    [
+        format!("{coin}-USD_{}.csv", tf.as_str()),
+        format!("{coin}_{}.csv", tf.as_str()),
+        format!("{coin}-{}.csv", tf.as_str()),
+    ]
+    .into_iter()
+    .map(|name| dir.join(name))
+    .find(|p| p.is_file())
+}
+
+/// Reads `timestamp,open,high,low,close,volume` rows (a header row is optional; the timestamp is
+/// unix seconds, unix milliseconds or RFC 3339) and keeps the last `days` days of the file.
+pub fn csv_bars(path: &Path, days: u32) -> Result<Vec<Bar>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut bars = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+        let row = || format!("{} line {}", path.display(), n + 1);
+        if fields.len() < 6 {
+            return Err(format!("{}: expected timestamp,open,high,low,close,volume", row()));
+        }
+        let Some(time) = parse_time(fields[0]) else {
+            if n == 0 {
+                continue; // header
+            }
+            return Err(format!("{}: bad timestamp {:?}", row(), fields[0]));
+        };
+        let mut v = [0.0; 5];
+        for (k, f) in fields[1..6].iter().enumerate() {
+            v[k] = f
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| format!("{}: bad number {f:?}", row()))?;
+        }
+        bars.push(Bar {
+            time,
+            open: v[0],
+            high: v[1],
+            low: v[2],
+            close: v[3],
+            volume: v[4],
+        });
+    }
+    bars.sort_by_key(|b| b.time);
+    bars.dedup_by_key(|b| b.time);
+    if let Some(last) = bars.last().map(|b| b.time) {
+        let from = last - i64::from(days) * 86_400;
+        bars.retain(|b| b.time > from);
+    }
+    if bars.is_empty() {
+        return Err(format!("{} has no rows", path.display()));
+    }
+    Ok(bars)
+}
+
+fn parse_time(s: &str) -> Option<i64> {
+    if let Ok(n) = s.parse::<i64>() {
+        // Milliseconds from 2001 on are above 1e12; seconds stay below until the year 33658.
+        return Some(if n > 1_000_000_000_000 { n / 1000 } else { n });
+    }
+    DateTime::parse_from_rfc3339(s).ok().map(|t| t.timestamp())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn feed_bars_are_closed_contiguous_and_sized_by_days() {
+        let market = Market::new(42);
+        let now: DateTime<Utc> = "2026-06-01T12:07:30Z".parse().unwrap();
+        let bars = feed_bars(&market, "BTC", Timeframe::M5, 2, now);
+        assert_eq!(bars.len(), 2 * 288);
+        // The last bar closed at or before now: 12:00-12:05 is the last complete one.
+        assert_eq!(bars.last().unwrap().time, "2026-06-01T12:00:00Z".parse::<DateTime<Utc>>().unwrap().timestamp());
+        for w in bars.windows(2) {
+            assert_eq!(w[1].time - w[0].time, 300);
+            assert!((w[1].open - w[0].close).abs() < 1e-9, "a bar opens where the last closed");
+        }
+        assert!(bars.iter().all(|b| b.low <= b.open.min(b.close) && b.high >= b.open.max(b.close)));
+        // Long histories span many feed chunks.
+        assert_eq!(feed_bars(&market, "ETH", Timeframe::M1, 5, now).len(), 5 * 1440);
+    }
+
+    #[test]
+    fn csv_files_are_read_with_or_without_header() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("BTC-USD_1h.csv");
+        std::fs::write(
+            &path,
+            "timestamp,open,high,low,close,volume\n1700003600,2,3,1,2.5,10\n1700000000,1,2,0.5,1.5,5\n",
+        )
+        .unwrap();
+        let bars = bars(&Market::new(1), Some(dir.path()), "BTC", Timeframe::H1, 30, Utc::now()).unwrap();
+        assert_eq!(bars.len(), 2);
+        assert_eq!(bars[0].time, 1_700_000_000);
+        std::fs::write(&path, "1700000000000,1,2,0.5,x,5\n").unwrap();
+        let err = csv_bars(&path, 30).unwrap_err();
+        assert!(err.contains("line 1") && err.contains("\"x\""), "{err}");
+    }
+}
