@@ -287,7 +287,7 @@ impl Client {
         &self,
         filter: Option<&str>,
         include_all: Option<bool>,
-    ) -> Result<Loose, ApiError> {
+    ) -> Result<Discovery, ApiError> {
         let mut query = vec![];
         push(&mut query, "filter", filter);
         push(&mut query, "includeAll", include_all);
@@ -298,7 +298,7 @@ impl Client {
         &self,
         window_days: Option<u32>,
         limit: Option<u32>,
-    ) -> Result<Loose, ApiError> {
+    ) -> Result<Discovery, ApiError> {
         let mut query = vec![];
         push(&mut query, "windowDays", window_days);
         push(&mut query, "limit", limit);
@@ -310,7 +310,7 @@ impl Client {
     pub async fn discover_top_optimized_combos(
         &self,
         params: &[(&str, String)],
-    ) -> Result<Loose, ApiError> {
+    ) -> Result<Discovery, ApiError> {
         let query = params
             .iter()
             .map(|(k, v)| (k.to_string(), v.clone()))
@@ -318,7 +318,7 @@ impl Client {
         self.get("discover_top_optimized_combos", query).await
     }
 
-    pub async fn discover_strategies(&self) -> Result<Loose, ApiError> {
+    pub async fn discover_strategies(&self) -> Result<Strategies, ApiError> {
         self.get("discover_strategies", vec![]).await
     }
 

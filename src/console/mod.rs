@@ -104,7 +104,9 @@ pub async fn prepare(
             sc.settings = sandbox_settings;
             let running = Sandbox::start(sc).await.map_err(|e| e.to_string())?;
             // The database keeps only key hashes, so the console mints its own key each start.
-            let key = running.create_key(Scope::Legacy).await?;
+            let key = running
+                .create_key(Scope::Legacy, "embedded console session")
+                .await?;
             let client =
                 Client::new(&running.base_url(), Some(key.clone())).map_err(|e| e.to_string())?;
             let info = ServiceInfo {

@@ -145,12 +145,13 @@ impl Running {
         format!("http://{}", self.addr)
     }
 
-    /// Creates another key on the demo account (the embedded console uses one with all rights).
-    pub async fn create_key(&self, scope: Scope) -> Result<Secret, String> {
+    /// Creates another key on the demo account (the embedded console uses one with all rights);
+    /// `label` shows in `agentdesk keys list`.
+    pub async fn create_key(&self, scope: Scope, label: &'static str) -> Result<Secret, String> {
         let messenger_id = self.messenger_id.clone();
         self.shared
             .run_raw(move |core, now| {
-                keys::create_key(&mut core.store, Some(&messenger_id), scope, "", now)
+                keys::create_key(&mut core.store, Some(&messenger_id), scope, label, now)
                     .map_err(|e| e.to_string())
             })
             .await
