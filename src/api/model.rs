@@ -1074,7 +1074,7 @@ pub struct DiscoveryRow {
 pub struct Discovery {
     /// Written as `results` (top backtests, top live) or `combos` (optimized combos, as the
     /// deployment names it); read from either.
-    #[serde(default, alias = "results", alias = "combos")]
+    #[serde(default, rename = "results", alias = "rows", alias = "combos")]
     pub rows: Vec<DiscoveryRow>,
     #[serde(default)]
     pub count: u32,

@@ -1,10 +1,11 @@
 //! Everything that can happen to the console (Actions) and everything it asks the outside world to do
 //! (Effects). `App::update` turns one into the other without doing I/O itself.
 
+use super::discovery::{DiscoveryPayload, DiscoveryQuery};
 use crate::api::ApiError;
 use crate::api::model::{
-    AuditEntry, ExecutionResult, OpenOrderRow, PnlSummary, PositionRow, Proposal, TradeSignal,
-    Usage, Whoami,
+    AuditEntry, BacktestJob, BacktestRequest, ExecutionResult, OpenOrderRow, PnlSummary,
+    PositionRow, Proposal, TradeSignal, Usage, Whoami,
 };
 use chrono::{DateTime, Utc};
 use crossterm::event::{KeyEvent, MouseEvent};
@@ -84,6 +85,27 @@ pub enum Action {
         latency: Duration,
         at: DateTime<Utc>,
     },
+    /// A Discovery view's answer, with the query it answers.
+    Discovered {
+        query: DiscoveryQuery,
+        result: Result<DiscoveryPayload, ApiError>,
+        latency: Duration,
+        at: DateTime<Utc>,
+    },
+    /// The service's answer to a backtest submission.
+    BacktestSubmitted {
+        request: Box<BacktestRequest>,
+        result: Result<Box<BacktestJob>, ApiError>,
+        latency: Duration,
+        at: DateTime<Utc>,
+    },
+    /// A poll of one backtest job.
+    JobLoaded {
+        id: String,
+        result: Result<Box<BacktestJob>, ApiError>,
+        latency: Duration,
+        at: DateTime<Utc>,
+    },
     /// The terminal was asked to stop (SIGTERM, SIGHUP).
     Terminate,
 }
@@ -93,6 +115,12 @@ pub enum Effect {
     Fetch(Resource),
     Propose(Box<TradeSignal>),
     Confirm(String),
+    /// Fetch one Discovery view with these parameters.
+    FetchDiscovery(DiscoveryQuery),
+    /// Submit a backtest job.
+    RunBacktest(Box<BacktestRequest>),
+    /// Poll one backtest job.
+    FetchJob(String),
     /// Ring the terminal bell.
     Bell,
     /// Append one JSON line to the decision journal.

@@ -2,7 +2,9 @@
 //! for the runner to perform — so every behaviour here is testable with an injected clock.
 
 use super::action::{Action, Effect, Payload, Resource};
+use super::backtests::{BacktestForm, JOB_POLL, JobEntry};
 use super::command::{self, Command};
+use super::discovery::{DView, DiscoveryPayload, DiscoveryQuery, DiscoveryState, Selected};
 use super::keymap::{KeyAction, Keymap};
 use super::layout::{self, Pane};
 use crate::api::ApiError;
@@ -30,16 +32,26 @@ pub enum Tab {
     Desk,
     Proposals,
     Logs,
+    Discovery,
+    Backtests,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 3] = [Tab::Desk, Tab::Proposals, Tab::Logs];
+    pub const ALL: [Tab; 5] = [
+        Tab::Desk,
+        Tab::Proposals,
+        Tab::Logs,
+        Tab::Discovery,
+        Tab::Backtests,
+    ];
 
     pub fn title(self) -> &'static str {
         match self {
             Tab::Desk => "Desk",
             Tab::Proposals => "Proposals",
             Tab::Logs => "Logs",
+            Tab::Discovery => "Discovery",
+            Tab::Backtests => "Backtests",
         }
     }
 
@@ -49,6 +61,14 @@ impl Tab {
             Tab::Desk => &[Pane::Positions, Pane::Orders, Pane::Strip],
             Tab::Proposals => &[Pane::Inbox, Pane::Decisions],
             Tab::Logs => &[Pane::Audit, Pane::Requests],
+            // One table at a time: the view selected with h/l (see `App::focused_pane`).
+            Tab::Discovery => &[
+                Pane::Strategies,
+                Pane::TopBacktests,
+                Pane::TopLive,
+                Pane::Combos,
+            ],
+            Tab::Backtests => &[Pane::Jobs, Pane::Trades],
         }
     }
 }
@@ -262,6 +282,8 @@ pub enum Overlay {
     Help(u16),
     Approve(String),
     QuitConfirm,
+    /// Everything about the selected Discovery row, scrolled down this many lines.
+    Details(u16),
 }
 
 /// Where the console's data comes from, for the header.
@@ -364,6 +386,13 @@ pub struct App {
     pub toasts: Vec<Toast>,
     pub auth_failed: Option<String>,
     pub quota_until: Option<DateTime<Utc>>,
+    pub discovery: DiscoveryState,
+    /// Backtest jobs this console follows, newest first.
+    pub jobs: Vec<JobEntry>,
+    /// Backtest submissions not answered yet.
+    pub submitting: usize,
+    /// The backtest form, while open.
+    pub form: Option<BacktestForm>,
     pub size: (u16, u16),
     pub should_quit: bool,
     /// Something visible changed since the last draw.
@@ -415,6 +444,10 @@ impl App {
             toasts: Vec::new(),
             auth_failed: None,
             quota_until: None,
+            discovery: DiscoveryState::default(),
+            jobs: Vec::new(),
+            submitting: 0,
+            form: None,
             size: (120, 40),
             should_quit: false,
             dirty: true,
@@ -423,6 +456,9 @@ impl App {
     }
 
     pub fn focused_pane(&self) -> Pane {
+        if self.tab == Tab::Discovery {
+            return self.discovery.view.pane();
+        }
         let panes = self.tab.panes();
         panes[self.focus.min(panes.len() - 1)]
     }
@@ -440,6 +476,14 @@ impl App {
             Pane::Decisions => self.decisions.len(),
             Pane::Audit => self.audit_view.len(),
             Pane::Requests => self.request_view.len(),
+            Pane::Strategies | Pane::TopBacktests | Pane::TopLive | Pane::Combos => {
+                DView::of_pane(pane).map_or(0, |v| self.discovery.len(v))
+            }
+            Pane::Jobs => self.jobs.len(),
+            Pane::Trades => self
+                .selected_job()
+                .and_then(|j| j.job.data.as_ref())
+                .map_or(0, |d| d.trades.len()),
         }
     }
 
@@ -508,6 +552,18 @@ impl App {
         for t in &self.toasts {
             next = next.min(t.until);
         }
+        if self.auth_failed.is_none() {
+            if self.tab == Tab::Discovery {
+                for v in self.discovery_due_views() {
+                    if let Some(due) = self.discovery.state(v).feed.next_due {
+                        next = next.min(due);
+                    }
+                }
+            }
+            for j in self.jobs.iter().filter(|j| j.active() && !j.in_flight) {
+                next = next.min(j.next_due);
+            }
+        }
         next.max(self.now)
     }
 
@@ -545,6 +601,24 @@ impl App {
                 latency,
                 at,
             } => self.on_confirmed(&id, result, latency, at, &mut fx),
+            Action::Discovered {
+                query,
+                result,
+                latency,
+                at,
+            } => self.on_discovered(query, result, latency, at),
+            Action::BacktestSubmitted {
+                request,
+                result,
+                latency,
+                at,
+            } => self.on_backtest_submitted(&request, result, latency, at),
+            Action::JobLoaded {
+                id,
+                result,
+                latency,
+                at,
+            } => self.on_job_loaded(&id, result, latency, at),
             Action::Terminate => {
                 self.should_quit = true;
                 fx.push(Effect::Quit);
@@ -566,9 +640,26 @@ impl App {
                 fx.push(Effect::Fetch(*resource));
             }
         }
+        // Discovery is fetched only while its tab is on screen.
+        if self.tab == Tab::Discovery {
+            for view in self.discovery_due_views() {
+                let query = self.discovery.query(view);
+                let feed = &mut self.discovery.state_mut(view).feed;
+                if !feed.in_flight && feed.next_due.is_some_and(|d| d <= now) {
+                    feed.in_flight = true;
+                    fx.push(Effect::FetchDiscovery(query));
+                }
+            }
+        }
+        for job in &mut self.jobs {
+            if job.active() && !job.in_flight && job.next_due <= now {
+                job.in_flight = true;
+                fx.push(Effect::FetchJob(job.id().to_string()));
+            }
+        }
     }
 
-    fn log_request(
+    pub(super) fn log_request(
         &mut self,
         operation: &'static str,
         result: Result<(), &ApiError>,
@@ -589,7 +680,7 @@ impl App {
         self.refilter();
     }
 
-    fn toast(&mut self, text: impl Into<String>, level: ToastLevel) {
+    pub(super) fn toast(&mut self, text: impl Into<String>, level: ToastLevel) {
         self.toasts.push(Toast {
             text: text.into(),
             level,
@@ -892,18 +983,38 @@ impl App {
             self.on_command_key(key, fx);
             return;
         }
+        if self.form.is_some() {
+            self.on_form_key(key, fx);
+            return;
+        }
         if self.filter_editing {
-            match key.code {
-                KeyCode::Enter | KeyCode::Esc => self.filter_editing = false,
-                KeyCode::Backspace => {
-                    self.filter.pop();
-                    self.refilter();
+            let edit = match key.code {
+                KeyCode::Enter | KeyCode::Esc => {
+                    self.filter_editing = false;
+                    return;
                 }
-                KeyCode::Char(c) => {
-                    self.filter.push(c);
-                    self.refilter();
+                KeyCode::Backspace => None,
+                KeyCode::Char(c) => Some(c),
+                _ => return,
+            };
+            if self.tab == Tab::Discovery {
+                let view = self.discovery.view;
+                let filter = &mut self.discovery.state_mut(view).filter;
+                match edit {
+                    Some(c) => filter.push(c),
+                    None => {
+                        filter.pop();
+                    }
                 }
-                _ => {}
+                self.rebuild_view(view);
+            } else {
+                match edit {
+                    Some(c) => self.filter.push(c),
+                    None => {
+                        self.filter.pop();
+                    }
+                }
+                self.refilter();
             }
             return;
         }
@@ -951,10 +1062,61 @@ impl App {
                     Overlay::Help((scroll as i32 + step).clamp(0, u16::MAX as i32) as u16);
                 return;
             }
+            Overlay::Details(scroll) => {
+                let step: i32 = match action {
+                    Some(KeyAction::Up) => -1,
+                    Some(KeyAction::Down) => 1,
+                    Some(KeyAction::PageUp) => -(self.page() as i32),
+                    Some(KeyAction::PageDown) => self.page() as i32,
+                    Some(KeyAction::Top) => -(scroll as i32),
+                    Some(KeyAction::Backtest) => {
+                        self.overlay = Overlay::None;
+                        self.open_backtest_form();
+                        return;
+                    }
+                    Some(KeyAction::Propose) => {
+                        self.overlay = Overlay::None;
+                        self.propose_from_row();
+                        return;
+                    }
+                    Some(KeyAction::Cancel | KeyAction::Quit | KeyAction::Select) => {
+                        self.overlay = Overlay::None;
+                        return;
+                    }
+                    _ => 0,
+                };
+                self.overlay =
+                    Overlay::Details((scroll as i32 + step).clamp(0, u16::MAX as i32) as u16);
+                return;
+            }
             Overlay::None => {}
         }
         let Some(action) = action else { return };
         let pane = self.focused_pane();
+        if self.tab == Tab::Discovery {
+            let view = self.discovery.view;
+            match action {
+                KeyAction::Left | KeyAction::FocusPrev => return self.switch_view(view.step(-1)),
+                KeyAction::Right | KeyAction::FocusNext => return self.switch_view(view.step(1)),
+                KeyAction::SortNext | KeyAction::SortReverse => {
+                    let st = self.discovery.state_mut(view);
+                    if action == KeyAction::SortNext {
+                        st.sort = (st.sort + 1) % view.sort_keys().len();
+                        st.reverse = false;
+                    } else {
+                        st.reverse = !st.reverse;
+                    }
+                    return self.rebuild_view(view);
+                }
+                KeyAction::Select => {
+                    if self.discovery.get(view, self.selected(pane)).is_some() {
+                        self.overlay = Overlay::Details(0);
+                    }
+                    return;
+                }
+                _ => {}
+            }
+        }
         match action {
             KeyAction::Quit => self.request_quit(fx),
             KeyAction::Help => self.overlay = Overlay::Help(0),
@@ -1004,10 +1166,12 @@ impl App {
             }
             KeyAction::Refresh => self.refresh(),
             KeyAction::Filter => {
-                if self.tab == Tab::Logs {
+                if matches!(self.tab, Tab::Logs | Tab::Discovery) {
                     self.filter_editing = true;
                 }
             }
+            KeyAction::Backtest => self.open_backtest_form(),
+            KeyAction::Propose => self.propose_from_row(),
             KeyAction::ConfirmYes
             | KeyAction::Cancel
             | KeyAction::SortNext
@@ -1023,6 +1187,9 @@ impl App {
         if self.tab != tab {
             self.tab = tab;
             self.focus = 0;
+            if tab == Tab::Discovery {
+                self.discovery_due_now();
+            }
         }
     }
 
@@ -1034,9 +1201,13 @@ impl App {
         let cur = self.selected(pane) as i64;
         self.selected
             .insert(pane, (cur + delta).clamp(0, len - 1) as usize);
+        if pane == Pane::Jobs {
+            // Another job: its trades start from the top.
+            self.selected.insert(Pane::Trades, 0);
+        }
     }
 
-    fn clamp(&mut self, pane: Pane) {
+    pub(super) fn clamp(&mut self, pane: Pane) {
         let len = self.pane_len(pane);
         if let Some(sel) = self.selected.get_mut(&pane) {
             *sel = (*sel).min(len.saturating_sub(1));
@@ -1057,6 +1228,12 @@ impl App {
         self.auth_failed = None;
         for feed in self.feeds.values_mut() {
             feed.next_due = self.now;
+        }
+        if self.tab == Tab::Discovery {
+            self.discovery_due_now();
+        }
+        for job in &mut self.jobs {
+            job.next_due = self.now;
         }
     }
 
@@ -1252,6 +1429,47 @@ impl App {
                 }
                 self.start_approval(&id);
             }
+            Command::Backtest(args) => {
+                let request = crate::api::model::BacktestRequest {
+                    strategy_id: args.strategy,
+                    pair: args.pair,
+                    timeframe: args.timeframe,
+                    days: args.days,
+                    parameters: args
+                        .params
+                        .iter()
+                        .map(|(k, v)| (k.clone(), super::backtests::number_value(*v)))
+                        .collect(),
+                };
+                self.submit_backtest(request, fx);
+            }
+            Command::Top(args) => {
+                let view = match args.view {
+                    command::TopView::Backtests => DView::TopBacktests,
+                    command::TopView::Live => DView::TopLive,
+                    command::TopView::Combos => DView::Combos,
+                };
+                self.set_tab(Tab::Discovery);
+                self.discovery.view = view;
+                if self.discovery.apply(view, &args.params) {
+                    self.selected.insert(view.pane(), 0);
+                }
+                self.discovery.state_mut(view).feed.next_due = Some(self.now);
+            }
+            Command::Job(id) => {
+                if !self.jobs.iter().any(|j| j.id() == id) {
+                    let job = crate::api::model::BacktestJob {
+                        job_id: id.clone(),
+                        ..Default::default()
+                    };
+                    self.jobs.insert(0, JobEntry::new(job, self.now));
+                }
+                self.set_tab(Tab::Backtests);
+                if let Some(i) = self.jobs.iter().position(|j| j.id() == id) {
+                    self.selected.insert(Pane::Jobs, i);
+                    self.jobs[i].next_due = self.now;
+                }
+            }
             Command::Refresh => self.refresh(),
             Command::Help => self.overlay = Overlay::Help(0),
             Command::Quit => self.request_quit(fx),
@@ -1287,6 +1505,391 @@ impl App {
         self.clamp(Pane::Requests);
     }
 
+    // ---- discovery and backtests ---------------------------------------------------------------
+
+    /// The Discovery views fetched while the tab shows: the visible one, and the strategy catalog
+    /// until it has loaded once (the backtest form takes parameter types and bounds from it).
+    pub fn discovery_due_views(&self) -> Vec<DView> {
+        let view = self.discovery.view;
+        let mut views = vec![view];
+        if view != DView::Strategies
+            && self
+                .discovery
+                .state(DView::Strategies)
+                .feed
+                .updated_at
+                .is_none()
+        {
+            views.push(DView::Strategies);
+        }
+        views
+    }
+
+    /// Entering the tab or `r`: the visible view is fetched now.
+    fn discovery_due_now(&mut self) {
+        let now = self.now;
+        let view = self.discovery.view;
+        for v in self.discovery_due_views() {
+            let feed = &mut self.discovery.state_mut(v).feed;
+            if v == view || feed.next_due.is_none() {
+                feed.next_due = Some(now);
+            }
+        }
+    }
+
+    fn switch_view(&mut self, view: DView) {
+        self.discovery.view = view;
+        let now = self.now;
+        for v in self.discovery_due_views() {
+            let feed = &mut self.discovery.state_mut(v).feed;
+            // A view never fetched is fetched now; one fetched before keeps its schedule (and is
+            // fetched now if that has passed).
+            if feed.next_due.is_none() {
+                feed.next_due = Some(now);
+            }
+        }
+    }
+
+    /// Rebuilds a view's index after a sort or filter change, keeping the cursor on the same row
+    /// when it is still shown.
+    fn rebuild_view(&mut self, view: DView) {
+        let pane = view.pane();
+        let before = self
+            .discovery
+            .state(view)
+            .index
+            .get(self.selected(pane))
+            .copied();
+        self.discovery.rebuild(view);
+        let pos = before
+            .and_then(|i| {
+                self.discovery
+                    .state(view)
+                    .index
+                    .iter()
+                    .position(|x| *x == i)
+            })
+            .unwrap_or(0);
+        self.selected.insert(pane, pos);
+        self.clamp(pane);
+    }
+
+    fn on_discovered(
+        &mut self,
+        query: DiscoveryQuery,
+        result: Result<DiscoveryPayload, ApiError>,
+        latency: Duration,
+        at: DateTime<Utc>,
+    ) {
+        self.log_request(query.operation(), result.as_ref().map(|_| ()), latency, at);
+        self.dirty = true;
+        let view = query.view();
+        let current = query == self.discovery.query(view);
+        let now = self.now;
+        match result {
+            Ok(payload) => {
+                let pane = view.pane();
+                let before = self
+                    .discovery
+                    .state(view)
+                    .index
+                    .get(self.selected(pane))
+                    .copied();
+                self.discovery.store(&query, payload);
+                let feed = &mut self.discovery.state_mut(view).feed;
+                feed.latency = Some(latency);
+                if current {
+                    feed.answered(at);
+                    let pos = before
+                        .and_then(|i| {
+                            self.discovery
+                                .state(view)
+                                .index
+                                .iter()
+                                .position(|x| *x == i)
+                        })
+                        .unwrap_or(0);
+                    self.selected.insert(pane, pos);
+                    self.clamp(pane);
+                } else {
+                    // The answer is for parameters changed since: ask again with the new ones.
+                    feed.in_flight = false;
+                    feed.next_due = Some(now.min(at));
+                }
+            }
+            Err(ApiError::Unauthorized { message }) => {
+                let feed = &mut self.discovery.state_mut(view).feed;
+                feed.in_flight = false;
+                feed.error = Some(ApiError::Unauthorized {
+                    message: message.clone(),
+                });
+                self.auth_failed = Some(message);
+            }
+            Err(e) => {
+                let quota = match &e {
+                    ApiError::QuotaExceeded { retry_after, .. } => Some(*retry_after),
+                    _ => None,
+                };
+                let feed = &mut self.discovery.state_mut(view).feed;
+                if current {
+                    feed.failed(at, e);
+                } else {
+                    feed.in_flight = false;
+                    feed.next_due = Some(now.min(at));
+                }
+                if let Some(wait) = quota {
+                    self.quota_until = Some(at + to_delta(wait));
+                }
+            }
+        }
+    }
+
+    fn submit_backtest(
+        &mut self,
+        request: crate::api::model::BacktestRequest,
+        fx: &mut Vec<Effect>,
+    ) {
+        if self.posts_held() {
+            return;
+        }
+        self.submitting += 1;
+        fx.push(Effect::RunBacktest(Box::new(request)));
+        self.set_tab(Tab::Backtests);
+    }
+
+    fn on_backtest_submitted(
+        &mut self,
+        request: &crate::api::model::BacktestRequest,
+        result: Result<Box<crate::api::model::BacktestJob>, ApiError>,
+        latency: Duration,
+        at: DateTime<Utc>,
+    ) {
+        self.log_request("run_backtest", result.as_ref().map(|_| ()), latency, at);
+        self.submitting = self.submitting.saturating_sub(1);
+        match result {
+            Ok(job) => {
+                let mut job = *job;
+                if job.request.is_none() {
+                    job.request = Some(request.clone());
+                }
+                if job.status.is_empty() {
+                    job.status = "queued".into();
+                }
+                let id = job.job_id.clone();
+                self.toast(
+                    format!(
+                        "Backtest {id} {}: {} {}",
+                        job.status, request.strategy_id, request.pair
+                    ),
+                    ToastLevel::Info,
+                );
+                if !self.jobs.iter().any(|j| j.id() == id) {
+                    let mut entry = JobEntry::new(job, at);
+                    entry.next_due = at + to_delta(JOB_POLL);
+                    self.jobs.insert(0, entry);
+                    self.selected.insert(Pane::Jobs, 0);
+                    self.selected.insert(Pane::Trades, 0);
+                }
+            }
+            Err(e) => {
+                if let ApiError::QuotaExceeded { retry_after, .. } = &e {
+                    self.quota_until = Some(at + to_delta(*retry_after));
+                }
+                self.toast(
+                    format!("Backtest {} failed: {e}", request.strategy_id),
+                    ToastLevel::Error,
+                );
+            }
+        }
+        self.dirty = true;
+        if let Some(f) = self.feeds.get_mut(&Resource::Usage) {
+            f.next_due = at;
+        }
+    }
+
+    fn on_job_loaded(
+        &mut self,
+        id: &str,
+        result: Result<Box<crate::api::model::BacktestJob>, ApiError>,
+        latency: Duration,
+        at: DateTime<Utc>,
+    ) {
+        self.log_request("get_backtest_job", result.as_ref().map(|_| ()), latency, at);
+        self.dirty = true;
+        let Some(entry) = self.jobs.iter_mut().find(|j| j.id() == id) else {
+            return;
+        };
+        entry.in_flight = false;
+        let mut notice = None;
+        match result {
+            Ok(job) => {
+                let was_active = entry.active();
+                let request = entry.job.request.take();
+                entry.job = *job;
+                if entry.job.request.is_none() {
+                    entry.job.request = request;
+                }
+                if entry.job.job_id.is_empty() {
+                    entry.job.job_id = id.to_string();
+                }
+                entry.failures = 0;
+                entry.error = None;
+                entry.next_due = at + to_delta(JOB_POLL);
+                if was_active && entry.finished() {
+                    notice = Some(if entry.failed() {
+                        let why = entry
+                            .job
+                            .error
+                            .as_ref()
+                            .map(|e| e.message.clone())
+                            .unwrap_or_else(|| "no reason given".into());
+                        (format!("Backtest {id} failed: {why}"), ToastLevel::Error)
+                    } else {
+                        let ret = entry
+                            .job
+                            .data
+                            .as_ref()
+                            .and_then(|d| d.stats.total_return)
+                            .map(|r| format!(": return {r:+.2}%"))
+                            .unwrap_or_default();
+                        (format!("Backtest {id} done{ret}"), ToastLevel::Info)
+                    });
+                }
+            }
+            Err(ApiError::NotFound { .. }) => {
+                entry.gone = true;
+                entry.error = Some("the service does not know this job".into());
+            }
+            Err(ApiError::Unauthorized { message }) => {
+                entry.error = Some(message.clone());
+                self.auth_failed = Some(message);
+            }
+            Err(e) => {
+                entry.failures += 1;
+                entry.next_due = at + to_delta(backoff(JOB_POLL, entry.failures));
+                entry.error = Some(e.to_string());
+            }
+        }
+        if let Some((text, level)) = notice {
+            self.toast(text, level);
+        }
+        self.clamp(Pane::Trades);
+    }
+
+    pub fn selected_job(&self) -> Option<&JobEntry> {
+        self.jobs.get(self.selected(Pane::Jobs))
+    }
+
+    /// The Discovery row under the cursor.
+    pub fn selected_row(&self) -> Option<Selected<'_>> {
+        let view = self.discovery.view;
+        self.discovery.get(view, self.selected(view.pane()))
+    }
+
+    /// `b`: the backtest form, prefilled from the Discovery row or the job under the cursor.
+    fn open_backtest_form(&mut self) {
+        let form = match self.tab {
+            Tab::Discovery => match self.selected_row() {
+                Some(Selected::Row(r)) => Some(BacktestForm::new(
+                    &r.strategy_id,
+                    if r.pair.is_empty() {
+                        "BTC-USD"
+                    } else {
+                        &r.pair
+                    },
+                    if r.timeframe.is_empty() {
+                        "5m"
+                    } else {
+                        &r.timeframe
+                    },
+                    if r.days == 0 { 30 } else { r.days },
+                    &r.parameters,
+                    self.discovery.strategy(&r.strategy_id),
+                )),
+                Some(Selected::Strategy(s)) => Some(BacktestForm::new(
+                    &s.id,
+                    "BTC-USD",
+                    "5m",
+                    30,
+                    &serde_json::Map::new(),
+                    Some(s),
+                )),
+                None => None,
+            },
+            Tab::Backtests => self.selected_job().and_then(|j| {
+                let r = j.job.request.as_ref()?;
+                Some(BacktestForm::new(
+                    &r.strategy_id,
+                    &r.pair,
+                    &r.timeframe,
+                    r.days,
+                    &r.parameters,
+                    self.discovery.strategy(&r.strategy_id),
+                ))
+            }),
+            _ => None,
+        };
+        if form.is_some() {
+            self.form = form;
+        }
+    }
+
+    /// `p`: the command line, prefilled with a proposal for the row's coin, to edit and run. The
+    /// direction is the row's latest signal when the service sends one (`lastSignal`), else long.
+    fn propose_from_row(&mut self) {
+        if self.tab != Tab::Discovery {
+            return;
+        }
+        let (pair, signal) = match self.selected_row() {
+            Some(Selected::Row(r)) => (
+                r.pair.clone(),
+                r.stats
+                    .extra
+                    .get("lastSignal")
+                    .and_then(|v| v.as_str())
+                    .map(str::to_ascii_lowercase),
+            ),
+            Some(Selected::Strategy(_)) => ("BTC-USD".to_string(), None),
+            None => return,
+        };
+        let coin = command::normalize_pair(&pair)
+            .and_then(|p| p.strip_suffix("-USD").map(str::to_string))
+            .unwrap_or_else(|| "BTC".into());
+        let side = match signal.as_deref() {
+            Some("short" | "sell") => "short",
+            _ => "long",
+        };
+        self.open_command_line();
+        if let Some(line) = self.command.as_mut() {
+            line.set_text(&format!("/propose {coin} {side} $1000 "));
+        }
+    }
+
+    fn on_form_key(&mut self, key: KeyEvent, fx: &mut Vec<Effect>) {
+        let Some(form) = self.form.as_mut() else {
+            return;
+        };
+        match key.code {
+            KeyCode::Esc => self.form = None,
+            KeyCode::Tab | KeyCode::Down => form.next(1),
+            KeyCode::BackTab | KeyCode::Up => form.next(-1),
+            KeyCode::Backspace => form.backspace(),
+            KeyCode::Enter => {
+                if let Some(request) = form.validate() {
+                    self.form = None;
+                    self.submit_backtest(request, fx);
+                }
+            }
+            KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                if let Some(f) = form.fields.get_mut(form.focus) {
+                    f.value.clear();
+                }
+            }
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => form.type_char(c),
+            _ => {}
+        }
+    }
+
     // ---- mouse ---------------------------------------------------------------------------------
 
     fn on_mouse(&mut self, m: crossterm::event::MouseEvent) {
@@ -1295,6 +1898,11 @@ impl App {
             MouseEventKind::Down(MouseButton::Left) => {
                 if let Some(tab) = screen.tab_at(m.column, m.row) {
                     self.set_tab(tab);
+                    self.dirty = true;
+                    return;
+                }
+                if let Some(view) = screen.view_at(m.column, m.row) {
+                    self.switch_view(view);
                     self.dirty = true;
                     return;
                 }

@@ -5,6 +5,9 @@
 //! /propose <coin> <long|short|buy|sell> usd=AMOUNT [options…]
 //! /confirm <proposalId>
 //! /close <coin|all>
+//! /backtest <strategyId> <pair> <timeframe> <days> [param=N ...]
+//! /top <backtests|live|combos> [key=value ...]
+//! /job <jobId>
 //! /refresh   /help   /quit (alias /q)
 //! ```
 //!
@@ -25,6 +28,15 @@
 //! - Options come after the positional arguments, in any order, each at most once.
 //! - Whether tp/sl lie on the right side of the entry price is for the server to judge: the console
 //!   does not know the price when it parses.
+//! - `/backtest` pairs are written as the discovery operations write them: `BTC`, `btc-usd`,
+//!   `BTCUSDT` all mean `BTC-USD`. Timeframes are a whole number and a unit `m`, `h`, `d` or `w`
+//!   (`5m`, `1h`); days are 1 to 3650. Strategy parameters are `name=number` (the number may be
+//!   negative, no `k`/`m` suffix); which names a strategy takes is for the server to judge.
+//! - `/top` sets the query of one Discovery view and shows it: given keys replace the current
+//!   value, `key=default` returns it to the server's default, keys not given stay as they were.
+//!   Keys (case-insensitive, written in the wire's camelCase): backtests `filter=good|excellent|all`
+//!   `includeAll=true|false`; live `windowDays=N` `limit=N`; combos `pair=` `timeframe=` (alias
+//!   `tf=`) `days=N` `perStrategy=N` `limit=N` `filter=good|all` `minReturnPct=X` `minTrades=N`.
 
 use std::fmt;
 
@@ -37,9 +49,118 @@ pub enum Command {
     /// Confirm (execute) a staged proposal by id.
     Confirm(String),
     Close(CloseTarget),
+    /// Submit a backtest job.
+    Backtest(BacktestArgs),
+    /// Show (and re-query) a Discovery view with changed parameters.
+    Top(TopArgs),
+    /// Follow a backtest job by id on the Backtests tab.
+    Job(String),
     Refresh,
     Help,
     Quit,
+}
+
+/// Arguments of `/backtest`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BacktestArgs {
+    pub strategy: String,
+    /// `BTC-USD` form.
+    pub pair: String,
+    pub timeframe: String,
+    pub days: u32,
+    /// Strategy parameters in the order given.
+    pub params: Vec<(String, f64)>,
+}
+
+/// The ranked Discovery views `/top` can query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TopView {
+    Backtests,
+    Live,
+    Combos,
+}
+
+impl TopView {
+    pub fn name(self) -> &'static str {
+        match self {
+            TopView::Backtests => "backtests",
+            TopView::Live => "live",
+            TopView::Combos => "combos",
+        }
+    }
+
+    /// The query keys this view takes, in canonical spelling.
+    pub fn keys(self) -> &'static [&'static str] {
+        match self {
+            TopView::Backtests => &["filter", "includeAll"],
+            TopView::Live => &["windowDays", "limit"],
+            TopView::Combos => &[
+                "pair",
+                "timeframe",
+                "days",
+                "perStrategy",
+                "limit",
+                "filter",
+                "minReturnPct",
+                "minTrades",
+            ],
+        }
+    }
+}
+
+/// One `key=value` of `/top`; `None` returns the key to the server's default.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TopParam {
+    /// `good`, `excellent` (top backtests only) or `all`.
+    Filter(Option<String>),
+    IncludeAll(Option<bool>),
+    WindowDays(Option<u32>),
+    Limit(Option<u32>),
+    /// `BTC-USD` form.
+    Pair(Option<String>),
+    Timeframe(Option<String>),
+    Days(Option<u32>),
+    PerStrategy(Option<u32>),
+    MinReturnPct(Option<f64>),
+    MinTrades(Option<u32>),
+}
+
+impl TopParam {
+    pub fn key(&self) -> &'static str {
+        match self {
+            TopParam::Filter(_) => "filter",
+            TopParam::IncludeAll(_) => "includeAll",
+            TopParam::WindowDays(_) => "windowDays",
+            TopParam::Limit(_) => "limit",
+            TopParam::Pair(_) => "pair",
+            TopParam::Timeframe(_) => "timeframe",
+            TopParam::Days(_) => "days",
+            TopParam::PerStrategy(_) => "perStrategy",
+            TopParam::MinReturnPct(_) => "minReturnPct",
+            TopParam::MinTrades(_) => "minTrades",
+        }
+    }
+
+    /// The value as the command line and the wire write it; `None` for the server's default.
+    pub fn value(&self) -> Option<String> {
+        match self {
+            TopParam::Filter(v) | TopParam::Pair(v) | TopParam::Timeframe(v) => v.clone(),
+            TopParam::IncludeAll(v) => v.map(|b| b.to_string()),
+            TopParam::WindowDays(v)
+            | TopParam::Limit(v)
+            | TopParam::Days(v)
+            | TopParam::PerStrategy(v)
+            | TopParam::MinTrades(v) => v.map(|n| n.to_string()),
+            TopParam::MinReturnPct(v) => v.map(|x| x.to_string()),
+        }
+    }
+}
+
+/// Arguments of `/top`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TopArgs {
+    pub view: TopView,
+    pub params: Vec<TopParam>,
 }
 
 /// What `/close` closes.
@@ -124,6 +245,9 @@ const PROPOSE_USAGE: &str =
     "/propose <coin> <long|short> <size> [tp=PX] [sl=PX] [lev=N] [limit=PX] [ex=venue|venue2]";
 const CONFIRM_USAGE: &str = "/confirm <proposalId>";
 const CLOSE_USAGE: &str = "/close <coin|all>";
+const BACKTEST_USAGE: &str = "/backtest <strategyId> <pair> <timeframe> <days> [param=N ...]";
+const TOP_USAGE: &str = "/top <backtests|live|combos> [key=value ...]";
+const JOB_USAGE: &str = "/job <jobId>";
 
 /// Every command, in the order the help overlay lists them.
 pub const COMMANDS: &[CommandSpec] = &[
@@ -141,6 +265,21 @@ pub const COMMANDS: &[CommandSpec] = &[
         name: "close",
         usage: CLOSE_USAGE,
         summary: "Stage a close of one coin, or of every position, for approval",
+    },
+    CommandSpec {
+        name: "backtest",
+        usage: BACKTEST_USAGE,
+        summary: "Run a backtest (e.g. /backtest ema_cross BTC 1h 30 fast=9); follow it on tab 5",
+    },
+    CommandSpec {
+        name: "top",
+        usage: TOP_USAGE,
+        summary: "Query a Discovery view, e.g. /top combos pair=ETH-USD timeframe=1h days=60; key=default resets",
+    },
+    CommandSpec {
+        name: "job",
+        usage: JOB_USAGE,
+        summary: "Follow a backtest job by id on the Backtests tab",
     },
     CommandSpec {
         name: "refresh",
@@ -206,6 +345,24 @@ pub fn parse(input: &str) -> Result<Command, ParseError> {
             } else {
                 Ok(Command::Close(CloseTarget::Coin(parse_coin(target)?)))
             }
+        }
+        "backtest" => parse_backtest(args, end).map(Command::Backtest),
+        "top" => parse_top(args, end).map(Command::Top),
+        "job" => {
+            let id = args
+                .first()
+                .ok_or_else(|| missing("<jobId>", JOB_USAGE, end))?;
+            no_more(&args[1..], JOB_USAGE)?;
+            if !valid_id(id.text) {
+                return Err(ParseError::new(
+                    format!(
+                        "invalid job id `{}`; expected letters, digits, `_`, `-` or `.`",
+                        id.text
+                    ),
+                    id.pos,
+                ));
+            }
+            Ok(Command::Job(id.text.to_string()))
         }
         "refresh" => no_more(args, "/refresh").map(|()| Command::Refresh),
         "help" => no_more(args, "/help").map(|()| Command::Help),
@@ -624,6 +781,30 @@ impl fmt::Display for Command {
             Command::Confirm(id) => write!(f, "/confirm {id}"),
             Command::Close(CloseTarget::Coin(coin)) => write!(f, "/close {coin}"),
             Command::Close(CloseTarget::All) => f.write_str("/close all"),
+            Command::Backtest(b) => {
+                write!(
+                    f,
+                    "/backtest {} {} {} {}",
+                    b.strategy, b.pair, b.timeframe, b.days
+                )?;
+                for (k, v) in &b.params {
+                    write!(f, " {k}={v}")?;
+                }
+                Ok(())
+            }
+            Command::Top(t) => {
+                write!(f, "/top {}", t.view.name())?;
+                for p in &t.params {
+                    write!(
+                        f,
+                        " {}={}",
+                        p.key(),
+                        p.value().unwrap_or_else(|| "default".into())
+                    )?;
+                }
+                Ok(())
+            }
+            Command::Job(id) => write!(f, "/job {id}"),
             Command::Refresh => f.write_str("/refresh"),
             Command::Help => f.write_str("/help"),
             Command::Quit => f.write_str("/quit"),
@@ -730,9 +911,331 @@ impl CloseTarget {
     }
 }
 
+/// Timeframes offered by completion (any `<N><m|h|d|w>` parses).
+const TIMEFRAMES: &[&str] = &["1m", "5m", "15m", "30m", "1h", "4h", "1d"];
+const MAX_DAYS: u32 = 3650;
+
+/// Ids (strategy, job) as the service writes them: kept as typed, but only characters that cannot
+/// break the command line or a URL path.
+fn valid_id(text: &str) -> bool {
+    !text.is_empty()
+        && text.len() <= 64
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+/// `BTC`, `btc-usd`, `BTCUSDT` → `BTC-USD`.
+pub fn normalize_pair(raw: &str) -> Option<String> {
+    normalize_coin(raw).map(|c| format!("{c}-USD"))
+}
+
+/// `5m`, `1H` → `5m`, `1h`: a whole number from 1 to 999 and a unit m, h, d or w.
+pub fn normalize_timeframe(raw: &str) -> Option<String> {
+    let lower = raw.to_ascii_lowercase();
+    let unit = lower.chars().last()?;
+    let digits = &lower[..lower.len() - unit.len_utf8()];
+    let valid = matches!(unit, 'm' | 'h' | 'd' | 'w')
+        && !digits.is_empty()
+        && digits.len() <= 3
+        && digits.chars().all(|c| c.is_ascii_digit())
+        && !digits.starts_with('0');
+    valid.then_some(lower)
+}
+
+/// A finite decimal that may be negative or zero: `-2.5`, `0`, `14`. No suffixes or exponents.
+pub fn parse_number(text: &str) -> Option<f64> {
+    let body = text.strip_prefix('-').unwrap_or(text);
+    let mut dots = 0;
+    let mut digits = 0;
+    for c in body.chars() {
+        match c {
+            '0'..='9' => digits += 1,
+            '.' => dots += 1,
+            _ => return None,
+        }
+    }
+    if digits == 0 || dots > 1 || digits > 18 {
+        return None;
+    }
+    let x: f64 = text.parse().ok()?;
+    // `-0` reads back as 0, so the canonical text of every accepted number parses to itself.
+    x.is_finite().then_some(if x == 0.0 { 0.0 } else { x })
+}
+
+fn parse_uint(key: &str, text: &str, min: u32, max: u32, pos: usize) -> Result<u32, ParseError> {
+    let out_of_range = || {
+        ParseError::new(
+            format!("{key} must be a whole number from {min} to {max} (got `{text}`)"),
+            pos,
+        )
+    };
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit()) {
+        return Err(ParseError::new(
+            format!("invalid {key} `{text}`; expected a whole number from {min} to {max}"),
+            pos,
+        ));
+    }
+    if text.starts_with('-') {
+        return Err(out_of_range());
+    }
+    match digits.parse::<u32>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(n),
+        _ => Err(out_of_range()),
+    }
+}
+
+fn parse_backtest(args: &[Token<'_>], end: usize) -> Result<BacktestArgs, ParseError> {
+    let strategy = args
+        .first()
+        .ok_or_else(|| missing("<strategyId>", BACKTEST_USAGE, end))?;
+    if !valid_id(strategy.text) {
+        return Err(ParseError::new(
+            format!(
+                "invalid strategy id `{}`; expected letters, digits, `_`, `-` or `.`",
+                strategy.text
+            ),
+            strategy.pos,
+        ));
+    }
+    let pair = args
+        .get(1)
+        .ok_or_else(|| missing("<pair>", BACKTEST_USAGE, end))?;
+    let pair_text = normalize_pair(pair.text).ok_or_else(|| {
+        ParseError::new(
+            format!(
+                "invalid pair `{}`; expected BTC, BTC-USD or BTCUSDT",
+                pair.text
+            ),
+            pair.pos,
+        )
+    })?;
+    let tf = args
+        .get(2)
+        .ok_or_else(|| missing("<timeframe>", BACKTEST_USAGE, end))?;
+    let timeframe = normalize_timeframe(tf.text).ok_or_else(|| {
+        ParseError::new(
+            format!(
+                "invalid timeframe `{}`; expected a number and m, h, d or w, like 5m or 1h",
+                tf.text
+            ),
+            tf.pos,
+        )
+    })?;
+    let days = args
+        .get(3)
+        .ok_or_else(|| missing("<days>", BACKTEST_USAGE, end))?;
+    let days = parse_uint("days", days.text, 1, MAX_DAYS, days.pos)?;
+    let mut params: Vec<(String, f64)> = Vec::new();
+    for token in &args[4..] {
+        let Some((key, value)) = token.text.split_once('=') else {
+            return Err(ParseError::new(
+                format!(
+                    "unexpected argument `{}`; strategy parameters are written name=number, e.g. fast=9",
+                    token.text
+                ),
+                token.pos,
+            ));
+        };
+        let valid_key = key.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+            && key.len() <= 64
+            && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid_key {
+            return Err(ParseError::new(
+                format!("invalid parameter name `{key}`"),
+                token.pos,
+            ));
+        }
+        if params.iter().any(|(k, _)| k == key) {
+            return Err(ParseError::new(
+                format!("duplicate parameter `{key}=`"),
+                token.pos,
+            ));
+        }
+        let value_pos = token.pos + key.chars().count() + 1;
+        let Some(x) = parse_number(value) else {
+            return Err(ParseError::new(
+                format!("invalid value `{value}` for {key}; expected a number like 14, 0.5 or -2"),
+                value_pos,
+            ));
+        };
+        params.push((key.to_string(), x));
+    }
+    Ok(BacktestArgs {
+        strategy: strategy.text.to_string(),
+        pair: pair_text,
+        timeframe,
+        days,
+        params,
+    })
+}
+
+fn top_view(text: &str) -> Option<TopView> {
+    match text.to_ascii_lowercase().as_str() {
+        "backtests" | "backtest" | "bt" => Some(TopView::Backtests),
+        "live" => Some(TopView::Live),
+        "combos" | "combo" | "optimized" => Some(TopView::Combos),
+        _ => None,
+    }
+}
+
+fn parse_top(args: &[Token<'_>], end: usize) -> Result<TopArgs, ParseError> {
+    let first = args
+        .first()
+        .ok_or_else(|| missing("<backtests|live|combos>", TOP_USAGE, end))?;
+    let view = top_view(first.text).ok_or_else(|| {
+        ParseError::new(
+            format!(
+                "unknown view `{}`; expected backtests, live or combos",
+                first.text
+            ),
+            first.pos,
+        )
+    })?;
+    let keys = view.keys();
+    let mut params: Vec<TopParam> = Vec::new();
+    for token in &args[1..] {
+        let Some((key, value)) = token.text.split_once('=') else {
+            return Err(ParseError::new(
+                format!(
+                    "unexpected argument `{}`; options are written key=value, e.g. limit=20",
+                    token.text
+                ),
+                token.pos,
+            ));
+        };
+        let lower = key.to_ascii_lowercase();
+        let lower = if lower == "tf" {
+            "timeframe".into()
+        } else {
+            lower
+        };
+        let Some(canonical) = keys.iter().find(|k| k.to_ascii_lowercase() == lower) else {
+            let lowered: Vec<String> = keys.iter().map(|k| k.to_ascii_lowercase()).collect();
+            let hint = closest(key, lowered.iter().map(String::as_str))
+                .and_then(|l| keys.iter().find(|k| k.eq_ignore_ascii_case(l)))
+                .map(|k| format!("did you mean `{k}=`? "))
+                .unwrap_or_default();
+            return Err(ParseError::new(
+                format!(
+                    "unknown option `{key}=` for /top {}; {hint}options are {}",
+                    view.name(),
+                    keys.iter()
+                        .map(|k| format!("{k}="))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                token.pos,
+            ));
+        };
+        if params.iter().any(|p| p.key() == *canonical) {
+            return Err(ParseError::new(
+                format!("duplicate option `{key}=`"),
+                token.pos,
+            ));
+        }
+        let pos = token.pos + key.chars().count() + 1;
+        if value.is_empty() {
+            return Err(ParseError::new(
+                format!("missing value after `{key}=`; write {canonical}=default to reset it"),
+                pos,
+            ));
+        }
+        let reset = value.eq_ignore_ascii_case("default");
+        let param = match *canonical {
+            "filter" => {
+                let allowed: &[&str] = if view == TopView::Backtests {
+                    &["good", "excellent", "all"]
+                } else {
+                    &["good", "all"]
+                };
+                let v = value.to_ascii_lowercase();
+                if !reset && !allowed.contains(&v.as_str()) {
+                    return Err(ParseError::new(
+                        format!("invalid filter `{value}`; expected {}", allowed.join(", ")),
+                        pos,
+                    ));
+                }
+                TopParam::Filter((!reset).then_some(v))
+            }
+            "includeAll" => TopParam::IncludeAll(if reset {
+                None
+            } else {
+                Some(match value.to_ascii_lowercase().as_str() {
+                    "true" | "yes" | "1" | "on" => true,
+                    "false" | "no" | "0" | "off" => false,
+                    _ => {
+                        return Err(ParseError::new(
+                            format!("invalid includeAll `{value}`; expected true or false"),
+                            pos,
+                        ));
+                    }
+                })
+            }),
+            "pair" => TopParam::Pair(if reset {
+                None
+            } else {
+                Some(normalize_pair(value).ok_or_else(|| {
+                    ParseError::new(
+                        format!("invalid pair `{value}`; expected BTC, BTC-USD or BTCUSDT"),
+                        pos,
+                    )
+                })?)
+            }),
+            "timeframe" => TopParam::Timeframe(if reset {
+                None
+            } else {
+                Some(normalize_timeframe(value).ok_or_else(|| {
+                    ParseError::new(
+                        format!(
+                            "invalid timeframe `{value}`; expected a number and m, h, d or w, like 5m or 1h"
+                        ),
+                        pos,
+                    )
+                })?)
+            }),
+            "minReturnPct" => TopParam::MinReturnPct(if reset {
+                None
+            } else {
+                Some(parse_number(value).ok_or_else(|| {
+                    ParseError::new(
+                        format!("invalid minReturnPct `{value}`; expected a number like 5 or -2.5"),
+                        pos,
+                    )
+                })?)
+            }),
+            other => {
+                let (min, max) = match other {
+                    "days" | "windowDays" => (1, MAX_DAYS),
+                    "minTrades" => (0, 1_000_000),
+                    _ => (1, 10_000),
+                };
+                let n = if reset {
+                    None
+                } else {
+                    Some(parse_uint(other, value, min, max, pos)?)
+                };
+                match other {
+                    "windowDays" => TopParam::WindowDays(n),
+                    "limit" => TopParam::Limit(n),
+                    "days" => TopParam::Days(n),
+                    "perStrategy" => TopParam::PerStrategy(n),
+                    _ => TopParam::MinTrades(n),
+                }
+            }
+        };
+        params.push(param);
+    }
+    Ok(TopArgs { view, params })
+}
+
 /// Commands whose name is followed by arguments; completing them adds a space so typing continues.
 fn takes_arguments(name: &str) -> bool {
-    matches!(name, "propose" | "confirm" | "close")
+    matches!(
+        name,
+        "propose" | "confirm" | "close" | "backtest" | "top" | "job"
+    )
 }
 
 /// Tab-completion candidates for the whole line: each is the full replacement line, sorted and
@@ -818,6 +1321,40 @@ pub fn complete(input: &str, coins: &[&str]) -> Vec<String> {
                     .chain(["all"])
                     .filter(|c| starts(c))
                     .for_each(|c| push(c, "")),
+                Some("backtest") => match index {
+                    2 => coins
+                        .iter()
+                        .map(|c| format!("{c}-USD"))
+                        .filter(|c| starts(c))
+                        .for_each(|c| push(&c, " ")),
+                    3 => TIMEFRAMES
+                        .iter()
+                        .filter(|t| starts(t))
+                        .for_each(|t| push(t, " ")),
+                    _ => {}
+                },
+                Some("top") => {
+                    if index == 1 {
+                        [TopView::Backtests, TopView::Live, TopView::Combos]
+                            .into_iter()
+                            .map(TopView::name)
+                            .filter(|v| starts(v))
+                            .for_each(|v| push(v, " "));
+                    } else if let Some(view) = done.get(1).and_then(|t| top_view(t.text)) {
+                        let used: Vec<String> = done[2..]
+                            .iter()
+                            .filter_map(|t| t.text.split_once('='))
+                            .map(|(k, _)| k.to_ascii_lowercase())
+                            .collect();
+                        if !partial.contains('=') {
+                            for key in view.keys() {
+                                if !used.contains(&key.to_ascii_lowercase()) && starts(key) {
+                                    push(key, "=");
+                                }
+                            }
+                        }
+                    }
+                }
                 _ => {}
             }
         }
@@ -1060,6 +1597,171 @@ mod tests {
     }
 
     #[test]
+    fn backtest_command() {
+        for input in [
+            "/backtest ema_cross BTC 1h 30 fast=9 slow=21.5",
+            "backtest ema_cross btc-usd 1H 30 fast=9 slow=21.5",
+            "/BACKTEST ema_cross BTCUSDT 1h 30 fast=9.0 slow=21.50",
+        ] {
+            assert_eq!(
+                ok(input),
+                Command::Backtest(BacktestArgs {
+                    strategy: "ema_cross".into(),
+                    pair: "BTC-USD".into(),
+                    timeframe: "1h".into(),
+                    days: 30,
+                    params: vec![("fast".into(), 9.0), ("slow".into(), 21.5)],
+                }),
+                "{input}"
+            );
+        }
+        assert_eq!(
+            ok("/backtest rsi ETH 5m 7 lower=-2 upper=0").to_string(),
+            "/backtest rsi ETH-USD 5m 7 lower=-2 upper=0"
+        );
+        let cases: &[(&str, &str, usize)] = &[
+            (
+                "/backtest",
+                "missing <strategyId>; usage: /backtest <strategyId> <pair> <timeframe> <days> [param=N ...]",
+                9,
+            ),
+            (
+                "/backtest x BTC 1h",
+                "missing <days>; usage: /backtest <strategyId> <pair> <timeframe> <days> [param=N ...]",
+                18,
+            ),
+            (
+                "/backtest x BTC-EUR 1h 3",
+                "invalid pair `BTC-EUR`; expected BTC, BTC-USD or BTCUSDT",
+                12,
+            ),
+            (
+                "/backtest x BTC 1y 3",
+                "invalid timeframe `1y`; expected a number and m, h, d or w, like 5m or 1h",
+                16,
+            ),
+            (
+                "/backtest x BTC 1h 0",
+                "days must be a whole number from 1 to 3650 (got `0`)",
+                19,
+            ),
+            (
+                "/backtest x BTC 1h 3.5",
+                "invalid days `3.5`; expected a whole number from 1 to 3650",
+                19,
+            ),
+            (
+                "/backtest x BTC 1h 3 fast=abc",
+                "invalid value `abc` for fast; expected a number like 14, 0.5 or -2",
+                26,
+            ),
+            (
+                "/backtest x BTC 1h 3 fast=1 fast=2",
+                "duplicate parameter `fast=`",
+                28,
+            ),
+            (
+                "/backtest x BTC 1h 3 9",
+                "unexpected argument `9`; strategy parameters are written name=number, e.g. fast=9",
+                21,
+            ),
+            (
+                "/backtest a/b BTC 1h 3",
+                "invalid strategy id `a/b`; expected letters, digits, `_`, `-` or `.`",
+                10,
+            ),
+        ];
+        for (input, message, position) in cases {
+            let e = err(input);
+            assert_eq!(e.message, *message, "input {input:?}");
+            assert_eq!(e.position, *position, "position for {input:?}");
+        }
+    }
+
+    #[test]
+    fn top_command() {
+        assert_eq!(
+            ok("/top combos pair=eth tf=1H days=60 perStrategy=2 minreturnpct=-1.5 filter=default"),
+            Command::Top(TopArgs {
+                view: TopView::Combos,
+                params: vec![
+                    TopParam::Pair(Some("ETH-USD".into())),
+                    TopParam::Timeframe(Some("1h".into())),
+                    TopParam::Days(Some(60)),
+                    TopParam::PerStrategy(Some(2)),
+                    TopParam::MinReturnPct(Some(-1.5)),
+                    TopParam::Filter(None),
+                ],
+            })
+        );
+        assert_eq!(
+            ok("top combos pair=eth tf=1H filter=DEFAULT").to_string(),
+            "/top combos pair=ETH-USD timeframe=1h filter=default"
+        );
+        assert_eq!(
+            ok("/top backtests filter=Excellent includeall=yes").to_string(),
+            "/top backtests filter=excellent includeAll=true"
+        );
+        assert_eq!(
+            ok("/top live"),
+            Command::Top(TopArgs {
+                view: TopView::Live,
+                params: vec![],
+            })
+        );
+        let cases: &[(&str, &str, usize)] = &[
+            (
+                "/top",
+                "missing <backtests|live|combos>; usage: /top <backtests|live|combos> [key=value ...]",
+                4,
+            ),
+            (
+                "/top best",
+                "unknown view `best`; expected backtests, live or combos",
+                5,
+            ),
+            (
+                "/top live windowdays=0",
+                "windowDays must be a whole number from 1 to 3650 (got `0`)",
+                21,
+            ),
+            (
+                "/top combos filter=excellent",
+                "invalid filter `excellent`; expected good, all",
+                19,
+            ),
+            (
+                "/top live pair=BTC",
+                "unknown option `pair=` for /top live; options are windowDays=, limit=",
+                10,
+            ),
+            (
+                "/top combos perstrat=2",
+                "unknown option `perstrat=` for /top combos; did you mean `perStrategy=`? options are pair=, timeframe=, days=, perStrategy=, limit=, filter=, minReturnPct=, minTrades=",
+                12,
+            ),
+            ("/top combos days=3 DAYS=4", "duplicate option `DAYS=`", 19),
+            (
+                "/top combos limit=",
+                "missing value after `limit=`; write limit=default to reset it",
+                18,
+            ),
+            (
+                "/top backtests includeAll=maybe",
+                "invalid includeAll `maybe`; expected true or false",
+                26,
+            ),
+        ];
+        for (input, message, position) in cases {
+            let e = err(input);
+            assert_eq!(e.message, *message, "input {input:?}");
+            assert_eq!(e.position, *position, "position for {input:?}");
+        }
+        assert_eq!(ok("/job job_12ab").to_string(), "/job job_12ab");
+        assert_eq!(err("/job a/b").position, 5);
+    }
+
+    #[test]
     fn control_characters_are_not_echoed_raw() {
         let e = err("/propose BTC long 1 tp=\u{1b}[2J");
         assert_eq!(
@@ -1239,6 +1941,24 @@ mod tests {
             ("/close e", &["/close ETH"]),
             ("/confirm ", &[]),
             ("/quit ", &[]),
+            ("/t", &["/top "]),
+            ("/top c", &["/top combos "]),
+            ("/top live ", &["/top live limit=", "/top live windowDays="]),
+            ("/top live limit=5 ", &["/top live limit=5 windowDays="]),
+            (
+                "/top combos p",
+                &["/top combos pair=", "/top combos perStrategy="],
+            ),
+            ("/backtest rsi e", &["/backtest rsi ETH-USD "]),
+            (
+                "/backtest rsi ETH-USD 1",
+                &[
+                    "/backtest rsi ETH-USD 15m ",
+                    "/backtest rsi ETH-USD 1d ",
+                    "/backtest rsi ETH-USD 1h ",
+                    "/backtest rsi ETH-USD 1m ",
+                ],
+            ),
         ];
         for (input, want) in cases {
             assert_eq!(complete(input, &coins), *want, "input {input:?}");
@@ -1292,8 +2012,86 @@ mod tests {
                     exchange: exchange.map(str::to_string),
                 })
             });
+        let param = (
+            "[a-z][a-zA-Z0-9_]{0,10}",
+            (-100_000_000i64..100_000_000, 0u32..6)
+                .prop_map(|(m, e)| m as f64 / 10f64.powi(e as i32)),
+        );
+        let backtest = (
+            "[a-z][a-z0-9_.-]{0,20}",
+            coin(),
+            (
+                1u32..1000,
+                prop_oneof![Just('m'), Just('h'), Just('d'), Just('w')],
+            ),
+            1u32..=3650,
+            proptest::collection::vec(param, 0..4),
+        )
+            .prop_map(|(strategy, coin, (n, unit), days, params)| {
+                let mut seen = Vec::new();
+                let params = params
+                    .into_iter()
+                    .filter(|(k, _)| {
+                        let new = !seen.contains(k);
+                        seen.push(k.clone());
+                        new
+                    })
+                    .collect();
+                Command::Backtest(BacktestArgs {
+                    strategy,
+                    pair: format!("{coin}-USD"),
+                    timeframe: format!("{n}{unit}"),
+                    days,
+                    params,
+                })
+            });
+        let top = prop_oneof![
+            (
+                proptest::option::of(prop_oneof![Just("good"), Just("excellent"), Just("all")]),
+                proptest::option::of(any::<bool>()),
+            )
+                .prop_map(|(filter, include_all)| TopArgs {
+                    view: TopView::Backtests,
+                    params: vec![
+                        TopParam::IncludeAll(include_all),
+                        TopParam::Filter(filter.map(str::to_string)),
+                    ],
+                }),
+            (
+                proptest::option::of(1u32..=3650),
+                proptest::option::of(1u32..=10_000)
+            )
+                .prop_map(|(w, l)| TopArgs {
+                    view: TopView::Live,
+                    params: vec![TopParam::Limit(l), TopParam::WindowDays(w)],
+                }),
+            (
+                proptest::option::of(coin()),
+                proptest::option::of(1u32..=3650),
+                proptest::option::of(1u32..=10_000),
+                proptest::option::of((-100_000i64..100_000).prop_map(|m| m as f64 / 100.0)),
+                proptest::option::of(0u32..=1_000_000),
+                proptest::option::of(prop_oneof![Just("good"), Just("all")]),
+            )
+                .prop_map(|(pair, days, per, min_ret, min_trades, filter)| TopArgs {
+                    view: TopView::Combos,
+                    params: vec![
+                        TopParam::MinTrades(min_trades),
+                        TopParam::Pair(pair.map(|c| format!("{c}-USD"))),
+                        TopParam::Timeframe(Some("15m".into())),
+                        TopParam::Days(days),
+                        TopParam::PerStrategy(per),
+                        TopParam::MinReturnPct(min_ret),
+                        TopParam::Filter(filter.map(str::to_string)),
+                    ],
+                }),
+        ]
+        .prop_map(Command::Top);
         prop_oneof![
             propose,
+            backtest,
+            top,
+            "[A-Za-z0-9_.-]{1,24}".prop_map(Command::Job),
             "[A-Za-z0-9_-]{1,24}".prop_map(Command::Confirm),
             coin().prop_map(|c| Command::Close(CloseTarget::Coin(c))),
             Just(Command::Close(CloseTarget::All)),

@@ -2,6 +2,7 @@
 //! request is its own task, bounded by the client's timeout.
 
 use super::action::{Action, Effect, Payload, Resource};
+use super::discovery::{DiscoveryPayload, DiscoveryQuery};
 use crate::api::{ApiError, Client};
 use chrono::Utc;
 use std::io::Write;
@@ -59,6 +60,45 @@ impl Runner {
                     });
                 });
             }
+            Effect::FetchDiscovery(query) => {
+                let this = self.clone();
+                tokio::spawn(async move {
+                    let started = Instant::now();
+                    let result = discover(&this.client, &query).await;
+                    let _ = this.tx.send(Action::Discovered {
+                        query,
+                        result,
+                        latency: started.elapsed(),
+                        at: Utc::now(),
+                    });
+                });
+            }
+            Effect::RunBacktest(request) => {
+                let this = self.clone();
+                tokio::spawn(async move {
+                    let started = Instant::now();
+                    let result = this.client.run_backtest(&request).await.map(Box::new);
+                    let _ = this.tx.send(Action::BacktestSubmitted {
+                        request,
+                        result,
+                        latency: started.elapsed(),
+                        at: Utc::now(),
+                    });
+                });
+            }
+            Effect::FetchJob(id) => {
+                let this = self.clone();
+                tokio::spawn(async move {
+                    let started = Instant::now();
+                    let result = this.client.get_backtest_job(&id).await.map(Box::new);
+                    let _ = this.tx.send(Action::JobLoaded {
+                        id,
+                        result,
+                        latency: started.elapsed(),
+                        at: Utc::now(),
+                    });
+                });
+            }
             Effect::Journal(line) => {
                 if let Some(path) = self.journal.clone() {
                     // A small append; done off the loop all the same, as disks can stall.
@@ -96,5 +136,24 @@ async fn fetch(client: &Client, resource: Resource) -> Result<Payload, ApiError>
         Resource::Proposals => Payload::Proposals(client.list_proposals(None).await?.proposals),
         Resource::Usage => Payload::Usage(Box::new(client.get_usage().await?)),
         Resource::Audit => Payload::Audit(client.list_audit_logs(Some(200)).await?.logs),
+    })
+}
+
+async fn discover(client: &Client, query: &DiscoveryQuery) -> Result<DiscoveryPayload, ApiError> {
+    Ok(match query {
+        DiscoveryQuery::Strategies => {
+            DiscoveryPayload::Strategies(client.discover_strategies().await?.strategies)
+        }
+        DiscoveryQuery::TopBacktests(q) => DiscoveryPayload::Rows(Box::new(
+            client
+                .discover_top_backtests(q.filter.as_deref(), q.include_all)
+                .await?,
+        )),
+        DiscoveryQuery::TopLive(q) => DiscoveryPayload::Rows(Box::new(
+            client.discover_top_live(q.window_days, q.limit).await?,
+        )),
+        DiscoveryQuery::Combos(q) => DiscoveryPayload::Rows(Box::new(
+            client.discover_top_optimized_combos(&q.to_params()).await?,
+        )),
     })
 }

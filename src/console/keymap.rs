@@ -44,6 +44,10 @@ pub enum KeyAction {
     Filter,
     SortNext,
     SortReverse,
+    /// Open the backtest form for the selected Discovery row or job.
+    Backtest,
+    /// Prefill a proposal for the selected Discovery row's coin.
+    Propose,
 }
 
 impl KeyAction {
@@ -82,6 +86,8 @@ impl KeyAction {
         KeyAction::Filter,
         KeyAction::SortNext,
         KeyAction::SortReverse,
+        KeyAction::Backtest,
+        KeyAction::Propose,
     ];
 
     /// The snake_case name used in TOML (`next_tab`, `go_tab_3`).
@@ -112,6 +118,8 @@ impl KeyAction {
             KeyAction::Filter => "filter",
             KeyAction::SortNext => "sort_next",
             KeyAction::SortReverse => "sort_reverse",
+            KeyAction::Backtest => "backtest",
+            KeyAction::Propose => "propose",
         };
         simple.to_string()
     }
@@ -144,6 +152,8 @@ impl KeyAction {
             KeyAction::Filter => "Filter rows",
             KeyAction::SortNext => "Sort by next column",
             KeyAction::SortReverse => "Reverse sort order",
+            KeyAction::Backtest => "Backtest the selected row",
+            KeyAction::Propose => "Propose a trade from the selected row",
         };
         text.to_string()
     }
@@ -508,6 +518,8 @@ mod tests {
             (press(KeyCode::Enter, KeyModifiers::NONE), KeyAction::Select),
             (press(KeyCode::Esc, KeyModifiers::NONE), KeyAction::Cancel),
             (ch('S'), KeyAction::SortReverse),
+            (ch('b'), KeyAction::Backtest),
+            (ch('p'), KeyAction::Propose),
         ];
         for (event, action) in cases {
             assert_eq!(map.action(&event), Some(action), "{event:?}");

@@ -2,6 +2,7 @@
 //! both the views (to draw) and `App::update` (to map mouse clicks) use it, so they always agree.
 
 use super::app::{App, Tab};
+use super::discovery::DView;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
 
 /// A focusable region of a tab.
@@ -15,6 +16,14 @@ pub enum Pane {
     Decisions,
     Audit,
     Requests,
+    /// The Discovery views, one shown at a time.
+    Strategies,
+    TopBacktests,
+    TopLive,
+    Combos,
+    /// Backtest jobs, and the selected job's trades.
+    Jobs,
+    Trades,
 }
 
 impl Pane {
@@ -27,6 +36,12 @@ impl Pane {
             Pane::Decisions => "Decisions",
             Pane::Audit => "Service audit log",
             Pane::Requests => "Console requests",
+            Pane::Strategies => "Strategies",
+            Pane::TopBacktests => "Top backtests",
+            Pane::TopLive => "Top live",
+            Pane::Combos => "Optimized combos",
+            Pane::Jobs => "Backtest jobs",
+            Pane::Trades => "Trades",
         }
     }
 }
@@ -40,6 +55,13 @@ pub struct Screen {
     pub summary: Rect,
     pub detail: Rect,
     pub panes: Vec<(Pane, Rect)>,
+    /// The Discovery tab's view selector, one rect per view label.
+    pub views: Vec<(DView, Rect)>,
+    /// The Discovery tab's query line.
+    pub query: Rect,
+    /// The Backtests tab's statistics and equity chart.
+    pub stats: Rect,
+    pub chart: Rect,
     pub footer: Rect,
     pub command: Rect,
 }
@@ -68,6 +90,13 @@ impl Screen {
             .iter()
             .find(|(_, r)| contains(*r, x, y))
             .map(|(t, _)| *t)
+    }
+
+    pub fn view_at(&self, x: u16, y: u16) -> Option<DView> {
+        self.views
+            .iter()
+            .find(|(_, r)| contains(*r, x, y))
+            .map(|(v, _)| *v)
     }
 
     pub fn pane_at(&self, x: u16, y: u16) -> Option<Pane> {
@@ -110,6 +139,11 @@ pub fn tab_label(i: usize, tab: Tab, app: &App) -> String {
     } else {
         format!(" {} {} ", i + 1, tab.title())
     }
+}
+
+/// A Discovery view's label in the selector: " Top backtests ".
+pub fn view_label(view: DView) -> String {
+    format!(" {} ", view.title())
 }
 
 pub fn compute(width: u16, height: u16, app: &App) -> Screen {
@@ -199,6 +233,45 @@ pub fn compute(width: u16, height: u16, app: &App) -> Screen {
                 .constraints([Constraint::Percentage(55), Constraint::Percentage(45)])
                 .areas(body);
             screen.panes = vec![(Pane::Audit, audit), (Pane::Requests, requests)];
+        }
+        Tab::Discovery => {
+            let [selector, query, table] = Layout::default()
+                .direction(Direction::Vertical)
+                .constraints([
+                    Constraint::Length(1),
+                    Constraint::Length(1),
+                    Constraint::Min(3),
+                ])
+                .areas(body);
+            let mut x = selector.x;
+            for view in DView::ALL {
+                let w = (view_label(view).chars().count() as u16)
+                    .min((selector.x + selector.width).saturating_sub(x));
+                screen.views.push((view, Rect::new(x, selector.y, w, 1)));
+                x += w + 1;
+            }
+            screen.query = query;
+            screen.panes = vec![(app.discovery.view.pane(), table)];
+        }
+        Tab::Backtests => {
+            let tall = body.height >= 30;
+            let listed = app.jobs.len().clamp(1, if tall { 5 } else { 2 }) as u16;
+            let [jobs, middle, trades] = Layout::default()
+                .direction(Direction::Vertical)
+                .constraints([
+                    Constraint::Length(listed + TABLE_CHROME),
+                    Constraint::Length(if tall { 14 } else { 9 }),
+                    Constraint::Min(TABLE_CHROME),
+                ])
+                .areas(body);
+            let stats_w = if width >= 100 { 52 } else { 49 };
+            let [stats, chart] = Layout::default()
+                .direction(Direction::Horizontal)
+                .constraints([Constraint::Length(stats_w), Constraint::Min(10)])
+                .areas(middle);
+            screen.stats = stats;
+            screen.chart = chart;
+            screen.panes = vec![(Pane::Jobs, jobs), (Pane::Trades, trades)];
         }
     }
     screen

@@ -10,7 +10,9 @@
 
 pub mod action;
 pub mod app;
+pub mod backtests;
 pub mod command;
+pub mod discovery;
 pub mod effects;
 pub mod keymap;
 pub mod layout;

@@ -32,6 +32,8 @@ pub struct Core {
     pub next_oid: u64,
     /// The venue has processed the feed up to here.
     pub last_sync: DateTime<Utc>,
+    /// The backtest queue; set once the workers run.
+    pub jobs: Option<super::backtests::JobSender>,
     last_snapshot: DateTime<Utc>,
 }
 
@@ -85,6 +87,7 @@ impl Core {
             settings,
             next_oid,
             last_sync,
+            jobs: None,
             last_snapshot: now,
         };
         Ok((core, demo, new_keys))
@@ -194,6 +197,8 @@ pub struct Shared {
     core: Mutex<Core>,
     pub clock: Arc<dyn Clock>,
     pub settings: Settings,
+    /// Discovery answers, computed in the background (outside the core lock).
+    pub discovery: Arc<super::discovery::Cache>,
 }
 
 impl Shared {
@@ -202,6 +207,7 @@ impl Shared {
             core: Mutex::new(core),
             clock,
             settings,
+            discovery: Default::default(),
         }
     }
 

@@ -84,7 +84,13 @@ pub fn bars(
 
 /// Bars from the seeded feed. Only bars that closed by `now` are included: an unfinished bar
 /// would leak the future into a backtest run later.
-pub fn feed_bars(market: &Market, coin: &str, tf: Timeframe, days: u32, now: DateTime<Utc>) -> Vec<Bar> {
+pub fn feed_bars(
+    market: &Market,
+    coin: &str,
+    tf: Timeframe,
+    days: u32,
+    now: DateTime<Utc>,
+) -> Vec<Bar> {
     let interval = i64::from(tf.minutes());
     let count = (i64::from(days) * 1_440 / interval).max(1) as usize;
     let from = now - Duration::minutes(interval * count as i64);
@@ -142,7 +148,10 @@ pub fn csv_bars(path: &Path, days: u32) -> Result<Vec<Bar>, String> {
         let fields: Vec<&str> = line.split(',').map(str::trim).collect();
         let row = || format!("{} line {}", path.display(), n + 1);
         if fields.len() < 6 {
-            return Err(format!("{}: expected timestamp,open,high,low,close,volume", row()));
+            return Err(format!(
+                "{}: expected timestamp,open,high,low,close,volume",
+                row()
+            ));
         }
         let Some(time) = parse_time(fields[0]) else {
             if n == 0 {
@@ -198,14 +207,29 @@ mod tests {
         let bars = feed_bars(&market, "BTC", Timeframe::M5, 2, now);
         assert_eq!(bars.len(), 2 * 288);
         // The last bar closed at or before now: 12:00-12:05 is the last complete one.
-        assert_eq!(bars.last().unwrap().time, "2026-06-01T12:00:00Z".parse::<DateTime<Utc>>().unwrap().timestamp());
+        assert_eq!(
+            bars.last().unwrap().time,
+            "2026-06-01T12:00:00Z"
+                .parse::<DateTime<Utc>>()
+                .unwrap()
+                .timestamp()
+        );
         for w in bars.windows(2) {
             assert_eq!(w[1].time - w[0].time, 300);
-            assert!((w[1].open - w[0].close).abs() < 1e-9, "a bar opens where the last closed");
+            assert!(
+                (w[1].open - w[0].close).abs() < 1e-9,
+                "a bar opens where the last closed"
+            );
         }
-        assert!(bars.iter().all(|b| b.low <= b.open.min(b.close) && b.high >= b.open.max(b.close)));
+        assert!(
+            bars.iter()
+                .all(|b| b.low <= b.open.min(b.close) && b.high >= b.open.max(b.close))
+        );
         // Long histories span many feed chunks.
-        assert_eq!(feed_bars(&market, "ETH", Timeframe::M1, 5, now).len(), 5 * 1440);
+        assert_eq!(
+            feed_bars(&market, "ETH", Timeframe::M1, 5, now).len(),
+            5 * 1440
+        );
     }
 
     #[test]
@@ -217,7 +241,15 @@ mod tests {
             "timestamp,open,high,low,close,volume\n1700003600,2,3,1,2.5,10\n1700000000,1,2,0.5,1.5,5\n",
         )
         .unwrap();
-        let bars = bars(&Market::new(1), Some(dir.path()), "BTC", Timeframe::H1, 30, Utc::now()).unwrap();
+        let bars = bars(
+            &Market::new(1),
+            Some(dir.path()),
+            "BTC",
+            Timeframe::H1,
+            30,
+            Utc::now(),
+        )
+        .unwrap();
         assert_eq!(bars.len(), 2);
         assert_eq!(bars[0].time, 1_700_000_000);
         std::fs::write(&path, "1700000000000,1,2,0.5,x,5\n").unwrap();

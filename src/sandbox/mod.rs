@@ -1,8 +1,12 @@
 //! The sandbox: the whole interface on a simulated venue (paper trading), over real HTTP and SQLite.
 //! The console starts it in-process when no service is configured; `agentdesk serve` runs it alone.
 
+pub mod backtests;
 pub mod clock;
 pub mod core;
+pub mod data;
+pub mod discovery;
+pub mod engine;
 pub mod http;
 pub mod keys;
 pub mod quota;
@@ -127,6 +131,53 @@ impl Sandbox {
             }
         });
         let ticker = tokio::spawn(core::tick_forever(shared.clone()));
+        let jobs = backtests::start_workers(shared.clone(), config.settings.backtest_workers);
+        let pending = {
+            let jobs = jobs.clone();
+            shared
+                .run_raw(move |core, _| {
+                    core.jobs = Some(jobs);
+                    core.store.requeue_jobs()
+                })
+                .await
+                .map_err(|e| StartError::Settings(e.to_string()))?
+                .map_err(|source| StartError::Database {
+                    path: "backtest jobs".into(),
+                    source,
+                })?
+        };
+        let cached = shared
+            .run_raw(|core, _| core.store.cache_all())
+            .await
+            .map_err(|e| StartError::Settings(e.to_string()))?
+            .map_err(|source| StartError::Database {
+                path: "discovery cache".into(),
+                source,
+            })?;
+        shared.discovery.load(cached);
+        // The default discovery answers are computed ahead of the first request.
+        let warm = shared.clone();
+        tokio::spawn(async move {
+            use discovery::{Kind, compute_combos, compute_top_backtests, compute_top_live};
+            let _ = discovery::get(
+                &warm,
+                Kind::TopBacktests,
+                "scan".into(),
+                compute_top_backtests,
+            )
+            .await;
+            let _ = discovery::get(&warm, Kind::TopLive, "7".into(), compute_top_live).await;
+            let _ = discovery::get(&warm, Kind::Combos, "BTC:5m:30".into(), compute_combos).await;
+        });
+        // Jobs a previous run accepted are finished now; the queue takes what fits, the rest
+        // are picked up as it drains.
+        tokio::spawn(async move {
+            for id in pending {
+                if jobs.send(id).await.is_err() {
+                    break;
+                }
+            }
+        });
         Ok(Running {
             addr,
             messenger_id: demo.messenger_id,

@@ -15,8 +15,10 @@ pub fn day_of(now: DateTime<Utc>) -> String {
     now.format("%Y-%m-%d").to_string()
 }
 
-/// Counts the call against the caps its operation consumes; refuses it when one is exhausted. The
-/// POST cap is checked first, so a refused call never consumes compute.
+/// Counts the call against the POST cap if its operation is marked for it, and refuses it when a
+/// cap it uses is exhausted. Compute is only checked here: the handler charges it with
+/// [`charge_compute`] once it accepts the work, so a refused job (bad input, full queue) costs no
+/// compute. The compute check comes first, so a refused call never consumes a POST.
 pub fn charge(
     core: &mut Core,
     caller: &Caller,
@@ -24,50 +26,53 @@ pub fn charge(
     now: DateTime<Utc>,
 ) -> Result<(), AppError> {
     let day = day_of(now);
-    let caps = [
-        (
-            op.quota.post,
-            QuotaColumn::Posts,
-            core.settings.daily_post_cap,
-            "API POST",
-        ),
-        (
-            op.quota.compute,
-            QuotaColumn::Compute,
-            core.settings.daily_compute_cap,
-            "compute",
-        ),
-    ];
-    // Both checks and increments happen under the core lock, so a refusal on the second cap can
-    // undo the first without a race.
-    let mut charged_post = false;
-    for (applies, column, cap, what) in caps {
-        if !applies {
-            continue;
+    if op.quota.compute {
+        let (_, used) = core.store.quota_used(caller.key_id, &day)?;
+        if used >= core.settings.daily_compute_cap {
+            return Err(exhausted("compute", core.settings.daily_compute_cap, now));
         }
-        if core
+    }
+    if op.quota.post
+        && core
             .store
-            .charge_quota(caller.key_id, &day, column, cap)?
+            .charge_quota(
+                caller.key_id,
+                &day,
+                QuotaColumn::Posts,
+                core.settings.daily_post_cap,
+            )?
             .is_none()
-        {
-            if charged_post {
-                core.store.conn.execute(
-                    "UPDATE quota_usage SET posts = posts - 1 WHERE key_id = ?1 AND day = ?2",
-                    rusqlite::params![caller.key_id, day],
-                )?;
-            }
-            let retry = seconds_to_next_utc_midnight(now);
-            return Err(AppError::quota(
-                format!(
-                    "the daily {what} cap of {cap} for this key is used up; it resets at {} (in {retry}s)",
-                    next_utc_midnight(now).to_rfc3339()
-                ),
-                retry,
-            ));
-        }
-        charged_post |= column == QuotaColumn::Posts;
+    {
+        return Err(exhausted("API POST", core.settings.daily_post_cap, now));
     }
     Ok(())
+}
+
+/// Charges one unit of compute for work a handler has accepted.
+pub fn charge_compute(
+    core: &mut Core,
+    caller: &Caller,
+    now: DateTime<Utc>,
+) -> Result<(), AppError> {
+    let cap = core.settings.daily_compute_cap;
+    match core
+        .store
+        .charge_quota(caller.key_id, &day_of(now), QuotaColumn::Compute, cap)?
+    {
+        Some(_) => Ok(()),
+        None => Err(exhausted("compute", cap, now)),
+    }
+}
+
+fn exhausted(what: &str, cap: u64, now: DateTime<Utc>) -> AppError {
+    let retry = seconds_to_next_utc_midnight(now);
+    AppError::quota(
+        format!(
+            "the daily {what} cap of {cap} for this key is used up; it resets at {} (in {retry}s)",
+            next_utc_midnight(now).to_rfc3339()
+        ),
+        retry,
+    )
 }
 
 pub fn usage(core: &Core, caller: &Caller, now: DateTime<Utc>) -> Result<Usage, AppError> {

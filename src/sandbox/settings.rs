@@ -30,6 +30,11 @@ pub struct Settings {
     pub slippage_bps: f64,
     /// How often the venue advances resting orders and triggers along the feed, in milliseconds.
     pub tick_ms: u64,
+    /// Backtest jobs run at once (more wait in a queue of 32).
+    pub backtest_workers: usize,
+    /// A folder of CSV candles (`BTC-USD_5m.csv`: timestamp,open,high,low,close,volume) used
+    /// instead of the simulated feed for backtests and discovery.
+    pub csv_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for Settings {
@@ -48,6 +53,8 @@ impl Default for Settings {
             maker_fee_rate: 0.00015,
             slippage_bps: 5.0,
             tick_ms: 1_000,
+            backtest_workers: 2,
+            csv_dir: None,
         }
     }
 }
@@ -92,6 +99,17 @@ impl Settings {
         }
         if self.proposal_ttl_secs <= 0 {
             return Err("sandbox.proposal_ttl_secs must be positive".into());
+        }
+        if self.backtest_workers == 0 {
+            return Err("sandbox.backtest_workers must be at least 1".into());
+        }
+        if let Some(dir) = &self.csv_dir
+            && !dir.is_dir()
+        {
+            return Err(format!(
+                "sandbox.csv_dir {} is not a directory",
+                dir.display()
+            ));
         }
         if self.tick_ms == 0 {
             return Err("sandbox.tick_ms must be positive".into());

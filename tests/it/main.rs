@@ -4,10 +4,12 @@
 mod common;
 
 mod account;
+mod backtests;
 mod bad_input;
 mod cli;
 mod client;
 mod config_example;
+mod discovery;
 mod e2e;
 mod immediate;
 mod quota;

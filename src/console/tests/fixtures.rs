@@ -742,3 +742,578 @@ pub fn buffer_text(buffer: &ratatui::buffer::Buffer) -> String {
     }
     out
 }
+
+// ---- discovery and backtests ---------------------------------------------------------------------
+
+use crate::api::model::{
+    BacktestData, BacktestJob, BacktestRequest, BacktestStats, BacktestTrade, Discovery,
+    DiscoveryRow, EquityPoint, ErrorDetail, StrategyEntry, StrategyParam,
+};
+use crate::console::discovery::{DView, DiscoveryPayload, DiscoveryQuery};
+
+fn param(name: &str, kind: &str, default: f64, min: f64, max: f64, step: f64) -> StrategyParam {
+    StrategyParam {
+        name: name.into(),
+        kind: kind.into(),
+        default,
+        min,
+        max,
+        step,
+        description: format!("{name} of the strategy"),
+    }
+}
+
+pub fn strategies() -> Vec<StrategyEntry> {
+    let entry =
+        |id: &str, name: &str, category: &str, parameters: Vec<StrategyParam>| StrategyEntry {
+            id: id.into(),
+            name: name.into(),
+            category: category.into(),
+            description: format!("{name}: a deterministic test strategy."),
+            entry_summary: "enter when the signal crosses up".into(),
+            exit_summary: "exit on the opposite cross or the stop".into(),
+            indicator_summary: "moving averages".into(),
+            parameters,
+            ..StrategyEntry::default()
+        };
+    vec![
+        entry(
+            "ema_cross",
+            "EMA Crossover",
+            "trend",
+            vec![
+                param("fast", "integer", 9.0, 2.0, 50.0, 1.0),
+                param("slow", "integer", 21.0, 5.0, 200.0, 1.0),
+            ],
+        ),
+        entry(
+            "rsi_reversion",
+            "RSI Mean Reversion",
+            "mean_reversion",
+            vec![
+                param("period", "integer", 14.0, 2.0, 50.0, 1.0),
+                param("lower", "number", 30.0, 5.0, 50.0, 0.5),
+                param("upper", "number", 70.0, 50.0, 95.0, 0.5),
+            ],
+        ),
+        entry(
+            "bb_breakout",
+            "Bollinger Breakout",
+            "volatility",
+            vec![
+                param("period", "integer", 20.0, 5.0, 100.0, 1.0),
+                param("mult", "number", 2.0, 0.5, 4.0, 0.1),
+            ],
+        ),
+        entry(
+            "donchian",
+            "Donchian Channel",
+            "trend",
+            vec![param("lookback", "integer", 55.0, 10.0, 200.0, 1.0)],
+        ),
+    ]
+}
+
+fn params(pairs: &[(&str, f64)]) -> serde_json::Map<String, serde_json::Value> {
+    pairs
+        .iter()
+        .map(|(k, v)| {
+            (
+                (*k).to_string(),
+                crate::console::backtests::number_value(*v),
+            )
+        })
+        .collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn ranked(
+    strategy: &str,
+    name: &str,
+    pair: &str,
+    tf: &str,
+    ret: f64,
+    win: f64,
+    dd: f64,
+    sharpe: f64,
+    pf: f64,
+    trades: u32,
+    quality: &str,
+    p: &[(&str, f64)],
+) -> DiscoveryRow {
+    DiscoveryRow {
+        id: format!("{strategy}:{pair}:{tf}"),
+        strategy_id: strategy.into(),
+        strategy_name: name.into(),
+        category: "trend".into(),
+        pair: pair.into(),
+        timeframe: tf.into(),
+        days: 30,
+        parameters: params(p),
+        param_hash: "a1b2c3d4".into(),
+        quality: quality.into(),
+        rank_within_strategy: None,
+        stats: BacktestStats {
+            total_return: Some(ret),
+            total_trades: trades,
+            win_rate: Some(win),
+            max_drawdown: Some(dd),
+            sharpe_ratio: Some(sharpe),
+            profit_factor: Some(pf),
+            ..BacktestStats::default()
+        },
+    }
+}
+
+/// Top backtests as the service ranks them (by return).
+pub fn top_rows() -> Vec<DiscoveryRow> {
+    vec![
+        ranked(
+            "ema_cross",
+            "EMA Crossover",
+            "BTC-USD",
+            "1h",
+            24.61,
+            58.3,
+            -8.2,
+            1.92,
+            1.85,
+            48,
+            "excellent",
+            &[("fast", 12.0), ("slow", 26.0)],
+        ),
+        ranked(
+            "bb_breakout",
+            "Bollinger Breakout",
+            "ETH-USD",
+            "4h",
+            18.05,
+            51.0,
+            -12.7,
+            1.41,
+            1.52,
+            22,
+            "good",
+            &[("period", 20.0), ("mult", 2.5)],
+        ),
+        ranked(
+            "rsi_reversion",
+            "RSI Mean Reversion",
+            "SOL-USD",
+            "15m",
+            11.37,
+            63.9,
+            -6.1,
+            1.66,
+            1.38,
+            97,
+            "good",
+            &[("period", 14.0), ("lower", 27.5), ("upper", 72.5)],
+        ),
+        ranked(
+            "donchian",
+            "Donchian Channel",
+            "BTC-USD",
+            "1d",
+            7.9,
+            41.2,
+            -15.4,
+            0.74,
+            1.21,
+            9,
+            "good",
+            &[("lookback", 55.0)],
+        ),
+        ranked(
+            "ema_cross",
+            "EMA Crossover",
+            "DOGE-USD",
+            "5m",
+            -3.42,
+            38.5,
+            -19.8,
+            -0.31,
+            0.87,
+            131,
+            "poor",
+            &[("fast", 5.0), ("slow", 13.0)],
+        ),
+    ]
+}
+
+pub fn live_rows() -> Vec<DiscoveryRow> {
+    let mut rows = vec![
+        ranked(
+            "rsi_reversion",
+            "RSI Mean Reversion",
+            "ETH-USD",
+            "15m",
+            4.12,
+            61.1,
+            -2.3,
+            2.05,
+            1.74,
+            18,
+            "excellent",
+            &[("period", 14.0), ("lower", 30.0), ("upper", 70.0)],
+        ),
+        ranked(
+            "ema_cross",
+            "EMA Crossover",
+            "BTC-USD",
+            "1h",
+            2.87,
+            55.6,
+            -3.9,
+            1.33,
+            1.41,
+            9,
+            "good",
+            &[("fast", 9.0), ("slow", 21.0)],
+        ),
+        ranked(
+            "bb_breakout",
+            "Bollinger Breakout",
+            "SOL-USD",
+            "4h",
+            -1.05,
+            40.0,
+            -5.2,
+            -0.42,
+            0.81,
+            5,
+            "poor",
+            &[("period", 20.0), ("mult", 2.0)],
+        ),
+    ];
+    for r in &mut rows {
+        r.days = 7;
+    }
+    rows[1]
+        .stats
+        .extra
+        .insert("lastSignal".into(), serde_json::json!("short"));
+    rows
+}
+
+pub fn combo_rows() -> Vec<DiscoveryRow> {
+    let mut rows = vec![
+        ranked(
+            "ema_cross",
+            "EMA Crossover",
+            "BTC-USD",
+            "5m",
+            31.2,
+            57.4,
+            -9.6,
+            2.11,
+            1.93,
+            61,
+            "excellent",
+            &[("fast", 8.0), ("slow", 34.0)],
+        ),
+        ranked(
+            "ema_cross",
+            "EMA Crossover",
+            "BTC-USD",
+            "5m",
+            27.9,
+            55.0,
+            -10.3,
+            1.87,
+            1.77,
+            58,
+            "excellent",
+            &[("fast", 10.0), ("slow", 30.0)],
+        ),
+        ranked(
+            "rsi_reversion",
+            "RSI Mean Reversion",
+            "BTC-USD",
+            "5m",
+            19.4,
+            66.2,
+            -7.7,
+            1.71,
+            1.62,
+            143,
+            "good",
+            &[("period", 9.0), ("lower", 25.0), ("upper", 75.0)],
+        ),
+        ranked(
+            "rsi_reversion",
+            "RSI Mean Reversion",
+            "BTC-USD",
+            "5m",
+            16.8,
+            64.8,
+            -8.0,
+            1.58,
+            1.55,
+            139,
+            "good",
+            &[("period", 12.0), ("lower", 27.5), ("upper", 72.5)],
+        ),
+        ranked(
+            "bb_breakout",
+            "Bollinger Breakout",
+            "BTC-USD",
+            "5m",
+            9.3,
+            47.5,
+            -11.9,
+            0.98,
+            1.24,
+            40,
+            "good",
+            &[("period", 24.0), ("mult", 2.2)],
+        ),
+    ];
+    for (i, r) in rows.iter_mut().enumerate() {
+        r.rank_within_strategy = Some(if i % 2 == 0 || i == 4 { 1 } else { 2 });
+    }
+    rows
+}
+
+pub fn discovery(rows: Vec<DiscoveryRow>, computing: bool) -> Discovery {
+    Discovery {
+        count: rows.len() as u32,
+        rows,
+        computing,
+        computed_at: Some(t0() - secs(90)),
+        ..Discovery::default()
+    }
+}
+
+pub fn discovered(query: DiscoveryQuery, payload: DiscoveryPayload, at: DateTime<Utc>) -> Action {
+    Action::Discovered {
+        query,
+        result: Ok(payload),
+        latency: LATENCY,
+        at,
+    }
+}
+
+pub fn discovery_fetches(fx: &[Effect]) -> Vec<DiscoveryQuery> {
+    fx.iter()
+        .filter_map(|e| match e {
+            Effect::FetchDiscovery(q) => Some(q.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+pub fn job_fetches(fx: &[Effect]) -> Vec<String> {
+    fx.iter()
+        .filter_map(|e| match e {
+            Effect::FetchJob(id) => Some(id.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+pub fn backtest_runs(fx: &[Effect]) -> Vec<BacktestRequest> {
+    fx.iter()
+        .filter_map(|e| match e {
+            Effect::RunBacktest(r) => Some((**r).clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The seeded console on the Discovery tab with every view answered a second ago.
+pub fn discovery_app(width: u16, height: u16) -> App {
+    let mut app = seeded_app(width, height);
+    app.update(key('4'));
+    let at = t0() - secs(1);
+    let d = &app.discovery;
+    let answers = [
+        (
+            d.query(DView::Strategies),
+            DiscoveryPayload::Strategies(strategies()),
+        ),
+        (
+            d.query(DView::TopBacktests),
+            DiscoveryPayload::Rows(Box::new(discovery(top_rows(), false))),
+        ),
+        (
+            d.query(DView::TopLive),
+            DiscoveryPayload::Rows(Box::new(discovery(live_rows(), false))),
+        ),
+        (
+            d.query(DView::Combos),
+            DiscoveryPayload::Rows(Box::new(discovery(combo_rows(), true))),
+        ),
+    ];
+    for (query, payload) in answers {
+        app.update(discovered(query, payload, at));
+    }
+    app.update(Action::Tick(t0()));
+    app.toasts.clear();
+    app
+}
+
+pub const JOB_ID: &str = "bt_7c1e9a04";
+
+pub fn backtest_request() -> BacktestRequest {
+    BacktestRequest {
+        strategy_id: "ema_cross".into(),
+        pair: "BTC-USD".into(),
+        timeframe: "1h".into(),
+        days: 30,
+        parameters: params(&[("fast", 12.0), ("slow", 26.0)]),
+    }
+}
+
+/// A finished job: 30 days of hourly equity (integer arithmetic, so identical everywhere) and a
+/// dozen trades.
+pub fn finished_job() -> BacktestJob {
+    let start = t0() - TimeDelta::days(30);
+    let n = 720i64;
+    let mut peak = f64::MIN;
+    let equity: Vec<EquityPoint> = (0..n)
+        .map(|i| {
+            let wave = ((i * 53) % 97 - 48) as f64 * 2.5;
+            let dip = if (300..420).contains(&i) {
+                -((i - 300).min(420 - i) as f64) * 9.0
+            } else {
+                0.0
+            };
+            let e = 10_000.0 + i as f64 * 3.4 + wave + dip;
+            peak = peak.max(e);
+            EquityPoint {
+                t: (start + TimeDelta::hours(i)).timestamp(),
+                equity: e,
+                drawdown: (e - peak) / peak * 100.0,
+            }
+        })
+        .collect();
+    let trades: Vec<BacktestTrade> = (0..12i64)
+        .map(|k| {
+            let entry = start + TimeDelta::hours(k * 58 + 3);
+            let bars = 10 + (k * 7) % 23;
+            let long = k % 3 != 2;
+            let entry_px = 62_000.0 + (k * 431 % 2_900) as f64;
+            let ret = ((k * 37) % 11 - 4) as f64 * 0.55;
+            let exit_px = if long {
+                entry_px * (1.0 + ret / 100.0)
+            } else {
+                entry_px * (1.0 - ret / 100.0)
+            };
+            BacktestTrade {
+                entry_time: entry,
+                exit_time: entry + TimeDelta::hours(bars),
+                direction: if long { "long" } else { "short" }.into(),
+                entry_px,
+                exit_px,
+                size: 0.15,
+                pnl: (ret / 100.0 * entry_px * 0.15 * 100.0).round() / 100.0,
+                return_pct: ret,
+                exit_reason: ["signal", "stop_loss", "take_profit"][(k % 3) as usize].into(),
+                bars: bars as u32,
+            }
+        })
+        .collect();
+    let stats = BacktestStats {
+        total_return: Some(24.61),
+        total_trades: 12,
+        win_rate: Some(58.33),
+        max_drawdown: Some(-8.21),
+        sharpe_ratio: Some(1.92),
+        profit_factor: Some(1.85),
+        buy_hold_return: Some(9.72),
+        return_ann: Some(1_387.4),
+        volatility_ann: Some(41.8),
+        sortino_ratio: Some(3.05),
+        calmar_ratio: Some(2.41),
+        avg_drawdown: Some(-1.9),
+        max_drawdown_duration_days: Some(6.5),
+        best_trade: Some(3.3),
+        worst_trade: Some(-2.2),
+        avg_trade: Some(0.42),
+        expectancy: Some(0.44),
+        sqn: Some(1.37),
+        exposure_time: Some(61.5),
+        avg_trade_duration_days: Some(0.8),
+        equity_final: Some(12_461.0),
+        ..BacktestStats::default()
+    };
+    BacktestJob {
+        job_id: JOB_ID.into(),
+        poll_url: format!("/api/delegated/backtests/{JOB_ID}"),
+        status: "done".into(),
+        progress: 100,
+        request: Some(backtest_request()),
+        created_at: Some(t0() - secs(75)),
+        finished_at: Some(t0() - secs(62)),
+        data: Some(Box::new(BacktestData {
+            stats,
+            strategy_id: "ema_cross".into(),
+            pair: "BTC-USD".into(),
+            timeframe: "1h".into(),
+            days: 30,
+            parameters: params(&[("fast", 12.0), ("slow", 26.0)]),
+            bars: n as u32,
+            equity,
+            trades,
+        })),
+        ..BacktestJob::default()
+    }
+}
+
+pub fn job_loaded(job: BacktestJob, at: DateTime<Utc>) -> Action {
+    Action::JobLoaded {
+        id: job.job_id.clone(),
+        result: Ok(Box::new(job)),
+        latency: LATENCY,
+        at,
+    }
+}
+
+/// The seeded console on the Backtests tab following three jobs: the finished one (selected), one
+/// running, one failed.
+pub fn backtests_app(width: u16, height: u16) -> App {
+    let mut app = seeded_app(width, height);
+    let running = BacktestJob {
+        job_id: "bt_52d0f3b8".into(),
+        status: "running".into(),
+        progress: 60,
+        request: Some(BacktestRequest {
+            strategy_id: "rsi_reversion".into(),
+            pair: "ETH-USD".into(),
+            timeframe: "15m".into(),
+            days: 14,
+            parameters: params(&[("period", 14.0)]),
+        }),
+        created_at: Some(t0() - secs(20)),
+        ..BacktestJob::default()
+    };
+    let failed = BacktestJob {
+        job_id: "bt_0a9b8c7d".into(),
+        status: "failed".into(),
+        progress: 10,
+        request: Some(BacktestRequest {
+            strategy_id: "donchian".into(),
+            pair: "SOL-USD".into(),
+            timeframe: "1d".into(),
+            days: 3,
+            parameters: params(&[("lookback", 55.0)]),
+        }),
+        created_at: Some(t0() - secs(300)),
+        error: Some(ErrorDetail {
+            code: "insufficient_data".into(),
+            message: "3 days of 1d bars are fewer than the 55 the lookback needs".into(),
+            field: Some("days".into()),
+        }),
+        ..BacktestJob::default()
+    };
+    for job in [failed, running, finished_job()] {
+        let mut entry = crate::console::backtests::JobEntry::new(job, t0() - secs(1));
+        entry.next_due = t0() + secs(3600);
+        app.jobs.insert(0, entry);
+    }
+    app.update(key('5'));
+    app.update(Action::Tick(t0()));
+    app.toasts.clear();
+    app
+}

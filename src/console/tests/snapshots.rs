@@ -170,7 +170,8 @@ fn desk_with_toasts_80x24() {
     app.update(Action::Tick(t0() + secs(1)));
     assert_eq!(app.toasts.len(), 2);
     let text = snap("desk_with_toasts_80x24", &app);
-    // The newest toast shows on the tab bar's row, with a count of the others, over no data.
+    // The newest toast shows with a count of the others, over no data: on the tab bar's row when
+    // it fits there, else (as here, with five tabs at 80 columns) over the footer's key hints.
     assert!(text.contains("Propose ETHUSDT failed"), "{text}");
     assert!(text.contains("(+1)"), "{text}");
     assert!(text.contains("Equity"), "{text}");
@@ -197,4 +198,147 @@ fn proposals_80x24_close_all_selected() {
     app.update(key('G'));
     assert_eq!(app.inbox[app.selected(Pane::Inbox)].id(), ID_REJECTED);
     snap("proposals_80x24_close_all", &app);
+}
+
+// ---- discovery and backtests ---------------------------------------------------------------------
+
+fn discovery_view(width: u16, height: u16, rights: usize) -> App {
+    let mut app = discovery_app(width, height);
+    for _ in 0..rights {
+        app.update(key('l'));
+    }
+    app
+}
+
+#[test]
+fn discovery_strategies_120x40() {
+    let app = discovery_view(120, 40, 0);
+    let text = snap("discovery_strategies_120x40", &app);
+    for needle in [
+        "4 Discovery",
+        "EMA Crossover",
+        "rsi_reversion",
+        "fast=9 slow=21",
+        "catalog",
+    ] {
+        assert!(text.contains(needle), "lacks {needle:?}\n{text}");
+    }
+}
+
+#[test]
+fn discovery_top_backtests_120x40() {
+    let app = discovery_view(120, 40, 1);
+    let text = snap("discovery_top_backtests_120x40", &app);
+    for needle in [
+        "filter=– includeAll=–",
+        "+24.61",
+        "-3.42",
+        "excellent",
+        "Max DD %",
+        "fast=12 slow=26",
+    ] {
+        assert!(text.contains(needle), "lacks {needle:?}\n{text}");
+    }
+}
+
+#[test]
+fn discovery_top_live_120x40() {
+    let app = discovery_view(120, 40, 2);
+    let text = snap("discovery_top_live_120x40", &app);
+    for needle in ["windowDays=– limit=–", "+4.12", "RSI Mean Reversion"] {
+        assert!(text.contains(needle), "lacks {needle:?}\n{text}");
+    }
+}
+
+#[test]
+fn discovery_combos_120x40() {
+    let app = discovery_view(120, 40, 3);
+    let text = snap("discovery_combos_120x40", &app);
+    for needle in [
+        "computing…",
+        "pair=BTC-USD timeframe=5m days=30",
+        "minTrades=–",
+        "+31.20",
+        "lower=25 period=9 upper=75",
+    ] {
+        assert!(text.contains(needle), "lacks {needle:?}\n{text}");
+    }
+}
+
+#[test]
+fn discovery_top_backtests_80x24() {
+    let app = discovery_view(80, 24, 1);
+    let text = snap("discovery_top_backtests_80x24", &app);
+    assert_eq!(text.lines().count(), 24);
+    assert!(text.lines().all(|l| l.chars().count() <= 80));
+    for needle in ["Return %", "+24.61", "Sharpe"] {
+        assert!(text.contains(needle), "lacks {needle:?}\n{text}");
+    }
+}
+
+#[test]
+fn discovery_details_120x40() {
+    let mut app = discovery_view(120, 40, 1);
+    app.update(code(KeyCode::Enter));
+    let text = snap("discovery_details_120x40", &app);
+    assert!(text.contains("Profit factor"), "{text}");
+}
+
+#[test]
+fn backtest_form_with_errors_120x40() {
+    let mut app = discovery_view(120, 40, 1);
+    app.update(key('b'));
+    for _ in 0..3 {
+        app.update(code(KeyCode::Tab));
+    }
+    app.update(key('x'));
+    app.update(code(KeyCode::Enter));
+    let text = snap("backtest_form_with_errors_120x40", &app);
+    assert!(
+        text.contains("expected a whole number from 1 to 3650"),
+        "{text}"
+    );
+    assert!(text.contains("int 2..50"), "{text}");
+}
+
+#[test]
+fn backtests_120x40() {
+    let app = backtests_app(120, 40);
+    assert_eq!(app.tab, Tab::Backtests);
+    let text = snap("backtests_120x40", &app);
+    for needle in [
+        JOB_ID,
+        "60% running",
+        "failed",
+        "Return %",
+        "+24.61",
+        "Buy&Hold %",
+        "SQN",
+        "Avg trade dur",
+        "Equity",
+        "take profit",
+        "Trades",
+    ] {
+        assert!(text.contains(needle), "lacks {needle:?}\n{text}");
+    }
+}
+
+#[test]
+fn backtests_80x24() {
+    let app = backtests_app(80, 24);
+    let text = snap("backtests_80x24", &app);
+    assert_eq!(text.lines().count(), 24);
+    assert!(text.lines().all(|l| l.chars().count() <= 80));
+    for needle in ["+24.61", "Equity", "Trades"] {
+        assert!(text.contains(needle), "lacks {needle:?}\n{text}");
+    }
+}
+
+#[test]
+fn backtests_failed_job_120x40() {
+    let mut app = backtests_app(120, 40);
+    app.update(key('G'));
+    let text = snap("backtests_failed_120x40", &app);
+    assert!(text.contains("insufficient_data"), "{text}");
+    assert!(text.contains("fewer than the 55"), "{text}");
 }

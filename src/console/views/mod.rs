@@ -1,6 +1,8 @@
 //! Drawing: pure functions of `&App`. Nothing here changes state or does I/O.
 
+pub mod backtests;
 pub mod desk;
+pub mod discovery;
 pub mod help;
 pub mod logs;
 pub mod proposals;
@@ -28,6 +30,8 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
         Tab::Desk => desk::draw(f, app, theme, &screen),
         Tab::Proposals => proposals::draw(f, app, theme, &screen),
         Tab::Logs => logs::draw(f, app, theme, &screen),
+        Tab::Discovery => discovery::draw(f, app, theme, &screen),
+        Tab::Backtests => backtests::draw(f, app, theme, &screen),
     }
     footer(f, app, theme, &screen);
     command_line(f, app, theme, &screen);
@@ -47,6 +51,10 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
             .style(theme.base);
             f.render_widget(p, r);
         }
+        Overlay::Details(scroll) => discovery::details(f, app, theme, area, *scroll),
+    }
+    if let Some(form) = &app.form {
+        backtests::form(f, theme, area, form);
     }
 }
 
@@ -220,6 +228,12 @@ fn footer(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
             ("↑↓".into(), "history"),
             ("esc".into(), "close"),
         ];
+    } else if app.form.is_some() {
+        items = vec![
+            ("tab".into(), "next field"),
+            ("enter".into(), "run"),
+            ("esc".into(), "cancel"),
+        ];
     } else if app.filter_editing {
         items = vec![("enter".into(), "done"), ("esc".into(), "done")];
     } else {
@@ -229,9 +243,24 @@ fn footer(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
                 items.push((key(KeyAction::Reject), "reject"));
             }
             Tab::Logs => items.push((key(KeyAction::Filter), "filter")),
+            Tab::Discovery => {
+                items.push((
+                    format!("{}/{}", key(KeyAction::Left), key(KeyAction::Right)),
+                    "view",
+                ));
+                items.push((key(KeyAction::SortNext), "sort"));
+                items.push((key(KeyAction::SortReverse), "reverse"));
+                items.push((key(KeyAction::Filter), "filter"));
+                items.push((key(KeyAction::Select), "details"));
+                items.push((key(KeyAction::Backtest), "backtest"));
+                items.push((key(KeyAction::Propose), "propose"));
+            }
+            Tab::Backtests => items.push((key(KeyAction::Backtest), "re-run")),
         }
-        items.push((key(KeyAction::FocusNext), "focus"));
-        items.push(("1-3".into(), "tabs"));
+        if app.tab != Tab::Discovery {
+            items.push((key(KeyAction::FocusNext), "focus"));
+        }
+        items.push((format!("1-{}", Tab::ALL.len()), "tabs"));
         items.push((key(KeyAction::Refresh), "refresh"));
         items.push((key(KeyAction::CommandLine), "command"));
         items.push((key(KeyAction::Help), "help"));
@@ -257,11 +286,16 @@ fn command_line(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         f.render_widget(&line.input, input);
         return;
     }
-    if app.filter_editing || !app.filter.is_empty() {
+    let filter = if app.tab == Tab::Discovery {
+        &app.discovery.state(app.discovery.view).filter
+    } else {
+        &app.filter
+    };
+    if app.filter_editing || !filter.is_empty() {
         f.render_widget(
             Paragraph::new(Line::from(vec![
                 Span::styled("filter: ", theme.accent),
-                Span::styled(app.filter.clone(), theme.base),
+                Span::styled(filter.clone(), theme.base),
             ])),
             area,
         );
@@ -288,11 +322,20 @@ fn toasts(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     } else {
         format!(" {} ", t.text)
     };
-    let width = (text.chars().count() as u16).min(room);
+    let want = text.chars().count() as u16;
+    // On the tab bar when it fits there (or most of it does); else over the key hints of the
+    // footer, which a toast may hide for its few seconds.
+    let row = if want <= room || room >= 40 {
+        bar
+    } else {
+        screen.footer
+    };
+    let room = if row == bar { room } else { row.width };
+    let width = want.min(room);
     if width < 8 {
         return;
     }
-    let r = Rect::new(bar.x + bar.width - width, bar.y, width, 1);
+    let r = Rect::new(row.x + row.width - width, row.y, width, 1);
     let style = match t.level {
         ToastLevel::Info => theme.toast,
         ToastLevel::Error => theme.toast.patch(theme.error),

@@ -4,6 +4,8 @@
 
 pub mod account;
 pub mod auth;
+pub mod backtests;
+pub mod discovery;
 pub mod error;
 pub mod immediate;
 pub mod staged;
@@ -155,10 +157,34 @@ impl IntoResponse for Reply {
     }
 }
 
-pub type Handler = fn(&mut Core, &Call) -> Result<Reply, AppError>;
+pub type SyncHandler = fn(&mut Core, &Call) -> Result<Reply, AppError>;
+/// Handlers that wait (on background work) run outside the core lock.
+pub type AsyncHandler =
+    fn(Arc<Shared>, Call) -> futures::future::BoxFuture<'static, Result<Reply, AppError>>;
+
+#[derive(Clone, Copy)]
+pub enum Handler {
+    Sync(SyncHandler),
+    Async(AsyncHandler),
+}
 
 /// The handler of each catalog operation, by its seed name.
 pub fn handler_for(name: &str) -> Option<Handler> {
+    let asynchronous: Option<AsyncHandler> = match name {
+        "discover_top_backtests" => Some(|s, c| Box::pin(discovery::discover_top_backtests(s, c))),
+        "discover_top_live" => Some(|s, c| Box::pin(discovery::discover_top_live(s, c))),
+        "discover_top_optimized_combos" => {
+            Some(|s, c| Box::pin(discovery::discover_top_optimized_combos(s, c)))
+        }
+        _ => None,
+    };
+    if let Some(h) = asynchronous {
+        return Some(Handler::Async(h));
+    }
+    sync_handler(name).map(Handler::Sync)
+}
+
+fn sync_handler(name: &str) -> Option<SyncHandler> {
     Some(match name {
         "whoami" => account::whoami,
         "get_usage" | "get_usage_v1" => account::get_usage,
@@ -168,6 +194,9 @@ pub fn handler_for(name: &str) -> Option<Handler> {
         "list_tools" => account::list_tools,
         "list_open_orders" => account::list_open_orders,
         "list_proposals" => staged::list_proposals,
+        "run_backtest" => backtests::run_backtest,
+        "discover_strategies" => discovery::discover_strategies,
+        "get_backtest_job" => backtests::get_backtest_job,
         "get_openapi" => account::get_openapi,
         "propose_trade" => staged::propose_trade,
         "confirm_trade" => staged::confirm_trade,
@@ -230,9 +259,20 @@ async fn serve(shared: Arc<Shared>, op: &'static Operation, req: Request) -> Res
         .run_raw(move |core, now| pipeline(core, now, op, headers, query, path, body))
         .await
     {
-        Ok(resp) => resp,
+        Ok(Step::Done(resp)) => resp,
+        Ok(Step::Wait(handler, call)) => match handler(shared, call).await {
+            Ok(reply) => reply.into_response(),
+            Err(e) => e.into_response(),
+        },
         Err(e) => AppError::internal(e).into_response(),
     }
+}
+
+/// What is left after the part of a request that runs under the core lock.
+enum Step {
+    Done(Response),
+    /// Checks passed; the handler continues outside the lock.
+    Wait(AsyncHandler, Call),
 }
 
 fn too_large() -> Response {
@@ -252,10 +292,10 @@ fn pipeline(
     query: HashMap<String, String>,
     path: Vec<String>,
     body: Bytes,
-) -> Response {
+) -> Step {
     let caller = match auth::authenticate(core, &headers, op) {
         Ok(c) => c,
-        Err(e) => return e.into_response(),
+        Err(e) => return Step::Done(e.into_response()),
     };
     let call = Call {
         op,
@@ -266,6 +306,12 @@ fn pipeline(
         headers,
         body,
     };
+    if let Some(Handler::Async(handler)) = handler_for(op.name) {
+        return match admit(core, &call) {
+            Ok(()) => Step::Wait(handler, call),
+            Err(e) => Step::Done(e.into_response()),
+        };
+    }
     let result = run(core, &call);
     if op.tier == Tier::Mutate {
         let row = match &result {
@@ -289,10 +335,10 @@ fn pipeline(
             tracing::error!("audit write failed for {}: {e}", op.name);
         }
     }
-    match result {
+    Step::Done(match result {
         Ok(reply) => reply.into_response(),
         Err(e) => e.into_response(),
-    }
+    })
 }
 
 fn audit_base(call: &Call) -> AuditRow {
@@ -304,13 +350,19 @@ fn audit_base(call: &Call) -> AuditRow {
     }
 }
 
-fn run(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
+/// Scope, quota and the venue's catch-up: what every call passes before its handler.
+fn admit(core: &mut Core, call: &Call) -> Result<(), AppError> {
     auth::check_scope(call.op, &call.caller)?;
     super::quota::charge(core, &call.caller, call.op, call.now)?;
     core.sync(call.now)?;
+    Ok(())
+}
+
+fn run(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
+    admit(core, call)?;
     match handler_for(call.op.name) {
-        Some(handler) => handler(core, call),
-        None => Err(AppError::new(
+        Some(Handler::Sync(handler)) => handler(core, call),
+        _ => Err(AppError::new(
             StatusCode::NOT_IMPLEMENTED,
             "not_implemented",
             format!(

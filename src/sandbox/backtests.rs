@@ -1,0 +1,358 @@
+//! Backtest jobs: validated requests, a bounded queue, a small worker pool, and results stored in
+//! SQLite. States: `queued` → `running` (with progress %) → `done` | `failed` (with the error).
+
+use super::core::Shared;
+use super::data::{self, MAX_DAYS, Timeframe};
+use super::engine::Bar;
+use super::engine::backtest::{self, BacktestResult, Config};
+use super::engine::metrics::Stats;
+use super::engine::strategies::{self, Params, StrategySpec};
+use super::http::AppError;
+use super::settings::Settings;
+use super::venue::market::Market;
+use super::venue::normalize_coin;
+use crate::api::model::{
+    BacktestData, BacktestRequest, BacktestStats, BacktestTrade, EquityPoint, ErrorDetail,
+};
+use chrono::{DateTime, TimeZone, Utc};
+use serde_json::{Map, Value};
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio::sync::{Mutex, mpsc};
+
+/// Jobs waiting beyond the ones running; a full queue is refused, not buffered without bound.
+pub const QUEUE_CAP: usize = 32;
+/// Trades kept in a result (the most recent); statistics always cover all of them.
+pub const MAX_TRADES: usize = 2_000;
+/// Paper equity a backtest starts with.
+pub const BACKTEST_EQUITY: f64 = 10_000.0;
+
+/// Request `parameters` that configure the backtest rather than the strategy.
+pub const STOP_LOSS: &str = "stopLossPct";
+pub const TAKE_PROFIT: &str = "takeProfitPct";
+pub const ALLOW_SHORT: &str = "allowShort";
+
+/// A request checked against the catalog, ready to run.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub spec: &'static StrategySpec,
+    pub params: Params,
+    pub coin: &'static str,
+    pub pair: String,
+    pub timeframe: Timeframe,
+    pub days: u32,
+    pub config: Config,
+}
+
+/// The engine's configuration for the sandbox's fees and slippage.
+pub fn engine_config(settings: &Settings) -> Config {
+    Config {
+        initial_equity: BACKTEST_EQUITY,
+        fee_rate: settings.taker_fee_rate,
+        slippage_bps: settings.slippage_bps,
+        ..Config::default()
+    }
+}
+
+pub fn parse_pair(pair: &str, field: &str) -> Result<(&'static str, String), AppError> {
+    let coin = normalize_coin(pair).ok_or_else(|| {
+        AppError::invalid(
+            field,
+            format!(
+                "{field}: unknown pair {pair:?}; pairs are <BASE>-USD for {}",
+                super::venue::market::ASSETS
+                    .iter()
+                    .map(|a| a.coin)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )
+    })?;
+    Ok((coin, format!("{coin}-USD")))
+}
+
+pub fn parse_timeframe(tf: &str, field: &str) -> Result<Timeframe, AppError> {
+    Timeframe::parse(tf).ok_or_else(|| {
+        AppError::invalid(
+            field,
+            format!(
+                "{field}: unknown timeframe {tf:?}; use one of {}",
+                Timeframe::known()
+            ),
+        )
+    })
+}
+
+pub fn check_days(days: u32, field: &str) -> Result<u32, AppError> {
+    if (1..=MAX_DAYS).contains(&days) {
+        Ok(days)
+    } else {
+        Err(AppError::invalid(
+            field,
+            format!("{field} must be from 1 to {MAX_DAYS}, got {days}"),
+        ))
+    }
+}
+
+pub fn find_strategy(id: &str, field: &str) -> Result<&'static StrategySpec, AppError> {
+    strategies::strategy(id).ok_or_else(|| {
+        AppError::invalid(
+            field,
+            format!(
+                "{field}: unknown strategy {id:?}; available: {}",
+                strategies::STRATEGIES
+                    .iter()
+                    .map(|s| s.id)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )
+    })
+}
+
+/// Checks a request: strategy, pair, timeframe, days and every parameter, each error naming its
+/// field.
+pub fn resolve(req: &BacktestRequest, settings: &Settings) -> Result<Resolved, AppError> {
+    let spec = find_strategy(&req.strategy_id, "strategyId")?;
+    let (coin, pair) = parse_pair(&req.pair, "pair")?;
+    let timeframe = parse_timeframe(&req.timeframe, "timeframe")?;
+    let days = check_days(req.days, "days")?;
+    let mut config = engine_config(settings);
+    let mut given = Vec::new();
+    for (name, value) in &req.parameters {
+        let field = format!("parameters.{name}");
+        let number = match value {
+            Value::Number(n) => n.as_f64(),
+            Value::Bool(b) if name == ALLOW_SHORT => Some(f64::from(u8::from(*b))),
+            _ => None,
+        }
+        .filter(|x| x.is_finite())
+        .ok_or_else(|| AppError::invalid(&field, format!("{field} must be a number")))?;
+        match name.as_str() {
+            STOP_LOSS => config.sl_pct = Some(number),
+            TAKE_PROFIT => config.tp_pct = Some(number),
+            ALLOW_SHORT => config.allow_short = number != 0.0,
+            _ => given.push((name.clone(), number)),
+        }
+    }
+    config.validate().map_err(|e| {
+        let field = match e.field.as_str() {
+            "sl_pct" => format!("parameters.{STOP_LOSS}"),
+            "tp_pct" => format!("parameters.{TAKE_PROFIT}"),
+            other => other.to_string(),
+        };
+        AppError::invalid(&field, format!("{field} {}", e.message))
+    })?;
+    let params = strategies::resolve_params(spec, &given)
+        .map_err(|e| AppError::invalid(&e.field, e.message))?;
+    Ok(Resolved {
+        spec,
+        params,
+        coin,
+        pair,
+        timeframe,
+        days,
+        config,
+    })
+}
+
+pub fn params_json(spec: &StrategySpec, params: &Params) -> Map<String, Value> {
+    params
+        .named(spec)
+        .map(|(k, v)| (k.to_string(), number(v)))
+        .collect()
+}
+
+fn number(v: f64) -> Value {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        Value::from(v as i64)
+    } else {
+        Value::from(v)
+    }
+}
+
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
+}
+
+fn time(t: i64) -> DateTime<Utc> {
+    Utc.timestamp_opt(t, 0).single().unwrap_or_default()
+}
+
+/// The engine's statistics in the wire's names; undefined values (NaN) become null.
+pub fn wire_stats(s: &Stats) -> BacktestStats {
+    BacktestStats {
+        total_return: finite(s.return_pct),
+        total_trades: s.trades as u32,
+        win_rate: finite(s.win_rate_pct),
+        max_drawdown: finite(s.max_drawdown_pct),
+        sharpe_ratio: finite(s.sharpe),
+        profit_factor: finite(s.profit_factor),
+        start_date: Some(time(s.start)),
+        end_date: Some(time(s.end)),
+        buy_hold_return: finite(s.buy_hold_return_pct),
+        return_ann: finite(s.return_ann_pct),
+        volatility_ann: finite(s.volatility_ann_pct),
+        sortino_ratio: finite(s.sortino),
+        calmar_ratio: finite(s.calmar),
+        avg_drawdown: finite(s.avg_drawdown_pct),
+        max_drawdown_duration_days: finite(s.max_drawdown_duration_days),
+        best_trade: finite(s.best_trade_pct),
+        worst_trade: finite(s.worst_trade_pct),
+        avg_trade: finite(s.avg_trade_pct),
+        expectancy: finite(s.expectancy_pct),
+        sqn: finite(s.sqn),
+        exposure_time: finite(s.exposure_time_pct),
+        avg_trade_duration_days: finite(s.avg_trade_duration_days),
+        equity_final: finite(s.equity_final),
+        extra: Default::default(),
+    }
+}
+
+pub fn wire_result(r: &Resolved, bars: usize, result: &BacktestResult) -> BacktestData {
+    let equity = result
+        .equity
+        .iter()
+        .zip(&result.drawdown)
+        .map(|((t, e), (_, dd))| EquityPoint {
+            t: *t,
+            equity: *e,
+            drawdown: *dd,
+        })
+        .collect();
+    let skip = result.trades.len().saturating_sub(MAX_TRADES);
+    let trades = result.trades[skip..]
+        .iter()
+        .map(|t| BacktestTrade {
+            entry_time: time(t.entry_time),
+            exit_time: time(t.exit_time),
+            direction: if t.direction > 0 { "long" } else { "short" }.into(),
+            entry_px: t.entry_px,
+            exit_px: t.exit_px,
+            size: t.size,
+            pnl: t.pnl,
+            return_pct: t.return_pct,
+            exit_reason: t.exit.as_str().into(),
+            bars: t.bars as u32,
+        })
+        .collect();
+    BacktestData {
+        stats: wire_stats(&result.stats),
+        strategy_id: r.spec.id.into(),
+        pair: r.pair.clone(),
+        timeframe: r.timeframe.as_str().into(),
+        days: r.days,
+        parameters: params_json(r.spec, &r.params),
+        bars: bars as u32,
+        equity,
+        trades,
+    }
+}
+
+/// Runs one resolved backtest on the sandbox's data.
+pub fn run(
+    market: &Market,
+    csv_dir: Option<&std::path::Path>,
+    r: &Resolved,
+    now: DateTime<Utc>,
+) -> Result<(Vec<Bar>, BacktestResult), String> {
+    let bars = data::bars(market, csv_dir, r.coin, r.timeframe, r.days, now)?;
+    if bars.len() < 2 {
+        return Err(format!(
+            "only {} bar(s) of {} {} data: a backtest needs at least 2",
+            bars.len(),
+            r.pair,
+            r.timeframe.as_str()
+        ));
+    }
+    let mut signals = Vec::with_capacity(bars.len());
+    strategies::signals(r.spec, &r.params, &bars, &mut signals);
+    let result = backtest::run(&bars, &signals, &r.config);
+    Ok((bars, result))
+}
+
+/// The queue's sending side, kept in the core so handlers can enqueue under the lock.
+pub type JobSender = mpsc::Sender<String>;
+
+/// Starts `workers` workers and returns the queue they read.
+pub fn start_workers(shared: Arc<Shared>, workers: usize) -> JobSender {
+    let (tx, rx) = mpsc::channel::<String>(QUEUE_CAP);
+    let rx = Arc::new(Mutex::new(rx));
+    for _ in 0..workers.max(1) {
+        let (shared, rx) = (shared.clone(), rx.clone());
+        tokio::spawn(async move {
+            loop {
+                let Some(id) = rx.lock().await.recv().await else {
+                    return;
+                };
+                work(&shared, &id).await;
+            }
+        });
+    }
+    tx
+}
+
+async fn set_progress(shared: &Arc<Shared>, id: &str, progress: u8) {
+    let id = id.to_string();
+    let _ = shared
+        .run_raw(move |core, _| core.store.set_job_progress(&id, progress))
+        .await;
+}
+
+async fn work(shared: &Arc<Shared>, id: &str) {
+    let job = id.to_string();
+    let claimed = shared
+        .run_raw(move |core, now| {
+            let row = core.store.start_job(&job, now).ok().flatten()?;
+            let csv: Option<PathBuf> = core.settings.csv_dir.clone();
+            Some((row, core.market.clone(), csv, core.settings.clone(), now))
+        })
+        .await;
+    let Ok(Some((request, market, csv, settings, now))) = claimed else {
+        return;
+    };
+    let outcome: Result<BacktestData, ErrorDetail> = async {
+        let req: BacktestRequest =
+            serde_json::from_str(&request).map_err(|e| detail("internal", e.to_string()))?;
+        let resolved = resolve(&req, &settings).map_err(|e| ErrorDetail {
+            code: e.code.into(),
+            message: e.message,
+            field: e.field,
+        })?;
+        set_progress(shared, id, 20).await;
+        let r = resolved.clone();
+        let (bars, result) =
+            tokio::task::spawn_blocking(move || run(&market, csv.as_deref(), &r, now))
+                .await
+                .map_err(|e| detail("internal", format!("the backtest stopped: {e}")))?
+                .map_err(|e| detail("data_unavailable", e))?;
+        set_progress(shared, id, 90).await;
+        Ok(wire_result(&resolved, bars.len(), &result))
+    }
+    .await;
+    let job = id.to_string();
+    let stored = shared
+        .run_raw(move |core, now| match outcome {
+            Ok(data) => {
+                let text = serde_json::to_string(&data).unwrap_or_default();
+                core.store.finish_job(&job, "done", Some(&text), None, now)
+            }
+            Err(err) => {
+                let text = serde_json::to_string(&err).unwrap_or_default();
+                core.store
+                    .finish_job(&job, "failed", None, Some(&text), now)
+            }
+        })
+        .await;
+    if let Ok(Err(e)) = stored {
+        tracing::error!("cannot store backtest job {id}: {e}");
+    }
+}
+
+fn detail(code: &str, message: impl Into<String>) -> ErrorDetail {
+    ErrorDetail {
+        code: code.into(),
+        message: message.into(),
+        field: None,
+    }
+}

@@ -1,0 +1,237 @@
+//! Parallel parameter search.
+//!
+//! Candidates are backtested on `threads` scoped workers that pull small
+//! batches from a shared counter (robust when the cores are shared with other
+//! work, unlike fixed chunks). Each worker owns its signal, indicator and
+//! equity buffers, so after the first candidate nothing is allocated per bar
+//! and only the (small) trade list grows per candidate.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::Bar;
+use super::backtest::{Config, Workspace};
+use super::metrics::Stats;
+use super::strategies::{Params, SignalScratch, StrategySpec, signals_core};
+
+/// Candidates handed to a worker at a time: big enough to make the atomic
+/// negligible, small enough to balance load at the tail.
+const BATCH: usize = 8;
+
+/// Upper bound on worker threads, so a request cannot make us spawn thousands.
+pub const MAX_THREADS: usize = 64;
+
+/// Backtest every candidate and return `(params, stats)` in candidate order.
+/// `threads` is clamped to `1..=min(candidates.len(), MAX_THREADS)`.
+pub fn optimize(
+    spec: &StrategySpec,
+    bars: &[Bar],
+    cfg: &Config,
+    candidates: &[Params],
+    threads: usize,
+) -> Vec<(Params, Stats)> {
+    if candidates.is_empty() {
+        return Vec::new();
+    }
+    let closes: Vec<f64> = bars.iter().map(|b| b.close).collect();
+    let threads = threads.clamp(1, candidates.len().min(MAX_THREADS));
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut scratch = SignalScratch::default();
+        let mut sig = Vec::new();
+        let mut ws = Workspace::default();
+        let mut done = Vec::new();
+        loop {
+            let start = next.fetch_add(BATCH, Ordering::Relaxed);
+            if start >= candidates.len() {
+                break;
+            }
+            let end = (start + BATCH).min(candidates.len());
+            for (i, p) in candidates[start..end].iter().enumerate() {
+                signals_core(spec, p, bars, &closes, &mut scratch, &mut sig);
+                done.push((start + i, ws.stats(bars, &sig, cfg)));
+            }
+        }
+        done
+    };
+
+    let mut slots: Vec<Option<Stats>> = vec![None; candidates.len()];
+    let parts: Vec<Vec<(usize, Stats)>> = if threads == 1 {
+        vec![work()]
+    } else {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads).map(|_| s.spawn(work)).collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        })
+    };
+    for (i, st) in parts.into_iter().flatten() {
+        slots[i] = Some(st);
+    }
+    candidates
+        .iter()
+        .zip(slots)
+        .map(|(p, st)| (*p, st.unwrap_or_else(Stats::empty)))
+        .collect()
+}
+
+/// Objective for [`rank`]. Every objective is "higher is better" on the
+/// corresponding [`Stats`] field; for `MaxDrawdown` that means the shallowest
+/// drawdown first, since drawdowns are reported as negative percentages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RankBy {
+    Return,
+    ReturnAnn,
+    Sharpe,
+    Sortino,
+    Calmar,
+    MaxDrawdown,
+    WinRate,
+    ProfitFactor,
+    Expectancy,
+    Sqn,
+}
+
+impl RankBy {
+    pub const ALL: [RankBy; 10] = [
+        RankBy::Return,
+        RankBy::ReturnAnn,
+        RankBy::Sharpe,
+        RankBy::Sortino,
+        RankBy::Calmar,
+        RankBy::MaxDrawdown,
+        RankBy::WinRate,
+        RankBy::ProfitFactor,
+        RankBy::Expectancy,
+        RankBy::Sqn,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RankBy::Return => "return",
+            RankBy::ReturnAnn => "return_ann",
+            RankBy::Sharpe => "sharpe",
+            RankBy::Sortino => "sortino",
+            RankBy::Calmar => "calmar",
+            RankBy::MaxDrawdown => "max_drawdown",
+            RankBy::WinRate => "win_rate",
+            RankBy::ProfitFactor => "profit_factor",
+            RankBy::Expectancy => "expectancy",
+            RankBy::Sqn => "sqn",
+        }
+    }
+
+    /// Inverse of [`RankBy::as_str`], for request parsing.
+    pub fn parse(s: &str) -> Option<RankBy> {
+        RankBy::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+
+    fn key(self, s: &Stats) -> f64 {
+        match self {
+            RankBy::Return => s.return_pct,
+            RankBy::ReturnAnn => s.return_ann_pct,
+            RankBy::Sharpe => s.sharpe,
+            RankBy::Sortino => s.sortino,
+            RankBy::Calmar => s.calmar,
+            RankBy::MaxDrawdown => s.max_drawdown_pct,
+            RankBy::WinRate => s.win_rate_pct,
+            RankBy::ProfitFactor => s.profit_factor,
+            RankBy::Expectancy => s.expectancy_pct,
+            RankBy::Sqn => s.sqn,
+        }
+    }
+}
+
+/// Indices into `results`, best first. NaN objectives (undefined, e.g. no
+/// trades) sort last; ties keep candidate order so rankings are reproducible.
+pub fn rank(results: &[(Params, Stats)], by: RankBy) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..results.len()).collect();
+    // `total_cmp` on the negated key gives descending order; mapping NaN to
+    // +inf after negation (i.e. -inf before) sends it to the end.
+    let key = |i: usize| {
+        let k = by.key(&results[i].1);
+        if k.is_nan() { f64::INFINITY } else { -k }
+    };
+    idx.sort_by(|&a, &b| key(a).total_cmp(&key(b)));
+    idx
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::backtest::run;
+    use super::super::strategies::{grid, random, signals, strategy};
+    use super::*;
+
+    fn series(n: usize) -> Vec<Bar> {
+        let mut x = 100.0f64;
+        let mut s = 7u64;
+        (0..n)
+            .map(|i| {
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let u = (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+                let open = x;
+                x *= 1.0 + 0.004 * u + 0.0005 * (i as f64 / 50.0).sin();
+                Bar {
+                    time: 1_700_000_000 + i as i64 * 300,
+                    open,
+                    high: open.max(x) * 1.001,
+                    low: open.min(x) * 0.999,
+                    close: x,
+                    volume: 1.0,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn parallel_results_match_single_runs_in_candidate_order() {
+        let bars = series(3000);
+        let cfg = Config {
+            fee_rate: 0.0005,
+            sl_pct: Some(2.0),
+            ..Config::default()
+        };
+        let spec = strategy("ema_cross").unwrap();
+        let cands = random(spec, 37, 9);
+        let par = optimize(spec, &bars, &cfg, &cands, 3);
+        let seq = optimize(spec, &bars, &cfg, &cands, 1);
+        assert_eq!(par.len(), cands.len());
+        let mut sig = Vec::new();
+        for ((p, st), q) in par.iter().zip(&cands) {
+            assert_eq!(p, q);
+            signals(spec, q, &bars, &mut sig);
+            let direct = run(&bars, &sig, &cfg).stats;
+            // NaN != NaN, so compare through Debug formatting.
+            assert_eq!(format!("{st:?}"), format!("{direct:?}"));
+        }
+        assert_eq!(format!("{par:?}"), format!("{seq:?}"));
+        assert!(optimize(spec, &bars, &cfg, &[], 2).is_empty());
+    }
+
+    #[test]
+    fn rank_orders_best_first_with_nan_last() {
+        let spec = strategy("sma_cross").unwrap();
+        let p = grid(spec, 4);
+        let mk = |ret: f64, dd: f64| Stats {
+            return_pct: ret,
+            max_drawdown_pct: dd,
+            ..Stats::empty()
+        };
+        let results = vec![
+            (p[0], mk(5.0, -10.0)),
+            (p[1], mk(f64::NAN, f64::NAN)),
+            (p[2], mk(12.0, -30.0)),
+            (p[3], mk(5.0, -2.0)),
+        ];
+        assert_eq!(rank(&results, RankBy::Return), vec![2, 0, 3, 1]);
+        assert_eq!(rank(&results, RankBy::MaxDrawdown), vec![3, 0, 2, 1]);
+        assert!(rank(&results, RankBy::Sharpe).len() == 4);
+        for r in RankBy::ALL {
+            assert_eq!(RankBy::parse(r.as_str()), Some(r));
+        }
+        assert_eq!(RankBy::parse("bogus"), None);
+    }
+}

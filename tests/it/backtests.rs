@@ -1,0 +1,171 @@
+//! Backtest jobs over HTTP: lifecycle, results, bad input, compute quota, a full queue.
+
+use crate::common;
+use agentdesk::api::model::{BacktestJob, BacktestRequest};
+use agentdesk::api::{ApiError, Client, Scope};
+use agentdesk::sandbox::Settings;
+use serde_json::json;
+use std::time::Duration;
+
+pub fn request(strategy: &str, pair: &str, tf: &str, days: u32) -> BacktestRequest {
+    BacktestRequest {
+        strategy_id: strategy.into(),
+        pair: pair.into(),
+        timeframe: tf.into(),
+        days,
+        parameters: Default::default(),
+    }
+}
+
+/// Polls until the job is done or failed (bounded: the test fails rather than hangs).
+pub async fn wait(c: &Client, id: &str) -> BacktestJob {
+    for _ in 0..600 {
+        let job = c.get_backtest_job(id).await.unwrap();
+        if job.status == "done" || job.status == "failed" {
+            return job;
+        }
+        assert!(
+            job.status == "queued" || job.status == "running",
+            "{}",
+            job.status
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("job {id} did not finish");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_runs_to_done_with_statistics_equity_and_trades() {
+    let s = common::start().await;
+    let c = s.legacy();
+    let mut req = request("sma_cross", "BTC-USD", "15m", 30);
+    req.parameters.insert("fast".into(), json!(10));
+    req.parameters.insert("slow".into(), json!(40));
+    req.parameters.insert("stopLossPct".into(), json!(2.5));
+    let job = c.run_backtest(&req).await.unwrap();
+    assert!(job.job_id.starts_with("bt_"));
+    assert_eq!(job.status, "queued");
+    assert_eq!(
+        job.poll_url,
+        format!("/api/delegated/backtests/{}", job.job_id)
+    );
+    let done = wait(&c, &job.job_id).await;
+    assert_eq!(done.status, "done", "{:?}", done.error);
+    assert_eq!(done.progress, 100);
+    let data = done.data.unwrap();
+    assert_eq!(data.bars, 30 * 96);
+    assert_eq!(data.parameters["fast"], 10);
+    assert!(data.stats.total_return.is_some());
+    assert!(data.stats.max_drawdown.unwrap() <= 0.0);
+    assert_eq!(data.stats.total_trades as usize, data.trades.len());
+    assert!(!data.equity.is_empty() && data.equity.len() <= 500);
+    assert!(
+        data.trades
+            .iter()
+            .any(|t| t.exit_reason == "stop_loss" || t.exit_reason == "signal")
+    );
+    assert!(data.stats.start_date.unwrap() < data.stats.end_date.unwrap());
+    // Compute is charged once per accepted job.
+    assert_eq!(c.get_usage().await.unwrap().compute.used, 1);
+    // Another account cannot see it.
+    let other = s.client(Scope::McpMutate);
+    other.get_backtest_job(&job.job_id).await.unwrap(); // same account: visible
+    let err = c.get_backtest_job("bt_nope").await.unwrap_err();
+    assert!(matches!(err, ApiError::NotFound { .. }), "{err:?}");
+}
+
+#[tokio::test]
+async fn bad_requests_name_their_field_and_cost_no_compute() {
+    let s = common::start().await;
+    let c = s.legacy();
+    let cases: Vec<(BacktestRequest, &str)> = vec![
+        (request("nope", "BTC-USD", "1h", 30), "strategyId"),
+        (request("sma_cross", "FOO-USD", "1h", 30), "pair"),
+        (request("sma_cross", "BTC-USD", "7m", 30), "timeframe"),
+        (request("sma_cross", "BTC-USD", "1h", 0), "days"),
+        (request("sma_cross", "BTC-USD", "1h", 366), "days"),
+        (
+            {
+                let mut r = request("sma_cross", "BTC-USD", "1h", 30);
+                r.parameters.insert("nope".into(), json!(3));
+                r
+            },
+            "parameters.nope",
+        ),
+        (
+            {
+                let mut r = request("sma_cross", "BTC-USD", "1h", 30);
+                r.parameters.insert("fast".into(), json!("ten"));
+                r
+            },
+            "parameters.fast",
+        ),
+        (
+            {
+                let mut r = request("sma_cross", "BTC-USD", "1h", 30);
+                r.parameters.insert("stopLossPct".into(), json!(150));
+                r
+            },
+            "parameters.stopLossPct",
+        ),
+    ];
+    for (req, field) in cases {
+        let err = c.run_backtest(&req).await.unwrap_err();
+        match err {
+            ApiError::Invalid {
+                field: Some(f),
+                message,
+                ..
+            } => {
+                assert_eq!(f, field, "{message}");
+            }
+            other => panic!("{field}: {other:?}"),
+        }
+    }
+    assert_eq!(c.get_usage().await.unwrap().compute.used, 0);
+}
+
+#[tokio::test]
+async fn the_compute_cap_counts_jobs() {
+    let s = common::start_with(Settings {
+        daily_compute_cap: 2,
+        ..Default::default()
+    })
+    .await;
+    let c = s.legacy();
+    let req = request("rsi_reversion", "ETH-USD", "1h", 10);
+    c.run_backtest(&req).await.unwrap();
+    c.run_backtest(&req).await.unwrap();
+    let err = c.run_backtest(&req).await.unwrap_err();
+    assert!(
+        matches!(&err, ApiError::QuotaExceeded { message, .. } if message.contains("compute")),
+        "{err:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_queue_is_refused_clearly() {
+    let s = common::start_with(Settings {
+        backtest_workers: 1,
+        ..Default::default()
+    })
+    .await;
+    let c = s.legacy();
+    // A year of one-minute bars keeps the single worker busy while the queue fills.
+    let req = request("ema_cross", "BTC-USD", "1m", 365);
+    let mut refused = None;
+    for _ in 0..40 {
+        match c.run_backtest(&req).await {
+            Ok(_) => {}
+            Err(e) => {
+                refused = Some(e);
+                break;
+            }
+        }
+    }
+    let err = refused.expect("40 jobs fit in a queue of 32 behind one worker");
+    assert!(
+        matches!(&err, ApiError::Invalid { code, message, .. } if code == "QUEUE_FULL" && message.contains("queue")),
+        "{err:?}"
+    );
+}
