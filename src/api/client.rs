@@ -424,41 +424,45 @@ impl Client {
 
     // ---- tool access ---------------------------------------------------------------------------
 
-    pub async fn list_mcp_capabilities(&self) -> Result<Loose, ApiError> {
+    pub async fn list_mcp_capabilities(&self) -> Result<Capabilities, ApiError> {
         self.get("list_mcp_capabilities", vec![]).await
     }
 
-    pub async fn execute_mcp_tool(&self, name: &str, args: Value) -> Result<Loose, ApiError> {
+    pub async fn execute_mcp_tool(&self, name: &str, args: Value) -> Result<ToolResult, ApiError> {
         self.post("execute_mcp_tool", &json!({"name": name, "args": args}))
             .await
     }
 
-    pub async fn mcp_agent_chat(&self, messages: &[ChatMessage]) -> Result<Loose, ApiError> {
+    pub async fn mcp_agent_chat(&self, messages: &[ChatMessage]) -> Result<ChatReply, ApiError> {
         self.post("mcp_agent_chat", &json!({ "messages": messages }))
             .await
     }
 
-    pub async fn mcp_cli(&self, command: &str) -> Result<Loose, ApiError> {
+    pub async fn mcp_cli(&self, command: &str) -> Result<CliReply, ApiError> {
         self.post("mcp_cli", &json!({ "command": command })).await
     }
 
     // ---- research ------------------------------------------------------------------------------
 
-    pub async fn research_status(&self) -> Result<Loose, ApiError> {
+    pub async fn research_status(&self) -> Result<ResearchStatus, ApiError> {
         self.get("research_status", vec![]).await
     }
 
-    pub async fn research_start(&self, task: &str) -> Result<Loose, ApiError> {
+    pub async fn research_start(&self, task: &str) -> Result<ResearchRun, ApiError> {
         self.post("research_start", &json!({ "task": task })).await
     }
 
-    pub async fn research_message(&self, run_id: &str, message: &str) -> Result<Loose, ApiError> {
+    pub async fn research_message(
+        &self,
+        run_id: &str,
+        message: &str,
+    ) -> Result<ResearchRun, ApiError> {
         let mut req = Request::json(&json!({ "message": message }))?;
         req.path_args = vec![run_id.to_string()];
         self.typed("research_message", req).await
     }
 
-    pub async fn research_stop(&self, run_id: &str) -> Result<Loose, ApiError> {
+    pub async fn research_stop(&self, run_id: &str) -> Result<ResearchRun, ApiError> {
         let mut req = Request::json(&json!({}))?;
         req.path_args = vec![run_id.to_string()];
         self.typed("research_stop", req).await

@@ -1113,6 +1113,179 @@ pub struct ChatMessage {
     pub content: String,
 }
 
+// ---- tool access, chat, research ------------------------------------------------------------
+
+/// One tool of `list_mcp_capabilities`: a catalog operation as `service_<operation>`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCapability {
+    pub name: String,
+    #[serde(default)]
+    pub operation: String,
+    #[serde(default)]
+    pub description: String,
+    /// `observe`, `experiment` or `mutate`.
+    #[serde(default)]
+    pub tier: String,
+    #[serde(default)]
+    pub method: String,
+    #[serde(default)]
+    pub path: String,
+    /// JSON Schema (draft 2020-12) of `args`.
+    #[serde(default)]
+    pub input_schema: Value,
+    /// Mutate tools answer with a `confirmToken` first.
+    #[serde(default)]
+    pub requires_confirmation: bool,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Capabilities {
+    #[serde(default)]
+    pub tools: Vec<ToolCapability>,
+    /// Tool names by tier: `{"observe": [...], "experiment": [...], "mutate": [...]}`.
+    #[serde(default)]
+    pub tiers: Map<String, Value>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// What `execute_mcp_tool` answers: `{ "result": { ... } }`. For a mutate tool's first call the
+/// result carries `confirmToken`, `expiresAt` and a `preview`; re-submitting with
+/// `args.confirmToken` runs it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResult {
+    #[serde(default)]
+    pub tool: String,
+    #[serde(default)]
+    pub result: Value,
+    #[serde(default)]
+    pub requires_confirmation: bool,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// A tool call the chat loop made, and what it returned.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCall {
+    pub name: String,
+    #[serde(default)]
+    pub args: Value,
+    #[serde(default)]
+    pub result: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorDetail>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatReply {
+    /// The assistant's final message.
+    #[serde(default)]
+    pub reply: String,
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCall>,
+    /// Confirm tokens of mutate tools the loop prepared but did not run.
+    #[serde(default)]
+    pub confirm_tokens: Vec<Value>,
+    /// `llm` (the account's provider) or `router` (the deterministic intent router).
+    #[serde(default)]
+    pub mode: String,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CliReply {
+    #[serde(default)]
+    pub output: String,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResearchAgent {
+    pub agent_id: String,
+    #[serde(default)]
+    pub name: String,
+    /// `lead` or `worker`.
+    #[serde(default)]
+    pub role: String,
+    /// The lead's id for workers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    /// `planning`, `running`, `done`, `failed`, `stopped`.
+    #[serde(default)]
+    pub status: String,
+    #[serde(default)]
+    pub task: String,
+    #[serde(default)]
+    pub progress: u8,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResearchMessage {
+    pub time: DateTime<Utc>,
+    /// `user`, `lead` or an agent id.
+    pub author: String,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResearchArtifact {
+    pub name: String,
+    /// `markdown` or `json`.
+    pub kind: String,
+    pub content: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResearchRun {
+    pub run_id: String,
+    #[serde(default)]
+    pub task: String,
+    /// `active`, `completed`, `stopped` or `failed`.
+    #[serde(default)]
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<DateTime<Utc>>,
+    /// How the lead planned: `deterministic` or `llm`.
+    #[serde(default)]
+    pub planner: String,
+    #[serde(default)]
+    pub agents: Vec<ResearchAgent>,
+    #[serde(default)]
+    pub transcript: Vec<ResearchMessage>,
+    #[serde(default)]
+    pub artifacts: Vec<ResearchArtifact>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `research_status`: the account's active (or latest) run, if any.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResearchStatus {
+    #[serde(default)]
+    pub run: Option<ResearchRun>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
 /// A body whose typed fields are not settled yet: everything is kept.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Loose {

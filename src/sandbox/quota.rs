@@ -24,6 +24,7 @@ pub fn charge(
     caller: &Caller,
     op: &Operation,
     now: DateTime<Utc>,
+    count_post: bool,
 ) -> Result<(), AppError> {
     let day = day_of(now);
     if op.quota.compute {
@@ -33,6 +34,7 @@ pub fn charge(
         }
     }
     if op.quota.post
+        && count_post
         && core
             .store
             .charge_quota(

@@ -223,12 +223,12 @@ pub struct AuditRow {
     pub message: Option<String>,
 }
 
-fn ts(t: DateTime<Utc>) -> String {
+pub fn ts(t: DateTime<Utc>) -> String {
     // Fixed-width RFC 3339 so that text comparison in SQL orders like time.
     t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
 }
 
-fn parse_ts(s: String) -> DateTime<Utc> {
+pub fn parse_ts(s: String) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(&s)
         .map(|t| t.with_timezone(&Utc))
         .unwrap_or_default()

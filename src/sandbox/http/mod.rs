@@ -40,6 +40,9 @@ pub struct Call {
     pub path: Vec<String>,
     pub headers: HeaderMap,
     pub body: Bytes,
+    /// Run by `execute_mcp_tool` (or the chat loop) on the caller's behalf: that call already
+    /// counted against the POST cap, so this one does not count again.
+    pub via_tool: bool,
 }
 
 impl Call {
@@ -259,7 +262,8 @@ async fn serve(shared: Arc<Shared>, op: &'static Operation, req: Request) -> Res
         .run_raw(move |core, now| pipeline(core, now, op, headers, query, path, body))
         .await
     {
-        Ok(Step::Done(resp)) => resp,
+        Ok(Step::Done(Ok(reply))) => reply.into_response(),
+        Ok(Step::Done(Err(e))) => e.into_response(),
         Ok(Step::Wait(handler, call)) => match handler(shared, call).await {
             Ok(reply) => reply.into_response(),
             Err(e) => e.into_response(),
@@ -269,8 +273,8 @@ async fn serve(shared: Arc<Shared>, op: &'static Operation, req: Request) -> Res
 }
 
 /// What is left after the part of a request that runs under the core lock.
-enum Step {
-    Done(Response),
+pub enum Step {
+    Done(Result<Reply, AppError>),
     /// Checks passed; the handler continues outside the lock.
     Wait(AsyncHandler, Call),
 }
@@ -295,25 +299,34 @@ fn pipeline(
 ) -> Step {
     let caller = match auth::authenticate(core, &headers, op) {
         Ok(c) => c,
-        Err(e) => return Step::Done(e.into_response()),
+        Err(e) => return Step::Done(Err(e)),
     };
-    let call = Call {
-        op,
-        caller,
-        now,
-        query,
-        path,
-        headers,
-        body,
-    };
-    if let Some(Handler::Async(handler)) = handler_for(op.name) {
+    step(
+        core,
+        Call {
+            op,
+            caller,
+            now,
+            query,
+            path,
+            headers,
+            body,
+            via_tool: false,
+        },
+    )
+}
+
+/// The part of a call that runs under the core lock: checks, then a sync handler (with its audit
+/// row), or the admission of an async one.
+fn step(core: &mut Core, call: Call) -> Step {
+    if let Some(Handler::Async(handler)) = handler_for(call.op.name) {
         return match admit(core, &call) {
             Ok(()) => Step::Wait(handler, call),
-            Err(e) => Step::Done(e.into_response()),
+            Err(e) => Step::Done(Err(e)),
         };
     }
     let result = run(core, &call);
-    if op.tier == Tier::Mutate {
+    if call.op.tier == Tier::Mutate {
         let row = match &result {
             Ok(reply) => AuditRow {
                 outcome: "ok".into(),
@@ -331,14 +344,29 @@ fn pipeline(
                 ..audit_base(&call)
             },
         };
-        if let Err(e) = core.store.insert_audit(&row, now) {
-            tracing::error!("audit write failed for {}: {e}", op.name);
+        if let Err(e) = core.store.insert_audit(&row, call.now) {
+            tracing::error!("audit write failed for {}: {e}", call.op.name);
         }
     }
-    Step::Done(match result {
-        Ok(reply) => reply.into_response(),
-        Err(e) => e.into_response(),
-    })
+    Step::Done(result)
+}
+
+/// Runs an operation for an already authenticated caller through the same checks, handler and
+/// audit as an HTTP request. `execute_mcp_tool` and the chat loop reach operations this way, so a
+/// tool can do nothing its operation could not.
+pub async fn dispatch(shared: &Arc<Shared>, call: Call) -> Result<Reply, AppError> {
+    let step = shared
+        .run_raw(move |core, now| {
+            let mut call = call;
+            call.now = now;
+            step(core, call)
+        })
+        .await
+        .map_err(AppError::internal)?;
+    match step {
+        Step::Done(result) => result,
+        Step::Wait(handler, call) => handler(shared.clone(), call).await,
+    }
 }
 
 fn audit_base(call: &Call) -> AuditRow {
@@ -353,7 +381,7 @@ fn audit_base(call: &Call) -> AuditRow {
 /// Scope, quota and the venue's catch-up: what every call passes before its handler.
 fn admit(core: &mut Core, call: &Call) -> Result<(), AppError> {
     auth::check_scope(call.op, &call.caller)?;
-    super::quota::charge(core, &call.caller, call.op, call.now)?;
+    super::quota::charge(core, &call.caller, call.op, call.now, !call.via_tool)?;
     core.sync(call.now)?;
     Ok(())
 }
