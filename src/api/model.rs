@@ -104,7 +104,7 @@ pub fn fmt_decimal(x: f64) -> String {
 }
 
 /// One of, or a list of; the cancel body's `oid` takes either.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum OneOrMany<T> {
     One(T),
@@ -507,7 +507,7 @@ pub struct AuditLogs {
 
 /// The seed's trade signal (body of propose and of `/api/v1/trades`), plus sizing extensions
 /// (`size`, `sizeUsd`, `leverage`, `exchange`) the seed leaves to account settings.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TradeSignal {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -569,13 +569,13 @@ pub struct TradeSignal {
     pub exchange: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ConfirmRequest {
     pub proposal_id: String,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CloseRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -744,7 +744,7 @@ pub struct ExecutionResult {
 }
 
 /// Body of `/api/v1/orders`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PlatformOrder {
     pub pair: String,
@@ -786,7 +786,7 @@ pub struct PlatformOrder {
     pub venue_wallet: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PlatformClose {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -803,7 +803,7 @@ pub struct PlatformClose {
     pub venue_wallet: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CancelRequest {
     pub oid: OneOrMany<u64>,
@@ -831,7 +831,7 @@ pub struct CancelResult {
 // Their sandbox side lands in later work; the client already speaks them, keeping whatever the server
 // sends in `extra` so nothing is lost before the typed fields exist.
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BacktestRequest {
     pub strategy_id: String,
@@ -1086,7 +1086,7 @@ pub struct Discovery {
     pub extra: Extra,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SignalDestinationRequest {
     pub url: String,
@@ -1098,7 +1098,7 @@ pub struct SignalDestinationRequest {
     pub name: String,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BuilderFeeApproval {
     pub venue_wallet: String,
@@ -1107,7 +1107,7 @@ pub struct BuilderFeeApproval {
     pub signature_chain_id: String,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ChatMessage {
     pub role: String,
     pub content: String,

@@ -4,11 +4,13 @@
 use super::discovery::{DiscoveryPayload, DiscoveryQuery};
 use crate::api::ApiError;
 use crate::api::model::{
-    AuditEntry, BacktestJob, BacktestRequest, ExecutionResult, OpenOrderRow, PnlSummary,
-    PositionRow, Proposal, TradeSignal, Usage, Whoami,
+    AuditEntry, BacktestJob, BacktestRequest, Capabilities, ChatMessage, ChatReply, CliReply,
+    ExecutionResult, OpenOrderRow, PnlSummary, PositionRow, Proposal, ResearchRun, ResearchStatus,
+    ToolResult, TradeSignal, Usage, Whoami,
 };
 use chrono::{DateTime, Utc};
 use crossterm::event::{KeyEvent, MouseEvent};
+use serde_json::Value;
 use std::time::Duration;
 
 /// A resource the console polls.
@@ -106,6 +108,45 @@ pub enum Action {
         latency: Duration,
         at: DateTime<Utc>,
     },
+    /// A poll of the research run.
+    ResearchLoaded {
+        result: Result<Box<ResearchStatus>, ApiError>,
+        latency: Duration,
+        at: DateTime<Utc>,
+    },
+    /// The run as `research_stop` left it.
+    ResearchStopped {
+        run_id: String,
+        result: Result<Box<ResearchRun>, ApiError>,
+        latency: Duration,
+        at: DateTime<Utc>,
+    },
+    /// The service's command line answered a command sent as typed.
+    CliAnswered {
+        command: String,
+        result: Result<CliReply, ApiError>,
+        latency: Duration,
+        at: DateTime<Utc>,
+    },
+    CapabilitiesLoaded {
+        result: Result<Box<Capabilities>, ApiError>,
+        latency: Duration,
+        at: DateTime<Utc>,
+    },
+    /// A tool call's answer; `approval` names the inbox item it confirms.
+    ToolExecuted {
+        name: String,
+        args: Value,
+        approval: Option<String>,
+        result: Result<Box<ToolResult>, ApiError>,
+        latency: Duration,
+        at: DateTime<Utc>,
+    },
+    ChatAnswered {
+        result: Result<Box<ChatReply>, ApiError>,
+        latency: Duration,
+        at: DateTime<Utc>,
+    },
     /// The terminal was asked to stop (SIGTERM, SIGHUP).
     Terminate,
 }
@@ -121,6 +162,22 @@ pub enum Effect {
     RunBacktest(Box<BacktestRequest>),
     /// Poll one backtest job.
     FetchJob(String),
+    /// Poll the research run.
+    FetchResearch,
+    /// Stop a research run by id.
+    StopResearch(String),
+    /// Send a command line, exactly as typed, to the service's command line (`mcp_cli`).
+    Cli(String),
+    /// Fetch the tool catalog.
+    FetchCapabilities,
+    /// Call a tool; `approval` is the inbox item whose confirm token `args` carries.
+    ExecuteTool {
+        name: String,
+        args: Value,
+        approval: Option<String>,
+    },
+    /// Send the conversation to the service's agent.
+    Chat(Vec<ChatMessage>),
     /// Ring the terminal bell.
     Bell,
     /// Append one JSON line to the decision journal.

@@ -2,6 +2,7 @@
 //! for the runner to perform — so every behaviour here is testable with an injected clock.
 
 use super::action::{Action, Effect, Payload, Resource};
+use super::agents::{ChatState, ResearchState, ToolsState};
 use super::backtests::{BacktestForm, JOB_POLL, JobEntry};
 use super::command::{self, Command};
 use super::discovery::{DView, DiscoveryPayload, DiscoveryQuery, DiscoveryState, Selected};
@@ -21,6 +22,8 @@ use serde_json::json;
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::time::Duration;
 
+mod agents_update;
+
 /// Polling gives up on quick retries after a failure, backing off up to this.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
 const EQUITY_POINTS: usize = 600;
@@ -34,15 +37,21 @@ pub enum Tab {
     Logs,
     Discovery,
     Backtests,
+    Research,
+    Tools,
+    Chat,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 5] = [
+    pub const ALL: [Tab; 8] = [
         Tab::Desk,
         Tab::Proposals,
         Tab::Logs,
         Tab::Discovery,
         Tab::Backtests,
+        Tab::Research,
+        Tab::Tools,
+        Tab::Chat,
     ];
 
     pub fn title(self) -> &'static str {
@@ -52,6 +61,9 @@ impl Tab {
             Tab::Logs => "Logs",
             Tab::Discovery => "Discovery",
             Tab::Backtests => "Backtests",
+            Tab::Research => "Research",
+            Tab::Tools => "Tools",
+            Tab::Chat => "Chat",
         }
     }
 
@@ -69,6 +81,9 @@ impl Tab {
                 Pane::Combos,
             ],
             Tab::Backtests => &[Pane::Jobs, Pane::Trades],
+            Tab::Research => &[Pane::Agents, Pane::Artifacts, Pane::Transcript],
+            Tab::Tools => &[Pane::Tools, Pane::Result],
+            Tab::Chat => &[Pane::ChatLog],
         }
     }
 }
@@ -136,14 +151,34 @@ pub enum LocalState {
     Failed(String),
 }
 
+/// A mutate tool's confirm token waiting for a human: approving it re-submits the tool with
+/// `args.confirmToken`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolApproval {
+    pub tool: String,
+    /// The arguments of the first call (without the token).
+    pub args: serde_json::Value,
+    pub confirm_token: String,
+    pub summary: String,
+    pub preview: serde_json::Value,
+    /// Where it came from: `tools` (this console's call) or `chat`.
+    pub origin: &'static str,
+    /// The operation's answer once approved.
+    pub result: Option<serde_json::Value>,
+}
+
 #[derive(Debug, Clone)]
 pub struct InboxItem {
+    /// For a tool approval, a synthetic proposal: its id (`tool-N`), `staged`, and the token's
+    /// expiry, so countdowns, expiry and the strip work the same for both kinds.
     pub proposal: Proposal,
     pub source: Source,
     pub local: LocalState,
     pub first_seen: DateTime<Utc>,
     /// Expiry already recorded in the decision history.
     pub expiry_noted: bool,
+    /// Set for a tool's confirm token; None for a trade proposal.
+    pub tool: Option<Box<ToolApproval>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -205,6 +240,13 @@ impl InboxItem {
 
     /// One line: what the proposal does.
     pub fn describe(&self) -> String {
+        if let Some(t) = &self.tool {
+            return if t.summary.is_empty() {
+                format!("{} (tool)", t.tool)
+            } else {
+                t.summary.clone()
+            };
+        }
         describe_preview(&self.proposal.preview, self.id())
     }
 }
@@ -284,6 +326,10 @@ pub enum Overlay {
     QuitConfirm,
     /// Everything about the selected Discovery row, scrolled down this many lines.
     Details(u16),
+    /// A research artifact (by index), scrolled down this many lines.
+    Artifact(usize, u16),
+    /// Asks before stopping the research run with this id.
+    StopRun(String),
 }
 
 /// Where the console's data comes from, for the header.
@@ -341,7 +387,7 @@ impl CommandLine {
         self.input.lines().join(" ")
     }
 
-    fn set_text(&mut self, text: &str) {
+    pub(super) fn set_text(&mut self, text: &str) {
         self.input = TextArea::new(vec![text.to_string()]);
         self.input.move_cursor(ratatui_textarea::CursorMove::End);
     }
@@ -393,6 +439,11 @@ pub struct App {
     pub submitting: usize,
     /// The backtest form, while open.
     pub form: Option<BacktestForm>,
+    pub research: ResearchState,
+    pub tools: ToolsState,
+    pub chat: ChatState,
+    /// Numbers the tool approvals of the inbox (`tool-1`, `tool-2`).
+    tool_seq: u32,
     pub size: (u16, u16),
     pub should_quit: bool,
     /// Something visible changed since the last draw.
@@ -448,6 +499,14 @@ impl App {
             jobs: Vec::new(),
             submitting: 0,
             form: None,
+            research: ResearchState {
+                // Checked once at start; polled on only while a run exists.
+                next_due: Some(now),
+                ..Default::default()
+            },
+            tools: ToolsState::default(),
+            chat: ChatState::default(),
+            tool_seq: 0,
             size: (120, 40),
             should_quit: false,
             dirty: true,
@@ -484,6 +543,12 @@ impl App {
                 .selected_job()
                 .and_then(|j| j.job.data.as_ref())
                 .map_or(0, |d| d.trades.len()),
+            Pane::Agents => self.research.tree().len(),
+            Pane::Artifacts => self.research.run.as_ref().map_or(0, |r| r.artifacts.len()),
+            Pane::Tools => self.tools.tools.len(),
+            Pane::Result => self.result_rows(),
+            // Scrolled, not selected: see `move_selection`.
+            Pane::Transcript | Pane::ChatLog => 0,
         }
     }
 
@@ -563,6 +628,11 @@ impl App {
             for j in self.jobs.iter().filter(|j| j.active() && !j.in_flight) {
                 next = next.min(j.next_due);
             }
+            if !self.research.in_flight
+                && let Some(due) = self.research.next_due
+            {
+                next = next.min(due);
+            }
         }
         next.max(self.now)
     }
@@ -619,6 +689,41 @@ impl App {
                 latency,
                 at,
             } => self.on_job_loaded(&id, result, latency, at),
+            Action::ResearchLoaded {
+                result,
+                latency,
+                at,
+            } => self.on_research_loaded(result, latency, at),
+            Action::ResearchStopped {
+                run_id,
+                result,
+                latency,
+                at,
+            } => self.on_research_stopped(&run_id, result, latency, at),
+            Action::CliAnswered {
+                command,
+                result,
+                latency,
+                at,
+            } => self.on_cli_answered(&command, result, latency, at),
+            Action::CapabilitiesLoaded {
+                result,
+                latency,
+                at,
+            } => self.on_capabilities_loaded(result, latency, at, &mut fx),
+            Action::ToolExecuted {
+                name,
+                args,
+                approval,
+                result,
+                latency,
+                at,
+            } => self.on_tool_executed(name, args, approval, result, latency, at, &mut fx),
+            Action::ChatAnswered {
+                result,
+                latency,
+                at,
+            } => self.on_chat_answered(result, latency, at, &mut fx),
             Action::Terminate => {
                 self.should_quit = true;
                 fx.push(Effect::Quit);
@@ -657,6 +762,7 @@ impl App {
                 fx.push(Effect::FetchJob(job.id().to_string()));
             }
         }
+        self.schedule_agents(fx);
     }
 
     pub(super) fn log_request(
@@ -793,6 +899,7 @@ impl App {
                 local: LocalState::None,
                 first_seen: now,
                 expiry_noted: false,
+                tool: None,
             };
             if new && item.status(now) == Status::Staged {
                 fresh += 1;
@@ -840,7 +947,7 @@ impl App {
         }
     }
 
-    fn decide(
+    pub(super) fn decide(
         &mut self,
         id: &str,
         kind: DecisionKind,
@@ -897,6 +1004,7 @@ impl App {
                         local: LocalState::None,
                         first_seen: at,
                         expiry_noted: false,
+                        tool: None,
                     });
                     self.sort_inbox();
                 }
@@ -985,6 +1093,10 @@ impl App {
         }
         if self.form.is_some() {
             self.on_form_key(key, fx);
+            return;
+        }
+        if self.tools.editor.is_some() {
+            self.on_editor_key(key, fx);
             return;
         }
         if self.filter_editing {
@@ -1089,10 +1201,45 @@ impl App {
                     Overlay::Details((scroll as i32 + step).clamp(0, u16::MAX as i32) as u16);
                 return;
             }
+            Overlay::Artifact(index, scroll) => {
+                let step: i32 = match action {
+                    Some(KeyAction::Up) => -1,
+                    Some(KeyAction::Down) => 1,
+                    Some(KeyAction::PageUp) => -(self.page() as i32),
+                    Some(KeyAction::PageDown) => self.page() as i32,
+                    Some(KeyAction::Top) => -(scroll as i32),
+                    Some(KeyAction::Bottom) => u16::MAX as i32,
+                    Some(KeyAction::Cancel | KeyAction::Quit | KeyAction::Select) => {
+                        self.overlay = Overlay::None;
+                        return;
+                    }
+                    _ => 0,
+                };
+                self.overlay = Overlay::Artifact(
+                    index,
+                    (scroll as i32 + step).clamp(0, u16::MAX as i32) as u16,
+                );
+                return;
+            }
+            Overlay::StopRun(run_id) => {
+                match action {
+                    Some(KeyAction::ConfirmYes) => {
+                        self.overlay = Overlay::None;
+                        fx.push(Effect::StopResearch(run_id));
+                        self.research.in_flight = true;
+                    }
+                    Some(KeyAction::Cancel | KeyAction::Quit) => self.overlay = Overlay::None,
+                    _ => {}
+                }
+                return;
+            }
             Overlay::None => {}
         }
         let Some(action) = action else { return };
         let pane = self.focused_pane();
+        if self.on_agents_key(action, pane) {
+            return;
+        }
         if self.tab == Tab::Discovery {
             let view = self.discovery.view;
             match action {
@@ -1175,7 +1322,11 @@ impl App {
             KeyAction::ConfirmYes
             | KeyAction::Cancel
             | KeyAction::SortNext
-            | KeyAction::SortReverse => {}
+            | KeyAction::SortReverse
+            | KeyAction::NewRun
+            | KeyAction::Message
+            | KeyAction::StopRun
+            | KeyAction::Toggle => {}
         }
     }
 
@@ -1190,10 +1341,21 @@ impl App {
             if tab == Tab::Discovery {
                 self.discovery_due_now();
             }
+            self.entered_agents_tab();
         }
     }
 
     fn move_selection(&mut self, pane: Pane, delta: i64) {
+        if matches!(pane, Pane::Transcript | Pane::ChatLog) {
+            // Text panes scroll: up (negative) goes back in time, away from the newest line.
+            let max = self.text_pane_max_scroll(pane);
+            let scroll = match pane {
+                Pane::Transcript => &mut self.research.scroll,
+                _ => &mut self.chat.scroll,
+            };
+            *scroll = (*scroll as i64 - delta).clamp(0, max as i64) as usize;
+            return;
+        }
         let len = self.pane_len(pane) as i64;
         if len == 0 {
             return;
@@ -1235,6 +1397,7 @@ impl App {
         for job in &mut self.jobs {
             job.next_due = self.now;
         }
+        self.refresh_agents();
     }
 
     fn start_approval(&mut self, id: &str) {
@@ -1253,7 +1416,7 @@ impl App {
     }
 
     /// After a 429 the service refuses POSTs until the quota resets: say so instead of sending.
-    fn posts_held(&mut self) -> bool {
+    pub(super) fn posts_held(&mut self) -> bool {
         let now = self.now;
         match self.quota_until {
             Some(until) if until > now => {
@@ -1286,6 +1449,20 @@ impl App {
             return;
         }
         item.local = LocalState::Confirming;
+        if let Some(t) = &item.tool {
+            let mut args = match &t.args {
+                serde_json::Value::Object(m) => m.clone(),
+                _ => serde_json::Map::new(),
+            };
+            args.insert("confirmToken".into(), json!(t.confirm_token));
+            fx.push(Effect::ExecuteTool {
+                name: t.tool.clone(),
+                args: serde_json::Value::Object(args),
+                approval: Some(id.to_string()),
+            });
+            self.tools.running += 1;
+            return;
+        }
         fx.push(Effect::Confirm(id.to_string()));
     }
 
@@ -1304,18 +1481,17 @@ impl App {
         }
         item.local = LocalState::Rejected;
         let summary = item.describe();
-        self.decide(
-            id,
-            DecisionKind::Rejected,
-            summary,
-            "dismissed; the proposal will expire on the service".into(),
-            fx,
-        );
+        let result = if item.tool.is_some() {
+            "dismissed; the confirm token expires unused"
+        } else {
+            "dismissed; the proposal will expire on the service"
+        };
+        self.decide(id, DecisionKind::Rejected, summary, result.into(), fx);
     }
 
     // ---- command line --------------------------------------------------------------------------
 
-    fn open_command_line(&mut self) {
+    pub(super) fn open_command_line(&mut self) {
         let mut line = CommandLine::new();
         line.history = self.history.clone();
         self.command = Some(line);
@@ -1366,7 +1542,9 @@ impl App {
             KeyCode::Tab => {
                 if line.completions.is_empty() {
                     let refs: Vec<&str> = coins.iter().map(String::as_str).collect();
-                    line.completions = command::complete(&line.text(), &refs);
+                    let tools: Vec<&str> =
+                        self.tools.tools.iter().map(|t| t.name.as_str()).collect();
+                    line.completions = command::complete_with(&line.text(), &refs, &tools);
                     line.completion_pos = 0;
                 } else {
                     line.completion_pos = (line.completion_pos + 1) % line.completions.len();
@@ -1419,6 +1597,7 @@ impl App {
                             local: LocalState::None,
                             first_seen: self.now,
                             expiry_noted: false,
+                            tool: None,
                         },
                     );
                     self.seen.insert(id.clone());
@@ -1470,6 +1649,9 @@ impl App {
                     self.jobs[i].next_due = self.now;
                 }
             }
+            Command::Service(text) => self.run_service_command(text, fx),
+            Command::Chat(text) => self.send_chat(text, fx),
+            Command::Tool { name, args } => self.run_tool_command(name, args, fx),
             Command::Refresh => self.refresh(),
             Command::Help => self.overlay = Overlay::Help(0),
             Command::Quit => self.request_quit(fx),

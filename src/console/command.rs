@@ -8,6 +8,9 @@
 //! /backtest <strategyId> <pair> <timeframe> <days> [param=N ...]
 //! /top <backtests|live|combos> [key=value ...]
 //! /job <jobId>
+//! /research [start <task> | say <message> | stop]   (service commands: sent as typed)
+//! /chat <message>
+//! /tool <name> [json args]
 //! /refresh   /help   /quit (alias /q)
 //! ```
 //!
@@ -55,6 +58,15 @@ pub enum Command {
     Top(TopArgs),
     /// Follow a backtest job by id on the Backtests tab.
     Job(String),
+    /// A service command (`/research …`), sent as typed to the service's command line.
+    Service(String),
+    /// A message to the service's agent.
+    Chat(String),
+    /// Call a tool: its name and, when given, its JSON arguments as typed.
+    Tool {
+        name: String,
+        args: Option<String>,
+    },
     Refresh,
     Help,
     Quit,
@@ -239,6 +251,8 @@ pub struct CommandSpec {
     pub name: &'static str,
     pub usage: &'static str,
     pub summary: &'static str,
+    /// Answered by the service (sent as typed to its command line), not by the console.
+    pub service: bool,
 }
 
 const PROPOSE_USAGE: &str =
@@ -255,46 +269,91 @@ pub const COMMANDS: &[CommandSpec] = &[
         name: "propose",
         usage: PROPOSE_USAGE,
         summary: "Stage a trade proposal for approval; size in coins (0.01) or USD ($500, usd=500)",
+        service: false,
     },
     CommandSpec {
         name: "confirm",
         usage: CONFIRM_USAGE,
         summary: "Open the approve dialog for a staged proposal (y executes it)",
+        service: false,
     },
     CommandSpec {
         name: "close",
         usage: CLOSE_USAGE,
         summary: "Stage a close of one coin, or of every position, for approval",
+        service: false,
     },
     CommandSpec {
         name: "backtest",
         usage: BACKTEST_USAGE,
         summary: "Run a backtest (e.g. /backtest ema_cross BTC 1h 30 fast=9); follow it on tab 5",
+        service: false,
     },
     CommandSpec {
         name: "top",
         usage: TOP_USAGE,
         summary: "Query a Discovery view, e.g. /top combos pair=ETH-USD timeframe=1h days=60; key=default resets",
+        service: false,
     },
     CommandSpec {
         name: "job",
         usage: JOB_USAGE,
         summary: "Follow a backtest job by id on the Backtests tab",
+        service: false,
+    },
+    CommandSpec {
+        name: "research",
+        usage: "/research",
+        summary: "Show the research run's status (tab 6)",
+        service: true,
+    },
+    CommandSpec {
+        name: "research start",
+        usage: "/research start <task>",
+        summary: "Start a research run: a lead plans, agents backtest and report",
+        service: true,
+    },
+    CommandSpec {
+        name: "research say",
+        usage: "/research say <message>",
+        summary: "Message the active run's lead",
+        service: true,
+    },
+    CommandSpec {
+        name: "research stop",
+        usage: "/research stop",
+        summary: "Stop the active run (X on tab 6 asks first)",
+        service: true,
+    },
+    CommandSpec {
+        name: "chat",
+        usage: "/chat <message>",
+        summary: "Ask the service's agent; its tool calls and confirm tokens show on tab 8",
+        service: false,
+    },
+    CommandSpec {
+        name: "tool",
+        usage: "/tool <name> [json args]",
+        summary: "Call a tool (tab 7): with valid args it runs, else the editor opens; mutate tools go to the inbox",
+        service: false,
     },
     CommandSpec {
         name: "refresh",
         usage: "/refresh",
         summary: "Reload every pane now",
+        service: false,
     },
     CommandSpec {
         name: "help",
         usage: "/help",
         summary: "Show commands and key bindings",
+        service: false,
     },
     CommandSpec {
         name: "quit",
         usage: "/quit",
         summary: "Leave the console (alias /q)",
+        service: false,
     },
 ];
 
@@ -364,6 +423,42 @@ pub fn parse(input: &str) -> Result<Command, ParseError> {
             }
             Ok(Command::Job(id.text.to_string()))
         }
+        "research" => {
+            let text = input.trim();
+            let text = if text.starts_with('/') {
+                text.to_string()
+            } else {
+                format!("/{text}")
+            };
+            match args.first().map(|t| t.text.to_ascii_lowercase()) {
+                Some(sub) if (sub == "start" || sub == "say") && args.len() < 2 => {
+                    let what = if sub == "start" {
+                        "<task>"
+                    } else {
+                        "<message>"
+                    };
+                    Err(missing(what, &format!("/research {sub} {what}"), end))
+                }
+                _ => Ok(Command::Service(text)),
+            }
+        }
+        "chat" => {
+            let rest = input[first.start + first.text.len()..].trim();
+            if rest.is_empty() {
+                return Err(missing("<message>", "/chat <message>", end));
+            }
+            Ok(Command::Chat(rest.to_string()))
+        }
+        "tool" => {
+            let name = args
+                .first()
+                .ok_or_else(|| missing("<name>", "/tool <name> [json args]", end))?;
+            let rest = input[name.start + name.text.len()..].trim();
+            Ok(Command::Tool {
+                name: name.text.to_string(),
+                args: (!rest.is_empty()).then(|| rest.to_string()),
+            })
+        }
         "refresh" => no_more(args, "/refresh").map(|()| Command::Refresh),
         "help" => no_more(args, "/help").map(|()| Command::Help),
         "quit" => no_more(args, "/quit").map(|()| Command::Quit),
@@ -431,6 +526,7 @@ fn unknown_command(token: &Token<'_>) -> ParseError {
     let names = COMMANDS
         .iter()
         .map(|c| c.name)
+        .filter(|n| !n.contains(' '))
         .chain(ALIASES.iter().map(|(a, _)| *a));
     let message = match closest(&name, names) {
         Some(best) => {
@@ -805,6 +901,12 @@ impl fmt::Display for Command {
                 Ok(())
             }
             Command::Job(id) => write!(f, "/job {id}"),
+            Command::Service(text) => f.write_str(text),
+            Command::Chat(text) => write!(f, "/chat {text}"),
+            Command::Tool { name, args } => match args {
+                Some(a) => write!(f, "/tool {name} {a}"),
+                None => write!(f, "/tool {name}"),
+            },
             Command::Refresh => f.write_str("/refresh"),
             Command::Help => f.write_str("/help"),
             Command::Quit => f.write_str("/quit"),
@@ -1234,7 +1336,7 @@ fn parse_top(args: &[Token<'_>], end: usize) -> Result<TopArgs, ParseError> {
 fn takes_arguments(name: &str) -> bool {
     matches!(
         name,
-        "propose" | "confirm" | "close" | "backtest" | "top" | "job"
+        "propose" | "confirm" | "close" | "backtest" | "top" | "job" | "research" | "chat" | "tool"
     )
 }
 
@@ -1242,6 +1344,11 @@ fn takes_arguments(name: &str) -> bool {
 /// without duplicates. Text before the token being completed is kept as typed. Completed words end
 /// in a space when another argument follows, option keys in `=`.
 pub fn complete(input: &str, coins: &[&str]) -> Vec<String> {
+    complete_with(input, coins, &[])
+}
+
+/// Completion with the tool names of the catalog (for `/tool`).
+pub fn complete_with(input: &str, coins: &[&str], tools: &[&str]) -> Vec<String> {
     let tokens = tokenize(input);
     let at_new_token = input.is_empty() || input.ends_with(char::is_whitespace);
     let (done, partial, prefix) = if at_new_token {
@@ -1260,7 +1367,7 @@ pub fn complete(input: &str, coins: &[&str]) -> Vec<String> {
     match done.first() {
         None => {
             let typed = command_name(partial);
-            for spec in COMMANDS {
+            for spec in COMMANDS.iter().filter(|s| !s.name.contains(' ')) {
                 if spec.name.starts_with(&typed) {
                     let suffix = if takes_arguments(spec.name) { " " } else { "" };
                     push(&format!("/{}", spec.name), suffix);
@@ -1315,6 +1422,14 @@ pub fn complete(input: &str, coins: &[&str]) -> Vec<String> {
                         }
                     }
                 },
+                Some("research") if index == 1 => ["start", "say", "stop"]
+                    .into_iter()
+                    .filter(|s| starts(s))
+                    .for_each(|s| push(s, if *s == *"stop" { "" } else { " " })),
+                Some("tool") if index == 1 => tools
+                    .iter()
+                    .filter(|t| starts(t))
+                    .for_each(|t| push(t, " ")),
                 Some("close") if index == 1 => coins
                     .iter()
                     .copied()
@@ -1873,7 +1988,13 @@ mod tests {
         let cases: &[(&str, &[&str])] = &[
             ("/pro", &["/propose "]),
             ("pro", &["/propose "]),
-            ("/c", &["/close ", "/confirm "]),
+            ("/c", &["/chat ", "/close ", "/confirm "]),
+            ("/re", &["/refresh", "/research "]),
+            (
+                "/research s",
+                &["/research say ", "/research start ", "/research stop"],
+            ),
+            ("/research st", &["/research start ", "/research stop"]),
             ("/q", &["/quit"]),
             ("/REF", &["/refresh"]),
             ("/zzz", &[]),
@@ -1941,7 +2062,7 @@ mod tests {
             ("/close e", &["/close ETH"]),
             ("/confirm ", &[]),
             ("/quit ", &[]),
-            ("/t", &["/top "]),
+            ("/t", &["/tool ", "/top "]),
             ("/top c", &["/top combos "]),
             ("/top live ", &["/top live limit=", "/top live windowDays="]),
             ("/top live limit=5 ", &["/top live limit=5 windowDays="]),
@@ -1964,7 +2085,11 @@ mod tests {
             assert_eq!(complete(input, &coins), *want, "input {input:?}");
         }
         let all = complete("", &coins);
-        assert_eq!(all.len(), COMMANDS.len());
+        // One entry per command name (the research subcommands complete after `/research `).
+        assert_eq!(
+            all.len(),
+            COMMANDS.iter().filter(|c| !c.name.contains(' ')).count()
+        );
         assert!(all.contains(&"/propose ".to_string()));
         assert_eq!(complete("/c", &["BTC", "BTC"]), complete("/c", &[]));
         assert_eq!(complete("/close b", &["BTC", "BTC"]), vec!["/close BTC"]);

@@ -99,6 +99,91 @@ impl Runner {
                     });
                 });
             }
+            Effect::FetchResearch => {
+                let this = self.clone();
+                tokio::spawn(async move {
+                    let started = Instant::now();
+                    let result = this.client.research_status().await.map(Box::new);
+                    let _ = this.tx.send(Action::ResearchLoaded {
+                        result,
+                        latency: started.elapsed(),
+                        at: Utc::now(),
+                    });
+                });
+            }
+            Effect::StopResearch(run_id) => {
+                let this = self.clone();
+                tokio::spawn(async move {
+                    let started = Instant::now();
+                    let result = this.client.research_stop(&run_id).await.map(Box::new);
+                    let _ = this.tx.send(Action::ResearchStopped {
+                        run_id,
+                        result,
+                        latency: started.elapsed(),
+                        at: Utc::now(),
+                    });
+                });
+            }
+            Effect::Cli(command) => {
+                let this = self.clone();
+                tokio::spawn(async move {
+                    let started = Instant::now();
+                    let result = this.client.mcp_cli(&command).await;
+                    let _ = this.tx.send(Action::CliAnswered {
+                        command,
+                        result,
+                        latency: started.elapsed(),
+                        at: Utc::now(),
+                    });
+                });
+            }
+            Effect::FetchCapabilities => {
+                let this = self.clone();
+                tokio::spawn(async move {
+                    let started = Instant::now();
+                    let result = this.client.list_mcp_capabilities().await.map(Box::new);
+                    let _ = this.tx.send(Action::CapabilitiesLoaded {
+                        result,
+                        latency: started.elapsed(),
+                        at: Utc::now(),
+                    });
+                });
+            }
+            Effect::ExecuteTool {
+                name,
+                args,
+                approval,
+            } => {
+                let this = self.clone();
+                tokio::spawn(async move {
+                    let started = Instant::now();
+                    let result = this
+                        .client
+                        .execute_mcp_tool(&name, args.clone())
+                        .await
+                        .map(Box::new);
+                    let _ = this.tx.send(Action::ToolExecuted {
+                        name,
+                        args,
+                        approval,
+                        result,
+                        latency: started.elapsed(),
+                        at: Utc::now(),
+                    });
+                });
+            }
+            Effect::Chat(messages) => {
+                let this = self.clone();
+                tokio::spawn(async move {
+                    let started = Instant::now();
+                    let result = this.client.mcp_agent_chat(&messages).await.map(Box::new);
+                    let _ = this.tx.send(Action::ChatAnswered {
+                        result,
+                        latency: started.elapsed(),
+                        at: Utc::now(),
+                    });
+                });
+            }
             Effect::Journal(line) => {
                 if let Some(path) = self.journal.clone() {
                     // A small append; done off the loop all the same, as disks can stall.

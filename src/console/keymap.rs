@@ -48,6 +48,14 @@ pub enum KeyAction {
     Backtest,
     /// Prefill a proposal for the selected Discovery row's coin.
     Propose,
+    /// Research: prefill `/research start ` on the command line.
+    NewRun,
+    /// Research: prefill `/research say `; Chat: prefill `/chat `.
+    Message,
+    /// Research: stop the active run (asks y/esc first).
+    StopRun,
+    /// Tools: fold or unfold the JSON node under the cursor.
+    Toggle,
 }
 
 impl KeyAction {
@@ -88,6 +96,10 @@ impl KeyAction {
         KeyAction::SortReverse,
         KeyAction::Backtest,
         KeyAction::Propose,
+        KeyAction::NewRun,
+        KeyAction::Message,
+        KeyAction::StopRun,
+        KeyAction::Toggle,
     ];
 
     /// The snake_case name used in TOML (`next_tab`, `go_tab_3`).
@@ -120,6 +132,10 @@ impl KeyAction {
             KeyAction::SortReverse => "sort_reverse",
             KeyAction::Backtest => "backtest",
             KeyAction::Propose => "propose",
+            KeyAction::NewRun => "new_run",
+            KeyAction::Message => "message",
+            KeyAction::StopRun => "stop_run",
+            KeyAction::Toggle => "toggle",
         };
         simple.to_string()
     }
@@ -154,6 +170,10 @@ impl KeyAction {
             KeyAction::SortReverse => "Reverse sort order",
             KeyAction::Backtest => "Backtest the selected row",
             KeyAction::Propose => "Propose a trade from the selected row",
+            KeyAction::NewRun => "Start a research run",
+            KeyAction::Message => "Message the research run or the chat",
+            KeyAction::StopRun => "Stop the research run",
+            KeyAction::Toggle => "Fold / unfold a JSON node",
         };
         text.to_string()
     }

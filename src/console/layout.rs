@@ -24,6 +24,15 @@ pub enum Pane {
     /// Backtest jobs, and the selected job's trades.
     Jobs,
     Trades,
+    /// The research run's lead and agents, its artifacts, and its transcript.
+    Agents,
+    Artifacts,
+    Transcript,
+    /// The tool catalog, and the last tool call's result.
+    Tools,
+    Result,
+    /// The conversation with the service's agent.
+    ChatLog,
 }
 
 impl Pane {
@@ -42,6 +51,12 @@ impl Pane {
             Pane::Combos => "Optimized combos",
             Pane::Jobs => "Backtest jobs",
             Pane::Trades => "Trades",
+            Pane::Agents => "Lead and agents",
+            Pane::Artifacts => "Artifacts",
+            Pane::Transcript => "Transcript",
+            Pane::Tools => "Tools",
+            Pane::Result => "Result",
+            Pane::ChatLog => "Chat",
         }
     }
 }
@@ -62,6 +77,12 @@ pub struct Screen {
     /// The Backtests tab's statistics and equity chart.
     pub stats: Rect,
     pub chart: Rect,
+    /// The Research tab's run line and reply line; the Chat tab's mode line.
+    pub banner: Rect,
+    /// The Tools tab's schema of the selected tool.
+    pub schema: Rect,
+    /// Tab labels without their padding, when the full ones do not fit.
+    pub compact_tabs: bool,
     pub footer: Rect,
     pub command: Rect,
 }
@@ -128,17 +149,23 @@ pub fn offset(selected: usize, rows: usize) -> usize {
     (selected + 1).saturating_sub(rows)
 }
 
-/// Tab labels as the tab bar writes them: " 1 Desk ", " 2 Proposals (3) ".
-pub fn tab_label(i: usize, tab: Tab, app: &App) -> String {
+/// Tab labels as the tab bar writes them: " 1 Desk ", " 2 Proposals (3) "; compact: "1 Desk".
+pub fn tab_label(i: usize, tab: Tab, app: &App, compact: bool) -> String {
     let staged = match tab {
         Tab::Proposals => app.strip_items().len(),
         _ => 0,
     };
-    if staged > 0 {
-        format!(" {} {} ({staged}) ", i + 1, tab.title())
+    let text = if staged > 0 {
+        format!("{} {} ({staged})", i + 1, tab.title())
     } else {
-        format!(" {} {} ", i + 1, tab.title())
-    }
+        format!("{} {}", i + 1, tab.title())
+    };
+    if compact { text } else { format!(" {text} ") }
+}
+
+/// Data lines of a bordered text pane (no header row).
+pub fn text_rows(r: Rect) -> usize {
+    r.height.saturating_sub(2) as usize
 }
 
 /// A Discovery view's label in the selector: " Top backtests ".
@@ -160,8 +187,14 @@ pub fn compute(width: u16, height: u16, app: &App) -> Screen {
         .areas(area);
     let mut tabs = Vec::new();
     let mut x = tab_bar.x;
+    let full: usize = Tab::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, t)| tab_label(i, *t, app, false).chars().count() + 1)
+        .sum();
+    let compact = full > tab_bar.width as usize;
     for (i, tab) in Tab::ALL.iter().enumerate() {
-        let w = tab_label(i, *tab, app).chars().count() as u16;
+        let w = tab_label(i, *tab, app, compact).chars().count() as u16;
         let w = w.min((tab_bar.x + tab_bar.width).saturating_sub(x));
         tabs.push((*tab, Rect::new(x, tab_bar.y, w, 1)));
         x += w + 1;
@@ -170,6 +203,7 @@ pub fn compute(width: u16, height: u16, app: &App) -> Screen {
         header,
         tabs,
         tab_bar,
+        compact_tabs: compact,
         footer,
         command,
         ..Default::default()
@@ -272,6 +306,70 @@ pub fn compute(width: u16, height: u16, app: &App) -> Screen {
             screen.stats = stats;
             screen.chart = chart;
             screen.panes = vec![(Pane::Jobs, jobs), (Pane::Trades, trades)];
+        }
+        Tab::Research => {
+            let [banner, rest] =
+                Layout::vertical([Constraint::Length(2), Constraint::Min(3)]).areas(body);
+            screen.banner = banner;
+            let agents_n = app.research.tree().len().max(1) as u16;
+            let artifacts_n = app
+                .research
+                .run
+                .as_ref()
+                .map_or(0, |r| r.artifacts.len())
+                .max(1) as u16;
+            let (agents, artifacts, transcript) = if width >= 100 {
+                let [left, right] =
+                    Layout::horizontal([Constraint::Percentage(50), Constraint::Min(20)])
+                        .areas(rest);
+                let [agents, artifacts] = Layout::vertical([
+                    Constraint::Min(TABLE_CHROME + 1),
+                    Constraint::Length(artifacts_n.min(6) + TABLE_CHROME),
+                ])
+                .areas(left);
+                (agents, artifacts, right)
+            } else {
+                let [agents, artifacts, transcript] = Layout::vertical([
+                    Constraint::Length(agents_n.min(4) + TABLE_CHROME),
+                    Constraint::Length(artifacts_n.min(2) + TABLE_CHROME),
+                    Constraint::Min(3),
+                ])
+                .areas(rest);
+                (agents, artifacts, transcript)
+            };
+            screen.panes = vec![
+                (Pane::Agents, agents),
+                (Pane::Artifacts, artifacts),
+                (Pane::Transcript, transcript),
+            ];
+        }
+        Tab::Tools => {
+            let (tools, schema, result) = if width >= 100 {
+                let [left, right] =
+                    Layout::horizontal([Constraint::Percentage(45), Constraint::Min(20)])
+                        .areas(body);
+                let [schema, result] =
+                    Layout::vertical([Constraint::Percentage(40), Constraint::Min(TABLE_CHROME)])
+                        .areas(right);
+                (left, schema, result)
+            } else {
+                let listed = app.tools.tools.len().clamp(1, 5) as u16;
+                let [tools, schema, result] = Layout::vertical([
+                    Constraint::Length(listed + TABLE_CHROME),
+                    Constraint::Length(6),
+                    Constraint::Min(TABLE_CHROME),
+                ])
+                .areas(body);
+                (tools, schema, result)
+            };
+            screen.schema = schema;
+            screen.panes = vec![(Pane::Tools, tools), (Pane::Result, result)];
+        }
+        Tab::Chat => {
+            let [banner, log] =
+                Layout::vertical([Constraint::Length(1), Constraint::Min(3)]).areas(body);
+            screen.banner = banner;
+            screen.panes = vec![(Pane::ChatLog, log)];
         }
     }
     screen

@@ -9,13 +9,16 @@
 //! idle console does nothing in between.
 
 pub mod action;
+pub mod agents;
 pub mod app;
 pub mod backtests;
 pub mod command;
 pub mod discovery;
 pub mod effects;
+pub mod jsontree;
 pub mod keymap;
 pub mod layout;
+pub mod schema;
 pub mod theme;
 pub mod views;
 

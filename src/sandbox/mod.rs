@@ -2,6 +2,7 @@
 //! The console starts it in-process when no service is configured; `agentdesk serve` runs it alone.
 
 pub mod backtests;
+pub mod chat;
 pub mod clock;
 pub mod core;
 pub mod data;
@@ -9,7 +10,9 @@ pub mod discovery;
 pub mod engine;
 pub mod http;
 pub mod keys;
+pub mod mcp;
 pub mod quota;
+pub mod research;
 pub mod settings;
 pub mod store;
 pub mod trading;
@@ -108,6 +111,13 @@ impl Sandbox {
             config.clock.clone(),
             config.settings.clone(),
         ));
+        // Research tables, and runs a stopped sandbox left active become stopped.
+        research::start_up(&shared)
+            .await
+            .map_err(|source| StartError::Database {
+                path: "research runs".into(),
+                source,
+            })?;
         let listener = tokio::net::TcpListener::bind(config.addr)
             .await
             .map_err(|source| StartError::Bind {

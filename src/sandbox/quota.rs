@@ -8,7 +8,7 @@ use super::http::AppError;
 use super::http::auth::Caller;
 use super::store::QuotaColumn;
 use crate::api::catalog::Operation;
-use crate::api::model::{QuotaCounter, Usage};
+use crate::api::model::{QuotaCounter, TokenUsage, Usage};
 use chrono::{DateTime, Utc};
 
 pub fn day_of(now: DateTime<Utc>) -> String {
@@ -89,9 +89,10 @@ pub fn usage(core: &Core, caller: &Caller, now: DateTime<Utc>) -> Result<Usage, 
     };
     let api_post_quota = counter(posts, core.settings.daily_post_cap);
     let compute = counter(compute, core.settings.daily_compute_cap);
+    let (input, output) = super::chat::tokens_used(&core.store.conn, caller.key_id, &day)?;
     Ok(Usage {
         json_summary: Some(format!(
-            "{}/{} API POSTs and {}/{} compute used today (UTC); resets {}",
+            "{}/{} API POSTs and {}/{} compute used today (UTC), {input} input and {output} output LLM tokens; resets {}",
             api_post_quota.used,
             api_post_quota.limit,
             compute.used,
@@ -101,6 +102,7 @@ pub fn usage(core: &Core, caller: &Caller, now: DateTime<Utc>) -> Result<Usage, 
         period: day,
         api_post_quota,
         compute,
+        tokens: TokenUsage { input, output },
         ..Default::default()
     })
 }

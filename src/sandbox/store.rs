@@ -167,6 +167,82 @@ CREATE TABLE discovery_cache (
     PRIMARY KEY (kind, key)
 );
 "#,
+    // Tool confirm tokens, chat settings and token usage, research runs.
+    r#"
+CREATE TABLE mcp_confirm_tokens (
+    token TEXT PRIMARY KEY,
+    account_id INTEGER NOT NULL,
+    key_id INTEGER NOT NULL,
+    tool TEXT NOT NULL,
+    args_hash TEXT NOT NULL,
+    args TEXT NOT NULL,
+    preview TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    used_at TEXT,
+    outcome TEXT
+);
+CREATE TABLE account_llm (
+    account_id INTEGER PRIMARY KEY,
+    base_url TEXT NOT NULL,
+    model TEXT NOT NULL,
+    api_key TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE usage_tokens (
+    key_id INTEGER NOT NULL,
+    day TEXT NOT NULL,
+    input INTEGER NOT NULL DEFAULT 0,
+    output INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (key_id, day)
+);
+CREATE TABLE research_runs (
+    id TEXT PRIMARY KEY,
+    account_id INTEGER NOT NULL REFERENCES accounts(id),
+    key_id INTEGER NOT NULL,
+    task TEXT NOT NULL,
+    status TEXT NOT NULL,
+    planner TEXT NOT NULL,
+    plan TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    finished_at TEXT
+);
+CREATE INDEX research_runs_account ON research_runs(account_id, created_at);
+CREATE UNIQUE INDEX research_runs_one_active
+    ON research_runs(account_id) WHERE status = 'active';
+CREATE TABLE research_agents (
+    run_id TEXT NOT NULL REFERENCES research_runs(id),
+    agent_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    role TEXT NOT NULL,
+    parent TEXT,
+    status TEXT NOT NULL,
+    task TEXT NOT NULL,
+    progress INTEGER NOT NULL DEFAULT 0,
+    summary TEXT,
+    strategies TEXT NOT NULL DEFAULT '[]',
+    attempt INTEGER NOT NULL DEFAULT 0,
+    result TEXT,
+    PRIMARY KEY (run_id, agent_id)
+);
+CREATE TABLE research_messages (
+    id INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL REFERENCES research_runs(id),
+    time TEXT NOT NULL,
+    author TEXT NOT NULL,
+    text TEXT NOT NULL
+);
+CREATE INDEX research_messages_run ON research_messages(run_id, id);
+CREATE TABLE research_artifacts (
+    run_id TEXT NOT NULL REFERENCES research_runs(id),
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    content TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (run_id, name)
+);
+"#,
 ];
 
 pub struct Store {

@@ -547,6 +547,7 @@ fn item(proposal: Proposal, source: Source, local: LocalState) -> InboxItem {
         local,
         first_seen,
         expiry_noted: expired,
+        tool: None,
     }
 }
 

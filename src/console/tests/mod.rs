@@ -1,6 +1,7 @@
 //! Console tests: `App::update` driven with an injected clock, and insta snapshots of the views
 //! from seeded data. Everything is deterministic: fixed times, no wall clock.
 
+mod agents;
 mod discovery;
 mod fixtures;
 mod snapshots;

@@ -44,6 +44,16 @@ const KEYS: &[(KeyAction, &str)] = &[
         KeyAction::Propose,
         "prefill /propose for the selected row's coin",
     ),
+    (
+        KeyAction::NewRun,
+        "Research: prefill /research start on the command line",
+    ),
+    (
+        KeyAction::Message,
+        "Research: prefill /research say; Chat: prefill /chat",
+    ),
+    (KeyAction::StopRun, "Research: stop the active run (then y)"),
+    (KeyAction::Toggle, "Tools: fold / unfold the JSON node"),
     (KeyAction::Refresh, "refresh everything now"),
     (KeyAction::Filter, "filter the logs or the Discovery rows"),
     (KeyAction::CommandLine, "command line"),
@@ -71,14 +81,17 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme, area: Rect, scroll: u16) {
         Span::styled("switch tab", theme.base),
     ]));
     lines.push(Line::raw(""));
-    lines.push(Line::styled("Commands (after :)", theme.accent));
+    lines.push(Line::styled(
+        "Commands (after :) — [service] ones are answered by the service's command line",
+        theme.accent,
+    ));
     // Usage and summary on lines of their own: a usage line is long, and cutting either hides
     // what the command takes or does.
     for c in COMMANDS {
-        lines.push(Line::styled(
-            format!("  {}", c.usage),
-            theme.base.patch(theme.accent),
-        ));
+        lines.push(Line::from(vec![
+            Span::styled(format!("  {}", c.usage), theme.base.patch(theme.accent)),
+            Span::styled(if c.service { "  [service]" } else { "" }, theme.muted),
+        ]));
         lines.push(Line::styled(format!("      {}", c.summary), theme.base));
     }
     // Scrolling stops where the last line is at the bottom.

@@ -1,11 +1,14 @@
 //! Drawing: pure functions of `&App`. Nothing here changes state or does I/O.
 
 pub mod backtests;
+pub mod chat;
 pub mod desk;
 pub mod discovery;
 pub mod help;
 pub mod logs;
 pub mod proposals;
+pub mod research;
+pub mod tools;
 pub mod widgets;
 
 use super::action::Resource;
@@ -32,6 +35,9 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
         Tab::Logs => logs::draw(f, app, theme, &screen),
         Tab::Discovery => discovery::draw(f, app, theme, &screen),
         Tab::Backtests => backtests::draw(f, app, theme, &screen),
+        Tab::Research => research::draw(f, app, theme, &screen),
+        Tab::Tools => tools::draw(f, app, theme, &screen),
+        Tab::Chat => chat::draw(f, app, theme, &screen),
     }
     footer(f, app, theme, &screen);
     command_line(f, app, theme, &screen);
@@ -52,9 +58,16 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
             f.render_widget(p, r);
         }
         Overlay::Details(scroll) => discovery::details(f, app, theme, area, *scroll),
+        Overlay::Artifact(index, scroll) => {
+            research::artifact(f, app, theme, area, *index, *scroll)
+        }
+        Overlay::StopRun(run_id) => research::stop_dialog(f, app, theme, area, run_id),
     }
     if let Some(form) = &app.form {
         backtests::form(f, theme, area, form);
+    }
+    if app.tools.editor.is_some() {
+        tools::editor(f, app, theme, area);
     }
 }
 
@@ -211,7 +224,10 @@ fn tab_bar(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         } else {
             theme.tab_inactive
         };
-        spans.push(Span::styled(layout::tab_label(i, *tab, app), style));
+        spans.push(Span::styled(
+            layout::tab_label(i, *tab, app, screen.compact_tabs),
+            style,
+        ));
         spans.push(Span::raw(" "));
     }
     f.render_widget(Paragraph::new(Line::from(spans)), screen.tab_bar);
@@ -234,6 +250,8 @@ fn footer(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
             ("enter".into(), "run"),
             ("esc".into(), "cancel"),
         ];
+    } else if app.tools.editor.is_some() {
+        items = vec![("ctrl-s".into(), "send if valid"), ("esc".into(), "close")];
     } else if app.filter_editing {
         items = vec![("enter".into(), "done"), ("esc".into(), "done")];
     } else {
@@ -256,6 +274,17 @@ fn footer(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
                 items.push((key(KeyAction::Propose), "propose"));
             }
             Tab::Backtests => items.push((key(KeyAction::Backtest), "re-run")),
+            Tab::Research => {
+                items.push((key(KeyAction::NewRun), "new run"));
+                items.push((key(KeyAction::Message), "message"));
+                items.push((key(KeyAction::StopRun), "stop"));
+                items.push((key(KeyAction::Select), "open artifact"));
+            }
+            Tab::Tools => {
+                items.push((key(KeyAction::Select), "run / fold"));
+                items.push((key(KeyAction::Toggle), "fold"));
+            }
+            Tab::Chat => items.push((key(KeyAction::Message), "message")),
         }
         if app.tab != Tab::Discovery {
             items.push((key(KeyAction::FocusNext), "focus"));

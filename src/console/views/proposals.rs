@@ -122,7 +122,9 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
             theme.muted,
         ),
     ])];
-    if p.kind.is_empty() {
+    if let Some(t) = &item.tool {
+        tool_lines(theme, t, &mut lines);
+    } else if p.kind.is_empty() {
         lines.push(Line::styled(
             "details arrive with the next proposals poll",
             theme.muted,
@@ -321,6 +323,26 @@ fn decisions(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     );
 }
 
+/// A tool approval in the detail panel: the tool, what it will do, its arguments and preview.
+fn tool_lines<'a>(theme: &Theme, t: &crate::console::app::ToolApproval, lines: &mut Vec<Line<'a>>) {
+    lines.push(Line::from(vec![
+        Span::styled(format!("{:<13}", "Tool"), theme.muted),
+        Span::styled(t.tool.clone(), theme.critical),
+        Span::styled(format!("  from {}", t.origin), theme.muted),
+    ]));
+    if !t.summary.is_empty() {
+        lines.push(kv(theme, "Does", t.summary.clone()));
+    }
+    lines.push(kv(theme, "Arguments", t.args.to_string()));
+    if !t.preview.is_null() {
+        lines.push(Line::styled("Preview", theme.muted));
+        let text = serde_json::to_string_pretty(&t.preview).unwrap_or_default();
+        for l in text.lines().take(14) {
+            lines.push(Line::styled(format!("  {l}"), theme.base));
+        }
+    }
+}
+
 /// Repeats the essentials, priced now, and asks for an explicit `y`.
 pub fn approve_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, id: &str) {
     let Some(item) = app.item(id) else { return };
@@ -333,7 +355,25 @@ pub fn approve_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, id: &
         ]),
         Line::styled(item.describe(), theme.base.patch(theme.accent)),
     ];
-    if p.kind == "trade" {
+    if let Some(t) = &item.tool {
+        lines.push(Line::from(vec![
+            Span::styled("runs ", theme.base),
+            Span::styled(t.tool.clone(), theme.critical),
+            Span::styled(
+                format!(
+                    " {}",
+                    crate::console::jsontree::cut(&t.args.to_string(), 48)
+                ),
+                theme.base,
+            ),
+        ]));
+        if !t.preview.is_null() {
+            let text = serde_json::to_string_pretty(&t.preview).unwrap_or_default();
+            for l in text.lines().take(8) {
+                lines.push(Line::styled(format!("  {l}"), theme.muted));
+            }
+        }
+    } else if p.kind == "trade" {
         let r = app.risk_of(p);
         let price = match p.limit_px {
             Some(l) => format!("limit {}", px(l)),
@@ -384,7 +424,11 @@ pub fn approve_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, id: &
     let dialog = Paragraph::new(lines)
         .block(widgets::block(
             theme,
-            Line::from(" Approve proposal "),
+            Line::from(if item.tool.is_some() {
+                " Approve tool call "
+            } else {
+                " Approve proposal "
+            }),
             true,
         ))
         .style(theme.base)

@@ -9,8 +9,9 @@
 //! **Daily returns.** Like backtesting.py's `equity.resample('D').last()`, the
 //! curve is sampled at the last bar of each UTC calendar day that has bars;
 //! `r_d = E_d / E_{d-1} - 1` for consecutive sampled days. The first day has no
-//! return; backtesting.py's `pct_change` makes it NaN and `geometric_mean` then
-//! fills it with 0, so it still counts in the geometric mean's length `D`.
+//! return and is dropped (backtesting.py ≥ 0.6: `pct_change().dropna()`), so the
+//! geometric mean runs over the `D - 1` returns. The cross-check script in
+//! bench/ compares every statistic with backtesting.py on identical bars.
 //!
 //! **Annualisation.** `A = 365` when more than `0.6 · 2/7` of the bars fall on a
 //! Saturday or Sunday (24/7 crypto data), else `A = 252` — backtesting.py's rule.
@@ -45,7 +46,7 @@ pub struct Stats {
     pub return_pct: f64,
     /// `(C_last - C_0) / C_0 · 100` on closes (long-only benchmark).
     pub buy_hold_return_pct: f64,
-    /// `((1 + g)^A - 1) · 100`, `g = exp(Σ ln(1 + r_d) / D) - 1` the geometric
+    /// `((1 + g)^A - 1) · 100`, `g = exp(Σ ln(1 + r_d) / (D - 1)) - 1` the geometric
     /// mean daily return (`g = 0` if any `1 + r_d ≤ 0`).
     pub return_ann_pct: f64,
     /// `sqrt((s² + (1+g)²)^A - (1+g)^(2A)) · 100`, `s²` the sample variance
@@ -369,10 +370,10 @@ impl Curve {
         } else {
             252.0
         };
-        let g = if d.any_nonpositive {
+        let g = if d.any_nonpositive || d.n == 0 {
             0.0
         } else {
-            (d.log_sum / d.days as f64).exp() - 1.0
+            (d.log_sum / d.n as f64).exp() - 1.0
         };
         let ann = (1.0 + g).powf(a) - 1.0;
         let var = if d.n >= 2 {
@@ -559,8 +560,9 @@ mod tests {
         close(s.exposure_time_pct, 3.0 / 7.0 * 100.0);
         assert_eq!((s.start, s.end), (T0, T0 + 8 * DAY));
 
-        // Daily returns r = .1, -.1, .0555.., .1052.., -.047619.., .1 (6 of them);
-        // D = 7 days, Π(1+r) = 1.21, so g = 1.21^(1/7) - 1 and ann = 1.21^(252/7) - 1.
+        // Daily returns r = .1, -.1, .0555.., .1052.., -.047619.., .1 (6 of them, the
+        // first day has none); Π(1+r) = 1.21, so g = 1.21^(1/6) - 1 and
+        // ann = 1.21^(252/6) - 1.
         let r = [
             0.1,
             -0.1,
@@ -569,8 +571,8 @@ mod tests {
             110.0 / 115.5 - 1.0,
             0.1,
         ];
-        let g = 1.21f64.powf(1.0 / 7.0) - 1.0;
-        let ann = 1.21f64.powf(252.0 / 7.0) - 1.0;
+        let g = 1.21f64.powf(1.0 / 6.0) - 1.0;
+        let ann = 1.21f64.powf(252.0 / 6.0) - 1.0;
         close(s.return_ann_pct, ann * 100.0);
         let mean = r.iter().sum::<f64>() / 6.0;
         let var = r.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 5.0;
@@ -589,7 +591,7 @@ mod tests {
         let b = daily_bars(T0, &[100.0, 101.0, 102.0, 103.0, 104.0, 105.0, 106.0]);
         let e: Vec<f64> = b.iter().map(|b| b.close).collect();
         let s = compute(&b, &e, &[], 0);
-        close(s.return_ann_pct, (1.06f64.powf(365.0 / 7.0) - 1.0) * 100.0);
+        close(s.return_ann_pct, (1.06f64.powf(365.0 / 6.0) - 1.0) * 100.0);
         // No losing day: Sortino's denominator is zero -> NaN (not inf).
         assert!(s.sortino.is_nan());
         // Never below the peak: no drawdown periods at all.

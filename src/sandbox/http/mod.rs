@@ -5,10 +5,14 @@
 pub mod account;
 pub mod auth;
 pub mod backtests;
+pub mod chat;
+pub mod cli;
 pub mod discovery;
 pub mod error;
 pub mod immediate;
+pub mod research;
 pub mod staged;
+pub mod tools;
 
 use super::core::{Core, Shared};
 use super::store::AuditRow;
@@ -179,6 +183,13 @@ pub fn handler_for(name: &str) -> Option<Handler> {
         "discover_top_optimized_combos" => {
             Some(|s, c| Box::pin(discovery::discover_top_optimized_combos(s, c)))
         }
+        "research_start" => Some(|s, c| Box::pin(research::research_start(s, c))),
+        "research_status" => Some(|s, c| Box::pin(research::research_status(s, c))),
+        "research_message" => Some(|s, c| Box::pin(research::research_message(s, c))),
+        "research_stop" => Some(|s, c| Box::pin(research::research_stop(s, c))),
+        "mcp_cli" => Some(|s, c| Box::pin(cli::mcp_cli(s, c))),
+        "execute_mcp_tool" => Some(|s, c| Box::pin(tools::execute_mcp_tool(s, c))),
+        "mcp_agent_chat" => Some(|s, c| Box::pin(chat::mcp_agent_chat(s, c))),
         _ => None,
     };
     if let Some(h) = asynchronous {
@@ -208,6 +219,7 @@ fn sync_handler(name: &str) -> Option<SyncHandler> {
         "platform_place_order" => immediate::platform_place_order,
         "platform_close_position" => immediate::platform_close_position,
         "platform_cancel_order" => immediate::platform_cancel_order,
+        "list_mcp_capabilities" => tools::list_mcp_capabilities,
         _ => return None,
     })
 }

@@ -1,0 +1,53 @@
+//! Tool access: `list_mcp_capabilities` and `execute_mcp_tool` (see `sandbox::mcp`).
+
+use super::{AppError, Call, Reply};
+use crate::sandbox::core::{Core, Shared};
+use crate::sandbox::mcp::{self, Mode};
+use crate::sandbox::settings::Settings;
+use axum::http::StatusCode;
+use serde::Deserialize;
+use serde_json::Value;
+use std::sync::Arc;
+
+/// 404 `mcp_disabled` when the deployment does not offer delegated MCP (`mcp_enabled = false`).
+pub fn check_enabled(settings: &Settings) -> Result<(), AppError> {
+    if settings.mcp_enabled {
+        return Ok(());
+    }
+    Err(AppError::new(
+        StatusCode::NOT_FOUND,
+        "mcp_disabled",
+        "delegated MCP tool access (capabilities, tool execution, agent chat) is disabled on this \
+         deployment (sandbox setting mcp_enabled = false); every operation is still available over \
+         plain HTTP: GET /api/delegated/tools lists them",
+    ))
+}
+
+pub fn list_mcp_capabilities(core: &mut Core, _call: &Call) -> Result<Reply, AppError> {
+    check_enabled(&core.settings)?;
+    Reply::ok(mcp::capabilities())
+}
+
+/// Body of `execute_mcp_tool`.
+#[derive(Debug, Deserialize)]
+struct ExecuteRequest {
+    name: String,
+    #[serde(default)]
+    args: Value,
+}
+
+pub async fn execute_mcp_tool(shared: Arc<Shared>, call: Call) -> Result<Reply, AppError> {
+    check_enabled(&shared.settings)?;
+    let req: ExecuteRequest = call.json()?;
+    let result = mcp::execute_with(
+        &shared,
+        &call.caller,
+        req.name.trim(),
+        req.args,
+        call.now,
+        &call.headers,
+        Mode::Run,
+    )
+    .await?;
+    Reply::ok(result)
+}

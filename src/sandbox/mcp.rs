@@ -1,0 +1,1040 @@
+//! MCP-style tool access: every catalog operation as a tool `service_<operation>` with a JSON Schema
+//! of its arguments, and one way to run a tool — through [`http::dispatch`], the same checks,
+//! handler and audit as the HTTP operation, so a tool can do nothing its operation could not.
+//!
+//! Mutate tools run in two steps. The first call stores a confirm token (5 minutes, bound to the
+//! key, the tool and a hash of the arguments) and answers with a preview; re-submitting the same
+//! tool and arguments plus `args.confirmToken` runs the operation exactly once (one conditional
+//! UPDATE claims the token).
+
+use super::core::{Core, Shared};
+use super::http::auth::{self, Caller};
+use super::http::{self, AppError, Call, parse_json};
+use super::store::{AuditRow, ts};
+use super::trading;
+use crate::api::catalog::{self, Method, OPERATIONS, Operation, Section, Tier};
+use crate::api::model::{
+    BacktestRequest, BuilderFeeApproval, CancelRequest, Capabilities, CloseRequest, ConfirmRequest,
+    PlatformClose, PlatformOrder, Preview, SignalDestinationRequest, ToolCapability, ToolResult,
+    TradeSignal, fmt_decimal,
+};
+use axum::body::Bytes;
+use axum::http::{HeaderMap, StatusCode};
+use chrono::{DateTime, Duration, Utc};
+use rand::RngExt;
+use rusqlite::{OptionalExtension, params};
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+pub const TOOL_PREFIX: &str = "service_";
+/// The argument that carries a mutate tool's confirm token on the second call.
+pub const CONFIRM_TOKEN_ARG: &str = "confirmToken";
+/// Lifetime of a confirm token.
+pub const CONFIRM_TTL: Duration = Duration::minutes(5);
+
+/// The operations that are the tool mechanism itself. They are not tools: a tool that runs tools
+/// (or a whole chat turn) would nest loops outside the chat loop's bounds.
+const NOT_TOOLS: &[&str] = &[
+    "list_mcp_capabilities",
+    "execute_mcp_tool",
+    "mcp_agent_chat",
+];
+
+/// Whether an operation is offered as a tool: every seed operation and extension except the tool
+/// mechanism itself, aliases (`get_usage_v1` is `get_usage`) and meta (`get_openapi`).
+pub fn is_tool(op: &Operation) -> bool {
+    op.alias_of.is_none() && op.section != Section::Meta && !NOT_TOOLS.contains(&op.name)
+}
+
+/// The operation behind a tool name.
+pub fn tool_op(name: &str) -> Option<&'static Operation> {
+    name.strip_prefix(TOOL_PREFIX)
+        .and_then(catalog::find)
+        .filter(|op| is_tool(op))
+}
+
+pub fn tier_name(tier: Tier) -> &'static str {
+    match tier {
+        Tier::Observe => "observe",
+        Tier::Experiment => "experiment",
+        Tier::Mutate => "mutate",
+    }
+}
+
+// ---- capabilities ---------------------------------------------------------------------------------
+
+/// The tool catalog of `list_mcp_capabilities`, computed once.
+pub fn capabilities() -> Capabilities {
+    static CAPS: OnceLock<Capabilities> = OnceLock::new();
+    CAPS.get_or_init(build_capabilities).clone()
+}
+
+fn build_capabilities() -> Capabilities {
+    let mut tiers: Map<String, Value> = ["observe", "experiment", "mutate"]
+        .into_iter()
+        .map(|t| (t.to_string(), json!([])))
+        .collect();
+    let tools = OPERATIONS
+        .iter()
+        .filter(|op| is_tool(op))
+        .map(|op| {
+            let name = op.tool_name();
+            if let Some(Value::Array(list)) = tiers.get_mut(tier_name(op.tier)) {
+                list.push(json!(name));
+            }
+            let mutate = op.tier == Tier::Mutate;
+            let mut description = op.summary.to_string();
+            if mutate {
+                description.push_str(
+                    ". Mutate tool: the first call only answers a confirmToken and a preview; \
+                     re-submit the same args plus confirmToken (within 5 minutes) to run it",
+                );
+            }
+            let mut extra = Map::new();
+            if op.extension {
+                extra.insert("x-extension".into(), json!(true));
+            }
+            ToolCapability {
+                name,
+                operation: op.name.into(),
+                description,
+                tier: tier_name(op.tier).into(),
+                method: op.method.as_str().into(),
+                path: op.path.into(),
+                input_schema: input_schema(op),
+                requires_confirmation: mutate,
+                extra,
+            }
+        })
+        .collect();
+    Capabilities {
+        tools,
+        tiers,
+        extra: Default::default(),
+    }
+}
+
+fn schema_of<T: JsonSchema>() -> Value {
+    SchemaSettings::draft2020_12()
+        .with(|s| s.inline_subschemas = true)
+        .for_deserialize()
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value()
+}
+
+// Bodies of operations whose sandbox handlers are not built yet (research, CLI): the seed's fields.
+// Their handlers should parse these same shapes.
+
+/// Body of `research_start`.
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct ResearchStartBody {
+    /// What the research run should find out, e.g. "find the best trend strategy for ETH on 1h".
+    task: String,
+}
+
+/// Body of `research_message`.
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct ResearchMessageBody {
+    /// A message to the run's lead agent.
+    message: String,
+}
+
+/// `research_stop` takes no body.
+#[derive(JsonSchema)]
+struct NoBody {}
+
+/// Body of `mcp_cli`.
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct CliBody {
+    /// A slash command: `/research start <task>`, `/research`, `/research say <message>`,
+    /// `/research stop`, `/help`.
+    command: String,
+}
+
+/// Descriptions of the seed's trade-signal fields (the wire type carries no doc comments for them).
+const SIGNAL_FIELDS: &[(&str, &str)] = &[
+    (
+        "id",
+        "Account identifier (messengerId from whoami); optional, must be this key's account",
+    ),
+    ("strategy", "Strategy label, e.g. Agent"),
+    ("a", "Asset: BTCUSDT, BTC-USD or BTC"),
+    ("d", "Direction: long (buy), short (sell) or close"),
+    (
+        "p",
+        "Price as numeric text: the reference price of a market order, the limit price when o is limit",
+    ),
+    (
+        "tp",
+        "Take-profit price (numeric text): above the price for a long, below for a short",
+    ),
+    (
+        "sl",
+        "Stop-loss price (numeric text): below the price for a long, above for a short",
+    ),
+    ("o", "Order type: market (default) or limit"),
+    (
+        "fanout",
+        "false skips subscriber fan-out (the account's own execution always runs)",
+    ),
+    (
+        "action",
+        "Stage a close instead of a trade: close (with a) or close_all",
+    ),
+];
+
+/// Fields of the trade signal that accept a JSON number or numeric text.
+const NUMERIC_TEXT: &[&str] = &["p", "tp", "sl", "size", "sizeUsd"];
+
+fn trade_signal_schema(op: &Operation) -> Value {
+    let mut schema = schema_of::<TradeSignal>();
+    if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        if op.name != "place_order" {
+            props.remove("fanout");
+        }
+        for (name, description) in SIGNAL_FIELDS {
+            if let Some(p) = props.get_mut(*name).and_then(Value::as_object_mut) {
+                p.insert("description".into(), json!(description));
+            }
+        }
+        for name in NUMERIC_TEXT {
+            if let Some(p) = props.get_mut(*name).and_then(Value::as_object_mut) {
+                p.insert("type".into(), json!(["string", "number", "null"]));
+                p.remove("format");
+            }
+        }
+    }
+    schema
+}
+
+/// JSON Schema of a POST operation's body, from the type its handler parses.
+fn body_schema(op: &Operation) -> Value {
+    match op.name {
+        "propose_trade" | "place_order" => trade_signal_schema(op),
+        "confirm_trade" => schema_of::<ConfirmRequest>(),
+        "close_position" => schema_of::<CloseRequest>(),
+        "platform_place_order" => schema_of::<PlatformOrder>(),
+        "platform_close_position" => schema_of::<PlatformClose>(),
+        "platform_cancel_order" => schema_of::<CancelRequest>(),
+        "approve_builder_fee" => schema_of::<BuilderFeeApproval>(),
+        "run_backtest" => schema_of::<BacktestRequest>(),
+        "create_signal_destination" => schema_of::<SignalDestinationRequest>(),
+        "research_start" => schema_of::<ResearchStartBody>(),
+        "research_message" => schema_of::<ResearchMessageBody>(),
+        "research_stop" => schema_of::<NoBody>(),
+        "mcp_cli" => schema_of::<CliBody>(),
+        _ => json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object"}),
+    }
+}
+
+/// A query parameter's default, as a JSON value of its type.
+fn typed_default(kind: &str, text: &str) -> Value {
+    match kind {
+        "integer" => text.parse::<i64>().map(Value::from).unwrap_or(json!(text)),
+        "number" => text.parse::<f64>().map(Value::from).unwrap_or(json!(text)),
+        "boolean" => text.parse::<bool>().map(Value::from).unwrap_or(json!(text)),
+        _ => json!(text),
+    }
+}
+
+/// The JSON Schema of a tool's `args`: a POST's body type, or a GET's query parameters; path
+/// parameters (`jobId`, `runId`) are required strings; mutate tools also take `confirmToken`.
+pub fn input_schema(op: &Operation) -> Value {
+    let mut schema = match op.method {
+        Method::Post => body_schema(op),
+        Method::Get => {
+            let props: Map<String, Value> = op
+                .query
+                .iter()
+                .map(|q| {
+                    let mut p = json!({"type": q.kind, "description": q.description});
+                    if let Some(d) = q.default {
+                        p["default"] = typed_default(q.kind, d);
+                    }
+                    if !q.allowed.is_empty() {
+                        p["enum"] = json!(q.allowed);
+                    }
+                    (q.name.to_string(), p)
+                })
+                .collect();
+            json!({
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "title": op.name,
+                "type": "object",
+                "properties": props,
+                "additionalProperties": false,
+            })
+        }
+    };
+    let obj = schema.as_object_mut().expect("schemas are objects");
+    let path_params = op.path_params();
+    if !path_params.is_empty() {
+        let props = obj
+            .entry("properties")
+            .or_insert_with(|| json!({}))
+            .as_object_mut()
+            .expect("properties is an object");
+        for p in &path_params {
+            props.insert(
+                p.to_string(),
+                json!({"type": "string", "description": format!("Path parameter {{{p}}}")}),
+            );
+        }
+        let required = obj
+            .entry("required")
+            .or_insert_with(|| json!([]))
+            .as_array_mut()
+            .expect("required is an array");
+        for p in path_params {
+            required.push(json!(p));
+        }
+    }
+    if op.tier == Tier::Mutate {
+        let props = obj
+            .entry("properties")
+            .or_insert_with(|| json!({}))
+            .as_object_mut()
+            .expect("properties is an object");
+        props.insert(
+            CONFIRM_TOKEN_ARG.into(),
+            json!({
+                "type": "string",
+                "description": "Leave out on the first call, which answers a confirmToken and a preview; \
+                                re-submit the same args plus this token within 5 minutes to run the tool once",
+            }),
+        );
+    }
+    schema
+}
+
+// ---- execution ------------------------------------------------------------------------------------
+
+/// How a mutate tool may be used by the caller of [`execute_with`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// `execute_mcp_tool`: the first call stages a confirm token, a call with the token runs.
+    Run,
+    /// The chat loop: a mutate tool only ever gets its confirm token (a `confirmToken` in the args
+    /// is dropped), so a model can prepare a trade for a human but never run one.
+    PrepareOnly,
+}
+
+pub fn unknown_tool(name: &str) -> AppError {
+    let hint = match catalog::find(name.strip_prefix(TOOL_PREFIX).unwrap_or(name)) {
+        Some(op) if is_tool(op) => format!(" (did you mean {}?)", op.tool_name()),
+        Some(op) => format!(
+            " ({} is part of the tool mechanism itself, not a tool)",
+            op.name
+        ),
+        None => String::new(),
+    };
+    AppError::new(
+        StatusCode::NOT_FOUND,
+        "unknown_tool",
+        format!(
+            "no tool named {name:?}{hint}; GET /api/delegated/mcp/capabilities lists every tool \
+             (service_<operation>, e.g. service_get_positions) with its tier and JSON Schema"
+        ),
+    )
+    .with_field("name")
+}
+
+/// Runs one tool for an authenticated caller, as `execute_mcp_tool` does.
+pub async fn execute(
+    shared: &Arc<Shared>,
+    caller: &Caller,
+    name: &str,
+    args: Value,
+    now: DateTime<Utc>,
+) -> Result<ToolResult, AppError> {
+    execute_with(
+        shared,
+        caller,
+        name,
+        args,
+        now,
+        &HeaderMap::new(),
+        Mode::Run,
+    )
+    .await
+}
+
+/// [`execute`], with the outer request's headers (its `host` is passed on, for operations that
+/// answer addresses) and a [`Mode`].
+pub async fn execute_with(
+    shared: &Arc<Shared>,
+    caller: &Caller,
+    name: &str,
+    args: Value,
+    now: DateTime<Utc>,
+    headers: &HeaderMap,
+    mode: Mode,
+) -> Result<ToolResult, AppError> {
+    let op = tool_op(name).ok_or_else(|| unknown_tool(name))?;
+    let mut args = match args {
+        Value::Null => Map::new(),
+        Value::Object(map) => map,
+        other => {
+            return Err(AppError::invalid(
+                "args",
+                format!(
+                    "args must be a JSON object of the tool's arguments, got {}",
+                    kind_of(&other)
+                ),
+            ));
+        }
+    };
+    let token = args.remove(CONFIRM_TOKEN_ARG);
+    let mut claimed = None;
+    if op.tier == Tier::Mutate {
+        let token = match (mode, token) {
+            (Mode::PrepareOnly, _) | (Mode::Run, None | Some(Value::Null)) => {
+                return prepare(shared, caller, op, args).await;
+            }
+            (Mode::Run, Some(Value::String(t))) if !t.trim().is_empty() => t.trim().to_string(),
+            (Mode::Run, Some(_)) => {
+                return Err(AppError::invalid(
+                    CONFIRM_TOKEN_ARG,
+                    "confirmToken must be the ct_… string a first call of this tool answered",
+                ));
+            }
+        };
+        claim(shared, caller, op, &token, &args).await?;
+        claimed = Some(token);
+    } else if token.is_some() {
+        return Err(AppError::invalid(
+            CONFIRM_TOKEN_ARG,
+            format!(
+                "{} is an {} tool and runs without confirmation; leave confirmToken out",
+                op.tool_name(),
+                tier_name(op.tier)
+            ),
+        ));
+    }
+    let call = build_call(op, caller, now, headers, args)?;
+    let result = http::dispatch(shared, call).await;
+    if let Some(token) = claimed {
+        let outcome = match &result {
+            Ok(reply) => format!("ok {}", reply.status.as_u16()),
+            Err(e) => format!("error {} {}", e.status.as_u16(), e.code),
+        };
+        let _ = shared
+            .run_raw(move |core, _| {
+                core.store.conn.execute(
+                    "UPDATE mcp_confirm_tokens SET outcome = ?1 WHERE token = ?2",
+                    params![outcome, token],
+                )
+            })
+            .await;
+    }
+    let reply = result?;
+    Ok(ToolResult {
+        tool: op.tool_name(),
+        result: reply.body,
+        requires_confirmation: false,
+        extra: Default::default(),
+    })
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The operation's call: for a GET the args are its query and path parameters (stringified), for a
+/// POST its path parameters and JSON body.
+fn build_call(
+    op: &'static Operation,
+    caller: &Caller,
+    now: DateTime<Utc>,
+    headers: &HeaderMap,
+    mut args: Map<String, Value>,
+) -> Result<Call, AppError> {
+    let mut path = Vec::new();
+    for name in op.path_params() {
+        let value = args
+            .remove(name)
+            .and_then(|v| scalar_text(&v))
+            .filter(|v| !v.trim().is_empty())
+            .ok_or_else(|| {
+                AppError::invalid(
+                    name,
+                    format!(
+                        "{name} is required: {} needs it as a string",
+                        op.tool_name()
+                    ),
+                )
+            })?;
+        path.push(value);
+    }
+    let mut query = HashMap::new();
+    let body = match op.method {
+        Method::Get => {
+            for (name, value) in args {
+                if !op.query.iter().any(|q| q.name == name) {
+                    let takes: Vec<&str> = op
+                        .path_params()
+                        .into_iter()
+                        .chain(op.query.iter().map(|q| q.name))
+                        .collect();
+                    return Err(AppError::invalid_query(
+                        name.clone(),
+                        format!(
+                            "{} has no argument {name:?}; it takes {}",
+                            op.tool_name(),
+                            if takes.is_empty() {
+                                "none".to_string()
+                            } else {
+                                takes.join(", ")
+                            }
+                        ),
+                    ));
+                }
+                if value.is_null() {
+                    continue;
+                }
+                let text = scalar_text(&value).ok_or_else(|| {
+                    AppError::invalid_query(
+                        name.clone(),
+                        format!("{name} must be a string, number or boolean"),
+                    )
+                })?;
+                query.insert(name, text);
+            }
+            Bytes::new()
+        }
+        Method::Post => Bytes::from(serde_json::to_vec(&args).map_err(AppError::internal)?),
+    };
+    let mut inner_headers = HeaderMap::new();
+    if let Some(host) = headers.get("host") {
+        inner_headers.insert("host", host.clone());
+    }
+    Ok(Call {
+        op,
+        caller: caller.clone(),
+        now,
+        query,
+        path,
+        headers: inner_headers,
+        body,
+        via_tool: true,
+    })
+}
+
+fn scalar_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+// ---- confirm tokens -------------------------------------------------------------------------------
+
+/// JSON with object keys sorted at every level, so equal arguments hash equally whatever their
+/// order on the wire.
+pub fn canonical_json(v: &Value) -> String {
+    fn sorted(v: &Value) -> Value {
+        match v {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                let mut out = Map::new();
+                for k in keys {
+                    out.insert(k.clone(), sorted(&map[k]));
+                }
+                Value::Object(out)
+            }
+            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    // With serde_json's default map the insertion above is already sorted; with `preserve_order`
+    // it keeps the sorted insertion order. Either way the text is canonical.
+    sorted(v).to_string()
+}
+
+pub fn args_hash(args: &Map<String, Value>) -> String {
+    let text = canonical_json(&Value::Object(args.clone()));
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
+fn new_token() -> String {
+    let bytes: [u8; 16] = rand::rng().random();
+    format!("ct_{}", hex::encode(bytes))
+}
+
+/// First call of a mutate tool: checks the args as the operation would, prices a preview, and
+/// stores a confirm token. Nothing is executed.
+async fn prepare(
+    shared: &Arc<Shared>,
+    caller: &Caller,
+    op: &'static Operation,
+    args: Map<String, Value>,
+) -> Result<ToolResult, AppError> {
+    let caller = caller.clone();
+    let result = shared
+        .run_raw(move |core, now| -> Result<Value, AppError> {
+            core.sync(now)?;
+            let (preview, summary) = preview_for(core, &caller, op, &args, now)?;
+            let token = new_token();
+            let expires_at = now + CONFIRM_TTL;
+            core.store.conn.execute(
+                "DELETE FROM mcp_confirm_tokens WHERE expires_at < ?1",
+                params![ts(now - Duration::days(1))],
+            )?;
+            core.store.conn.execute(
+                "INSERT INTO mcp_confirm_tokens
+                     (token, account_id, key_id, tool, args_hash, args, preview, created_at, expires_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    token,
+                    caller.account_id,
+                    caller.key_id,
+                    op.tool_name(),
+                    args_hash(&args),
+                    canonical_json(&Value::Object(args.clone())),
+                    preview.to_string(),
+                    ts(now),
+                    ts(expires_at),
+                ],
+            )?;
+            let mut result = json!({
+                "confirmToken": token,
+                "expiresAt": expires_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                "preview": preview,
+                "summary": summary,
+                "howToConfirm": format!(
+                    "Nothing ran. After a human approves, call execute_mcp_tool again with name {} and the \
+                     same args plus \"confirmToken\": \"{token}\" before {}; the token runs the tool once.",
+                    op.tool_name(),
+                    expires_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                ),
+            });
+            if let Err(e) = auth::check_scope(op, &caller) {
+                result["scopeWarning"] = json!(format!(
+                    "running it will be refused with 403 {}: {}",
+                    e.code, e.message
+                ));
+            }
+            Ok(result)
+        })
+        .await
+        .map_err(AppError::internal)??;
+    Ok(ToolResult {
+        tool: op.tool_name(),
+        result,
+        requires_confirmation: true,
+        extra: Default::default(),
+    })
+}
+
+fn body_bytes(args: &Map<String, Value>) -> Result<Vec<u8>, AppError> {
+    serde_json::to_vec(args).map_err(AppError::internal)
+}
+
+/// What a mutate tool will do, checked against the operation's own body type (a bad body is the
+/// operation's 400 naming the field), and a one-line summary.
+fn preview_for(
+    core: &Core,
+    caller: &Caller,
+    op: &Operation,
+    args: &Map<String, Value>,
+    now: DateTime<Utc>,
+) -> Result<(Value, String), AppError> {
+    let mut body_args = args.clone();
+    for p in op.path_params() {
+        body_args.remove(p);
+    }
+    let body = body_bytes(&body_args)?;
+    let describe = |what: String| {
+        let preview = json!({
+            "operation": op.name,
+            "method": op.method.as_str(),
+            "path": op.path,
+            "args": Value::Object(args.clone()),
+        });
+        (preview, format!("{} will {what}", op.tool_name()))
+    };
+    match op.name {
+        "propose_trade" | "place_order" => {
+            let signal: TradeSignal = parse_json(&body)?;
+            let plan =
+                trading::plan_signal(core, caller.account_id, &caller.messenger_id, &signal, now)?;
+            let preview = trading::preview(core, caller.account_id, &plan, now)?;
+            let what = describe_preview(&preview);
+            let summary = if op.name == "propose_trade" {
+                format!(
+                    "service_propose_trade will stage (not execute) {what}; the staged proposal then \
+                     needs confirm_trade within 5 minutes"
+                )
+            } else {
+                format!("service_place_order will execute {what} immediately on this account")
+            };
+            Ok((
+                serde_json::to_value(&preview).map_err(AppError::internal)?,
+                summary,
+            ))
+        }
+        "confirm_trade" | "close_position" => {
+            let id = if op.name == "confirm_trade" {
+                Some(parse_json::<ConfirmRequest>(&body)?.proposal_id)
+            } else {
+                parse_json::<CloseRequest>(&body)?.proposal_id
+            };
+            let id = id.unwrap_or_default();
+            let staged = core
+                .store
+                .proposal(id.trim())?
+                .filter(|p| p.account_id == caller.account_id);
+            let (mut preview, summary) = describe(format!("execute staged proposal {id:?}"));
+            if let Some(row) = staged {
+                preview["proposal"] = json!({
+                    "proposalId": row.id,
+                    "kind": row.kind,
+                    "status": row.status,
+                    "expiresAt": row.expires_at,
+                    "preview": serde_json::from_str::<Value>(&row.preview).unwrap_or_default(),
+                });
+                if let Ok(p) = serde_json::from_str::<Preview>(&row.preview) {
+                    let summary = format!(
+                        "{} will execute staged proposal {}: {}",
+                        op.tool_name(),
+                        row.id,
+                        describe_preview(&p)
+                    );
+                    return Ok((preview, summary));
+                }
+            }
+            Ok((preview, summary))
+        }
+        other => {
+            match other {
+                "platform_place_order" => parse_json::<PlatformOrder>(&body).map(drop)?,
+                "platform_close_position" => parse_json::<PlatformClose>(&body).map(drop)?,
+                "platform_cancel_order" => parse_json::<CancelRequest>(&body).map(drop)?,
+                "approve_builder_fee" => parse_json::<BuilderFeeApproval>(&body).map(drop)?,
+                "create_signal_destination" => {
+                    parse_json::<SignalDestinationRequest>(&body).map(drop)?
+                }
+                _ => parse_json::<Map<String, Value>>(&body).map(drop)?,
+            }
+            Ok(describe(format!(
+                "call {} {} ({}) with these args",
+                op.method.as_str(),
+                op.path,
+                op.summary
+            )))
+        }
+    }
+}
+
+fn describe_preview(p: &Preview) -> String {
+    if p.kind == "trade" {
+        let mut s = format!(
+            "{} {} {} (~{} USDC at {}, {}x, margin ~{} USDC) on {}",
+            p.direction,
+            fmt_decimal(p.size),
+            p.coin,
+            fmt_decimal((p.notional * 100.0).round() / 100.0),
+            fmt_decimal(p.limit_px.unwrap_or(p.mark_px)),
+            p.leverage,
+            fmt_decimal((p.margin * 100.0).round() / 100.0),
+            p.exchange
+        );
+        if let Some(tp) = p.tp {
+            s.push_str(&format!(", TP {}", fmt_decimal(tp)));
+        }
+        if let Some(sl) = p.sl {
+            s.push_str(&format!(", SL {}", fmt_decimal(sl)));
+        }
+        s
+    } else {
+        let what: Vec<String> = p
+            .closes
+            .iter()
+            .map(|c| format!("{} {} on {}", fmt_decimal(c.szi), c.coin, c.exchange))
+            .collect();
+        format!("a close of {}", what.join(", "))
+    }
+}
+
+struct TokenRow {
+    key_id: i64,
+    tool: String,
+    args_hash: String,
+    expires_at: DateTime<Utc>,
+    used_at: Option<DateTime<Utc>>,
+    outcome: Option<String>,
+}
+
+/// Spends a confirm token: one conditional UPDATE, so of any number of concurrent re-submits
+/// exactly one runs the tool. A refusal is written to the audit log under the operation's name.
+async fn claim(
+    shared: &Arc<Shared>,
+    caller: &Caller,
+    op: &'static Operation,
+    token: &str,
+    args: &Map<String, Value>,
+) -> Result<(), AppError> {
+    let (caller, token, hash) = (caller.clone(), token.to_string(), args_hash(args));
+    shared
+        .run_raw(move |core, now| {
+            let result = claim_in(core, &caller, op, &token, &hash, now);
+            if let Err(e) = &result {
+                let row = AuditRow {
+                    account_id: caller.account_id,
+                    key_id: caller.key_id,
+                    operation: op.name.to_string(),
+                    outcome: "error".into(),
+                    http_status: e.status.as_u16(),
+                    error_code: Some(e.code.to_string()),
+                    message: Some(e.message.clone()),
+                    ..Default::default()
+                };
+                if let Err(e) = core.store.insert_audit(&row, now) {
+                    tracing::error!("audit write failed for {}: {e}", op.name);
+                }
+            }
+            result
+        })
+        .await
+        .map_err(AppError::internal)?
+}
+
+fn claim_in(
+    core: &mut Core,
+    caller: &Caller,
+    op: &Operation,
+    token: &str,
+    hash: &str,
+    now: DateTime<Utc>,
+) -> Result<(), AppError> {
+    let tool = op.tool_name();
+    let row = core
+        .store
+        .conn
+        .query_row(
+            "SELECT key_id, tool, args_hash, expires_at, used_at, outcome
+             FROM mcp_confirm_tokens WHERE token = ?1",
+            params![token],
+            |r| {
+                Ok(TokenRow {
+                    key_id: r.get(0)?,
+                    tool: r.get(1)?,
+                    args_hash: r.get(2)?,
+                    expires_at: super::store::parse_ts(r.get(3)?),
+                    used_at: r.get::<_, Option<String>>(4)?.map(super::store::parse_ts),
+                    outcome: r.get(5)?,
+                })
+            },
+        )
+        .optional()?;
+    let again = format!("call {tool} without confirmToken for a new one");
+    let refuse = |status: StatusCode, code: &'static str, message: String| {
+        Err(AppError::new(status, code, message).with_field(CONFIRM_TOKEN_ARG))
+    };
+    let Some(row) = row else {
+        return refuse(
+            StatusCode::NOT_FOUND,
+            "confirm_token_not_found",
+            format!("no confirm token {token:?}; {again}"),
+        );
+    };
+    if row.key_id != caller.key_id {
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "confirm_token_key_mismatch",
+            format!(
+                "confirm token {token} was issued to another API key; only that key can use it"
+            ),
+        );
+    }
+    if row.tool != tool {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            "confirm_token_tool_mismatch",
+            format!(
+                "confirm token {token} was issued for {}, not {tool}",
+                row.tool
+            ),
+        );
+    }
+    if row.args_hash != hash {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            "confirm_token_args_mismatch",
+            format!(
+                "confirm token {token} was issued for other args of {tool}; re-submit exactly the \
+                 args of the first call (plus confirmToken), or {again}"
+            ),
+        );
+    }
+    if let Some(used) = row.used_at {
+        return refuse(
+            StatusCode::CONFLICT,
+            "confirm_token_used",
+            format!(
+                "confirm token {token} was already used at {}{}; it runs the tool only once; {again}",
+                used.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                row.outcome
+                    .map(|o| format!(" (that call answered: {o})"))
+                    .unwrap_or_default()
+            ),
+        );
+    }
+    if row.expires_at <= now {
+        return refuse(
+            StatusCode::GONE,
+            "confirm_token_expired",
+            format!(
+                "confirm token {token} expired at {} ({}s ago); {again}",
+                row.expires_at
+                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                (now - row.expires_at).num_seconds()
+            ),
+        );
+    }
+    let changed = core.store.conn.execute(
+        "UPDATE mcp_confirm_tokens SET used_at = ?1
+         WHERE token = ?2 AND used_at IS NULL AND expires_at > ?1
+           AND key_id = ?3 AND tool = ?4 AND args_hash = ?5",
+        params![ts(now), token, caller.key_id, tool, hash],
+    )?;
+    if changed != 1 {
+        return refuse(
+            StatusCode::CONFLICT,
+            "confirm_token_used",
+            format!("confirm token {token} was already used; {again}"),
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tools_cover_the_catalog_but_the_tool_mechanism() {
+        let caps = capabilities();
+        let names: Vec<&str> = caps.tools.iter().map(|t| t.name.as_str()).collect();
+        for op in OPERATIONS {
+            let listed = names.contains(&op.tool_name().as_str());
+            assert_eq!(listed, is_tool(op), "{}", op.name);
+        }
+        assert!(names.contains(&"service_list_proposals"));
+        assert!(!names.contains(&"service_execute_mcp_tool"));
+        assert!(!names.contains(&"service_get_usage_v1"));
+        let in_tiers: usize = caps
+            .tiers
+            .values()
+            .map(|v| v.as_array().map_or(0, Vec::len))
+            .sum();
+        assert_eq!(in_tiers, caps.tools.len());
+    }
+
+    #[test]
+    fn tiers_follow_what_operations_do() {
+        for op in OPERATIONS.iter().filter(|o| is_tool(o)) {
+            if op.method == Method::Get {
+                assert_ne!(op.tier, Tier::Mutate, "{} reads", op.name);
+            }
+            let changes_account = [
+                "propose", "confirm", "close", "place", "cancel", "create", "approve",
+            ]
+            .iter()
+            .any(|w| op.name.contains(w))
+                && op.method == Method::Post;
+            assert_eq!(
+                op.tier == Tier::Mutate,
+                changes_account,
+                "{} tier {:?}",
+                op.name,
+                op.tier
+            );
+            if matches!(op.section, Section::Backtests | Section::Research) {
+                assert_eq!(op.tier, Tier::Experiment, "{}", op.name);
+            }
+        }
+    }
+
+    #[test]
+    fn post_tools_have_their_body_types_schema() {
+        for op in OPERATIONS
+            .iter()
+            .filter(|o| is_tool(o) && o.method == Method::Post)
+        {
+            let schema = input_schema(op);
+            assert!(
+                schema["properties"].is_object(),
+                "{} has no typed schema: {schema}",
+                op.name
+            );
+        }
+        let propose = input_schema(catalog::op("propose_trade"));
+        for field in ["a", "d", "tp", "sl", "confirmToken"] {
+            assert!(propose["properties"][field].is_object(), "{field}");
+        }
+        assert!(propose["properties"].get("fanout").is_none());
+        assert_eq!(
+            propose["properties"]["p"]["type"],
+            json!(["string", "number", "null"])
+        );
+        let backtest = input_schema(catalog::op("run_backtest"));
+        let required: Vec<&str> = backtest["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        for f in ["strategyId", "pair", "timeframe", "days"] {
+            assert!(required.contains(&f), "{f} in {required:?}");
+        }
+        let job = input_schema(catalog::op("get_backtest_job"));
+        assert_eq!(job["required"], json!(["jobId"]));
+        let logs = input_schema(catalog::op("list_audit_logs"));
+        assert_eq!(logs["properties"]["limit"]["default"], json!(50));
+        let cancel = input_schema(catalog::op("platform_cancel_order"));
+        assert!(
+            !cancel.to_string().contains("$ref"),
+            "subschemas are inlined: {cancel}"
+        );
+    }
+
+    #[test]
+    fn args_hash_ignores_key_order() {
+        let a: Map<String, Value> =
+            serde_json::from_str(r#"{"a":"BTC","d":"long","x":{"q":1,"p":2}}"#).unwrap();
+        let b: Map<String, Value> =
+            serde_json::from_str(r#"{"x":{"p":2,"q":1},"d":"long","a":"BTC"}"#).unwrap();
+        assert_eq!(args_hash(&a), args_hash(&b));
+        let c: Map<String, Value> = serde_json::from_str(r#"{"a":"ETH","d":"long"}"#).unwrap();
+        assert_ne!(args_hash(&a), args_hash(&c));
+    }
+
+    #[test]
+    fn unknown_tools_point_at_the_catalog() {
+        assert!(tool_op("service_get_positions").is_some());
+        assert!(tool_op("get_positions").is_none());
+        let e = unknown_tool("get_positions");
+        assert_eq!(e.status, StatusCode::NOT_FOUND);
+        assert!(e.message.contains("service_get_positions"), "{}", e.message);
+        assert!(e.message.contains("/api/delegated/mcp/capabilities"));
+    }
+}
