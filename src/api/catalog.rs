@@ -589,6 +589,20 @@ pub static OPERATIONS: &[Operation] = &[
         summary: "Register an HTTPS destination; the signingSecret is returned once",
         ..BASE
     },
+    Operation {
+        name: "list_signal_deliveries",
+        path: "/api/v1/signal-destinations/{destinationId}/deliveries",
+        section: Section::Signals,
+        query: &[q(
+            "limit",
+            "integer",
+            Some("50"),
+            "Deliveries to return, newest first (1-500)",
+        )],
+        summary: "Delivery log of one destination: status, attempts, last error, next retry",
+        extension: true,
+        ..BASE
+    },
     // ---- Tool access ----------------------------------------------------------------------------
     Operation {
         name: "list_mcp_capabilities",

@@ -243,6 +243,77 @@ CREATE TABLE research_artifacts (
     PRIMARY KEY (run_id, name)
 );
 "#,
+    // Signal destinations and deliveries, live strategy state, followers, builder fee, payments.
+    r#"
+CREATE TABLE signal_destinations (
+    id TEXT PRIMARY KEY,
+    account_id INTEGER NOT NULL REFERENCES accounts(id),
+    name TEXT NOT NULL,
+    url TEXT NOT NULL,
+    strategy_ids TEXT NOT NULL,
+    directions TEXT NOT NULL,
+    secret TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX signal_destinations_account ON signal_destinations(account_id);
+CREATE TABLE signal_deliveries (
+    id INTEGER PRIMARY KEY,
+    destination_id TEXT NOT NULL REFERENCES signal_destinations(id),
+    webhook_id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    status TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at TEXT,
+    last_status INTEGER,
+    last_error TEXT,
+    created_at TEXT NOT NULL,
+    delivered_at TEXT
+);
+CREATE INDEX signal_deliveries_destination ON signal_deliveries(destination_id, id);
+CREATE INDEX signal_deliveries_due ON signal_deliveries(status, next_attempt_at);
+CREATE TABLE strategy_signal_state (
+    strategy_id TEXT NOT NULL,
+    pair TEXT NOT NULL,
+    timeframe TEXT NOT NULL,
+    last_bar INTEGER NOT NULL,
+    last_target INTEGER NOT NULL,
+    PRIMARY KEY (strategy_id, pair, timeframe)
+);
+CREATE TABLE follows (
+    follower_account_id INTEGER NOT NULL REFERENCES accounts(id),
+    leader_account_id INTEGER NOT NULL REFERENCES accounts(id),
+    strategy_label TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (follower_account_id, leader_account_id, strategy_label)
+);
+CREATE TABLE builder_fee_nonces (
+    account_id INTEGER NOT NULL REFERENCES accounts(id),
+    nonce INTEGER NOT NULL,
+    wallet TEXT NOT NULL,
+    issued_at TEXT NOT NULL,
+    used_at TEXT,
+    PRIMARY KEY (account_id, nonce)
+);
+CREATE TABLE builder_fee_approvals (
+    account_id INTEGER PRIMARY KEY REFERENCES accounts(id),
+    wallet TEXT NOT NULL,
+    builder TEXT NOT NULL,
+    max_fee_rate TEXT NOT NULL,
+    nonce INTEGER NOT NULL,
+    signature TEXT NOT NULL,
+    approved_at TEXT NOT NULL
+);
+CREATE TABLE payment_nonces (
+    payer TEXT NOT NULL,
+    nonce TEXT NOT NULL,
+    valid_before INTEGER NOT NULL,
+    account_id INTEGER NOT NULL REFERENCES accounts(id),
+    amount TEXT NOT NULL,
+    operation TEXT NOT NULL,
+    used_at TEXT NOT NULL,
+    PRIMARY KEY (payer, nonce)
+);
+"#,
 ];
 
 pub struct Store {
