@@ -42,6 +42,25 @@ enum Command {
         #[command(subcommand)]
         command: KeysCommand,
     },
+    /// Copy a leader account's `/api/v1/trades` signals into a follower's paper account (sandbox):
+    /// every signal with this strategy label (or any label with `--strategy '*'`) that fans out is
+    /// executed on the follower's book too.
+    Follow {
+        #[arg(long)]
+        db: Option<PathBuf>,
+        /// The follower account's messengerId.
+        #[arg(long)]
+        follower: String,
+        /// The leader account's messengerId.
+        #[arg(long)]
+        leader: String,
+        /// The strategy label (the signal's `strategy`) to follow, or `*` for every label.
+        #[arg(long)]
+        strategy: String,
+        /// Stop following instead.
+        #[arg(long)]
+        remove: bool,
+    },
     /// Account settings of the sandbox.
     Account {
         #[command(subcommand)]
@@ -100,6 +119,10 @@ enum KeysCommand {
         account: Option<String>,
         #[arg(long, default_value = "")]
         label: String,
+        /// Bind the key to the account of this venue wallet (0x + 40 hex digits): a new account
+        /// with the paper balance of the demo account, or the existing account of that wallet.
+        #[arg(long, conflicts_with = "account")]
+        wallet: Option<String>,
     },
     /// List keys (prefix, scope, account, created, revoked).
     List {
@@ -153,6 +176,13 @@ fn main() -> ExitCode {
         Some(Command::Serve(args)) => serve(args, cli.config),
         Some(Command::Keys { command }) => keys_command(command),
         Some(Command::Account { command }) => account_command(command),
+        Some(Command::Follow {
+            db,
+            follower,
+            leader,
+            strategy,
+            remove,
+        }) => follow_command(db, &follower, &leader, &strategy, remove),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -222,6 +252,15 @@ fn serve(args: ServeArgs, config: Option<PathBuf>) -> Result<(), String> {
             for (scope, key) in &running.new_keys {
                 let _ = writeln!(out, "  {:<15} {}", scope.as_str(), key.expose());
             }
+            if let Some(wallet_key) = &running.demo_wallet_key {
+                let _ = writeln!(
+                    out,
+                    "  paper wallet {} private key (sandbox only, holds no real funds; signs the builder-fee approval; shown only now):\n  {:<15} {}",
+                    running.wallet,
+                    "wallet key",
+                    wallet_key.expose()
+                );
+            }
         }
         let _ = writeln!(out, "listening on {}", running.base_url());
         let _ = out.flush();
@@ -274,6 +313,7 @@ fn keys_command(command: KeysCommand) -> Result<(), String> {
             scope,
             account,
             label,
+            wallet,
         } => {
             let scope = Scope::parse(&scope).ok_or_else(|| {
                 format!(
@@ -282,6 +322,24 @@ fn keys_command(command: KeysCommand) -> Result<(), String> {
                 )
             })?;
             let mut store = open_existing(db)?;
+            let account = match wallet {
+                None => account,
+                Some(wallet) => {
+                    let wallet = wallet.trim();
+                    agentdesk::api::eip712::parse_address(wallet).map_err(|e| {
+                        format!("--wallet must be 0x followed by 40 hex digits ({e})")
+                    })?;
+                    let equity = store
+                        .accounts()
+                        .map_err(|e| e.to_string())?
+                        .first()
+                        .map(|a| a.initial_equity)
+                        .ok_or_else(|| keys::KeyError::NoAccount.to_string())?;
+                    let (row, _) = keys::account_for_wallet(&mut store, wallet, equity, now)
+                        .map_err(|e| e.to_string())?;
+                    Some(row.messenger_id)
+                }
+            };
             let key = keys::create_key(&mut store, account.as_deref(), scope, &label, now)
                 .map_err(|e| e.to_string())?;
             println!("{}", key.expose());
@@ -326,6 +384,32 @@ fn keys_command(command: KeysCommand) -> Result<(), String> {
             Ok(())
         }
     }
+}
+
+fn follow_command(
+    db: Option<PathBuf>,
+    follower: &str,
+    leader: &str,
+    strategy: &str,
+    remove: bool,
+) -> Result<(), String> {
+    let store = open_existing(db)?;
+    let changed = agentdesk::sandbox::signals::set_follow(
+        &store.conn,
+        follower,
+        leader,
+        strategy,
+        remove,
+        chrono::Utc::now(),
+    )?;
+    let what = match (remove, changed) {
+        (false, true) => "now follows",
+        (false, false) => "already follows",
+        (true, true) => "no longer follows",
+        (true, false) => "was not following",
+    };
+    println!("{follower} {what} {leader} for strategy label {strategy:?}");
+    Ok(())
 }
 
 fn account_command(command: AccountCommand) -> Result<(), String> {

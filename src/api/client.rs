@@ -36,6 +36,8 @@ pub struct Client {
     http: reqwest::Client,
     base: String,
     key: Option<Secret>,
+    /// An x402 `PAYMENT-SIGNATURE` sent instead of the key (see [`Client::paying`]).
+    payment: Option<Secret>,
     retries: u32,
 }
 
@@ -90,12 +92,24 @@ impl Client {
             http,
             base,
             key: api_key,
+            payment: None,
             retries: options.retries,
         })
     }
 
     pub fn base_url(&self) -> &str {
         &self.base
+    }
+
+    /// A copy of this client that authenticates with an x402 `PAYMENT-SIGNATURE` header (a base64
+    /// `PaymentPayload`) instead of `x-api-key`. A payment is spent by the first call that carries
+    /// it, so use the copy for one call (research runs and usage accept payments).
+    pub fn paying(&self, payment_signature: impl Into<String>) -> Client {
+        Client {
+            key: None,
+            payment: Some(Secret::new(payment_signature)),
+            ..self.clone()
+        }
     }
 
     pub fn key_fingerprint(&self) -> Option<String> {
@@ -116,6 +130,17 @@ impl Client {
             })?;
             v.set_sensitive(true);
             headers.insert("x-api-key", v);
+        }
+        if let Some(payment) = &self.payment {
+            let mut v = HeaderValue::from_str(payment.expose()).map_err(|_| ApiError::Invalid {
+                code: "invalid_payment".into(),
+                field: Some("payment_signature".into()),
+                message:
+                    "the payment signature contains characters that cannot be sent in a header"
+                        .into(),
+            })?;
+            v.set_sensitive(true);
+            headers.insert("payment-signature", v);
         }
         if op.method == Method::Post {
             headers.insert(
@@ -397,7 +422,10 @@ impl Client {
         self.post("platform_cancel_order", req).await
     }
 
-    pub async fn approve_builder_fee_payload(&self, venue_wallet: &str) -> Result<Loose, ApiError> {
+    pub async fn approve_builder_fee_payload(
+        &self,
+        venue_wallet: &str,
+    ) -> Result<BuilderFeePayload, ApiError> {
         self.get(
             "approve_builder_fee_payload",
             vec![("venueWallet".into(), venue_wallet.to_string())],
@@ -405,21 +433,44 @@ impl Client {
         .await
     }
 
-    pub async fn approve_builder_fee(&self, req: &BuilderFeeApproval) -> Result<Loose, ApiError> {
+    pub async fn approve_builder_fee(
+        &self,
+        req: &BuilderFeeApproval,
+    ) -> Result<BuilderFeeStatus, ApiError> {
         self.post("approve_builder_fee", req).await
     }
 
     // ---- signal destinations -------------------------------------------------------------------
 
-    pub async fn list_signal_destinations(&self) -> Result<Loose, ApiError> {
+    pub async fn list_signal_destinations(&self) -> Result<SignalDestinations, ApiError> {
         self.get("list_signal_destinations", vec![]).await
     }
 
+    /// The answer carries `signingSecret`, which no later call shows again.
     pub async fn create_signal_destination(
         &self,
         req: &SignalDestinationRequest,
-    ) -> Result<Loose, ApiError> {
+    ) -> Result<SignalDestination, ApiError> {
         self.post("create_signal_destination", req).await
+    }
+
+    /// Extension: the delivery log of one destination, newest first.
+    pub async fn list_signal_deliveries(
+        &self,
+        destination_id: &str,
+        limit: Option<u32>,
+    ) -> Result<SignalDeliveries, ApiError> {
+        let mut query = Vec::new();
+        push(&mut query, "limit", limit);
+        self.typed(
+            "list_signal_deliveries",
+            Request {
+                path_args: vec![destination_id.to_string()],
+                query,
+                ..Default::default()
+            },
+        )
+        .await
     }
 
     // ---- tool access ---------------------------------------------------------------------------

@@ -4,10 +4,11 @@
 use super::discovery::{DiscoveryPayload, DiscoveryQuery};
 use crate::api::ApiError;
 use crate::api::model::{
-    AuditEntry, BacktestJob, BacktestRequest, Capabilities, ChatMessage, ChatReply, CliReply,
-    ExecutionResult, OpenOrderRow, PnlSummary, PositionRow, Proposal, ResearchRun, ResearchStatus,
-    ToolResult, TradeSignal, Usage, Whoami,
+    AuditEntry, BacktestJob, BacktestRequest, BuilderFeeApproval, Capabilities, ChatMessage,
+    ChatReply, CliReply, ExecutionResult, OpenOrderRow, PnlSummary, PositionRow, Proposal,
+    ResearchRun, ResearchStatus, SignalDestinationRequest, ToolResult, TradeSignal, Usage, Whoami,
 };
+use crate::secret::Secret;
 use chrono::{DateTime, Utc};
 use crossterm::event::{KeyEvent, MouseEvent};
 use serde_json::Value;
@@ -147,6 +148,46 @@ pub enum Action {
         latency: Duration,
         at: DateTime<Utc>,
     },
+    /// The answer to an immediate trade (`/trade`); `fanout` is what was asked for.
+    Traded {
+        signal: Box<TradeSignal>,
+        result: Result<Box<ExecutionResult>, ApiError>,
+        latency: Duration,
+        at: DateTime<Utc>,
+    },
+    /// The account's signal destinations (the service's JSON, read tolerantly by the app).
+    DestinationsLoaded {
+        result: Result<Value, ApiError>,
+        latency: Duration,
+        at: DateTime<Utc>,
+    },
+    /// The answer to creating a destination; carries the signing secret once, redacted.
+    DestinationCreated {
+        name: String,
+        result: Result<crate::console::signals::Created, ApiError>,
+        latency: Duration,
+        at: DateTime<Utc>,
+    },
+    /// The delivery log of one destination.
+    DeliveriesLoaded {
+        id: String,
+        result: Result<Value, ApiError>,
+        latency: Duration,
+        at: DateTime<Utc>,
+    },
+    /// The builder-fee typed data for a wallet.
+    BuilderFeeLoaded {
+        wallet: String,
+        result: Result<Value, ApiError>,
+        latency: Duration,
+        at: DateTime<Utc>,
+    },
+    /// The answer to the signed builder-fee approval.
+    BuilderFeeApproved {
+        result: Result<Value, ApiError>,
+        latency: Duration,
+        at: DateTime<Utc>,
+    },
     /// The terminal was asked to stop (SIGTERM, SIGHUP).
     Terminate,
 }
@@ -178,6 +219,19 @@ pub enum Effect {
     },
     /// Send the conversation to the service's agent.
     Chat(Vec<ChatMessage>),
+    /// Execute a trade now (`place_order`); its `fanout` is always set.
+    Trade(Box<TradeSignal>),
+    FetchDestinations,
+    CreateDestination(SignalDestinationRequest),
+    /// Fetch the delivery log of a destination by id.
+    FetchDeliveries(String),
+    /// Fetch the builder-fee typed data for this wallet.
+    FetchBuilderFee(String),
+    /// Post the wallet's signature of the builder-fee typed data.
+    ApproveBuilderFee(BuilderFeeApproval),
+    /// Put text on the terminal's clipboard with OSC 52: the loop writes
+    /// `ESC ] 52 ; c ; <base64> BEL`. The payload is the base64 text, kept redacted.
+    Clipboard(Secret),
     /// Ring the terminal bell.
     Bell,
     /// Append one JSON line to the decision journal.

@@ -8,6 +8,7 @@ use super::command::{self, Command};
 use super::discovery::{DView, DiscoveryPayload, DiscoveryQuery, DiscoveryState, Selected};
 use super::keymap::{KeyAction, Keymap};
 use super::layout::{self, Pane};
+use super::signals::{self, SignalsState};
 use crate::api::ApiError;
 use crate::api::model::{
     AuditEntry, OpenOrderRow, PnlSummary, PositionRow, Preview, Proposal, TradeSignal, Usage,
@@ -23,6 +24,7 @@ use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::time::Duration;
 
 mod agents_update;
+mod signals_update;
 
 /// Polling gives up on quick retries after a failure, backing off up to this.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
@@ -40,10 +42,11 @@ pub enum Tab {
     Research,
     Tools,
     Chat,
+    Signals,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 8] = [
+    pub const ALL: [Tab; 9] = [
         Tab::Desk,
         Tab::Proposals,
         Tab::Logs,
@@ -52,6 +55,7 @@ impl Tab {
         Tab::Research,
         Tab::Tools,
         Tab::Chat,
+        Tab::Signals,
     ];
 
     pub fn title(self) -> &'static str {
@@ -64,6 +68,7 @@ impl Tab {
             Tab::Research => "Research",
             Tab::Tools => "Tools",
             Tab::Chat => "Chat",
+            Tab::Signals => "Signals",
         }
     }
 
@@ -84,6 +89,7 @@ impl Tab {
             Tab::Research => &[Pane::Agents, Pane::Artifacts, Pane::Transcript],
             Tab::Tools => &[Pane::Tools, Pane::Result],
             Tab::Chat => &[Pane::ChatLog],
+            Tab::Signals => &[Pane::Destinations, Pane::Deliveries],
         }
     }
 }
@@ -330,6 +336,12 @@ pub enum Overlay {
     Artifact(usize, u16),
     /// Asks before stopping the research run with this id.
     StopRun(String),
+    /// The create-destination form (its state is `signals.form`).
+    DestinationForm,
+    /// The signing secret of a destination just created, shown once (`signals.revealed`).
+    Secret,
+    /// The builder-fee panel (`signals.builder`).
+    BuilderFee,
 }
 
 /// Where the console's data comes from, for the header.
@@ -442,6 +454,10 @@ pub struct App {
     pub research: ResearchState,
     pub tools: ToolsState,
     pub chat: ChatState,
+    pub signals: SignalsState,
+    /// Reads the wallet's private key for the builder-fee signature, when asked to sign (the
+    /// environment by default; tests inject a fixed key). Never stored.
+    pub wallet_key: fn() -> Option<crate::secret::Secret>,
     /// Numbers the tool approvals of the inbox (`tool-1`, `tool-2`).
     tool_seq: u32,
     pub size: (u16, u16),
@@ -506,6 +522,8 @@ impl App {
             },
             tools: ToolsState::default(),
             chat: ChatState::default(),
+            signals: SignalsState::new(),
+            wallet_key: signals::wallet_key_from_env,
             tool_seq: 0,
             size: (120, 40),
             should_quit: false,
@@ -547,6 +565,8 @@ impl App {
             Pane::Artifacts => self.research.run.as_ref().map_or(0, |r| r.artifacts.len()),
             Pane::Tools => self.tools.tools.len(),
             Pane::Result => self.result_rows(),
+            Pane::Destinations => self.signals.destinations.len(),
+            Pane::Deliveries => self.signals.deliveries.len(),
             // Scrolled, not selected: see `move_selection`.
             Pane::Transcript | Pane::ChatLog => 0,
         }
@@ -631,6 +651,9 @@ impl App {
             if !self.research.in_flight
                 && let Some(due) = self.research.next_due
             {
+                next = next.min(due);
+            }
+            if let Some(due) = self.signals_next_due() {
                 next = next.min(due);
             }
         }
@@ -724,6 +747,40 @@ impl App {
                 latency,
                 at,
             } => self.on_chat_answered(result, latency, at, &mut fx),
+            Action::Traded {
+                signal,
+                result,
+                latency,
+                at,
+            } => self.on_traded(&signal, result, latency, at),
+            Action::DestinationsLoaded {
+                result,
+                latency,
+                at,
+            } => self.on_destinations_loaded(result, latency, at),
+            Action::DestinationCreated {
+                name,
+                result,
+                latency,
+                at,
+            } => self.on_destination_created(&name, result, latency, at),
+            Action::DeliveriesLoaded {
+                id,
+                result,
+                latency,
+                at,
+            } => self.on_deliveries_loaded(&id, result, latency, at),
+            Action::BuilderFeeLoaded {
+                wallet,
+                result,
+                latency,
+                at,
+            } => self.on_builder_fee_loaded(&wallet, result, latency, at),
+            Action::BuilderFeeApproved {
+                result,
+                latency,
+                at,
+            } => self.on_builder_fee_approved(result, latency, at),
             Action::Terminate => {
                 self.should_quit = true;
                 fx.push(Effect::Quit);
@@ -763,6 +820,7 @@ impl App {
             }
         }
         self.schedule_agents(fx);
+        self.schedule_signals(fx);
     }
 
     pub(super) fn log_request(
@@ -1099,6 +1157,10 @@ impl App {
             self.on_editor_key(key, fx);
             return;
         }
+        if self.overlay == Overlay::DestinationForm {
+            self.on_destination_form_key(key, fx);
+            return;
+        }
         if self.filter_editing {
             let edit = match key.code {
                 KeyCode::Enter | KeyCode::Esc => {
@@ -1233,11 +1295,24 @@ impl App {
                 }
                 return;
             }
+            Overlay::Secret => {
+                self.on_secret_key(action, fx);
+                return;
+            }
+            Overlay::BuilderFee => {
+                self.on_builder_fee_key(action, fx);
+                return;
+            }
+            // Handled before the keymap: the form takes text.
+            Overlay::DestinationForm => return,
             Overlay::None => {}
         }
         let Some(action) = action else { return };
         let pane = self.focused_pane();
         if self.on_agents_key(action, pane) {
+            return;
+        }
+        if self.on_signals_key(action, pane, fx) {
             return;
         }
         if self.tab == Tab::Discovery {
@@ -1326,7 +1401,10 @@ impl App {
             | KeyAction::NewRun
             | KeyAction::Message
             | KeyAction::StopRun
-            | KeyAction::Toggle => {}
+            | KeyAction::Toggle
+            | KeyAction::Fanout
+            | KeyAction::Copy => {}
+            KeyAction::BuilderFee => self.open_builder_fee(fx),
         }
     }
 
@@ -1342,6 +1420,7 @@ impl App {
                 self.discovery_due_now();
             }
             self.entered_agents_tab();
+            self.entered_signals_tab();
         }
     }
 
@@ -1366,6 +1445,9 @@ impl App {
         if pane == Pane::Jobs {
             // Another job: its trades start from the top.
             self.selected.insert(Pane::Trades, 0);
+        }
+        if pane == Pane::Destinations {
+            self.destination_selected();
         }
     }
 
@@ -1398,6 +1480,7 @@ impl App {
             job.next_due = self.now;
         }
         self.refresh_agents();
+        self.refresh_signals();
     }
 
     fn start_approval(&mut self, id: &str) {
@@ -1578,8 +1661,10 @@ impl App {
 
     fn run_command(&mut self, cmd: Command, fx: &mut Vec<Effect>) {
         match cmd {
-            Command::Propose(_) | Command::Close(_) if self.posts_held() => {}
+            Command::Propose(_) | Command::Close(_) | Command::Trade(_) if self.posts_held() => {}
             Command::Propose(args) => fx.push(Effect::Propose(Box::new(args.to_signal()))),
+            Command::Trade(args) => self.trade(&args, fx),
+            Command::BuilderFee => self.open_builder_fee(fx),
             Command::Close(target) => fx.push(Effect::Propose(Box::new(target.to_signal()))),
             Command::Confirm(id) => {
                 if self.item(&id).is_none() {
@@ -2096,6 +2181,9 @@ impl App {
                     let idx = offset + row;
                     if idx < self.pane_len(pane) {
                         self.selected.insert(pane, idx);
+                        if pane == Pane::Destinations {
+                            self.destination_selected();
+                        }
                     }
                     self.dirty = true;
                 }

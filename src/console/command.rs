@@ -49,6 +49,10 @@ use crate::api::model::TradeSignal;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     Propose(ProposeArgs),
+    /// Execute a trade now, without staging (`place_order`).
+    Trade(TradeArgs),
+    /// Open the builder-fee panel.
+    BuilderFee,
     /// Confirm (execute) a staged proposal by id.
     Confirm(String),
     Close(CloseTarget),
@@ -211,6 +215,162 @@ pub struct ProposeArgs {
     pub exchange: Option<String>,
 }
 
+/// What `/trade` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TradeAction {
+    Long,
+    Short,
+    Close,
+}
+
+impl fmt::Display for TradeAction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TradeAction::Long => "long",
+            TradeAction::Short => "short",
+            TradeAction::Close => "close",
+        })
+    }
+}
+
+/// Arguments of `/trade`. `size` is required to open, optional to close (the whole position).
+/// `fanout: None` takes the console's default (toggled on the Signals tab).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TradeArgs {
+    pub coin: String,
+    pub action: TradeAction,
+    pub size: Option<Size>,
+    pub tp: Option<f64>,
+    pub sl: Option<f64>,
+    pub fanout: Option<bool>,
+}
+
+impl TradeArgs {
+    /// The signal sent to `POST /api/v1/trades`, fanning out as decided.
+    pub fn to_signal(&self, fanout: bool) -> TradeSignal {
+        let (size, size_usd) = match self.size {
+            Some(Size::Coin(x)) => (Some(x), None),
+            Some(Size::Usd(x)) => (None, Some(x)),
+            None => (None, None),
+        };
+        TradeSignal {
+            strategy: Some(STRATEGY.to_string()),
+            a: Some(pair(&self.coin)),
+            d: Some(self.action.to_string()),
+            o: Some("market".to_string()),
+            tp: self.tp,
+            sl: self.sl,
+            size,
+            size_usd,
+            fanout: Some(fanout),
+            ..TradeSignal::default()
+        }
+    }
+}
+
+impl fmt::Display for TradeArgs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "/trade {} {}", self.coin, self.action)?;
+        if let Some(size) = self.size {
+            write!(f, " {size}")?;
+        }
+        if let Some(tp) = self.tp {
+            write!(f, " tp={tp}")?;
+        }
+        if let Some(sl) = self.sl {
+            write!(f, " sl={sl}")?;
+        }
+        if let Some(on) = self.fanout {
+            write!(f, " fanout={}", if on { "on" } else { "off" })?;
+        }
+        Ok(())
+    }
+}
+
+fn parse_trade(args: &[Token<'_>], end: usize) -> Result<TradeArgs, ParseError> {
+    let coin = parse_coin(
+        args.first()
+            .ok_or_else(|| missing("<coin>", TRADE_USAGE, end))?,
+    )?;
+    let action_token = args
+        .get(1)
+        .ok_or_else(|| missing("<long|short|close>", TRADE_USAGE, end))?;
+    let action = match action_token.text.to_ascii_lowercase().as_str() {
+        "long" | "buy" => TradeAction::Long,
+        "short" | "sell" => TradeAction::Short,
+        "close" => TradeAction::Close,
+        _ => {
+            return Err(ParseError::new(
+                format!(
+                    "invalid action `{}`; expected long, short or close",
+                    action_token.text
+                ),
+                action_token.pos,
+            ));
+        }
+    };
+    let mut rest = args.get(2..).unwrap_or_default();
+    let mut out = TradeArgs {
+        coin,
+        action,
+        size: None,
+        tp: None,
+        sl: None,
+        fanout: None,
+    };
+    if let Some(token) = rest.first().filter(|t| !t.text.contains('=')) {
+        out.size = Some(parse_size(token)?);
+        rest = &rest[1..];
+    }
+    let mut seen: Vec<String> = Vec::new();
+    for token in rest {
+        let Some((key, value)) = token.text.split_once('=') else {
+            return Err(ParseError::new(
+                format!(
+                    "unexpected argument `{}`; options are tp=, sl= and fanout=on|off",
+                    token.text
+                ),
+                token.pos,
+            ));
+        };
+        let lower = key.to_ascii_lowercase();
+        if seen.contains(&lower) {
+            return Err(ParseError::new(
+                format!("duplicate option `{key}=`"),
+                token.pos,
+            ));
+        }
+        let value_pos = token.pos + key.chars().count() + 1;
+        match lower.as_str() {
+            "tp" => out.tp = Some(amount("tp", value, value_pos)?),
+            "sl" => out.sl = Some(amount("sl", value, value_pos)?),
+            "fanout" => {
+                out.fanout = Some(match value.to_ascii_lowercase().as_str() {
+                    "on" | "true" | "yes" | "1" => true,
+                    "off" | "false" | "no" | "0" => false,
+                    _ => {
+                        return Err(ParseError::new(
+                            format!("invalid fanout `{value}`; expected on or off"),
+                            value_pos,
+                        ));
+                    }
+                })
+            }
+            _ => {
+                return Err(ParseError::new(
+                    format!("unknown option `{key}=`; options are tp=, sl= and fanout=on|off"),
+                    token.pos,
+                ));
+            }
+        }
+        seen.push(lower);
+    }
+    if out.size.is_none() && action != TradeAction::Close {
+        return Err(missing("<size>", TRADE_USAGE, end));
+    }
+    Ok(out)
+}
+
 /// Why a command line was rejected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
@@ -257,6 +417,7 @@ pub struct CommandSpec {
 
 const PROPOSE_USAGE: &str =
     "/propose <coin> <long|short> <size> [tp=PX] [sl=PX] [lev=N] [limit=PX] [ex=venue|venue2]";
+const TRADE_USAGE: &str = "/trade <coin> <long|short|close> <size> [tp=PX] [sl=PX] [fanout=on|off]";
 const CONFIRM_USAGE: &str = "/confirm <proposalId>";
 const CLOSE_USAGE: &str = "/close <coin|all>";
 const BACKTEST_USAGE: &str = "/backtest <strategyId> <pair> <timeframe> <days> [param=N ...]";
@@ -269,6 +430,18 @@ pub const COMMANDS: &[CommandSpec] = &[
         name: "propose",
         usage: PROPOSE_USAGE,
         summary: "Stage a trade proposal for approval; size in coins (0.01) or USD ($500, usd=500)",
+        service: false,
+    },
+    CommandSpec {
+        name: "trade",
+        usage: TRADE_USAGE,
+        summary: "Trade NOW, without approval (webhook:alerts or legacy keys); fanout= overrides the Signals tab's default",
+        service: false,
+    },
+    CommandSpec {
+        name: "builder-fee",
+        usage: "/builder-fee",
+        summary: "Show the builder-fee typed data for the account's wallet; y signs it with AGENTDESK_WALLET_KEY",
         service: false,
     },
     CommandSpec {
@@ -387,6 +560,8 @@ pub fn parse(input: &str) -> Result<Command, ParseError> {
     let args = &tokens[1..];
     match name {
         "propose" => parse_propose(args, end).map(Command::Propose),
+        "trade" => parse_trade(args, end).map(Command::Trade),
+        "builder-fee" => no_more(args, "/builder-fee").map(|()| Command::BuilderFee),
         "confirm" => {
             let id = args
                 .first()
@@ -874,6 +1049,8 @@ impl fmt::Display for Command {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Command::Propose(p) => write!(f, "{p}"),
+            Command::Trade(t) => write!(f, "{t}"),
+            Command::BuilderFee => f.write_str("/builder-fee"),
             Command::Confirm(id) => write!(f, "/confirm {id}"),
             Command::Close(CloseTarget::Coin(coin)) => write!(f, "/close {coin}"),
             Command::Close(CloseTarget::All) => f.write_str("/close all"),
@@ -1336,7 +1513,16 @@ fn parse_top(args: &[Token<'_>], end: usize) -> Result<TopArgs, ParseError> {
 fn takes_arguments(name: &str) -> bool {
     matches!(
         name,
-        "propose" | "confirm" | "close" | "backtest" | "top" | "job" | "research" | "chat" | "tool"
+        "propose"
+            | "trade"
+            | "confirm"
+            | "close"
+            | "backtest"
+            | "top"
+            | "job"
+            | "research"
+            | "chat"
+            | "tool"
     )
 }
 
@@ -2062,7 +2248,7 @@ mod tests {
             ("/close e", &["/close ETH"]),
             ("/confirm ", &[]),
             ("/quit ", &[]),
-            ("/t", &["/tool ", "/top "]),
+            ("/t", &["/tool ", "/top ", "/trade "]),
             ("/top c", &["/top combos "]),
             ("/top live ", &["/top live limit=", "/top live windowDays="]),
             ("/top live limit=5 ", &["/top live limit=5 windowDays="]),

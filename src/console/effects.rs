@@ -3,6 +3,8 @@
 
 use super::action::{Action, Effect, Payload, Resource};
 use super::discovery::{DiscoveryPayload, DiscoveryQuery};
+use crate::api::catalog;
+use crate::api::client::Request;
 use crate::api::{ApiError, Client};
 use chrono::Utc;
 use std::io::Write;
@@ -184,6 +186,113 @@ impl Runner {
                     });
                 });
             }
+            Effect::Trade(signal) => {
+                let this = self.clone();
+                tokio::spawn(async move {
+                    let started = Instant::now();
+                    let result = this.client.place_order(&signal).await.map(Box::new);
+                    let _ = this.tx.send(Action::Traded {
+                        signal,
+                        result,
+                        latency: started.elapsed(),
+                        at: Utc::now(),
+                    });
+                });
+            }
+            Effect::FetchDestinations => {
+                let this = self.clone();
+                tokio::spawn(async move {
+                    let started = Instant::now();
+                    let result = this
+                        .client
+                        .list_signal_destinations()
+                        .await
+                        .and_then(to_json);
+                    let _ = this.tx.send(Action::DestinationsLoaded {
+                        result,
+                        latency: started.elapsed(),
+                        at: Utc::now(),
+                    });
+                });
+            }
+            Effect::CreateDestination(request) => {
+                let this = self.clone();
+                tokio::spawn(async move {
+                    let started = Instant::now();
+                    let result = this
+                        .client
+                        .create_signal_destination(&request)
+                        .await
+                        .and_then(to_json)
+                        .map(super::signals::split_secret);
+                    let _ = this.tx.send(Action::DestinationCreated {
+                        name: request.name,
+                        result,
+                        latency: started.elapsed(),
+                        at: Utc::now(),
+                    });
+                });
+            }
+            Effect::FetchDeliveries(id) => {
+                let this = self.clone();
+                tokio::spawn(async move {
+                    let started = Instant::now();
+                    // An extension with no typed method yet: called through its catalog entry.
+                    let result = match catalog::find("list_signal_deliveries") {
+                        Some(op) => {
+                            let req = Request {
+                                path_args: vec![id.clone()],
+                                query: vec![("limit".into(), "50".into())],
+                                ..Default::default()
+                            };
+                            this.client.call(op, req).await
+                        }
+                        None => Err(ApiError::NotFound {
+                            code: "not_in_catalog".into(),
+                            message: "list_signal_deliveries is not in the catalog".into(),
+                        }),
+                    };
+                    let _ = this.tx.send(Action::DeliveriesLoaded {
+                        id,
+                        result,
+                        latency: started.elapsed(),
+                        at: Utc::now(),
+                    });
+                });
+            }
+            Effect::FetchBuilderFee(wallet) => {
+                let this = self.clone();
+                tokio::spawn(async move {
+                    let started = Instant::now();
+                    let result = this
+                        .client
+                        .approve_builder_fee_payload(&wallet)
+                        .await
+                        .and_then(to_json);
+                    let _ = this.tx.send(Action::BuilderFeeLoaded {
+                        wallet,
+                        result,
+                        latency: started.elapsed(),
+                        at: Utc::now(),
+                    });
+                });
+            }
+            Effect::ApproveBuilderFee(approval) => {
+                let this = self.clone();
+                tokio::spawn(async move {
+                    let started = Instant::now();
+                    let result = this
+                        .client
+                        .approve_builder_fee(&approval)
+                        .await
+                        .and_then(to_json);
+                    let _ = this.tx.send(Action::BuilderFeeApproved {
+                        result,
+                        latency: started.elapsed(),
+                        at: Utc::now(),
+                    });
+                });
+            }
             Effect::Journal(line) => {
                 if let Some(path) = self.journal.clone() {
                     // A small append; done off the loop all the same, as disks can stall.
@@ -194,8 +303,8 @@ impl Runner {
                     });
                 }
             }
-            // Bell and Quit act on the terminal and the loop; the loop handles them.
-            Effect::Bell | Effect::Quit => {}
+            // Bell, Clipboard and Quit act on the terminal and the loop; the loop handles them.
+            Effect::Bell | Effect::Clipboard(_) | Effect::Quit => {}
         }
     }
 }
@@ -241,4 +350,9 @@ async fn discover(client: &Client, query: &DiscoveryQuery) -> Result<DiscoveryPa
             client.discover_top_optimized_combos(&q.to_params()).await?,
         )),
     })
+}
+
+/// A typed answer back to JSON, which the app reads tolerantly (these shapes are still settling).
+fn to_json<T: serde::Serialize>(value: T) -> Result<serde_json::Value, ApiError> {
+    serde_json::to_value(value).map_err(|e| ApiError::Decode(e.to_string()))
 }

@@ -56,6 +56,12 @@ pub enum KeyAction {
     StopRun,
     /// Tools: fold or unfold the JSON node under the cursor.
     Toggle,
+    /// Signals: toggle the fan-out default of `/trade`.
+    Fanout,
+    /// Signals: open the builder-fee panel.
+    BuilderFee,
+    /// Copy (the signing secret, with OSC 52).
+    Copy,
 }
 
 impl KeyAction {
@@ -100,6 +106,9 @@ impl KeyAction {
         KeyAction::Message,
         KeyAction::StopRun,
         KeyAction::Toggle,
+        KeyAction::Fanout,
+        KeyAction::BuilderFee,
+        KeyAction::Copy,
     ];
 
     /// The snake_case name used in TOML (`next_tab`, `go_tab_3`).
@@ -136,6 +145,9 @@ impl KeyAction {
             KeyAction::Message => "message",
             KeyAction::StopRun => "stop_run",
             KeyAction::Toggle => "toggle",
+            KeyAction::Fanout => "fanout",
+            KeyAction::BuilderFee => "builder_fee",
+            KeyAction::Copy => "copy",
         };
         simple.to_string()
     }
@@ -174,6 +186,9 @@ impl KeyAction {
             KeyAction::Message => "Message the research run or the chat",
             KeyAction::StopRun => "Stop the research run",
             KeyAction::Toggle => "Fold / unfold a JSON node",
+            KeyAction::Fanout => "Toggle the fan-out default of /trade",
+            KeyAction::BuilderFee => "Open the builder-fee panel",
+            KeyAction::Copy => "Copy the signing secret (OSC 52)",
         };
         text.to_string()
     }

@@ -33,6 +33,9 @@ pub enum Pane {
     Result,
     /// The conversation with the service's agent.
     ChatLog,
+    /// Signal destinations, and the selected one's delivery log.
+    Destinations,
+    Deliveries,
 }
 
 impl Pane {
@@ -57,6 +60,8 @@ impl Pane {
             Pane::Tools => "Tools",
             Pane::Result => "Result",
             Pane::ChatLog => "Chat",
+            Pane::Destinations => "Signal destinations",
+            Pane::Deliveries => "Deliveries",
         }
     }
 }
@@ -83,6 +88,8 @@ pub struct Screen {
     pub schema: Rect,
     /// Tab labels without their padding, when the full ones do not fit.
     pub compact_tabs: bool,
+    /// Only the active tab's title, the others by number, when even compact labels do not fit.
+    pub tight_tabs: bool,
     pub footer: Rect,
     pub command: Rect,
 }
@@ -163,6 +170,28 @@ pub fn tab_label(i: usize, tab: Tab, app: &App, compact: bool) -> String {
     if compact { text } else { format!(" {text} ") }
 }
 
+/// The label as drawn: in tight mode, tabs other than the active one show a short title.
+pub fn tab_label_at(i: usize, tab: Tab, app: &App, compact: bool, tight: bool) -> String {
+    if !tight || tab == app.tab {
+        return tab_label(i, tab, app, compact);
+    }
+    let short = match tab {
+        Tab::Desk => "Desk",
+        Tab::Proposals => "Props",
+        Tab::Logs => "Logs",
+        Tab::Discovery => "Disc",
+        Tab::Backtests => "Tests",
+        Tab::Research => "Res",
+        Tab::Tools => "Tools",
+        Tab::Chat => "Chat",
+        Tab::Signals => "Sig",
+    };
+    match (tab, app.strip_items().len()) {
+        (Tab::Proposals, n) if n > 0 => format!("{} {short}({n})", i + 1),
+        _ => format!("{} {short}", i + 1),
+    }
+}
+
 /// Data lines of a bordered text pane (no header row).
 pub fn text_rows(r: Rect) -> usize {
     r.height.saturating_sub(2) as usize
@@ -193,8 +222,14 @@ pub fn compute(width: u16, height: u16, app: &App) -> Screen {
         .map(|(i, t)| tab_label(i, *t, app, false).chars().count() + 1)
         .sum();
     let compact = full > tab_bar.width as usize;
+    let compact_w: usize = Tab::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, t)| tab_label(i, *t, app, true).chars().count() + 1)
+        .sum();
+    let tight = compact_w > tab_bar.width as usize + 1;
     for (i, tab) in Tab::ALL.iter().enumerate() {
-        let w = tab_label(i, *tab, app, compact).chars().count() as u16;
+        let w = tab_label_at(i, *tab, app, compact, tight).chars().count() as u16;
         let w = w.min((tab_bar.x + tab_bar.width).saturating_sub(x));
         tabs.push((*tab, Rect::new(x, tab_bar.y, w, 1)));
         x += w + 1;
@@ -204,6 +239,7 @@ pub fn compute(width: u16, height: u16, app: &App) -> Screen {
         tabs,
         tab_bar,
         compact_tabs: compact,
+        tight_tabs: tight,
         footer,
         command,
         ..Default::default()
@@ -370,6 +406,17 @@ pub fn compute(width: u16, height: u16, app: &App) -> Screen {
                 Layout::vertical([Constraint::Length(1), Constraint::Min(3)]).areas(body);
             screen.banner = banner;
             screen.panes = vec![(Pane::ChatLog, log)];
+        }
+        Tab::Signals => {
+            let listed = app.signals.destinations.len().clamp(1, 8) as u16;
+            let [banner, dests, deliveries] = Layout::vertical([
+                Constraint::Length(1),
+                Constraint::Length(listed + TABLE_CHROME),
+                Constraint::Min(TABLE_CHROME),
+            ])
+            .areas(body);
+            screen.banner = banner;
+            screen.panes = vec![(Pane::Destinations, dests), (Pane::Deliveries, deliveries)];
         }
     }
     screen

@@ -19,6 +19,7 @@ pub mod jsontree;
 pub mod keymap;
 pub mod layout;
 pub mod schema;
+pub mod signals;
 pub mod theme;
 pub mod views;
 
@@ -219,6 +220,15 @@ pub async fn run(prepared: Prepared) -> Result<(), String> {
             match effect {
                 Effect::Bell => {
                     let mut out = std::io::stdout();
+                    let _ = out.write_all(b"\x07");
+                    let _ = out.flush();
+                }
+                Effect::Clipboard(payload) => {
+                    // OSC 52: the terminal puts the text on the system clipboard. Written straight
+                    // to the terminal; never logged.
+                    let mut out = std::io::stdout();
+                    let _ = out.write_all(b"\x1b]52;c;");
+                    let _ = out.write_all(payload.expose().as_bytes());
                     let _ = out.write_all(b"\x07");
                     let _ = out.flush();
                 }

@@ -5,6 +5,7 @@ use crate::api::Scope;
 use crate::secret::Secret;
 use chrono::{DateTime, Utc};
 use rand::RngExt;
+use rusqlite::OptionalExtension;
 use sha2::{Digest, Sha256};
 
 /// The plain key's visible prefix length after `adk_`, used to list and revoke keys.
@@ -78,6 +79,48 @@ pub fn random_messenger_id() -> String {
 pub fn random_wallet() -> String {
     let bytes: [u8; 20] = rand::rng().random();
     format!("0x{}", hex::encode(bytes))
+}
+
+/// A fresh secp256k1 paper wallet: its private key (`0x` + 64 hex digits, shown once) and its
+/// address (lowercase `0x` hex, as accounts store wallets).
+pub fn new_paper_wallet() -> (Secret, String) {
+    loop {
+        let bytes: [u8; 32] = rand::rng().random();
+        // Nearly every 32-byte string is a valid scalar; zero or one past the group order is not.
+        if let Ok(key) = k256::ecdsa::SigningKey::from_slice(&bytes) {
+            let address = hex::encode(crate::api::eip712::address_of(&key));
+            return (
+                Secret::new(format!("0x{}", hex::encode(bytes))),
+                format!("0x{address}"),
+            );
+        }
+    }
+}
+
+/// The account bound to `wallet` (compared case-insensitively), created with `initial_equity`
+/// paper USDC when there is none. Returns the account and whether it was created.
+pub fn account_for_wallet(
+    store: &mut Store,
+    wallet: &str,
+    initial_equity: f64,
+    now: DateTime<Utc>,
+) -> Result<(super::store::AccountRow, bool), KeyError> {
+    let wallet = wallet.to_ascii_lowercase();
+    let existing: Option<i64> = store
+        .conn
+        .query_row(
+            "SELECT id FROM accounts WHERE lower(wallet) = ?1 ORDER BY id LIMIT 1",
+            [&wallet],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if let Some(id) = existing
+        && let Some(account) = store.account(id)?
+    {
+        return Ok((account, false));
+    }
+    let account = store.create_account(&random_messenger_id(), &wallet, initial_equity, now)?;
+    Ok((account, true))
 }
 
 #[cfg(test)]

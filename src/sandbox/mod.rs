@@ -2,24 +2,24 @@
 //! The console starts it in-process when no service is configured; `agentdesk serve` runs it alone.
 
 pub mod backtests;
+pub mod builder_fee;
 pub mod chat;
 pub mod clock;
 pub mod core;
 pub mod data;
 pub mod discovery;
-pub mod eip712;
 pub mod engine;
 pub mod http;
 pub mod keys;
 pub mod mcp;
-pub mod payment;
+pub mod payments;
 pub mod quota;
 pub mod research;
 pub mod settings;
+pub mod signals;
 pub mod store;
 pub mod trading;
 pub mod venue;
-pub mod webhook_sig;
 
 use self::core::{Core, Shared};
 use crate::api::Scope;
@@ -68,10 +68,15 @@ pub struct Running {
     /// One key per scope, created when the database was new; empty when it already existed (keys
     /// are stored hashed and cannot be shown again).
     pub new_keys: Vec<(Scope, Secret)>,
+    /// The private key (`0x` + 64 hex digits) of the demo account's paper wallet, a real secp256k1
+    /// key so its owner can sign the builder-fee approval; only when the database was new.
+    pub demo_wallet_key: Option<Secret>,
     shared: Arc<Shared>,
     shutdown: Option<oneshot::Sender<()>>,
     server: JoinHandle<()>,
     ticker: JoinHandle<()>,
+    /// Signal delivery and live strategy evaluation.
+    signal_tasks: [JoinHandle<()>; 2],
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -92,14 +97,42 @@ pub enum StartError {
 
 pub struct Sandbox;
 
+/// A core just opened (see [`core::Opened`]) and, on a new database, the demo wallet's key.
+type OpenedWithWallet = (
+    Core,
+    store::AccountRow,
+    Vec<(Scope, Secret)>,
+    Option<Secret>,
+);
+
+/// Opens the core; on a new database the demo account gets a real paper wallet, whose private key
+/// is returned this once.
+fn open_core(
+    db: &DbLocation,
+    settings: Settings,
+    now: chrono::DateTime<chrono::Utc>,
+) -> rusqlite::Result<OpenedWithWallet> {
+    let (core, mut demo, new_keys) = Core::open(db, settings, now)?;
+    if new_keys.is_empty() {
+        return Ok((core, demo, new_keys, None));
+    }
+    let (key, address) = keys::new_paper_wallet();
+    core.store.conn.execute(
+        "UPDATE accounts SET wallet = ?1 WHERE id = ?2",
+        rusqlite::params![address, demo.id],
+    )?;
+    demo.wallet = address;
+    Ok((core, demo, new_keys, Some(key)))
+}
+
 impl Sandbox {
     pub async fn start(config: SandboxConfig) -> Result<Running, StartError> {
         config.settings.validate().map_err(StartError::Settings)?;
         let db = config.db.clone();
         let settings = config.settings.clone();
         let clock = config.clock.clone();
-        let (core, demo, new_keys) =
-            tokio::task::spawn_blocking(move || Core::open(&db, settings, clock.now()))
+        let (core, demo, new_keys, demo_wallet_key) =
+            tokio::task::spawn_blocking(move || open_core(&db, settings, clock.now()))
                 .await
                 .map_err(|e| StartError::Settings(e.to_string()))?
                 .map_err(|source| StartError::Database {
@@ -144,6 +177,10 @@ impl Sandbox {
             }
         });
         let ticker = tokio::spawn(core::tick_forever(shared.clone()));
+        let signal_tasks = [
+            tokio::spawn(signals::delivery_loop(shared.clone())),
+            tokio::spawn(signals::strategy_loop(shared.clone())),
+        ];
         let jobs = backtests::start_workers(shared.clone(), config.settings.backtest_workers);
         let pending = {
             let jobs = jobs.clone();
@@ -196,10 +233,12 @@ impl Sandbox {
             messenger_id: demo.messenger_id,
             wallet: demo.wallet,
             new_keys,
+            demo_wallet_key,
             shared,
             shutdown: Some(tx),
             server,
             ticker,
+            signal_tasks,
         })
     }
 }
@@ -228,6 +267,9 @@ impl Running {
             let _ = tx.send(());
         }
         self.ticker.abort();
+        for task in &self.signal_tasks {
+            task.abort();
+        }
         let _ = (&mut self.server).await;
     }
 }

@@ -35,6 +35,37 @@ pub struct Settings {
     /// A folder of CSV candles (`BTC-USD_5m.csv`: timestamp,open,high,low,close,volume) used
     /// instead of the simulated feed for backtests and discovery.
     pub csv_dir: Option<std::path::PathBuf>,
+    /// Hosts signal destinations may use although they are loopback, private or otherwise internal
+    /// (the SSRF guard refuses those by default), e.g. `["127.0.0.1", "localhost"]` for a local
+    /// receiver. Names are compared as written in the destination URL.
+    pub webhook_allow_hosts: Vec<String>,
+    /// A PEM file of extra root certificates that signal deliveries trust (besides the built-in
+    /// web roots), e.g. a local receiver's self-signed certificate.
+    pub webhook_ca_file: Option<std::path::PathBuf>,
+    /// Signal destinations one account may register (more answer 409 destination_limit).
+    pub max_signal_destinations: usize,
+    /// The builder address accounts approve a builder fee for (`approve_builder_fee`).
+    pub builder_address: String,
+    /// The `maxFeeRate` accounts approve, a percent string as the venue writes it; each platform
+    /// fill is charged exactly this share of its notional as `builderFee`.
+    pub builder_max_fee_rate: String,
+    /// x402: the address paid research and usage calls must pay (`payTo`).
+    pub payment_pay_to: String,
+    /// x402: the price of one paid call in USDC base units (6 decimals; "10000" = 0.01 USDC).
+    pub payment_amount: String,
+    /// x402: the longest validity window (`validBefore` minus now) a payment may carry, in seconds.
+    pub payment_max_timeout_secs: u64,
+}
+
+/// The sandbox's builder: a fixed address nobody holds the key of (fees are paper).
+pub const DEFAULT_BUILDER: &str = "0xb11de5000000000000000000000000000000a9e5";
+/// Where the sandbox's x402 payments go: a fixed paper address.
+pub const DEFAULT_PAY_TO: &str = "0x9a7e000000000000000000000000000000000402";
+
+/// `"0.1%"` → 0.001. `None` unless it is a finite percent from 0 to 100 ending in `%`.
+pub fn percent_rate(text: &str) -> Option<f64> {
+    let pct: f64 = text.trim().strip_suffix('%')?.trim().parse().ok()?;
+    (pct.is_finite() && (0.0..=100.0).contains(&pct)).then_some(pct / 100.0)
 }
 
 impl Default for Settings {
@@ -55,6 +86,14 @@ impl Default for Settings {
             tick_ms: 1_000,
             backtest_workers: 2,
             csv_dir: None,
+            webhook_allow_hosts: Vec::new(),
+            webhook_ca_file: None,
+            max_signal_destinations: 20,
+            builder_address: DEFAULT_BUILDER.into(),
+            builder_max_fee_rate: "0.1%".into(),
+            payment_pay_to: DEFAULT_PAY_TO.into(),
+            payment_amount: "10000".into(),
+            payment_max_timeout_secs: 300,
         }
     }
 }
@@ -109,6 +148,43 @@ impl Settings {
             return Err(format!(
                 "sandbox.csv_dir {} is not a directory",
                 dir.display()
+            ));
+        }
+        for (name, v) in [
+            ("builder_address", &self.builder_address),
+            ("payment_pay_to", &self.payment_pay_to),
+        ] {
+            if crate::api::eip712::parse_address(v).is_err() {
+                return Err(format!(
+                    "sandbox.{name} must be a 0x-prefixed 20-byte hex address, got {v:?}"
+                ));
+            }
+        }
+        if percent_rate(&self.builder_max_fee_rate).is_none() {
+            return Err(format!(
+                "sandbox.builder_max_fee_rate must be a percent such as \"0.1%\", got {:?}",
+                self.builder_max_fee_rate
+            ));
+        }
+        if self.payment_amount.is_empty()
+            || self.payment_amount.len() > 30
+            || !self.payment_amount.bytes().all(|b| b.is_ascii_digit())
+            || self.payment_amount.bytes().all(|b| b == b'0')
+        {
+            return Err(format!(
+                "sandbox.payment_amount must be a positive whole number of USDC base units, got {:?}",
+                self.payment_amount
+            ));
+        }
+        if self.payment_max_timeout_secs == 0 {
+            return Err("sandbox.payment_max_timeout_secs must be positive".into());
+        }
+        if let Some(file) = &self.webhook_ca_file
+            && !file.is_file()
+        {
+            return Err(format!(
+                "sandbox.webhook_ca_file {} is not a file",
+                file.display()
             ));
         }
         if self.tick_ms == 0 {

@@ -2,9 +2,12 @@
 
 use agentdesk::api::Client;
 use agentdesk::api::Scope;
+use agentdesk::api::eip712;
+use agentdesk::api::model::BuilderFeeApproval;
 use agentdesk::sandbox::{DbLocation, Running, Sandbox, SandboxConfig, Settings, TestClock};
 use agentdesk::secret::Secret;
 use chrono::{DateTime, Utc};
+use k256::ecdsa::SigningKey;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -23,11 +26,35 @@ pub struct TestServer {
     _dir: Arc<tempfile::TempDir>,
 }
 
+/// A sandbox whose demo account has approved the builder fee (through the real HTTP flow), so
+/// platform orders, closes and cancels work.
 pub async fn start() -> TestServer {
     start_with(Settings::default()).await
 }
 
 pub async fn start_with(settings: Settings) -> TestServer {
+    let server = start_unapproved_with(settings).await;
+    server.approve_builder_fee().await;
+    // The approval is audited like every mutate call; tests that read the audit log start from
+    // an empty one (tests/it/builder_fee.rs checks that row).
+    agentdesk::sandbox::store::Store::open(&server.db)
+        .unwrap()
+        .conn
+        .execute(
+            "DELETE FROM audit_logs WHERE operation = 'approve_builder_fee'",
+            [],
+        )
+        .unwrap();
+    server
+}
+
+/// A sandbox whose demo account has not approved the builder fee: platform orders, closes and
+/// cancels answer 409 `builder_fee_not_approved`.
+pub async fn start_unapproved() -> TestServer {
+    start_unapproved_with(Settings::default()).await
+}
+
+pub async fn start_unapproved_with(settings: Settings) -> TestServer {
     let dir = Arc::new(tempfile::tempdir().unwrap());
     let db = dir.path().join("sandbox.db");
     let clock = TestClock::new(t0());
@@ -54,6 +81,23 @@ async fn launch(db: &std::path::Path, settings: Settings, clock: TestClock) -> R
 }
 
 impl TestServer {
+    /// The demo account's paper wallet key (returned once, when the database was created).
+    pub fn wallet_key(&self) -> SigningKey {
+        let key = self
+            .running
+            .demo_wallet_key
+            .as_ref()
+            .expect("a new database returns the demo wallet's key");
+        let bytes = hex::decode(key.expose().trim_start_matches("0x")).unwrap();
+        SigningKey::from_slice(&bytes).unwrap()
+    }
+
+    /// Approves the builder fee for the demo account: GET the payload, sign its typed data with
+    /// the demo wallet, POST the signature.
+    pub async fn approve_builder_fee(&self) {
+        approve_builder_fee_with(&self.legacy(), &self.running.wallet, &self.wallet_key()).await;
+    }
+
     pub fn base_url(&self) -> String {
         self.running.base_url()
     }
@@ -111,4 +155,25 @@ impl TestServer {
         use agentdesk::sandbox::Clock;
         self.clock.now()
     }
+}
+
+/// The builder-fee flow over HTTP for any account: payload → sign with `key` → approve.
+pub async fn approve_builder_fee_with(client: &Client, wallet: &str, key: &SigningKey) {
+    let payload = client.approve_builder_fee_payload(wallet).await.unwrap();
+    assert!(!payload.authorized, "{payload:?}");
+    let nonce = payload
+        .nonce
+        .expect("an unauthorized payload carries a nonce");
+    let td: eip712::TypedData = serde_json::from_value(payload.typed_data.unwrap()).unwrap();
+    let signature = eip712::sign_digest(key, &eip712::signing_hash(&td).unwrap());
+    let status = client
+        .approve_builder_fee(&BuilderFeeApproval {
+            venue_wallet: wallet.to_string(),
+            nonce,
+            signature: serde_json::Value::String(signature),
+            signature_chain_id: eip712::SIGNATURE_CHAIN_ID.into(),
+        })
+        .await
+        .unwrap();
+    assert!(status.authorized, "{status:?}");
 }

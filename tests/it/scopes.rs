@@ -321,13 +321,18 @@ async fn assert_401(server: &TestServer, key: Option<&str>, what: &str) {
             req = req.header("x-api-key", key);
         }
         let resp = req.send().await.unwrap();
-        assert_eq!(resp.status().as_u16(), 401, "{name} with {what}");
+        // Usage also accepts an x402 payment: with no credential at all it asks for one (402).
+        let no_credential = key.is_none_or(|k| k.trim().is_empty());
+        let (status, code) = if no_credential && name.starts_with("get_usage") {
+            assert!(resp.headers().contains_key("payment-required"), "{name}");
+            (402, "payment_required")
+        } else {
+            (401, "unauthorized")
+        };
+        assert_eq!(resp.status().as_u16(), status, "{name} with {what}");
         let body: Value = resp.json().await.unwrap();
         assert_eq!(body["success"], false, "{name} with {what}");
-        assert_eq!(
-            body["error"]["code"], "unauthorized",
-            "{name} with {what}: {body}"
-        );
+        assert_eq!(body["error"]["code"], code, "{name} with {what}: {body}");
     }
 }
 

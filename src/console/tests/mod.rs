@@ -4,5 +4,6 @@
 mod agents;
 mod discovery;
 mod fixtures;
+mod signals;
 mod snapshots;
 mod update;

@@ -54,6 +54,18 @@ const KEYS: &[(KeyAction, &str)] = &[
     ),
     (KeyAction::StopRun, "Research: stop the active run (then y)"),
     (KeyAction::Toggle, "Tools: fold / unfold the JSON node"),
+    (
+        KeyAction::Fanout,
+        "Signals: toggle the fan-out default of /trade",
+    ),
+    (
+        KeyAction::BuilderFee,
+        "Signals: builder-fee panel (y signs with AGENTDESK_WALLET_KEY)",
+    ),
+    (
+        KeyAction::Copy,
+        "copy the signing secret shown once (OSC 52)",
+    ),
     (KeyAction::Refresh, "refresh everything now"),
     (KeyAction::Filter, "filter the logs or the Discovery rows"),
     (KeyAction::CommandLine, "command line"),

@@ -8,6 +8,7 @@ pub mod help;
 pub mod logs;
 pub mod proposals;
 pub mod research;
+pub mod signals;
 pub mod tools;
 pub mod widgets;
 
@@ -38,6 +39,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
         Tab::Research => research::draw(f, app, theme, &screen),
         Tab::Tools => tools::draw(f, app, theme, &screen),
         Tab::Chat => chat::draw(f, app, theme, &screen),
+        Tab::Signals => signals::draw(f, app, theme, &screen),
     }
     footer(f, app, theme, &screen);
     command_line(f, app, theme, &screen);
@@ -62,6 +64,9 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
             research::artifact(f, app, theme, area, *index, *scroll)
         }
         Overlay::StopRun(run_id) => research::stop_dialog(f, app, theme, area, run_id),
+        Overlay::DestinationForm => signals::destination_form(f, app, theme, area),
+        Overlay::Secret => signals::secret_overlay(f, app, theme, area),
+        Overlay::BuilderFee => signals::builder_fee(f, app, theme, area),
     }
     if let Some(form) = &app.form {
         backtests::form(f, theme, area, form);
@@ -225,7 +230,7 @@ fn tab_bar(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
             theme.tab_inactive
         };
         spans.push(Span::styled(
-            layout::tab_label(i, *tab, app, screen.compact_tabs),
+            layout::tab_label_at(i, *tab, app, screen.compact_tabs, screen.tight_tabs),
             style,
         ));
         spans.push(Span::raw(" "));
@@ -248,6 +253,12 @@ fn footer(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         items = vec![
             ("tab".into(), "next field"),
             ("enter".into(), "run"),
+            ("esc".into(), "cancel"),
+        ];
+    } else if app.overlay == Overlay::DestinationForm {
+        items = vec![
+            ("tab".into(), "next field"),
+            ("enter".into(), "create"),
             ("esc".into(), "cancel"),
         ];
     } else if app.tools.editor.is_some() {
@@ -285,6 +296,11 @@ fn footer(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
                 items.push((key(KeyAction::Toggle), "fold"));
             }
             Tab::Chat => items.push((key(KeyAction::Message), "message")),
+            Tab::Signals => {
+                items.push((key(KeyAction::NewRun), "new destination"));
+                items.push((key(KeyAction::Fanout), "fan-out"));
+                items.push((key(KeyAction::BuilderFee), "builder fee"));
+            }
         }
         if app.tab != Tab::Discovery {
             items.push((key(KeyAction::FocusNext), "focus"));

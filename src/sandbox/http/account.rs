@@ -51,7 +51,12 @@ pub fn whoami(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
         who.summary = Some(WhoamiSummary {
             venue_ready: true,
             wallet_connected: true,
-            builder_fee_approved: false,
+            builder_fee_approved: crate::sandbox::builder_fee::approval(
+                &core.store.conn,
+                c.account_id,
+                &core.settings,
+            )?
+            .is_some(),
             paper_trading: true,
             equity: Some(equity),
             open_positions: book.positions.len() as u32,
@@ -78,7 +83,10 @@ pub fn whoami(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
 }
 
 pub fn get_usage(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
-    Reply::ok(quota::usage(core, &call.caller, call.now)?)
+    let mut usage = quota::usage(core, &call.caller, call.now)?;
+    usage.payment =
+        crate::sandbox::payments::usage(core, call.caller.account_id, &quota::day_of(call.now))?;
+    Reply::ok(usage)
 }
 
 pub fn get_positions(core: &mut Core, call: &Call) -> Result<Reply, AppError> {

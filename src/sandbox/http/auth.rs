@@ -1,10 +1,13 @@
-//! Who is calling: the `x-api-key` header, looked up by its hash.
+//! Who is calling: the `x-api-key` header, looked up by its hash, or an x402 `PAYMENT-SIGNATURE`
+//! on the operations that accept one.
 
 use super::AppError;
-use crate::api::catalog::{Auth, Operation, Scope};
+use crate::api::catalog::{Operation, Scope};
 use crate::sandbox::core::Core;
 use crate::sandbox::keys::hash_key;
+use crate::sandbox::payments;
 use axum::http::HeaderMap;
+use chrono::{DateTime, Utc};
 
 #[derive(Debug, Clone)]
 pub struct Caller {
@@ -15,16 +18,36 @@ pub struct Caller {
     pub scope: Scope,
 }
 
-pub fn authenticate(core: &Core, headers: &HeaderMap, op: &Operation) -> Result<Caller, AppError> {
+/// Authenticates a request: `x-api-key`, or — on the operations that accept it, and only when no
+/// key is sent — an x402 `PAYMENT-SIGNATURE` (see [`payments`]). Returns the caller and, for a paid
+/// call, the `PAYMENT-RESPONSE` header value. With no credential, a payment-accepting operation
+/// answers 402 (the pipeline adds `PAYMENT-REQUIRED`); every other one 401.
+pub fn authenticate(
+    core: &mut Core,
+    headers: &HeaderMap,
+    op: &Operation,
+    now: DateTime<Utc>,
+) -> Result<(Caller, Option<String>), AppError> {
     let key = headers
         .get("x-api-key")
         .and_then(|v| v.to_str().ok())
         .map(str::trim)
         .filter(|k| !k.is_empty());
     let Some(key) = key else {
-        let hint = if op.auth == Auth::ApiKeyOrPayment && headers.contains_key("payment-signature")
-        {
-            "this sandbox does not accept PAYMENT-SIGNATURE yet; send an x-api-key header"
+        let paid = headers
+            .get("payment-signature")
+            .map(|v| v.to_str().unwrap_or(""));
+        if payments::accepts_payment(op) {
+            return match paid {
+                Some(header) => {
+                    let (caller, response) = payments::authenticate(core, header, op, now)?;
+                    Ok((caller, Some(response)))
+                }
+                None => Err(payments::missing()),
+            };
+        }
+        let hint = if paid.is_some() {
+            "a PAYMENT-SIGNATURE is accepted only by research runs and usage; send an x-api-key header"
         } else {
             "send your API key in the x-api-key header"
         };
@@ -38,13 +61,16 @@ pub fn authenticate(core: &Core, headers: &HeaderMap, op: &Operation) -> Result<
         .store
         .account(row.account_id)?
         .ok_or_else(|| AppError::unauthorized("the API key's account no longer exists"))?;
-    Ok(Caller {
-        key_id: row.id,
-        account_id: account.id,
-        messenger_id: account.messenger_id,
-        wallet: account.wallet,
-        scope: row.scope,
-    })
+    Ok((
+        Caller {
+            key_id: row.id,
+            account_id: account.id,
+            messenger_id: account.messenger_id,
+            wallet: account.wallet,
+            scope: row.scope,
+        },
+        None,
+    ))
 }
 
 /// The seed's scope table: 403 `insufficient_scope` when the key may not call this operation.

@@ -4,6 +4,7 @@ use super::{AppError, Call, Reply};
 use crate::api::model::{
     CancelRequest, CancelResult, ExecutionResult, PlatformClose, PlatformOrder, TradeSignal,
 };
+use crate::sandbox::builder_fee;
 use crate::sandbox::core::Core;
 use crate::sandbox::store::Store;
 use crate::sandbox::trading::{
@@ -21,7 +22,13 @@ fn execute_now(
     record: impl FnOnce(&rusqlite::Transaction, &ExecutionResult) -> Result<(), AppError>,
 ) -> Result<(ExecutionResult, Option<u64>), AppError> {
     let account = call.caller.account_id;
-    let (book, execution, fills) = trading::execute(core, account, plan, call.now)?;
+    let (mut book, mut execution, fills) = trading::execute(core, account, plan, call.now)?;
+    if matches!(
+        call.op.name,
+        "platform_place_order" | "platform_close_position"
+    ) {
+        builder_fee::charge(core, account, &mut book, &mut execution, &fills)?;
+    }
     let oid = fills
         .first()
         .map(|f| f.oid)
@@ -79,6 +86,17 @@ pub fn place_order(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
         Ok(())
     })?;
     result.execution.fanout = Some(fanout);
+    if fanout {
+        // After the commit: followers' copies and destination deliveries never fail the trade.
+        crate::sandbox::signals::fan_out_trade(
+            core,
+            account,
+            &c.messenger_id,
+            &signal,
+            &result,
+            now,
+        );
+    }
     Ok(Reply::ok(result)?.with_oid(oid))
 }
 
@@ -125,11 +143,20 @@ fn check_venue_credentials(
     }
 }
 
-/// The builder-fee gate for platform orders, closes and cancels. Approval (EIP-712 signatures,
-/// `approve_builder_fee`) is not served by this sandbox build yet, so there is nothing to require:
-/// this is the single place the 409 `builder_fee_not_approved` check belongs once it is.
-fn builder_fee_gate(_core: &Core, _call: &Call) -> Result<(), AppError> {
-    Ok(())
+/// The builder-fee gate for platform orders, closes and cancels: the account's venue wallet must
+/// have approved the sandbox's builder (`approve_builder_fee`), else 409 `builder_fee_not_approved`.
+fn builder_fee_gate(core: &Core, call: &Call) -> Result<(), AppError> {
+    let c = &call.caller;
+    if builder_fee::approval(&core.store.conn, c.account_id, &core.settings)?.is_some() {
+        return Ok(());
+    }
+    Err(AppError::conflict(
+        "builder_fee_not_approved",
+        format!(
+            "platform orders, closes and cancels need an approved builder fee: GET /api/v1/venue/builder-fee?venueWallet={}, sign its typedData (EIP-712) with that wallet, then POST venueWallet, nonce, signature and signatureChainId to /api/v1/venue/builder-fee",
+            c.wallet
+        ),
+    ))
 }
 
 fn plan_platform_order(core: &Core, call: &Call, order: &PlatformOrder) -> Result<Plan, AppError> {

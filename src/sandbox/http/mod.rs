@@ -5,12 +5,14 @@
 pub mod account;
 pub mod auth;
 pub mod backtests;
+pub mod builder_fee;
 pub mod chat;
 pub mod cli;
 pub mod discovery;
 pub mod error;
 pub mod immediate;
 pub mod research;
+pub mod signals;
 pub mod staged;
 pub mod tools;
 
@@ -190,6 +192,9 @@ pub fn handler_for(name: &str) -> Option<Handler> {
         "mcp_cli" => Some(|s, c| Box::pin(cli::mcp_cli(s, c))),
         "execute_mcp_tool" => Some(|s, c| Box::pin(tools::execute_mcp_tool(s, c))),
         "mcp_agent_chat" => Some(|s, c| Box::pin(chat::mcp_agent_chat(s, c))),
+        "create_signal_destination" => {
+            Some(|s, c| Box::pin(signals::create_signal_destination(s, c)))
+        }
         _ => None,
     };
     if let Some(h) = asynchronous {
@@ -220,6 +225,10 @@ fn sync_handler(name: &str) -> Option<SyncHandler> {
         "platform_close_position" => immediate::platform_close_position,
         "platform_cancel_order" => immediate::platform_cancel_order,
         "list_mcp_capabilities" => tools::list_mcp_capabilities,
+        "list_signal_destinations" => signals::list_signal_destinations,
+        "list_signal_deliveries" => signals::list_signal_deliveries,
+        "approve_builder_fee_payload" => builder_fee::approve_builder_fee_payload,
+        "approve_builder_fee" => builder_fee::approve_builder_fee,
         _ => return None,
     })
 }
@@ -269,19 +278,48 @@ async fn serve(shared: Arc<Shared>, op: &'static Operation, req: Request) -> Res
     };
     let query = parse_query(parts.uri.query().unwrap_or(""));
     let path = path_params(op.path, parts.uri.path());
+    let resource = format!(
+        "http://{}{}",
+        parts
+            .headers
+            .get("host")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("localhost"),
+        parts.uri.path()
+    );
     let headers = parts.headers;
-    match shared
+    let (step, paid) = match shared
         .run_raw(move |core, now| pipeline(core, now, op, headers, query, path, body))
         .await
     {
-        Ok(Step::Done(Ok(reply))) => reply.into_response(),
-        Ok(Step::Done(Err(e))) => e.into_response(),
-        Ok(Step::Wait(handler, call)) => match handler(shared, call).await {
-            Ok(reply) => reply.into_response(),
-            Err(e) => e.into_response(),
-        },
-        Err(e) => AppError::internal(e).into_response(),
+        Ok(out) => out,
+        Err(e) => return AppError::internal(e).into_response(),
+    };
+    let result = match step {
+        Step::Done(result) => result,
+        Step::Wait(handler, call) => handler(shared.clone(), call).await,
+    };
+    let mut response = match result {
+        Ok(reply) => reply.into_response(),
+        Err(e) if e.status == StatusCode::PAYMENT_REQUIRED => {
+            // x402: every 402 says what to pay, and why the last attempt was refused.
+            let required =
+                super::payments::required_header(&shared.settings, &resource, op, e.code);
+            let mut response = e.into_response();
+            if let Ok(v) = axum::http::HeaderValue::from_str(&required) {
+                response.headers_mut().insert("payment-required", v);
+            }
+            response
+        }
+        Err(e) => e.into_response(),
+    };
+    // The payment was accepted (and spent) when the call was admitted.
+    if let Some(paid) = paid
+        && let Ok(v) = axum::http::HeaderValue::from_str(&paid)
+    {
+        response.headers_mut().insert("payment-response", v);
     }
+    response
 }
 
 /// What is left after the part of a request that runs under the core lock.
@@ -308,12 +346,12 @@ fn pipeline(
     query: HashMap<String, String>,
     path: Vec<String>,
     body: Bytes,
-) -> Step {
-    let caller = match auth::authenticate(core, &headers, op) {
+) -> (Step, Option<String>) {
+    let (caller, paid) = match auth::authenticate(core, &headers, op, now) {
         Ok(c) => c,
-        Err(e) => return Step::Done(Err(e)),
+        Err(e) => return (Step::Done(Err(e)), None),
     };
-    step(
+    let step = step(
         core,
         Call {
             op,
@@ -325,7 +363,8 @@ fn pipeline(
             body,
             via_tool: false,
         },
-    )
+    );
+    (step, paid)
 }
 
 /// The part of a call that runs under the core lock: checks, then a sync handler (with its audit
@@ -501,16 +540,9 @@ mod tests {
     }
 
     #[test]
-    fn implemented_operations_have_handlers() {
-        for name in [
-            "whoami",
-            "get_usage",
-            "get_usage_v1",
-            "propose_trade",
-            "confirm_trade",
-            "platform_place_order",
-        ] {
-            assert!(handler_for(name).is_some(), "{name}");
+    fn every_catalog_operation_has_a_handler() {
+        for op in OPERATIONS {
+            assert!(handler_for(op.name).is_some(), "{} has no handler", op.name);
         }
     }
 }

@@ -1,0 +1,178 @@
+//! x402 v2 payments as a credential: research runs and usage accept a `PAYMENT-SIGNATURE` header
+//! instead of `x-api-key`. The payment is verified offline ([`payment::verify`]) against the
+//! sandbox's requirements, its `(payer, nonce)` is recorded in the same step that grants access (a
+//! replay is refused), and the payer's wallet maps to an account — created on first payment with
+//! the paper balance of a new account. Nothing is settled on chain.
+
+use super::core::Core;
+use super::http::AppError;
+use super::http::auth::Caller;
+use super::keys;
+use super::settings::Settings;
+use super::store::ts;
+use crate::api::Scope;
+use crate::api::catalog::Operation;
+use crate::api::model::PaymentUsage;
+use crate::api::payment::{self, PaymentError, PaymentRequirements};
+use axum::http::StatusCode;
+use chrono::{DateTime, Utc};
+use rusqlite::{OptionalExtension, params};
+
+/// Operations a payment may stand in for an API key on.
+pub fn accepts_payment(op: &Operation) -> bool {
+    matches!(
+        op.name,
+        "research_start"
+            | "research_status"
+            | "research_message"
+            | "research_stop"
+            | "get_usage"
+            | "get_usage_v1"
+    )
+}
+
+/// What the sandbox asks one paid call for.
+pub fn requirements(settings: &Settings) -> PaymentRequirements {
+    PaymentRequirements::base_sepolia_usdc(
+        &settings.payment_amount,
+        &settings.payment_pay_to,
+        settings.payment_max_timeout_secs,
+    )
+}
+
+/// `PAYMENT-REQUIRED` for a 402 answer of `op`.
+pub fn required_header(
+    settings: &Settings,
+    resource_url: &str,
+    op: &Operation,
+    error: &str,
+) -> String {
+    payment::payment_required_header(
+        resource_url,
+        op.summary,
+        &[requirements(settings)],
+        Some(error),
+    )
+}
+
+fn payment_error(e: &PaymentError) -> AppError {
+    if matches!(e, PaymentError::InvalidRequirements(_)) {
+        return AppError::internal(e);
+    }
+    AppError::new(
+        StatusCode::PAYMENT_REQUIRED,
+        e.code(),
+        format!("the PAYMENT-SIGNATURE was refused: {e}"),
+    )
+}
+
+/// 402 for a payment-accepting operation called with no credential.
+pub fn missing() -> AppError {
+    AppError::new(
+        StatusCode::PAYMENT_REQUIRED,
+        "payment_required",
+        "send an x-api-key header, or pay for this call with an x402 PAYMENT-SIGNATURE header (the PAYMENT-REQUIRED header says what to pay)",
+    )
+}
+
+/// The payer's account and its payment key row (quota counters and audit rows need a key id: each
+/// paying account has one row labelled "x402 payments" that no plain key hashes to).
+fn payer_caller(core: &mut Core, payer: &str, now: DateTime<Utc>) -> Result<Caller, AppError> {
+    let (account, _) =
+        keys::account_for_wallet(&mut core.store, payer, core.settings.initial_equity, now)
+            .map_err(|e| match e {
+                keys::KeyError::Db(e) => AppError::from(e),
+                other => AppError::internal(other),
+            })?;
+    let hash = format!("x402:{}", payer.to_ascii_lowercase());
+    let existing: Option<i64> = core
+        .store
+        .conn
+        .query_row(
+            "SELECT id FROM api_keys WHERE key_hash = ?1",
+            [&hash],
+            |r| r.get(0),
+        )
+        .optional()?;
+    let key_id = match existing {
+        Some(id) => id,
+        None => core.store.insert_key(
+            account.id,
+            &hash,
+            "x402",
+            Scope::Legacy,
+            "x402 payments",
+            now,
+        )?,
+    };
+    Ok(Caller {
+        key_id,
+        account_id: account.id,
+        messenger_id: account.messenger_id,
+        wallet: account.wallet,
+        scope: Scope::Legacy,
+    })
+}
+
+/// Verifies a `PAYMENT-SIGNATURE`, spends its nonce and returns the paying caller with the
+/// `PAYMENT-RESPONSE` header value.
+pub fn authenticate(
+    core: &mut Core,
+    header: &str,
+    op: &Operation,
+    now: DateTime<Utc>,
+) -> Result<(Caller, String), AppError> {
+    let decoded = payment::decode_payment_signature(header).map_err(|e| payment_error(&e))?;
+    let reqs = requirements(&core.settings);
+    let now_unix = u64::try_from(now.timestamp()).unwrap_or(0);
+    let verified = payment::verify(&decoded, &reqs, now_unix).map_err(|e| payment_error(&e))?;
+    let payer = format!("0x{}", hex::encode(verified.payer));
+    let nonce = format!("0x{}", hex::encode(verified.nonce));
+    let caller = payer_caller(core, &payer, now)?;
+    let inserted = core.store.conn.execute(
+        "INSERT INTO payment_nonces (payer, nonce, valid_before, account_id, amount, operation, used_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(payer, nonce) DO NOTHING",
+        params![
+            payer,
+            nonce,
+            i64::try_from(verified.valid_before).unwrap_or(i64::MAX),
+            caller.account_id,
+            verified.amount,
+            op.name,
+            ts(now)
+        ],
+    )?;
+    if inserted != 1 {
+        return Err(AppError::new(
+            StatusCode::PAYMENT_REQUIRED,
+            "nonce_used",
+            format!(
+                "this payment authorization (nonce {nonce}) was already used; sign a new one with a fresh nonce"
+            ),
+        ));
+    }
+    let response = payment::payment_response_header(
+        verified.payer,
+        &reqs.network,
+        &format!("sandbox-paper:{nonce}"),
+    );
+    Ok((caller, response))
+}
+
+/// Paid calls of the account on the UTC day `day` (YYYY-MM-DD), and their total in USD.
+pub fn usage(core: &Core, account_id: i64, day: &str) -> Result<PaymentUsage, AppError> {
+    let mut stmt = core.store.conn.prepare(
+        "SELECT amount FROM payment_nonces WHERE account_id = ?1 AND substr(used_at, 1, 10) = ?2",
+    )?;
+    let amounts = stmt.query_map(params![account_id, day], |r| r.get::<_, String>(0))?;
+    let (mut paid_requests, mut base_units) = (0u64, 0f64);
+    for amount in amounts {
+        paid_requests += 1;
+        base_units += amount?.parse::<f64>().unwrap_or(0.0);
+    }
+    Ok(PaymentUsage {
+        paid_requests,
+        // USDC has 6 decimals and is counted at 1 USD.
+        amount_usd: base_units / 1e6,
+    })
+}
