@@ -34,6 +34,27 @@ impl Approval {
     }
 }
 
+/// Remembers that a platform order's resting or trigger order owes the builder fee when it fills.
+pub fn track_order(conn: &Connection, account_id: i64, oid: u64, rate: f64) -> DbResult<()> {
+    conn.execute(
+        "INSERT OR REPLACE INTO builder_fee_orders (oid, account_id, rate) VALUES (?1, ?2, ?3)",
+        rusqlite::params![oid as i64, account_id, rate],
+    )?;
+    Ok(())
+}
+
+/// The builder fee a later fill owes (zero for orders that are not a platform order's).
+pub fn later_fill_fee(conn: &Connection, fill: &Fill) -> DbResult<f64> {
+    let rate: Option<f64> = conn
+        .query_row(
+            "SELECT rate FROM builder_fee_orders WHERE oid = ?1",
+            [fill.oid as i64],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(rate.map_or(0.0, |r| fill.px * fill.sz * r))
+}
+
 /// The account's approval for the configured builder, if it has one.
 pub fn approval(
     conn: &Connection,

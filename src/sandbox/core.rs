@@ -157,6 +157,10 @@ impl Core {
             }
             let mut next = book.clone();
             let fills = next.sync(&self.market, &fees, from, now);
+            // Fills of a platform order's resting or trigger orders owe the builder fee.
+            for fill in &fills {
+                next.cash -= super::builder_fee::later_fill_fee(&self.store.conn, fill)?;
+            }
             if !fills.is_empty() || next != *book {
                 changed.push((*id, next, fills));
             }

@@ -314,6 +314,15 @@ CREATE TABLE payment_nonces (
     PRIMARY KEY (payer, nonce)
 );
 "#,
+    // Orders of platform orders that may fill later (resting limits, TP/SL triggers) and the
+    // builder fee their fills owe.
+    r#"
+CREATE TABLE builder_fee_orders (
+    oid INTEGER PRIMARY KEY,
+    account_id INTEGER NOT NULL REFERENCES accounts(id),
+    rate REAL NOT NULL
+);
+"#,
 ];
 
 pub struct Store {

@@ -396,3 +396,59 @@ async fn unapproved_accounts_get_409_on_orders_closes_and_cancels() {
         .await
         .unwrap();
 }
+
+#[tokio::test]
+async fn a_platform_limit_that_fills_later_pays_the_builder_fee_too() {
+    // The demo account is approved by the harness.
+    let s = crate::common::start().await;
+    let c = s.client(agentdesk::api::Scope::PlatformTrade);
+    let mark = c
+        .propose_trade(&crate::staged::long_btc())
+        .await
+        .unwrap()
+        .preview
+        .mark_px;
+    let limit = (mark * 0.997).round();
+    let order = PlatformOrder {
+        pair: "BTC-USD".into(),
+        side: "long".into(),
+        order_type: Some("limit".into()),
+        limit_price: Some(limit),
+        sizing_mode: Some("usd".into()),
+        usd_amount: Some(5_000.0),
+        ..Default::default()
+    };
+    let resting = c.platform_place_order(&order, None).await.unwrap();
+    assert_eq!(resting.status, "resting");
+    let cash = || {
+        rusqlite::Connection::open(&s.db)
+            .unwrap()
+            .query_row(
+                "SELECT cash FROM balances ORDER BY account_id LIMIT 1",
+                [],
+                |r| r.get::<_, f64>(0),
+            )
+            .unwrap()
+    };
+    let before = cash();
+    let mut filled = None;
+    for _ in 0..(7 * 24 * 12) {
+        s.clock.advance(chrono::Duration::minutes(5));
+        let pos = c.get_positions().await.unwrap().positions;
+        if let Some(p) = pos.into_iter().find(|p| p.coin == "BTC") {
+            filled = Some(p);
+            break;
+        }
+    }
+    let p = filled.expect("the feed came down to the limit within a week");
+    assert_eq!(p.entry_px, limit);
+    // Cash moved by the venue's maker fee and the 0.1 % builder fee of the fill's notional.
+    let notional = p.szi * limit;
+    let maker = notional * s.settings.maker_fee_rate;
+    let builder = notional * 0.001;
+    assert!(
+        (before - cash() - maker - builder).abs() < 1e-6,
+        "cash moved {}, maker fee {maker}, builder fee {builder}",
+        before - cash()
+    );
+}

@@ -23,11 +23,23 @@ fn execute_now(
 ) -> Result<(ExecutionResult, Option<u64>), AppError> {
     let account = call.caller.account_id;
     let (mut book, mut execution, fills) = trading::execute(core, account, plan, call.now)?;
+    // Orders that may fill later (resting limits, TP/SL triggers) owe the fee when they do.
+    let mut later = Vec::new();
     if matches!(
         call.op.name,
         "platform_place_order" | "platform_close_position"
     ) {
         builder_fee::charge(core, account, &mut book, &mut execution, &fills)?;
+        if let Some(approval) = builder_fee::approval(&core.store.conn, account, &core.settings)? {
+            let rate = approval.rate();
+            later.extend(
+                execution
+                    .resting
+                    .iter()
+                    .chain(&execution.triggers)
+                    .map(|o| (o.oid, rate)),
+            );
+        }
     }
     let oid = fills
         .first()
@@ -64,7 +76,12 @@ fn execute_now(
         execution,
         ..Default::default()
     };
-    core.commit(account, book, &fills, call.now, |tx| record(tx, &result))?;
+    core.commit(account, book, &fills, call.now, |tx| {
+        for (oid, rate) in &later {
+            builder_fee::track_order(tx, account, *oid, *rate)?;
+        }
+        record(tx, &result)
+    })?;
     Ok((result, oid))
 }
 
