@@ -16,7 +16,7 @@ use crate::api::catalog::{self, Method, OPERATIONS, Operation, Section, Tier};
 use crate::api::model::{
     BacktestRequest, BuilderFeeApproval, CancelRequest, Capabilities, CloseRequest, ConfirmRequest,
     PlatformClose, PlatformOrder, Preview, SignalDestinationRequest, ToolCapability, ToolResult,
-    TradeSignal, fmt_decimal,
+    TradeSignal,
 };
 use axum::body::Bytes;
 use axum::http::{HeaderMap, StatusCode};
@@ -677,7 +677,7 @@ fn preview_for(
             let plan =
                 trading::plan_signal(core, caller.account_id, &caller.messenger_id, &signal, now)?;
             let preview = trading::preview(core, caller.account_id, &plan, now)?;
-            let what = describe_preview(&preview);
+            let what = trading::summarize_preview(&preview);
             let summary = if op.name == "propose_trade" {
                 format!(
                     "service_propose_trade will stage (not execute) {what}; the staged proposal then \
@@ -716,7 +716,7 @@ fn preview_for(
                         "{} will execute staged proposal {}: {}",
                         op.tool_name(),
                         row.id,
-                        describe_preview(&p)
+                        trading::summarize_preview(&p)
                     );
                     return Ok((preview, summary));
                 }
@@ -741,36 +741,6 @@ fn preview_for(
                 op.summary
             )))
         }
-    }
-}
-
-fn describe_preview(p: &Preview) -> String {
-    if p.kind == "trade" {
-        let mut s = format!(
-            "{} {} {} (~{} USDC at {}, {}x, margin ~{} USDC) on {}",
-            p.direction,
-            fmt_decimal(p.size),
-            p.coin,
-            fmt_decimal((p.notional * 100.0).round() / 100.0),
-            fmt_decimal(p.limit_px.unwrap_or(p.mark_px)),
-            p.leverage,
-            fmt_decimal((p.margin * 100.0).round() / 100.0),
-            p.exchange
-        );
-        if let Some(tp) = p.tp {
-            s.push_str(&format!(", TP {}", fmt_decimal(tp)));
-        }
-        if let Some(sl) = p.sl {
-            s.push_str(&format!(", SL {}", fmt_decimal(sl)));
-        }
-        s
-    } else {
-        let what: Vec<String> = p
-            .closes
-            .iter()
-            .map(|c| format!("{} {} on {}", fmt_decimal(c.szi), c.coin, c.exchange))
-            .collect();
-        format!("a close of {}", what.join(", "))
     }
 }
 

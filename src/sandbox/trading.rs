@@ -673,3 +673,41 @@ pub fn position_row(book: &Book, p: &Position, market: &Market, now: DateTime<Ut
         extra: Default::default(),
     }
 }
+
+/// One line for people: what a previewed plan will do.
+pub fn summarize_preview(p: &Preview) -> String {
+    if p.kind == "trade" {
+        let mut s = format!(
+            "{} {} {} (~{} USDC at {}, {}x, margin ~{} USDC) on {}",
+            p.direction,
+            crate::api::model::fmt_decimal(p.size),
+            p.coin,
+            crate::api::model::fmt_decimal((p.notional * 100.0).round() / 100.0),
+            crate::api::model::fmt_decimal(p.limit_px.unwrap_or(p.mark_px)),
+            p.leverage,
+            crate::api::model::fmt_decimal((p.margin * 100.0).round() / 100.0),
+            p.exchange
+        );
+        if let Some(tp) = p.tp {
+            s.push_str(&format!(", TP {}", crate::api::model::fmt_decimal(tp)));
+        }
+        if let Some(sl) = p.sl {
+            s.push_str(&format!(", SL {}", crate::api::model::fmt_decimal(sl)));
+        }
+        s
+    } else {
+        let what: Vec<String> = p
+            .closes
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} {} on {}",
+                    crate::api::model::fmt_decimal(c.szi),
+                    c.coin,
+                    c.exchange
+                )
+            })
+            .collect();
+        format!("a close of {}", what.join(", "))
+    }
+}

@@ -52,36 +52,6 @@ fn proposal_view(row: &ProposalRow, now: DateTime<Utc>) -> Proposal {
     }
 }
 
-fn summarize_preview(p: &crate::api::model::Preview) -> String {
-    use crate::api::model::fmt_decimal;
-    if p.kind == "trade" {
-        let mut s = format!(
-            "{} {} {} (~{} USDC at {}, {}x) on {}",
-            p.direction,
-            fmt_decimal(p.size),
-            p.coin,
-            fmt_decimal((p.notional * 100.0).round() / 100.0),
-            fmt_decimal(p.limit_px.unwrap_or(p.mark_px)),
-            p.leverage,
-            p.exchange
-        );
-        if let Some(tp) = p.tp {
-            s.push_str(&format!(", TP {}", fmt_decimal(tp)));
-        }
-        if let Some(sl) = p.sl {
-            s.push_str(&format!(", SL {}", fmt_decimal(sl)));
-        }
-        s
-    } else {
-        let coins: Vec<String> = p
-            .closes
-            .iter()
-            .map(|c| format!("{} {} on {}", fmt_decimal(c.szi), c.coin, c.exchange))
-            .collect();
-        format!("close {}", coins.join(", "))
-    }
-}
-
 pub fn propose_trade(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
     let signal: TradeSignal = call.json()?;
     let c = &call.caller;
@@ -108,7 +78,7 @@ pub fn propose_trade(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
     view.json_summary = Some(format!(
         "Staged {}: {}. A human must approve it; confirm with proposalId {} before {}.",
         row.kind,
-        summarize_preview(&preview),
+        trading::summarize_preview(&preview),
         row.id,
         expires_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
     ));
