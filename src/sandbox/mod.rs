@@ -207,7 +207,11 @@ impl Sandbox {
         shared.discovery.load(cached);
         // The default discovery answers are computed ahead of the first request.
         let warm = shared.clone();
+        let warmup = config.settings.discovery_warmup;
         tokio::spawn(async move {
+            if !warmup {
+                return;
+            }
             use discovery::{Kind, compute_combos, compute_top_backtests, compute_top_live};
             let _ = discovery::get(
                 &warm,

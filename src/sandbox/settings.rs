@@ -35,6 +35,9 @@ pub struct Settings {
     /// A folder of CSV candles (`BTC-USD_5m.csv`: timestamp,open,high,low,close,volume) used
     /// instead of the simulated feed for backtests and discovery.
     pub csv_dir: Option<std::path::PathBuf>,
+    /// Compute the default discovery answers (top backtests, top live, BTC 5m combos) at start,
+    /// ahead of the first request.
+    pub discovery_warmup: bool,
     /// Hosts signal destinations may use although they are loopback, private or otherwise internal
     /// (the SSRF guard refuses those by default), e.g. `["127.0.0.1", "localhost"]` for a local
     /// receiver. Names are compared as written in the destination URL.
@@ -86,6 +89,7 @@ impl Default for Settings {
             tick_ms: 1_000,
             backtest_workers: 2,
             csv_dir: None,
+            discovery_warmup: true,
             webhook_allow_hosts: Vec::new(),
             webhook_ca_file: None,
             max_signal_destinations: 20,

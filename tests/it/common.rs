@@ -75,7 +75,12 @@ async fn launch(db: &std::path::Path, settings: Settings, clock: TestClock) -> R
         "127.0.0.1:0".parse().unwrap(),
         DbLocation::File(db.to_path_buf()),
     );
-    config.settings = settings;
+    // A hundred test sandboxes need not each precompute every discovery cache; the discovery
+    // tests compute on demand, as a cold cache does.
+    config.settings = Settings {
+        discovery_warmup: false,
+        ..settings
+    };
     config.clock = Arc::new(clock);
     Sandbox::start(config).await.expect("sandbox starts")
 }

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_agentdesk");
 const POLL: Duration = Duration::from_millis(100);
-const WAIT: Duration = Duration::from_secs(15);
+const WAIT: Duration = Duration::from_secs(30);
 
 /// True when tmux can be used; false (after a notice) to skip; panics on CI without tmux.
 fn tmux_available() -> bool {

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_agentdesk");
 const POLL: Duration = Duration::from_millis(100);
-const WAIT: Duration = Duration::from_secs(15);
+const WAIT: Duration = Duration::from_secs(30);
 
 /// True when tmux can be used; false (after a notice) to skip; panics on CI without tmux.
 fn tmux_available() -> bool {
@@ -348,7 +348,7 @@ fn e2e_research_run_in_console() {
     tmux.send("Enter");
     // The console shows the Research tab itself after a /research command; 6 is harmless.
     tmux.send("6");
-    let screen = tmux.wait_for("the lead and its agents", Duration::from_secs(30), |s| {
+    let screen = tmux.wait_for("the lead and its agents", Duration::from_secs(60), |s| {
         s.contains("Lead and agents") && s.contains("├─ ") && s.contains("└─ ")
     });
     assert!(
