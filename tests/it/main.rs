@@ -23,4 +23,5 @@ mod scopes;
 mod signals;
 mod staged;
 mod tools;
+mod tui;
 mod venue;
