@@ -1820,14 +1820,23 @@ impl App {
     /// Rebuilds a view's index after a sort or filter change, keeping the cursor on the same row
     /// when it is still shown.
     fn rebuild_view(&mut self, view: DView) {
-        let pane = view.pane();
-        let before = self
-            .discovery
+        let before = self.row_under_cursor(view);
+        self.discovery.rebuild(view);
+        self.reselect(view, before);
+    }
+
+    /// The data row the cursor is on in a Discovery view.
+    fn row_under_cursor(&self, view: DView) -> Option<usize> {
+        self.discovery
             .state(view)
             .index
-            .get(self.selected(pane))
-            .copied();
-        self.discovery.rebuild(view);
+            .get(self.selected(view.pane()))
+            .copied()
+    }
+
+    /// After a view's index changed, puts the cursor back on the row it was on (or the top).
+    fn reselect(&mut self, view: DView, before: Option<usize>) {
+        let pane = view.pane();
         let pos = before
             .and_then(|i| {
                 self.discovery
@@ -1855,29 +1864,13 @@ impl App {
         let now = self.now;
         match result {
             Ok(payload) => {
-                let pane = view.pane();
-                let before = self
-                    .discovery
-                    .state(view)
-                    .index
-                    .get(self.selected(pane))
-                    .copied();
+                let before = self.row_under_cursor(view);
                 self.discovery.store(&query, payload);
                 let feed = &mut self.discovery.state_mut(view).feed;
                 feed.latency = Some(latency);
                 if current {
                     feed.answered(at);
-                    let pos = before
-                        .and_then(|i| {
-                            self.discovery
-                                .state(view)
-                                .index
-                                .iter()
-                                .position(|x| *x == i)
-                        })
-                        .unwrap_or(0);
-                    self.selected.insert(pane, pos);
-                    self.clamp(pane);
+                    self.reselect(view, before);
                 } else {
                     // The answer is for parameters changed since: ask again with the new ones.
                     feed.in_flight = false;
