@@ -755,6 +755,17 @@ fn split_signature(sig: &SignatureInput) -> Result<([u8; 32], [u8; 32], u64), Ei
     }
 }
 
+/// The `EIP712Domain` type of a domain with name, version, chainId and verifyingContract (the
+/// venue's and USDC's).
+pub fn domain_fields() -> Vec<Field> {
+    vec![
+        Field::new("name", "string"),
+        Field::new("version", "string"),
+        Field::new("chainId", "uint256"),
+        Field::new("verifyingContract", "address"),
+    ]
+}
+
 /// Typed data for the venue's approve-builder-fee user-signed action, exactly
 /// as its SDK builds it (domain "HyperliquidSignTransaction", chain 421614,
 /// zero verifying contract).
@@ -775,15 +786,7 @@ pub fn approve_builder_fee_typed_data_for_chain(
     chain_id: u64,
 ) -> TypedData {
     let mut types = Types::new();
-    types.insert(
-        DOMAIN_TYPE.to_owned(),
-        vec![
-            Field::new("name", "string"),
-            Field::new("version", "string"),
-            Field::new("chainId", "uint256"),
-            Field::new("verifyingContract", "address"),
-        ],
-    );
+    types.insert(DOMAIN_TYPE.to_owned(), domain_fields());
     types.insert(
         APPROVE_BUILDER_FEE_TYPE.to_owned(),
         vec![

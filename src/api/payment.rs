@@ -378,15 +378,7 @@ pub fn transfer_with_authorization_typed_data(
         PaymentError::InvalidRequirements("network is not eip155:<chain id>".into())
     })?;
     let mut types = Types::new();
-    types.insert(
-        "EIP712Domain".to_owned(),
-        vec![
-            Field::new("name", "string"),
-            Field::new("version", "string"),
-            Field::new("chainId", "uint256"),
-            Field::new("verifyingContract", "address"),
-        ],
-    );
+    types.insert("EIP712Domain".to_owned(), eip712::domain_fields());
     types.insert(
         TRANSFER_TYPE.to_owned(),
         vec![
