@@ -602,6 +602,16 @@ impl App {
         self.inbox.iter().any(|i| i.local == LocalState::Confirming)
     }
 
+    /// Polls these resources at `at` instead of at their next scheduled time: what an action just
+    /// changed shows up now.
+    fn poll_now(&mut self, resources: &[Resource], at: DateTime<Utc>) {
+        for r in resources {
+            if let Some(f) = self.feeds.get_mut(r) {
+                f.next_due = at;
+            }
+        }
+    }
+
     /// The risk preview of a proposal against the live positions and equity.
     pub fn risk_of(&self, preview: &Preview) -> Risk {
         let held: Vec<PositionRow> = self
@@ -1077,11 +1087,7 @@ impl App {
                 self.toast(format!("Propose {what} failed: {e}"), ToastLevel::Error);
             }
         }
-        for r in [Resource::Proposals, Resource::Usage] {
-            if let Some(f) = self.feeds.get_mut(&r) {
-                f.next_due = at;
-            }
-        }
+        self.poll_now(&[Resource::Proposals, Resource::Usage], at);
     }
 
     fn on_confirmed(
@@ -1120,18 +1126,17 @@ impl App {
             }
         }
         // What the confirm changed shows up now, not at the next scheduled poll.
-        for r in [
-            Resource::Positions,
-            Resource::Orders,
-            Resource::Pnl,
-            Resource::Proposals,
-            Resource::Audit,
-            Resource::Usage,
-        ] {
-            if let Some(f) = self.feeds.get_mut(&r) {
-                f.next_due = at;
-            }
-        }
+        self.poll_now(
+            &[
+                Resource::Positions,
+                Resource::Orders,
+                Resource::Pnl,
+                Resource::Proposals,
+                Resource::Audit,
+                Resource::Usage,
+            ],
+            at,
+        );
     }
 
     // ---- input ---------------------------------------------------------------------------------
@@ -1962,9 +1967,7 @@ impl App {
             }
         }
         self.dirty = true;
-        if let Some(f) = self.feeds.get_mut(&Resource::Usage) {
-            f.next_due = at;
-        }
+        self.poll_now(&[Resource::Usage], at);
     }
 
     fn on_job_loaded(

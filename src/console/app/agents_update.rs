@@ -467,18 +467,17 @@ impl App {
                 self.set_outcome(name, shown_args, at, Err(text), None);
             }
         }
-        for r in [
-            Resource::Positions,
-            Resource::Orders,
-            Resource::Pnl,
-            Resource::Proposals,
-            Resource::Audit,
-            Resource::Usage,
-        ] {
-            if let Some(f) = self.feeds.get_mut(&r) {
-                f.next_due = at;
-            }
-        }
+        self.poll_now(
+            &[
+                Resource::Positions,
+                Resource::Orders,
+                Resource::Pnl,
+                Resource::Proposals,
+                Resource::Audit,
+                Resource::Usage,
+            ],
+            at,
+        );
     }
 
     /// Puts a confirm token (`{confirmToken, expiresAt, summary, preview}`) into the inbox; returns

@@ -414,17 +414,16 @@ impl App {
                 )
             }
         }
-        for r in [
-            Resource::Positions,
-            Resource::Orders,
-            Resource::Pnl,
-            Resource::Audit,
-            Resource::Usage,
-        ] {
-            if let Some(f) = self.feeds.get_mut(&r) {
-                f.next_due = at;
-            }
-        }
+        self.poll_now(
+            &[
+                Resource::Positions,
+                Resource::Orders,
+                Resource::Pnl,
+                Resource::Audit,
+                Resource::Usage,
+            ],
+            at,
+        );
         if self.signals.deliveries_for.is_some() {
             self.signals.deliv_poll.next_due = Some(at);
         }
@@ -592,9 +591,7 @@ impl App {
             at,
         );
         self.dirty = true;
-        if let Some(f) = self.feeds.get_mut(&Resource::Whoami) {
-            f.next_due = at;
-        }
+        self.poll_now(&[Resource::Whoami], at);
         let text = match &result {
             Ok(body) => body
                 .get("json_summary")
