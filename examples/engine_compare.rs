@@ -1,5 +1,5 @@
 //! Run the engine's `sma_cross` on a CSV of bars and print one JSON line, so an
-//! outside tool (bench/backtesting_py_compare.py) can check the results and the
+//! outside tool (benches/backtesting_py_compare.py) can check the results and the
 //! speed against another backtester on identical bars.
 //!
 //! ```text

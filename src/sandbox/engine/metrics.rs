@@ -11,7 +11,7 @@
 //! `r_d = E_d / E_{d-1} - 1` for consecutive sampled days. The first day has no
 //! return and is dropped (backtesting.py ≥ 0.6: `pct_change().dropna()`), so the
 //! geometric mean runs over the `D - 1` returns. The cross-check script in
-//! bench/ compares every statistic with backtesting.py on identical bars.
+//! benches/ compares every statistic with backtesting.py on identical bars.
 //!
 //! **Annualisation.** `A = 365` when more than `0.6 · 2/7` of the bars fall on a
 //! Saturday or Sunday (24/7 crypto data), else `A = 252` — backtesting.py's rule.

@@ -3,9 +3,9 @@
 # five-minute bars (30 days) on 2 threads, measured by the criterion bench in
 # benches/engine.rs (`optimizer/grid1000_x_8640_2threads`). Goal: <= 0.15 s.
 #
-#   bench/optimizer_bench.sh                 # 2 threads
-#   THREADS='1 2' bench/optimizer_bench.sh   # also the 1-thread variant
-#   NO_BUILD=1 bench/optimizer_bench.sh      # reuse the last-built bench binary
+#   benches/optimizer_bench.sh                 # 2 threads
+#   THREADS='1 2' benches/optimizer_bench.sh   # also the 1-thread variant
+#   NO_BUILD=1 benches/optimizer_bench.sh      # reuse the last-built bench binary
 set -euo pipefail
 
 cd "$(dirname "$0")/.."

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Cross-check the agentdesk engine's `sma_cross` against backtesting.py.
 
-Usage (bench/backtesting_py_compare.sh sets this up):
+Usage (benches/backtesting_py_compare.sh sets this up):
 
     backtesting_py_compare.py --engine target/release/examples/engine_compare \
         --check BARS_10K.csv [--speed BARS_100K.csv] [--fast 10 --slow 30 --fee 0.001]

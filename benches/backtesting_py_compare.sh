@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Cross-check the engine's sma_cross against backtesting.py on identical bars,
-# then compare their speed on 100k bars. See bench/README.md.
+# then compare their speed on 100k bars. See benches/README.md.
 #
-#   bench/backtesting_py_compare.sh            # 10k-bar check + 100k-bar speed
-#   CHECK_BARS=20000 SPEED_BARS=0 bench/backtesting_py_compare.sh   # no speed run
-#   FAST=20 SLOW=50 FEE=0.0005 NO_BUILD=1 bench/backtesting_py_compare.sh
+#   benches/backtesting_py_compare.sh            # 10k-bar check + 100k-bar speed
+#   CHECK_BARS=20000 SPEED_BARS=0 benches/backtesting_py_compare.sh   # no speed run
+#   FAST=20 SLOW=50 FEE=0.0005 NO_BUILD=1 benches/backtesting_py_compare.sh
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -44,4 +44,4 @@ if [[ $SPEED_BARS -gt 0 ]]; then
     args+=(--speed "$speed_csv")
 fi
 
-exec "$VENV/bin/python" bench/backtesting_py_compare.py "${args[@]}"
+exec "$VENV/bin/python" benches/backtesting_py_compare.py "${args[@]}"
