@@ -6,3 +6,4 @@ pub mod config;
 pub mod console;
 pub mod sandbox;
 pub mod secret;
+pub mod standin;

@@ -61,6 +61,17 @@ enum Command {
         #[arg(long)]
         remove: bool,
     },
+    /// Run a stand-in of the real deployment (its answer shapes: errors as HTTP 200 with
+    /// `success:false`, numbers as strings, no proposals list) to try the console against
+    /// something that is not our sandbox. Prints its key and `listening on URL`.
+    #[command(hide = true)]
+    Standin {
+        #[arg(long, default_value = "127.0.0.1:8790")]
+        addr: SocketAddr,
+        /// Only the documented fields, instead of the deployment's extra ones.
+        #[arg(long)]
+        minimal: bool,
+    },
     /// Account settings of the sandbox.
     Account {
         #[command(subcommand)]
@@ -174,6 +185,7 @@ fn main() -> ExitCode {
             api_key: cli.api_key,
         }),
         Some(Command::Serve(args)) => serve(args, cli.config),
+        Some(Command::Standin { addr, minimal }) => standin(addr, minimal),
         Some(Command::Keys { command }) => keys_command(command),
         Some(Command::Account { command }) => account_command(command),
         Some(Command::Follow {
@@ -262,6 +274,29 @@ fn serve(args: ServeArgs, config: Option<PathBuf>) -> Result<(), String> {
                 );
             }
         }
+        let _ = writeln!(out, "listening on {}", running.base_url());
+        let _ = out.flush();
+        drop(out);
+        shutdown_signal().await;
+        running.shutdown().await;
+        Ok(())
+    })
+}
+
+fn standin(addr: SocketAddr, minimal: bool) -> Result<(), String> {
+    use agentdesk::standin::{self, Shape, StandInConfig};
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    runtime.block_on(async move {
+        let key = format!("live_{}", hex::encode(rand::random::<[u8; 16]>()));
+        let mut config = StandInConfig::new(addr, key.clone());
+        if minimal {
+            config.shape = Shape::Minimal;
+        }
+        let running = standin::start(config)
+            .await
+            .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "key {key}");
         let _ = writeln!(out, "listening on {}", running.base_url());
         let _ = out.flush();
         drop(out);

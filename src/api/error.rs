@@ -109,8 +109,10 @@ impl ApiError {
                 message,
             },
             // HTTP 200 with success:false, as the real deployment sometimes answers.
+            200..=299 if code == "unauthorized" || refuses_the_key(&message) => {
+                ApiError::Unauthorized { message }
+            }
             200..=299 => match code.as_str() {
-                "unauthorized" => ApiError::Unauthorized { message },
                 "quota_exceeded" => ApiError::QuotaExceeded {
                     retry_after: Duration::from_secs(retry_after.unwrap_or(60)),
                     message,
@@ -146,6 +148,25 @@ fn default_code(status: u16) -> &'static str {
         200..=299 => "request_failed",
         _ => "server_error",
     }
+}
+
+/// Whether a `success:false` message on HTTP 200 says the key itself was refused ("Invalid API
+/// key", "API key revoked", "Unauthorized"): the deployment has no 401 to say so.
+fn refuses_the_key(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    let about_key = m.contains("api key") || m.contains("api-key") || m.contains("apikey");
+    let refused = [
+        "invalid",
+        "revoked",
+        "expired",
+        "missing",
+        "unknown",
+        "not valid",
+        "required",
+    ]
+    .iter()
+    .any(|w| m.contains(w));
+    (about_key && refused) || m.contains("unauthorized") || m.contains("unauthenticated")
 }
 
 /// Finds code, message and field wherever the server put them: `error` (string or object),
@@ -228,5 +249,26 @@ mod tests {
             None,
         );
         assert_eq!(e.code(), Some("QUEUE_FULL"));
+    }
+
+    #[test]
+    fn a_refused_key_on_200_is_unauthorized_wherever_the_message_sits() {
+        for body in [
+            json!({"success":false,"message":"Invalid API key"}),
+            json!({"success":false,"error":"API key revoked"}),
+            json!({"success":false,"error":{"message":"Unauthorized"}}),
+            json!({"success":false,"code":"unauthorized"}),
+        ] {
+            let e = ApiError::from_response(200, &body, None, None);
+            assert!(matches!(e, ApiError::Unauthorized { .. }), "{body}: {e:?}");
+        }
+        // A message that merely mentions a key is not a refusal of this one.
+        let e = ApiError::from_response(
+            200,
+            &json!({"success":false,"message":"Proposal not found or expired"}),
+            None,
+            None,
+        );
+        assert!(matches!(e, ApiError::Invalid { .. }), "{e:?}");
     }
 }
