@@ -6,13 +6,13 @@
 //! increasing per account), stored unused, and spent in the transaction that records the approval.
 
 use super::core::Core;
-use super::http::AppError;
+use super::error::{AppError, ErrorKind};
 use super::settings::{Settings, percent_rate};
 use super::store::{DbResult, ts};
 use super::venue::exchange::{Book, Fill};
 use crate::api::eip712::{self, SignatureInput};
 use crate::api::model::{BuilderFeeApproval, Execution, fmt_decimal};
-use axum::http::StatusCode;
+
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
@@ -177,7 +177,7 @@ pub fn payload(
 }
 
 fn bad(code: &'static str, field: &str, message: impl Into<String>) -> AppError {
-    AppError::new(StatusCode::BAD_REQUEST, code, message).with_field(field)
+    AppError::new(ErrorKind::Invalid, code, message).with_field(field)
 }
 
 /// `POST /api/v1/venue/builder-fee`: verifies the wallet's signature over the typed data of an

@@ -3,15 +3,16 @@
 
 pub mod backtests;
 pub mod builder_fee;
-pub mod chat;
+pub mod caller;
 pub mod clock;
 pub mod core;
 pub mod data;
 pub mod discovery;
 pub mod engine;
+pub mod error;
 pub mod http;
 pub mod keys;
-pub mod mcp;
+pub mod ops;
 pub mod payments;
 pub mod quota;
 pub mod research;
@@ -27,18 +28,10 @@ use crate::secret::Secret;
 pub use clock::{Clock, SystemClock, TestClock};
 pub use settings::Settings;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
+pub use store::DbLocation;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
-
-/// Where the sandbox keeps its database.
-#[derive(Debug, Clone)]
-pub enum DbLocation {
-    File(PathBuf),
-    /// Gone when the sandbox stops; for tests and throwaway runs.
-    Memory,
-}
 
 pub struct SandboxConfig {
     pub addr: SocketAddr,

@@ -4,9 +4,9 @@
 //! replay is refused), and the payer's wallet maps to an account — created on first payment with
 //! the paper balance of a new account. Nothing is settled on chain.
 
+use super::caller::Caller;
 use super::core::Core;
-use super::http::AppError;
-use super::http::auth::Caller;
+use super::error::{AppError, ErrorKind};
 use super::keys;
 use super::settings::Settings;
 use super::store::ts;
@@ -14,7 +14,7 @@ use crate::api::Scope;
 use crate::api::catalog::Operation;
 use crate::api::model::PaymentUsage;
 use crate::api::payment::{self, PaymentError, PaymentRequirements};
-use axum::http::StatusCode;
+
 use chrono::{DateTime, Utc};
 use rusqlite::{OptionalExtension, params};
 
@@ -60,7 +60,7 @@ fn payment_error(e: &PaymentError) -> AppError {
         return AppError::internal(e);
     }
     AppError::new(
-        StatusCode::PAYMENT_REQUIRED,
+        ErrorKind::PaymentRequired,
         e.code(),
         format!("the PAYMENT-SIGNATURE was refused: {e}"),
     )
@@ -69,7 +69,7 @@ fn payment_error(e: &PaymentError) -> AppError {
 /// 402 for a payment-accepting operation called with no credential.
 pub fn missing() -> AppError {
     AppError::new(
-        StatusCode::PAYMENT_REQUIRED,
+        ErrorKind::PaymentRequired,
         "payment_required",
         "send an x-api-key header, or pay for this call with an x402 PAYMENT-SIGNATURE header (the PAYMENT-REQUIRED header says what to pay)",
     )
@@ -144,7 +144,7 @@ pub fn authenticate(
     )?;
     if inserted != 1 {
         return Err(AppError::new(
-            StatusCode::PAYMENT_REQUIRED,
+            ErrorKind::PaymentRequired,
             "nonce_used",
             format!(
                 "this payment authorization (nonce {nonce}) was already used; sign a new one with a fresh nonce"

@@ -15,14 +15,14 @@
 //! cancellation flags, checked between grid chunks, so cancelled agents stop computing soon.
 
 use super::backtests::{engine_config, params_json};
+use super::caller::Caller;
 use super::core::{Core, Shared};
 use super::data::{self, Timeframe};
 use super::engine::backtest::Workspace;
 use super::engine::metrics::Stats;
 use super::engine::optimizer::{self, RankBy};
 use super::engine::strategies::{self, Category, Params, STRATEGIES, StrategySpec};
-use super::http::AppError;
-use super::http::auth::Caller;
+use super::error::AppError;
 use super::quota;
 use super::store::{DbResult, parse_ts, ts};
 use super::venue::normalize_coin;
@@ -34,7 +34,7 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
 
 /// Defaults of a task that does not say.
@@ -812,29 +812,46 @@ struct Live {
     cancels: Mutex<HashMap<String, Arc<AtomicBool>>>,
 }
 
-/// Runs with a lead task in this process, by run id (ids are random, so sandboxes sharing a
-/// process — tests — never collide).
-static LIVE: LazyLock<Mutex<HashMap<String, Arc<Live>>>> = LazyLock::new(Default::default);
+/// The runs whose lead task runs in one sandbox, by run id.
+#[derive(Default)]
+pub struct Runs(Mutex<HashMap<String, Arc<Live>>>);
 
-fn live(run_id: &str) -> Option<Arc<Live>> {
-    LIVE.lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(run_id)
-        .cloned()
-}
-
-fn wake(run_id: &str) {
-    if let Some(l) = live(run_id) {
-        l.wake.notify_one();
+impl Runs {
+    fn get(&self, run_id: &str) -> Option<Arc<Live>> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(run_id)
+            .cloned()
     }
-}
 
-fn cancel(run_id: &str, agents: &[String]) {
-    if let Some(l) = live(run_id) {
-        let mut cancels = l.cancels.lock().unwrap_or_else(|e| e.into_inner());
-        for a in agents {
-            if let Some(flag) = cancels.remove(a) {
-                flag.store(true, Ordering::Relaxed);
+    fn insert(&self, run_id: &str, live: Arc<Live>) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(run_id.to_string(), live);
+    }
+
+    fn remove(&self, run_id: &str) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(run_id);
+    }
+
+    fn wake(&self, run_id: &str) {
+        if let Some(l) = self.get(run_id) {
+            l.wake.notify_one();
+        }
+    }
+
+    fn cancel(&self, run_id: &str, agents: &[String]) {
+        if let Some(l) = self.get(run_id) {
+            let mut cancels = l.cancels.lock().unwrap_or_else(|e| e.into_inner());
+            for a in agents {
+                if let Some(flag) = cancels.remove(a) {
+                    flag.store(true, Ordering::Relaxed);
+                }
             }
         }
     }
@@ -1090,8 +1107,8 @@ pub async fn message(
         })
         .await
         .map_err(AppError::internal)??;
-    cancel(run_id, &cancels);
-    wake(run_id);
+    shared.research.cancel(run_id, &cancels);
+    shared.research.wake(run_id);
     Ok(value)
 }
 
@@ -1441,8 +1458,8 @@ pub async fn stop(shared: &Arc<Shared>, caller: &Caller, run_id: &str) -> Result
         })
         .await
         .map_err(AppError::internal)??;
-    cancel(run_id, &cancels);
-    wake(run_id);
+    shared.research.cancel(run_id, &cancels);
+    shared.research.wake(run_id);
     Ok(value)
 }
 
@@ -1864,9 +1881,7 @@ struct AgentJob {
 
 fn spawn_lead(shared: Arc<Shared>, run_id: String) {
     let handle = Arc::new(Live::default());
-    LIVE.lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(run_id.clone(), handle.clone());
+    shared.research.insert(&run_id, handle.clone());
     tokio::spawn(async move {
         loop {
             let id = run_id.clone();
@@ -1901,9 +1916,7 @@ fn spawn_lead(shared: Arc<Shared>, run_id: String) {
             }
             cancels.clear();
         }
-        LIVE.lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&run_id);
+        shared.research.remove(&run_id);
     });
 }
 
@@ -1922,8 +1935,8 @@ fn lead_step(conn: &mut Connection, run_id: &str, now: DateTime<Utc>) -> DbResul
     let through = workers.iter().filter(|a| !a.unfinished()).count();
     let stop_met = run.plan.stop_after.is_some_and(|n| done >= n as usize);
     if stop_met || through == workers.len() {
-        let cancels = finish(conn, &run, Ending::Completed, now)?;
-        cancel(run_id, &cancels);
+        // The lead cancels every agent still running when it sees Done.
+        finish(conn, &run, Ending::Completed, now)?;
         return Ok(LeadStep::Done);
     }
     let progress = (through * 100 / workers.len().max(1)) as i64;
@@ -2050,7 +2063,7 @@ async fn agent_task(shared: Arc<Shared>, job: AgentJob, cancelled: Arc<AtomicBoo
             Err(e) => tracing::error!("research agent {}: {e}", job.key.agent_id),
         }
     }
-    wake(&job.key.run_id);
+    shared.research.wake(&job.key.run_id);
 }
 
 fn agent_summary(result: &AgentResult) -> String {

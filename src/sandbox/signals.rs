@@ -12,7 +12,7 @@ use super::core::{Core, Shared};
 use super::data::{self, Timeframe};
 use super::discovery::MAIN_PAIRS;
 use super::engine::strategies::{self, Params, STRATEGIES};
-use super::http::AppError;
+use super::error::{AppError, ErrorKind};
 use super::store::{DbResult, parse_ts, ts};
 use super::trading;
 use crate::api::model::{ExecutionResult, TradeSignal};
@@ -23,8 +23,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::sync::{Arc, LazyLock, Mutex};
-use tokio::sync::{Notify, Semaphore};
+use std::sync::{Arc, Mutex};
+use tokio::sync::Semaphore;
 
 /// Delays before attempts 2, 3, … (seconds); each gets ±10 % jitter. With the first attempt at
 /// once, that is 6 attempts over about 37 minutes.
@@ -41,15 +41,6 @@ pub const LIVE_TIMEFRAME: Timeframe = Timeframe::M5;
 /// Longest `name` of a destination.
 pub const MAX_NAME_CHARS: usize = 100;
 pub const DIRECTIONS: [&str; 3] = ["BUY", "SELL", "CLOSE"];
-
-/// Wakes the delivery loops when a signal was queued, so a delivery does not wait for the next
-/// tick. Shared by every sandbox of the process; a loop woken for another sandbox's signal only
-/// finds nothing due in its own database.
-static WAKE: LazyLock<Notify> = LazyLock::new(Notify::new);
-
-pub fn wake() {
-    WAKE.notify_waiters();
-}
 
 // ---- destinations -----------------------------------------------------------------------------
 
@@ -297,12 +288,7 @@ pub async fn check_url(url: &str, allow_hosts: &[String]) -> Result<Target, AppE
     let port = parsed.port_or_known_default().unwrap_or(443);
     let allowed = allow_hosts.iter().any(|h| h.eq_ignore_ascii_case(&host));
     let refuse = |what: String| {
-        AppError::new(
-            axum::http::StatusCode::BAD_REQUEST,
-            "destination_not_allowed",
-            what,
-        )
-        .with_field("url")
+        AppError::new(ErrorKind::Invalid, "destination_not_allowed", what).with_field("url")
     };
     if !allowed && METADATA_HOSTS.contains(&host.trim_end_matches('.')) {
         return Err(refuse(format!(
@@ -471,7 +457,7 @@ pub fn fan_out_trade(
         extra,
     };
     match enqueue(&core.store.conn, Some(leader_id), &event, now) {
-        Ok(n) if n > 0 => wake(),
+        Ok(n) if n > 0 => core.signal_wake.notify_waiters(),
         Ok(_) => {}
         Err(e) => tracing::error!("cannot queue signal deliveries: {e}"),
     }
@@ -631,7 +617,7 @@ fn record(conn: &Connection, id: i64, attempts: i64, out: &Outcome, now: DateTim
 }
 
 /// Reads the extra trusted roots named by `webhook_ca_file`.
-fn extra_roots(settings: &super::Settings) -> Vec<reqwest::Certificate> {
+fn extra_roots(settings: &super::settings::Settings) -> Vec<reqwest::Certificate> {
     let Some(path) = &settings.webhook_ca_file else {
         return Vec::new();
     };
@@ -735,7 +721,7 @@ pub async fn delivery_loop(shared: Arc<Shared>) {
     let in_flight: Arc<Mutex<HashSet<i64>>> = Default::default();
     let tick = std::time::Duration::from_millis(shared.settings.tick_ms.min(1_000));
     loop {
-        let woken = WAKE.notified();
+        let woken = shared.signal_wake.notified();
         let skip = in_flight.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let found = shared
             .run_raw(move |core, now| due(&core.store.conn, now, &skip))
@@ -910,7 +896,7 @@ async fn evaluate(shared: &Arc<Shared>, now: DateTime<Utc>) -> Result<bool, Stri
         }
         tx.commit()?;
         if queued > 0 {
-            wake();
+            core.signal_wake.notify_waiters();
         }
         Ok(true)
     })

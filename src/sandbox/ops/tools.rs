@@ -1,10 +1,10 @@
-//! Tool access: `list_mcp_capabilities` and `execute_mcp_tool` (see `sandbox::mcp`).
+//! Tool access: `list_mcp_capabilities` and `execute_mcp_tool` (see [`super::mcp`]).
 
-use super::{AppError, Call, Reply};
+use super::mcp::{self, Mode};
+use super::{AppError, Call, ErrorKind, Reply};
 use crate::sandbox::core::{Core, Shared};
-use crate::sandbox::mcp::{self, Mode};
 use crate::sandbox::settings::Settings;
-use axum::http::StatusCode;
+
 use serde::Deserialize;
 use serde_json::Value;
 use std::sync::Arc;
@@ -15,7 +15,7 @@ pub fn check_enabled(settings: &Settings) -> Result<(), AppError> {
         return Ok(());
     }
     Err(AppError::new(
-        StatusCode::NOT_FOUND,
+        ErrorKind::NotFound,
         "mcp_disabled",
         "delegated MCP tool access (capabilities, tool execution, agent chat) is disabled on this \
          deployment (sandbox setting mcp_enabled = false); every operation is still available over \

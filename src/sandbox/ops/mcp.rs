@@ -1,5 +1,5 @@
 //! MCP-style tool access: every catalog operation as a tool `service_<operation>` with a JSON Schema
-//! of its arguments, and one way to run a tool — through [`http::dispatch`], the same checks,
+//! of its arguments, and one way to run a tool — through [`super::dispatch`], the same checks,
 //! handler and audit as the HTTP operation, so a tool can do nothing its operation could not.
 //!
 //! Mutate tools run in two steps. The first call stores a confirm token (5 minutes, bound to the
@@ -7,19 +7,19 @@
 //! tool and arguments plus `args.confirmToken` runs the operation exactly once (one conditional
 //! UPDATE claims the token).
 
-use super::core::{Core, Shared};
-use super::http::auth::{self, Caller};
-use super::http::{self, AppError, Call, parse_json};
-use super::store::{AuditRow, ts};
-use super::trading;
+use super::auth;
+use super::{AppError, Call, Caller, ErrorKind, parse_json};
 use crate::api::catalog::{self, Method, OPERATIONS, Operation, Section, Tier};
 use crate::api::model::{
     BacktestRequest, BuilderFeeApproval, CancelRequest, Capabilities, CloseRequest, ConfirmRequest,
     PlatformClose, PlatformOrder, Preview, SignalDestinationRequest, ToolCapability, ToolResult,
     TradeSignal,
 };
+use crate::sandbox::core::{Core, Shared};
+use crate::sandbox::store::{AuditRow, ts};
+use crate::sandbox::trading;
 use axum::body::Bytes;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::HeaderMap;
 use chrono::{DateTime, Duration, Utc};
 use rand::RngExt;
 use rusqlite::{OptionalExtension, params};
@@ -337,7 +337,7 @@ pub fn unknown_tool(name: &str) -> AppError {
         None => String::new(),
     };
     AppError::new(
-        StatusCode::NOT_FOUND,
+        ErrorKind::NotFound,
         "unknown_tool",
         format!(
             "no tool named {name:?}{hint}; GET /api/delegated/mcp/capabilities lists every tool \
@@ -420,11 +420,11 @@ pub async fn execute_with(
         ));
     }
     let call = build_call(op, caller, now, headers, args)?;
-    let result = http::dispatch(shared, call).await;
+    let result = super::dispatch(shared, call).await;
     if let Some(token) = claimed {
         let outcome = match &result {
-            Ok(reply) => format!("ok {}", reply.status.as_u16()),
-            Err(e) => format!("error {} {}", e.status.as_u16(), e.code),
+            Ok(reply) => format!("ok {}", reply.status),
+            Err(e) => format!("error {} {}", e.status(), e.code),
         };
         let _ = shared
             .run_raw(move |core, _| {
@@ -772,7 +772,7 @@ async fn claim(
                     key_id: caller.key_id,
                     operation: op.name.to_string(),
                     outcome: "error".into(),
-                    http_status: e.status.as_u16(),
+                    http_status: e.status(),
                     error_code: Some(e.code.to_string()),
                     message: Some(e.message.clone()),
                     ..Default::default()
@@ -808,27 +808,29 @@ fn claim_in(
                     key_id: r.get(0)?,
                     tool: r.get(1)?,
                     args_hash: r.get(2)?,
-                    expires_at: super::store::parse_ts(r.get(3)?),
-                    used_at: r.get::<_, Option<String>>(4)?.map(super::store::parse_ts),
+                    expires_at: crate::sandbox::store::parse_ts(r.get(3)?),
+                    used_at: r
+                        .get::<_, Option<String>>(4)?
+                        .map(crate::sandbox::store::parse_ts),
                     outcome: r.get(5)?,
                 })
             },
         )
         .optional()?;
     let again = format!("call {tool} without confirmToken for a new one");
-    let refuse = |status: StatusCode, code: &'static str, message: String| {
+    let refuse = |status: ErrorKind, code: &'static str, message: String| {
         Err(AppError::new(status, code, message).with_field(CONFIRM_TOKEN_ARG))
     };
     let Some(row) = row else {
         return refuse(
-            StatusCode::NOT_FOUND,
+            ErrorKind::NotFound,
             "confirm_token_not_found",
             format!("no confirm token {token:?}; {again}"),
         );
     };
     if row.key_id != caller.key_id {
         return refuse(
-            StatusCode::FORBIDDEN,
+            ErrorKind::Forbidden,
             "confirm_token_key_mismatch",
             format!(
                 "confirm token {token} was issued to another API key; only that key can use it"
@@ -837,7 +839,7 @@ fn claim_in(
     }
     if row.tool != tool {
         return refuse(
-            StatusCode::BAD_REQUEST,
+            ErrorKind::Invalid,
             "confirm_token_tool_mismatch",
             format!(
                 "confirm token {token} was issued for {}, not {tool}",
@@ -847,7 +849,7 @@ fn claim_in(
     }
     if row.args_hash != hash {
         return refuse(
-            StatusCode::BAD_REQUEST,
+            ErrorKind::Invalid,
             "confirm_token_args_mismatch",
             format!(
                 "confirm token {token} was issued for other args of {tool}; re-submit exactly the \
@@ -857,7 +859,7 @@ fn claim_in(
     }
     if let Some(used) = row.used_at {
         return refuse(
-            StatusCode::CONFLICT,
+            ErrorKind::Conflict,
             "confirm_token_used",
             format!(
                 "confirm token {token} was already used at {}{}; it runs the tool only once; {again}",
@@ -870,7 +872,7 @@ fn claim_in(
     }
     if row.expires_at <= now {
         return refuse(
-            StatusCode::GONE,
+            ErrorKind::Expired,
             "confirm_token_expired",
             format!(
                 "confirm token {token} expired at {} ({}s ago); {again}",
@@ -888,7 +890,7 @@ fn claim_in(
     )?;
     if changed != 1 {
         return refuse(
-            StatusCode::CONFLICT,
+            ErrorKind::Conflict,
             "confirm_token_used",
             format!("confirm token {token} was already used; {again}"),
         );
@@ -1003,7 +1005,7 @@ mod tests {
         assert!(tool_op("service_get_positions").is_some());
         assert!(tool_op("get_positions").is_none());
         let e = unknown_tool("get_positions");
-        assert_eq!(e.status, StatusCode::NOT_FOUND);
+        assert_eq!(e.kind, ErrorKind::NotFound);
         assert!(e.message.contains("service_get_positions"), "{}", e.message);
         assert!(e.message.contains("/api/delegated/mcp/capabilities"));
     }

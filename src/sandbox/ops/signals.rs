@@ -1,12 +1,12 @@
 //! Signal destinations: register (with the SSRF guard), list, and the delivery log (extension).
 
-use super::{AppError, Call, Reply};
+use super::{AppError, Call, ErrorKind, Reply};
 use crate::api::model::SignalDestinationRequest;
 use crate::api::webhook_sig;
 use crate::sandbox::core::{Core, Shared};
 use crate::sandbox::engine::strategies;
 use crate::sandbox::signals::{self, DIRECTIONS, Destination, MAX_NAME_CHARS};
-use axum::http::StatusCode;
+
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -130,7 +130,7 @@ pub async fn create_signal_destination(shared: Arc<Shared>, call: Call) -> Resul
         .run_raw(move |core, now| {
             if signals::count_destinations(&core.store.conn, account_id)? >= limit {
                 return Err(AppError::new(
-                    StatusCode::CONFLICT,
+                    ErrorKind::Conflict,
                     "destination_limit",
                     format!("this account already has {limit} signal destinations, the most it may register"),
                 ));

@@ -1,9 +1,9 @@
-//! `mcp_agent_chat`: one chat turn (see `sandbox::chat`).
+//! `mcp_agent_chat`: one chat turn (see [`super::chat_agent`]).
 
+use super::chat_agent;
 use super::tools::check_enabled;
 use super::{AppError, Call, Reply};
 use crate::api::model::ChatMessage;
-use crate::sandbox::chat;
 use crate::sandbox::core::Shared;
 use crate::sandbox::quota;
 use serde::Deserialize;
@@ -52,6 +52,6 @@ pub async fn mcp_agent_chat(shared: Arc<Shared>, call: Call) -> Result<Reply, Ap
         .run_raw(move |core, now| quota::charge_compute(core, &caller, now))
         .await
         .map_err(AppError::internal)??;
-    let reply = chat::turn(&shared, &call.caller, req.messages, &call.headers).await?;
+    let reply = chat_agent::turn(&shared, &call.caller, req.messages, &call.headers).await?;
     Reply::ok(reply)
 }

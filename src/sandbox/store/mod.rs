@@ -7,7 +7,9 @@ use crate::api::Scope;
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+pub mod chat;
 
 pub type DbResult<T> = rusqlite::Result<T>;
 
@@ -324,6 +326,14 @@ CREATE TABLE builder_fee_orders (
 );
 "#,
 ];
+
+/// Where the sandbox keeps its database.
+#[derive(Debug, Clone)]
+pub enum DbLocation {
+    File(PathBuf),
+    /// Gone when the sandbox stops; for tests and throwaway runs.
+    Memory,
+}
 
 pub struct Store {
     pub conn: Connection,
