@@ -211,7 +211,7 @@ pub struct Shared {
     /// The same notifier as [`Core::signal_wake`], for the delivery loop to wait on.
     pub signal_wake: Arc<Notify>,
     /// Research runs whose lead task runs in this sandbox.
-    pub research: super::research::Runs,
+    pub research: super::research::live::Runs,
 }
 
 impl Shared {

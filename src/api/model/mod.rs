@@ -25,6 +25,8 @@ pub use signals::*;
 pub use tools::*;
 pub use trading::*;
 
+pub use num::fmt_decimal;
+
 pub type Extra = Map<String, Value>;
 
 /// Number-or-numeric-text (de)serializers.
@@ -87,37 +89,37 @@ pub mod num {
 
     /// Writes a decimal string the way the venue does: no exponent, trailing zeros trimmed.
     pub fn ser_dec<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&super::fmt_decimal(*x))
+        s.serialize_str(&fmt_decimal(*x))
     }
 
     pub fn ser_dec_opt<S: Serializer>(x: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
         match x {
-            Some(x) => s.serialize_str(&super::fmt_decimal(*x)),
+            Some(x) => s.serialize_str(&fmt_decimal(*x)),
             None => s.serialize_none(),
         }
+    }
+
+    /// Decimal text: up to 8 decimals, trailing zeros trimmed, never an exponent or `-0`.
+    pub fn fmt_decimal(x: f64) -> String {
+        if !x.is_finite() {
+            return "0".into();
+        }
+        let mut s = format!("{x:.8}");
+        if s.contains('.') {
+            while s.ends_with('0') {
+                s.pop();
+            }
+            if s.ends_with('.') {
+                s.pop();
+            }
+        }
+        if s == "-0" { "0".into() } else { s }
     }
 
     /// Numeric text in requests (the seed's trade signal writes prices as strings).
     pub fn ser_text_opt<S: Serializer>(x: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
         ser_dec_opt(x, s)
     }
-}
-
-/// Decimal text: up to 8 decimals, trailing zeros trimmed, never an exponent or `-0`.
-pub fn fmt_decimal(x: f64) -> String {
-    if !x.is_finite() {
-        return "0".into();
-    }
-    let mut s = format!("{x:.8}");
-    if s.contains('.') {
-        while s.ends_with('0') {
-            s.pop();
-        }
-        if s.ends_with('.') {
-            s.pop();
-        }
-    }
-    if s == "-0" { "0".into() } else { s }
 }
 
 /// One of, or a list of; the cancel body's `oid` takes either.

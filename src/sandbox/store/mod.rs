@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 pub mod chat;
+pub mod research;
 
 pub type DbResult<T> = rusqlite::Result<T>;
 
