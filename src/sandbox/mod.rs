@@ -110,10 +110,7 @@ fn open_core(
         return Ok((core, demo, new_keys, None));
     }
     let (key, address) = keys::new_paper_wallet();
-    core.store.conn.execute(
-        "UPDATE accounts SET wallet = ?1 WHERE id = ?2",
-        rusqlite::params![address, demo.id],
-    )?;
+    core.store.set_wallet(demo.id, &address)?;
     demo.wallet = address;
     Ok((core, demo, new_keys, Some(key)))
 }

@@ -30,7 +30,8 @@ pub struct DeliveryStats {
     pub delivered: u64,
     #[serde(default)]
     pub failed: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Null until a delivery succeeded.
+    #[serde(default)]
     pub last_delivered_at: Option<DateTime<Utc>>,
     #[serde(flatten)]
     pub extra: Extra,
@@ -147,6 +148,8 @@ pub struct SignalDelivery {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SignalDeliveries {
+    #[serde(default)]
+    pub destination_id: String,
     #[serde(default)]
     pub deliveries: Vec<SignalDelivery>,
     #[serde(flatten)]

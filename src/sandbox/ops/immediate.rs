@@ -78,7 +78,7 @@ fn execute_now(
     };
     core.commit(account, book, &fills, call.now, |tx| {
         for (oid, rate) in &later {
-            builder_fee::track_order(tx, account, *oid, *rate)?;
+            crate::sandbox::store::builder_fee::track_order(tx, account, *oid, *rate)?;
         }
         record(tx, &result)
     })?;

@@ -16,13 +16,13 @@ use crate::api::model::{
     TradeSignal,
 };
 use crate::sandbox::core::{Core, Shared};
-use crate::sandbox::store::{AuditRow, ts};
+use crate::sandbox::store::AuditRow;
+use crate::sandbox::store::mcp as db;
 use crate::sandbox::trading;
 use axum::body::Bytes;
 use axum::http::HeaderMap;
 use chrono::{DateTime, Duration, Utc};
 use rand::RngExt;
-use rusqlite::{OptionalExtension, params};
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
@@ -427,12 +427,7 @@ pub async fn execute_with(
             Err(e) => format!("error {} {}", e.status(), e.code),
         };
         let _ = shared
-            .run_raw(move |core, _| {
-                core.store.conn.execute(
-                    "UPDATE mcp_confirm_tokens SET outcome = ?1 WHERE token = ?2",
-                    params![outcome, token],
-                )
-            })
+            .run_raw(move |core, _| db::set_token_outcome(&core.store.conn, &token, &outcome))
             .await;
     }
     let reply = result?;
@@ -594,25 +589,21 @@ async fn prepare(
             let (preview, summary) = preview_for(core, &caller, op, &args, now)?;
             let token = new_token();
             let expires_at = now + CONFIRM_TTL;
-            core.store.conn.execute(
-                "DELETE FROM mcp_confirm_tokens WHERE expires_at < ?1",
-                params![ts(now - Duration::days(1))],
-            )?;
-            core.store.conn.execute(
-                "INSERT INTO mcp_confirm_tokens
-                     (token, account_id, key_id, tool, args_hash, args, preview, created_at, expires_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                params![
-                    token,
-                    caller.account_id,
-                    caller.key_id,
-                    op.tool_name(),
-                    args_hash(&args),
-                    canonical_json(&Value::Object(args.clone())),
-                    preview.to_string(),
-                    ts(now),
-                    ts(expires_at),
-                ],
+            let conn = &core.store.conn;
+            db::delete_tokens_expired_before(conn, now - Duration::days(1))?;
+            db::insert_token(
+                conn,
+                &db::NewToken {
+                    token: &token,
+                    account_id: caller.account_id,
+                    key_id: caller.key_id,
+                    tool: &op.tool_name(),
+                    args_hash: &args_hash(&args),
+                    args: &canonical_json(&Value::Object(args.clone())),
+                    preview: &preview.to_string(),
+                    expires_at,
+                },
+                now,
             )?;
             let mut result = json!({
                 "confirmToken": token,
@@ -744,15 +735,6 @@ fn preview_for(
     }
 }
 
-struct TokenRow {
-    key_id: i64,
-    tool: String,
-    args_hash: String,
-    expires_at: DateTime<Utc>,
-    used_at: Option<DateTime<Utc>>,
-    outcome: Option<String>,
-}
-
 /// Spends a confirm token: one conditional UPDATE, so of any number of concurrent re-submits
 /// exactly one runs the tool. A refusal is written to the audit log under the operation's name.
 async fn claim(
@@ -796,27 +778,7 @@ fn claim_in(
     now: DateTime<Utc>,
 ) -> Result<(), AppError> {
     let tool = op.tool_name();
-    let row = core
-        .store
-        .conn
-        .query_row(
-            "SELECT key_id, tool, args_hash, expires_at, used_at, outcome
-             FROM mcp_confirm_tokens WHERE token = ?1",
-            params![token],
-            |r| {
-                Ok(TokenRow {
-                    key_id: r.get(0)?,
-                    tool: r.get(1)?,
-                    args_hash: r.get(2)?,
-                    expires_at: crate::sandbox::store::parse_ts(r.get(3)?),
-                    used_at: r
-                        .get::<_, Option<String>>(4)?
-                        .map(crate::sandbox::store::parse_ts),
-                    outcome: r.get(5)?,
-                })
-            },
-        )
-        .optional()?;
+    let row = db::token(&core.store.conn, token)?;
     let again = format!("call {tool} without confirmToken for a new one");
     let refuse = |status: ErrorKind, code: &'static str, message: String| {
         Err(AppError::new(status, code, message).with_field(CONFIRM_TOKEN_ARG))
@@ -882,13 +844,7 @@ fn claim_in(
             ),
         );
     }
-    let changed = core.store.conn.execute(
-        "UPDATE mcp_confirm_tokens SET used_at = ?1
-         WHERE token = ?2 AND used_at IS NULL AND expires_at > ?1
-           AND key_id = ?3 AND tool = ?4 AND args_hash = ?5",
-        params![ts(now), token, caller.key_id, tool, hash],
-    )?;
-    if changed != 1 {
+    if !db::spend_token(&core.store.conn, token, caller.key_id, &tool, hash, now)? {
         return refuse(
             ErrorKind::Conflict,
             "confirm_token_used",
