@@ -81,3 +81,17 @@ pub struct ResearchStatus {
     #[serde(flatten)]
     pub extra: Extra,
 }
+
+/// Body of `research_start`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ResearchStartRequest {
+    /// What the research run should find out, e.g. "find the best trend strategy for ETH on 1h".
+    pub task: String,
+}
+
+/// Body of `research_message`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ResearchMessageRequest {
+    /// A message to the run's lead agent.
+    pub message: String,
+}

@@ -102,3 +102,28 @@ pub struct CliReply {
     #[serde(flatten)]
     pub extra: Extra,
 }
+
+/// Body of `execute_mcp_tool`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ExecuteToolRequest {
+    /// A tool of list_mcp_capabilities, e.g. `service_get_positions`.
+    pub name: String,
+    /// The tool's arguments (its input schema); mutate tools take `confirmToken` on the second call.
+    #[serde(default)]
+    pub args: Value,
+}
+
+/// Body of `mcp_agent_chat`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ChatRequest {
+    /// The conversation so far, oldest first; the last user message is answered.
+    pub messages: Vec<ChatMessage>,
+}
+
+/// Body of `mcp_cli`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CliRequest {
+    /// A slash command: `/research start <task>`, `/research`, `/research say <message>`,
+    /// `/research stop`, `/help`.
+    pub command: String,
+}

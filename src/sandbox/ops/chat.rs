@@ -3,19 +3,13 @@
 use super::chat_agent;
 use super::tools::check_enabled;
 use super::{AppError, Call, Reply};
-use crate::api::model::ChatMessage;
+use crate::api::model::ChatRequest;
 use crate::sandbox::core::Shared;
 use crate::sandbox::quota;
-use serde::Deserialize;
 use std::sync::Arc;
 
 /// Messages per turn at most.
 const MAX_MESSAGES: usize = 100;
-
-#[derive(Debug, Deserialize)]
-struct ChatRequest {
-    messages: Vec<ChatMessage>,
-}
 
 pub async fn mcp_agent_chat(shared: Arc<Shared>, call: Call) -> Result<Reply, AppError> {
     check_enabled(&shared.settings)?;

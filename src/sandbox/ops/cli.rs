@@ -4,12 +4,11 @@
 
 use super::{AppError, Call, ErrorKind, Reply, dispatch};
 use crate::api::catalog;
-use crate::api::model::{ResearchRun, ResearchStatus};
+use crate::api::model::{CliRequest, ResearchRun, ResearchStatus};
 use crate::sandbox::core::Shared;
 use crate::sandbox::research::run_text;
 use axum::body::Bytes;
 use axum::http::HeaderMap;
-use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -41,11 +40,6 @@ pub enum Command {
     Start(String),
     Say(String),
     Stop,
-}
-
-#[derive(Deserialize)]
-struct CliBody {
-    command: String,
 }
 
 fn command_list() -> String {
@@ -178,7 +172,7 @@ async fn active_run(shared: &Arc<Shared>, outer: &Call, what: &str) -> Result<St
 }
 
 pub async fn mcp_cli(shared: Arc<Shared>, outer: Call) -> Result<Reply, AppError> {
-    let body: CliBody = outer.json()?;
+    let body: CliRequest = outer.json()?;
     let command = parse(&body.command)?;
     let (output, run) = match &command {
         Command::Help => {

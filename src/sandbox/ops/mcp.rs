@@ -11,9 +11,9 @@ use super::auth;
 use super::{AppError, Call, Caller, ErrorKind, parse_json};
 use crate::api::catalog::{self, Method, OPERATIONS, Operation, Section, Tier};
 use crate::api::model::{
-    BacktestRequest, BuilderFeeApproval, CancelRequest, Capabilities, CloseRequest, ConfirmRequest,
-    PlatformClose, PlatformOrder, Preview, SignalDestinationRequest, ToolCapability, ToolResult,
-    TradeSignal,
+    BacktestRequest, BuilderFeeApproval, CancelRequest, Capabilities, CliRequest, CloseRequest,
+    ConfirmRequest, PlatformClose, PlatformOrder, Preview, ResearchMessageRequest,
+    ResearchStartRequest, SignalDestinationRequest, ToolCapability, ToolResult, TradeSignal,
 };
 use crate::sandbox::core::{Core, Shared};
 use crate::sandbox::store::AuditRow;
@@ -127,38 +127,6 @@ fn schema_of<T: JsonSchema>() -> Value {
         .to_value()
 }
 
-// Bodies of operations whose sandbox handlers are not built yet (research, CLI): the seed's fields.
-// Their handlers should parse these same shapes.
-
-/// Body of `research_start`.
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-struct ResearchStartBody {
-    /// What the research run should find out, e.g. "find the best trend strategy for ETH on 1h".
-    task: String,
-}
-
-/// Body of `research_message`.
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-struct ResearchMessageBody {
-    /// A message to the run's lead agent.
-    message: String,
-}
-
-/// `research_stop` takes no body.
-#[derive(JsonSchema)]
-struct NoBody {}
-
-/// Body of `mcp_cli`.
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-struct CliBody {
-    /// A slash command: `/research start <task>`, `/research`, `/research say <message>`,
-    /// `/research stop`, `/help`.
-    command: String,
-}
-
 /// Descriptions of the seed's trade-signal fields (the wire type carries no doc comments for them).
 const SIGNAL_FIELDS: &[(&str, &str)] = &[
     (
@@ -227,11 +195,16 @@ fn body_schema(op: &Operation) -> Value {
         "approve_builder_fee" => schema_of::<BuilderFeeApproval>(),
         "run_backtest" => schema_of::<BacktestRequest>(),
         "create_signal_destination" => schema_of::<SignalDestinationRequest>(),
-        "research_start" => schema_of::<ResearchStartBody>(),
-        "research_message" => schema_of::<ResearchMessageBody>(),
-        "research_stop" => schema_of::<NoBody>(),
-        "mcp_cli" => schema_of::<CliBody>(),
-        _ => json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object"}),
+        "research_start" => schema_of::<ResearchStartRequest>(),
+        "research_message" => schema_of::<ResearchMessageRequest>(),
+        "mcp_cli" => schema_of::<CliRequest>(),
+        // research_stop: the run is in the path.
+        _ => json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": op.name,
+            "description": format!("{} takes no body", op.name),
+            "type": "object",
+        }),
     }
 }
 

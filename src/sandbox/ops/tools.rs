@@ -5,8 +5,7 @@ use super::{AppError, Call, ErrorKind, Reply};
 use crate::sandbox::core::{Core, Shared};
 use crate::sandbox::settings::Settings;
 
-use serde::Deserialize;
-use serde_json::Value;
+use crate::api::model::ExecuteToolRequest;
 use std::sync::Arc;
 
 /// 404 `mcp_disabled` when the deployment does not offer delegated MCP (`mcp_enabled = false`).
@@ -28,17 +27,9 @@ pub fn list_mcp_capabilities(core: &mut Core, _call: &Call) -> Result<Reply, App
     Reply::ok(mcp::capabilities())
 }
 
-/// Body of `execute_mcp_tool`.
-#[derive(Debug, Deserialize)]
-struct ExecuteRequest {
-    name: String,
-    #[serde(default)]
-    args: Value,
-}
-
 pub async fn execute_mcp_tool(shared: Arc<Shared>, call: Call) -> Result<Reply, AppError> {
     check_enabled(&shared.settings)?;
-    let req: ExecuteRequest = call.json()?;
+    let req: ExecuteToolRequest = call.json()?;
     let result = mcp::execute_with(
         &shared,
         &call.caller,
