@@ -42,7 +42,11 @@ pub struct Core {
 }
 
 impl Core {
-    pub fn open(db: &DbLocation, settings: Settings, now: DateTime<Utc>) -> DbResult<Opened> {
+    pub fn open(
+        db: &DbLocation,
+        settings: Settings,
+        now: DateTime<Utc>,
+    ) -> Result<Opened, keys::KeyError> {
         let mut store = match db {
             DbLocation::File(path) => Store::open(path)?,
             DbLocation::Memory => Store::open_in_memory()?,
@@ -64,11 +68,7 @@ impl Core {
                         scope,
                         "created with the database",
                         now,
-                    )
-                    .map_err(|e| match e {
-                        keys::KeyError::Db(e) => e,
-                        other => rusqlite::Error::InvalidParameterName(other.to_string()),
-                    })?;
+                    )?;
                     new_keys.push((scope, key));
                 }
                 account

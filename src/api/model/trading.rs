@@ -216,6 +216,8 @@ pub struct Execution {
     /// The venue's order statuses: `{"filled": {totalSz, avgPx, oid}}` or `{"resting": {oid}}`.
     #[serde(default)]
     pub statuses: Vec<Value>,
+    /// Whether the trade was fanned out to followers and signal destinations (`place_order`
+    /// answers only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fanout: Option<bool>,
     #[serde(flatten)]

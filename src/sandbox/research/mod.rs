@@ -412,15 +412,8 @@ fn finish(
 
 // ---- startup -------------------------------------------------------------------------------------
 
-/// At sandbox start: runs a stopped sandbox left `active` become
-/// `stopped` with a note from the lead and a partial report. Returns how many were stopped.
-pub async fn start_up(shared: &Arc<Shared>) -> Result<usize, rusqlite::Error> {
-    shared
-        .run_raw(|core, now| recover(&mut core.store.conn, now))
-        .await
-        .map_err(|e| rusqlite::Error::InvalidParameterName(e.to_string()))?
-}
-
+/// At sandbox start: runs a stopped sandbox left `active` become `stopped` with a note from the
+/// lead and a partial report. Returns how many were stopped.
 pub fn recover(conn: &mut Connection, now: DateTime<Utc>) -> DbResult<usize> {
     let runs = db::active_runs(conn)?;
     for run in &runs {
