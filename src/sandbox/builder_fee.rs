@@ -12,11 +12,13 @@ use super::store::builder_fee::{self as db, Approval};
 use super::store::{DbResult, ts};
 use super::venue::exchange::{Book, Fill};
 use crate::api::eip712::{self, SignatureInput};
-use crate::api::model::{BuilderFeeApproval, Execution, fmt_decimal};
+use crate::api::model::{
+    BuilderFeeApproval, BuilderFeePayload, BuilderFeeStatus, Execution, fmt_decimal,
+};
 
 use chrono::{DateTime, Utc};
 use rusqlite::Connection;
-use serde_json::{Value, json};
+use serde_json::json;
 
 impl Approval {
     /// The fee as a fraction of notional.
@@ -83,7 +85,7 @@ pub fn payload(
     own_wallet: &str,
     venue_wallet: Option<&str>,
     now: DateTime<Utc>,
-) -> Result<Value, AppError> {
+) -> Result<BuilderFeePayload, AppError> {
     let given = venue_wallet
         .map(str::trim)
         .filter(|w| !w.is_empty())
@@ -97,17 +99,18 @@ pub fn payload(
         })?;
     let addr = check_wallet(|f, m| AppError::invalid_query(f, m), given, own_wallet)?;
     let settings = &core.settings;
-    let common = json!({
-        "signatureChainId": eip712::SIGNATURE_CHAIN_ID,
-        "builder": settings.builder_address,
-        "maxFeeRate": settings.builder_max_fee_rate,
-        "venueWallet": eip712::format_address(addr),
-    });
+    let common = BuilderFeePayload {
+        signature_chain_id: Some(eip712::SIGNATURE_CHAIN_ID.into()),
+        builder: Some(settings.builder_address.clone()),
+        max_fee_rate: Some(settings.builder_max_fee_rate.clone()),
+        venue_wallet: Some(eip712::format_address(addr)),
+        ..Default::default()
+    };
     if let Some(a) = approval(&core.store.conn, account_id, settings)? {
         let mut out = common;
-        out["authorized"] = json!(true);
-        out["approvedAt"] = json!(a.approved_at);
-        out["json_summary"] = json!(format!(
+        out.authorized = true;
+        out.extra.insert("approvedAt".into(), json!(a.approved_at));
+        out.json_summary = Some(format!(
             "The builder fee ({} for {}) is already approved; nothing to sign.",
             a.max_fee_rate, a.builder
         ));
@@ -124,16 +127,17 @@ pub fn payload(
         now,
     )?;
     let td = typed_data(settings, nonce as u64);
-    let mut out = common;
-    out["authorized"] = json!(false);
-    out["nonce"] = json!(nonce);
-    out["typedData"] = serde_json::to_value(&td).map_err(AppError::internal)?;
-    out["json_summary"] = json!(format!(
-        "Sign typedData with wallet {} (eth_signTypedData_v4), then POST venueWallet, nonce {nonce}, signature and signatureChainId {} to /api/v1/venue/builder-fee.",
-        eip712::format_address(addr),
-        eip712::SIGNATURE_CHAIN_ID
-    ));
-    Ok(out)
+    Ok(BuilderFeePayload {
+        authorized: false,
+        nonce: Some(nonce as u64),
+        typed_data: Some(serde_json::to_value(&td).map_err(AppError::internal)?),
+        json_summary: Some(format!(
+            "Sign typedData with wallet {} (eth_signTypedData_v4), then POST venueWallet, nonce {nonce}, signature and signatureChainId {} to /api/v1/venue/builder-fee.",
+            eip712::format_address(addr),
+            eip712::SIGNATURE_CHAIN_ID
+        )),
+        ..common
+    })
 }
 
 fn bad(code: &'static str, field: &str, message: impl Into<String>) -> AppError {
@@ -148,7 +152,7 @@ pub fn approve(
     own_wallet: &str,
     req: &BuilderFeeApproval,
     now: DateTime<Utc>,
-) -> Result<Value, AppError> {
+) -> Result<BuilderFeeStatus, AppError> {
     let wallet = check_wallet(
         |f, m| AppError::invalid(f, m),
         &req.venue_wallet,
@@ -259,18 +263,19 @@ pub fn approve(
         &signature_text,
     )?;
     tx.commit()?;
-    Ok(json!({
-        "authorized": true,
-        "venueWallet": eip712::format_address(wallet),
-        "builder": settings.builder_address,
-        "maxFeeRate": settings.builder_max_fee_rate,
-        "nonce": nonce,
-        "approvedAt": ts(now),
-        "json_summary": format!(
+    Ok(BuilderFeeStatus {
+        authorized: true,
+        venue_wallet: Some(eip712::format_address(wallet)),
+        nonce: Some(req.nonce),
+        approved_at: Some(ts(now)),
+        json_summary: Some(format!(
             "Builder fee approved: {} may charge up to {} per platform fill.",
             settings.builder_address, settings.builder_max_fee_rate
-        ),
-    }))
+        )),
+        builder: Some(settings.builder_address),
+        max_fee_rate: Some(settings.builder_max_fee_rate),
+        extra: Default::default(),
+    })
 }
 
 /// Charges the builder fee on `fills` (platform orders and closes): `rate × notional` per fill,
