@@ -132,7 +132,7 @@ impl Session {
         llm: LlmSettings,
         messages: Vec<ChatMessage>,
     ) -> Result<ChatReply, AppError> {
-        let tools: Vec<Value> = mcp::capabilities()
+        let tools: Vec<Value> = super::capabilities::capabilities()
             .tools
             .iter()
             .map(|t| {

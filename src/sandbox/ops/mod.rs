@@ -6,6 +6,7 @@ pub mod account;
 pub mod auth;
 pub mod backtests;
 pub mod builder_fee;
+pub mod capabilities;
 pub mod chat;
 pub mod chat_agent;
 pub mod cli;

@@ -1,5 +1,7 @@
-//! Tool access: `list_mcp_capabilities` and `execute_mcp_tool` (see [`super::mcp`]).
+//! Tool access: `list_mcp_capabilities` (see [`super::capabilities`]) and `execute_mcp_tool` (see
+//! [`super::mcp`]).
 
+use super::capabilities;
 use super::mcp::{self, Mode};
 use super::{AppError, Call, ErrorKind, Reply};
 use crate::sandbox::core::{Core, Shared};
@@ -24,7 +26,7 @@ pub fn check_enabled(settings: &Settings) -> Result<(), AppError> {
 
 pub fn list_mcp_capabilities(core: &mut Core, _call: &Call) -> Result<Reply, AppError> {
     check_enabled(&core.settings)?;
-    Reply::ok(mcp::capabilities())
+    Reply::ok(capabilities::capabilities())
 }
 
 pub async fn execute_mcp_tool(shared: Arc<Shared>, call: Call) -> Result<Reply, AppError> {
