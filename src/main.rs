@@ -448,7 +448,7 @@ fn follow_command(
 }
 
 fn account_command(command: AccountCommand) -> Result<(), String> {
-    use agentdesk::sandbox::chat;
+    use agentdesk::sandbox::store::chat;
     let AccountCommand::Llm {
         db,
         account,

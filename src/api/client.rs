@@ -480,17 +480,34 @@ impl Client {
     }
 
     pub async fn execute_mcp_tool(&self, name: &str, args: Value) -> Result<ToolResult, ApiError> {
-        self.post("execute_mcp_tool", &json!({"name": name, "args": args}))
-            .await
+        self.post(
+            "execute_mcp_tool",
+            &ExecuteToolRequest {
+                name: name.to_string(),
+                args,
+            },
+        )
+        .await
     }
 
     pub async fn mcp_agent_chat(&self, messages: &[ChatMessage]) -> Result<ChatReply, ApiError> {
-        self.post("mcp_agent_chat", &json!({ "messages": messages }))
-            .await
+        self.post(
+            "mcp_agent_chat",
+            &ChatRequest {
+                messages: messages.to_vec(),
+            },
+        )
+        .await
     }
 
     pub async fn mcp_cli(&self, command: &str) -> Result<CliReply, ApiError> {
-        self.post("mcp_cli", &json!({ "command": command })).await
+        self.post(
+            "mcp_cli",
+            &CliRequest {
+                command: command.to_string(),
+            },
+        )
+        .await
     }
 
     // ---- research ------------------------------------------------------------------------------
@@ -500,7 +517,13 @@ impl Client {
     }
 
     pub async fn research_start(&self, task: &str) -> Result<ResearchRun, ApiError> {
-        self.post("research_start", &json!({ "task": task })).await
+        self.post(
+            "research_start",
+            &ResearchStartRequest {
+                task: task.to_string(),
+            },
+        )
+        .await
     }
 
     pub async fn research_message(
@@ -508,7 +531,9 @@ impl Client {
         run_id: &str,
         message: &str,
     ) -> Result<ResearchRun, ApiError> {
-        let mut req = Request::json(&json!({ "message": message }))?;
+        let mut req = Request::json(&ResearchMessageRequest {
+            message: message.to_string(),
+        })?;
         req.path_args = vec![run_id.to_string()];
         self.typed("research_message", req).await
     }

@@ -7,7 +7,7 @@ use super::engine::Bar;
 use super::engine::backtest::{self, BacktestResult, Config};
 use super::engine::metrics::Stats;
 use super::engine::strategies::{self, Params, StrategySpec};
-use super::http::AppError;
+use super::error::AppError;
 use super::settings::Settings;
 use super::venue::market::Market;
 use super::venue::normalize_coin;

@@ -6,26 +6,19 @@
 //! increasing per account), stored unused, and spent in the transaction that records the approval.
 
 use super::core::Core;
-use super::http::AppError;
+use super::error::{AppError, ErrorKind};
 use super::settings::{Settings, percent_rate};
+use super::store::builder_fee::{self as db, Approval};
 use super::store::{DbResult, ts};
 use super::venue::exchange::{Book, Fill};
 use crate::api::eip712::{self, SignatureInput};
-use crate::api::model::{BuilderFeeApproval, Execution, fmt_decimal};
-use axum::http::StatusCode;
-use chrono::{DateTime, Utc};
-use rusqlite::{Connection, OptionalExtension, params};
-use serde_json::{Value, json};
+use crate::api::model::{
+    BuilderFeeApproval, BuilderFeePayload, BuilderFeeStatus, Execution, fmt_decimal,
+};
 
-/// A recorded approval.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Approval {
-    pub wallet: String,
-    pub builder: String,
-    pub max_fee_rate: String,
-    pub nonce: u64,
-    pub approved_at: String,
-}
+use chrono::{DateTime, Utc};
+use rusqlite::Connection;
+use serde_json::json;
 
 impl Approval {
     /// The fee as a fraction of notional.
@@ -34,24 +27,9 @@ impl Approval {
     }
 }
 
-/// Remembers that a platform order's resting or trigger order owes the builder fee when it fills.
-pub fn track_order(conn: &Connection, account_id: i64, oid: u64, rate: f64) -> DbResult<()> {
-    conn.execute(
-        "INSERT OR REPLACE INTO builder_fee_orders (oid, account_id, rate) VALUES (?1, ?2, ?3)",
-        rusqlite::params![oid as i64, account_id, rate],
-    )?;
-    Ok(())
-}
-
 /// The builder fee a later fill owes (zero for orders that are not a platform order's).
 pub fn later_fill_fee(conn: &Connection, fill: &Fill) -> DbResult<f64> {
-    let rate: Option<f64> = conn
-        .query_row(
-            "SELECT rate FROM builder_fee_orders WHERE oid = ?1",
-            [fill.oid as i64],
-            |r| r.get(0),
-        )
-        .optional()?;
+    let rate = db::order_fee_rate(conn, fill.oid)?;
     Ok(rate.map_or(0.0, |r| fill.px * fill.sz * r))
 }
 
@@ -61,22 +39,7 @@ pub fn approval(
     account_id: i64,
     settings: &Settings,
 ) -> DbResult<Option<Approval>> {
-    let row = conn
-        .query_row(
-            "SELECT wallet, builder, max_fee_rate, nonce, approved_at FROM builder_fee_approvals
-             WHERE account_id = ?1",
-            [account_id],
-            |r| {
-                Ok(Approval {
-                    wallet: r.get(0)?,
-                    builder: r.get(1)?,
-                    max_fee_rate: r.get(2)?,
-                    nonce: r.get::<_, i64>(3)? as u64,
-                    approved_at: r.get(4)?,
-                })
-            },
-        )
-        .optional()?;
+    let row = db::approval(conn, account_id)?;
     // An approval for another builder (the settings changed) does not count.
     Ok(row.filter(|a| a.builder.eq_ignore_ascii_case(&settings.builder_address)))
 }
@@ -122,7 +85,7 @@ pub fn payload(
     own_wallet: &str,
     venue_wallet: Option<&str>,
     now: DateTime<Utc>,
-) -> Result<Value, AppError> {
+) -> Result<BuilderFeePayload, AppError> {
     let given = venue_wallet
         .map(str::trim)
         .filter(|w| !w.is_empty())
@@ -136,48 +99,49 @@ pub fn payload(
         })?;
     let addr = check_wallet(|f, m| AppError::invalid_query(f, m), given, own_wallet)?;
     let settings = &core.settings;
-    let common = json!({
-        "signatureChainId": eip712::SIGNATURE_CHAIN_ID,
-        "builder": settings.builder_address,
-        "maxFeeRate": settings.builder_max_fee_rate,
-        "venueWallet": eip712::format_address(addr),
-    });
+    let common = BuilderFeePayload {
+        signature_chain_id: Some(eip712::SIGNATURE_CHAIN_ID.into()),
+        builder: Some(settings.builder_address.clone()),
+        max_fee_rate: Some(settings.builder_max_fee_rate.clone()),
+        venue_wallet: Some(eip712::format_address(addr)),
+        ..Default::default()
+    };
     if let Some(a) = approval(&core.store.conn, account_id, settings)? {
         let mut out = common;
-        out["authorized"] = json!(true);
-        out["approvedAt"] = json!(a.approved_at);
-        out["json_summary"] = json!(format!(
+        out.authorized = true;
+        out.extra.insert("approvedAt".into(), json!(a.approved_at));
+        out.json_summary = Some(format!(
             "The builder fee ({} for {}) is already approved; nothing to sign.",
             a.max_fee_rate, a.builder
         ));
         return Ok(out);
     }
     let conn = &core.store.conn;
-    let last: Option<i64> = conn.query_row(
-        "SELECT MAX(nonce) FROM builder_fee_nonces WHERE account_id = ?1",
-        [account_id],
-        |r| r.get(0),
-    )?;
+    let last = db::last_nonce(conn, account_id)?;
     let nonce = now.timestamp_millis().max(last.map_or(0, |l| l + 1)).max(1);
-    conn.execute(
-        "INSERT INTO builder_fee_nonces (account_id, nonce, wallet, issued_at) VALUES (?1, ?2, ?3, ?4)",
-        params![account_id, nonce, own_wallet.to_ascii_lowercase(), ts(now)],
+    db::issue_nonce(
+        conn,
+        account_id,
+        nonce,
+        &own_wallet.to_ascii_lowercase(),
+        now,
     )?;
     let td = typed_data(settings, nonce as u64);
-    let mut out = common;
-    out["authorized"] = json!(false);
-    out["nonce"] = json!(nonce);
-    out["typedData"] = serde_json::to_value(&td).map_err(AppError::internal)?;
-    out["json_summary"] = json!(format!(
-        "Sign typedData with wallet {} (eth_signTypedData_v4), then POST venueWallet, nonce {nonce}, signature and signatureChainId {} to /api/v1/venue/builder-fee.",
-        eip712::format_address(addr),
-        eip712::SIGNATURE_CHAIN_ID
-    ));
-    Ok(out)
+    Ok(BuilderFeePayload {
+        authorized: false,
+        nonce: Some(nonce as u64),
+        typed_data: Some(serde_json::to_value(&td).map_err(AppError::internal)?),
+        json_summary: Some(format!(
+            "Sign typedData with wallet {} (eth_signTypedData_v4), then POST venueWallet, nonce {nonce}, signature and signatureChainId {} to /api/v1/venue/builder-fee.",
+            eip712::format_address(addr),
+            eip712::SIGNATURE_CHAIN_ID
+        )),
+        ..common
+    })
 }
 
 fn bad(code: &'static str, field: &str, message: impl Into<String>) -> AppError {
-    AppError::new(StatusCode::BAD_REQUEST, code, message).with_field(field)
+    AppError::new(ErrorKind::Invalid, code, message).with_field(field)
 }
 
 /// `POST /api/v1/venue/builder-fee`: verifies the wallet's signature over the typed data of an
@@ -188,7 +152,7 @@ pub fn approve(
     own_wallet: &str,
     req: &BuilderFeeApproval,
     now: DateTime<Utc>,
-) -> Result<Value, AppError> {
+) -> Result<BuilderFeeStatus, AppError> {
     let wallet = check_wallet(
         |f, m| AppError::invalid(f, m),
         &req.venue_wallet,
@@ -230,16 +194,7 @@ pub fn approve(
             "nonce was not issued to this account",
         )
     })?;
-    let used: Option<Option<String>> = core
-        .store
-        .conn
-        .query_row(
-            "SELECT used_at FROM builder_fee_nonces WHERE account_id = ?1 AND nonce = ?2",
-            params![account_id, nonce],
-            |r| r.get(0),
-        )
-        .optional()?;
-    match used {
+    match db::nonce_used_at(&core.store.conn, account_id, nonce)? {
         None => {
             return Err(bad(
                 "invalid_nonce",
@@ -288,45 +243,39 @@ pub fn approve(
     }
     let signature_text = serde_json::to_string(&req.signature).map_err(AppError::internal)?;
     let tx = core.store.conn.transaction()?;
-    let spent = tx.execute(
-        "UPDATE builder_fee_nonces SET used_at = ?3 WHERE account_id = ?1 AND nonce = ?2 AND used_at IS NULL",
-        params![account_id, nonce, ts(now)],
-    )?;
-    if spent != 1 {
+    if !db::spend_nonce(&tx, account_id, nonce, now)? {
         return Err(bad(
             "nonce_used",
             "nonce",
             format!("nonce {nonce} was already used"),
         ));
     }
-    tx.execute(
-        "INSERT INTO builder_fee_approvals (account_id, wallet, builder, max_fee_rate, nonce, signature, approved_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-         ON CONFLICT(account_id) DO UPDATE SET wallet = ?2, builder = ?3, max_fee_rate = ?4,
-             nonce = ?5, signature = ?6, approved_at = ?7",
-        params![
-            account_id,
-            own_wallet.to_ascii_lowercase(),
-            settings.builder_address,
-            settings.builder_max_fee_rate,
-            nonce,
-            signature_text,
-            ts(now)
-        ],
+    db::save_approval(
+        &tx,
+        account_id,
+        &Approval {
+            wallet: own_wallet.to_ascii_lowercase(),
+            builder: settings.builder_address.clone(),
+            max_fee_rate: settings.builder_max_fee_rate.clone(),
+            nonce: nonce as u64,
+            approved_at: ts(now),
+        },
+        &signature_text,
     )?;
     tx.commit()?;
-    Ok(json!({
-        "authorized": true,
-        "venueWallet": eip712::format_address(wallet),
-        "builder": settings.builder_address,
-        "maxFeeRate": settings.builder_max_fee_rate,
-        "nonce": nonce,
-        "approvedAt": ts(now),
-        "json_summary": format!(
+    Ok(BuilderFeeStatus {
+        authorized: true,
+        venue_wallet: Some(eip712::format_address(wallet)),
+        nonce: Some(req.nonce),
+        approved_at: Some(ts(now)),
+        json_summary: Some(format!(
             "Builder fee approved: {} may charge up to {} per platform fill.",
             settings.builder_address, settings.builder_max_fee_rate
-        ),
-    }))
+        )),
+        builder: Some(settings.builder_address),
+        max_fee_rate: Some(settings.builder_max_fee_rate),
+        extra: Default::default(),
+    })
 }
 
 /// Charges the builder fee on `fills` (platform orders and closes): `rate × notional` per fill,

@@ -3,18 +3,19 @@
 //! trivially atomic — throughput a paper venue does not need is traded for obviously correct state.
 
 use super::clock::Clock;
-use super::http::AppError;
+use super::error::AppError;
 use super::keys;
 use super::settings::Settings;
-use super::store::{AccountRow, DbResult, Store};
+use super::store::{AccountRow, DbLocation, DbResult, Store};
 use super::venue::FeeConfig;
 use super::venue::exchange::{Book, Fill};
 use super::venue::market::Market;
-use super::{DbLocation, Scope};
+use crate::api::Scope;
 use crate::secret::Secret;
 use chrono::{DateTime, Duration, Utc};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use tokio::sync::Notify;
 
 /// Equity is snapshotted at most this often (sandbox time), for period PnL.
 const SNAPSHOT_EVERY: Duration = Duration::minutes(5);
@@ -34,11 +35,18 @@ pub struct Core {
     pub last_sync: DateTime<Utc>,
     /// The backtest queue; set once the workers run.
     pub jobs: Option<super::backtests::JobSender>,
+    /// Wakes this sandbox's signal delivery loop when a signal was queued, so a delivery does not
+    /// wait for the next tick.
+    pub signal_wake: Arc<Notify>,
     last_snapshot: DateTime<Utc>,
 }
 
 impl Core {
-    pub fn open(db: &DbLocation, settings: Settings, now: DateTime<Utc>) -> DbResult<Opened> {
+    pub fn open(
+        db: &DbLocation,
+        settings: Settings,
+        now: DateTime<Utc>,
+    ) -> Result<Opened, keys::KeyError> {
         let mut store = match db {
             DbLocation::File(path) => Store::open(path)?,
             DbLocation::Memory => Store::open_in_memory()?,
@@ -60,11 +68,7 @@ impl Core {
                         scope,
                         "created with the database",
                         now,
-                    )
-                    .map_err(|e| match e {
-                        keys::KeyError::Db(e) => e,
-                        other => rusqlite::Error::InvalidParameterName(other.to_string()),
-                    })?;
+                    )?;
                     new_keys.push((scope, key));
                 }
                 account
@@ -88,6 +92,7 @@ impl Core {
             next_oid,
             last_sync,
             jobs: None,
+            signal_wake: Default::default(),
             last_snapshot: now,
         };
         Ok((core, demo, new_keys))
@@ -203,15 +208,21 @@ pub struct Shared {
     pub settings: Settings,
     /// Discovery answers, computed in the background (outside the core lock).
     pub discovery: Arc<super::discovery::Cache>,
+    /// The same notifier as [`Core::signal_wake`], for the delivery loop to wait on.
+    pub signal_wake: Arc<Notify>,
+    /// Research runs whose lead task runs in this sandbox.
+    pub research: super::research::live::Runs,
 }
 
 impl Shared {
     pub fn new(core: Core, clock: Arc<dyn Clock>, settings: Settings) -> Self {
         Shared {
+            signal_wake: core.signal_wake.clone(),
             core: Mutex::new(core),
             clock,
             settings,
             discovery: Default::default(),
+            research: Default::default(),
         }
     }
 

@@ -5,7 +5,6 @@ use crate::api::Scope;
 use crate::secret::Secret;
 use chrono::{DateTime, Utc};
 use rand::RngExt;
-use rusqlite::OptionalExtension;
 use sha2::{Digest, Sha256};
 
 /// The plain key's visible prefix length after `adk_`, used to list and revoke keys.
@@ -106,15 +105,7 @@ pub fn account_for_wallet(
     now: DateTime<Utc>,
 ) -> Result<(super::store::AccountRow, bool), KeyError> {
     let wallet = wallet.to_ascii_lowercase();
-    let existing: Option<i64> = store
-        .conn
-        .query_row(
-            "SELECT id FROM accounts WHERE lower(wallet) = ?1 ORDER BY id LIMIT 1",
-            [&wallet],
-            |r| r.get(0),
-        )
-        .optional()?;
-    if let Some(id) = existing
+    if let Some(id) = store.account_id_by_wallet(&wallet)?
         && let Some(account) = store.account(id)?
     {
         return Ok((account, false));

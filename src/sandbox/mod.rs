@@ -3,15 +3,16 @@
 
 pub mod backtests;
 pub mod builder_fee;
-pub mod chat;
+pub mod caller;
 pub mod clock;
 pub mod core;
 pub mod data;
 pub mod discovery;
 pub mod engine;
+pub mod error;
 pub mod http;
 pub mod keys;
-pub mod mcp;
+pub mod ops;
 pub mod payments;
 pub mod quota;
 pub mod research;
@@ -27,18 +28,10 @@ use crate::secret::Secret;
 pub use clock::{Clock, SystemClock, TestClock};
 pub use settings::Settings;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
+pub use store::DbLocation;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
-
-/// Where the sandbox keeps its database.
-#[derive(Debug, Clone)]
-pub enum DbLocation {
-    File(PathBuf),
-    /// Gone when the sandbox stops; for tests and throwaway runs.
-    Memory,
-}
 
 pub struct SandboxConfig {
     pub addr: SocketAddr,
@@ -93,6 +86,31 @@ pub enum StartError {
     },
     #[error("invalid sandbox settings: {0}")]
     Settings(String),
+    #[error("cannot create the demo account's keys: {0}")]
+    Keys(keys::KeyError),
+    /// Reading or repairing what a previous run left (research runs, backtest jobs, the
+    /// discovery cache) failed.
+    #[error("cannot restore the {what} from the database: {source}")]
+    Restore {
+        what: &'static str,
+        source: rusqlite::Error,
+    },
+    /// A start-up step panicked or was cancelled.
+    #[error("the sandbox failed while starting ({what}): {reason}")]
+    Task { what: &'static str, reason: String },
+}
+
+impl StartError {
+    fn task(what: &'static str) -> impl FnOnce(tokio::task::JoinError) -> StartError {
+        move |e| StartError::Task {
+            what,
+            reason: e.to_string(),
+        }
+    }
+
+    fn restore(what: &'static str) -> impl FnOnce(rusqlite::Error) -> StartError {
+        move |source| StartError::Restore { what, source }
+    }
 }
 
 pub struct Sandbox;
@@ -111,16 +129,13 @@ fn open_core(
     db: &DbLocation,
     settings: Settings,
     now: chrono::DateTime<chrono::Utc>,
-) -> rusqlite::Result<OpenedWithWallet> {
+) -> Result<OpenedWithWallet, keys::KeyError> {
     let (core, mut demo, new_keys) = Core::open(db, settings, now)?;
     if new_keys.is_empty() {
         return Ok((core, demo, new_keys, None));
     }
     let (key, address) = keys::new_paper_wallet();
-    core.store.conn.execute(
-        "UPDATE accounts SET wallet = ?1 WHERE id = ?2",
-        rusqlite::params![address, demo.id],
-    )?;
+    core.store.set_wallet(demo.id, &address)?;
     demo.wallet = address;
     Ok((core, demo, new_keys, Some(key)))
 }
@@ -134,26 +149,28 @@ impl Sandbox {
         let (core, demo, new_keys, demo_wallet_key) =
             tokio::task::spawn_blocking(move || open_core(&db, settings, clock.now()))
                 .await
-                .map_err(|e| StartError::Settings(e.to_string()))?
-                .map_err(|source| StartError::Database {
-                    path: match &config.db {
-                        DbLocation::File(p) => p.display().to_string(),
-                        DbLocation::Memory => ":memory:".into(),
+                .map_err(StartError::task("opening the database"))?
+                .map_err(|e| match e {
+                    keys::KeyError::Db(source) => StartError::Database {
+                        path: match &config.db {
+                            DbLocation::File(p) => p.display().to_string(),
+                            DbLocation::Memory => ":memory:".into(),
+                        },
+                        source,
                     },
-                    source,
+                    other => StartError::Keys(other),
                 })?;
         let shared = Arc::new(Shared::new(
             core,
             config.clock.clone(),
             config.settings.clone(),
         ));
-        // Research tables, and runs a stopped sandbox left active become stopped.
-        research::start_up(&shared)
+        // Runs a stopped sandbox left active become stopped.
+        shared
+            .run_raw(|core, now| research::recover(&mut core.store.conn, now))
             .await
-            .map_err(|source| StartError::Database {
-                path: "research runs".into(),
-                source,
-            })?;
+            .map_err(StartError::task("restoring research runs"))?
+            .map_err(StartError::restore("research runs"))?;
         let listener = tokio::net::TcpListener::bind(config.addr)
             .await
             .map_err(|source| StartError::Bind {
@@ -190,20 +207,14 @@ impl Sandbox {
                     core.store.requeue_jobs()
                 })
                 .await
-                .map_err(|e| StartError::Settings(e.to_string()))?
-                .map_err(|source| StartError::Database {
-                    path: "backtest jobs".into(),
-                    source,
-                })?
+                .map_err(StartError::task("requeueing backtest jobs"))?
+                .map_err(StartError::restore("backtest jobs"))?
         };
         let cached = shared
             .run_raw(|core, _| core.store.cache_all())
             .await
-            .map_err(|e| StartError::Settings(e.to_string()))?
-            .map_err(|source| StartError::Database {
-                path: "discovery cache".into(),
-                source,
-            })?;
+            .map_err(StartError::task("loading the discovery cache"))?
+            .map_err(StartError::restore("discovery cache"))?;
         shared.discovery.load(cached);
         // The default discovery answers are computed ahead of the first request.
         let warm = shared.clone();

@@ -4,19 +4,18 @@
 //! replay is refused), and the payer's wallet maps to an account — created on first payment with
 //! the paper balance of a new account. Nothing is settled on chain.
 
+use super::caller::Caller;
 use super::core::Core;
-use super::http::AppError;
-use super::http::auth::Caller;
+use super::error::{AppError, ErrorKind};
 use super::keys;
 use super::settings::Settings;
-use super::store::ts;
+use super::store::PaymentNonce;
 use crate::api::Scope;
 use crate::api::catalog::Operation;
 use crate::api::model::PaymentUsage;
 use crate::api::payment::{self, PaymentError, PaymentRequirements};
-use axum::http::StatusCode;
+
 use chrono::{DateTime, Utc};
-use rusqlite::{OptionalExtension, params};
 
 /// Operations a payment may stand in for an API key on.
 pub fn accepts_payment(op: &Operation) -> bool {
@@ -60,7 +59,7 @@ fn payment_error(e: &PaymentError) -> AppError {
         return AppError::internal(e);
     }
     AppError::new(
-        StatusCode::PAYMENT_REQUIRED,
+        ErrorKind::PaymentRequired,
         e.code(),
         format!("the PAYMENT-SIGNATURE was refused: {e}"),
     )
@@ -69,7 +68,7 @@ fn payment_error(e: &PaymentError) -> AppError {
 /// 402 for a payment-accepting operation called with no credential.
 pub fn missing() -> AppError {
     AppError::new(
-        StatusCode::PAYMENT_REQUIRED,
+        ErrorKind::PaymentRequired,
         "payment_required",
         "send an x-api-key header, or pay for this call with an x402 PAYMENT-SIGNATURE header (the PAYMENT-REQUIRED header says what to pay)",
     )
@@ -85,16 +84,7 @@ fn payer_caller(core: &mut Core, payer: &str, now: DateTime<Utc>) -> Result<Call
                 other => AppError::internal(other),
             })?;
     let hash = format!("x402:{}", payer.to_ascii_lowercase());
-    let existing: Option<i64> = core
-        .store
-        .conn
-        .query_row(
-            "SELECT id FROM api_keys WHERE key_hash = ?1",
-            [&hash],
-            |r| r.get(0),
-        )
-        .optional()?;
-    let key_id = match existing {
+    let key_id = match core.store.key_id_by_hash(&hash)? {
         Some(id) => id,
         None => core.store.insert_key(
             account.id,
@@ -129,22 +119,20 @@ pub fn authenticate(
     let payer = format!("0x{}", hex::encode(verified.payer));
     let nonce = format!("0x{}", hex::encode(verified.nonce));
     let caller = payer_caller(core, &payer, now)?;
-    let inserted = core.store.conn.execute(
-        "INSERT INTO payment_nonces (payer, nonce, valid_before, account_id, amount, operation, used_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(payer, nonce) DO NOTHING",
-        params![
-            payer,
-            nonce,
-            i64::try_from(verified.valid_before).unwrap_or(i64::MAX),
-            caller.account_id,
-            verified.amount,
-            op.name,
-            ts(now)
-        ],
+    let spent = core.store.spend_payment_nonce(
+        &PaymentNonce {
+            payer: &payer,
+            nonce: &nonce,
+            valid_before: i64::try_from(verified.valid_before).unwrap_or(i64::MAX),
+            account_id: caller.account_id,
+            amount: &verified.amount,
+            operation: op.name,
+        },
+        now,
     )?;
-    if inserted != 1 {
+    if !spent {
         return Err(AppError::new(
-            StatusCode::PAYMENT_REQUIRED,
+            ErrorKind::PaymentRequired,
             "nonce_used",
             format!(
                 "this payment authorization (nonce {nonce}) was already used; sign a new one with a fresh nonce"
@@ -161,14 +149,10 @@ pub fn authenticate(
 
 /// Paid calls of the account on the UTC day `day` (YYYY-MM-DD), and their total in USD.
 pub fn usage(core: &Core, account_id: i64, day: &str) -> Result<PaymentUsage, AppError> {
-    let mut stmt = core.store.conn.prepare(
-        "SELECT amount FROM payment_nonces WHERE account_id = ?1 AND substr(used_at, 1, 10) = ?2",
-    )?;
-    let amounts = stmt.query_map(params![account_id, day], |r| r.get::<_, String>(0))?;
     let (mut paid_requests, mut base_units) = (0u64, 0f64);
-    for amount in amounts {
+    for amount in core.store.payment_amounts(account_id, day)? {
         paid_requests += 1;
-        base_units += amount?.parse::<f64>().unwrap_or(0.0);
+        base_units += amount.parse::<f64>().unwrap_or(0.0);
     }
     Ok(PaymentUsage {
         paid_requests,

@@ -2,10 +2,10 @@
 //! days of the sandbox clock; a cap is reached → 429 `quota_exceeded` with Retry-After set to the
 //! seconds left until the next UTC midnight.
 
+use super::caller::Caller;
 use super::clock::{next_utc_midnight, seconds_to_next_utc_midnight};
 use super::core::Core;
-use super::http::AppError;
-use super::http::auth::Caller;
+use super::error::AppError;
 use super::store::QuotaColumn;
 use crate::api::catalog::Operation;
 use crate::api::model::{QuotaCounter, TokenUsage, Usage};
@@ -89,7 +89,7 @@ pub fn usage(core: &Core, caller: &Caller, now: DateTime<Utc>) -> Result<Usage, 
     };
     let api_post_quota = counter(posts, core.settings.daily_post_cap);
     let compute = counter(compute, core.settings.daily_compute_cap);
-    let (input, output) = super::chat::tokens_used(&core.store.conn, caller.key_id, &day)?;
+    let (input, output) = super::store::chat::tokens_used(&core.store.conn, caller.key_id, &day)?;
     Ok(Usage {
         json_summary: Some(format!(
             "{}/{} API POSTs and {}/{} compute used today (UTC), {input} input and {output} output LLM tokens; resets {}",

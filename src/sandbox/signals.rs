@@ -12,19 +12,20 @@ use super::core::{Core, Shared};
 use super::data::{self, Timeframe};
 use super::discovery::MAIN_PAIRS;
 use super::engine::strategies::{self, Params, STRATEGIES};
-use super::http::AppError;
-use super::store::{DbResult, parse_ts, ts};
+use super::error::{AppError, ErrorKind};
+use super::store::DbResult;
+use super::store::signals::{self as db, Destination};
 use super::trading;
 use crate::api::model::{ExecutionResult, TradeSignal};
 use crate::api::webhook_sig;
 use chrono::{DateTime, Duration, DurationRound, Utc};
 use rand::RngExt;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::Connection;
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::sync::{Arc, LazyLock, Mutex};
-use tokio::sync::{Notify, Semaphore};
+use std::sync::{Arc, Mutex};
+use tokio::sync::Semaphore;
 
 /// Delays before attempts 2, 3, … (seconds); each gets ±10 % jitter. With the first attempt at
 /// once, that is 6 attempts over about 37 minutes.
@@ -42,27 +43,7 @@ pub const LIVE_TIMEFRAME: Timeframe = Timeframe::M5;
 pub const MAX_NAME_CHARS: usize = 100;
 pub const DIRECTIONS: [&str; 3] = ["BUY", "SELL", "CLOSE"];
 
-/// Wakes the delivery loops when a signal was queued, so a delivery does not wait for the next
-/// tick. Shared by every sandbox of the process; a loop woken for another sandbox's signal only
-/// finds nothing due in its own database.
-static WAKE: LazyLock<Notify> = LazyLock::new(Notify::new);
-
-pub fn wake() {
-    WAKE.notify_waiters();
-}
-
 // ---- destinations -----------------------------------------------------------------------------
-
-#[derive(Debug, Clone)]
-pub struct Destination {
-    pub id: String,
-    pub account_id: i64,
-    pub name: String,
-    pub url: String,
-    pub strategy_ids: Vec<String>,
-    pub directions: Vec<String>,
-    pub created_at: DateTime<Utc>,
-}
 
 impl Destination {
     pub fn matches(&self, strategy: Option<&str>, direction: &str) -> bool {
@@ -74,126 +55,9 @@ impl Destination {
     }
 }
 
-fn destination_from_row(r: &rusqlite::Row) -> rusqlite::Result<Destination> {
-    let strategy_ids: String = r.get(4)?;
-    let directions: String = r.get(5)?;
-    Ok(Destination {
-        id: r.get(0)?,
-        account_id: r.get(1)?,
-        name: r.get(2)?,
-        url: r.get(3)?,
-        strategy_ids: serde_json::from_str(&strategy_ids).unwrap_or_default(),
-        directions: serde_json::from_str(&directions).unwrap_or_default(),
-        created_at: parse_ts(r.get(6)?),
-    })
-}
-
-const DEST_COLUMNS: &str =
-    "id, account_id, name, url, strategy_ids, directions, created_at FROM signal_destinations";
-
-pub fn destinations(conn: &Connection, account_id: Option<i64>) -> DbResult<Vec<Destination>> {
-    let mut stmt = conn.prepare(&format!(
-        "SELECT {DEST_COLUMNS} WHERE ?1 IS NULL OR account_id = ?1 ORDER BY created_at, id"
-    ))?;
-    let rows = stmt.query_map([account_id], destination_from_row)?;
-    rows.collect()
-}
-
-pub fn destination(conn: &Connection, id: &str) -> DbResult<Option<Destination>> {
-    conn.query_row(
-        &format!("SELECT {DEST_COLUMNS} WHERE id = ?1"),
-        [id],
-        destination_from_row,
-    )
-    .optional()
-}
-
-pub fn count_destinations(conn: &Connection, account_id: i64) -> DbResult<usize> {
-    conn.query_row(
-        "SELECT COUNT(*) FROM signal_destinations WHERE account_id = ?1",
-        [account_id],
-        |r| r.get::<_, i64>(0),
-    )
-    .map(|n| n as usize)
-}
-
-pub fn insert_destination(conn: &Connection, d: &Destination, secret: &str) -> DbResult<()> {
-    conn.execute(
-        "INSERT INTO signal_destinations
-         (id, account_id, name, url, strategy_ids, directions, secret, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        params![
-            d.id,
-            d.account_id,
-            d.name,
-            d.url,
-            serde_json::to_string(&d.strategy_ids).unwrap_or_default(),
-            serde_json::to_string(&d.directions).unwrap_or_default(),
-            secret,
-            ts(d.created_at),
-        ],
-    )?;
-    Ok(())
-}
-
 pub fn new_destination_id() -> String {
     let bytes: [u8; 8] = rand::rng().random();
     format!("dst_{}", hex::encode(bytes))
-}
-
-/// Delivery counts of one destination, by status, and the time of the last success.
-pub fn delivery_stats(conn: &Connection, destination_id: &str) -> DbResult<Value> {
-    let mut stmt = conn.prepare(
-        "SELECT status, COUNT(*), MAX(delivered_at) FROM signal_deliveries
-         WHERE destination_id = ?1 GROUP BY status",
-    )?;
-    let mut out = json!({"total": 0, "pending": 0, "retrying": 0, "delivered": 0, "failed": 0,
-        "lastDeliveredAt": null});
-    let rows = stmt.query_map([destination_id], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, i64>(1)?,
-            r.get::<_, Option<String>>(2)?,
-        ))
-    })?;
-    let mut total = 0;
-    for row in rows {
-        let (status, n, last) = row?;
-        total += n;
-        out[status.as_str()] = json!(n);
-        if status == "delivered" {
-            out["lastDeliveredAt"] = json!(last.map(parse_ts));
-        }
-    }
-    out["total"] = json!(total);
-    Ok(out)
-}
-
-/// One row of the delivery log, in wire shape.
-pub fn deliveries(conn: &Connection, destination_id: &str, limit: usize) -> DbResult<Vec<Value>> {
-    let mut stmt = conn.prepare(
-        "SELECT id, webhook_id, status, attempts, last_status, last_error, next_attempt_at,
-                created_at, delivered_at, body
-         FROM signal_deliveries WHERE destination_id = ?1 ORDER BY id DESC LIMIT ?2",
-    )?;
-    let rows = stmt.query_map(params![destination_id, limit as i64], |r| {
-        let body: String = r.get(9)?;
-        let status: String = r.get(2)?;
-        let next: Option<String> = r.get(6)?;
-        Ok(json!({
-            "id": r.get::<_, i64>(0)?,
-            "webhookId": r.get::<_, String>(1)?,
-            "status": status,
-            "attempts": r.get::<_, i64>(3)?,
-            "lastStatus": r.get::<_, Option<i64>>(4)?,
-            "lastError": r.get::<_, Option<String>>(5)?,
-            "nextAttemptAt": next.filter(|_| status == "pending" || status == "retrying").map(parse_ts),
-            "createdAt": parse_ts(r.get(7)?),
-            "deliveredAt": r.get::<_, Option<String>>(8)?.map(parse_ts),
-            "event": serde_json::from_str::<Value>(&body).unwrap_or(Value::Null),
-        }))
-    })?;
-    rows.collect()
 }
 
 // ---- SSRF guard -------------------------------------------------------------------------------
@@ -297,12 +161,7 @@ pub async fn check_url(url: &str, allow_hosts: &[String]) -> Result<Target, AppE
     let port = parsed.port_or_known_default().unwrap_or(443);
     let allowed = allow_hosts.iter().any(|h| h.eq_ignore_ascii_case(&host));
     let refuse = |what: String| {
-        AppError::new(
-            axum::http::StatusCode::BAD_REQUEST,
-            "destination_not_allowed",
-            what,
-        )
-        .with_field("url")
+        AppError::new(ErrorKind::Invalid, "destination_not_allowed", what).with_field("url")
     };
     if !allowed && METADATA_HOSTS.contains(&host.trim_end_matches('.')) {
         return Err(refuse(format!(
@@ -388,17 +247,12 @@ pub fn enqueue(
     let mut n = 0;
     let signal_id = format!("sig_{}", hex::encode(rand::rng().random::<[u8; 8]>()));
     let body = event.body(&signal_id).to_string();
-    for d in destinations(conn, account_id)? {
+    for d in db::destinations(conn, account_id)? {
         if !d.matches(event.strategy_id.as_deref(), event.direction) {
             continue;
         }
         let webhook_id = format!("msg_{}", hex::encode(rand::rng().random::<[u8; 12]>()));
-        conn.execute(
-            "INSERT INTO signal_deliveries
-             (destination_id, webhook_id, body, status, attempts, next_attempt_at, created_at)
-             VALUES (?1, ?2, ?3, 'pending', 0, ?4, ?4)",
-            params![d.id, webhook_id, body, ts(now)],
-        )?;
+        db::insert_delivery(conn, &d.id, &webhook_id, &body, now)?;
         n += 1;
     }
     Ok(n)
@@ -429,7 +283,7 @@ pub fn fan_out_trade(
     now: DateTime<Utc>,
 ) {
     let label = signal.strategy.clone();
-    match followers(&core.store.conn, leader_id, label.as_deref()) {
+    match db::followers(&core.store.conn, leader_id, label.as_deref()) {
         Ok(list) => {
             for (follower_id, follower_mid) in list {
                 if let Err(e) = copy_trade(core, follower_id, &follower_mid, signal, now) {
@@ -471,7 +325,7 @@ pub fn fan_out_trade(
         extra,
     };
     match enqueue(&core.store.conn, Some(leader_id), &event, now) {
-        Ok(n) if n > 0 => wake(),
+        Ok(n) if n > 0 => core.signal_wake.notify_waiters(),
         Ok(_) => {}
         Err(e) => tracing::error!("cannot queue signal deliveries: {e}"),
     }
@@ -495,23 +349,6 @@ fn copy_trade(
 }
 
 /// Followers of `leader_id` for this strategy label (follows of `*` follow every label).
-pub fn followers(
-    conn: &Connection,
-    leader_id: i64,
-    label: Option<&str>,
-) -> DbResult<Vec<(i64, String)>> {
-    let mut stmt = conn.prepare(
-        "SELECT DISTINCT f.follower_account_id, a.messenger_id FROM follows f
-         JOIN accounts a ON a.id = f.follower_account_id
-         WHERE f.leader_account_id = ?1 AND (f.strategy_label = '*' OR f.strategy_label = ?2)
-           AND f.follower_account_id != ?1
-         ORDER BY f.follower_account_id",
-    )?;
-    let rows = stmt.query_map(params![leader_id, label], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    rows.collect()
-}
-
-/// Adds (or with `remove`, deletes) a follow. Returns whether anything changed.
 pub fn set_follow(
     conn: &Connection,
     follower: &str,
@@ -521,14 +358,9 @@ pub fn set_follow(
     now: DateTime<Utc>,
 ) -> Result<bool, String> {
     let id = |mid: &str, what: &str| -> Result<i64, String> {
-        conn.query_row(
-            "SELECT id FROM accounts WHERE messenger_id = ?1",
-            [mid],
-            |r| r.get(0),
-        )
-        .optional()
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("no {what} account with messengerId {mid:?}"))
+        db::account_id_by_messenger_id(conn, mid)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("no {what} account with messengerId {mid:?}"))
     };
     let (f, l) = (id(follower, "follower")?, id(leader, "leader")?);
     if f == l {
@@ -538,58 +370,17 @@ pub fn set_follow(
     if label.is_empty() {
         return Err("--strategy must not be empty (use * for every label)".into());
     }
-    let n = if remove {
-        conn.execute(
-            "DELETE FROM follows WHERE follower_account_id = ?1 AND leader_account_id = ?2
-             AND strategy_label = ?3",
-            params![f, l, label],
-        )
+    if remove {
+        db::unfollow(conn, f, l, label)
     } else {
-        conn.execute(
-            "INSERT OR IGNORE INTO follows (follower_account_id, leader_account_id, strategy_label,
-             created_at) VALUES (?1, ?2, ?3, ?4)",
-            params![f, l, label, ts(now)],
-        )
+        db::follow(conn, f, l, label, now)
     }
-    .map_err(|e| e.to_string())?;
-    Ok(n > 0)
+    .map_err(|e| e.to_string())
 }
 
 // ---- delivery ---------------------------------------------------------------------------------
 
 /// A due delivery with what it takes to send it.
-struct Due {
-    id: i64,
-    webhook_id: String,
-    body: String,
-    attempts: i64,
-    url: String,
-    secret: String,
-}
-
-fn due(conn: &Connection, now: DateTime<Utc>, skip: &HashSet<i64>) -> DbResult<Vec<Due>> {
-    let mut stmt = conn.prepare(
-        "SELECT d.id, d.webhook_id, d.body, d.attempts, s.url, s.secret
-         FROM signal_deliveries d JOIN signal_destinations s ON s.id = d.destination_id
-         WHERE d.status IN ('pending', 'retrying') AND d.next_attempt_at <= ?1
-         ORDER BY d.next_attempt_at, d.id LIMIT 256",
-    )?;
-    let rows = stmt.query_map([ts(now)], |r| {
-        Ok(Due {
-            id: r.get(0)?,
-            webhook_id: r.get(1)?,
-            body: r.get(2)?,
-            attempts: r.get(3)?,
-            url: r.get(4)?,
-            secret: r.get(5)?,
-        })
-    })?;
-    Ok(rows
-        .filter_map(Result::ok)
-        .filter(|d| !skip.contains(&d.id))
-        .collect())
-}
-
 /// The delay before the attempt after `attempts` attempts, with ±10 % jitter.
 pub fn backoff(attempts: i64) -> Option<Duration> {
     let i = usize::try_from(attempts - 1).ok()?;
@@ -607,23 +398,12 @@ struct Outcome {
 }
 
 fn record(conn: &Connection, id: i64, attempts: i64, out: &Outcome, now: DateTime<Utc>) {
-    let ok = out.error.is_none();
-    let result = if ok {
-        conn.execute(
-            "UPDATE signal_deliveries SET status = 'delivered', attempts = ?2, last_status = ?3,
-             last_error = NULL, next_attempt_at = NULL, delivered_at = ?4 WHERE id = ?1",
-            params![id, attempts, out.status, ts(now)],
-        )
-    } else {
-        let (status, next) = match backoff(attempts) {
-            Some(delay) => ("retrying", Some(ts(now + delay))),
-            None => ("failed", None),
-        };
-        conn.execute(
-            "UPDATE signal_deliveries SET status = ?2, attempts = ?3, last_status = ?4,
-             last_error = ?5, next_attempt_at = ?6 WHERE id = ?1",
-            params![id, status, attempts, out.status, out.error, next],
-        )
+    let result = match &out.error {
+        None => db::delivered(conn, id, attempts, out.status, now),
+        Some(error) => {
+            let next = backoff(attempts).map(|delay| now + delay);
+            db::attempt_failed(conn, id, attempts, out.status, error, next)
+        }
     };
     if let Err(e) = result {
         tracing::error!("cannot record signal delivery {id}: {e}");
@@ -631,7 +411,7 @@ fn record(conn: &Connection, id: i64, attempts: i64, out: &Outcome, now: DateTim
 }
 
 /// Reads the extra trusted roots named by `webhook_ca_file`.
-fn extra_roots(settings: &super::Settings) -> Vec<reqwest::Certificate> {
+fn extra_roots(settings: &super::settings::Settings) -> Vec<reqwest::Certificate> {
     let Some(path) = &settings.webhook_ca_file else {
         return Vec::new();
     };
@@ -649,7 +429,7 @@ fn extra_roots(settings: &super::Settings) -> Vec<reqwest::Certificate> {
 }
 
 async fn attempt(
-    d: &Due,
+    d: &db::Due,
     allow_hosts: &[String],
     roots: &[reqwest::Certificate],
     timestamp: i64,
@@ -735,10 +515,10 @@ pub async fn delivery_loop(shared: Arc<Shared>) {
     let in_flight: Arc<Mutex<HashSet<i64>>> = Default::default();
     let tick = std::time::Duration::from_millis(shared.settings.tick_ms.min(1_000));
     loop {
-        let woken = WAKE.notified();
+        let woken = shared.signal_wake.notified();
         let skip = in_flight.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let found = shared
-            .run_raw(move |core, now| due(&core.store.conn, now, &skip))
+            .run_raw(move |core, now| db::due(&core.store.conn, now, &skip))
             .await;
         let list = match found {
             Ok(Ok(list)) => list,
@@ -824,11 +604,7 @@ async fn evaluate(shared: &Arc<Shared>, now: DateTime<Utc>) -> Result<bool, Stri
     // destination exists, so a destination never receives a change that predates it.
     let (market, listeners) = shared
         .run_raw(|core, _| {
-            let n: i64 = core
-                .store
-                .conn
-                .query_row("SELECT COUNT(*) FROM signal_destinations", [], |r| r.get(0))
-                .unwrap_or(0);
+            let n = db::count_all_destinations(&core.store.conn).unwrap_or(0);
             (core.market.clone(), n)
         })
         .await
@@ -860,63 +636,58 @@ async fn evaluate(shared: &Arc<Shared>, now: DateTime<Utc>) -> Result<bool, Stri
     })
     .await
     .map_err(|e| e.to_string())??;
-    shared.run_raw(move |core, now| -> DbResult<bool> {
-        let tx = core.store.conn.transaction()?;
-        let mut queued = 0;
-        for (strategy, pair, bar, target, close) in targets {
-            let prev: Option<(i64, i64)> = tx
-                .query_row(
-                    "SELECT last_bar, last_target FROM strategy_signal_state
-                     WHERE strategy_id = ?1 AND pair = ?2 AND timeframe = ?3",
-                    params![strategy, pair, LIVE_TIMEFRAME.as_str()],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .optional()?;
-            if let Some((last_bar, _)) = prev
-                && last_bar >= bar
-            {
-                continue;
+    shared
+        .run_raw(move |core, now| -> DbResult<bool> {
+            let tx = core.store.conn.transaction()?;
+            let mut queued = 0;
+            for (strategy, pair, bar, target, close) in targets {
+                let prev = db::strategy_state(&tx, strategy, pair, LIVE_TIMEFRAME.as_str())?;
+                if let Some((last_bar, _)) = prev
+                    && last_bar >= bar
+                {
+                    continue;
+                }
+                db::set_strategy_state(
+                    &tx,
+                    strategy,
+                    pair,
+                    LIVE_TIMEFRAME.as_str(),
+                    bar,
+                    i64::from(target),
+                )?;
+                if let Some((_, last_target)) = prev
+                    && last_target != i64::from(target)
+                {
+                    let mut extra = serde_json::Map::new();
+                    extra.insert("timeframe".into(), json!(LIVE_TIMEFRAME.as_str()));
+                    extra.insert(
+                        "bar".into(),
+                        json!(DateTime::from_timestamp(bar, 0).unwrap_or_default()),
+                    );
+                    extra.insert("previousTarget".into(), json!(last_target));
+                    extra.insert("target".into(), json!(target));
+                    let event = Event {
+                        source: "strategy",
+                        strategy_id: Some(strategy.to_string()),
+                        pair: Some(pair.to_string()),
+                        direction: direction_of(target),
+                        price: Some(close),
+                        time: now,
+                        account: None,
+                        extra,
+                    };
+                    queued += enqueue(&tx, None, &event, now)?;
+                }
             }
-            tx.execute(
-                "INSERT INTO strategy_signal_state (strategy_id, pair, timeframe, last_bar, last_target)
-                 VALUES (?1, ?2, ?3, ?4, ?5)
-                 ON CONFLICT (strategy_id, pair, timeframe)
-                 DO UPDATE SET last_bar = ?4, last_target = ?5",
-                params![strategy, pair, LIVE_TIMEFRAME.as_str(), bar, i64::from(target)],
-            )?;
-            if let Some((_, last_target)) = prev
-                && last_target != i64::from(target)
-            {
-                let mut extra = serde_json::Map::new();
-                extra.insert("timeframe".into(), json!(LIVE_TIMEFRAME.as_str()));
-                extra.insert(
-                    "bar".into(),
-                    json!(DateTime::from_timestamp(bar, 0).unwrap_or_default()),
-                );
-                extra.insert("previousTarget".into(), json!(last_target));
-                extra.insert("target".into(), json!(target));
-                let event = Event {
-                    source: "strategy",
-                    strategy_id: Some(strategy.to_string()),
-                    pair: Some(pair.to_string()),
-                    direction: direction_of(target),
-                    price: Some(close),
-                    time: now,
-                    account: None,
-                    extra,
-                };
-                queued += enqueue(&tx, None, &event, now)?;
+            tx.commit()?;
+            if queued > 0 {
+                core.signal_wake.notify_waiters();
             }
-        }
-        tx.commit()?;
-        if queued > 0 {
-            wake();
-        }
-        Ok(true)
-    })
-    .await
-    .map_err(|e| e.to_string())?
-    .map_err(|e| e.to_string())
+            Ok(true)
+        })
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

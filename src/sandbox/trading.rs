@@ -3,7 +3,7 @@
 //! committed only if every step succeeded — a trade whose stop-loss cannot be placed is not opened.
 
 use super::core::Core;
-use super::http::AppError;
+use super::error::{AppError, ErrorKind};
 use super::venue::exchange::{Book, Fill, LimitOutcome, Order, OrderKind, Position, VenueError};
 use super::venue::market::{self, Market};
 use super::venue::{Exchange, normalize_coin, round_sz};
@@ -11,7 +11,7 @@ use crate::api::model::{
     ClosePreview, Execution, FillRow, OpenOrderRow, PositionRow, Preview, TradeSignal,
 };
 use crate::api::model::{CumFunding, Leverage};
-use axum::http::StatusCode;
+
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -67,10 +67,10 @@ impl Plan {
 pub fn venue_error(e: VenueError) -> AppError {
     let status = match &e {
         VenueError::InsufficientMargin { .. } | VenueError::NoPosition { .. } => {
-            StatusCode::CONFLICT
+            ErrorKind::Conflict
         }
-        VenueError::UnknownOrder { .. } => StatusCode::NOT_FOUND,
-        _ => StatusCode::BAD_REQUEST,
+        VenueError::UnknownOrder { .. } => ErrorKind::NotFound,
+        _ => ErrorKind::Invalid,
     };
     let mut err = AppError::new(status, e.code(), e.to_string());
     err.field = e.field().map(str::to_string);

@@ -4,8 +4,12 @@
 //! real money; the rounding helpers below keep the numbers shaped like the
 //! venue's so clients see familiar values.
 
+mod error;
 pub mod exchange;
+mod fills;
 pub mod market;
+mod orders;
+mod triggers;
 
 use std::fmt;
 

@@ -1,12 +1,13 @@
-//! Tool access: `list_mcp_capabilities` and `execute_mcp_tool` (see `sandbox::mcp`).
+//! Tool access: `list_mcp_capabilities` (see [`super::capabilities`]) and `execute_mcp_tool` (see
+//! [`super::mcp`]).
 
-use super::{AppError, Call, Reply};
+use super::capabilities;
+use super::mcp::{self, Mode};
+use super::{AppError, Call, ErrorKind, Reply};
 use crate::sandbox::core::{Core, Shared};
-use crate::sandbox::mcp::{self, Mode};
 use crate::sandbox::settings::Settings;
-use axum::http::StatusCode;
-use serde::Deserialize;
-use serde_json::Value;
+
+use crate::api::model::ExecuteToolRequest;
 use std::sync::Arc;
 
 /// 404 `mcp_disabled` when the deployment does not offer delegated MCP (`mcp_enabled = false`).
@@ -15,7 +16,7 @@ pub fn check_enabled(settings: &Settings) -> Result<(), AppError> {
         return Ok(());
     }
     Err(AppError::new(
-        StatusCode::NOT_FOUND,
+        ErrorKind::NotFound,
         "mcp_disabled",
         "delegated MCP tool access (capabilities, tool execution, agent chat) is disabled on this \
          deployment (sandbox setting mcp_enabled = false); every operation is still available over \
@@ -25,20 +26,12 @@ pub fn check_enabled(settings: &Settings) -> Result<(), AppError> {
 
 pub fn list_mcp_capabilities(core: &mut Core, _call: &Call) -> Result<Reply, AppError> {
     check_enabled(&core.settings)?;
-    Reply::ok(mcp::capabilities())
-}
-
-/// Body of `execute_mcp_tool`.
-#[derive(Debug, Deserialize)]
-struct ExecuteRequest {
-    name: String,
-    #[serde(default)]
-    args: Value,
+    Reply::ok(capabilities::capabilities())
 }
 
 pub async fn execute_mcp_tool(shared: Arc<Shared>, call: Call) -> Result<Reply, AppError> {
     check_enabled(&shared.settings)?;
-    let req: ExecuteRequest = call.json()?;
+    let req: ExecuteToolRequest = call.json()?;
     let result = mcp::execute_with(
         &shared,
         &call.caller,

@@ -2,14 +2,13 @@
 //! [`super::dispatch`] — the same checks and handler as the HTTP call — and answers
 //! `{output, command, run?}` with `output` for people to read.
 
-use super::{AppError, Call, Reply, dispatch};
+use super::{AppError, Call, ErrorKind, Reply, dispatch};
 use crate::api::catalog;
-use crate::api::model::{ResearchRun, ResearchStatus};
+use crate::api::model::{CliRequest, ResearchRun, ResearchStatus};
 use crate::sandbox::core::Shared;
 use crate::sandbox::research::run_text;
 use axum::body::Bytes;
-use axum::http::{HeaderMap, StatusCode};
-use serde::Deserialize;
+use axum::http::HeaderMap;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -43,11 +42,6 @@ pub enum Command {
     Stop,
 }
 
-#[derive(Deserialize)]
-struct CliBody {
-    command: String,
-}
-
 fn command_list() -> String {
     COMMANDS
         .iter()
@@ -58,7 +52,7 @@ fn command_list() -> String {
 
 fn cli_error(code: &'static str, message: String) -> AppError {
     AppError::new(
-        StatusCode::BAD_REQUEST,
+        ErrorKind::Invalid,
         code,
         format!("{message}; commands: {}", command_list()),
     )
@@ -178,7 +172,7 @@ async fn active_run(shared: &Arc<Shared>, outer: &Call, what: &str) -> Result<St
 }
 
 pub async fn mcp_cli(shared: Arc<Shared>, outer: Call) -> Result<Reply, AppError> {
-    let body: CliBody = outer.json()?;
+    let body: CliRequest = outer.json()?;
     let command = parse(&body.command)?;
     let (output, run) = match &command {
         Command::Help => {
@@ -293,7 +287,7 @@ mod tests {
         ] {
             let e = parse(line).unwrap_err();
             assert_eq!(e.code, code, "{line}");
-            assert_eq!(e.status, StatusCode::BAD_REQUEST);
+            assert_eq!(e.kind, ErrorKind::Invalid);
             assert!(e.message.contains(mention), "{line}: {}", e.message);
             assert!(
                 e.message.contains("/research say <message>"),

@@ -1,6 +1,6 @@
 //! Immediate trading: trade signals (`/api/v1/trades`) and platform orders, closes and cancels.
 
-use super::{AppError, Call, Reply};
+use super::{AppError, Call, ErrorKind, Reply};
 use crate::api::model::{
     CancelRequest, CancelResult, ExecutionResult, PlatformClose, PlatformOrder, TradeSignal,
 };
@@ -10,7 +10,7 @@ use crate::sandbox::store::Store;
 use crate::sandbox::trading::{
     self, ClosePlan, Level, Plan, PlanFields, Sizing, order_row, parse_coin, parse_exchange,
 };
-use axum::http::StatusCode;
+
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -78,7 +78,7 @@ fn execute_now(
     };
     core.commit(account, book, &fills, call.now, |tx| {
         for (oid, rate) in &later {
-            builder_fee::track_order(tx, account, *oid, *rate)?;
+            crate::sandbox::store::builder_fee::track_order(tx, account, *oid, *rate)?;
         }
         record(tx, &result)
     })?;
@@ -320,7 +320,7 @@ pub fn platform_place_order(core: &mut Core, call: &Call) -> Result<Reply, AppEr
     {
         if hash != body_hash {
             return Err(AppError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
+                ErrorKind::IdempotencyReused,
                 "idempotency_key_reused",
                 format!(
                     "Idempotency-Key {key:?} was already used with a different body; use a new key for a new order"
@@ -332,7 +332,7 @@ pub fn platform_place_order(core: &mut Core, call: &Call) -> Result<Reply, AppEr
             .pointer("/execution/fills/0/oid")
             .and_then(Value::as_u64);
         return Ok(Reply {
-            status: StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
+            status,
             body,
             proposal_id: None,
             oid,
@@ -360,9 +360,9 @@ pub fn platform_place_order(core: &mut Core, call: &Call) -> Result<Reply, AppEr
         Err(e) => {
             // Input errors are remembered too, so a retry of the same bad body answers the same.
             if let Some(idem) = &idem_key
-                && e.status.is_client_error()
+                && e.kind.is_caller_fault()
             {
-                save_response(core, call, idem, &body_hash, e.status.as_u16(), &e.body())?;
+                save_response(core, call, idem, &body_hash, e.status(), &e.body())?;
             }
             Err(e)
         }

@@ -1,21 +1,15 @@
-//! `mcp_agent_chat`: one chat turn (see `sandbox::chat`).
+//! `mcp_agent_chat`: one chat turn (see [`super::chat_agent`]).
 
+use super::chat_agent;
 use super::tools::check_enabled;
 use super::{AppError, Call, Reply};
-use crate::api::model::ChatMessage;
-use crate::sandbox::chat;
+use crate::api::model::ChatRequest;
 use crate::sandbox::core::Shared;
 use crate::sandbox::quota;
-use serde::Deserialize;
 use std::sync::Arc;
 
 /// Messages per turn at most.
 const MAX_MESSAGES: usize = 100;
-
-#[derive(Debug, Deserialize)]
-struct ChatRequest {
-    messages: Vec<ChatMessage>,
-}
 
 pub async fn mcp_agent_chat(shared: Arc<Shared>, call: Call) -> Result<Reply, AppError> {
     check_enabled(&shared.settings)?;
@@ -52,6 +46,6 @@ pub async fn mcp_agent_chat(shared: Arc<Shared>, call: Call) -> Result<Reply, Ap
         .run_raw(move |core, now| quota::charge_compute(core, &caller, now))
         .await
         .map_err(AppError::internal)??;
-    let reply = chat::turn(&shared, &call.caller, req.messages, &call.headers).await?;
+    let reply = chat_agent::turn(&shared, &call.caller, req.messages, &call.headers).await?;
     Reply::ok(reply)
 }

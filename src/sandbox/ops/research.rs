@@ -2,21 +2,11 @@
 //! handlers read the request and shape the answer.
 
 use super::{AppError, Call, Reply};
+use crate::api::model::{ResearchMessageRequest, ResearchStartRequest};
 use crate::sandbox::core::Shared;
 use crate::sandbox::research;
-use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
-
-#[derive(Deserialize)]
-struct StartBody {
-    task: String,
-}
-
-#[derive(Deserialize)]
-struct MessageBody {
-    message: String,
-}
 
 fn run_id(call: &Call) -> Result<String, AppError> {
     call.path
@@ -48,7 +38,7 @@ fn summary_of(run: &Value) -> String {
 }
 
 pub async fn research_start(shared: Arc<Shared>, call: Call) -> Result<Reply, AppError> {
-    let body: StartBody = call.json()?;
+    let body: ResearchStartRequest = call.json()?;
     let run = research::start(&shared, &call.caller, &body.task).await?;
     let summary = summary_of(&run);
     Reply::ok(with_summary(run, summary))
@@ -65,7 +55,7 @@ pub async fn research_status(shared: Arc<Shared>, call: Call) -> Result<Reply, A
 
 pub async fn research_message(shared: Arc<Shared>, call: Call) -> Result<Reply, AppError> {
     let id = run_id(&call)?;
-    let body: MessageBody = call.json()?;
+    let body: ResearchMessageRequest = call.json()?;
     let run = research::message(&shared, &call.caller, &id, &body.message).await?;
     let summary = run
         .get("reply")

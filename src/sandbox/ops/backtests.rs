@@ -1,11 +1,11 @@
 //! Backtests: `run_backtest` queues a job, `get_backtest_job` reports it.
 
-use super::{AppError, Call, Reply};
+use super::{AppError, Call, ErrorKind, Reply};
 use crate::api::model::{BacktestJob, BacktestRequest, ErrorDetail};
 use crate::sandbox::backtests;
 use crate::sandbox::core::Core;
 use crate::sandbox::quota;
-use axum::http::StatusCode;
+
 use rand::RngExt;
 use tokio::sync::mpsc::error::TrySendError;
 
@@ -19,7 +19,7 @@ pub fn run_backtest(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
     backtests::resolve(&req, &core.settings)?;
     let Some(tx) = core.jobs.clone() else {
         return Err(AppError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
+            ErrorKind::Unavailable,
             "backtests_unavailable",
             "the backtest workers are not running",
         ));
@@ -35,7 +35,7 @@ pub fn run_backtest(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
             core.store.delete_job(&id)?;
             return Err(match e {
                 TrySendError::Full(_) => AppError::new(
-                    StatusCode::BAD_REQUEST,
+                    ErrorKind::Invalid,
                     "QUEUE_FULL",
                     format!(
                         "the backtest queue is full ({} jobs waiting); poll your running jobs and retry shortly",
@@ -43,7 +43,7 @@ pub fn run_backtest(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
                     ),
                 ),
                 TrySendError::Closed(_) => AppError::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
+                    ErrorKind::Unavailable,
                     "backtests_unavailable",
                     "the backtest workers have stopped",
                 ),

@@ -1,7 +1,7 @@
 //! Account and observation: whoami, usage, positions, PnL, audit logs, tool catalog, open orders,
 //! and the OpenAPI document.
 
-use super::{AppError, Call, Reply};
+use super::{AppError, Call, ErrorKind, Reply};
 use crate::api::catalog::{OPERATIONS, Scope, ScopeRule};
 use crate::api::model::{
     AuditEntry, AuditLogs, ExchangeBreakdown, MarginSummary, OpenOrders, PnlPeriods, PnlSummary,
@@ -12,7 +12,7 @@ use crate::sandbox::core::Core;
 use crate::sandbox::quota;
 use crate::sandbox::trading::{order_row, position_row};
 use crate::sandbox::venue::Exchange;
-use axum::http::StatusCode;
+
 use chrono::{Duration, Utc};
 use serde_json::{Value, json};
 
@@ -176,7 +176,7 @@ pub fn pnl_summary(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
 pub fn list_audit_logs(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
     if core.settings.audit_log_unavailable {
         return Err(AppError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
+            ErrorKind::Unavailable,
             "audit_unavailable",
             "the audit log store is down; retry later",
         ));
@@ -313,7 +313,7 @@ pub fn list_open_orders(core: &mut Core, call: &Call) -> Result<Reply, AppError>
 pub fn get_openapi(_core: &mut Core, call: &Call) -> Result<Reply, AppError> {
     // The document is the body itself, not wrapped: OpenAPI tools read it as is.
     Ok(Reply {
-        status: StatusCode::OK,
+        status: 200,
         body: openapi::document(&base_url(call)),
         proposal_id: None,
         oid: None,

@@ -1,13 +1,13 @@
 //! Staged trading: propose, confirm, close by proposal, and the proposals listing (extension).
 
-use super::{AppError, Call, Reply};
+use super::{AppError, Call, ErrorKind, Reply};
 use crate::api::model::{
     CloseRequest, ConfirmRequest, ErrorDetail, ExecutionResult, Proposal, Proposals, TradeSignal,
 };
 use crate::sandbox::core::Core;
 use crate::sandbox::store::{ProposalRow, Store};
 use crate::sandbox::trading::{self, Plan};
-use axum::http::StatusCode;
+
 use chrono::{DateTime, Duration, Utc};
 use rand::RngExt;
 
@@ -101,7 +101,7 @@ fn refusal(row: &ProposalRow, key_id: i64, now: DateTime<Utc>) -> Option<AppErro
                 format!("proposal {id} was already executed; it runs only once"),
             ),
             "expired" => AppError::new(
-                StatusCode::GONE,
+                ErrorKind::Expired,
                 "proposal_expired",
                 format!(
                     "proposal {id} expired at {} ({}s ago); stage it again",
@@ -246,8 +246,9 @@ pub fn close_position(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
         .filter(|s| !s.is_empty())
     else {
         return Err(match action {
-            Some(_) => AppError::new(StatusCode::BAD_REQUEST, "staging_required", how)
-                .with_field("proposalId"),
+            Some(_) => {
+                AppError::new(ErrorKind::Invalid, "staging_required", how).with_field("proposalId")
+            }
             None => AppError::invalid("proposalId", format!("proposalId is required; {how}")),
         });
     };

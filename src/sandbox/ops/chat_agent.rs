@@ -4,19 +4,15 @@
 //! the account only through [`mcp::execute_with`], and mutate tools only ever get a confirm token
 //! ([`Mode::PrepareOnly`]): a model can prepare a trade for a human, never place one.
 
-use super::core::Shared;
-use super::engine::strategies::STRATEGIES;
-use super::http::AppError;
-use super::http::auth::Caller;
 use super::mcp::{self, Mode};
-use super::quota::day_of;
-use super::store::ts;
-use super::venue::market::ASSETS;
+use super::{AppError, Caller, ErrorKind};
 use crate::api::model::{ChatMessage, ChatReply, ErrorDetail, ToolCall};
-use crate::secret::Secret;
-use axum::http::{HeaderMap, StatusCode};
-use chrono::{DateTime, Utc};
-use rusqlite::{Connection, OptionalExtension, params};
+use crate::sandbox::core::Shared;
+use crate::sandbox::engine::strategies::STRATEGIES;
+use crate::sandbox::quota::day_of;
+use crate::sandbox::store::chat::{LlmSettings, llm_for, record_tokens};
+use crate::sandbox::venue::market::ASSETS;
+use axum::http::HeaderMap;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,88 +30,6 @@ backtests (service_run_backtest, then poll service_get_backtest_job). Tools of t
 (trading, closing, cancelling) are never executed in this chat: calling one only prepares it and \
 returns a confirmToken with a preview for a human to approve. Say so plainly when you prepare one, \
 and never claim a trade was placed. Answer briefly with the numbers the tools returned.";
-
-// ---- storage --------------------------------------------------------------------------------------
-
-/// An account's LLM provider: an OpenAI-compatible API.
-#[derive(Debug, Clone)]
-pub struct LlmSettings {
-    /// e.g. `https://api.openai.com/v1`; the loop POSTs `{base_url}/chat/completions`.
-    pub base_url: String,
-    pub model: String,
-    pub api_key: Secret,
-}
-
-pub fn set_llm(
-    conn: &Connection,
-    account_id: i64,
-    llm: &LlmSettings,
-    now: DateTime<Utc>,
-) -> rusqlite::Result<()> {
-    conn.execute(
-        "INSERT INTO account_llm (account_id, base_url, model, api_key, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5)
-         ON CONFLICT(account_id) DO UPDATE SET base_url = ?2, model = ?3, api_key = ?4, updated_at = ?5",
-        params![
-            account_id,
-            llm.base_url.trim_end_matches('/'),
-            llm.model,
-            llm.api_key.expose(),
-            ts(now)
-        ],
-    )?;
-    Ok(())
-}
-
-/// Removes the account's provider; true if there was one.
-pub fn clear_llm(conn: &Connection, account_id: i64) -> rusqlite::Result<bool> {
-    Ok(conn.execute(
-        "DELETE FROM account_llm WHERE account_id = ?1",
-        params![account_id],
-    )? > 0)
-}
-
-pub fn llm_for(conn: &Connection, account_id: i64) -> rusqlite::Result<Option<LlmSettings>> {
-    conn.query_row(
-        "SELECT base_url, model, api_key FROM account_llm WHERE account_id = ?1",
-        params![account_id],
-        |r| {
-            Ok(LlmSettings {
-                base_url: r.get(0)?,
-                model: r.get(1)?,
-                api_key: Secret::new(r.get::<_, String>(2)?),
-            })
-        },
-    )
-    .optional()
-}
-
-/// Adds a provider's token counts to the key's usage of the day.
-pub fn record_tokens(
-    conn: &Connection,
-    key_id: i64,
-    day: &str,
-    input: u64,
-    output: u64,
-) -> rusqlite::Result<()> {
-    conn.execute(
-        "INSERT INTO usage_tokens (key_id, day, input, output) VALUES (?1, ?2, ?3, ?4)
-         ON CONFLICT(key_id, day) DO UPDATE SET input = input + ?3, output = output + ?4",
-        params![key_id, day, input as i64, output as i64],
-    )?;
-    Ok(())
-}
-
-/// `(input, output)` tokens the key's chat turns used on `day`.
-pub fn tokens_used(conn: &Connection, key_id: i64, day: &str) -> rusqlite::Result<(u64, u64)> {
-    conn.query_row(
-        "SELECT input, output FROM usage_tokens WHERE key_id = ?1 AND day = ?2",
-        params![key_id, day],
-        |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)),
-    )
-    .optional()
-    .map(|v| v.unwrap_or((0, 0)))
-}
 
 // ---- the turn -------------------------------------------------------------------------------------
 
@@ -218,7 +132,7 @@ impl Session {
         llm: LlmSettings,
         messages: Vec<ChatMessage>,
     ) -> Result<ChatReply, AppError> {
-        let tools: Vec<Value> = mcp::capabilities()
+        let tools: Vec<Value> = super::capabilities::capabilities()
             .tools
             .iter()
             .map(|t| {
@@ -599,7 +513,7 @@ fn provider_error(llm: &LlmSettings, what: String) -> AppError {
     if !key.is_empty() {
         message = message.replace(key, "<redacted>");
     }
-    AppError::new(StatusCode::BAD_GATEWAY, "llm_provider_error", message)
+    AppError::new(ErrorKind::Upstream, "llm_provider_error", message)
 }
 
 // ---- the deterministic router ---------------------------------------------------------------------
@@ -937,23 +851,12 @@ mod tests {
         let llm = LlmSettings {
             base_url: "http://127.0.0.1:9".into(),
             model: "m".into(),
-            api_key: Secret::new("sk-topsecret"),
+            api_key: crate::secret::Secret::new("sk-topsecret"),
         };
         let e = provider_error(&llm, "it answered HTTP 401: bad key sk-topsecret".into());
-        assert_eq!(e.status, StatusCode::BAD_GATEWAY);
+        assert_eq!(e.kind, ErrorKind::Upstream);
         assert_eq!(e.code, "llm_provider_error");
         assert!(!e.message.contains("sk-topsecret"), "{}", e.message);
         assert!(e.message.contains("401"));
-    }
-
-    #[test]
-    fn token_usage_adds_up_per_key_and_day() {
-        let store = crate::sandbox::store::Store::open_in_memory().unwrap();
-        let conn = &store.conn;
-        record_tokens(conn, 1, "2026-06-01", 10, 3).unwrap();
-        record_tokens(conn, 1, "2026-06-01", 5, 2).unwrap();
-        record_tokens(conn, 2, "2026-06-01", 7, 7).unwrap();
-        assert_eq!(tokens_used(conn, 1, "2026-06-01").unwrap(), (15, 5));
-        assert_eq!(tokens_used(conn, 1, "2026-06-02").unwrap(), (0, 0));
     }
 }

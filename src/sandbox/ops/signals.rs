@@ -1,39 +1,47 @@
 //! Signal destinations: register (with the SSRF guard), list, and the delivery log (extension).
 
-use super::{AppError, Call, Reply};
-use crate::api::model::SignalDestinationRequest;
+use super::{AppError, Call, ErrorKind, Reply};
+use crate::api::model::{
+    SignalDeliveries, SignalDestination, SignalDestinationRequest, SignalDestinations,
+};
 use crate::api::webhook_sig;
 use crate::sandbox::core::{Core, Shared};
 use crate::sandbox::engine::strategies;
-use crate::sandbox::signals::{self, DIRECTIONS, Destination, MAX_NAME_CHARS};
-use axum::http::StatusCode;
-use serde_json::{Value, json};
+use crate::sandbox::signals::{self, DIRECTIONS, MAX_NAME_CHARS};
+use crate::sandbox::store::signals::{self as db, Destination};
+use crate::secret::Secret;
+use serde_json::json;
 use std::sync::Arc;
 
 /// Longest URL accepted.
 const MAX_URL_CHARS: usize = 2_048;
 const MAX_DELIVERIES: usize = 500;
 
-fn destination_json(core: &Core, d: &Destination) -> Result<Value, AppError> {
-    Ok(json!({
-        "id": d.id,
-        "name": d.name,
-        "url": d.url,
-        "strategyIds": d.strategy_ids,
-        "directions": d.directions,
-        "createdAt": d.created_at,
-        "deliveries": signals::delivery_stats(&core.store.conn, &d.id)?,
-    }))
+fn wire(core: &Core, d: &Destination) -> Result<SignalDestination, AppError> {
+    Ok(SignalDestination {
+        id: d.id.clone(),
+        name: d.name.clone(),
+        url: d.url.clone(),
+        strategy_ids: d.strategy_ids.clone(),
+        directions: d.directions.clone(),
+        created_at: Some(d.created_at),
+        deliveries: Some(db::delivery_stats(&core.store.conn, &d.id)?),
+        signing_secret: None,
+        extra: Default::default(),
+    })
 }
 
 /// `GET /api/v1/signal-destinations`: the account's destinations; never their secrets.
 pub fn list_signal_destinations(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
-    let list = signals::destinations(&core.store.conn, Some(call.caller.account_id))?;
-    let rows = list
+    let list = db::destinations(&core.store.conn, Some(call.caller.account_id))?;
+    let destinations = list
         .iter()
-        .map(|d| destination_json(core, d))
+        .map(|d| wire(core, d))
         .collect::<Result<Vec<_>, _>>()?;
-    Reply::ok(json!({ "destinations": rows }))
+    Reply::ok(SignalDestinations {
+        destinations,
+        extra: Default::default(),
+    })
 }
 
 /// Checks every field but the URL's host; returns the cleaned request.
@@ -128,9 +136,9 @@ pub async fn create_signal_destination(shared: Arc<Shared>, call: Call) -> Resul
     let limit = shared.settings.max_signal_destinations;
     shared
         .run_raw(move |core, now| {
-            if signals::count_destinations(&core.store.conn, account_id)? >= limit {
+            if db::count_destinations(&core.store.conn, account_id)? >= limit {
                 return Err(AppError::new(
-                    StatusCode::CONFLICT,
+                    ErrorKind::Conflict,
                     "destination_limit",
                     format!("this account already has {limit} signal destinations, the most it may register"),
                 ));
@@ -145,15 +153,15 @@ pub async fn create_signal_destination(shared: Arc<Shared>, call: Call) -> Resul
                 directions: req.directions,
                 created_at: now,
             };
-            signals::insert_destination(&core.store.conn, &d, &secret)?;
-            let mut body = destination_json(core, &d)?;
-            body["signingSecret"] = json!(secret);
-            body["json_summary"] = json!(format!(
+            db::insert_destination(&core.store.conn, &d, &secret)?;
+            let mut body = wire(core, &d)?;
+            body.signing_secret = Some(Secret::new(secret));
+            body.extra.insert("json_summary".into(), json!(format!(
                 "Signals for {} ({}) go to {}; store the signingSecret now, it is not shown again.",
                 d.strategy_ids.join(", "),
                 d.directions.join("/"),
                 d.url
-            ));
+            )));
             Reply::ok(body)
         })
         .await
@@ -176,7 +184,7 @@ pub fn list_signal_deliveries(core: &mut Core, call: &Call) -> Result<Reply, App
             }
         },
     };
-    match signals::destination(&core.store.conn, &id)? {
+    match db::destination(&core.store.conn, &id)? {
         Some(d) if d.account_id == call.caller.account_id => {}
         _ => {
             return Err(AppError::not_found(format!(
@@ -184,6 +192,10 @@ pub fn list_signal_deliveries(core: &mut Core, call: &Call) -> Result<Reply, App
             )));
         }
     }
-    let rows = signals::deliveries(&core.store.conn, &id, limit)?;
-    Reply::ok(json!({ "destinationId": id, "deliveries": rows }))
+    let deliveries = db::deliveries(&core.store.conn, &id, limit)?;
+    Reply::ok(SignalDeliveries {
+        destination_id: id,
+        deliveries,
+        extra: Default::default(),
+    })
 }

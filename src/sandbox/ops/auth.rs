@@ -1,22 +1,13 @@
 //! Who is calling: the `x-api-key` header, looked up by its hash, or an x402 `PAYMENT-SIGNATURE`
 //! on the operations that accept one.
 
-use super::AppError;
+use super::{AppError, Caller};
 use crate::api::catalog::{Operation, Scope};
 use crate::sandbox::core::Core;
 use crate::sandbox::keys::hash_key;
 use crate::sandbox::payments;
 use axum::http::HeaderMap;
 use chrono::{DateTime, Utc};
-
-#[derive(Debug, Clone)]
-pub struct Caller {
-    pub key_id: i64,
-    pub account_id: i64,
-    pub messenger_id: String,
-    pub wallet: String,
-    pub scope: Scope,
-}
 
 /// Authenticates a request: `x-api-key`, or — on the operations that accept it, and only when no
 /// key is sent — an x402 `PAYMENT-SIGNATURE` (see [`payments`]). Returns the caller and, for a paid

@@ -1,0 +1,330 @@
+//! Trading: the staged trade signal, proposals and their execution, platform orders.
+
+use super::{ErrorDetail, Extra, FillRow, OneOrMany, OpenOrderRow, num};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The seed's trade signal (body of propose and of `/api/v1/trades`), plus sizing extensions
+/// (`size`, `sizeUsd`, `leverage`, `exchange`) the seed leaves to account settings.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TradeSignal {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub a: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub d: Option<String>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "num::ser_text_opt",
+        deserialize_with = "num::de_opt"
+    )]
+    pub p: Option<f64>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "num::ser_text_opt",
+        deserialize_with = "num::de_opt"
+    )]
+    pub tp: Option<f64>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "num::ser_text_opt",
+        deserialize_with = "num::de_opt"
+    )]
+    pub sl: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub o: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fanout: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
+    /// Extension: size in coin units.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "num::ser_text_opt",
+        deserialize_with = "num::de_opt"
+    )]
+    pub size: Option<f64>,
+    /// Extension: size as USD notional.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "num::ser_text_opt",
+        deserialize_with = "num::de_opt"
+    )]
+    pub size_usd: Option<f64>,
+    /// Extension: leverage (default from the sandbox config).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leverage: Option<u32>,
+    /// Extension: `venue` (default) or `venue2`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exchange: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfirmRequest {
+    pub proposal_id: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CloseRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proposal_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
+}
+
+/// One position a staged close will flatten.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClosePreview {
+    #[serde(default)]
+    pub exchange: String,
+    #[serde(default)]
+    pub coin: String,
+    #[serde(default, deserialize_with = "num::de")]
+    pub szi: f64,
+    #[serde(default, deserialize_with = "num::de")]
+    pub entry_px: f64,
+    #[serde(default, deserialize_with = "num::de")]
+    pub mark_px: f64,
+    #[serde(default, deserialize_with = "num::de")]
+    pub est_pnl: f64,
+}
+
+/// What a proposal will execute, priced at staging time.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Preview {
+    /// `trade`, `close` or `close_all`.
+    #[serde(default)]
+    pub kind: String,
+    #[serde(default)]
+    pub exchange: String,
+    #[serde(default)]
+    pub coin: String,
+    #[serde(default)]
+    pub asset: String,
+    /// `long`, `short` or `close`.
+    #[serde(default)]
+    pub direction: String,
+    #[serde(default)]
+    pub order_type: String,
+    #[serde(default, deserialize_with = "num::de")]
+    pub size: f64,
+    #[serde(default, deserialize_with = "num::de")]
+    pub mark_px: f64,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "num::de_opt"
+    )]
+    pub limit_px: Option<f64>,
+    #[serde(default, deserialize_with = "num::de")]
+    pub notional: f64,
+    #[serde(default)]
+    pub leverage: u32,
+    #[serde(default, deserialize_with = "num::de")]
+    pub margin: f64,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "num::de_opt"
+    )]
+    pub tp: Option<f64>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "num::de_opt"
+    )]
+    pub sl: Option<f64>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "num::de_opt"
+    )]
+    pub est_liquidation_px: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub closes: Vec<ClosePreview>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Proposal {
+    #[serde(default)]
+    pub proposal_id: String,
+    /// `staged`, `executed`, `expired` or `failed`.
+    #[serde(default)]
+    pub status: String,
+    #[serde(default)]
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_at: Option<DateTime<Utc>>,
+    #[serde(default)]
+    pub preview: Preview,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution: Option<Execution>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorDetail>,
+    #[serde(
+        rename = "json_summary",
+        alias = "jsonSummary",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub json_summary: Option<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Proposals {
+    #[serde(default)]
+    pub proposals: Vec<Proposal>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// What an execution did: fills, and TP/SL trigger orders it placed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Execution {
+    #[serde(default)]
+    pub fills: Vec<FillRow>,
+    #[serde(default)]
+    pub resting: Vec<OpenOrderRow>,
+    #[serde(default)]
+    pub triggers: Vec<OpenOrderRow>,
+    /// The venue's order statuses: `{"filled": {totalSz, avgPx, oid}}` or `{"resting": {oid}}`.
+    #[serde(default)]
+    pub statuses: Vec<Value>,
+    /// Whether the trade was fanned out to followers and signal destinations (`place_order`
+    /// answers only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fanout: Option<bool>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// Body of confirm, close, trades and platform order answers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutionResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proposal_id: Option<String>,
+    #[serde(default)]
+    pub status: String,
+    #[serde(default)]
+    pub execution: Execution,
+    #[serde(
+        rename = "json_summary",
+        alias = "jsonSummary",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub json_summary: Option<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// Body of `/api/v1/orders`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PlatformOrder {
+    pub pair: String,
+    pub side: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sizing_mode: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account_percentage: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leverage: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exchange: Option<String>,
+    #[serde(default)]
+    pub sl_enabled: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sl_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sl_percentage: Option<f64>,
+    #[serde(default)]
+    pub tp_enabled: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tp_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tp_percentage: Option<f64>,
+    /// Extension: limit price when `orderType` is `limit`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_price: Option<f64>,
+    /// Extension: USD notional when `sizingMode` is `usd`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usd_amount: Option<f64>,
+    /// Extension: coin units when `sizingMode` is `size`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub venue_api_key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub venue_wallet: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PlatformClose {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pair: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percentage: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exchange: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub venue_api_key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub venue_wallet: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CancelRequest {
+    pub oid: OneOrMany<u64>,
+    pub coin: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exchange: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub venue_api_key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub venue_wallet: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CancelResult {
+    /// One per requested oid: `"success"` or `{"error": "..."}`, as the venue answers.
+    #[serde(default)]
+    pub statuses: Vec<Value>,
+    #[serde(default)]
+    pub cancelled: Vec<u64>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}

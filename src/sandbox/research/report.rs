@@ -1,0 +1,288 @@
+//! The ranked report a run ends with (`report.md`, `report.json`).
+
+use super::planner::Plan;
+use super::{GRID_POINTS, strategy_label};
+use crate::sandbox::store::research::{AgentRow, Candidate, Evidence, RunRow};
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+use std::fmt::Write as _;
+
+pub(super) struct Ranked {
+    strategy_id: String,
+    pair: String,
+    timeframe: String,
+    agent_id: String,
+    days: u32,
+    oos_days: u32,
+    candidates: usize,
+    best: Candidate,
+}
+
+impl Ranked {
+    pub(super) fn params_text(&self) -> String {
+        self.best
+            .parameters
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    pub(super) fn short(&self) -> String {
+        format!(
+            "{} {} {} ({}): out-of-sample {}, in-sample {}",
+            self.strategy_id,
+            self.pair,
+            self.timeframe,
+            self.params_text(),
+            pct(self.best.out_of_sample.return_pct),
+            pct(self.best.in_sample.return_pct)
+        )
+    }
+}
+
+pub(super) struct Report {
+    pub(super) run_id: String,
+    pub(super) task: String,
+    pub(super) status: String,
+    pub(super) plan: Plan,
+    pub(super) generated_at: DateTime<Utc>,
+    pub(super) rows: Vec<Ranked>,
+    pub(super) agents: Vec<(String, String, String, Option<String>)>,
+    pub(super) notes: Vec<String>,
+}
+
+pub(super) fn pct(x: Option<f64>) -> String {
+    x.map_or("—".into(), |v| format!("{v:+.2}%"))
+}
+
+pub(super) fn num(x: Option<f64>) -> String {
+    x.map_or("—".into(), |v| format!("{v:.2}"))
+}
+
+pub(super) fn evidence_text(e: &Evidence) -> String {
+    format!(
+        "{} (Sharpe {}, max DD {}, {} trades)",
+        pct(e.return_pct),
+        num(e.sharpe),
+        pct(e.max_drawdown_pct),
+        e.trades
+    )
+}
+
+/// Best first: out-of-sample return, then in-sample Sharpe; undefined values last.
+pub(super) fn rank_key(r: &Ranked) -> (f64, f64) {
+    let f = |x: Option<f64>| x.unwrap_or(f64::NEG_INFINITY);
+    (
+        f(r.best.out_of_sample.return_pct),
+        f(r.best.in_sample.sharpe),
+    )
+}
+
+impl Report {
+    pub(super) fn build(
+        run: &RunRow,
+        agents: &[AgentRow],
+        status: &str,
+        now: DateTime<Utc>,
+    ) -> Report {
+        let mut rows = Vec::new();
+        let mut notes = Vec::new();
+        for a in agents.iter().filter(|a| a.role != "lead") {
+            let Some(result) = &a.result else { continue };
+            if a.status != "done" {
+                continue;
+            }
+            for n in &result.notes {
+                notes.push(format!("{}: {n}", a.agent_id));
+            }
+            for r in &result.rows {
+                if run.plan.dropped.contains(&r.strategy_id) {
+                    continue;
+                }
+                let Some(best) = r.sets.first() else { continue };
+                rows.push(Ranked {
+                    strategy_id: r.strategy_id.clone(),
+                    pair: r.pair.clone(),
+                    timeframe: r.timeframe.clone(),
+                    agent_id: a.agent_id.clone(),
+                    days: r.days,
+                    oos_days: r.out_of_sample_days,
+                    candidates: r.candidates,
+                    best: best.clone(),
+                });
+            }
+        }
+        rows.sort_by(|a, b| {
+            let (ka, kb) = (rank_key(a), rank_key(b));
+            kb.0.total_cmp(&ka.0).then(kb.1.total_cmp(&ka.1))
+        });
+        if !run.plan.dropped.is_empty() {
+            notes.push(format!(
+                "left out of the ranking at the user's request: {}",
+                run.plan.dropped.join(", ")
+            ));
+        }
+        Report {
+            run_id: run.id.clone(),
+            task: run.task.clone(),
+            status: status.to_string(),
+            plan: run.plan.clone(),
+            generated_at: now,
+            rows,
+            agents: agents
+                .iter()
+                .filter(|a| a.role != "lead")
+                .map(|a| {
+                    (
+                        a.agent_id.clone(),
+                        strategy_label(&a.strategies),
+                        a.status.clone(),
+                        a.summary.clone(),
+                    )
+                })
+                .collect(),
+            notes,
+        }
+    }
+
+    pub(super) fn top_lines(&self, n: usize) -> Vec<String> {
+        self.rows
+            .iter()
+            .take(n)
+            .enumerate()
+            .map(|(i, r)| format!("{}. {}.", i + 1, r.short()))
+            .collect()
+    }
+
+    pub(super) fn json(&self) -> Value {
+        let agents: Vec<Value> = self
+            .agents
+            .iter()
+            .map(|(id, strategies, status, summary)| {
+                json!({"agentId": id, "strategies": strategies, "status": status, "summary": summary})
+            })
+            .collect();
+        json!({
+            "runId": self.run_id,
+            "task": self.task,
+            "status": self.status,
+            "partial": self.status != "completed",
+            "planner": "deterministic",
+            "generatedAt": self.generated_at,
+            "plan": self.plan.wire(),
+            "ranking": self.rows.iter().enumerate().map(|(i, r)| json!({
+                "rank": i + 1,
+                "strategyId": r.strategy_id,
+                "pair": r.pair,
+                "timeframe": r.timeframe,
+                "days": r.days,
+                "outOfSampleDays": r.oos_days,
+                "candidates": r.candidates,
+                "agentId": r.agent_id,
+                "parameters": r.best.parameters,
+                "inSample": r.best.in_sample,
+                "outOfSample": r.best.out_of_sample,
+            })).collect::<Vec<_>>(),
+            "agents": agents,
+            "notes": self.notes,
+        })
+    }
+
+    pub(super) fn json_text(&self) -> String {
+        serde_json::to_string_pretty(&self.json()).unwrap_or_default()
+    }
+
+    pub(super) fn markdown(&self) -> String {
+        let mut md = String::new();
+        let partial = if self.status == "completed" {
+            ""
+        } else {
+            " (partial)"
+        };
+        let _ = writeln!(md, "# Research report{partial}\n");
+        let _ = writeln!(md, "- Task: {}", self.task);
+        let _ = writeln!(md, "- Run: {} ({})", self.run_id, self.status);
+        let _ = writeln!(md, "- Planner: deterministic");
+        let _ = writeln!(
+            md,
+            "- Window: {} at {}; optimized on {} days in-sample, tested on the {} days after \
+             (out-of-sample)",
+            self.plan.pairs_text(),
+            self.plan.timeframes.join(", "),
+            self.plan.days,
+            self.plan.oos_days
+        );
+        let _ = writeln!(
+            md,
+            "- Ranked by out-of-sample return, then in-sample Sharpe; each row is the in-sample \
+             best parameter set (by Sharpe) of a grid of up to {GRID_POINTS}"
+        );
+        let _ = writeln!(md, "- Generated: {}\n", self.generated_at.to_rfc3339());
+        let _ = writeln!(md, "## Ranking\n");
+        if self.rows.is_empty() {
+            let _ = writeln!(md, "No strategy produced a result to rank.\n");
+        } else {
+            let _ = writeln!(
+                md,
+                "| # | Strategy | Pair | TF | Parameters | IS return | IS Sharpe | IS max DD | IS \
+                 trades | OOS return | OOS Sharpe | OOS max DD | OOS trades |"
+            );
+            let _ = writeln!(
+                md,
+                "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+            );
+            for (i, r) in self.rows.iter().enumerate() {
+                let (is, oos) = (&r.best.in_sample, &r.best.out_of_sample);
+                let _ = writeln!(
+                    md,
+                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                    i + 1,
+                    r.strategy_id,
+                    r.pair,
+                    r.timeframe,
+                    r.params_text(),
+                    pct(is.return_pct),
+                    num(is.sharpe),
+                    pct(is.max_drawdown_pct),
+                    is.trades,
+                    pct(oos.return_pct),
+                    num(oos.sharpe),
+                    pct(oos.max_drawdown_pct),
+                    oos.trades
+                );
+            }
+            let _ = writeln!(md);
+            if let Some(best) = self.rows.first() {
+                let _ = writeln!(
+                    md,
+                    "Best: **{}** on {} {} with {}: out-of-sample {}, in-sample {}.\n",
+                    best.strategy_id,
+                    best.pair,
+                    best.timeframe,
+                    best.params_text(),
+                    evidence_text(&best.best.out_of_sample),
+                    evidence_text(&best.best.in_sample)
+                );
+            }
+        }
+        let _ = writeln!(md, "## Agents\n");
+        for (id, strategies, status, summary) in &self.agents {
+            let _ = writeln!(
+                md,
+                "- {id} ({strategies}): {status}{}",
+                summary
+                    .as_ref()
+                    .map(|s| format!(" — {s}"))
+                    .unwrap_or_default()
+            );
+        }
+        if !self.notes.is_empty() {
+            let _ = writeln!(md, "\n## Notes\n");
+            for n in &self.notes {
+                let _ = writeln!(md, "- {n}");
+            }
+        }
+        md
+    }
+}
