@@ -4,5 +4,6 @@
 pub mod api;
 pub mod config;
 pub mod console;
+pub mod gateway;
 pub mod sandbox;
 pub mod secret;

@@ -14,6 +14,7 @@ mod config_example;
 mod discovery;
 mod e2e;
 mod e2e_research;
+mod gateway;
 mod immediate;
 mod payments;
 mod quota;
