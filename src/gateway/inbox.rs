@@ -86,7 +86,7 @@ pub async fn stage(
     let agent = require_agent(incoming)?;
     let answer = send_buffered(gate, incoming).await?;
     if answer.status != StatusCode::UNAUTHORIZED {
-        gate.remember(agent);
+        gate.remember(agent).await;
     }
     if answer.is_success() {
         let body = answer.json();
@@ -213,7 +213,16 @@ pub async fn tool(gate: &Arc<Gate>, incoming: &Incoming) -> Result<Response, Gat
             ),
         ));
     }
-    match lookup_str(&args, &["confirmToken"]) {
+    let token = lookup_str(&args, &["confirmToken"]);
+    if op.name == "propose_trade" || op.name == "close_position" {
+        // Staging through a tool changes nothing on the account: both calls pass, and the proposal
+        // the second one stages is what the supervisor approves, as if it came through propose.
+        return match token {
+            None => super::pass_through(gate, incoming).await,
+            Some(_) => stage(gate, incoming, Exec::Confirm).await,
+        };
+    }
+    match token {
         Some(token) => decided(gate, incoming, ItemRef::ConfirmToken(&token), &token).await,
         None => stage(gate, incoming, Exec::Tool).await,
     }
@@ -272,7 +281,7 @@ async fn decided(
             ),
         ));
     }
-    gate.remember(agent);
+    gate.remember(agent).await;
     let item = match item.status {
         Status::Approved | Status::Executing => execute(gate, &item.id).await?,
         _ => item,

@@ -147,27 +147,36 @@ impl Gate {
         self.keys.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Holds the key of an agent whose request was accepted. The first time after a start, items a
-    /// supervisor approved while the key was unknown run now.
-    fn remember(self: &Arc<Self>, agent: &AgentKey) {
+    /// Holds the key of an agent whose request was accepted. The first time after a start the agent
+    /// is recorded (so the supervisor sees who is connected), and items a supervisor approved while
+    /// the key was unknown run now.
+    async fn remember(self: &Arc<Self>, agent: &AgentKey) {
         let now = self.now();
         let new = self
             .lock_keys()
             .insert(agent.hash.clone(), (agent.secret.clone(), now))
             .is_none();
-        if new {
-            let gate = self.clone();
-            let hash = agent.hash.clone();
-            tokio::spawn(async move {
-                if let Err(e) = inbox::run_waiting(&gate, &hash).await {
-                    tracing::warn!(
-                        agent = &hash[..8],
-                        "approved items did not run: {}",
-                        e.message
-                    );
-                }
-            });
+        if !new {
+            return;
         }
+        if let Err(e) = self
+            .store
+            .agent_seen(&agent.hash, agent.fingerprint(), now)
+            .await
+        {
+            tracing::warn!(agent = agent.fingerprint(), "cannot record the agent: {e}");
+        }
+        let gate = self.clone();
+        let hash = agent.hash.clone();
+        tokio::spawn(async move {
+            if let Err(e) = inbox::run_waiting(&gate, &hash).await {
+                tracing::warn!(
+                    agent = &hash[..8],
+                    "approved items did not run: {}",
+                    e.message
+                );
+            }
+        });
     }
 
     /// One request to the upstream. `headers` are the caller's, filtered; the key is `key`.
@@ -730,7 +739,7 @@ async fn pass_through(gate: &Arc<Gate>, incoming: &Incoming) -> Result<Response,
     if let Some(agent) = &incoming.agent
         && resp.status() != StatusCode::UNAUTHORIZED
     {
-        gate.remember(agent);
+        gate.remember(agent).await;
     }
     Ok(stream_back(resp))
 }

@@ -440,36 +440,51 @@ async fn pending_items_expire_with_the_proposal() {
     assert_eq!(s.upstream_confirms(&p.proposal_id), 0);
 }
 
-#[tokio::test]
-async fn a_mutate_tool_is_captured_by_its_confirm_token_and_runs_once_when_approved() {
-    let s = setup().await;
-    let key = s.sandbox.key(Scope::McpMutate);
-    let agent = s.agent(&key);
-    let who = agent.whoami(false).await.unwrap();
-    let args = serde_json::to_value(long_btc(&who.messenger_id)).unwrap();
-    let first = agent
-        .execute_mcp_tool("service_propose_trade", args.clone())
-        .await
-        .unwrap();
-    let token = first.result["confirmToken"].as_str().unwrap().to_string();
-    let items = s.inbox("pending").await;
-    assert_eq!(items.len(), 1);
-    assert_eq!(items[0]["kind"], "tool:service_propose_trade");
-
-    let mut again = args.clone();
-    again["confirmToken"] = json!(token);
-    let body = json!({"name": "service_propose_trade", "args": again});
-    let base = s.gate.base_url();
-    let (st, answer) = send(
-        &base,
+async fn tool(s: &Setup, key: &Secret, name: &str, args: Value) -> (StatusCode, Value) {
+    send(
+        &s.gate.base_url(),
         reqwest::Method::POST,
         "/api/delegated/mcp/tool",
         Some(key.expose()),
-        Some(body.clone()),
+        Some(json!({"name": name, "args": args})),
     )
-    .await;
+    .await
+}
+
+fn upstream_count(s: &Setup, operation: &str) -> i64 {
+    agentdesk::sandbox::store::Store::open(&s.sandbox.db)
+        .unwrap()
+        .conn
+        .query_row(
+            "SELECT COUNT(*) FROM audit_logs WHERE operation = ?1",
+            [operation],
+            |r| r.get(0),
+        )
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_mutate_tool_is_captured_by_its_confirm_token_and_runs_once_when_approved() {
+    let s = setup().await;
+    let key = s.sandbox.key(Scope::Legacy);
+    let args = serde_json::to_value(long_btc(&s.sandbox.running.messenger_id)).unwrap();
+    let (st, first) = tool(&s, &key, "service_place_order", args.clone()).await;
+    assert_eq!(st, StatusCode::OK, "{first}");
+    let token = first["result"]["confirmToken"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let items = s.inbox("pending").await;
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0]["kind"], "tool:service_place_order");
+    assert_eq!(items[0]["request"]["args"]["a"], "BTCUSDT");
+
+    let mut again = args.clone();
+    again["confirmToken"] = json!(token);
+    let (st, answer) = tool(&s, &key, "service_place_order", again.clone()).await;
     assert_eq!(st, StatusCode::FORBIDDEN, "{answer}");
     assert_eq!(answer["error"]["code"], "human_approval_required");
+    assert_eq!(upstream_count(&s, "place_order"), 0);
 
     let id = items[0]["id"].as_str().unwrap();
     let (st, approved) = s
@@ -481,32 +496,168 @@ async fn a_mutate_tool_is_captured_by_its_confirm_token_and_runs_once_when_appro
         .await;
     assert_eq!(st, StatusCode::OK, "{approved}");
     assert_eq!(approved["item"]["status"], "executed", "{approved}");
-    let staged = approved["item"]["result"]["body"]["result"]["proposalId"]
-        .as_str()
+    assert_eq!(upstream_count(&s, "place_order"), 1);
+    assert_eq!(
+        s.sandbox
+            .legacy()
+            .get_positions()
+            .await
+            .unwrap()
+            .positions
+            .len(),
+        1
+    );
+    let (st, answer) = tool(&s, &key, "service_place_order", again).await;
+    assert_eq!(st, StatusCode::OK, "{answer}");
+    assert_eq!(answer, approved["item"]["result"]["body"]);
+    assert_eq!(upstream_count(&s, "place_order"), 1);
+}
+
+#[tokio::test]
+async fn a_proposal_staged_through_a_tool_is_approved_like_any_other() {
+    let s = setup().await;
+    let key = s.sandbox.key(Scope::McpMutate);
+    let args = serde_json::to_value(long_btc(&s.sandbox.running.messenger_id)).unwrap();
+    let (st, first) = tool(&s, &key, "service_propose_trade", args.clone()).await;
+    assert_eq!(st, StatusCode::OK, "{first}");
+    assert!(s.inbox("all").await.is_empty(), "staging needs no approval");
+    let mut again = args;
+    again["confirmToken"] = first["result"]["confirmToken"].clone();
+    let (st, staged) = tool(&s, &key, "service_propose_trade", again).await;
+    assert_eq!(st, StatusCode::OK, "{staged}");
+    let proposal = staged["result"]["proposalId"].as_str().unwrap().to_string();
+    let items = s.inbox("pending").await;
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0]["proposalId"], proposal.as_str());
+    assert_eq!(items[0]["kind"], "trade");
+
+    // Neither route confirms it before a human did.
+    let (st, body) = tool(
+        &s,
+        &key,
+        "service_confirm_trade",
+        json!({"proposalId": proposal}),
+    )
+    .await;
+    assert_eq!(
+        (st, &body["error"]["code"]),
+        (StatusCode::FORBIDDEN, &json!("human_approval_required"))
+    );
+    let (st, body) = confirm(&s, &key, &proposal).await;
+    assert_eq!(
+        (st, &body["error"]["code"]),
+        (StatusCode::FORBIDDEN, &json!("human_approval_required"))
+    );
+
+    let (st, _) = s
+        .supervisor(
+            reqwest::Method::POST,
+            &format!("/gate/v1/inbox/{proposal}/approve"),
+            None,
+        )
+        .await;
+    assert_eq!(st, StatusCode::OK);
+    let (st, body) = confirm(&s, &key, &proposal).await;
+    assert_eq!((st, &body["status"]), (StatusCode::OK, &json!("executed")));
+    assert_eq!(s.upstream_confirms(&proposal), 1);
+}
+
+#[tokio::test]
+async fn a_staged_close_is_captured_and_its_execution_held() {
+    let s = setup().await;
+    let key = s.sandbox.key(Scope::McpMutate);
+    // A position to close, opened at the sandbox directly.
+    let direct = s.sandbox.client(Scope::McpMutate);
+    let p = direct
+        .propose_trade(&long_btc(&s.sandbox.running.messenger_id))
+        .await
         .unwrap();
-    assert!(staged.starts_with("prop_"));
-    let (st, answer) = send(
+    direct.confirm_trade(&p.proposal_id).await.unwrap();
+    let base = s.gate.base_url();
+    let (st, staged) = send(
         &base,
         reqwest::Method::POST,
-        "/api/delegated/mcp/tool",
+        "/api/delegated/propose",
+        Some(key.expose()),
+        Some(json!({"id": s.sandbox.running.messenger_id, "action": "close_all"})),
+    )
+    .await;
+    assert_eq!(st, StatusCode::OK, "{staged}");
+    let proposal = staged["proposalId"].as_str().unwrap();
+    let items = s.inbox("pending").await;
+    assert_eq!(items[0]["kind"], "close_all");
+    let (st, body) = send(
+        &base,
+        reqwest::Method::POST,
+        "/api/delegated/positions/close",
+        Some(key.expose()),
+        Some(json!({"proposalId": proposal, "action": "close_all"})),
+    )
+    .await;
+    assert_eq!(
+        (st, &body["error"]["code"]),
+        (StatusCode::FORBIDDEN, &json!("human_approval_required"))
+    );
+    // A close without a proposal is the upstream's to refuse, and it is passed on as it was.
+    let body = json!({"action": "close_all"});
+    let direct = send(
+        &s.sandbox.base_url(),
+        reqwest::Method::POST,
+        "/api/delegated/positions/close",
+        Some(key.expose()),
+        Some(body.clone()),
+    )
+    .await;
+    let through = send(
+        &base,
+        reqwest::Method::POST,
+        "/api/delegated/positions/close",
         Some(key.expose()),
         Some(body),
     )
     .await;
-    assert_eq!(st, StatusCode::OK, "{answer}");
-    assert_eq!(answer["result"]["proposalId"], staged);
+    assert_eq!(direct.0, StatusCode::BAD_REQUEST);
+    assert_eq!(through, direct);
+}
 
-    // A tool cannot confirm a proposal around the inbox.
-    let (st, answer) = send(
-        &base,
-        reqwest::Method::POST,
-        "/api/delegated/mcp/tool",
-        Some(key.expose()),
-        Some(json!({"name": "service_confirm_trade", "args": {"proposalId": staged}})),
+#[tokio::test]
+async fn quota_answers_keep_their_retry_after() {
+    let sandbox = common::start_with(agentdesk::sandbox::Settings {
+        daily_post_cap: 1,
+        ..Default::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let gate = common::start_gateway(
+        &sandbox.base_url(),
+        &sandbox.clock,
+        &dir.path().join("g.db"),
+        GateSettings::default(),
+        None,
     )
     .await;
-    assert_eq!(st, StatusCode::FORBIDDEN, "{answer}");
-    assert_eq!(answer["error"]["code"], "human_approval_required");
+    let key = sandbox.key(Scope::McpMutate);
+    let signal = serde_json::to_value(long_btc(&sandbox.running.messenger_id)).unwrap();
+    let mut last = None;
+    for _ in 0..3 {
+        let resp = reqwest::Client::new()
+            .post(format!("{}/api/delegated/propose", gate.base_url()))
+            .header("x-api-key", key.expose())
+            .json(&signal)
+            .send()
+            .await
+            .unwrap();
+        last = Some((resp.status(), resp.headers().get("retry-after").cloned()));
+    }
+    let (status, retry_after) = last.unwrap();
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    let secs: u64 = retry_after
+        .expect("Retry-After passed on")
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(secs > 0);
 }
 
 #[tokio::test]
@@ -728,17 +879,19 @@ async fn the_supervisor_api_wants_a_token_and_lists_agents() {
         .await;
     assert_eq!(st, StatusCode::NOT_FOUND);
 
+    let (_, body) = s
+        .supervisor(reqwest::Method::GET, "/gate/v1/agents", None)
+        .await;
+    assert_eq!(body["agents"], json!([]));
     s.agent(&agent_key).get_positions().await.unwrap();
     let (st, body) = s
         .supervisor(reqwest::Method::GET, "/gate/v1/agents", None)
         .await;
     assert_eq!(st, StatusCode::OK, "{body}");
     let agents = body["agents"].as_array().unwrap();
-    assert_eq!(
-        agents.len(),
-        0,
-        "an agent is recorded when it stages: {body}"
-    );
+    assert_eq!(agents.len(), 1, "{body}");
+    assert_eq!(agents[0]["account"], Value::Null, "learnt when it stages");
+    assert_eq!(agents[0]["pending"], 0);
     let who = s.agent(&agent_key).whoami(false).await.unwrap();
     s.agent(&agent_key)
         .propose_trade(&long_btc(&who.messenger_id))
