@@ -1031,3 +1031,149 @@ async fn a_silent_upstream_is_a_504() {
     assert_eq!(body["error"]["code"], "upstream_timeout");
     hold.abort();
 }
+
+const BIN: &str = env!("CARGO_BIN_EXE_agentdesk");
+
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn gate_cli(args: &[&str]) -> (bool, String, String) {
+    let out = std::process::Command::new(BIN)
+        .arg("gate")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[tokio::test]
+async fn the_gate_command_serves_mints_tokens_and_names_agents() {
+    use std::io::{BufRead, BufReader};
+    let sandbox = common::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("gate.db");
+    let db = db.to_str().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "[gate]\nallow_immediate = [\"alice\"]\n").unwrap();
+    let legacy = sandbox.key(Scope::Legacy);
+
+    let mut child = std::process::Command::new(BIN)
+        .args([
+            "gate",
+            "--upstream",
+            &sandbox.base_url(),
+            "--addr",
+            "127.0.0.1:0",
+            "--db",
+            db,
+        ])
+        .args([
+            "--config",
+            config.to_str().unwrap(),
+            "--upstream-key-env",
+            "ADK_GATE_TEST_KEY",
+        ])
+        .env("ADK_GATE_TEST_KEY", sandbox.key(Scope::McpMutate).expose())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let child = Child(child);
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line).unwrap();
+    let base = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("{line:?}"))
+        .to_string();
+    assert!(base.starts_with("http://127.0.0.1:"), "{base}");
+
+    let (ok, token, err) = gate_cli(&["token", "--db", db, "--label", "bob"]);
+    assert!(ok, "{err}");
+    let token = token.strip_suffix('\n').unwrap();
+    assert!(
+        token.starts_with("gst_") && !token.contains(char::is_whitespace),
+        "{token:?}"
+    );
+    assert!(!contains(&db_bytes(std::path::Path::new(db)), token));
+
+    // The supervisor token reads the account with the gateway's own key.
+    let (st, who) = send(
+        &base,
+        reqwest::Method::GET,
+        "/api/delegated/whoami",
+        Some(token),
+        None,
+    )
+    .await;
+    assert_eq!(st, StatusCode::OK, "{who}");
+
+    // An immediate trade is refused until the agent is named as the config allows.
+    let signal = serde_json::to_value(long_btc(&sandbox.running.messenger_id)).unwrap();
+    let (st, body) = send(
+        &base,
+        reqwest::Method::POST,
+        "/api/v1/trades",
+        Some(legacy.expose()),
+        Some(signal.clone()),
+    )
+    .await;
+    assert_eq!(
+        (st, &body["error"]["code"]),
+        (
+            StatusCode::FORBIDDEN,
+            &json!("staging_required_by_supervisor")
+        )
+    );
+    // An agent is known once the upstream accepted one of its requests.
+    let (st, _) = send(
+        &base,
+        reqwest::Method::GET,
+        "/api/delegated/whoami",
+        Some(legacy.expose()),
+        None,
+    )
+    .await;
+    assert_eq!(st, StatusCode::OK);
+    let (ok, _, err) = gate_cli(&["agent", "name", "--db", db, "zz", "alice"]);
+    assert!(!ok && err.contains("fingerprint"), "{err}");
+    let (ok, _, err) = gate_cli(&["agent", "name", "--db", db, "00000000", "alice"]);
+    assert!(!ok && err.contains("no agent"), "{err}");
+    let (ok, out, err) = gate_cli(&["agent", "name", "--db", db, &legacy.fingerprint(), "alice"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("alice"), "{out}");
+    let (st, body) = send(
+        &base,
+        reqwest::Method::POST,
+        "/api/v1/trades",
+        Some(legacy.expose()),
+        Some(signal),
+    )
+    .await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    let (st, body) = send(
+        &base,
+        reqwest::Method::GET,
+        "/gate/v1/agents",
+        Some(token),
+        None,
+    )
+    .await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    assert_eq!(body["agents"][0]["agent"], "alice");
+    drop(child);
+
+    let (ok, _, err) = gate_cli(&["--addr", "127.0.0.1:0", "--db", db]);
+    assert!(!ok && err.contains("--upstream"), "{err}");
+}
