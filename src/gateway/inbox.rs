@@ -229,11 +229,7 @@ pub async fn tool(gate: &Arc<Gate>, incoming: &Incoming) -> Result<Response, Gat
 }
 
 /// The agent's own confirm of a proposal (`confirm_trade`, or `close_position` with a proposalId).
-pub async fn confirm(
-    gate: &Arc<Gate>,
-    incoming: &Incoming,
-    _exec: Exec,
-) -> Result<Response, GateError> {
+pub async fn confirm(gate: &Arc<Gate>, incoming: &Incoming) -> Result<Response, GateError> {
     require_agent(incoming)?;
     let Some(id) = proposal_id_of(incoming) else {
         return Err(GateError::new(

@@ -679,9 +679,9 @@ async fn supervisor_read(gate: &Arc<Gate>, incoming: Incoming) -> Result<Respons
 async fn route(gate: &Arc<Gate>, incoming: Incoming) -> Result<Response, GateError> {
     let name = incoming.op.name;
     match name {
-        "confirm_trade" => inbox::confirm(gate, &incoming, store::Exec::Confirm).await,
+        "confirm_trade" => inbox::confirm(gate, &incoming).await,
         "close_position" if inbox::proposal_id_of(&incoming).is_some() => {
-            inbox::confirm(gate, &incoming, store::Exec::Close).await
+            inbox::confirm(gate, &incoming).await
         }
         "propose_trade" => inbox::stage(gate, &incoming, store::Exec::Confirm).await,
         "close_position" => inbox::stage(gate, &incoming, store::Exec::Close).await,

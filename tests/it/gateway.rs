@@ -803,6 +803,13 @@ async fn upstream_answers_pass_through_unchanged_and_the_gateway_speaks_for_itse
             .unwrap()
             .contains("/api/delegated/nope")
     );
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("openapi.json"),
+        "the gateway's own answer, not the upstream's: {body}"
+    );
 
     // Bodies over the limit are refused before anything is forwarded.
     let big = "x".repeat(2 << 20);
@@ -1176,4 +1183,51 @@ async fn the_gate_command_serves_mints_tokens_and_names_agents() {
 
     let (ok, _, err) = gate_cli(&["--addr", "127.0.0.1:0", "--db", db]);
     assert!(!ok && err.contains("--upstream"), "{err}");
+}
+
+#[tokio::test]
+async fn an_allowed_platform_order_keeps_its_idempotency_key() {
+    let s = setup().await;
+    let key = s.sandbox.key(Scope::PlatformTrade);
+    let dir = tempfile::tempdir().unwrap();
+    let allowed = GateSettings {
+        allow_immediate: vec![key.fingerprint()],
+        ..GateSettings::default()
+    };
+    let gate = common::start_gateway(
+        &s.sandbox.base_url(),
+        &s.sandbox.clock,
+        &dir.path().join("g.db"),
+        allowed,
+        None,
+    )
+    .await;
+    let order = |pct: f64| {
+        json!({"pair": "BTC-USD", "side": "long", "orderType": "market", "sizingMode": "account",
+               "accountPercentage": pct, "leverage": 2, "exchange": "venue"})
+    };
+    let post = |body: Value| {
+        reqwest::Client::new()
+            .post(format!("{}/api/v1/orders", gate.base_url()))
+            .header("x-api-key", key.expose())
+            .header("Idempotency-Key", "gate-order-1")
+            .json(&body)
+            .send()
+    };
+    let first: Value = post(order(5.0)).await.unwrap().json().await.unwrap();
+    let again: Value = post(order(5.0)).await.unwrap().json().await.unwrap();
+    assert_eq!(first["success"], true, "{first}");
+    assert_eq!(again, first, "the retry is the same order");
+    assert_eq!(
+        s.sandbox
+            .legacy()
+            .get_positions()
+            .await
+            .unwrap()
+            .positions
+            .len(),
+        1
+    );
+    let other = post(order(6.0)).await.unwrap();
+    assert_eq!(other.status(), StatusCode::UNPROCESSABLE_ENTITY);
 }
