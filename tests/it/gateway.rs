@@ -1231,3 +1231,137 @@ async fn an_allowed_platform_order_keeps_its_idempotency_key() {
     let other = post(order(6.0)).await.unwrap();
     assert_eq!(other.status(), StatusCode::UNPROCESSABLE_ENTITY);
 }
+
+/// A TCP relay to the sandbox that can be cut: while off, it closes every connection, open or new,
+/// as a crashed or restarting upstream does.
+struct Relay {
+    addr: std::net::SocketAddr,
+    on: tokio::sync::watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Relay {
+    async fn start(target: std::net::SocketAddr) -> Relay {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (on, watch) = tokio::sync::watch::channel(true);
+        let task = tokio::spawn(async move {
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                let mut watch = watch.clone();
+                if !*watch.borrow() {
+                    continue;
+                }
+                tokio::spawn(async move {
+                    let Ok(mut outbound) = tokio::net::TcpStream::connect(target).await else {
+                        return;
+                    };
+                    tokio::select! {
+                        _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => {}
+                        _ = watch.wait_for(|on| !on) => {}
+                    }
+                });
+            }
+        });
+        Relay { addr, on, task }
+    }
+
+    fn set(&self, on: bool) {
+        self.on.send_replace(on);
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+#[tokio::test]
+async fn an_approval_while_the_upstream_is_down_is_kept_and_runs_once_it_is_back() {
+    let sandbox = common::start().await;
+    let relay = Relay::start(sandbox.running.addr).await;
+    let dir = tempfile::tempdir().unwrap();
+    let gate = common::start_gateway(
+        &format!("http://{}", relay.addr),
+        &sandbox.clock,
+        &dir.path().join("g.db"),
+        GateSettings::default(),
+        None,
+    )
+    .await;
+    let token = gate.mint_token("").await.unwrap();
+    let key = sandbox.key(Scope::McpMutate);
+    let agent = Client::new(&gate.base_url(), Some(key.clone())).unwrap();
+    let p = agent
+        .propose_trade(&long_btc(&sandbox.running.messenger_id))
+        .await
+        .unwrap();
+    let approve = format!("/gate/v1/inbox/{}/approve", p.proposal_id);
+
+    relay.set(false);
+    let (st, body) = send(
+        &gate.base_url(),
+        reqwest::Method::POST,
+        &approve,
+        Some(token.expose()),
+        None,
+    )
+    .await;
+    assert_eq!(st, StatusCode::BAD_GATEWAY, "{body}");
+    assert_eq!(body["error"]["code"], "upstream_unreachable");
+    let (_, inbox) = send(
+        &gate.base_url(),
+        reqwest::Method::GET,
+        "/gate/v1/inbox?status=approved",
+        Some(token.expose()),
+        None,
+    )
+    .await;
+    let item = &inbox["items"][0];
+    assert_eq!(item["proposalId"], p.proposal_id.as_str(), "{inbox}");
+    assert!(
+        item["note"]
+            .as_str()
+            .unwrap()
+            .contains("upstream_unreachable"),
+        "{item}"
+    );
+    // The agent's confirm says so too, rather than pretending it ran.
+    let (st, body) = send(
+        &gate.base_url(),
+        reqwest::Method::POST,
+        "/api/delegated/confirm",
+        Some(key.expose()),
+        Some(json!({"proposalId": p.proposal_id})),
+    )
+    .await;
+    assert_eq!(
+        (st, &body["error"]["code"]),
+        (StatusCode::BAD_GATEWAY, &json!("upstream_unreachable"))
+    );
+
+    relay.set(true);
+    let (st, body) = send(
+        &gate.base_url(),
+        reqwest::Method::POST,
+        &approve,
+        Some(token.expose()),
+        None,
+    )
+    .await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    assert_eq!(body["item"]["status"], "executed");
+    assert!(body["item"].get("note").is_none(), "{body}");
+    let done = agent.confirm_trade(&p.proposal_id).await.unwrap();
+    assert_eq!(done.status, "executed");
+    assert_eq!(
+        sandbox
+            .legacy()
+            .get_positions()
+            .await
+            .unwrap()
+            .positions
+            .len(),
+        1
+    );
+}
