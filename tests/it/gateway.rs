@@ -1365,3 +1365,126 @@ async fn an_approval_while_the_upstream_is_down_is_kept_and_runs_once_it_is_back
         1
     );
 }
+
+/// An upstream in the real deployment's observed shapes: errors as 200 `success: false`, the proposal
+/// inside `data`, `expiresAt` as epoch seconds in a string, and a CSRF guard on POSTs.
+async fn real_shaped_upstream(
+    expires: chrono::DateTime<chrono::Utc>,
+    confirms: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) -> (std::net::SocketAddr, tokio::task::JoinHandle<()>) {
+    use axum::http::HeaderMap;
+    use axum::routing::{get, post};
+    let csrf = |headers: &HeaderMap| headers.get("x-requested-with").is_some();
+    let app = axum::Router::new()
+        .route(
+            "/api/delegated/whoami",
+            get(|| async { axum::Json(json!({"success": true, "messengerId": "m-42"})) }),
+        )
+        .route(
+            "/api/delegated/propose",
+            post(
+                move |headers: HeaderMap, body: axum::Json<Value>| async move {
+                    if !csrf(&headers) {
+                        return axum::Json(json!({"success": false, "error": "csrf"}));
+                    }
+                    if body["a"] == "FAIL" {
+                        return axum::Json(json!({"success": false, "message": "market closed"}));
+                    }
+                    axum::Json(json!({"success": true, "data": {
+                        "proposalId": "real-1",
+                        "expiresAt": expires.timestamp().to_string(),
+                        "preview": {"coin": "BTC", "notional": "2000.5"},
+                    }}))
+                },
+            ),
+        )
+        .route(
+            "/api/delegated/confirm",
+            post(move |headers: HeaderMap| async move {
+                if !csrf(&headers) {
+                    return axum::Json(json!({"success": false, "error": "csrf"}));
+                }
+                confirms.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                axum::Json(json!({"success": true, "result": {"status": "filled"}}))
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (addr, task)
+}
+
+#[tokio::test]
+async fn stagings_are_read_in_the_real_deployments_shapes() {
+    let clock = agentdesk::sandbox::TestClock::new(common::t0());
+    let expires = common::t0() + chrono::Duration::minutes(5);
+    let confirms = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (addr, upstream) = real_shaped_upstream(expires, confirms.clone()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let gate = common::start_gateway(
+        &format!("http://{addr}"),
+        &clock,
+        &dir.path().join("g.db"),
+        GateSettings::default(),
+        None,
+    )
+    .await;
+    let token = gate.mint_token("").await.unwrap();
+    let base = gate.base_url();
+    let propose = |a: &str| {
+        send(
+            &base,
+            reqwest::Method::POST,
+            "/api/delegated/propose",
+            Some("real_key_1"),
+            Some(json!({"a": a, "d": "long"})),
+        )
+    };
+    // An error answered as 200 is passed on as it was, and stages nothing.
+    let (st, body) = propose("FAIL").await;
+    assert_eq!(st, StatusCode::OK);
+    assert_eq!(body, json!({"success": false, "message": "market closed"}));
+    let inbox = |path: &'static str| {
+        send(
+            &base,
+            reqwest::Method::GET,
+            path,
+            Some(token.expose()),
+            None,
+        )
+    };
+    assert_eq!(
+        inbox("/gate/v1/inbox?status=all").await.1["items"],
+        json!([])
+    );
+
+    let (st, body) = propose("BTCUSDT").await;
+    assert_eq!(
+        (st, &body["data"]["proposalId"]),
+        (StatusCode::OK, &json!("real-1"))
+    );
+    let (_, listed) = inbox("/gate/v1/inbox").await;
+    let item = &listed["items"][0];
+    assert_eq!(item["proposalId"], "real-1", "{listed}");
+    assert_eq!(item["account"], "m-42");
+    assert_eq!(item["kind"], "trade");
+    assert_eq!(item["preview"]["notional"], "2000.5");
+    assert_eq!(
+        item["expiresAt"],
+        expires.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    );
+    let (st, body) = send(
+        &base,
+        reqwest::Method::POST,
+        "/gate/v1/inbox/real-1/approve",
+        Some(token.expose()),
+        None,
+    )
+    .await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    assert_eq!(body["item"]["status"], "executed", "{body}");
+    assert_eq!(confirms.load(std::sync::atomic::Ordering::SeqCst), 1);
+    upstream.abort();
+}
