@@ -127,11 +127,15 @@ pub async fn stage(
                 result: None,
                 note: None,
             };
-            tracing::info!(item = %item.id, agent = agent.fingerprint(), kind = %item.kind, "staged");
-            gate.store
+            let (id, kind) = (item.id.clone(), item.kind.clone());
+            if gate
+                .store
                 .insert_item(item)
                 .await
-                .map_err(GateError::store)?;
+                .map_err(GateError::store)?
+            {
+                tracing::info!(item = %id, agent = agent.fingerprint(), kind = %kind, "staged");
+            }
         }
     }
     Ok(answer.into_response())

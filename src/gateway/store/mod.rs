@@ -183,7 +183,9 @@ impl Transition {
 }
 
 pub trait Store: Send + Sync + 'static {
-    fn insert_item(&self, item: Item) -> BoxFuture<'_, StoreResult<()>>;
+    /// False when an item for the same proposalId or confirmToken exists already (an upstream that
+    /// answers a retried staging with the proposal it staged before).
+    fn insert_item(&self, item: Item) -> BoxFuture<'_, StoreResult<bool>>;
     fn item(&self, which: ItemRef<'_>) -> BoxFuture<'_, StoreResult<Option<Item>>>;
     /// Newest first; `None` lists every status.
     fn items(&self, status: Option<Status>, limit: usize) -> BoxFuture<'_, StoreResult<Vec<Item>>>;

@@ -182,12 +182,13 @@ impl SqliteStore {
 }
 
 impl Store for SqliteStore {
-    fn insert_item(&self, item: Item) -> BoxFuture<'_, StoreResult<()>> {
+    fn insert_item(&self, item: Item) -> BoxFuture<'_, StoreResult<bool>> {
         self.run(move |c| {
-            c.execute(
+            let n = c.execute(
                 &format!(
                     "INSERT INTO items ({ITEM_COLUMNS}) VALUES \
-                     (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
+                     (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17) \
+                     ON CONFLICT DO NOTHING"
                 ),
                 params![
                     item.id,
@@ -209,7 +210,7 @@ impl Store for SqliteStore {
                     item.note,
                 ],
             )?;
-            Ok(())
+            Ok(n == 1)
         })
     }
 
@@ -392,5 +393,85 @@ impl Store for SqliteStore {
             )
             .optional()
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn item(id: &str, proposal: &str, at: DateTime<Utc>) -> Item {
+        Item {
+            id: id.into(),
+            agent: "ab".repeat(32),
+            account: None,
+            kind: "trade".into(),
+            exec: Exec::Confirm,
+            proposal_id: Some(proposal.into()),
+            confirm_token: None,
+            request: json!({"a": "BTCUSDT"}),
+            preview: json!({"coin": "BTC"}),
+            expires_at: at + chrono::Duration::minutes(5),
+            created_at: at,
+            status: Status::Pending,
+            decided_at: None,
+            decided_by: None,
+            reason: None,
+            result: None,
+            note: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn one_item_per_proposal_one_winner_per_transition_and_expiry() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g.db");
+        let t0: DateTime<Utc> = "2026-06-01T12:00:00Z".parse().unwrap();
+        let store = SqliteStore::open(&path).unwrap();
+        assert!(store.insert_item(item("gi_1", "p1", t0)).await.unwrap());
+        assert!(!store.insert_item(item("gi_2", "p1", t0)).await.unwrap());
+        assert!(store.insert_item(item("gi_3", "p3", t0)).await.unwrap());
+
+        let approve = || Transition {
+            unexpired_at: Some(t0),
+            decided_by: Some("alice".into()),
+            ..Transition::new(&[Status::Pending], Status::Approved, t0)
+        };
+        assert!(store.transition("gi_1", approve()).await.unwrap());
+        assert!(!store.transition("gi_1", approve()).await.unwrap());
+        let claim = || Transition::new(&[Status::Approved], Status::Executing, t0);
+        assert!(store.transition("gi_1", claim()).await.unwrap());
+        assert!(!store.transition("gi_1", claim()).await.unwrap());
+        let got = store.item(ItemRef::Proposal("p1")).await.unwrap().unwrap();
+        assert_eq!(
+            (got.status, got.decided_by.as_deref()),
+            (Status::Executing, Some("alice"))
+        );
+        assert_eq!(got.decided_at, Some(t0));
+
+        // A restart puts an interrupted execution back to approved; expiry takes pending ones.
+        drop(store);
+        let store = SqliteStore::open(&path).unwrap();
+        assert_eq!(store.recover_executing("again".into()).await.unwrap(), 1);
+        let later = t0 + chrono::Duration::minutes(6);
+        assert_eq!(store.expire_due(later).await.unwrap(), 2);
+        let all = store.items(None, 10).await.unwrap();
+        assert_eq!(all.len(), 2);
+        assert!(all.iter().all(|i| i.status == Status::Expired));
+        // Newest first, by insertion when the times are equal.
+        assert_eq!(all[0].id, "gi_3");
+    }
+
+    #[test]
+    fn a_database_from_a_newer_agentdesk_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g.db");
+        drop(SqliteStore::open(&path).unwrap());
+        let conn = Connection::open(&path).unwrap();
+        conn.pragma_update(None, "user_version", 99).unwrap();
+        drop(conn);
+        let err = SqliteStore::open(&path).err().unwrap();
+        assert!(err.0.contains("newer"), "{err}");
     }
 }
