@@ -646,10 +646,11 @@ async fn handle(gate: Arc<Gate>, op: &'static Operation, req: Request) -> Respon
     };
     let result = match &incoming.agent {
         Some(agent) if agent.secret.expose().starts_with(TOKEN_PREFIX) => {
+            // A token that is not ours is refused here rather than sent to the upstream: it is
+            // some gateway's secret, never an upstream key.
             match api::supervisor(&gate, &incoming.headers).await {
                 Ok(_) => supervisor_read(&gate, incoming).await,
-                // Not one of ours: an agent key that happens to look like a token.
-                Err(_) => route(&gate, incoming).await,
+                Err(e) => Err(e),
             }
         }
         _ => route(&gate, incoming).await,

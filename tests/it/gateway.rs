@@ -914,6 +914,23 @@ async fn the_supervisor_api_wants_a_token_and_lists_agents() {
     assert_eq!(agents[0]["connected"], true);
     assert_eq!(agents[0]["pending"], 1);
 
+    // Something shaped like a token that is not one of ours is refused here, not sent upstream.
+    let (st, body) = send(
+        &s.gate.base_url(),
+        reqwest::Method::GET,
+        "/api/delegated/positions",
+        Some("gst_00000000000000000000000000000000"),
+        None,
+    )
+    .await;
+    assert_eq!(st, StatusCode::UNAUTHORIZED);
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("supervisor token"),
+        "{body}"
+    );
     // A supervisor token reads the account only with the gateway's own key, and never writes.
     let (st, body) = s
         .supervisor(reqwest::Method::GET, "/api/delegated/positions", None)
