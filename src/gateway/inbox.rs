@@ -179,11 +179,15 @@ async fn account_of(gate: &Arc<Gate>, agent: &AgentKey) -> Option<String> {
 }
 
 async fn send_buffered(gate: &Gate, incoming: &Incoming) -> Result<Buffered, GateError> {
+    // The gateway reads this answer, and it decodes no compression: ask for it plain (the agent's
+    // client accepts a plain answer whatever it offered).
+    let mut headers = incoming.headers.clone();
+    headers.remove(axum::http::header::ACCEPT_ENCODING);
     let resp = gate
         .send(
             incoming.method.clone(),
             &incoming.path_and_query,
-            &incoming.headers,
+            &headers,
             incoming.agent.as_ref().map(|a| &a.secret),
             incoming.body.clone(),
         )

@@ -1401,17 +1401,27 @@ async fn real_shaped_upstream(
             "/api/delegated/propose",
             post(
                 move |headers: HeaderMap, body: axum::Json<Value>| async move {
+                    use axum::response::IntoResponse;
                     if !csrf(&headers) {
-                        return axum::Json(json!({"success": false, "error": "csrf"}));
+                        return axum::Json(json!({"success": false, "error": "csrf"}))
+                            .into_response();
+                    }
+                    // Compresses when the client offers it, as a deployment behind a proxy does (the
+                    // bytes stand in for gzip: only a client that did not ask would be fooled).
+                    if headers.contains_key("accept-encoding") {
+                        return ([("content-encoding", "gzip")], vec![0x1f_u8, 0x8b, 0, 1])
+                            .into_response();
                     }
                     if body["a"] == "FAIL" {
-                        return axum::Json(json!({"success": false, "message": "market closed"}));
+                        return axum::Json(json!({"success": false, "message": "market closed"}))
+                            .into_response();
                     }
                     axum::Json(json!({"success": true, "data": {
                         "proposalId": "real-1",
                         "expiresAt": expires.timestamp().to_string(),
                         "preview": {"coin": "BTC", "notional": "2000.5"},
                     }}))
+                    .into_response()
                 },
             ),
         )
@@ -1450,14 +1460,17 @@ async fn stagings_are_read_in_the_real_deployments_shapes() {
     .await;
     let token = gate.mint_token("").await.unwrap();
     let base = gate.base_url();
+    // Agents' HTTP clients offer compression by default.
     let propose = |a: &str| {
-        send(
-            &base,
-            reqwest::Method::POST,
-            "/api/delegated/propose",
-            Some("real_key_1"),
-            Some(json!({"a": a, "d": "long"})),
-        )
+        let req = reqwest::Client::new()
+            .post(format!("{base}/api/delegated/propose"))
+            .header("x-api-key", "real_key_1")
+            .header("accept-encoding", "gzip, deflate")
+            .json(&json!({"a": a, "d": "long"}));
+        async move {
+            let resp = req.send().await.unwrap();
+            (resp.status(), resp.json::<Value>().await.unwrap())
+        }
     };
     // An error answered as 200 is passed on as it was, and stages nothing.
     let (st, body) = propose("FAIL").await;
