@@ -1518,3 +1518,58 @@ async fn stagings_are_read_in_the_real_deployments_shapes() {
     assert_eq!(confirms.load(std::sync::atomic::Ordering::SeqCst), 1);
     upstream.abort();
 }
+
+#[tokio::test]
+async fn answers_are_streamed_not_held_until_complete() {
+    use axum::routing::get;
+    // The upstream sends the first part of its answer at once and the rest only after a pause.
+    let app = axum::Router::new().route(
+        "/api/delegated/logs",
+        get(|| async {
+            let parts = futures::stream::unfold(0, |n| async move {
+                match n {
+                    0 => Some((Ok::<_, std::io::Error>("{\"logs\": [".to_string()), 1)),
+                    1 => {
+                        tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+                        Some((Ok("]}".to_string()), 2))
+                    }
+                    _ => None,
+                }
+            });
+            axum::body::Body::from_stream(parts)
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let upstream = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let clock = agentdesk::sandbox::TestClock::new(common::t0());
+    let gate = common::start_gateway(
+        &format!("http://{addr}"),
+        &clock,
+        &dir.path().join("g.db"),
+        GateSettings::default(),
+        None,
+    )
+    .await;
+    let mut resp = reqwest::Client::new()
+        .get(format!("{}/api/delegated/logs", gate.base_url()))
+        .header("x-api-key", "adk_any")
+        .send()
+        .await
+        .unwrap();
+    let first = tokio::time::timeout(std::time::Duration::from_secs(2), resp.chunk())
+        .await
+        .expect("the first part arrives before the upstream finished")
+        .unwrap()
+        .unwrap();
+    assert_eq!(&first[..], b"{\"logs\": [");
+    let mut rest = Vec::new();
+    while let Some(chunk) = resp.chunk().await.unwrap() {
+        rest.extend_from_slice(&chunk);
+    }
+    assert_eq!(rest, b"]}");
+    upstream.abort();
+}
