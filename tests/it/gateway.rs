@@ -1573,3 +1573,45 @@ async fn answers_are_streamed_not_held_until_complete() {
     assert_eq!(rest, b"]}");
     upstream.abort();
 }
+
+#[tokio::test]
+async fn a_trade_a_chat_turn_prepared_is_staged_and_approved_through_the_gateway() {
+    use agentdesk::api::model::ChatMessage;
+    let s = setup().await;
+    let key = s.sandbox.key(Scope::McpMutate);
+    let agent = s.agent(&key);
+    let reply = agent
+        .mcp_agent_chat(&[ChatMessage {
+            role: "user".into(),
+            content: "go long 0.01 BTC".into(),
+        }])
+        .await
+        .unwrap();
+    let prepared = &reply.confirm_tokens[0];
+    assert_eq!(prepared["tool"], "service_propose_trade");
+    let mut args = prepared["args"].clone();
+    args["confirmToken"] = prepared["confirmToken"].clone();
+    let (st, staged) = tool(&s, &key, "service_propose_trade", args).await;
+    assert_eq!(st, StatusCode::OK, "{staged}");
+    let proposal = staged["result"]["proposalId"].as_str().unwrap().to_string();
+    let items = s.inbox("pending").await;
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0]["proposalId"], proposal.as_str());
+    let (st, body) = confirm(&s, &key, &proposal).await;
+    assert_eq!(
+        (st, &body["error"]["code"]),
+        (StatusCode::FORBIDDEN, &json!("human_approval_required"))
+    );
+    let (st, body) = s
+        .supervisor(
+            reqwest::Method::POST,
+            &format!("/gate/v1/inbox/{proposal}/approve"),
+            None,
+        )
+        .await;
+    assert_eq!(
+        (st, &body["item"]["status"]),
+        (StatusCode::OK, &json!("executed"))
+    );
+    assert_eq!(s.upstream_confirms(&proposal), 1);
+}
