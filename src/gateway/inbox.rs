@@ -85,10 +85,8 @@ pub async fn stage(
 ) -> Result<Response, GateError> {
     let agent = require_agent(incoming)?;
     let answer = send_buffered(gate, incoming).await?;
-    if answer.status != StatusCode::UNAUTHORIZED {
-        gate.remember(agent).await;
-    }
     if answer.is_success() {
+        gate.remember(agent).await;
         let body = answer.json();
         let request = incoming.json().unwrap_or(Value::Null);
         let capture = match exec {

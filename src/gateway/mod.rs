@@ -147,7 +147,7 @@ impl Gate {
         self.keys.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Holds the key of an agent whose request was accepted. The first time after a start the agent
+    /// Holds the key of an agent whose request the upstream accepted. The first time after a start the agent
     /// is recorded (so the supervisor sees who is connected), and items a supervisor approved while
     /// the key was unknown run now.
     async fn remember(self: &Arc<Self>, agent: &AgentKey) {
@@ -737,8 +737,10 @@ async fn pass_through(gate: &Arc<Gate>, incoming: &Incoming) -> Result<Response,
             incoming.body.clone(),
         )
         .await?;
+    // Only an accepted request proves the key: a refused one must not replace a good key in
+    // memory, nor add an agent.
     if let Some(agent) = &incoming.agent
-        && resp.status() != StatusCode::UNAUTHORIZED
+        && resp.status().is_success()
     {
         gate.remember(agent).await;
     }

@@ -890,6 +890,20 @@ async fn the_supervisor_api_wants_a_token_and_lists_agents() {
         .supervisor(reqwest::Method::GET, "/gate/v1/agents", None)
         .await;
     assert_eq!(body["agents"], json!([]));
+    // A key the upstream refuses is no agent.
+    let (st, _) = send(
+        &s.gate.base_url(),
+        reqwest::Method::GET,
+        "/api/delegated/positions",
+        Some("adk_wrong"),
+        None,
+    )
+    .await;
+    assert_eq!(st, StatusCode::UNAUTHORIZED);
+    let (_, body) = s
+        .supervisor(reqwest::Method::GET, "/gate/v1/agents", None)
+        .await;
+    assert_eq!(body["agents"], json!([]));
     s.agent(&agent_key).get_positions().await.unwrap();
     let (st, body) = s
         .supervisor(reqwest::Method::GET, "/gate/v1/agents", None)
