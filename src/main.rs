@@ -613,6 +613,19 @@ fn gate_serve(
     let upstream = args.upstream.ok_or(
         "--upstream URL is required: the service (or sandbox) the gateway stands in front of",
     )?;
+    // The same file the console reads: --config, else $AGENTDESK_CONFIG, else the config
+    // directory's config.toml if there is one.
+    let config = config
+        .or_else(|| {
+            std::env::var_os(agentdesk::config::ENV_CONFIG)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        })
+        .or_else(|| {
+            agentdesk::config::Dirs::project()
+                .and_then(|d| d.config_file)
+                .filter(|p| p.exists())
+        });
     let settings = match config.as_deref() {
         None => GateSettings::default(),
         Some(path) => {
