@@ -77,6 +77,58 @@ enum Command {
         #[command(subcommand)]
         command: AccountCommand,
     },
+    /// Run the supervision gateway in front of a service (or a sandbox): agents use its URL with
+    /// their own keys; their stagings land in the supervisor's inbox (`/gate/v1`).
+    Gate(GateArgs),
+}
+
+#[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
+struct GateArgs {
+    #[command(subcommand)]
+    command: Option<GateCommand>,
+    /// Base URL of the upstream service (the real one, or a sandbox).
+    #[arg(long)]
+    upstream: Option<String>,
+    /// Address to listen on (port 0 picks a free port).
+    #[arg(long, default_value = "127.0.0.1:8788")]
+    addr: SocketAddr,
+    /// The gateway's SQLite database (inbox, agent names, supervisor tokens). Default: the data
+    /// directory's gateway.db.
+    #[arg(long)]
+    db: Option<PathBuf>,
+    /// Name of the environment variable holding the gateway's own key for the account (a
+    /// supervisor's mcp:mutate key): the console's reads through the gateway use it.
+    #[arg(long)]
+    upstream_key_env: Option<String>,
+}
+
+#[derive(Subcommand)]
+enum GateCommand {
+    /// Mint a supervisor token and print it alone on stdout (it is stored hashed: shown only now).
+    Token {
+        #[arg(long)]
+        db: Option<PathBuf>,
+        /// Who holds it; shown as the decider of the items it approves or rejects.
+        #[arg(long, default_value = "")]
+        label: String,
+    },
+    /// Agents seen by the gateway.
+    Agent {
+        #[command(subcommand)]
+        command: GateAgentCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum GateAgentCommand {
+    /// Give the agent with this key fingerprint (8 hex digits, as the inbox shows) a name.
+    Name {
+        #[arg(long)]
+        db: Option<PathBuf>,
+        fingerprint: String,
+        name: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -195,6 +247,7 @@ fn main() -> ExitCode {
             strategy,
             remove,
         }) => follow_command(db, &follower, &leader, &strategy, remove),
+        Some(Command::Gate(args)) => gate_command(args, cli.config),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -509,4 +562,135 @@ fn account_command(command: AccountCommand) -> Result<(), String> {
         key.fingerprint()
     );
     Ok(())
+}
+
+fn gate_db(db: Option<PathBuf>) -> Result<PathBuf, String> {
+    match db {
+        Some(p) => Ok(p),
+        None => Ok(default_db()?.with_file_name("gateway.db")),
+    }
+}
+
+fn gate_command(args: GateArgs, config: Option<PathBuf>) -> Result<(), String> {
+    use agentdesk::gateway::store::{SqliteStore, Store};
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    match args.command {
+        Some(GateCommand::Token { db, label }) => {
+            let path = gate_db(db)?;
+            let store = SqliteStore::open(&path)
+                .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+            let token = runtime.block_on(agentdesk::gateway::mint_token(
+                &store,
+                label.trim(),
+                chrono::Utc::now(),
+            ))?;
+            println!("{}", token.expose());
+            Ok(())
+        }
+        Some(GateCommand::Agent {
+            command:
+                GateAgentCommand::Name {
+                    db,
+                    fingerprint,
+                    name,
+                },
+        }) => {
+            let fingerprint = fingerprint.trim().to_ascii_lowercase();
+            if fingerprint.len() < 8 || !fingerprint.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(format!(
+                    "{fingerprint:?} is not a key fingerprint (8 hex digits, as the inbox and GET /gate/v1/agents show)"
+                ));
+            }
+            let name = name.trim();
+            if name.is_empty() {
+                return Err("the name must not be empty".into());
+            }
+            let path = gate_db(db)?;
+            if !path.exists() {
+                return Err(format!("no gateway database at {}", path.display()));
+            }
+            let store = SqliteStore::open(&path)
+                .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+            let n = runtime
+                .block_on(store.name_agent(&fingerprint, name))
+                .map_err(|e| e.to_string())?;
+            match n {
+                0 => Err(format!(
+                    "no agent with fingerprint {fingerprint} has used this gateway yet"
+                )),
+                1 => {
+                    println!("agent {fingerprint} is now {name:?}");
+                    Ok(())
+                }
+                n => Err(format!(
+                    "{n} agents match {fingerprint}; all are now named {name:?}, give more digits to tell them apart"
+                )),
+            }
+        }
+        None => gate_serve(args, config, runtime),
+    }
+}
+
+fn gate_serve(
+    args: GateArgs,
+    config: Option<PathBuf>,
+    runtime: tokio::runtime::Runtime,
+) -> Result<(), String> {
+    use agentdesk::gateway::policy::GateSettings;
+    use agentdesk::gateway::{GateConfig, GateDb, Gateway};
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("AGENTDESK_LOG")
+                .unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let upstream = args.upstream.ok_or(
+        "--upstream URL is required: the service (or sandbox) the gateway stands in front of",
+    )?;
+    // The same file the console reads: --config, else $AGENTDESK_CONFIG, else the config
+    // directory's config.toml if there is one.
+    let config = config
+        .or_else(|| {
+            std::env::var_os(agentdesk::config::ENV_CONFIG)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        })
+        .or_else(|| {
+            agentdesk::config::Dirs::project()
+                .and_then(|d| d.config_file)
+                .filter(|p| p.exists())
+        });
+    let settings = match config.as_deref() {
+        None => GateSettings::default(),
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read config {}: {e}", path.display()))?;
+            GateSettings::from_toml(&text).map_err(|e| format!("config {}: {e}", path.display()))?
+        }
+    };
+    let upstream_key = match args.upstream_key_env {
+        None => None,
+        Some(var) => Some(agentdesk::secret::Secret::new(
+            std::env::var(&var)
+                .ok()
+                .map(|k| k.trim().to_string())
+                .filter(|k| !k.is_empty())
+                .ok_or_else(|| format!("the environment variable {var} is not set (or empty)"))?,
+        )),
+    };
+    let db = gate_db(args.db)?;
+    runtime.block_on(async move {
+        let mut config = GateConfig::new(args.addr, upstream, GateDb::File(db));
+        config.settings = settings;
+        config.upstream_key = upstream_key;
+        let running = Gateway::start(config).await.map_err(|e| e.to_string())?;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "listening on {}", running.base_url());
+        let _ = out.flush();
+        drop(out);
+        shutdown_signal().await;
+        running.shutdown().await;
+        Ok(())
+    })
 }

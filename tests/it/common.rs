@@ -182,3 +182,26 @@ pub async fn approve_builder_fee_with(client: &Client, wallet: &str, key: &Signi
         .unwrap();
     assert!(status.authorized, "{status:?}");
 }
+
+/// A gateway in front of a test sandbox, in-process, on its own database and the sandbox's clock
+/// (proposals expire by the upstream's time).
+pub async fn start_gateway(
+    upstream: &str,
+    clock: &TestClock,
+    db: &std::path::Path,
+    settings: agentdesk::gateway::policy::GateSettings,
+    upstream_key: Option<Secret>,
+) -> agentdesk::gateway::Running {
+    use agentdesk::gateway::{GateConfig, GateDb, Gateway};
+    use agentdesk::sandbox::Clock;
+    let mut config = GateConfig::new(
+        "127.0.0.1:0".parse().unwrap(),
+        upstream,
+        GateDb::File(db.to_path_buf()),
+    );
+    let clock = clock.clone();
+    config.now = Arc::new(move || clock.now());
+    config.settings = settings;
+    config.upstream_key = upstream_key;
+    Gateway::start(config).await.expect("gateway starts")
+}

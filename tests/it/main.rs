@@ -15,6 +15,7 @@ mod contract;
 mod discovery;
 mod e2e;
 mod e2e_research;
+mod gateway;
 mod immediate;
 mod payments;
 mod quota;

@@ -1,0 +1,613 @@
+//! The inbox: stagings captured on their way back to the agent, the agent's own confirm held until a
+//! supervisor decided, and an approval executed upstream exactly once with the proposing agent's key.
+//!
+//! The upstream may be the real deployment, whose shapes are only partly known (numbers as strings,
+//! errors as 200 with `success: false`), so answers are read as JSON values with lookups, never
+//! through the typed models.
+
+use super::store::{Exec, Item, ItemRef, Status, Transition};
+use super::{AgentKey, Buffered, Gate, GateError, Incoming};
+use crate::api::catalog;
+use axum::body::Body;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::Response;
+use chrono::{DateTime, Duration, TimeZone, Utc};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// Lifetime the interface gives proposals, for an upstream answer that does not say.
+const DEFAULT_TTL_MINUTES: i64 = 5;
+
+/// Looks a field up at the top of an answer, then in its usual wrappers.
+fn lookup<'a>(v: &'a Value, names: &[&str]) -> Option<&'a Value> {
+    let scopes = [Some(v), v.get("data"), v.get("result"), v.get("proposal")];
+    scopes.into_iter().flatten().find_map(|scope| {
+        names
+            .iter()
+            .find_map(|n| scope.get(*n).filter(|x| !x.is_null()))
+    })
+}
+
+fn lookup_str(v: &Value, names: &[&str]) -> Option<String> {
+    match lookup(v, names)? {
+        Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// RFC 3339 text, or seconds / milliseconds since the epoch as a number or numeric text.
+fn parse_time(v: &Value) -> Option<DateTime<Utc>> {
+    let number = match v {
+        Value::String(s) => {
+            if let Ok(t) = DateTime::parse_from_rfc3339(s.trim()) {
+                return Some(t.with_timezone(&Utc));
+            }
+            s.trim().parse::<f64>().ok()?
+        }
+        Value::Number(n) => n.as_f64()?,
+        _ => return None,
+    };
+    let millis = if number > 1e11 {
+        number
+    } else {
+        number * 1000.0
+    };
+    Utc.timestamp_millis_opt(millis as i64).single()
+}
+
+pub fn proposal_id_of(incoming: &Incoming) -> Option<String> {
+    lookup_str(&incoming.json()?, &["proposalId", "proposal_id"])
+}
+
+fn new_item_id() -> String {
+    use rand::RngExt;
+    let bytes: [u8; 8] = rand::rng().random();
+    format!("gi_{}", hex::encode(bytes))
+}
+
+fn require_agent(incoming: &Incoming) -> Result<&AgentKey, GateError> {
+    incoming.agent.as_ref().ok_or_else(|| {
+        GateError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "send your API key in the x-api-key header",
+        )
+    })
+}
+
+/// Forwards a staging with the agent's key and, when the upstream staged something, records it as a
+/// pending item before the agent gets the answer (unchanged).
+pub async fn stage(
+    gate: &Arc<Gate>,
+    incoming: &Incoming,
+    exec: Exec,
+) -> Result<Response, GateError> {
+    let agent = require_agent(incoming)?;
+    let answer = send_buffered(gate, incoming).await?;
+    if answer.is_success() {
+        gate.remember(agent).await;
+        let body = answer.json();
+        let request = incoming.json().unwrap_or(Value::Null);
+        let capture = match exec {
+            Exec::Tool => {
+                lookup_str(&body, &["confirmToken", "confirm_token"]).map(|t| (None, Some(t)))
+            }
+            _ => lookup_str(&body, &["proposalId", "proposal_id"]).map(|p| (Some(p), None)),
+        };
+        if let Some((proposal_id, confirm_token)) = capture {
+            let kind = match exec {
+                Exec::Tool => format!(
+                    "tool:{}",
+                    request.get("name").and_then(Value::as_str).unwrap_or("?")
+                ),
+                _ => lookup_str(&body, &["kind"]).unwrap_or_else(|| kind_of(&request)),
+            };
+            let now = gate.now();
+            let item = Item {
+                id: new_item_id(),
+                agent: agent.hash.clone(),
+                account: account_of(gate, agent).await,
+                kind,
+                exec,
+                proposal_id,
+                confirm_token,
+                request,
+                preview: lookup(&body, &["preview"]).cloned().unwrap_or(Value::Null),
+                expires_at: lookup(&body, &["expiresAt", "expires_at"])
+                    .and_then(parse_time)
+                    .unwrap_or(now + Duration::minutes(DEFAULT_TTL_MINUTES)),
+                created_at: now,
+                status: Status::Pending,
+                decided_at: None,
+                decided_by: None,
+                reason: None,
+                result: None,
+                note: None,
+            };
+            let (id, kind) = (item.id.clone(), item.kind.clone());
+            if gate
+                .store
+                .insert_item(item)
+                .await
+                .map_err(GateError::store)?
+            {
+                tracing::info!(item = %id, agent = agent.fingerprint(), kind = %kind, "staged");
+            }
+        }
+    }
+    Ok(answer.into_response())
+}
+
+/// What a staging body stages when the upstream's answer does not say.
+fn kind_of(request: &Value) -> String {
+    match request.get("action").and_then(Value::as_str) {
+        Some(a @ ("close" | "close_all")) => a.to_string(),
+        _ if request.get("d").and_then(Value::as_str) == Some("close") => "close".into(),
+        _ => "trade".into(),
+    }
+}
+
+/// The agent's account (messengerId), asked of the upstream's whoami once per key.
+async fn account_of(gate: &Arc<Gate>, agent: &AgentKey) -> Option<String> {
+    let known = gate
+        .store
+        .agent_seen(&agent.hash, agent.fingerprint(), gate.now())
+        .await
+        .ok()?;
+    if known.account.is_some() {
+        return known.account;
+    }
+    let answer = gate
+        .get_json(catalog::op("whoami"), &agent.secret)
+        .await
+        .ok()?;
+    if !answer.is_success() {
+        return None;
+    }
+    let account = lookup_str(
+        &answer.json(),
+        &["messengerId", "messenger_id", "account", "id"],
+    )?;
+    gate.store
+        .set_agent_account(&agent.hash, &account)
+        .await
+        .ok()?;
+    Some(account)
+}
+
+async fn send_buffered(gate: &Gate, incoming: &Incoming) -> Result<Buffered, GateError> {
+    // The gateway reads this answer, and it decodes no compression: ask for it plain (the agent's
+    // client accepts a plain answer whatever it offered).
+    let mut headers = incoming.headers.clone();
+    headers.remove(axum::http::header::ACCEPT_ENCODING);
+    let resp = gate
+        .send(
+            incoming.method.clone(),
+            &incoming.path_and_query,
+            &headers,
+            incoming.agent.as_ref().map(|a| &a.secret),
+            incoming.body.clone(),
+        )
+        .await?;
+    Buffered::read(gate, resp).await
+}
+
+/// `execute_mcp_tool`: a mutate tool's first call is a staging, its re-submission with a
+/// `confirmToken` is a confirm. Other tools pass through.
+pub async fn tool(gate: &Arc<Gate>, incoming: &Incoming) -> Result<Response, GateError> {
+    let body = incoming.json().unwrap_or(Value::Null);
+    let Some(op) = body
+        .get("name")
+        .and_then(Value::as_str)
+        .and_then(super::mutate_tool)
+    else {
+        return super::pass_through(gate, incoming).await;
+    };
+    let args = body.get("args").cloned().unwrap_or(Value::Null);
+    let executes_proposal = op.name == "confirm_trade"
+        || (op.name == "close_position"
+            && lookup_str(&args, &["proposalId", "proposal_id"]).is_some());
+    if executes_proposal {
+        return Err(GateError::new(
+            StatusCode::FORBIDDEN,
+            "human_approval_required",
+            format!(
+                "proposals staged through this gateway run when the supervisor approves them in agentdesk; \
+                 {} through a tool is not accepted here, POST /api/delegated/confirm returns the execution once approved",
+                op.tool_name()
+            ),
+        ));
+    }
+    let token = lookup_str(&args, &["confirmToken"]);
+    if op.name == "propose_trade" || op.name == "close_position" {
+        // Staging through a tool changes nothing on the account: both calls pass, and the proposal
+        // the second one stages is what the supervisor approves, as if it came through propose.
+        return match token {
+            None => super::pass_through(gate, incoming).await,
+            Some(_) => stage(gate, incoming, Exec::Confirm).await,
+        };
+    }
+    match token {
+        Some(token) => decided(gate, incoming, ItemRef::ConfirmToken(&token), &token).await,
+        None => stage(gate, incoming, Exec::Tool).await,
+    }
+}
+
+/// The agent's own confirm of a proposal (`confirm_trade`, or `close_position` with a proposalId).
+pub async fn confirm(gate: &Arc<Gate>, incoming: &Incoming) -> Result<Response, GateError> {
+    require_agent(incoming)?;
+    let Some(id) = proposal_id_of(incoming) else {
+        return Err(GateError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_body",
+            "the body must be a JSON object with the proposalId that propose answered",
+        )
+        .with_field("proposalId"));
+    };
+    decided(gate, incoming, ItemRef::Proposal(&id), &id).await
+}
+
+/// Answers an agent's confirm from the item's decision: held while pending, the execution's answer
+/// once approved (running it now if the gateway was waiting for this agent's key).
+async fn decided(
+    gate: &Arc<Gate>,
+    incoming: &Incoming,
+    which: ItemRef<'_>,
+    shown: &str,
+) -> Result<Response, GateError> {
+    let agent = require_agent(incoming)?;
+    let now = gate.now();
+    gate.store.expire_due(now).await.map_err(GateError::store)?;
+    let item = gate
+        .store
+        .item(which)
+        .await
+        .map_err(GateError::store)?
+        .ok_or_else(|| {
+            GateError::new(
+                StatusCode::FORBIDDEN,
+                "human_approval_required",
+                format!(
+                    "{shown} was not staged through this gateway, so no supervisor can approve it; \
+                     stage it again through this gateway and the supervisor approves it in agentdesk"
+                ),
+            )
+        })?;
+    if item.agent != agent.hash {
+        return Err(GateError::new(
+            StatusCode::FORBIDDEN,
+            "proposal_key_mismatch",
+            format!(
+                "{shown} was staged with another API key; only that key receives its execution"
+            ),
+        ));
+    }
+    gate.remember(agent).await;
+    let item = match item.status {
+        Status::Approved | Status::Executing => execute(gate, &item.id).await?,
+        _ => item,
+    };
+    answer_for(&item, shown)
+}
+
+fn answer_for(item: &Item, shown: &str) -> Result<Response, GateError> {
+    match item.status {
+        Status::Pending => Err(GateError::new(
+            StatusCode::FORBIDDEN,
+            "human_approval_required",
+            format!(
+                "{shown} waits for a supervisor's approval in agentdesk (until {}); once approved the gateway \
+                 executes it and this call returns the execution",
+                item.expires_at
+                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            ),
+        )),
+        Status::Rejected => Err(GateError::new(
+            StatusCode::FORBIDDEN,
+            "rejected_by_supervisor",
+            format!(
+                "the supervisor rejected {shown}: {}",
+                item.reason.as_deref().unwrap_or("no reason given")
+            ),
+        )),
+        Status::Expired => Err(GateError::new(
+            StatusCode::GONE,
+            "proposal_expired",
+            format!(
+                "{shown} expired at {} before a supervisor approved it; stage it again",
+                item.expires_at
+                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            ),
+        )),
+        Status::Approved | Status::Executing => Err(GateError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "execution_pending",
+            format!(
+                "{shown} is approved and not executed yet ({}); call again",
+                item.note
+                    .as_deref()
+                    .unwrap_or("the execution is in progress")
+            ),
+        )),
+        Status::Executed | Status::Failed => Ok(stored_answer(item)),
+    }
+}
+
+/// The upstream's answer to the execution, as it was.
+fn stored_answer(item: &Item) -> Response {
+    let result = item.result.clone().unwrap_or(Value::Null);
+    let status = result
+        .get("status")
+        .and_then(Value::as_u64)
+        .and_then(|s| StatusCode::from_u16(s as u16).ok())
+        .unwrap_or(StatusCode::OK);
+    let body = result.get("body").cloned().unwrap_or(Value::Null);
+    let mut resp = Response::new(Body::from(body.to_string()));
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+/// Runs an approved item upstream if this call wins the claim; otherwise waits for whoever holds it.
+/// Returns the item as it stands afterwards (still approved when the agent's key is unknown).
+pub async fn execute(gate: &Arc<Gate>, id: &str) -> Result<Item, GateError> {
+    let give_up =
+        std::time::Instant::now() + gate.settings.timeout() + std::time::Duration::from_secs(5);
+    loop {
+        let item = gate
+            .store
+            .item(ItemRef::IdOrProposal(id))
+            .await
+            .map_err(GateError::store)?
+            .ok_or_else(|| not_found(id))?;
+        match item.status {
+            Status::Approved => {
+                let Some(key) = gate.key_of(&item.agent) else {
+                    return Ok(item);
+                };
+                let now = gate.now();
+                let claim = Transition {
+                    unexpired_at: Some(now),
+                    ..Transition::new(&[Status::Approved], Status::Executing, now)
+                };
+                if !gate
+                    .store
+                    .transition(&item.id, claim)
+                    .await
+                    .map_err(GateError::store)?
+                {
+                    gate.store.expire_due(now).await.map_err(GateError::store)?;
+                    continue;
+                }
+                return run(gate, item, &key).await;
+            }
+            Status::Executing if std::time::Instant::now() < give_up => {
+                tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+            }
+            _ => return Ok(item),
+        }
+    }
+}
+
+/// The one upstream call of a claimed item.
+async fn run(gate: &Arc<Gate>, item: Item, key: &crate::secret::Secret) -> Result<Item, GateError> {
+    let (op, body) = match item.exec {
+        Exec::Confirm => (
+            catalog::op("confirm_trade"),
+            json!({"proposalId": item.proposal_id}),
+        ),
+        Exec::Close => (
+            catalog::op("close_position"),
+            json!({"proposalId": item.proposal_id}),
+        ),
+        Exec::Tool => {
+            let mut args = item
+                .request
+                .get("args")
+                .cloned()
+                .unwrap_or_else(|| json!({}));
+            if !args.is_object() {
+                args = json!({});
+            }
+            args["confirmToken"] = json!(item.confirm_token);
+            (
+                catalog::op("execute_mcp_tool"),
+                json!({"name": item.request.get("name"), "args": args}),
+            )
+        }
+    };
+    let now = gate.now();
+    match gate.post_json(op, key, &body).await {
+        Ok(answer) => {
+            let to = if answer.is_success() {
+                Status::Executed
+            } else {
+                Status::Failed
+            };
+            let t = Transition {
+                result: Some(json!({"status": answer.status.as_u16(), "body": answer.json()})),
+                ..Transition::new(&[Status::Executing], to, now)
+            };
+            gate.store
+                .transition(&item.id, t)
+                .await
+                .map_err(GateError::store)?;
+            tracing::info!(item = %item.id, status = to.as_str(), "executed upstream");
+        }
+        Err(e) => {
+            // Nothing was decided upstream that a second confirm could repeat: the upstream runs a
+            // proposal once. The item goes back to approved and runs on the next try.
+            let t = Transition {
+                note: Some(format!("{}: {}", e.code, e.message)),
+                ..Transition::new(&[Status::Executing], Status::Approved, now)
+            };
+            gate.store
+                .transition(&item.id, t)
+                .await
+                .map_err(GateError::store)?;
+            return Err(e);
+        }
+    }
+    gate.store
+        .item(ItemRef::IdOrProposal(&item.id))
+        .await
+        .map_err(GateError::store)?
+        .ok_or_else(|| not_found(&item.id))
+}
+
+/// Approved items that waited for this agent's key (the gateway restarted since the approval).
+pub async fn run_waiting(gate: &Arc<Gate>, agent: &str) -> Result<(), GateError> {
+    gate.store
+        .expire_due(gate.now())
+        .await
+        .map_err(GateError::store)?;
+    for item in gate
+        .store
+        .approved_of(agent)
+        .await
+        .map_err(GateError::store)?
+    {
+        execute(gate, &item.id).await?;
+    }
+    Ok(())
+}
+
+fn not_found(id: &str) -> GateError {
+    GateError::new(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        format!("no inbox item with id or proposalId {id:?}"),
+    )
+}
+
+/// A supervisor's approval: pending → approved (once), then the execution. Approving an item that is
+/// already approved or executed answers its state, so a repeated click is harmless.
+pub async fn approve(gate: &Arc<Gate>, id: &str, by: &str) -> Result<Item, GateError> {
+    let now = gate.now();
+    gate.store.expire_due(now).await.map_err(GateError::store)?;
+    let item = find(gate, id).await?;
+    let t = Transition {
+        unexpired_at: Some(now),
+        decided_by: Some(by.to_string()),
+        ..Transition::new(&[Status::Pending], Status::Approved, now)
+    };
+    if gate
+        .store
+        .transition(&item.id, t)
+        .await
+        .map_err(GateError::store)?
+    {
+        tracing::info!(item = %item.id, by, "approved");
+    }
+    let item = find(gate, &item.id).await?;
+    match item.status {
+        Status::Approved | Status::Executing => execute(gate, &item.id).await,
+        Status::Rejected => Err(GateError::new(
+            StatusCode::CONFLICT,
+            "already_rejected",
+            format!(
+                "item {} was rejected; the agent can stage it again",
+                item.id
+            ),
+        )),
+        Status::Expired => Err(GateError::new(
+            StatusCode::GONE,
+            "proposal_expired",
+            format!("item {} expired before it was approved", item.id),
+        )),
+        _ => Ok(item),
+    }
+}
+
+/// A supervisor's rejection, with the reason the agent will be told.
+pub async fn reject(
+    gate: &Arc<Gate>,
+    id: &str,
+    by: &str,
+    reason: String,
+) -> Result<Item, GateError> {
+    let now = gate.now();
+    gate.store.expire_due(now).await.map_err(GateError::store)?;
+    let item = find(gate, id).await?;
+    let t = Transition {
+        decided_by: Some(by.to_string()),
+        reason: Some(reason),
+        ..Transition::new(&[Status::Pending, Status::Approved], Status::Rejected, now)
+    };
+    if gate
+        .store
+        .transition(&item.id, t)
+        .await
+        .map_err(GateError::store)?
+    {
+        tracing::info!(item = %item.id, by, "rejected");
+        return find(gate, &item.id).await;
+    }
+    let item = find(gate, &item.id).await?;
+    match item.status {
+        Status::Rejected => Ok(item),
+        other => Err(GateError::new(
+            StatusCode::CONFLICT,
+            "already_decided",
+            format!(
+                "item {} is {} and can no longer be rejected",
+                item.id,
+                other.as_str()
+            ),
+        )),
+    }
+}
+
+async fn find(gate: &Gate, id: &str) -> Result<Item, GateError> {
+    gate.store
+        .item(ItemRef::IdOrProposal(id))
+        .await
+        .map_err(GateError::store)?
+        .ok_or_else(|| not_found(id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_are_read_in_every_shape_the_upstream_may_use() {
+        let t: DateTime<Utc> = "2026-06-01T12:05:00Z".parse().unwrap();
+        assert_eq!(parse_time(&json!("2026-06-01T12:05:00Z")), Some(t));
+        assert_eq!(parse_time(&json!(t.timestamp())), Some(t));
+        assert_eq!(parse_time(&json!(t.timestamp_millis())), Some(t));
+        assert_eq!(parse_time(&json!(t.timestamp().to_string())), Some(t));
+        assert_eq!(parse_time(&json!("soon")), None);
+    }
+
+    #[test]
+    fn proposal_ids_are_found_at_the_top_or_in_a_wrapper() {
+        assert_eq!(
+            lookup_str(&json!({"proposalId": "p1"}), &["proposalId"]).as_deref(),
+            Some("p1")
+        );
+        assert_eq!(
+            lookup_str(&json!({"data": {"proposalId": 7}}), &["proposalId"]).as_deref(),
+            Some("7")
+        );
+        assert_eq!(
+            lookup_str(
+                &json!({"result": {"confirmToken": "ct_1"}}),
+                &["confirmToken"]
+            )
+            .as_deref(),
+            Some("ct_1")
+        );
+        assert_eq!(
+            lookup_str(&json!({"proposalId": ""}), &["proposalId"]),
+            None
+        );
+        assert_eq!(kind_of(&json!({"action": "close_all"})), "close_all");
+        assert_eq!(kind_of(&json!({"d": "close", "a": "BTCUSDT"})), "close");
+        assert_eq!(kind_of(&json!({"d": "long"})), "trade");
+    }
+}

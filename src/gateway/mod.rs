@@ -1,0 +1,787 @@
+//! The gateway: the interface, path for path, in front of an upstream (the real service or the
+//! sandbox). Agents use it as their base URL with their own keys. Reads and everything that cannot
+//! change the account are forwarded unchanged and streamed; stagings are captured into the
+//! supervisor's inbox ([`inbox`]); an agent's own confirm waits for a human; immediate trades are
+//! refused unless the config allows them ([`policy`]). The supervisor API lives under `/gate/v1`
+//! ([`api`]).
+//!
+//! Agents' keys are held in memory only, by the SHA-256 of the key, from their last accepted
+//! request: the store and the log see that hash or its first 8 hex digits (the project's key
+//! fingerprint), never a key.
+
+pub mod api;
+pub mod inbox;
+pub mod policy;
+pub mod store;
+
+use crate::api::catalog::{self, Method as OpMethod, OPERATIONS, Operation};
+use crate::secret::Secret;
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::Request;
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodFilter, MethodRouter, on};
+use chrono::{DateTime, Utc};
+use policy::GateSettings;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, HashMap};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use store::{SqliteStore, Store};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// Every answer of a gateway carries this header, so a client can tell it talks to one.
+pub const GATEWAY_HEADER: &str = "x-agentdesk-gateway";
+/// Supervisor tokens start with this, so an agent's key is never looked up as a token.
+pub const TOKEN_PREFIX: &str = "gst_";
+
+/// The gateway's idea of now. Proposals expire by the upstream's clock, so tests that run the
+/// sandbox on a test clock give the gateway the same clock.
+pub type Now = Arc<dyn Fn() -> DateTime<Utc> + Send + Sync>;
+
+#[derive(Debug, Clone)]
+pub enum GateDb {
+    File(PathBuf),
+    /// Gone when the gateway stops; for tests and throwaway runs.
+    Memory,
+}
+
+pub struct GateConfig {
+    pub addr: SocketAddr,
+    /// Base URL of the upstream service, e.g. `http://127.0.0.1:8787`.
+    pub upstream: String,
+    pub db: GateDb,
+    /// The gateway's own key for the account, used for the supervisor's reads.
+    pub upstream_key: Option<Secret>,
+    pub settings: GateSettings,
+    pub now: Now,
+}
+
+impl GateConfig {
+    pub fn new(addr: SocketAddr, upstream: impl Into<String>, db: GateDb) -> Self {
+        GateConfig {
+            addr,
+            upstream: upstream.into(),
+            db,
+            upstream_key: None,
+            settings: GateSettings::default(),
+            now: Arc::new(Utc::now),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("invalid upstream URL {0:?}: it must start with http:// or https://")]
+    Upstream(String),
+    #[error("invalid gateway settings: {0}")]
+    Settings(String),
+    #[error("cannot open the gateway database {path}: {message}")]
+    Database { path: String, message: String },
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+}
+
+/// A caller's key, as the gateway holds it.
+#[derive(Clone)]
+pub struct AgentKey {
+    pub secret: Secret,
+    /// SHA-256 (hex) of the key: the agent's identity in the store.
+    pub hash: String,
+}
+
+impl AgentKey {
+    pub fn new(secret: Secret) -> Self {
+        let hash = sha256_hex(secret.expose());
+        AgentKey { secret, hash }
+    }
+
+    /// The project's key fingerprint (the same value as [`Secret::fingerprint`]).
+    pub fn fingerprint(&self) -> &str {
+        &self.hash[..8]
+    }
+}
+
+pub fn sha256_hex(s: &str) -> String {
+    hex::encode(Sha256::digest(s.as_bytes()))
+}
+
+/// State shared by every request.
+pub struct Gate {
+    pub store: Arc<dyn Store>,
+    http: reqwest::Client,
+    upstream: String,
+    upstream_key: Option<Secret>,
+    pub settings: GateSettings,
+    now: Now,
+    addr: SocketAddr,
+    /// Agents' keys by hash, with when each last made an accepted request. Memory only.
+    keys: Mutex<HashMap<String, (Secret, DateTime<Utc>)>>,
+}
+
+impl Gate {
+    pub fn now(&self) -> DateTime<Utc> {
+        (self.now)()
+    }
+
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    fn key_of(&self, agent: &str) -> Option<Secret> {
+        self.lock_keys().get(agent).map(|(k, _)| k.clone())
+    }
+
+    fn last_seen(&self, agent: &str) -> Option<DateTime<Utc>> {
+        self.lock_keys().get(agent).map(|(_, t)| *t)
+    }
+
+    fn lock_keys(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Secret, DateTime<Utc>)>> {
+        self.keys.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Holds the key of an agent whose request the upstream accepted. The first time after a start the agent
+    /// is recorded (so the supervisor sees who is connected), and items a supervisor approved while
+    /// the key was unknown run now.
+    async fn remember(self: &Arc<Self>, agent: &AgentKey) {
+        let now = self.now();
+        let new = self
+            .lock_keys()
+            .insert(agent.hash.clone(), (agent.secret.clone(), now))
+            .is_none();
+        if !new {
+            return;
+        }
+        if let Err(e) = self
+            .store
+            .agent_seen(&agent.hash, agent.fingerprint(), now)
+            .await
+        {
+            tracing::warn!(agent = agent.fingerprint(), "cannot record the agent: {e}");
+        }
+        let gate = self.clone();
+        let hash = agent.hash.clone();
+        tokio::spawn(async move {
+            if let Err(e) = inbox::run_waiting(&gate, &hash).await {
+                tracing::warn!(
+                    agent = &hash[..8],
+                    "approved items did not run: {}",
+                    e.message
+                );
+            }
+        });
+    }
+
+    /// One request to the upstream. `headers` are the caller's, filtered; the key is `key`.
+    async fn send(
+        &self,
+        method: reqwest::Method,
+        path_and_query: &str,
+        headers: &HeaderMap,
+        key: Option<&Secret>,
+        body: Bytes,
+    ) -> Result<reqwest::Response, GateError> {
+        let url = format!("{}{path_and_query}", self.upstream);
+        let mut out = reqwest::header::HeaderMap::new();
+        for (name, value) in headers {
+            if !is_hop_by_hop(name) && name != "x-api-key" {
+                out.append(name.clone(), value.clone());
+            }
+        }
+        if let Some(key) = key {
+            let mut v = HeaderValue::from_str(key.expose()).map_err(|_| {
+                GateError::new(
+                    StatusCode::UNAUTHORIZED,
+                    "unauthorized",
+                    "the x-api-key header holds characters a key cannot have",
+                )
+            })?;
+            v.set_sensitive(true);
+            out.insert("x-api-key", v);
+        }
+        // The deployment guards POSTs against CSRF with this header (observed-shapes.md).
+        if method == reqwest::Method::POST && !out.contains_key("x-requested-with") {
+            out.insert(
+                "x-requested-with",
+                HeaderValue::from_static("XMLHttpRequest"),
+            );
+        }
+        let mut req = self
+            .http
+            .request(method.clone(), &url)
+            .headers(out)
+            .timeout(self.settings.timeout());
+        if method == reqwest::Method::POST {
+            req = req.body(body);
+        }
+        req.send().await.map_err(|e| self.transport_error(&e))
+    }
+
+    fn transport_error(&self, e: &reqwest::Error) -> GateError {
+        if e.is_timeout() {
+            return GateError::new(
+                StatusCode::GATEWAY_TIMEOUT,
+                "upstream_timeout",
+                format!(
+                    "the upstream {} did not answer within {} s",
+                    self.upstream, self.settings.timeout_secs
+                ),
+            );
+        }
+        let mut reason = e.to_string();
+        let mut source = std::error::Error::source(e);
+        while let Some(s) = source {
+            reason = format!("{reason}: {s}");
+            source = s.source();
+        }
+        GateError::new(
+            StatusCode::BAD_GATEWAY,
+            "upstream_unreachable",
+            format!("the upstream {} is unreachable ({reason})", self.upstream),
+        )
+    }
+
+    /// A POST of a JSON body to a catalog operation with an agent's key, answer read whole.
+    async fn post_json(
+        &self,
+        op: &Operation,
+        key: &Secret,
+        body: &Value,
+    ) -> Result<Buffered, GateError> {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        let resp = self
+            .send(
+                reqwest::Method::POST,
+                op.path,
+                &headers,
+                Some(key),
+                Bytes::from(body.to_string()),
+            )
+            .await?;
+        Buffered::read(self, resp).await
+    }
+
+    async fn get_json(&self, op: &Operation, key: &Secret) -> Result<Buffered, GateError> {
+        let resp = self
+            .send(
+                reqwest::Method::GET,
+                op.path,
+                &HeaderMap::new(),
+                Some(key),
+                Bytes::new(),
+            )
+            .await?;
+        Buffered::read(self, resp).await
+    }
+}
+
+/// An upstream answer read whole (stagings and executions are inspected before they are passed on).
+pub struct Buffered {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl Buffered {
+    async fn read(gate: &Gate, resp: reqwest::Response) -> Result<Buffered, GateError> {
+        let status = resp.status();
+        let headers = response_headers(resp.headers());
+        let body = resp.bytes().await.map_err(|e| gate.transport_error(&e))?;
+        Ok(Buffered {
+            status,
+            headers,
+            body,
+        })
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
+    }
+
+    /// A success in the upstream's own terms: a 2xx that does not say `success: false` (the real
+    /// deployment answers some errors as 200 with `success: false`).
+    pub fn is_success(&self) -> bool {
+        self.status.is_success() && self.json().get("success") != Some(&Value::Bool(false))
+    }
+
+    fn into_response(self) -> Response {
+        let mut resp = Response::new(Body::from(self.body));
+        *resp.status_mut() = self.status;
+        *resp.headers_mut() = self.headers;
+        resp
+    }
+}
+
+/// Connection-level headers that belong to one hop, never forwarded.
+fn is_hop_by_hop(name: &HeaderName) -> bool {
+    matches!(
+        name.as_str(),
+        "connection"
+            | "keep-alive"
+            | "proxy-authenticate"
+            | "proxy-authorization"
+            | "te"
+            | "trailer"
+            | "transfer-encoding"
+            | "upgrade"
+            | "host"
+            | "content-length"
+    )
+}
+
+fn response_headers(from: &reqwest::header::HeaderMap) -> HeaderMap {
+    let mut out = HeaderMap::new();
+    for (name, value) in from {
+        if !is_hop_by_hop(name) {
+            out.append(name.clone(), value.clone());
+        }
+    }
+    out
+}
+
+/// An error the gateway answers itself, in the project's wire convention.
+#[derive(Debug, Clone)]
+pub struct GateError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+    pub field: Option<&'static str>,
+}
+
+impl GateError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        GateError {
+            status,
+            code,
+            message: message.into(),
+            field: None,
+        }
+    }
+
+    pub fn with_field(mut self, field: &'static str) -> Self {
+        self.field = Some(field);
+        self
+    }
+
+    pub fn store(e: store::StoreError) -> Self {
+        tracing::error!("{e}");
+        GateError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "gateway_store_unavailable",
+            "the gateway's database failed; try again",
+        )
+    }
+}
+
+impl IntoResponse for GateError {
+    fn into_response(self) -> Response {
+        let mut error = json!({"code": self.code, "message": self.message});
+        if let Some(field) = self.field {
+            error["field"] = json!(field);
+        }
+        (
+            self.status,
+            axum::Json(json!({"success": false, "error": error})),
+        )
+            .into_response()
+    }
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Response {
+    (status, axum::Json(body)).into_response()
+}
+
+pub struct Gateway;
+
+/// A running gateway.
+pub struct Running {
+    pub addr: SocketAddr,
+    gate: Arc<Gate>,
+    shutdown: Option<oneshot::Sender<()>>,
+    server: JoinHandle<()>,
+}
+
+impl Gateway {
+    pub async fn start(config: GateConfig) -> Result<Running, StartError> {
+        config.settings.validate().map_err(StartError::Settings)?;
+        let upstream = config.upstream.trim().trim_end_matches('/').to_string();
+        if !(upstream.starts_with("http://") || upstream.starts_with("https://")) {
+            return Err(StartError::Upstream(config.upstream));
+        }
+        let path = match &config.db {
+            GateDb::File(p) => p.display().to_string(),
+            GateDb::Memory => ":memory:".into(),
+        };
+        let db = config.db.clone();
+        let store = tokio::task::spawn_blocking(move || match db {
+            GateDb::File(p) => SqliteStore::open(&p),
+            GateDb::Memory => SqliteStore::open_in_memory(),
+        })
+        .await
+        .map_err(|e| StartError::Settings(e.to_string()))?
+        .map_err(|e| StartError::Database {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        // A confirm a stopped gateway had in flight is tried again; the upstream runs a proposal
+        // once, so a second confirm cannot execute it twice.
+        store
+            .recover_executing(
+                "the gateway stopped while executing this item; it runs again with the agent's key"
+                    .into(),
+            )
+            .await
+            .map_err(|e| StartError::Database {
+                path,
+                message: e.to_string(),
+            })?;
+        let http = reqwest::Client::builder()
+            .connect_timeout(config.settings.connect_timeout())
+            .user_agent(format!("agentdesk-gateway/{}", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| StartError::Settings(e.to_string()))?;
+        let listener = tokio::net::TcpListener::bind(config.addr)
+            .await
+            .map_err(|source| StartError::Bind {
+                addr: config.addr,
+                source,
+            })?;
+        let addr = listener.local_addr().map_err(|source| StartError::Bind {
+            addr: config.addr,
+            source,
+        })?;
+        let gate = Arc::new(Gate {
+            store: Arc::new(store),
+            http,
+            upstream,
+            upstream_key: config.upstream_key,
+            settings: config.settings,
+            now: config.now,
+            addr,
+            keys: Mutex::new(HashMap::new()),
+        });
+        let app = router(gate.clone());
+        let (tx, rx) = oneshot::channel::<()>();
+        let server = tokio::spawn(async move {
+            let result = axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = rx.await;
+                })
+                .await;
+            if let Err(e) = result {
+                tracing::error!("gateway server stopped: {e}");
+            }
+        });
+        Ok(Running {
+            addr,
+            gate,
+            shutdown: Some(tx),
+            server,
+        })
+    }
+}
+
+impl Running {
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Mints a supervisor token (stored hashed; the plain token is returned this once).
+    pub async fn mint_token(&self, label: &str) -> Result<Secret, String> {
+        mint_token(self.gate.store.as_ref(), label, self.gate.now()).await
+    }
+
+    /// Stops accepting requests, lets in-flight ones finish, and closes the database.
+    pub async fn shutdown(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        let _ = (&mut self.server).await;
+    }
+}
+
+/// A new supervisor token: `gst_` + 32 hex digits, stored as its SHA-256.
+pub async fn mint_token(
+    store: &dyn Store,
+    label: &str,
+    now: DateTime<Utc>,
+) -> Result<Secret, String> {
+    use rand::RngExt;
+    let bytes: [u8; 16] = rand::rng().random();
+    let token = format!("{TOKEN_PREFIX}{}", hex::encode(bytes));
+    store
+        .add_token(&sha256_hex(&token), label, now)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(Secret::new(token))
+}
+
+fn router(gate: Arc<Gate>) -> Router {
+    let mut by_path: BTreeMap<&'static str, MethodRouter> = BTreeMap::new();
+    for op in OPERATIONS {
+        let gate = gate.clone();
+        let filter = match op.method {
+            OpMethod::Get => MethodFilter::GET,
+            OpMethod::Post => MethodFilter::POST,
+        };
+        let handler = move |req: Request| handle(gate, op, req);
+        let route = match by_path.remove(op.path) {
+            Some(existing) => existing.on(filter, handler),
+            None => on(filter, handler),
+        };
+        by_path.insert(op.path, route);
+    }
+    let mut router = Router::new();
+    for (path, route) in by_path {
+        router = router.route(path, route);
+    }
+    router
+        .merge(api::router(gate))
+        .fallback(|req: Request| async move {
+            GateError::new(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                format!(
+                    "no operation at {} {}; GET /api/agent/openapi.json lists them",
+                    req.method(),
+                    req.uri().path()
+                ),
+            )
+        })
+        .method_not_allowed_fallback(|req: Request| async move {
+            GateError::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method_not_allowed",
+                format!(
+                    "{} is not an operation at {}",
+                    req.method(),
+                    req.uri().path()
+                ),
+            )
+        })
+        .layer(axum::middleware::map_response(|mut resp: Response| async {
+            resp.headers_mut()
+                .insert(GATEWAY_HEADER, HeaderValue::from_static("1"));
+            resp
+        }))
+}
+
+fn too_large(limit: usize) -> Response {
+    GateError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "payload_too_large",
+        format!("request bodies are limited to {limit} bytes"),
+    )
+    .into_response()
+}
+
+/// What a request to a catalog path is, once its body is read.
+pub struct Incoming {
+    pub op: &'static Operation,
+    pub method: reqwest::Method,
+    pub path_and_query: String,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+    pub agent: Option<AgentKey>,
+}
+
+impl Incoming {
+    pub fn json(&self) -> Option<Value> {
+        serde_json::from_slice(&self.body).ok()
+    }
+}
+
+async fn handle(gate: Arc<Gate>, op: &'static Operation, req: Request) -> Response {
+    let (parts, body) = req.into_parts();
+    let limit = gate.settings.max_body_bytes;
+    if let Some(len) = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok())
+        && len > limit
+    {
+        return too_large(limit);
+    }
+    let body = match axum::body::to_bytes(body, limit).await {
+        Ok(b) => b,
+        Err(_) => return too_large(limit),
+    };
+    if op.name == "get_openapi" {
+        return json_response(StatusCode::OK, &api::openapi(&gate));
+    }
+    let key = parts
+        .headers
+        .get("x-api-key")
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|k| !k.is_empty())
+        .map(|k| Secret::new(k.to_string()));
+    let incoming = Incoming {
+        op,
+        method: if op.method == OpMethod::Post {
+            reqwest::Method::POST
+        } else {
+            reqwest::Method::GET
+        },
+        path_and_query: parts
+            .uri
+            .path_and_query()
+            .map(|p| p.as_str().to_string())
+            .unwrap_or_else(|| parts.uri.path().to_string()),
+        headers: parts.headers,
+        body,
+        agent: key.map(AgentKey::new),
+    };
+    let result = match &incoming.agent {
+        Some(agent) if agent.secret.expose().starts_with(TOKEN_PREFIX) => {
+            // A token that is not ours is refused here rather than sent to the upstream: it is
+            // some gateway's secret, never an upstream key.
+            match api::supervisor(&gate, &incoming.headers).await {
+                Ok(_) => supervisor_read(&gate, incoming).await,
+                Err(e) => Err(e),
+            }
+        }
+        _ => route(&gate, incoming).await,
+    };
+    result.unwrap_or_else(IntoResponse::into_response)
+}
+
+/// The supervisor's console reads the account with the gateway's own key.
+async fn supervisor_read(gate: &Arc<Gate>, incoming: Incoming) -> Result<Response, GateError> {
+    if incoming.op.method != OpMethod::Get {
+        return Err(GateError::new(
+            StatusCode::FORBIDDEN,
+            "supervisor_token_read_only",
+            "a supervisor token reads the account through the gateway; changes go through the inbox (/gate/v1)",
+        ));
+    }
+    let Some(key) = gate.upstream_key.clone() else {
+        return Err(GateError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "upstream_key_not_configured",
+            "this gateway has no key of its own for the account; start it with --upstream-key-env VAR",
+        ));
+    };
+    forward(gate, &incoming, &key).await
+}
+
+async fn route(gate: &Arc<Gate>, incoming: Incoming) -> Result<Response, GateError> {
+    let name = incoming.op.name;
+    match name {
+        "confirm_trade" => inbox::confirm(gate, &incoming).await,
+        "close_position" if inbox::proposal_id_of(&incoming).is_some() => {
+            inbox::confirm(gate, &incoming).await
+        }
+        "propose_trade" => inbox::stage(gate, &incoming, store::Exec::Confirm).await,
+        "close_position" => inbox::stage(gate, &incoming, store::Exec::Close).await,
+        "execute_mcp_tool" => inbox::tool(gate, &incoming).await,
+        _ if policy::IMMEDIATE.contains(&name) => {
+            immediate(gate, &incoming).await?;
+            pass_through(gate, &incoming).await
+        }
+        _ => pass_through(gate, &incoming).await,
+    }
+}
+
+/// Refuses an immediate trade unless the config lets this agent trade without staging.
+async fn immediate(gate: &Arc<Gate>, incoming: &Incoming) -> Result<(), GateError> {
+    let refuse = || {
+        GateError::new(
+            StatusCode::FORBIDDEN,
+            "staging_required_by_supervisor",
+            format!(
+                "{} trades without a human's approval, and this gateway's supervisor requires one: \
+                 stage it with POST /api/delegated/propose and the supervisor approves it in agentdesk",
+                incoming.op.name
+            ),
+        )
+    };
+    let Some(agent) = &incoming.agent else {
+        return Err(refuse());
+    };
+    let name = gate
+        .store
+        .agents()
+        .await
+        .map_err(GateError::store)?
+        .into_iter()
+        .find(|a| a.key_hash == agent.hash)
+        .and_then(|a| a.name);
+    if gate.settings.allows_immediate(name.as_deref(), &agent.hash) {
+        Ok(())
+    } else {
+        Err(refuse())
+    }
+}
+
+/// Forwards with the caller's own credentials and streams the answer back.
+async fn pass_through(gate: &Arc<Gate>, incoming: &Incoming) -> Result<Response, GateError> {
+    let resp = gate
+        .send(
+            incoming.method.clone(),
+            &incoming.path_and_query,
+            &incoming.headers,
+            incoming.agent.as_ref().map(|a| &a.secret),
+            incoming.body.clone(),
+        )
+        .await?;
+    // Only an accepted request proves the key: a refused one must not replace a good key in
+    // memory, nor add an agent.
+    if let Some(agent) = &incoming.agent
+        && resp.status().is_success()
+    {
+        gate.remember(agent).await;
+    }
+    Ok(stream_back(resp))
+}
+
+async fn forward(
+    gate: &Arc<Gate>,
+    incoming: &Incoming,
+    key: &Secret,
+) -> Result<Response, GateError> {
+    let resp = gate
+        .send(
+            incoming.method.clone(),
+            &incoming.path_and_query,
+            &incoming.headers,
+            Some(key),
+            incoming.body.clone(),
+        )
+        .await?;
+    Ok(stream_back(resp))
+}
+
+fn stream_back(resp: reqwest::Response) -> Response {
+    let status = resp.status();
+    let headers = response_headers(resp.headers());
+    let chunks = futures::stream::unfold(Some(resp), |state| async move {
+        let mut resp = state?;
+        match resp.chunk().await {
+            Ok(Some(chunk)) => Some((Ok(chunk), Some(resp))),
+            Ok(None) => None,
+            Err(e) => Some((Err(std::io::Error::other(e)), None)),
+        }
+    });
+    let mut out = Response::new(Body::from_stream(chunks));
+    *out.status_mut() = status;
+    *out.headers_mut() = headers;
+    out
+}
+
+/// The tool a mutate tool call names, if it is one.
+pub fn mutate_tool(name: &str) -> Option<&'static Operation> {
+    catalog::find(name.strip_prefix("service_")?).filter(|op| op.tier == catalog::Tier::Mutate)
+}

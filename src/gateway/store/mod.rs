@@ -1,0 +1,219 @@
+//! What the gateway remembers: inbox items and their decisions, agent labels, supervisor tokens.
+//!
+//! A trait because one gateway keeps it in SQLite and several gateways serving one team will share a
+//! PostgreSQL database; everything that must happen exactly once is a conditional update behind
+//! [`Store::transition`], so it holds across instances too. Keys are never stored: agents are known
+//! by the SHA-256 of their key, supervisor tokens by the SHA-256 of the token.
+
+pub mod sqlite;
+
+use chrono::{DateTime, Utc};
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+pub use sqlite::SqliteStore;
+
+/// Where an item is in its life. `Executing` is the claim that makes the upstream confirm happen once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Status {
+    Pending,
+    Approved,
+    Executing,
+    /// The upstream answered the execution with a success.
+    Executed,
+    /// The upstream answered the execution with an error; `result` holds it.
+    Failed,
+    Rejected,
+    Expired,
+}
+
+impl Status {
+    pub const ALL: [Status; 7] = [
+        Status::Pending,
+        Status::Approved,
+        Status::Executing,
+        Status::Executed,
+        Status::Failed,
+        Status::Rejected,
+        Status::Expired,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Pending => "pending",
+            Status::Approved => "approved",
+            Status::Executing => "executing",
+            Status::Executed => "executed",
+            Status::Failed => "failed",
+            Status::Rejected => "rejected",
+            Status::Expired => "expired",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Status> {
+        Status::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+/// How an approved item is executed upstream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exec {
+    /// `POST /api/delegated/confirm {proposalId}`.
+    Confirm,
+    /// `POST /api/delegated/positions/close {proposalId}`: a close staged through close_position.
+    Close,
+    /// `POST /api/delegated/mcp/tool` with the first call's args plus `confirmToken`.
+    Tool,
+}
+
+impl Exec {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Exec::Confirm => "confirm",
+            Exec::Close => "close",
+            Exec::Tool => "tool",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Exec> {
+        [Exec::Confirm, Exec::Close, Exec::Tool]
+            .into_iter()
+            .find(|k| k.as_str() == s)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Item {
+    pub id: String,
+    /// SHA-256 (hex) of the proposing agent's key.
+    pub agent: String,
+    pub account: Option<String>,
+    /// `trade`, `close`, `close_all`, or `tool:<tool name>`.
+    pub kind: String,
+    pub exec: Exec,
+    pub proposal_id: Option<String>,
+    pub confirm_token: Option<String>,
+    pub request: Value,
+    pub preview: Value,
+    pub expires_at: DateTime<Utc>,
+    pub created_at: DateTime<Utc>,
+    pub status: Status,
+    pub decided_at: Option<DateTime<Utc>>,
+    pub decided_by: Option<String>,
+    pub reason: Option<String>,
+    /// The upstream's answer to the execution: `{"status": 200, "body": {...}}`.
+    pub result: Option<Value>,
+    /// Why an approved item has not run yet (e.g. the upstream was unreachable).
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Agent {
+    pub key_hash: String,
+    /// The project's key fingerprint: the first 8 hex digits of the key's SHA-256.
+    pub fingerprint: String,
+    pub name: Option<String>,
+    pub account: Option<String>,
+    pub first_seen: DateTime<Utc>,
+    pub last_seen: DateTime<Utc>,
+}
+
+impl Agent {
+    /// What people read: the name given with `agentdesk gate agent name`, else the fingerprint.
+    pub fn label(&self) -> &str {
+        self.name.as_deref().unwrap_or(&self.fingerprint)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Token {
+    pub id: i64,
+    pub label: String,
+    pub created_at: DateTime<Utc>,
+}
+
+/// Which item: by the gateway's id, an upstream proposalId, or a tool's confirmToken.
+#[derive(Debug, Clone, Copy)]
+pub enum ItemRef<'a> {
+    IdOrProposal(&'a str),
+    Proposal(&'a str),
+    ConfirmToken(&'a str),
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("gateway store: {0}")]
+pub struct StoreError(pub String);
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        StoreError(e.to_string())
+    }
+}
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// A change of status, applied only if the item is in one of `from` (and, with `unexpired_at`, has
+/// not expired by then): the single place concurrent deciders race, and exactly one wins.
+#[derive(Debug, Clone)]
+pub struct Transition {
+    pub from: &'static [Status],
+    pub to: Status,
+    pub now: DateTime<Utc>,
+    pub unexpired_at: Option<DateTime<Utc>>,
+    /// Sets `decided_at`/`decided_by` (approve, reject).
+    pub decided_by: Option<String>,
+    pub reason: Option<String>,
+    pub result: Option<Value>,
+    pub note: Option<String>,
+}
+
+impl Transition {
+    pub fn new(from: &'static [Status], to: Status, now: DateTime<Utc>) -> Self {
+        Transition {
+            from,
+            to,
+            now,
+            unexpired_at: None,
+            decided_by: None,
+            reason: None,
+            result: None,
+            note: None,
+        }
+    }
+}
+
+pub trait Store: Send + Sync + 'static {
+    /// False when an item for the same proposalId or confirmToken exists already (an upstream that
+    /// answers a retried staging with the proposal it staged before).
+    fn insert_item(&self, item: Item) -> BoxFuture<'_, StoreResult<bool>>;
+    fn item(&self, which: ItemRef<'_>) -> BoxFuture<'_, StoreResult<Option<Item>>>;
+    /// Newest first; `None` lists every status.
+    fn items(&self, status: Option<Status>, limit: usize) -> BoxFuture<'_, StoreResult<Vec<Item>>>;
+    /// Approved items of this agent that have not run.
+    fn approved_of(&self, agent: &str) -> BoxFuture<'_, StoreResult<Vec<Item>>>;
+    /// True when this call made the change.
+    fn transition(&self, id: &str, t: Transition) -> BoxFuture<'_, StoreResult<bool>>;
+    /// Pending and approved items past their expiry become expired; returns how many.
+    fn expire_due(&self, now: DateTime<Utc>) -> BoxFuture<'_, StoreResult<usize>>;
+    /// Items a stopped gateway left mid-execution go back to approved; returns how many.
+    fn recover_executing(&self, note: String) -> BoxFuture<'_, StoreResult<usize>>;
+
+    fn agent_seen(
+        &self,
+        key_hash: &str,
+        fingerprint: &str,
+        now: DateTime<Utc>,
+    ) -> BoxFuture<'_, StoreResult<Agent>>;
+    fn set_agent_account(&self, key_hash: &str, account: &str) -> BoxFuture<'_, StoreResult<()>>;
+    fn agents(&self) -> BoxFuture<'_, StoreResult<Vec<Agent>>>;
+    /// Names every agent whose fingerprint starts with `fingerprint`; returns how many.
+    fn name_agent(&self, fingerprint: &str, name: &str) -> BoxFuture<'_, StoreResult<usize>>;
+
+    fn add_token(
+        &self,
+        hash: &str,
+        label: &str,
+        now: DateTime<Utc>,
+    ) -> BoxFuture<'_, StoreResult<i64>>;
+    fn token(&self, hash: &str) -> BoxFuture<'_, StoreResult<Option<Token>>>;
+}
