@@ -8,7 +8,7 @@ use agentdesk::api::model::{
     Leverage, MarginSummary, OpenOrderRow, PnlPeriods, PnlSummary, PositionRow, Preview, Proposal,
     Whoami,
 };
-use agentdesk::console::action::{Action, Payload, Resource};
+use agentdesk::console::action::{Action, Answer, Payload, Resource};
 use agentdesk::console::app::{
     App, Decision, DecisionKind, InboxItem, LocalState, Options, ServiceInfo, Source, Tab,
 };
@@ -162,20 +162,22 @@ fn desk_app(n_positions: usize, n_orders: usize) -> App {
         ..Default::default()
     });
     for feed in app.feeds.values_mut() {
-        feed.updated_at = Some(now - TimeDelta::milliseconds(700));
-        feed.latency = Some(Duration::from_millis(3));
-        feed.next_due = now + TimeDelta::seconds(1);
+        feed.poll.updated_at = Some(now - TimeDelta::milliseconds(700));
+        feed.poll.latency = Some(Duration::from_millis(3));
+        feed.poll.ask_at(now + TimeDelta::seconds(1));
     }
     // Through update, as the poller delivers them, so the console's per-coin index is built.
-    app.update(Action::Loaded {
-        resource: Resource::Positions,
-        result: Ok(Payload::Positions((0..n_positions).map(position).collect())),
-        latency: Duration::from_millis(3),
-        at: now,
-    });
+    app.update(Action::answered(
+        now,
+        Duration::from_millis(3),
+        Answer::Loaded {
+            resource: Resource::Positions,
+            result: Ok(Payload::Positions((0..n_positions).map(position).collect())),
+        },
+    ));
     for feed in app.feeds.values_mut() {
-        feed.in_flight = false;
-        feed.next_due = now + TimeDelta::seconds(1);
+        feed.poll.in_flight = false;
+        feed.poll.ask_at(now + TimeDelta::seconds(1));
     }
     app.orders = (0..n_orders).map(|i| order(i, now)).collect();
     let mut summary = pnl();

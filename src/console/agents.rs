@@ -3,6 +3,7 @@
 //! logic that changes it lives in `app_agents.rs`; drawing in `views/{research,tools,chat}.rs`.
 
 use super::jsontree::JsonTree;
+use super::poll::Poll;
 use super::schema::{self, Problem};
 use crate::api::ApiError;
 use crate::api::model::{ChatMessage, ResearchRun, ToolCall, ToolCapability};
@@ -21,13 +22,10 @@ pub struct ResearchState {
     pub run: Option<ResearchRun>,
     /// The service answered at least once.
     pub checked: bool,
-    /// When to ask next; None: not until something asks (no run exists, or the service has no
-    /// research operations).
-    pub next_due: Option<DateTime<Utc>>,
-    pub in_flight: bool,
-    pub failures: u32,
+    /// Not scheduled while no run exists or the service has no research operations; a stop
+    /// request holds it as in flight too.
+    pub poll: Poll,
     pub error: Option<String>,
-    pub updated_at: Option<DateTime<Utc>>,
     /// False once the service showed it has no research operations.
     pub unsupported: bool,
     /// The last reply of the service's command line to a `/research` command.

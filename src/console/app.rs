@@ -1,19 +1,21 @@
 //! All console state, and `update`: the only place it changes. `update` is pure — it returns Effects
 //! for the runner to perform — so every behaviour here is testable with an injected clock.
 
-use super::action::{Action, Effect, Payload, Resource};
+use super::action::{Action, Answer, Effect, Payload, Resource};
 use super::agents::{ChatState, ResearchState, ToolsState};
 use super::backtests::{BacktestForm, JOB_POLL, JobEntry};
 use super::command::{self, Command};
 use super::discovery::{DView, DiscoveryPayload, DiscoveryQuery, DiscoveryState, Selected};
 use super::keymap::{KeyAction, Keymap};
 use super::layout::{self, Pane};
+use super::poll::{Poll, to_delta};
 use super::signals::{self, SignalsState};
 use crate::api::ApiError;
 use crate::api::model::{
     AuditEntry, OpenOrderRow, PnlSummary, PositionRow, Preview, Proposal, TradeSignal, Usage,
     Whoami,
 };
+use crate::config::PollIntervals;
 use chrono::{DateTime, Duration as TimeDelta, Utc};
 use crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind,
@@ -26,8 +28,6 @@ use std::time::Duration;
 mod agents_update;
 mod signals_update;
 
-/// Polling gives up on quick retries after a failure, backing off up to this.
-pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
 const EQUITY_POINTS: usize = 600;
 const REQUEST_LOG: usize = 500;
 const TOAST_FOR: TimeDelta = TimeDelta::seconds(4);
@@ -98,12 +98,8 @@ impl Tab {
 #[derive(Debug, Clone)]
 pub struct Feed {
     pub interval: Duration,
-    pub updated_at: Option<DateTime<Utc>>,
-    pub latency: Option<Duration>,
+    pub poll: Poll,
     pub error: Option<ApiError>,
-    pub failures: u32,
-    pub in_flight: bool,
-    pub next_due: DateTime<Utc>,
     /// False once the service showed it does not offer this resource (an extension).
     pub supported: bool,
 }
@@ -112,31 +108,20 @@ impl Feed {
     fn new(interval: Duration, now: DateTime<Utc>) -> Self {
         Feed {
             interval,
-            updated_at: None,
-            latency: None,
+            poll: Poll::due_now(now),
             error: None,
-            failures: 0,
-            in_flight: false,
-            next_due: now,
             supported: true,
         }
     }
 
     pub fn age(&self, now: DateTime<Utc>) -> Option<Duration> {
-        self.updated_at
-            .map(|t| (now - t).to_std().unwrap_or_default())
+        self.poll.age(now)
     }
 
     /// Data older than three intervals is stale: shown, but marked with its age.
     pub fn is_stale(&self, now: DateTime<Utc>) -> bool {
         self.age(now).is_some_and(|a| a > self.interval * 3)
     }
-}
-
-/// Exponential backoff after `failures` consecutive failures, capped at [`MAX_BACKOFF`].
-pub fn backoff(interval: Duration, failures: u32) -> Duration {
-    let factor = 1u32 << failures.min(16);
-    interval.saturating_mul(factor).min(MAX_BACKOFF)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -374,6 +359,23 @@ impl Default for Options {
     }
 }
 
+impl Options {
+    /// The configured intervals in place of the defaults (`Whoami` is not configurable).
+    pub fn with_poll(mut self, config: &PollIntervals) -> Options {
+        for (resource, interval) in [
+            (Resource::Positions, config.positions),
+            (Resource::Orders, config.orders),
+            (Resource::Pnl, config.pnl),
+            (Resource::Proposals, config.proposals),
+            (Resource::Usage, config.usage),
+            (Resource::Audit, config.audit),
+        ] {
+            self.poll.insert(resource, interval);
+        }
+        self
+    }
+}
+
 pub struct CommandLine {
     pub input: TextArea<'static>,
     pub history: Vec<String>,
@@ -517,7 +519,7 @@ impl App {
             form: None,
             research: ResearchState {
                 // Checked once at start; polled on only while a run exists.
-                next_due: Some(now),
+                poll: Poll::due_now(now),
                 ..Default::default()
             },
             tools: ToolsState::default(),
@@ -607,7 +609,7 @@ impl App {
     fn poll_now(&mut self, resources: &[Resource], at: DateTime<Utc>) {
         for r in resources {
             if let Some(f) = self.feeds.get_mut(r) {
-                f.next_due = at;
+                f.poll.ask_at(at);
             }
         }
     }
@@ -636,8 +638,8 @@ impl App {
     pub fn next_wakeup(&self) -> DateTime<Utc> {
         let mut next = self.now + TimeDelta::seconds(3600);
         if self.auth_failed.is_none() {
-            for feed in self.feeds.values().filter(|f| f.supported && !f.in_flight) {
-                next = next.min(feed.next_due);
+            for feed in self.feeds.values().filter(|f| f.supported) {
+                next = next.min(feed.poll.wakeup().unwrap_or(next));
             }
         }
         if self.needs_clock() {
@@ -650,16 +652,16 @@ impl App {
         if self.auth_failed.is_none() {
             if self.tab == Tab::Discovery {
                 for v in self.discovery_due_views() {
-                    if let Some(due) = self.discovery.state(v).feed.next_due {
+                    if let Some(due) = self.discovery.state(v).feed.poll.wakeup() {
                         next = next.min(due);
                     }
                 }
             }
-            for j in self.jobs.iter().filter(|j| j.active() && !j.in_flight) {
-                next = next.min(j.next_due);
+            for j in self.jobs.iter().filter(|j| j.active()) {
+                next = next.min(j.poll.wakeup().unwrap_or(next));
             }
-            if !self.research.in_flight
-                && let Some(due) = self.research.next_due
+            if !self.research.unsupported
+                && let Some(due) = self.research.poll.wakeup()
             {
                 next = next.min(due);
             }
@@ -686,111 +688,15 @@ impl App {
                 self.size = (w, h);
                 self.dirty = true;
             }
-            Action::Loaded {
-                resource,
-                result,
-                latency,
+            Action::Answered {
                 at,
-            } => self.on_loaded(resource, result, latency, at, &mut fx),
-            Action::Proposed {
-                signal,
-                result,
                 latency,
-                at,
-            } => self.on_proposed(&signal, result, latency, at),
-            Action::Confirmed {
-                id,
-                result,
-                latency,
-                at,
-            } => self.on_confirmed(&id, result, latency, at, &mut fx),
-            Action::Discovered {
-                query,
-                result,
-                latency,
-                at,
-            } => self.on_discovered(query, result, latency, at),
-            Action::BacktestSubmitted {
-                request,
-                result,
-                latency,
-                at,
-            } => self.on_backtest_submitted(&request, result, latency, at),
-            Action::JobLoaded {
-                id,
-                result,
-                latency,
-                at,
-            } => self.on_job_loaded(&id, result, latency, at),
-            Action::ResearchLoaded {
-                result,
-                latency,
-                at,
-            } => self.on_research_loaded(result, latency, at),
-            Action::ResearchStopped {
-                run_id,
-                result,
-                latency,
-                at,
-            } => self.on_research_stopped(&run_id, result, latency, at),
-            Action::CliAnswered {
-                command,
-                result,
-                latency,
-                at,
-            } => self.on_cli_answered(&command, result, latency, at),
-            Action::CapabilitiesLoaded {
-                result,
-                latency,
-                at,
-            } => self.on_capabilities_loaded(result, latency, at, &mut fx),
-            Action::ToolExecuted {
-                name,
-                args,
-                approval,
-                result,
-                latency,
-                at,
-            } => self.on_tool_executed(name, args, approval, result, latency, at, &mut fx),
-            Action::ChatAnswered {
-                result,
-                latency,
-                at,
-            } => self.on_chat_answered(result, latency, at, &mut fx),
-            Action::Traded {
-                signal,
-                result,
-                latency,
-                at,
-            } => self.on_traded(&signal, result, latency, at),
-            Action::DestinationsLoaded {
-                result,
-                latency,
-                at,
-            } => self.on_destinations_loaded(result, latency, at),
-            Action::DestinationCreated {
-                name,
-                result,
-                latency,
-                at,
-            } => self.on_destination_created(&name, result, latency, at),
-            Action::DeliveriesLoaded {
-                id,
-                result,
-                latency,
-                at,
-            } => self.on_deliveries_loaded(&id, result, latency, at),
-            Action::BuilderFeeLoaded {
-                wallet,
-                result,
-                latency,
-                at,
-            } => self.on_builder_fee_loaded(&wallet, result, latency, at),
-            Action::BuilderFeeApproved {
-                result,
-                latency,
-                at,
-            } => self.on_builder_fee_approved(result, latency, at),
+                answer,
+            } => {
+                self.log_request(answer.operation(), answer.error(), latency, at);
+                self.dirty = true;
+                self.on_answer(*answer, latency, at, &mut fx);
+            }
             Action::Terminate => {
                 self.should_quit = true;
                 fx.push(Effect::Quit);
@@ -800,6 +706,54 @@ impl App {
         fx
     }
 
+    fn on_answer(
+        &mut self,
+        answer: Answer,
+        latency: Duration,
+        at: DateTime<Utc>,
+        fx: &mut Vec<Effect>,
+    ) {
+        match answer {
+            Answer::Loaded { resource, result } => {
+                self.on_loaded(resource, result, latency, at, fx)
+            }
+            Answer::Proposed { signal, result } => self.on_proposed(&signal, result, at),
+            Answer::Confirmed { id, result } => self.on_confirmed(&id, result, at, fx),
+            Answer::Discovered { query, result } => self.on_discovered(query, result, latency, at),
+            Answer::BacktestSubmitted { request, result } => {
+                self.on_backtest_submitted(&request, result, at)
+            }
+            Answer::JobLoaded { id, result } => self.on_job_loaded(&id, result, latency, at),
+            Answer::ResearchLoaded { result } => self.on_research_loaded(result, latency, at),
+            Answer::ResearchStopped { run_id, result } => {
+                self.on_research_stopped(&run_id, result, at)
+            }
+            Answer::CliAnswered { command, result } => self.on_cli_answered(&command, result, at),
+            Answer::CapabilitiesLoaded { result } => self.on_capabilities_loaded(result, fx),
+            Answer::ToolExecuted {
+                name,
+                args,
+                approval,
+                result,
+            } => self.on_tool_executed(name, args, approval, result, at, fx),
+            Answer::ChatAnswered { result } => self.on_chat_answered(result, at, fx),
+            Answer::Traded { signal, result } => self.on_traded(&signal, result, at),
+            Answer::DestinationsLoaded { result } => {
+                self.on_destinations_loaded(result, latency, at)
+            }
+            Answer::DestinationCreated { name, result } => {
+                self.on_destination_created(&name, result, at)
+            }
+            Answer::DeliveriesLoaded { id, result } => {
+                self.on_deliveries_loaded(&id, result, latency, at)
+            }
+            Answer::BuilderFeeLoaded { wallet, result } => {
+                self.on_builder_fee_loaded(&wallet, result)
+            }
+            Answer::BuilderFeeApproved { result } => self.on_builder_fee_approved(result, at),
+        }
+    }
+
     /// Starts the fetches that are due.
     fn schedule(&mut self, fx: &mut Vec<Effect>) {
         if self.auth_failed.is_some() {
@@ -807,8 +761,7 @@ impl App {
         }
         let now = self.now;
         for (resource, feed) in self.feeds.iter_mut() {
-            if feed.supported && !feed.in_flight && feed.next_due <= now {
-                feed.in_flight = true;
+            if feed.supported && feed.poll.start(now) {
                 fx.push(Effect::Fetch(*resource));
             }
         }
@@ -817,15 +770,13 @@ impl App {
             for view in self.discovery_due_views() {
                 let query = self.discovery.query(view);
                 let feed = &mut self.discovery.state_mut(view).feed;
-                if !feed.in_flight && feed.next_due.is_some_and(|d| d <= now) {
-                    feed.in_flight = true;
+                if feed.poll.start(now) {
                     fx.push(Effect::FetchDiscovery(query));
                 }
             }
         }
         for job in &mut self.jobs {
-            if job.active() && !job.in_flight && job.next_due <= now {
-                job.in_flight = true;
+            if job.active() && job.poll.start(now) {
                 fx.push(Effect::FetchJob(job.id().to_string()));
             }
         }
@@ -833,16 +784,16 @@ impl App {
         self.schedule_signals(fx);
     }
 
-    pub(super) fn log_request(
+    fn log_request(
         &mut self,
         operation: &'static str,
-        result: Result<(), &ApiError>,
+        error: Option<&ApiError>,
         latency: Duration,
         at: DateTime<Utc>,
     ) {
-        let status = match result {
-            Ok(()) => "ok".to_string(),
-            Err(e) => e.code().unwrap_or("transport").to_string(),
+        let status = match error {
+            None => "ok".to_string(),
+            Some(e) => e.code().unwrap_or("transport").to_string(),
         };
         self.request_log.push_front(RequestLogEntry {
             at,
@@ -871,24 +822,15 @@ impl App {
         at: DateTime<Utc>,
         fx: &mut Vec<Effect>,
     ) {
-        self.log_request(
-            resource.operation(),
-            result.as_ref().map(|_| ()),
-            latency,
-            at,
-        );
-        self.dirty = true;
         let Some(feed) = self.feeds.get_mut(&resource) else {
             return;
         };
-        feed.in_flight = false;
-        feed.latency = Some(latency);
+        feed.poll.settled();
+        feed.poll.latency = Some(latency);
         match result {
             Ok(payload) => {
-                feed.updated_at = Some(at);
                 feed.error = None;
-                feed.failures = 0;
-                feed.next_due = at + to_delta(feed.interval);
+                feed.poll.succeeded(at, latency, feed.interval);
                 self.apply(payload, at, fx);
             }
             Err(ApiError::Unauthorized { message }) => {
@@ -906,12 +848,7 @@ impl App {
                 if let ApiError::QuotaExceeded { retry_after, .. } = &e {
                     self.quota_until = Some(at + to_delta(*retry_after));
                 }
-                feed.failures += 1;
-                let wait = match &e {
-                    ApiError::QuotaExceeded { retry_after, .. } => *retry_after,
-                    _ => backoff(feed.interval, feed.failures),
-                };
-                feed.next_due = at + to_delta(wait);
+                feed.poll.failed(at, feed.interval, &e);
                 feed.error = Some(e);
             }
         }
@@ -1053,10 +990,8 @@ impl App {
         &mut self,
         signal: &TradeSignal,
         result: Result<Box<Proposal>, ApiError>,
-        latency: Duration,
         at: DateTime<Utc>,
     ) {
-        self.log_request("propose_trade", result.as_ref().map(|_| ()), latency, at);
         match result {
             Ok(p) => {
                 let text = format!(
@@ -1094,11 +1029,9 @@ impl App {
         &mut self,
         id: &str,
         result: Result<Box<crate::api::model::ExecutionResult>, ApiError>,
-        latency: Duration,
         at: DateTime<Utc>,
         fx: &mut Vec<Effect>,
     ) {
-        self.log_request("confirm_trade", result.as_ref().map(|_| ()), latency, at);
         let summary = self
             .item(id)
             .map(|i| i.describe())
@@ -1293,7 +1226,7 @@ impl App {
                     Some(KeyAction::ConfirmYes) => {
                         self.overlay = Overlay::None;
                         fx.push(Effect::StopResearch(run_id));
-                        self.research.in_flight = true;
+                        self.research.poll.in_flight = true;
                     }
                     Some(KeyAction::Cancel | KeyAction::Quit) => self.overlay = Overlay::None,
                     _ => {}
@@ -1476,13 +1409,13 @@ impl App {
         // A refused key may have been replaced; `r` tries again.
         self.auth_failed = None;
         for feed in self.feeds.values_mut() {
-            feed.next_due = self.now;
+            feed.poll.ask_at(self.now);
         }
         if self.tab == Tab::Discovery {
             self.discovery_due_now();
         }
         for job in &mut self.jobs {
-            job.next_due = self.now;
+            job.poll.ask_at(self.now);
         }
         self.refresh_agents();
         self.refresh_signals();
@@ -1723,7 +1656,7 @@ impl App {
                 if self.discovery.apply(view, &args.params) {
                     self.selected.insert(view.pane(), 0);
                 }
-                self.discovery.state_mut(view).feed.next_due = Some(self.now);
+                self.discovery.state_mut(view).feed.poll.ask_at(self.now);
             }
             Command::Job(id) => {
                 if !self.jobs.iter().any(|j| j.id() == id) {
@@ -1736,7 +1669,7 @@ impl App {
                 self.set_tab(Tab::Backtests);
                 if let Some(i) = self.jobs.iter().position(|j| j.id() == id) {
                     self.selected.insert(Pane::Jobs, i);
-                    self.jobs[i].next_due = self.now;
+                    self.jobs[i].poll.ask_at(self.now);
                 }
             }
             Command::Service(text) => self.run_service_command(text, fx),
@@ -1789,6 +1722,7 @@ impl App {
                 .discovery
                 .state(DView::Strategies)
                 .feed
+                .poll
                 .updated_at
                 .is_none()
         {
@@ -1803,8 +1737,8 @@ impl App {
         let view = self.discovery.view;
         for v in self.discovery_due_views() {
             let feed = &mut self.discovery.state_mut(v).feed;
-            if v == view || feed.next_due.is_none() {
-                feed.next_due = Some(now);
+            if v == view || feed.poll.next_due.is_none() {
+                feed.poll.ask_at(now);
             }
         }
     }
@@ -1816,8 +1750,8 @@ impl App {
             let feed = &mut self.discovery.state_mut(v).feed;
             // A view never fetched is fetched now; one fetched before keeps its schedule (and is
             // fetched now if that has passed).
-            if feed.next_due.is_none() {
-                feed.next_due = Some(now);
+            if feed.poll.next_due.is_none() {
+                feed.poll.ask_at(now);
             }
         }
     }
@@ -1862,7 +1796,6 @@ impl App {
         latency: Duration,
         at: DateTime<Utc>,
     ) {
-        self.log_request(query.operation(), result.as_ref().map(|_| ()), latency, at);
         self.dirty = true;
         let view = query.view();
         let current = query == self.discovery.query(view);
@@ -1872,19 +1805,19 @@ impl App {
                 let before = self.row_under_cursor(view);
                 self.discovery.store(&query, payload);
                 let feed = &mut self.discovery.state_mut(view).feed;
-                feed.latency = Some(latency);
                 if current {
-                    feed.answered(at);
+                    feed.answered(at, latency);
                     self.reselect(view, before);
                 } else {
                     // The answer is for parameters changed since: ask again with the new ones.
-                    feed.in_flight = false;
-                    feed.next_due = Some(now.min(at));
+                    feed.poll.settled();
+                    feed.poll.latency = Some(latency);
+                    feed.poll.ask_at(now.min(at));
                 }
             }
             Err(ApiError::Unauthorized { message }) => {
                 let feed = &mut self.discovery.state_mut(view).feed;
-                feed.in_flight = false;
+                feed.poll.settled();
                 feed.error = Some(ApiError::Unauthorized {
                     message: message.clone(),
                 });
@@ -1899,8 +1832,8 @@ impl App {
                 if current {
                     feed.failed(at, e);
                 } else {
-                    feed.in_flight = false;
-                    feed.next_due = Some(now.min(at));
+                    feed.poll.settled();
+                    feed.poll.ask_at(now.min(at));
                 }
                 if let Some(wait) = quota {
                     self.quota_until = Some(at + to_delta(wait));
@@ -1926,10 +1859,8 @@ impl App {
         &mut self,
         request: &crate::api::model::BacktestRequest,
         result: Result<Box<crate::api::model::BacktestJob>, ApiError>,
-        latency: Duration,
         at: DateTime<Utc>,
     ) {
-        self.log_request("run_backtest", result.as_ref().map(|_| ()), latency, at);
         self.submitting = self.submitting.saturating_sub(1);
         match result {
             Ok(job) => {
@@ -1950,7 +1881,7 @@ impl App {
                 );
                 if !self.jobs.iter().any(|j| j.id() == id) {
                     let mut entry = JobEntry::new(job, at);
-                    entry.next_due = at + to_delta(JOB_POLL);
+                    entry.poll.ask_at(at + to_delta(JOB_POLL));
                     self.jobs.insert(0, entry);
                     self.selected.insert(Pane::Jobs, 0);
                     self.selected.insert(Pane::Trades, 0);
@@ -1977,12 +1908,11 @@ impl App {
         latency: Duration,
         at: DateTime<Utc>,
     ) {
-        self.log_request("get_backtest_job", result.as_ref().map(|_| ()), latency, at);
         self.dirty = true;
         let Some(entry) = self.jobs.iter_mut().find(|j| j.id() == id) else {
             return;
         };
-        entry.in_flight = false;
+        entry.poll.settled();
         let mut notice = None;
         match result {
             Ok(job) => {
@@ -1995,9 +1925,8 @@ impl App {
                 if entry.job.job_id.is_empty() {
                     entry.job.job_id = id.to_string();
                 }
-                entry.failures = 0;
                 entry.error = None;
-                entry.next_due = at + to_delta(JOB_POLL);
+                entry.poll.succeeded(at, latency, JOB_POLL);
                 if was_active && entry.finished() {
                     notice = Some(if entry.failed() {
                         let why = entry
@@ -2028,8 +1957,7 @@ impl App {
                 self.auth_failed = Some(message);
             }
             Err(e) => {
-                entry.failures += 1;
-                entry.next_due = at + to_delta(backoff(JOB_POLL, entry.failures));
+                entry.poll.failed(at, JOB_POLL, &e);
                 entry.error = Some(e.to_string());
             }
         }
@@ -2205,10 +2133,6 @@ fn next_of(all: &[Tab], cur: Tab, step: i64) -> Tab {
     let i = all.iter().position(|t| *t == cur).unwrap_or(0) as i64;
     let n = all.len() as i64;
     all[((i + step).rem_euclid(n)) as usize]
-}
-
-fn to_delta(d: Duration) -> TimeDelta {
-    TimeDelta::from_std(d).unwrap_or(TimeDelta::seconds(30))
 }
 
 /// "bought 0.01 BTC at 65000 (oid 1234)" for each fill, or what rests.

@@ -6,6 +6,7 @@
 
 use super::command::{normalize_pair, normalize_timeframe, parse_number};
 use super::discovery::value_text;
+use super::poll::Poll;
 use crate::api::model::{BacktestJob, BacktestRequest, StrategyEntry};
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
@@ -18,9 +19,7 @@ const MAX_FIELD: usize = 40;
 #[derive(Debug, Clone)]
 pub struct JobEntry {
     pub job: BacktestJob,
-    pub next_due: DateTime<Utc>,
-    pub in_flight: bool,
-    pub failures: u32,
+    pub poll: Poll,
     /// Why the last poll failed, or that the service no longer knows the job.
     pub error: Option<String>,
     /// The service answered 404: polling stopped.
@@ -32,9 +31,7 @@ impl JobEntry {
     pub fn new(job: BacktestJob, now: DateTime<Utc>) -> Self {
         JobEntry {
             job,
-            next_due: now,
-            in_flight: false,
-            failures: 0,
+            poll: Poll::due_now(now),
             error: None,
             gone: false,
             first_seen: now,

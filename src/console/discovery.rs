@@ -7,12 +7,12 @@
 //! tab, on a query change, on `r`, every 60 s, and every 2 s while the service says it is still
 //! computing. Errors back off like the other feeds.
 
-use super::app::backoff;
 use super::command::TopParam;
+use super::poll::Poll;
 use crate::api::ApiError;
 use crate::api::model::{Discovery, DiscoveryRow, StrategyEntry};
 use crate::console::layout::Pane;
-use chrono::{DateTime, Duration as TimeDelta, Utc};
+use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 use std::cmp::Ordering;
 use std::time::Duration;
@@ -321,13 +321,9 @@ pub enum DiscoveryPayload {
 /// How one view's data is doing.
 #[derive(Debug, Clone, Default)]
 pub struct ViewFeed {
-    pub updated_at: Option<DateTime<Utc>>,
-    pub latency: Option<Duration>,
+    /// Not scheduled until the view is first shown.
+    pub poll: Poll,
     pub error: Option<ApiError>,
-    pub failures: u32,
-    pub in_flight: bool,
-    /// None: not scheduled (never fetched and not yet shown).
-    pub next_due: Option<DateTime<Utc>>,
     pub computing: bool,
     pub computed_at: Option<DateTime<Utc>>,
     /// Rows the service counted (may exceed those sent).
@@ -590,31 +586,18 @@ impl DiscoveryState {
 
 impl ViewFeed {
     /// After an answer: the next fetch is in 60 s, or in 2 s while the service is computing.
-    pub fn answered(&mut self, at: DateTime<Utc>) {
-        self.in_flight = false;
-        self.updated_at = Some(at);
+    pub fn answered(&mut self, at: DateTime<Utc>, latency: Duration) {
         self.error = None;
-        self.failures = 0;
         let wait = if self.computing {
             COMPUTING_REFRESH
         } else {
             REFRESH
         };
-        self.next_due = Some(at + delta(wait));
+        self.poll.succeeded(at, latency, wait);
     }
 
     pub fn failed(&mut self, at: DateTime<Utc>, error: ApiError) {
-        self.in_flight = false;
-        self.failures += 1;
-        let wait = match &error {
-            ApiError::QuotaExceeded { retry_after, .. } => *retry_after,
-            _ => backoff(COMPUTING_REFRESH, self.failures),
-        };
-        self.next_due = Some(at + delta(wait));
+        self.poll.failed(at, COMPUTING_REFRESH, &error);
         self.error = Some(error);
     }
-}
-
-pub fn delta(d: Duration) -> TimeDelta {
-    TimeDelta::from_std(d).unwrap_or(TimeDelta::seconds(30))
 }

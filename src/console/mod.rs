@@ -18,6 +18,7 @@ pub mod effects;
 pub mod jsontree;
 pub mod keymap;
 pub mod layout;
+pub mod poll;
 pub mod schema;
 pub mod signals;
 pub mod theme;
@@ -123,13 +124,11 @@ pub async fn prepare(
             (client, info, Some(running))
         }
     };
-    let mut options = Options {
+    let options = Options {
         bell: config.bell,
         ..Options::default()
-    };
-    for (resource, interval) in config.poll.by_resource() {
-        options.poll.insert(resource, interval);
     }
+    .with_poll(&config.poll);
     Ok(Prepared {
         client,
         service,

@@ -6,6 +6,7 @@
 //! The service's shapes are read tolerantly (camelCase or snake_case, several wrappers), as the
 //! typed results of these operations are still being settled on the service side.
 
+use super::poll::Poll;
 use crate::api::ApiError;
 use crate::secret::Secret;
 use chrono::{DateTime, Utc};
@@ -47,18 +48,6 @@ pub struct Delivery {
     pub created_at: Option<DateTime<Utc>>,
     /// What was delivered, in a few words (strategy, direction, pair).
     pub signal: String,
-}
-
-/// A polled list: when it is due, whether a request is out, and how the last one went.
-#[derive(Debug, Clone, Default)]
-pub struct Poll {
-    /// None: not until something asks (the tab is entered, `r`).
-    pub next_due: Option<DateTime<Utc>>,
-    pub in_flight: bool,
-    pub failures: u32,
-    pub error: Option<String>,
-    pub updated_at: Option<DateTime<Utc>>,
-    pub loaded: bool,
 }
 
 /// The create form. Every field is checked before anything is sent.
@@ -234,11 +223,14 @@ pub struct BuilderPanel {
 #[derive(Debug, Clone, Default)]
 pub struct SignalsState {
     pub destinations: Vec<Destination>,
+    /// Polled while the tab is on screen.
     pub dest_poll: Poll,
+    pub dest_error: Option<String>,
     /// Deliveries of `deliveries_for`, newest first.
     pub deliveries: Vec<Delivery>,
     pub deliveries_for: Option<String>,
     pub deliv_poll: Poll,
+    pub deliv_error: Option<String>,
     /// False once the service answered 404/501 to the delivery log (an extension).
     pub deliveries_unsupported: bool,
     /// `/trade` fans out when it does not say `fanout=`.

@@ -3,7 +3,7 @@
 
 use super::{
     App, DecisionKind, InboxItem, LocalState, Overlay, Source, Tab, ToastLevel, ToolApproval,
-    backoff, to_delta,
+    to_delta,
 };
 use crate::api::ApiError;
 use crate::api::model::{
@@ -37,8 +37,7 @@ impl App {
     pub(super) fn schedule_agents(&mut self, fx: &mut Vec<Effect>) {
         let now = self.now;
         let r = &mut self.research;
-        if !r.unsupported && !r.in_flight && r.next_due.is_some_and(|d| d <= now) {
-            r.in_flight = true;
+        if !r.unsupported && r.poll.start(now) {
             fx.push(Effect::FetchResearch);
         }
         let t = &mut self.tools;
@@ -54,7 +53,7 @@ impl App {
     pub(super) fn entered_agents_tab(&mut self) {
         match self.tab {
             Tab::Research if !self.research.unsupported => {
-                self.research.next_due = Some(self.now);
+                self.research.poll.ask_at(self.now);
             }
             Tab::Tools if !self.tools.loaded => self.tools.due = true,
             _ => {}
@@ -63,7 +62,7 @@ impl App {
 
     pub(super) fn refresh_agents(&mut self) {
         if !self.research.unsupported {
-            self.research.next_due = Some(self.now);
+            self.research.poll.ask_at(self.now);
         }
         if self.tab == Tab::Tools {
             self.tools.due = true;
@@ -78,31 +77,30 @@ impl App {
         latency: Duration,
         at: DateTime<Utc>,
     ) {
-        self.log_request("research_status", result.as_ref().map(|_| ()), latency, at);
         self.dirty = true;
-        self.research.in_flight = false;
         match result {
             Ok(status) => {
                 self.research.checked = true;
-                self.research.failures = 0;
                 self.research.error = None;
-                self.research.updated_at = Some(at);
+                let interval = self.research_interval();
+                self.research.poll.succeeded(at, latency, interval);
                 self.set_run(status.run, at);
             }
             Err(ApiError::NotFound { .. }) => {
                 self.research.checked = true;
+                self.research.poll.settled();
                 self.research.unsupported = true;
-                self.research.next_due = None;
+                self.research.poll.stop();
                 self.research.error = Some("this service has no research operations".into());
             }
             Err(ApiError::Unauthorized { message }) => {
+                self.research.poll.settled();
                 self.research.error = Some(message.clone());
                 self.auth_failed = Some(message);
             }
             Err(e) => {
-                self.research.failures += 1;
-                let wait = backoff(self.research_interval(), self.research.failures);
-                self.research.next_due = Some(at + to_delta(wait));
+                let interval = self.research_interval();
+                self.research.poll.failed(at, interval, &e);
                 self.research.error = Some(e.to_string());
             }
         }
@@ -133,11 +131,13 @@ impl App {
             self.toast(text, ToastLevel::Info);
         }
         // No run: nothing to follow until this console starts one or the tab is entered again.
-        self.research.next_due = self
-            .research
-            .run
-            .as_ref()
-            .map(|_| at + to_delta(self.research_interval()));
+        match self.research.run {
+            Some(_) => {
+                let next = at + to_delta(self.research_interval());
+                self.research.poll.ask_at(next);
+            }
+            None => self.research.poll.stop(),
+        }
         self.clamp(Pane::Agents);
         self.clamp(Pane::Artifacts);
     }
@@ -146,11 +146,9 @@ impl App {
         &mut self,
         run_id: &str,
         result: Result<Box<ResearchRun>, ApiError>,
-        latency: Duration,
         at: DateTime<Utc>,
     ) {
-        self.log_request("research_stop", result.as_ref().map(|_| ()), latency, at);
-        self.research.in_flight = false;
+        self.research.poll.settled();
         match result {
             Ok(run) => {
                 let status = run.status.clone();
@@ -158,7 +156,7 @@ impl App {
                 self.toast(format!("Research run {run_id} {status}"), ToastLevel::Info);
             }
             Err(e) => {
-                self.research.next_due = Some(at);
+                self.research.poll.ask_at(at);
                 self.toast(format!("Stop {run_id} failed: {e}"), ToastLevel::Error);
             }
         }
@@ -178,10 +176,8 @@ impl App {
         &mut self,
         command: &str,
         result: Result<CliReply, ApiError>,
-        latency: Duration,
         at: DateTime<Utc>,
     ) {
-        self.log_request("mcp_cli", result.as_ref().map(|_| ()), latency, at);
         match result {
             Ok(reply) => {
                 let output = reply.output.trim().to_string();
@@ -204,7 +200,7 @@ impl App {
         {
             // What the command changed shows now, and the service may have research after all.
             self.research.unsupported = false;
-            self.research.next_due = Some(at.min(self.now));
+            self.research.poll.ask_at(at.min(self.now));
         }
         self.dirty = true;
     }
@@ -214,16 +210,8 @@ impl App {
     pub(super) fn on_capabilities_loaded(
         &mut self,
         result: Result<Box<Capabilities>, ApiError>,
-        latency: Duration,
-        at: DateTime<Utc>,
         fx: &mut Vec<Effect>,
     ) {
-        self.log_request(
-            "list_mcp_capabilities",
-            result.as_ref().map(|_| ()),
-            latency,
-            at,
-        );
         self.tools.in_flight = false;
         self.dirty = true;
         match result {
@@ -354,11 +342,9 @@ impl App {
         args: Value,
         approval: Option<String>,
         result: Result<Box<ToolResult>, ApiError>,
-        latency: Duration,
         at: DateTime<Utc>,
         fx: &mut Vec<Effect>,
     ) {
-        self.log_request("execute_mcp_tool", result.as_ref().map(|_| ()), latency, at);
         self.tools.running = self.tools.running.saturating_sub(1);
         self.dirty = true;
         if let Err(ApiError::QuotaExceeded { retry_after, .. }) = &result {
@@ -583,11 +569,9 @@ impl App {
     pub(super) fn on_chat_answered(
         &mut self,
         result: Result<Box<ChatReply>, ApiError>,
-        latency: Duration,
         at: DateTime<Utc>,
         fx: &mut Vec<Effect>,
     ) {
-        self.log_request("mcp_agent_chat", result.as_ref().map(|_| ()), latency, at);
         self.chat.in_flight = false;
         self.chat.scroll = 0;
         self.dirty = true;

@@ -2,7 +2,7 @@
 //! on screen), the create form and the signing secret shown once, the fan-out default and `/trade`,
 //! and the builder-fee panel with its EIP-712 signature.
 
-use super::{App, Overlay, Tab, ToastLevel, backoff, execution_summary, to_delta};
+use super::{App, Overlay, Tab, ToastLevel, execution_summary, to_delta};
 use crate::api::ApiError;
 use crate::api::eip712;
 use crate::api::model::{
@@ -12,8 +12,9 @@ use crate::console::action::{Effect, Resource};
 use crate::console::command::TradeArgs;
 use crate::console::keymap::KeyAction;
 use crate::console::layout::Pane;
+use crate::console::poll::Poll;
 use crate::console::signals::{
-    self, BuilderPanel, DELIVERIES_POLL, DESTINATIONS_POLL, DestinationForm, Poll, Revealed,
+    self, BuilderPanel, DELIVERIES_POLL, DESTINATIONS_POLL, DestinationForm, Revealed,
     WALLET_KEY_ENV,
 };
 use crate::secret::Secret;
@@ -38,11 +39,8 @@ impl App {
             return None;
         }
         let s = &self.signals;
-        let d = s.dest_poll.next_due.filter(|_| !s.dest_poll.in_flight);
-        let l = s
-            .deliv_poll
-            .next_due
-            .filter(|_| !s.deliv_poll.in_flight && !s.deliveries_unsupported);
+        let d = s.dest_poll.wakeup();
+        let l = s.deliv_poll.wakeup().filter(|_| !s.deliveries_unsupported);
         match (d, l) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -55,16 +53,13 @@ impl App {
         }
         let now = self.now;
         let s = &mut self.signals;
-        if !s.dest_poll.in_flight && s.dest_poll.next_due.is_some_and(|d| d <= now) {
-            s.dest_poll.in_flight = true;
+        if s.dest_poll.start(now) {
             fx.push(Effect::FetchDestinations);
         }
         if let Some(id) = s.deliveries_for.clone()
             && !s.deliveries_unsupported
-            && !s.deliv_poll.in_flight
-            && s.deliv_poll.next_due.is_some_and(|d| d <= now)
+            && s.deliv_poll.start(now)
         {
-            s.deliv_poll.in_flight = true;
             fx.push(Effect::FetchDeliveries(id));
         }
     }
@@ -80,9 +75,9 @@ impl App {
             return;
         }
         let now = self.now;
-        self.signals.dest_poll.next_due = Some(now);
+        self.signals.dest_poll.ask_at(now);
         if self.signals.deliveries_for.is_some() {
-            self.signals.deliv_poll.next_due = Some(now);
+            self.signals.deliv_poll.ask_at(now);
         }
     }
 
@@ -97,6 +92,7 @@ impl App {
             next_due: id.as_ref().map(|_| self.now),
             ..Poll::default()
         };
+        self.signals.deliv_error = None;
         self.signals.deliveries_for = id;
         self.selected.insert(Pane::Deliveries, 0);
     }
@@ -107,34 +103,24 @@ impl App {
         latency: Duration,
         at: DateTime<Utc>,
     ) {
-        self.log_request(
-            "list_signal_destinations",
-            result.as_ref().map(|_| ()),
-            latency,
-            at,
-        );
         self.dirty = true;
-        let p = &mut self.signals.dest_poll;
-        p.in_flight = false;
+        let s = &mut self.signals;
         match result {
             Ok(body) => {
-                p.loaded = true;
-                p.failures = 0;
-                p.error = None;
-                p.updated_at = Some(at);
-                p.next_due = Some(at + to_delta(DESTINATIONS_POLL));
+                s.dest_error = None;
+                s.dest_poll.succeeded(at, latency, DESTINATIONS_POLL);
                 self.signals.destinations = signals::parse_destinations(&body);
                 self.clamp(Pane::Destinations);
                 self.destination_selected();
             }
             Err(ApiError::Unauthorized { message }) => {
-                p.error = Some(message.clone());
+                s.dest_poll.settled();
+                s.dest_error = Some(message.clone());
                 self.auth_failed = Some(message);
             }
             Err(e) => {
-                p.failures += 1;
-                p.next_due = Some(at + to_delta(backoff(DESTINATIONS_POLL, p.failures)));
-                p.error = Some(e.to_string());
+                s.dest_poll.failed(at, DESTINATIONS_POLL, &e);
+                s.dest_error = Some(e.to_string());
             }
         }
     }
@@ -146,44 +132,33 @@ impl App {
         latency: Duration,
         at: DateTime<Utc>,
     ) {
-        self.log_request(
-            "list_signal_deliveries",
-            result.as_ref().map(|_| ()),
-            latency,
-            at,
-        );
         self.dirty = true;
         let s = &mut self.signals;
-        s.deliv_poll.in_flight = false;
+        s.deliv_poll.settled();
         if s.deliveries_for.as_deref() != Some(id) {
             // An answer for a destination no longer selected.
             return;
         }
         match result {
             Ok(body) => {
-                s.deliv_poll.loaded = true;
-                s.deliv_poll.failures = 0;
-                s.deliv_poll.error = None;
-                s.deliv_poll.updated_at = Some(at);
-                s.deliv_poll.next_due = Some(at + to_delta(DELIVERIES_POLL));
+                s.deliv_error = None;
+                s.deliv_poll.succeeded(at, latency, DELIVERIES_POLL);
                 s.deliveries = signals::parse_deliveries(&body);
                 self.clamp(Pane::Deliveries);
             }
             Err(e) if signals::is_unsupported(&e) => {
                 // An extension this service does not offer: the pane gives way to a note.
                 s.deliveries_unsupported = true;
-                s.deliv_poll.next_due = None;
+                s.deliv_poll.stop();
                 s.deliveries.clear();
             }
             Err(ApiError::Unauthorized { message }) => {
-                s.deliv_poll.error = Some(message.clone());
+                s.deliv_error = Some(message.clone());
                 self.auth_failed = Some(message);
             }
             Err(e) => {
-                s.deliv_poll.failures += 1;
-                s.deliv_poll.next_due =
-                    Some(at + to_delta(backoff(DELIVERIES_POLL, s.deliv_poll.failures)));
-                s.deliv_poll.error = Some(e.to_string());
+                s.deliv_poll.failed(at, DELIVERIES_POLL, &e);
+                s.deliv_error = Some(e.to_string());
             }
         }
     }
@@ -260,15 +235,8 @@ impl App {
         &mut self,
         name: &str,
         result: Result<signals::Created, ApiError>,
-        latency: Duration,
         at: DateTime<Utc>,
     ) {
-        self.log_request(
-            "create_signal_destination",
-            result.as_ref().map(|_| ()),
-            latency,
-            at,
-        );
         self.dirty = true;
         match result {
             Ok(created) => {
@@ -384,10 +352,8 @@ impl App {
         &mut self,
         signal: &TradeSignal,
         result: Result<Box<ExecutionResult>, ApiError>,
-        latency: Duration,
         at: DateTime<Utc>,
     ) {
-        self.log_request("place_order", result.as_ref().map(|_| ()), latency, at);
         let fanout = on_off(signal.fanout.unwrap_or(true));
         let what = describe_trade(signal);
         match result {
@@ -537,19 +503,7 @@ impl App {
         // `key` is dropped here: the wallet key is never kept.
     }
 
-    pub(super) fn on_builder_fee_loaded(
-        &mut self,
-        wallet: &str,
-        result: Result<Value, ApiError>,
-        latency: Duration,
-        at: DateTime<Utc>,
-    ) {
-        self.log_request(
-            "approve_builder_fee_payload",
-            result.as_ref().map(|_| ()),
-            latency,
-            at,
-        );
+    pub(super) fn on_builder_fee_loaded(&mut self, wallet: &str, result: Result<Value, ApiError>) {
         self.dirty = true;
         let Some(panel) = self.signals.builder.as_mut() else {
             return;
@@ -581,15 +535,8 @@ impl App {
     pub(super) fn on_builder_fee_approved(
         &mut self,
         result: Result<Value, ApiError>,
-        latency: Duration,
         at: DateTime<Utc>,
     ) {
-        self.log_request(
-            "approve_builder_fee",
-            result.as_ref().map(|_| ()),
-            latency,
-            at,
-        );
         self.dirty = true;
         self.poll_now(&[Resource::Whoami], at);
         let text = match &result {

@@ -7,7 +7,7 @@ use crate::api::model::{
     Capabilities, ChatReply, CliReply, ErrorDetail, ResearchAgent, ResearchArtifact,
     ResearchMessage, ResearchRun, ResearchStatus, ToolCall, ToolCapability, ToolResult,
 };
-use crate::console::action::{Action, Effect};
+use crate::console::action::{Action, Answer, Effect};
 use crate::console::app::{App, DecisionKind, LocalState, Overlay, Status, Tab};
 use crate::console::layout::Pane;
 use crate::console::views::tools::tree_text;
@@ -92,14 +92,16 @@ pub fn research_run(status: &str) -> ResearchRun {
 }
 
 fn research_loaded(run: Option<ResearchRun>, at: DateTime<Utc>) -> Action {
-    Action::ResearchLoaded {
-        result: Ok(Box::new(ResearchStatus {
-            run,
-            ..Default::default()
-        })),
-        latency: LATENCY,
+    Action::answered(
         at,
-    }
+        LATENCY,
+        Answer::ResearchLoaded {
+            result: Ok(Box::new(ResearchStatus {
+                run,
+                ..Default::default()
+            })),
+        },
+    )
 }
 
 fn tool(name: &str, tier: &str, description: &str, schema: Value) -> ToolCapability {
@@ -174,11 +176,13 @@ pub fn capabilities() -> Capabilities {
 }
 
 fn caps_loaded(at: DateTime<Utc>) -> Action {
-    Action::CapabilitiesLoaded {
-        result: Ok(Box::new(capabilities())),
-        latency: LATENCY,
+    Action::answered(
         at,
-    }
+        LATENCY,
+        Answer::CapabilitiesLoaded {
+            result: Ok(Box::new(capabilities())),
+        },
+    )
 }
 
 fn positions_result() -> Value {
@@ -204,14 +208,16 @@ fn executed(
     result: Result<ToolResult, ApiError>,
     at: DateTime<Utc>,
 ) -> Action {
-    Action::ToolExecuted {
-        name: name.into(),
-        args,
-        approval: approval.map(str::to_string),
-        result: result.map(Box::new),
-        latency: LATENCY,
+    Action::answered(
         at,
-    }
+        LATENCY,
+        Answer::ToolExecuted {
+            name: name.into(),
+            args,
+            approval: approval.map(str::to_string),
+            result: result.map(Box::new),
+        },
+    )
 }
 
 fn tool_calls(fx: &[Effect]) -> Vec<(String, Value, Option<String>)> {
@@ -639,7 +645,7 @@ fn research_is_polled_only_while_a_run_exists_and_fast_only_when_visible() {
             "t+{s}"
         );
     }
-    assert_eq!(app.research.next_due, None);
+    assert_eq!(app.research.poll.next_due, None);
 
     // Entering the tab looks again: a run started elsewhere, active.
     let t = t0() + secs(600);
@@ -683,14 +689,16 @@ fn research_is_polled_only_while_a_run_exists_and_fast_only_when_visible() {
 fn a_service_without_research_is_not_asked_again() {
     let mut app = app_with(quiet_options());
     app.update(Action::Tick(t0()));
-    app.update(Action::ResearchLoaded {
-        result: Err(ApiError::NotFound {
-            code: "not_found".into(),
-            message: "no such operation".into(),
-        }),
-        latency: LATENCY,
-        at: t0(),
-    });
+    app.update(Action::answered(
+        t0(),
+        LATENCY,
+        Answer::ResearchLoaded {
+            result: Err(ApiError::NotFound {
+                code: "not_found".into(),
+                message: "no such operation".into(),
+            }),
+        },
+    ));
     assert!(app.research.unsupported);
     assert_eq!(research_fetches(&app.update(key('6'))), 0);
     assert_eq!(
@@ -731,15 +739,17 @@ fn research_commands_go_to_the_service_command_line_exactly_as_typed() {
     );
 
     // The reply shows, and the run is asked for at once (the first check had found none).
-    let fx = app.update(Action::CliAnswered {
-        command: format!("/research start {TASK}"),
-        result: Ok(CliReply {
-            output: format!("started {RUN_ID}: lead planning"),
-            ..Default::default()
-        }),
-        latency: LATENCY,
-        at: t0() + secs(1),
-    });
+    let fx = app.update(Action::answered(
+        t0() + secs(1),
+        LATENCY,
+        Answer::CliAnswered {
+            command: format!("/research start {TASK}"),
+            result: Ok(CliReply {
+                output: format!("started {RUN_ID}: lead planning"),
+                ..Default::default()
+            }),
+        },
+    ));
     assert_eq!(research_fetches(&fx), 1);
     assert!(
         app.research
@@ -780,12 +790,14 @@ fn keys_prefill_research_commands_and_stop_asks_first() {
         app.update(key('y')),
         vec![Effect::StopResearch(RUN_ID.into())]
     );
-    app.update(Action::ResearchStopped {
-        run_id: RUN_ID.into(),
-        result: Ok(Box::new(research_run("stopped"))),
-        latency: LATENCY,
-        at: t0() + secs(1),
-    });
+    app.update(Action::answered(
+        t0() + secs(1),
+        LATENCY,
+        Answer::ResearchStopped {
+            run_id: RUN_ID.into(),
+            result: Ok(Box::new(research_run("stopped"))),
+        },
+    ));
     assert_eq!(app.research.run.as_ref().unwrap().status, "stopped");
     // Nothing active: X only says so.
     assert!(app.update(key('X')).is_empty());
@@ -865,11 +877,13 @@ fn chatted(app: &mut App) {
     assert_eq!(sent[0].role, "user");
     assert_eq!(sent[0].content, "what do I hold?");
     assert_eq!(app.tab, Tab::Chat);
-    app.update(Action::ChatAnswered {
-        result: Ok(Box::new(chat_reply())),
-        latency: LATENCY,
-        at: t0() + secs(2),
-    });
+    app.update(Action::answered(
+        t0() + secs(2),
+        LATENCY,
+        Answer::ChatAnswered {
+            result: Ok(Box::new(chat_reply())),
+        },
+    ));
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use super::fixtures::*;
 use crate::api::model::{BacktestJob, DiscoveryRow};
-use crate::console::action::Action;
+use crate::console::action::{Action, Answer};
 use crate::console::app::{App, Overlay, Tab};
 use crate::console::discovery::{
     BacktestsQuery, CombosQuery, DView, DiscoveryPayload, DiscoveryQuery, Selected,
@@ -394,12 +394,14 @@ fn a_bad_number_shows_a_field_error_and_sends_nothing() {
 }
 
 fn submitted(job: BacktestJob, at: DateTime<Utc>) -> Action {
-    Action::BacktestSubmitted {
-        request: Box::new(backtest_request()),
-        result: Ok(Box::new(job)),
-        latency: LATENCY,
+    Action::answered(
         at,
-    }
+        LATENCY,
+        Answer::BacktestSubmitted {
+            request: Box::new(backtest_request()),
+            result: Ok(Box::new(job)),
+        },
+    )
 }
 
 fn job(status: &str, progress: u8) -> BacktestJob {
@@ -472,15 +474,17 @@ fn failed_and_unknown_jobs_stop_polling() {
     // A job followed by id that the service does not know.
     let fx = run(&mut app, "/job bt_missing");
     assert_eq!(job_fetches(&fx), vec!["bt_missing"]);
-    app.update(Action::JobLoaded {
-        id: "bt_missing".into(),
-        result: Err(crate::api::ApiError::NotFound {
-            code: "not_found".into(),
-            message: "no such job".into(),
-        }),
-        latency: LATENCY,
-        at: t0() + secs(31),
-    });
+    app.update(Action::answered(
+        t0() + secs(31),
+        LATENCY,
+        Answer::JobLoaded {
+            id: "bt_missing".into(),
+            result: Err(crate::api::ApiError::NotFound {
+                code: "not_found".into(),
+                message: "no such job".into(),
+            }),
+        },
+    ));
     assert!(job_fetches(&app.update(Action::Tick(t0() + secs(90)))).is_empty());
     assert!(render(&app).contains("unknown job"));
 }

@@ -8,7 +8,7 @@ use crate::api::model::{
     OpenOrderRow, PnlPeriods, PnlSummary, PositionRow, Preview, Proposal, QuotaCounter, Usage,
     Whoami,
 };
-use crate::console::action::{Action, Effect, Payload, Resource};
+use crate::console::action::{Action, Answer, Effect, Payload, Resource};
 use crate::console::app::{
     App, Decision, DecisionKind, InboxItem, LocalState, Options, ServiceInfo, Source,
 };
@@ -85,21 +85,25 @@ pub fn type_text(app: &mut App, text: &str) -> Vec<Effect> {
 }
 
 pub fn loaded(resource: Resource, payload: Payload, at: DateTime<Utc>) -> Action {
-    Action::Loaded {
-        resource,
-        result: Ok(payload),
-        latency: LATENCY,
+    Action::answered(
         at,
-    }
+        LATENCY,
+        Answer::Loaded {
+            resource,
+            result: Ok(payload),
+        },
+    )
 }
 
 pub fn failed(resource: Resource, error: ApiError, at: DateTime<Utc>) -> Action {
-    Action::Loaded {
-        resource,
-        result: Err(error),
-        latency: LATENCY,
+    Action::answered(
         at,
-    }
+        LATENCY,
+        Answer::Loaded {
+            resource,
+            result: Err(error),
+        },
+    )
 }
 
 pub fn proposals(list: Vec<Proposal>, at: DateTime<Utc>) -> Action {
@@ -1087,12 +1091,14 @@ pub fn discovery(rows: Vec<DiscoveryRow>, computing: bool) -> Discovery {
 }
 
 pub fn discovered(query: DiscoveryQuery, payload: DiscoveryPayload, at: DateTime<Utc>) -> Action {
-    Action::Discovered {
-        query,
-        result: Ok(payload),
-        latency: LATENCY,
+    Action::answered(
         at,
-    }
+        LATENCY,
+        Answer::Discovered {
+            query,
+            result: Ok(payload),
+        },
+    )
 }
 
 pub fn discovery_fetches(fx: &[Effect]) -> Vec<DiscoveryQuery> {
@@ -1263,12 +1269,14 @@ pub fn finished_job() -> BacktestJob {
 }
 
 pub fn job_loaded(job: BacktestJob, at: DateTime<Utc>) -> Action {
-    Action::JobLoaded {
-        id: job.job_id.clone(),
-        result: Ok(Box::new(job)),
-        latency: LATENCY,
+    Action::answered(
         at,
-    }
+        LATENCY,
+        Answer::JobLoaded {
+            id: job.job_id.clone(),
+            result: Ok(Box::new(job)),
+        },
+    )
 }
 
 /// The seeded console on the Backtests tab following three jobs: the finished one (selected), one
@@ -1310,7 +1318,7 @@ pub fn backtests_app(width: u16, height: u16) -> App {
     };
     for job in [failed, running, finished_job()] {
         let mut entry = crate::console::backtests::JobEntry::new(job, t0() - secs(1));
-        entry.next_due = t0() + secs(3600);
+        entry.poll.ask_at(t0() + secs(3600));
         app.jobs.insert(0, entry);
     }
     app.update(key('5'));

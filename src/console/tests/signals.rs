@@ -4,7 +4,7 @@
 use super::fixtures::*;
 use crate::api::ApiError;
 use crate::api::eip712;
-use crate::console::action::{Action, Effect};
+use crate::console::action::{Action, Answer, Effect};
 use crate::console::app::{App, Overlay, Tab};
 use crate::console::signals::{DestinationForm, check_https_url, split_secret};
 use crate::secret::Secret;
@@ -77,21 +77,25 @@ fn signals_app(width: u16, height: u16) -> App {
     let fx = app.update(key('9'));
     assert_eq!(app.tab, Tab::Signals);
     assert!(fx.contains(&Effect::FetchDestinations), "{fx:?}");
-    let fx = app.update(Action::DestinationsLoaded {
-        result: Ok(destinations_json()),
-        latency: LATENCY,
-        at: t0(),
-    });
+    let fx = app.update(Action::answered(
+        t0(),
+        LATENCY,
+        Answer::DestinationsLoaded {
+            result: Ok(destinations_json()),
+        },
+    ));
     assert!(
         fx.contains(&Effect::FetchDeliveries("dst_01".into())),
         "{fx:?}"
     );
-    app.update(Action::DeliveriesLoaded {
-        id: "dst_01".into(),
-        result: Ok(deliveries_json()),
-        latency: LATENCY,
-        at: t0(),
-    });
+    app.update(Action::answered(
+        t0(),
+        LATENCY,
+        Answer::DeliveriesLoaded {
+            id: "dst_01".into(),
+            result: Ok(deliveries_json()),
+        },
+    ));
     app.toasts.clear();
     app
 }
@@ -118,12 +122,14 @@ fn builder_app(width: u16, height: u16) -> App {
         fx.contains(&Effect::FetchBuilderFee(wallet.clone())),
         "{fx:?}"
     );
-    app.update(Action::BuilderFeeLoaded {
-        wallet,
-        result: Ok(builder_payload(false)),
-        latency: LATENCY,
-        at: t0(),
-    });
+    app.update(Action::answered(
+        t0(),
+        LATENCY,
+        Answer::BuilderFeeLoaded {
+            wallet,
+            result: Ok(builder_payload(false)),
+        },
+    ));
     app
 }
 
@@ -234,15 +240,17 @@ fn invalid_form_sends_nothing_and_valid_one_creates() {
 // ---- the secret, once ------------------------------------------------------------------------------
 
 fn created(app: &mut App) -> Vec<Effect> {
-    app.update(Action::DestinationCreated {
-        name: "alerts".into(),
-        result: Ok(split_secret(json!({
-            "id": "dst_03", "name": "alerts", "url": "https://hooks.example.com/in",
-            "strategyIds": ["*"], "directions": ["BUY"], "signingSecret": FAKE_SECRET
-        }))),
-        latency: LATENCY,
-        at: t0(),
-    })
+    app.update(Action::answered(
+        t0(),
+        LATENCY,
+        Answer::DestinationCreated {
+            name: "alerts".into(),
+            result: Ok(split_secret(json!({
+                "id": "dst_03", "name": "alerts", "url": "https://hooks.example.com/in",
+                "strategyIds": ["*"], "directions": ["BUY"], "signingSecret": FAKE_SECRET
+            }))),
+        },
+    ))
 }
 
 /// Every piece of App state that holds text, as one string.
@@ -371,15 +379,17 @@ fn a_refused_trade_says_which_keys_may_trade() {
     let mut app = signals_app(120, 40);
     let sent = trades(&run(&mut app, "/trade BTC long 0.01"));
     app.toasts.clear();
-    app.update(Action::Traded {
-        signal: Box::new(sent[0].clone()),
-        result: Err(ApiError::Forbidden {
-            code: "insufficient_scope".into(),
-            message: "this key may not use /api/v1/trades".into(),
-        }),
-        latency: LATENCY,
-        at: t0(),
-    });
+    app.update(Action::answered(
+        t0(),
+        LATENCY,
+        Answer::Traded {
+            signal: Box::new(sent[0].clone()),
+            result: Err(ApiError::Forbidden {
+                code: "insufficient_scope".into(),
+                message: "this key may not use /api/v1/trades".into(),
+            }),
+        },
+    ));
     let t = toast_texts(&app).join("\n");
     assert!(t.contains("refused (403)"), "{t}");
     assert!(t.contains("webhook:alerts or legacy"), "{t}");
@@ -439,11 +449,13 @@ fn builder_fee_signs_with_the_wallet_key_and_posts() {
     // The key is nowhere in the app.
     assert!(!app_text(&app).contains(TEST_KEY.trim_start_matches("0x")));
 
-    app.update(Action::BuilderFeeApproved {
-        result: Ok(json!({"success": true, "json_summary": "builder fee approved for 0.001%"})),
-        latency: LATENCY,
-        at: t0(),
-    });
+    app.update(Action::answered(
+        t0(),
+        LATENCY,
+        Answer::BuilderFeeApproved {
+            result: Ok(json!({"success": true, "json_summary": "builder fee approved for 0.001%"})),
+        },
+    ));
     let panel = app.signals.builder.as_ref().unwrap();
     assert!(panel.payload.as_ref().unwrap().authorized);
     assert_eq!(
@@ -472,12 +484,14 @@ fn polled_only_while_visible_destinations_15s_deliveries_5s() {
     let mut app = signals_app(120, 40);
     assert_eq!(fetched(&app.update(Action::Tick(t0() + secs(4)))), (0, 0));
     assert_eq!(fetched(&app.update(Action::Tick(t0() + secs(5)))), (0, 1));
-    app.update(Action::DeliveriesLoaded {
-        id: "dst_01".into(),
-        result: Ok(deliveries_json()),
-        latency: LATENCY,
-        at: t0() + secs(5),
-    });
+    app.update(Action::answered(
+        t0() + secs(5),
+        LATENCY,
+        Answer::DeliveriesLoaded {
+            id: "dst_01".into(),
+            result: Ok(deliveries_json()),
+        },
+    ));
     assert_eq!(fetched(&app.update(Action::Tick(t0() + secs(15)))), (1, 1));
     // Moving to the second destination asks for its log at once.
     let fx = app.update(code(KeyCode::Down));
@@ -494,21 +508,25 @@ fn polled_only_while_visible_destinations_15s_deliveries_5s() {
 fn a_service_without_the_delivery_log_hides_the_pane_with_a_note() {
     let mut app = seeded_app(120, 40);
     app.update(key('9'));
-    let fx = app.update(Action::DestinationsLoaded {
-        result: Ok(destinations_json()),
-        latency: LATENCY,
-        at: t0(),
-    });
+    let fx = app.update(Action::answered(
+        t0(),
+        LATENCY,
+        Answer::DestinationsLoaded {
+            result: Ok(destinations_json()),
+        },
+    ));
     assert_eq!(fetched(&fx), (0, 1));
-    app.update(Action::DeliveriesLoaded {
-        id: "dst_01".into(),
-        result: Err(ApiError::NotFound {
-            code: "not_found".into(),
-            message: "no such route".into(),
-        }),
-        latency: LATENCY,
-        at: t0(),
-    });
+    app.update(Action::answered(
+        t0(),
+        LATENCY,
+        Answer::DeliveriesLoaded {
+            id: "dst_01".into(),
+            result: Err(ApiError::NotFound {
+                code: "not_found".into(),
+                message: "no such route".into(),
+            }),
+        },
+    ));
     assert!(app.signals.deliveries_unsupported);
     assert!(render(&app).contains("this service keeps no delivery log"));
     for s in [5, 10, 60] {

@@ -3,7 +3,7 @@
 //! `src/console/tests/snapshots/`.
 
 use super::fixtures::*;
-use crate::console::action::Action;
+use crate::console::action::{Action, Answer};
 use crate::console::app::{App, Overlay, Tab};
 use crate::console::layout::Pane;
 use crossterm::event::KeyCode;
@@ -153,20 +153,22 @@ fn desk_with_toasts_80x24() {
         vec![btc_long("prop_9d8c7b6a5f4e3d21", t0())],
         t0(),
     ));
-    app.update(Action::Proposed {
-        signal: Box::new(crate::api::model::TradeSignal {
-            a: Some("ETHUSDT".into()),
-            d: Some("short".into()),
-            ..Default::default()
-        }),
-        result: Err(crate::api::ApiError::Invalid {
-            code: "invalid_body".into(),
-            field: Some("size".into()),
-            message: "size must be greater than zero".into(),
-        }),
-        latency: LATENCY,
-        at: t0(),
-    });
+    app.update(Action::answered(
+        t0(),
+        LATENCY,
+        Answer::Proposed {
+            signal: Box::new(crate::api::model::TradeSignal {
+                a: Some("ETHUSDT".into()),
+                d: Some("short".into()),
+                ..Default::default()
+            }),
+            result: Err(crate::api::ApiError::Invalid {
+                code: "invalid_body".into(),
+                field: Some("size".into()),
+                message: "size must be greater than zero".into(),
+            }),
+        },
+    ));
     app.update(Action::Tick(t0() + secs(1)));
     assert_eq!(app.toasts.len(), 2);
     let text = snap("desk_with_toasts_80x24", &app);

@@ -3,11 +3,10 @@
 
 use super::fixtures::*;
 use crate::api::ApiError;
-use crate::console::action::{Action, Effect, Payload, Resource};
-use crate::console::app::{
-    DecisionKind, LocalState, MAX_BACKOFF, Options, Overlay, Source, Status, Tab, backoff, risk,
-};
+use crate::console::action::{Action, Answer, Effect, Payload, Resource};
+use crate::console::app::{DecisionKind, LocalState, Options, Overlay, Source, Status, Tab, risk};
 use crate::console::layout::Pane;
+use crate::console::poll::{MAX_BACKOFF, backoff};
 use chrono::{DateTime, Utc};
 use crossterm::event::KeyCode;
 use std::collections::BTreeSet;
@@ -87,15 +86,17 @@ fn staged_counts_down_then_approve_needs_an_explicit_y() {
 
     // The service answers with a fill.
     let at = t0() + secs(109);
-    let mut fx = app.update(Action::Confirmed {
-        id: ID.into(),
-        result: Ok(Box::new(executed(
-            ID,
-            vec![fill("BTC", "B", 0.01, 66_010.0, 4242)],
-        ))),
-        latency: LATENCY,
+    let mut fx = app.update(Action::answered(
         at,
-    });
+        LATENCY,
+        Answer::Confirmed {
+            id: ID.into(),
+            result: Ok(Box::new(executed(
+                ID,
+                vec![fill("BTC", "B", 0.01, 66_010.0, 4242)],
+            ))),
+        },
+    ));
     let fill_text = "bought 0.01 BTC at 66010 (oid 4242)";
     assert_eq!(status(&app), Status::Approved);
     assert_eq!(
@@ -271,12 +272,14 @@ fn failed_confirm_records_the_error() {
         app.update(key('a'));
         assert_eq!(app.update(key('y')), vec![Effect::Confirm(ID.into())]);
         let message = error.to_string();
-        let fx = app.update(Action::Confirmed {
-            id: ID.into(),
-            result: Err(error.clone()),
-            latency: LATENCY,
-            at: t0() + secs(1),
-        });
+        let fx = app.update(Action::answered(
+            t0() + secs(1),
+            LATENCY,
+            Answer::Confirmed {
+                id: ID.into(),
+                result: Err(error.clone()),
+            },
+        ));
         assert_eq!(status(&app), Status::Failed, "{error:?}");
         assert_eq!(
             app.item(ID).unwrap().local,
@@ -372,7 +375,7 @@ fn first_update_fetches_everything_once() {
     let fetched: BTreeSet<Resource> = fetches(&fx).into_iter().collect();
     assert_eq!(fetched, Resource::ALL.into_iter().collect());
     assert_eq!(fetches(&fx).len(), Resource::ALL.len());
-    assert!(app.feeds.values().all(|f| f.in_flight));
+    assert!(app.feeds.values().all(|f| f.poll.in_flight));
     // Nothing is fetched twice while in flight.
     let fx = tick(&mut app, t0() + secs(10));
     assert!(fetches(&fx).is_empty(), "{fx:?}");
@@ -389,11 +392,11 @@ fn a_result_reschedules_at_its_time_plus_the_interval() {
         at,
     ));
     let feed = &app.feeds[&Resource::Positions];
-    assert!(!feed.in_flight);
+    assert!(!feed.poll.in_flight);
     assert_eq!(feed.interval, Duration::from_secs(2));
-    assert_eq!(feed.next_due, at + secs(2));
-    assert_eq!(feed.updated_at, Some(at));
-    assert_eq!(feed.latency, Some(LATENCY));
+    assert_eq!(feed.poll.next_due, Some(at + secs(2)));
+    assert_eq!(feed.poll.updated_at, Some(at));
+    assert_eq!(feed.poll.latency, Some(LATENCY));
     assert_eq!(app.positions.len(), 4);
 
     let fx = tick(&mut app, at + ms(1999));
@@ -425,9 +428,9 @@ fn transport_errors_back_off_exponentially_up_to_30s() {
             now,
         ));
         let feed = &app.feeds[&Resource::Positions];
-        assert!(!feed.in_flight);
+        assert!(!feed.poll.in_flight);
         assert!(matches!(feed.error, Some(ApiError::Transport(_))));
-        let due = feed.next_due;
+        let due = feed.poll.next_due.unwrap();
         waits.push((due - now).to_std().unwrap().as_secs());
         // Not retried early; retried when due.
         let fx = tick(&mut app, due - ms(1));
@@ -437,14 +440,14 @@ fn transport_errors_back_off_exponentially_up_to_30s() {
         assert!(fetches(&fx).contains(&Resource::Positions), "{fx:?}");
     }
     assert_eq!(waits, vec![4, 8, 16, 30, 30, 30]);
-    assert_eq!(app.feeds[&Resource::Positions].failures, 6);
+    assert_eq!(app.feeds[&Resource::Positions].poll.failures, 6);
 
     // A success resets the schedule.
     app.update(loaded(Resource::Positions, Payload::Positions(vec![]), now));
     let feed = &app.feeds[&Resource::Positions];
-    assert_eq!(feed.failures, 0);
+    assert_eq!(feed.poll.failures, 0);
     assert!(feed.error.is_none());
-    assert_eq!(feed.next_due, now + secs(2));
+    assert_eq!(feed.poll.next_due, Some(now + secs(2)));
 }
 
 #[test]
@@ -493,7 +496,7 @@ fn quota_exceeded_holds_confirms() {
         at,
     ));
     assert_eq!(app.quota_until, Some(at + secs(60)));
-    assert_eq!(app.feeds[&Resource::Usage].next_due, at + secs(60));
+    assert_eq!(app.feeds[&Resource::Usage].poll.next_due, Some(at + secs(60)));
 
     app.update(key('a'));
     assert_eq!(app.overlay, Overlay::Approve(ID.into()));
@@ -528,15 +531,17 @@ fn quota_exceeded_on_confirm_holds_the_next_one() {
     let fx = app.update(key('y'));
     let first = confirms(&fx);
     assert_eq!(first.len(), 1);
-    app.update(Action::Confirmed {
-        id: first[0].clone(),
-        result: Err(ApiError::QuotaExceeded {
-            retry_after: Duration::from_secs(120),
-            message: "daily POST quota reached".into(),
-        }),
-        latency: LATENCY,
-        at: t0() + secs(3),
-    });
+    app.update(Action::answered(
+        t0() + secs(3),
+        LATENCY,
+        Answer::Confirmed {
+            id: first[0].clone(),
+            result: Err(ApiError::QuotaExceeded {
+                retry_after: Duration::from_secs(120),
+                message: "daily POST quota reached".into(),
+            }),
+        },
+    ));
     assert_eq!(app.quota_until, Some(t0() + secs(123)));
     assert_eq!(first[0], other, "the newest proposal is selected first");
     // The other proposal, from the inbox.
@@ -586,7 +591,7 @@ fn not_found_proposals_marks_the_feed_unsupported() {
         t0() + secs(100),
     ));
     assert!(app.feeds[&Resource::Usage].supported);
-    assert_eq!(app.feeds[&Resource::Usage].failures, 1);
+    assert_eq!(app.feeds[&Resource::Usage].poll.failures, 1);
 }
 
 #[test]

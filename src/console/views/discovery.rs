@@ -97,7 +97,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     let pane = view.pane();
     let selected = app.selected(pane);
     let len = st.index.len();
-    let empty = if st.feed.in_flight && st.feed.updated_at.is_none() {
+    let empty = if st.feed.poll.in_flight && st.feed.poll.updated_at.is_none() {
         "loading…"
     } else if !st.filter.is_empty() {
         "no rows match the filter"
@@ -289,9 +289,9 @@ fn query_line(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
         }
         spans.push(Span::raw(" "));
     }
-    if st.feed.in_flight {
+    if st.feed.poll.in_flight {
         spans.push(Span::styled("· loading ", theme.muted));
-    } else if let Some(t) = st.feed.updated_at {
+    } else if let Some(t) = st.feed.poll.updated_at {
         spans.push(Span::styled(
             format!("· {} ago ", age((app.now - t).to_std().unwrap_or_default())),
             theme.muted,

@@ -86,16 +86,18 @@ pub fn connection(app: &App) -> (String, bool) {
         .feeds
         .iter()
         .filter(|(r, _)| **r != Resource::Proposals || app.feeds[r].supported)
-        .filter_map(|(_, f)| f.updated_at.map(|t| (t, f.latency)))
+        .filter_map(|(_, f)| f.poll.updated_at.map(|t| (t, f.poll.latency)))
         .max_by_key(|(t, _)| *t);
     let failing = app
         .feeds
         .values()
-        .filter(|f| f.failures > 0)
-        .min_by_key(|f| f.next_due);
+        .filter(|f| f.poll.failures > 0)
+        .min_by_key(|f| f.poll.next_due);
     match (last_ok, failing) {
         (_, Some(f)) => {
-            let retry = (f.next_due - now).to_std().unwrap_or_default();
+            let retry = (f.poll.next_due.unwrap_or(now) - now)
+                .to_std()
+                .unwrap_or_default();
             let last = last_ok
                 .map(|(t, _)| {
                     format!(

@@ -99,11 +99,11 @@ fn destinations(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
             .map(|t| (app.now - t).to_std().unwrap_or_default())
             .filter(|a| *a > signals::DESTINATIONS_POLL * 3),
     ));
-    if let Some(e) = &s.dest_poll.error {
+    if let Some(e) = &s.dest_error {
         title.push(Span::styled(format!(" {e} "), theme.error));
     }
     let new_hint = format!("{} adds", key(app, KeyAction::NewRun));
-    let empty: &str = if s.dest_poll.loaded {
+    let empty: &str = if s.dest_poll.updated_at.is_some() {
         "no destinations yet"
     } else {
         "loading destinations…"
@@ -176,10 +176,10 @@ fn deliveries(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     }
     let name = dest.map(|d| d.name.clone()).unwrap_or_default();
     let mut title = vec![Span::styled(format!(" Deliveries · {name} "), theme.accent)];
-    if let Some(e) = &s.deliv_poll.error {
+    if let Some(e) = &s.deliv_error {
         title.push(Span::styled(format!(" {e} "), theme.error));
     }
-    let empty = if s.deliv_poll.loaded {
+    let empty = if s.deliv_poll.updated_at.is_some() {
         "nothing delivered yet"
     } else {
         "loading deliveries…"
