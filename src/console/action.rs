@@ -4,9 +4,11 @@
 use super::discovery::{DiscoveryPayload, DiscoveryQuery};
 use crate::api::ApiError;
 use crate::api::model::{
-    AuditEntry, BacktestJob, BacktestRequest, BuilderFeeApproval, Capabilities, ChatMessage,
-    ChatReply, CliReply, ExecutionResult, OpenOrderRow, PnlSummary, PositionRow, Proposal,
-    ResearchRun, ResearchStatus, SignalDestinationRequest, ToolResult, TradeSignal, Usage, Whoami,
+    AuditEntry, BacktestJob, BacktestRequest, BuilderFeeApproval, BuilderFeePayload,
+    BuilderFeeStatus, Capabilities, ChatMessage, ChatReply, CliReply, ExecutionResult,
+    OpenOrderRow, PnlSummary, PositionRow, Proposal, ResearchRun, ResearchStatus, SignalDeliveries,
+    SignalDestination, SignalDestinationRequest, SignalDestinations, ToolResult, TradeSignal,
+    Usage, Whoami,
 };
 use crate::secret::Secret;
 use chrono::{DateTime, Utc};
@@ -152,26 +154,27 @@ pub enum Answer {
         result: Result<Box<ExecutionResult>, ApiError>,
     },
     DestinationsLoaded {
-        result: Result<Value, ApiError>,
+        result: Result<SignalDestinations, ApiError>,
     },
-    /// The answer to creating a destination; carries the signing secret once, redacted.
+    /// The answer to creating a destination; its signing secret (shown once) is a redacted
+    /// `Secret`, so no Debug of an Action prints it.
     DestinationCreated {
         name: String,
-        result: Result<crate::console::signals::Created, ApiError>,
+        result: Result<Box<SignalDestination>, ApiError>,
     },
     /// The delivery log of one destination.
     DeliveriesLoaded {
         id: String,
-        result: Result<Value, ApiError>,
+        result: Result<SignalDeliveries, ApiError>,
     },
     /// The builder-fee typed data for a wallet.
     BuilderFeeLoaded {
         wallet: String,
-        result: Result<Value, ApiError>,
+        result: Result<Box<BuilderFeePayload>, ApiError>,
     },
     /// The answer to the signed builder-fee approval.
     BuilderFeeApproved {
-        result: Result<Value, ApiError>,
+        result: Result<Box<BuilderFeeStatus>, ApiError>,
     },
 }
 

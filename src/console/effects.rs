@@ -83,36 +83,26 @@ impl Runner {
                 Answer::Traded { signal, result }
             }),
             Effect::FetchDestinations => self.spawn(move |c| async move {
-                let result = c.list_signal_destinations().await.and_then(to_json);
+                let result = c.list_signal_destinations().await;
                 Answer::DestinationsLoaded { result }
             }),
             Effect::CreateDestination(request) => self.spawn(move |c| async move {
-                let result = c
-                    .create_signal_destination(&request)
-                    .await
-                    .and_then(to_json)
-                    .map(super::signals::split_secret);
+                let result = c.create_signal_destination(&request).await.map(Box::new);
                 Answer::DestinationCreated {
                     name: request.name,
                     result,
                 }
             }),
             Effect::FetchDeliveries(id) => self.spawn(move |c| async move {
-                let result = c
-                    .list_signal_deliveries(&id, Some(50))
-                    .await
-                    .and_then(to_json);
+                let result = c.list_signal_deliveries(&id, Some(50)).await;
                 Answer::DeliveriesLoaded { id, result }
             }),
             Effect::FetchBuilderFee(wallet) => self.spawn(move |c| async move {
-                let result = c
-                    .approve_builder_fee_payload(&wallet)
-                    .await
-                    .and_then(to_json);
+                let result = c.approve_builder_fee_payload(&wallet).await.map(Box::new);
                 Answer::BuilderFeeLoaded { wallet, result }
             }),
             Effect::ApproveBuilderFee(approval) => self.spawn(move |c| async move {
-                let result = c.approve_builder_fee(&approval).await.and_then(to_json);
+                let result = c.approve_builder_fee(&approval).await.map(Box::new);
                 Answer::BuilderFeeApproved { result }
             }),
             Effect::Journal(line) => {
@@ -187,9 +177,4 @@ async fn discover(client: &Client, query: &DiscoveryQuery) -> Result<DiscoveryPa
             client.discover_top_optimized_combos(&q.to_params()).await?,
         )),
     })
-}
-
-/// A typed answer back to JSON, which the app reads tolerantly (these shapes are still settling).
-fn to_json<T: serde::Serialize>(value: T) -> Result<serde_json::Value, ApiError> {
-    serde_json::to_value(value).map_err(|e| ApiError::Decode(e.to_string()))
 }

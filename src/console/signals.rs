@@ -2,14 +2,11 @@
 //! one (an extension, feature-detected), the create form, the signing secret shown once, the
 //! fan-out default of `/trade`, and the builder-fee panel. The logic that changes it lives in
 //! `app/signals_update.rs`; drawing in `views/signals.rs`.
-//!
-//! The service's shapes are read tolerantly (camelCase or snake_case, several wrappers), as the
-//! typed results of these operations are still being settled on the service side.
 
 use super::poll::Poll;
 use crate::api::ApiError;
+use crate::api::model::{BuilderFeePayload, SignalDelivery, SignalDestination};
 use crate::secret::Secret;
-use chrono::{DateTime, Utc};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -21,34 +18,6 @@ pub const DELIVERIES_POLL: Duration = Duration::from_secs(5);
 pub const WALLET_KEY_ENV: &str = "AGENTDESK_WALLET_KEY";
 /// Directions a destination may filter on.
 pub const DIRECTIONS: &[&str] = &["BUY", "SELL", "CLOSE"];
-
-/// One registered destination.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Destination {
-    pub id: String,
-    pub name: String,
-    pub url: String,
-    pub strategy_ids: Vec<String>,
-    pub directions: Vec<String>,
-    pub created_at: Option<DateTime<Utc>>,
-    /// Delivery counters as the service names them (`delivered 12 · failed 1`), when it sends any.
-    pub stats: Vec<(String, u64)>,
-}
-
-/// One delivery of a signal to a destination.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Delivery {
-    pub id: String,
-    pub status: String,
-    pub attempts: u64,
-    /// The destination's last HTTP status.
-    pub last_status: Option<u64>,
-    pub last_error: Option<String>,
-    pub next_retry_at: Option<DateTime<Utc>>,
-    pub created_at: Option<DateTime<Utc>>,
-    /// What was delivered, in a few words (strategy, direction, pair).
-    pub signal: String,
-}
 
 /// The create form. Every field is checked before anything is sent.
 #[derive(Debug, Clone, PartialEq)]
@@ -222,12 +191,12 @@ pub struct BuilderPanel {
 
 #[derive(Debug, Clone, Default)]
 pub struct SignalsState {
-    pub destinations: Vec<Destination>,
+    pub destinations: Vec<SignalDestination>,
     /// Polled while the tab is on screen.
     pub dest_poll: Poll,
     pub dest_error: Option<String>,
     /// Deliveries of `deliveries_for`, newest first.
-    pub deliveries: Vec<Delivery>,
+    pub deliveries: Vec<SignalDelivery>,
     pub deliveries_for: Option<String>,
     pub deliv_poll: Poll,
     pub deliv_error: Option<String>,
@@ -262,206 +231,20 @@ pub fn is_unsupported(e: &ApiError) -> bool {
     matches!(e, ApiError::NotFound { .. }) || matches!(e, ApiError::Server { status: 501, .. })
 }
 
-// ---- tolerant reading of the service's JSON ------------------------------------------------------
-
-fn field<'a>(v: &'a Value, names: &[&str]) -> Option<&'a Value> {
-    names
-        .iter()
-        .find_map(|n| v.get(*n).filter(|x| !x.is_null()))
-}
-
-fn text(v: &Value, names: &[&str]) -> Option<String> {
-    field(v, names).map(|x| match x {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    })
-}
-
-fn number(v: &Value, names: &[&str]) -> Option<u64> {
-    field(v, names).and_then(|x| match x {
-        Value::Number(n) => n.as_u64(),
-        Value::String(s) => s.trim().parse().ok(),
-        _ => None,
-    })
-}
-
-fn strings(v: &Value, names: &[&str]) -> Vec<String> {
-    match field(v, names) {
-        Some(Value::Array(a)) => a
+/// The builder-fee payload as the panel uses it: the typed data decoded, and the nonce and chain id
+/// the approval must repeat (from the payload, else from the typed data they sign).
+pub fn builder_payload(body: &BuilderFeePayload) -> BuilderPayload {
+    let typed: Option<crate::api::eip712::TypedData> = body
+        .typed_data
+        .as_ref()
+        .and_then(|v| serde_json::from_value(v.clone()).ok());
+    let nonce = body.nonce.or_else(|| {
+        let message = &typed.as_ref()?.message;
+        ["nonce", "time"]
             .iter()
-            .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string))
-            .collect(),
-        Some(Value::String(s)) => split_list(s),
-        _ => Vec::new(),
-    }
-}
-
-/// A time as RFC 3339 text or epoch milliseconds/seconds.
-fn time(v: &Value, names: &[&str]) -> Option<DateTime<Utc>> {
-    match field(v, names)? {
-        Value::String(s) => DateTime::parse_from_rfc3339(s)
-            .ok()
-            .map(|t| t.with_timezone(&Utc)),
-        Value::Number(n) => {
-            let n = n.as_i64()?;
-            if n > 10_000_000_000 {
-                DateTime::from_timestamp_millis(n)
-            } else {
-                DateTime::from_timestamp(n, 0)
-            }
-        }
-        _ => None,
-    }
-}
-
-/// The list inside a response: the body itself, or its first array under one of `names`.
-fn list<'a>(body: &'a Value, names: &[&str]) -> &'a [Value] {
-    if let Value::Array(a) = body {
-        return a;
-    }
-    for n in names.iter().chain(["data", "items", "results"].iter()) {
-        match body.get(*n) {
-            Some(Value::Array(a)) => return a,
-            Some(inner @ Value::Object(_)) => {
-                let l = list(inner, names);
-                if !l.is_empty() {
-                    return l;
-                }
-            }
-            _ => {}
-        }
-    }
-    &[]
-}
-
-pub fn parse_destination(v: &Value) -> Destination {
-    let mut stats = Vec::new();
-    if let Some(Value::Object(m)) = field(
-        v,
-        &["deliveryStats", "delivery_stats", "stats", "deliveries"],
-    ) {
-        for (k, x) in m {
-            if let Some(n) = x.as_u64() {
-                stats.push((k.clone(), n));
-            }
-        }
-    }
-    Destination {
-        id: text(v, &["id", "destinationId", "destination_id"]).unwrap_or_default(),
-        name: text(v, &["name", "label"]).unwrap_or_default(),
-        url: text(v, &["url"]).unwrap_or_default(),
-        strategy_ids: strings(v, &["strategyIds", "strategy_ids", "strategies"]),
-        directions: strings(v, &["directions"]),
-        created_at: time(v, &["createdAt", "created_at"]),
-        stats,
-    }
-}
-
-pub fn parse_destinations(body: &Value) -> Vec<Destination> {
-    list(body, &["destinations", "signalDestinations"])
-        .iter()
-        .map(parse_destination)
-        .collect()
-}
-
-pub fn parse_delivery(v: &Value) -> Delivery {
-    let signal = field(v, &["signal", "payload", "event"]).unwrap_or(v);
-    let words: Vec<String> = [
-        text(signal, &["strategy", "strategyId", "strategy_id"]),
-        text(signal, &["direction", "d", "side"]),
-        text(signal, &["pair", "a", "coin", "symbol"]),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    Delivery {
-        id: text(v, &["id", "deliveryId", "delivery_id"]).unwrap_or_default(),
-        status: text(v, &["status", "state"]).unwrap_or_default(),
-        attempts: number(v, &["attempts", "attemptCount", "attempt_count"]).unwrap_or(0),
-        last_status: number(
-            v,
-            &[
-                "lastStatus",
-                "lastStatusCode",
-                "last_status",
-                "last_status_code",
-                "responseStatus",
-            ],
-        ),
-        last_error: text(v, &["lastError", "last_error", "error"]),
-        next_retry_at: time(
-            v,
-            &[
-                "nextRetryAt",
-                "next_retry_at",
-                "nextAttemptAt",
-                "next_attempt_at",
-            ],
-        ),
-        created_at: time(v, &["createdAt", "created_at"]),
-        signal: words.join(" "),
-    }
-}
-
-pub fn parse_deliveries(body: &Value) -> Vec<Delivery> {
-    list(body, &["deliveries"])
-        .iter()
-        .map(parse_delivery)
-        .collect()
-}
-
-/// The answer to create_signal_destination with its signing secret taken out of the JSON at once,
-/// so no Debug of an Action or a Value can ever print it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Created {
-    pub body: Value,
-    pub secret: Option<Secret>,
-}
-
-/// Takes `signingSecret` out of the answer (top level, or under `destination`/`data`).
-pub fn split_secret(mut body: Value) -> Created {
-    let mut secret = None;
-    let mut take = |v: &mut Value| {
-        if let Some(m) = v.as_object_mut() {
-            for k in ["signingSecret", "signing_secret"] {
-                if let Some(Value::String(s)) = m.remove(k) {
-                    secret = Some(Secret::new(s));
-                }
-            }
-        }
-    };
-    take(&mut body);
-    for k in ["destination", "data"] {
-        if let Some(inner) = body.get_mut(k) {
-            take(inner);
-        }
-    }
-    Created { body, secret }
-}
-
-/// The destination just created.
-pub fn parse_created(body: &Value) -> Destination {
-    let inner = field(body, &["destination", "data"])
-        .filter(|v| v.is_object())
-        .unwrap_or(body);
-    parse_destination(inner)
-}
-
-pub fn parse_builder_payload(body: &Value) -> BuilderPayload {
-    let typed_value = field(
-        body,
-        &["typedData", "typed_data", "payload", "eip712", "data"],
-    )
-    .filter(|v| v.get("types").is_some())
-    .or_else(|| body.get("types").map(|_| body));
-    let typed: Option<crate::api::eip712::TypedData> =
-        typed_value.and_then(|v| serde_json::from_value(v.clone()).ok());
-    let nonce = number(body, &["nonce"]).or_else(|| {
-        typed
-            .as_ref()
-            .and_then(|t| number(&t.message, &["nonce", "time"]))
+            .find_map(|k| message.get(*k)?.as_u64())
     });
-    let chain_id_hex = text(body, &["signatureChainId", "signature_chain_id"]).or_else(|| {
+    let chain_id_hex = body.signature_chain_id.clone().or_else(|| {
         typed.as_ref().and_then(|t| match t.domain.get("chainId")? {
             Value::Number(n) => n.as_u64().map(|n| format!("0x{n:x}")),
             Value::String(s) if s.starts_with("0x") => Some(s.clone()),
@@ -469,15 +252,27 @@ pub fn parse_builder_payload(body: &Value) -> BuilderPayload {
             _ => None,
         })
     });
-    let authorized = field(body, &["authorized", "approved", "isAuthorized"])
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
     BuilderPayload {
         typed,
-        authorized,
+        authorized: body.authorized,
         nonce,
         chain_id_hex,
     }
+}
+
+/// What a delivery carried, in a few words (strategy, direction, pair).
+pub fn delivery_signal(d: &SignalDelivery) -> String {
+    let e = &d.event;
+    [
+        e.strategy_id.as_deref(),
+        Some(e.direction.as_str()),
+        e.pair.as_deref(),
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|w| !w.is_empty())
+    .collect::<Vec<_>>()
+    .join(" ")
 }
 
 /// Typed-data values as one line each: strings as written, numbers and the rest as JSON.

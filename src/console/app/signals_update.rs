@@ -6,7 +6,8 @@ use super::{App, Overlay, Tab, ToastLevel, execution_summary, to_delta};
 use crate::api::ApiError;
 use crate::api::eip712;
 use crate::api::model::{
-    BuilderFeeApproval, ExecutionResult, SignalDestinationRequest, TradeSignal,
+    BuilderFeeApproval, BuilderFeePayload, BuilderFeeStatus, ExecutionResult, SignalDeliveries,
+    SignalDestination, SignalDestinationRequest, SignalDestinations, TradeSignal,
 };
 use crate::console::action::{Effect, Resource};
 use crate::console::command::TradeArgs;
@@ -27,7 +28,7 @@ use std::time::Duration;
 
 impl App {
     /// The destination under the cursor.
-    pub fn selected_destination(&self) -> Option<&signals::Destination> {
+    pub fn selected_destination(&self) -> Option<&SignalDestination> {
         self.signals
             .destinations
             .get(self.selected(Pane::Destinations))
@@ -99,7 +100,7 @@ impl App {
 
     pub(super) fn on_destinations_loaded(
         &mut self,
-        result: Result<Value, ApiError>,
+        result: Result<SignalDestinations, ApiError>,
         latency: Duration,
         at: DateTime<Utc>,
     ) {
@@ -109,7 +110,7 @@ impl App {
             Ok(body) => {
                 s.dest_error = None;
                 s.dest_poll.succeeded(at, latency, DESTINATIONS_POLL);
-                self.signals.destinations = signals::parse_destinations(&body);
+                self.signals.destinations = body.destinations;
                 self.clamp(Pane::Destinations);
                 self.destination_selected();
             }
@@ -128,7 +129,7 @@ impl App {
     pub(super) fn on_deliveries_loaded(
         &mut self,
         id: &str,
-        result: Result<Value, ApiError>,
+        result: Result<SignalDeliveries, ApiError>,
         latency: Duration,
         at: DateTime<Utc>,
     ) {
@@ -143,7 +144,7 @@ impl App {
             Ok(body) => {
                 s.deliv_error = None;
                 s.deliv_poll.succeeded(at, latency, DELIVERIES_POLL);
-                s.deliveries = signals::parse_deliveries(&body);
+                s.deliveries = body.deliveries;
                 self.clamp(Pane::Deliveries);
             }
             Err(e) if signals::is_unsupported(&e) => {
@@ -234,20 +235,21 @@ impl App {
     pub(super) fn on_destination_created(
         &mut self,
         name: &str,
-        result: Result<signals::Created, ApiError>,
+        result: Result<Box<SignalDestination>, ApiError>,
         at: DateTime<Utc>,
     ) {
         self.dirty = true;
         match result {
             Ok(created) => {
-                let dest = signals::parse_created(&created.body);
-                let secret = created.secret;
+                let mut dest = *created;
+                // The secret goes to the overlay only; the listed destination never holds it.
+                let secret = dest.signing_secret.take();
                 self.signals.form = None;
                 if !dest.id.is_empty() && !self.signals.destinations.iter().any(|d| d.id == dest.id)
                 {
                     self.signals.destinations.push(dest.clone());
                 }
-                self.signals.dest_poll.next_due = Some(at);
+                self.signals.dest_poll.ask_at(at);
                 match secret {
                     Some(secret) => {
                         // Shown once, even if the form was closed while the request was out.
@@ -503,7 +505,11 @@ impl App {
         // `key` is dropped here: the wallet key is never kept.
     }
 
-    pub(super) fn on_builder_fee_loaded(&mut self, wallet: &str, result: Result<Value, ApiError>) {
+    pub(super) fn on_builder_fee_loaded(
+        &mut self,
+        wallet: &str,
+        result: Result<Box<BuilderFeePayload>, ApiError>,
+    ) {
         self.dirty = true;
         let Some(panel) = self.signals.builder.as_mut() else {
             return;
@@ -514,7 +520,7 @@ impl App {
         panel.loading = false;
         match result {
             Ok(body) => {
-                let payload = signals::parse_builder_payload(&body);
+                let payload = signals::builder_payload(&body);
                 panel.error = if payload.typed.is_none() && !payload.authorized {
                     Some(
                         "the service's answer has no typed data (types, primaryType, domain, message)"
@@ -534,17 +540,16 @@ impl App {
 
     pub(super) fn on_builder_fee_approved(
         &mut self,
-        result: Result<Value, ApiError>,
+        result: Result<Box<BuilderFeeStatus>, ApiError>,
         at: DateTime<Utc>,
     ) {
         self.dirty = true;
         self.poll_now(&[Resource::Whoami], at);
         let text = match &result {
-            Ok(body) => body
-                .get("json_summary")
-                .or_else(|| body.get("message"))
-                .and_then(Value::as_str)
-                .map_or_else(|| "builder fee approved".to_string(), str::to_string),
+            Ok(status) => status
+                .json_summary
+                .clone()
+                .unwrap_or_else(|| "builder fee approved".to_string()),
             Err(e) => format!("the service refused the approval: {e}"),
         };
         let Some(panel) = self.signals.builder.as_mut() else {

@@ -4,9 +4,10 @@
 use super::fixtures::*;
 use crate::api::ApiError;
 use crate::api::eip712;
+use crate::api::model::SignalDestination;
 use crate::console::action::{Action, Answer, Effect};
 use crate::console::app::{App, Overlay, Tab};
-use crate::console::signals::{DestinationForm, check_https_url, split_secret};
+use crate::console::signals::{DestinationForm, check_https_url};
 use crate::secret::Secret;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
@@ -33,6 +34,11 @@ fn run(app: &mut App, line: &str) -> Vec<Effect> {
     fx.extend(type_text(app, line));
     fx.extend(app.update(code(KeyCode::Enter)));
     fx
+}
+
+/// A wire body as the client decodes it.
+fn decode<T: serde::de::DeserializeOwned>(body: Value) -> T {
+    serde_json::from_value(body).expect("the test body decodes")
 }
 
 fn destinations_json() -> Value {
@@ -81,7 +87,7 @@ fn signals_app(width: u16, height: u16) -> App {
         t0(),
         LATENCY,
         Answer::DestinationsLoaded {
-            result: Ok(destinations_json()),
+            result: Ok(decode(destinations_json())),
         },
     ));
     assert!(
@@ -93,7 +99,7 @@ fn signals_app(width: u16, height: u16) -> App {
         LATENCY,
         Answer::DeliveriesLoaded {
             id: "dst_01".into(),
-            result: Ok(deliveries_json()),
+            result: Ok(decode(deliveries_json())),
         },
     ));
     app.toasts.clear();
@@ -127,7 +133,7 @@ fn builder_app(width: u16, height: u16) -> App {
         LATENCY,
         Answer::BuilderFeeLoaded {
             wallet,
-            result: Ok(builder_payload(false)),
+            result: Ok(Box::new(decode(builder_payload(false)))),
         },
     ));
     app
@@ -245,10 +251,10 @@ fn created(app: &mut App) -> Vec<Effect> {
         LATENCY,
         Answer::DestinationCreated {
             name: "alerts".into(),
-            result: Ok(split_secret(json!({
+            result: Ok(Box::new(decode(json!({
                 "id": "dst_03", "name": "alerts", "url": "https://hooks.example.com/in",
                 "strategyIds": ["*"], "directions": ["BUY"], "signingSecret": FAKE_SECRET
-            }))),
+            })))),
         },
     ))
 }
@@ -276,10 +282,10 @@ fn app_text(app: &App) -> String {
 fn secret_is_shown_once_copied_by_osc52_and_gone_after_close() {
     let mut app = signals_app(120, 40);
     app.update(key('N'));
-    // The runner takes the secret out of the JSON: an Action's Debug never shows it.
-    let answer = split_secret(json!({"destination": {"id": "d", "signingSecret": FAKE_SECRET}}));
+    // The client decodes the secret into a redacted `Secret`: an Action's Debug never shows it.
+    let answer: SignalDestination = decode(json!({"id": "d", "signingSecret": FAKE_SECRET}));
     assert_eq!(
-        answer.secret.as_ref().map(Secret::expose),
+        answer.signing_secret.as_ref().map(Secret::expose),
         Some(FAKE_SECRET)
     );
     assert!(!format!("{answer:?}").contains(FAKE_SECRET));
@@ -453,7 +459,9 @@ fn builder_fee_signs_with_the_wallet_key_and_posts() {
         t0(),
         LATENCY,
         Answer::BuilderFeeApproved {
-            result: Ok(json!({"success": true, "json_summary": "builder fee approved for 0.001%"})),
+            result: Ok(Box::new(decode(
+                json!({"success": true, "json_summary": "builder fee approved for 0.001%"}),
+            ))),
         },
     ));
     let panel = app.signals.builder.as_ref().unwrap();
@@ -489,7 +497,7 @@ fn polled_only_while_visible_destinations_15s_deliveries_5s() {
         LATENCY,
         Answer::DeliveriesLoaded {
             id: "dst_01".into(),
-            result: Ok(deliveries_json()),
+            result: Ok(decode(deliveries_json())),
         },
     ));
     assert_eq!(fetched(&app.update(Action::Tick(t0() + secs(15)))), (1, 1));
@@ -512,7 +520,7 @@ fn a_service_without_the_delivery_log_hides_the_pane_with_a_note() {
         t0(),
         LATENCY,
         Answer::DestinationsLoaded {
-            result: Ok(destinations_json()),
+            result: Ok(decode(destinations_json())),
         },
     ));
     assert_eq!(fetched(&fx), (0, 1));

@@ -496,7 +496,10 @@ fn quota_exceeded_holds_confirms() {
         at,
     ));
     assert_eq!(app.quota_until, Some(at + secs(60)));
-    assert_eq!(app.feeds[&Resource::Usage].poll.next_due, Some(at + secs(60)));
+    assert_eq!(
+        app.feeds[&Resource::Usage].poll.next_due,
+        Some(at + secs(60))
+    );
 
     app.update(key('a'));
     assert_eq!(app.overlay, Overlay::Approve(ID.into()));

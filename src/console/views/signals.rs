@@ -3,6 +3,7 @@
 //! the builder-fee panel.
 
 use super::widgets::{self, Col, age, col, fill_col, num_col};
+use crate::api::model::DeliveryStats;
 use crate::console::app::App;
 use crate::console::keymap::KeyAction;
 use crate::console::layout::{Pane, Screen};
@@ -58,31 +59,28 @@ const DEST_COLS: &[Col] = &[
     col("Deliveries", 24, 2),
 ];
 
-/// `ok 12 · fail 1 · retry 2` (counters the service sends, zeros left out).
-pub fn stats_text(stats: &[(String, u64)]) -> String {
-    let order = [
-        ("delivered", "ok"),
-        ("failed", "fail"),
-        ("retrying", "retry"),
-        ("pending", "wait"),
-    ];
-    let mut parts: Vec<String> = order
-        .iter()
-        .filter_map(|(k, short)| stats.iter().find(|(n, _)| n == k).map(|(_, v)| (short, v)))
-        .filter(|(_, v)| **v > 0)
-        .map(|(k, v)| format!("{k} {v}"))
-        .collect();
-    for (k, v) in stats {
-        if !order.iter().any(|(o, _)| o == k) && k != "total" && *v > 0 {
-            parts.push(format!("{k} {v}"));
+/// `ok 12 · fail 1 · retry 2` (zeros left out; counters the service adds are shown after).
+pub fn stats_text(stats: Option<&DeliveryStats>) -> String {
+    let Some(s) = stats else {
+        return "—".into();
+    };
+    let mut parts: Vec<String> = [
+        ("ok", s.delivered),
+        ("fail", s.failed),
+        ("retry", s.retrying),
+        ("wait", s.pending),
+    ]
+    .into_iter()
+    .filter(|(_, v)| *v > 0)
+    .map(|(k, v)| format!("{k} {v}"))
+    .collect();
+    for (k, v) in &s.extra {
+        if let Some(n) = v.as_u64().filter(|n| *n > 0) {
+            parts.push(format!("{k} {n}"));
         }
     }
     if parts.is_empty() {
-        if stats.is_empty() {
-            "—".into()
-        } else {
-            "none yet".into()
-        }
+        "none yet".into()
     } else {
         parts.join(" · ")
     }
@@ -133,7 +131,7 @@ fn destinations(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
                         .unwrap_or_default(),
                     theme.muted,
                 ),
-                Line::from(stats_text(&d.stats)),
+                Line::from(stats_text(d.deliveries.as_ref())),
             ];
             (cells, None)
         },
@@ -204,7 +202,7 @@ fn deliveries(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
                 "retrying" | "pending" => theme.warn,
                 _ => theme.base,
             };
-            let next = match d.next_retry_at {
+            let next = match d.next_attempt_at {
                 Some(t) if t > now => format!("in {}", age((t - now).to_std().unwrap_or_default())),
                 Some(_) => "due".into(),
                 None => "—".into(),
@@ -220,7 +218,7 @@ fn deliveries(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
                         .unwrap_or_default(),
                     theme.muted,
                 ),
-                Line::from(d.signal.clone()),
+                Line::from(signals::delivery_signal(d)),
                 Line::styled(d.last_error.clone().unwrap_or_default(), theme.error),
             ];
             (cells, None)
