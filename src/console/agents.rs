@@ -102,6 +102,7 @@ impl Tier {
 }
 
 /// The tool argument editor (an overlay over the Tools tab).
+#[derive(Debug)]
 pub struct ToolEditor {
     pub tool: String,
     pub input: TextArea<'static>,
@@ -162,7 +163,6 @@ pub struct ToolsState {
     pub error: Option<String>,
     /// Fetch the catalog at the next schedule.
     pub due: bool,
-    pub editor: Option<ToolEditor>,
     /// Tool executions sent and not answered.
     pub running: usize,
     pub outcome: Option<ToolOutcome>,

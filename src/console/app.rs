@@ -8,6 +8,7 @@ use super::command::{self, Command};
 use super::discovery::{DView, DiscoveryPayload, DiscoveryQuery, DiscoveryState, Selected};
 use super::keymap::{KeyAction, Keymap};
 use super::layout::{self, Pane};
+use super::modal::Modal;
 use super::poll::{Poll, to_delta};
 use super::signals::{self, SignalsState};
 use crate::api::ApiError;
@@ -20,7 +21,6 @@ use chrono::{DateTime, Duration as TimeDelta, Utc};
 use crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind,
 };
-use ratatui_textarea::TextArea;
 use serde_json::json;
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::time::Duration;
@@ -308,27 +308,6 @@ pub struct Toast {
     pub until: DateTime<Utc>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
-pub enum Overlay {
-    None,
-    /// The help overlay, scrolled down this many lines.
-    Help(u16),
-    Approve(String),
-    QuitConfirm,
-    /// Everything about the selected Discovery row, scrolled down this many lines.
-    Details(u16),
-    /// A research artifact (by index), scrolled down this many lines.
-    Artifact(usize, u16),
-    /// Asks before stopping the research run with this id.
-    StopRun(String),
-    /// The create-destination form (its state is `signals.form`).
-    DestinationForm,
-    /// The signing secret of a destination just created, shown once (`signals.revealed`).
-    Secret,
-    /// The builder-fee panel (`signals.builder`).
-    BuilderFee,
-}
-
 /// Where the console's data comes from, for the header.
 #[derive(Debug, Clone)]
 pub struct ServiceInfo {
@@ -376,37 +355,6 @@ impl Options {
     }
 }
 
-pub struct CommandLine {
-    pub input: TextArea<'static>,
-    pub history: Vec<String>,
-    /// Position while walking the history with Up/Down.
-    pub history_pos: Option<usize>,
-    /// Candidates from the last Tab, cycled by further Tabs.
-    pub completions: Vec<String>,
-    pub completion_pos: usize,
-}
-
-impl CommandLine {
-    fn new() -> Self {
-        CommandLine {
-            input: TextArea::default(),
-            history: Vec::new(),
-            history_pos: None,
-            completions: Vec::new(),
-            completion_pos: 0,
-        }
-    }
-
-    pub fn text(&self) -> String {
-        self.input.lines().join(" ")
-    }
-
-    pub(super) fn set_text(&mut self, text: &str) {
-        self.input = TextArea::new(vec![text.to_string()]);
-        self.input.move_cursor(ratatui_textarea::CursorMove::End);
-    }
-}
-
 pub struct App {
     pub now: DateTime<Utc>,
     pub service: ServiceInfo,
@@ -436,13 +384,12 @@ pub struct App {
     /// Index into `tab.panes()`.
     pub focus: usize,
     pub selected: BTreeMap<Pane, usize>,
-    pub overlay: Overlay,
-    pub command: Option<CommandLine>,
+    /// The dialog, form or line that has the keys, if any.
+    pub modal: Option<Modal>,
     /// Kept when the line closes, so Up recalls earlier commands.
     pub history: Vec<String>,
     pub command_error: Option<String>,
     pub filter: String,
-    pub filter_editing: bool,
     pub toasts: Vec<Toast>,
     pub auth_failed: Option<String>,
     pub quota_until: Option<DateTime<Utc>>,
@@ -451,8 +398,6 @@ pub struct App {
     pub jobs: Vec<JobEntry>,
     /// Backtest submissions not answered yet.
     pub submitting: usize,
-    /// The backtest form, while open.
-    pub form: Option<BacktestForm>,
     pub research: ResearchState,
     pub tools: ToolsState,
     pub chat: ChatState,
@@ -504,19 +449,16 @@ impl App {
             tab: Tab::Desk,
             focus: 0,
             selected: BTreeMap::new(),
-            overlay: Overlay::None,
-            command: None,
+            modal: None,
             history: Vec::new(),
             command_error: None,
             filter: String::new(),
-            filter_editing: false,
             toasts: Vec::new(),
             auth_failed: None,
             quota_until: None,
             discovery: DiscoveryState::default(),
             jobs: Vec::new(),
             submitting: 0,
-            form: None,
             research: ResearchState {
                 // Checked once at start; polled on only while a run exists.
                 poll: Poll::due_now(now),
@@ -805,7 +747,7 @@ impl App {
         self.refilter();
     }
 
-    pub(super) fn toast(&mut self, text: impl Into<String>, level: ToastLevel) {
+    pub(crate) fn toast(&mut self, text: impl Into<String>, level: ToastLevel) {
         self.toasts.push(Toast {
             text: text.into(),
             level,
@@ -952,7 +894,7 @@ impl App {
         }
     }
 
-    pub(super) fn decide(
+    pub(crate) fn decide(
         &mut self,
         id: &str,
         kind: DecisionKind,
@@ -1083,169 +1025,13 @@ impl App {
             self.request_quit(fx);
             return;
         }
-        if self.command.is_some() {
-            self.on_command_key(key, fx);
+        if self.modal.is_some() {
+            self.on_modal_key(key, fx);
             return;
         }
-        if self.form.is_some() {
-            self.on_form_key(key, fx);
+        let Some(action) = self.keymap.action(&key) else {
             return;
-        }
-        if self.tools.editor.is_some() {
-            self.on_editor_key(key, fx);
-            return;
-        }
-        if self.overlay == Overlay::DestinationForm {
-            self.on_destination_form_key(key, fx);
-            return;
-        }
-        if self.filter_editing {
-            let edit = match key.code {
-                KeyCode::Enter | KeyCode::Esc => {
-                    self.filter_editing = false;
-                    return;
-                }
-                KeyCode::Backspace => None,
-                KeyCode::Char(c) => Some(c),
-                _ => return,
-            };
-            if self.tab == Tab::Discovery {
-                let view = self.discovery.view;
-                let filter = &mut self.discovery.state_mut(view).filter;
-                match edit {
-                    Some(c) => filter.push(c),
-                    None => {
-                        filter.pop();
-                    }
-                }
-                self.rebuild_view(view);
-            } else {
-                match edit {
-                    Some(c) => self.filter.push(c),
-                    None => {
-                        self.filter.pop();
-                    }
-                }
-                self.refilter();
-            }
-            return;
-        }
-        let action = self.keymap.action(&key);
-        match self.overlay.clone() {
-            Overlay::Approve(id) => {
-                match action {
-                    Some(KeyAction::ConfirmYes) => {
-                        self.overlay = Overlay::None;
-                        self.approve(&id, fx);
-                    }
-                    Some(KeyAction::Cancel | KeyAction::Quit) => self.overlay = Overlay::None,
-                    // Enter alone never confirms: only an explicit `y` does.
-                    _ => {}
-                }
-                return;
-            }
-            Overlay::QuitConfirm => {
-                match action {
-                    Some(KeyAction::ConfirmYes) => {
-                        self.should_quit = true;
-                        fx.push(Effect::Quit);
-                    }
-                    Some(KeyAction::Cancel) => self.overlay = Overlay::None,
-                    _ => {}
-                }
-                return;
-            }
-            Overlay::Help(scroll) => {
-                let step: i32 = match action {
-                    Some(KeyAction::Up) => -1,
-                    Some(KeyAction::Down) => 1,
-                    Some(KeyAction::PageUp) => -(self.page() as i32),
-                    Some(KeyAction::PageDown) => self.page() as i32,
-                    Some(KeyAction::Top) => -(scroll as i32),
-                    Some(
-                        KeyAction::Cancel | KeyAction::Help | KeyAction::Quit | KeyAction::Select,
-                    ) => {
-                        self.overlay = Overlay::None;
-                        return;
-                    }
-                    _ => 0,
-                };
-                self.overlay =
-                    Overlay::Help((scroll as i32 + step).clamp(0, u16::MAX as i32) as u16);
-                return;
-            }
-            Overlay::Details(scroll) => {
-                let step: i32 = match action {
-                    Some(KeyAction::Up) => -1,
-                    Some(KeyAction::Down) => 1,
-                    Some(KeyAction::PageUp) => -(self.page() as i32),
-                    Some(KeyAction::PageDown) => self.page() as i32,
-                    Some(KeyAction::Top) => -(scroll as i32),
-                    Some(KeyAction::Backtest) => {
-                        self.overlay = Overlay::None;
-                        self.open_backtest_form();
-                        return;
-                    }
-                    Some(KeyAction::Propose) => {
-                        self.overlay = Overlay::None;
-                        self.propose_from_row();
-                        return;
-                    }
-                    Some(KeyAction::Cancel | KeyAction::Quit | KeyAction::Select) => {
-                        self.overlay = Overlay::None;
-                        return;
-                    }
-                    _ => 0,
-                };
-                self.overlay =
-                    Overlay::Details((scroll as i32 + step).clamp(0, u16::MAX as i32) as u16);
-                return;
-            }
-            Overlay::Artifact(index, scroll) => {
-                let step: i32 = match action {
-                    Some(KeyAction::Up) => -1,
-                    Some(KeyAction::Down) => 1,
-                    Some(KeyAction::PageUp) => -(self.page() as i32),
-                    Some(KeyAction::PageDown) => self.page() as i32,
-                    Some(KeyAction::Top) => -(scroll as i32),
-                    Some(KeyAction::Bottom) => u16::MAX as i32,
-                    Some(KeyAction::Cancel | KeyAction::Quit | KeyAction::Select) => {
-                        self.overlay = Overlay::None;
-                        return;
-                    }
-                    _ => 0,
-                };
-                self.overlay = Overlay::Artifact(
-                    index,
-                    (scroll as i32 + step).clamp(0, u16::MAX as i32) as u16,
-                );
-                return;
-            }
-            Overlay::StopRun(run_id) => {
-                match action {
-                    Some(KeyAction::ConfirmYes) => {
-                        self.overlay = Overlay::None;
-                        fx.push(Effect::StopResearch(run_id));
-                        self.research.poll.in_flight = true;
-                    }
-                    Some(KeyAction::Cancel | KeyAction::Quit) => self.overlay = Overlay::None,
-                    _ => {}
-                }
-                return;
-            }
-            Overlay::Secret => {
-                self.on_secret_key(action, fx);
-                return;
-            }
-            Overlay::BuilderFee => {
-                self.on_builder_fee_key(action, fx);
-                return;
-            }
-            // Handled before the keymap: the form takes text.
-            Overlay::DestinationForm => return,
-            Overlay::None => {}
-        }
-        let Some(action) = action else { return };
+        };
         let pane = self.focused_pane();
         if self.on_agents_key(action, pane) {
             return;
@@ -1270,7 +1056,7 @@ impl App {
                 }
                 KeyAction::Select => {
                     if self.discovery.get(view, self.selected(pane)).is_some() {
-                        self.overlay = Overlay::Details(0);
+                        self.modal = Some(Modal::Details { scroll: 0 });
                     }
                     return;
                 }
@@ -1279,7 +1065,7 @@ impl App {
         }
         match action {
             KeyAction::Quit => self.request_quit(fx),
-            KeyAction::Help => self.overlay = Overlay::Help(0),
+            KeyAction::Help => self.modal = Some(Modal::Help { scroll: 0 }),
             KeyAction::CommandLine => self.open_command_line(),
             KeyAction::NextTab => self.set_tab(next_of(&Tab::ALL, self.tab, 1)),
             KeyAction::PrevTab => self.set_tab(next_of(&Tab::ALL, self.tab, -1)),
@@ -1327,7 +1113,7 @@ impl App {
             KeyAction::Refresh => self.refresh(),
             KeyAction::Filter => {
                 if matches!(self.tab, Tab::Logs | Tab::Discovery) {
-                    self.filter_editing = true;
+                    self.modal = Some(Modal::Filter);
                 }
             }
             KeyAction::Backtest => self.open_backtest_form(),
@@ -1346,7 +1132,7 @@ impl App {
         }
     }
 
-    fn page(&self) -> usize {
+    pub(crate) fn page(&self) -> usize {
         (self.size.1 as usize / 3).max(1)
     }
 
@@ -1389,7 +1175,7 @@ impl App {
         }
     }
 
-    pub(super) fn clamp(&mut self, pane: Pane) {
+    pub(crate) fn clamp(&mut self, pane: Pane) {
         let len = self.pane_len(pane);
         if let Some(sel) = self.selected.get_mut(&pane) {
             *sel = (*sel).min(len.saturating_sub(1));
@@ -1398,7 +1184,7 @@ impl App {
 
     fn request_quit(&mut self, fx: &mut Vec<Effect>) {
         if self.confirm_in_flight() {
-            self.overlay = Overlay::QuitConfirm;
+            self.modal = Some(Modal::QuitConfirm);
         } else {
             self.should_quit = true;
             fx.push(Effect::Quit);
@@ -1424,7 +1210,9 @@ impl App {
     fn start_approval(&mut self, id: &str) {
         let now = self.now;
         match self.item(id) {
-            Some(item) if item.can_approve(now) => self.overlay = Overlay::Approve(id.to_string()),
+            Some(item) if item.can_approve(now) => {
+                self.modal = Some(Modal::Approve(id.to_string()))
+            }
             Some(item) => {
                 let status = item.status(now).label();
                 self.toast(
@@ -1437,7 +1225,7 @@ impl App {
     }
 
     /// After a 429 the service refuses POSTs until the quota resets: say so instead of sending.
-    pub(super) fn posts_held(&mut self) -> bool {
+    pub(crate) fn posts_held(&mut self) -> bool {
         let now = self.now;
         match self.quota_until {
             Some(until) if until > now => {
@@ -1452,7 +1240,7 @@ impl App {
         }
     }
 
-    fn approve(&mut self, id: &str, fx: &mut Vec<Effect>) {
+    pub(crate) fn approve(&mut self, id: &str, fx: &mut Vec<Effect>) {
         let now = self.now;
         if self.posts_held() {
             return;
@@ -1512,26 +1300,19 @@ impl App {
 
     // ---- command line --------------------------------------------------------------------------
 
-    pub(super) fn open_command_line(&mut self) {
-        let mut line = CommandLine::new();
-        line.history = self.history.clone();
-        self.command = Some(line);
-        self.command_error = None;
-    }
-
-    fn on_command_key(&mut self, key: KeyEvent, fx: &mut Vec<Effect>) {
+    pub(crate) fn on_command_key(&mut self, key: KeyEvent, fx: &mut Vec<Effect>) {
         let coins = self.known_coins();
-        let Some(line) = self.command.as_mut() else {
+        let Some(Modal::CommandLine(line)) = self.modal.as_mut() else {
             return;
         };
         match key.code {
             KeyCode::Esc => {
-                self.command = None;
+                self.modal = None;
                 return;
             }
             KeyCode::Enter => {
                 let text = line.text().trim().to_string();
-                self.command = None;
+                self.modal = None;
                 if text.is_empty() {
                     return;
                 }
@@ -1676,8 +1457,31 @@ impl App {
             Command::Chat(text) => self.send_chat(text, fx),
             Command::Tool { name, args } => self.run_tool_command(name, args, fx),
             Command::Refresh => self.refresh(),
-            Command::Help => self.overlay = Overlay::Help(0),
+            Command::Help => self.modal = Some(Modal::Help { scroll: 0 }),
             Command::Quit => self.request_quit(fx),
+        }
+    }
+
+    /// One character typed into (Some) or erased from (None) the filter of the tab on screen.
+    pub(crate) fn edit_filter(&mut self, edit: Option<char>) {
+        if self.tab == Tab::Discovery {
+            let view = self.discovery.view;
+            let filter = &mut self.discovery.state_mut(view).filter;
+            match edit {
+                Some(c) => filter.push(c),
+                None => {
+                    filter.pop();
+                }
+            }
+            self.rebuild_view(view);
+        } else {
+            match edit {
+                Some(c) => self.filter.push(c),
+                None => {
+                    self.filter.pop();
+                }
+            }
+            self.refilter();
         }
     }
 
@@ -1978,7 +1782,7 @@ impl App {
     }
 
     /// `b`: the backtest form, prefilled from the Discovery row or the job under the cursor.
-    fn open_backtest_form(&mut self) {
+    pub(crate) fn open_backtest_form(&mut self) {
         let form = match self.tab {
             Tab::Discovery => match self.selected_row() {
                 Some(Selected::Row(r)) => Some(BacktestForm::new(
@@ -2020,14 +1824,14 @@ impl App {
             }),
             _ => None,
         };
-        if form.is_some() {
-            self.form = form;
+        if let Some(form) = form {
+            self.modal = Some(Modal::BacktestForm(form));
         }
     }
 
     /// `p`: the command line, prefilled with a proposal for the row's coin, to edit and run. The
     /// direction is the row's latest signal when the service sends one (`lastSignal`), else long.
-    fn propose_from_row(&mut self) {
+    pub(crate) fn propose_from_row(&mut self) {
         if self.tab != Tab::Discovery {
             return;
         }
@@ -2050,24 +1854,21 @@ impl App {
             Some("short" | "sell") => "short",
             _ => "long",
         };
-        self.open_command_line();
-        if let Some(line) = self.command.as_mut() {
-            line.set_text(&format!("/propose {coin} {side} $1000 "));
-        }
+        self.prefill(&format!("/propose {coin} {side} $1000 "));
     }
 
-    fn on_form_key(&mut self, key: KeyEvent, fx: &mut Vec<Effect>) {
-        let Some(form) = self.form.as_mut() else {
+    pub(crate) fn on_form_key(&mut self, key: KeyEvent, fx: &mut Vec<Effect>) {
+        let Some(Modal::BacktestForm(form)) = self.modal.as_mut() else {
             return;
         };
         match key.code {
-            KeyCode::Esc => self.form = None,
+            KeyCode::Esc => self.modal = None,
             KeyCode::Tab | KeyCode::Down => form.next(1),
             KeyCode::BackTab | KeyCode::Up => form.next(-1),
             KeyCode::Backspace => form.backspace(),
             KeyCode::Enter => {
                 if let Some(request) = form.validate() {
-                    self.form = None;
+                    self.modal = None;
                     self.submit_backtest(request, fx);
                 }
             }

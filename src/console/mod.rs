@@ -18,6 +18,7 @@ pub mod effects;
 pub mod jsontree;
 pub mod keymap;
 pub mod layout;
+pub mod modal;
 pub mod poll;
 pub mod schema;
 pub mod signals;

@@ -204,9 +204,6 @@ pub struct SignalsState {
     pub deliveries_unsupported: bool,
     /// `/trade` fans out when it does not say `fanout=`.
     pub fanout_default: bool,
-    pub form: Option<DestinationForm>,
-    pub revealed: Option<Revealed>,
-    pub builder: Option<BuilderPanel>,
 }
 
 impl SignalsState {

@@ -2,8 +2,7 @@
 //! with their argument editor and confirm tokens, and the chat.
 
 use super::{
-    App, DecisionKind, InboxItem, LocalState, Overlay, Source, Tab, ToastLevel, ToolApproval,
-    to_delta,
+    App, DecisionKind, InboxItem, LocalState, Source, Tab, ToastLevel, ToolApproval, to_delta,
 };
 use crate::api::ApiError;
 use crate::api::model::{
@@ -18,6 +17,7 @@ use crate::console::command::closest;
 use crate::console::jsontree::{JsonTree, summarize};
 use crate::console::keymap::KeyAction;
 use crate::console::layout::{self, Pane};
+use crate::console::modal::Modal;
 use crate::console::schema;
 use chrono::{DateTime, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -34,7 +34,7 @@ impl App {
         }
     }
 
-    pub(super) fn schedule_agents(&mut self, fx: &mut Vec<Effect>) {
+    pub(crate) fn schedule_agents(&mut self, fx: &mut Vec<Effect>) {
         let now = self.now;
         let r = &mut self.research;
         if !r.unsupported && r.poll.start(now) {
@@ -50,7 +50,7 @@ impl App {
 
     /// Entering Research asks for the run now (a run may have started elsewhere); entering Tools
     /// loads the catalog the first time.
-    pub(super) fn entered_agents_tab(&mut self) {
+    pub(crate) fn entered_agents_tab(&mut self) {
         match self.tab {
             Tab::Research if !self.research.unsupported => {
                 self.research.poll.ask_at(self.now);
@@ -60,7 +60,7 @@ impl App {
         }
     }
 
-    pub(super) fn refresh_agents(&mut self) {
+    pub(crate) fn refresh_agents(&mut self) {
         if !self.research.unsupported {
             self.research.poll.ask_at(self.now);
         }
@@ -71,7 +71,7 @@ impl App {
 
     // ---- research --------------------------------------------------------------------------------
 
-    pub(super) fn on_research_loaded(
+    pub(crate) fn on_research_loaded(
         &mut self,
         result: Result<Box<ResearchStatus>, ApiError>,
         latency: Duration,
@@ -142,7 +142,7 @@ impl App {
         self.clamp(Pane::Artifacts);
     }
 
-    pub(super) fn on_research_stopped(
+    pub(crate) fn on_research_stopped(
         &mut self,
         run_id: &str,
         result: Result<Box<ResearchRun>, ApiError>,
@@ -163,7 +163,7 @@ impl App {
     }
 
     /// `/research …`: sent as typed to the service's command line.
-    pub(super) fn run_service_command(&mut self, text: String, fx: &mut Vec<Effect>) {
+    pub(crate) fn run_service_command(&mut self, text: String, fx: &mut Vec<Effect>) {
         if self.posts_held() {
             return;
         }
@@ -172,7 +172,7 @@ impl App {
         self.set_tab(Tab::Research);
     }
 
-    pub(super) fn on_cli_answered(
+    pub(crate) fn on_cli_answered(
         &mut self,
         command: &str,
         result: Result<CliReply, ApiError>,
@@ -207,7 +207,7 @@ impl App {
 
     // ---- tools -----------------------------------------------------------------------------------
 
-    pub(super) fn on_capabilities_loaded(
+    pub(crate) fn on_capabilities_loaded(
         &mut self,
         result: Result<Box<Capabilities>, ApiError>,
         fx: &mut Vec<Effect>,
@@ -232,7 +232,7 @@ impl App {
 
     /// `/tool <name> [json]`: valid arguments run at once; otherwise the editor opens with them
     /// (or with the schema's skeleton) and the problems.
-    pub(super) fn run_tool_command(
+    pub(crate) fn run_tool_command(
         &mut self,
         name: String,
         args: Option<String>,
@@ -267,7 +267,7 @@ impl App {
                     _ => {
                         let mut editor = ToolEditor::new(&tool, &text);
                         editor.refused = true;
-                        self.tools.editor = Some(editor);
+                        self.modal = Some(Modal::ToolEditor(editor));
                     }
                 }
             }
@@ -287,7 +287,7 @@ impl App {
                 .unwrap_or_default(),
         };
         let text = if text == "null" { "{}".into() } else { text };
-        self.tools.editor = Some(ToolEditor::new(tool, &text));
+        self.modal = Some(Modal::ToolEditor(ToolEditor::new(tool, &text)));
     }
 
     fn execute_tool(&mut self, name: &str, args: Value, fx: &mut Vec<Effect>) {
@@ -304,25 +304,26 @@ impl App {
 
     /// Keys of the argument editor: ctrl-s sends (only when the arguments are valid), esc closes,
     /// everything else edits.
-    pub(super) fn on_editor_key(&mut self, key: KeyEvent, fx: &mut Vec<Effect>) {
-        let Some(tool) = self.tools.editor.as_ref().map(|e| e.tool.clone()) else {
+    pub(crate) fn on_editor_key(&mut self, key: KeyEvent, fx: &mut Vec<Effect>) {
+        let Some(Modal::ToolEditor(editor)) = &self.modal else {
             return;
         };
+        let tool = editor.tool.clone();
         let schema = self
             .tools
             .find(&tool)
             .map(|i| self.tools.tools[i].input_schema.clone())
             .unwrap_or(Value::Null);
-        let Some(editor) = self.tools.editor.as_mut() else {
+        let Some(Modal::ToolEditor(editor)) = self.modal.as_mut() else {
             return;
         };
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
-            KeyCode::Esc => self.tools.editor = None,
+            KeyCode::Esc => self.modal = None,
             KeyCode::Char('s') if ctrl => match editor.check(&schema) {
                 Some(args) => {
                     let name = editor.tool.clone();
-                    self.tools.editor = None;
+                    self.modal = None;
                     self.execute_tool(&name, args, fx);
                 }
                 None => editor.refused = true,
@@ -336,7 +337,7 @@ impl App {
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn on_tool_executed(
+    pub(crate) fn on_tool_executed(
         &mut self,
         name: String,
         args: Value,
@@ -468,7 +469,7 @@ impl App {
 
     /// Puts a confirm token (`{confirmToken, expiresAt, summary, preview}`) into the inbox; returns
     /// its inbox id (the existing one when the token is already there).
-    pub(super) fn add_tool_approval(
+    pub(crate) fn add_tool_approval(
         &mut self,
         tool: &str,
         args: &Value,
@@ -541,7 +542,7 @@ impl App {
 
     // ---- chat ------------------------------------------------------------------------------------
 
-    pub(super) fn send_chat(&mut self, text: String, fx: &mut Vec<Effect>) {
+    pub(crate) fn send_chat(&mut self, text: String, fx: &mut Vec<Effect>) {
         self.set_tab(Tab::Chat);
         if self.chat.in_flight {
             self.toast(
@@ -566,7 +567,7 @@ impl App {
         fx.push(Effect::Chat(self.chat.history.clone()));
     }
 
-    pub(super) fn on_chat_answered(
+    pub(crate) fn on_chat_answered(
         &mut self,
         result: Result<Box<ChatReply>, ApiError>,
         at: DateTime<Utc>,
@@ -626,13 +627,13 @@ impl App {
     // ---- keys ------------------------------------------------------------------------------------
 
     /// Keys with a meaning of their own on the agent tabs; true when handled.
-    pub(super) fn on_agents_key(&mut self, action: KeyAction, pane: Pane) -> bool {
+    pub(crate) fn on_agents_key(&mut self, action: KeyAction, pane: Pane) -> bool {
         match (self.tab, action) {
             (Tab::Research, KeyAction::NewRun) => self.prefill("/research start "),
             (Tab::Research, KeyAction::Message) => self.prefill("/research say "),
             (Tab::Research, KeyAction::StopRun) => match &self.research.run {
                 Some(r) if r.status == "active" => {
-                    self.overlay = Overlay::StopRun(r.run_id.clone());
+                    self.modal = Some(Modal::StopRun(r.run_id.clone()));
                 }
                 _ => self.toast("no active research run to stop", ToastLevel::Error),
             },
@@ -644,7 +645,10 @@ impl App {
                     .as_ref()
                     .is_some_and(|r| i < r.artifacts.len())
                 {
-                    self.overlay = Overlay::Artifact(i, 0);
+                    self.modal = Some(Modal::Artifact {
+                        index: i,
+                        scroll: 0,
+                    });
                 }
             }
             (Tab::Research | Tab::Chat, KeyAction::Top | KeyAction::Bottom)
@@ -674,15 +678,8 @@ impl App {
         true
     }
 
-    fn prefill(&mut self, text: &str) {
-        self.open_command_line();
-        if let Some(line) = self.command.as_mut() {
-            line.set_text(text);
-        }
-    }
-
     /// How far a text pane can scroll up: its wrapped lines beyond one screenful.
-    pub(super) fn text_pane_max_scroll(&self, pane: Pane) -> usize {
+    pub(crate) fn text_pane_max_scroll(&self, pane: Pane) -> usize {
         let screen = layout::compute(self.size.0, self.size.1, self);
         let r = screen.pane(pane);
         let width = r.width.saturating_sub(2) as usize;

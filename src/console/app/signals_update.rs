@@ -2,7 +2,7 @@
 //! on screen), the create form and the signing secret shown once, the fan-out default and `/trade`,
 //! and the builder-fee panel with its EIP-712 signature.
 
-use super::{App, Overlay, Tab, ToastLevel, execution_summary, to_delta};
+use super::{App, Tab, ToastLevel, execution_summary, to_delta};
 use crate::api::ApiError;
 use crate::api::eip712;
 use crate::api::model::{
@@ -13,6 +13,7 @@ use crate::console::action::{Effect, Resource};
 use crate::console::command::TradeArgs;
 use crate::console::keymap::KeyAction;
 use crate::console::layout::Pane;
+use crate::console::modal::Modal;
 use crate::console::poll::Poll;
 use crate::console::signals::{
     self, BuilderPanel, DELIVERIES_POLL, DESTINATIONS_POLL, DestinationForm, Revealed,
@@ -35,7 +36,7 @@ impl App {
     }
 
     /// The next signals poll, while the tab is on screen.
-    pub(super) fn signals_next_due(&self) -> Option<DateTime<Utc>> {
+    pub(crate) fn signals_next_due(&self) -> Option<DateTime<Utc>> {
         if self.tab != Tab::Signals {
             return None;
         }
@@ -48,7 +49,7 @@ impl App {
         }
     }
 
-    pub(super) fn schedule_signals(&mut self, fx: &mut Vec<Effect>) {
+    pub(crate) fn schedule_signals(&mut self, fx: &mut Vec<Effect>) {
         if self.tab != Tab::Signals {
             return;
         }
@@ -65,13 +66,13 @@ impl App {
         }
     }
 
-    pub(super) fn entered_signals_tab(&mut self) {
+    pub(crate) fn entered_signals_tab(&mut self) {
         if self.tab == Tab::Signals {
             self.refresh_signals();
         }
     }
 
-    pub(super) fn refresh_signals(&mut self) {
+    pub(crate) fn refresh_signals(&mut self) {
         if self.tab != Tab::Signals {
             return;
         }
@@ -83,7 +84,7 @@ impl App {
     }
 
     /// The cursor moved in the destinations (or they changed): the delivery log follows it.
-    pub(super) fn destination_selected(&mut self) {
+    pub(crate) fn destination_selected(&mut self) {
         let id = self.selected_destination().map(|d| d.id.clone());
         if id == self.signals.deliveries_for {
             return;
@@ -98,7 +99,7 @@ impl App {
         self.selected.insert(Pane::Deliveries, 0);
     }
 
-    pub(super) fn on_destinations_loaded(
+    pub(crate) fn on_destinations_loaded(
         &mut self,
         result: Result<SignalDestinations, ApiError>,
         latency: Duration,
@@ -126,7 +127,7 @@ impl App {
         }
     }
 
-    pub(super) fn on_deliveries_loaded(
+    pub(crate) fn on_deliveries_loaded(
         &mut self,
         id: &str,
         result: Result<SignalDeliveries, ApiError>,
@@ -167,20 +168,17 @@ impl App {
     // ---- create form and the secret shown once --------------------------------------------------
 
     fn open_destination_form(&mut self) {
-        self.signals.form = Some(DestinationForm::default());
-        self.overlay = Overlay::DestinationForm;
+        self.modal = Some(Modal::DestinationForm(DestinationForm::default()));
     }
 
-    pub(super) fn on_destination_form_key(&mut self, key: KeyEvent, fx: &mut Vec<Effect>) {
-        let Some(form) = self.signals.form.as_mut() else {
-            self.overlay = Overlay::None;
+    pub(crate) fn on_destination_form_key(&mut self, key: KeyEvent, fx: &mut Vec<Effect>) {
+        let Some(Modal::DestinationForm(form)) = self.modal.as_mut() else {
             return;
         };
         let n = form.fields.len();
         match key.code {
             KeyCode::Esc => {
-                self.signals.form = None;
-                self.overlay = Overlay::None;
+                self.modal = None;
             }
             KeyCode::Tab | KeyCode::Down => form.focus = (form.focus + 1) % n,
             KeyCode::BackTab | KeyCode::Up => form.focus = (form.focus + n - 1) % n,
@@ -205,7 +203,7 @@ impl App {
     }
 
     fn submit_destination(&mut self, fx: &mut Vec<Effect>) {
-        let Some(form) = self.signals.form.as_mut() else {
+        let Some(Modal::DestinationForm(form)) = self.modal.as_mut() else {
             return;
         };
         if form.sending {
@@ -217,7 +215,7 @@ impl App {
                 if self.posts_held() {
                     return;
                 }
-                let Some(form) = self.signals.form.as_mut() else {
+                let Some(Modal::DestinationForm(form)) = self.modal.as_mut() else {
                     return;
                 };
                 form.problems.clear();
@@ -232,7 +230,7 @@ impl App {
         }
     }
 
-    pub(super) fn on_destination_created(
+    pub(crate) fn on_destination_created(
         &mut self,
         name: &str,
         result: Result<Box<SignalDestination>, ApiError>,
@@ -244,7 +242,9 @@ impl App {
                 let mut dest = *created;
                 // The secret goes to the overlay only; the listed destination never holds it.
                 let secret = dest.signing_secret.take();
-                self.signals.form = None;
+                if matches!(self.modal, Some(Modal::DestinationForm(_))) {
+                    self.modal = None;
+                }
                 if !dest.id.is_empty() && !self.signals.destinations.iter().any(|d| d.id == dest.id)
                 {
                     self.signals.destinations.push(dest.clone());
@@ -253,7 +253,7 @@ impl App {
                 match secret {
                     Some(secret) => {
                         // Shown once, even if the form was closed while the request was out.
-                        self.signals.revealed = Some(Revealed {
+                        self.modal = Some(Modal::Secret(Revealed {
                             name: if dest.name.is_empty() {
                                 name.to_string()
                             } else {
@@ -262,13 +262,9 @@ impl App {
                             id: dest.id,
                             secret,
                             copied: false,
-                        });
-                        self.overlay = Overlay::Secret;
+                        }));
                     }
                     None => {
-                        if self.overlay == Overlay::DestinationForm {
-                            self.overlay = Overlay::None;
-                        }
                         self.toast(
                             format!("created {name}; the service sent no signing secret"),
                             ToastLevel::Error,
@@ -281,21 +277,21 @@ impl App {
                     self.quota_until = Some(at + to_delta(*retry_after));
                 }
                 let text = format!("the service refused it: {e}");
-                match self.signals.form.as_mut() {
-                    Some(form) => {
+                match self.modal.as_mut() {
+                    Some(Modal::DestinationForm(form)) => {
                         form.sending = false;
                         form.problems = vec![text];
                     }
-                    None => self.toast(format!("create {name}: {text}"), ToastLevel::Error),
+                    _ => self.toast(format!("create {name}: {text}"), ToastLevel::Error),
                 }
             }
         }
     }
 
-    pub(super) fn on_secret_key(&mut self, action: Option<KeyAction>, fx: &mut Vec<Effect>) {
+    pub(crate) fn on_secret_key(&mut self, action: Option<KeyAction>, fx: &mut Vec<Effect>) {
         match action {
             Some(KeyAction::Copy) => {
-                if let Some(r) = self.signals.revealed.as_mut() {
+                if let Some(Modal::Secret(r)) = self.modal.as_mut() {
                     fx.push(Effect::Clipboard(Secret::new(
                         B64.encode(r.secret.expose().as_bytes()),
                     )));
@@ -304,8 +300,7 @@ impl App {
             }
             Some(KeyAction::Cancel | KeyAction::Select | KeyAction::Quit) => {
                 // The secret leaves the console's memory with the overlay.
-                self.signals.revealed = None;
-                self.overlay = Overlay::None;
+                self.modal = None;
             }
             _ => {}
         }
@@ -313,7 +308,7 @@ impl App {
 
     // ---- keys of the tab ---------------------------------------------------------------------------
 
-    pub(super) fn on_signals_key(
+    pub(crate) fn on_signals_key(
         &mut self,
         action: KeyAction,
         _pane: Pane,
@@ -340,7 +335,7 @@ impl App {
 
     // ---- /trade --------------------------------------------------------------------------------------
 
-    pub(super) fn trade(&mut self, args: &TradeArgs, fx: &mut Vec<Effect>) {
+    pub(crate) fn trade(&mut self, args: &TradeArgs, fx: &mut Vec<Effect>) {
         let fanout = args.fanout.unwrap_or(self.signals.fanout_default);
         let signal = args.to_signal(fanout);
         self.toast(
@@ -350,7 +345,7 @@ impl App {
         fx.push(Effect::Trade(Box::new(signal)));
     }
 
-    pub(super) fn on_traded(
+    pub(crate) fn on_traded(
         &mut self,
         signal: &TradeSignal,
         result: Result<Box<ExecutionResult>, ApiError>,
@@ -399,7 +394,7 @@ impl App {
 
     // ---- builder fee ---------------------------------------------------------------------------------
 
-    pub(super) fn open_builder_fee(&mut self, fx: &mut Vec<Effect>) {
+    pub(crate) fn open_builder_fee(&mut self, fx: &mut Vec<Effect>) {
         let wallet = self
             .whoami
             .as_ref()
@@ -424,13 +419,11 @@ impl App {
                 )
             }
         }
-        self.signals.builder = Some(panel);
-        self.overlay = Overlay::BuilderFee;
+        self.modal = Some(Modal::BuilderFee(panel));
     }
 
-    pub(super) fn on_builder_fee_key(&mut self, action: Option<KeyAction>, fx: &mut Vec<Effect>) {
-        let Some(panel) = self.signals.builder.as_mut() else {
-            self.overlay = Overlay::None;
+    pub(crate) fn on_builder_fee_key(&mut self, action: Option<KeyAction>, fx: &mut Vec<Effect>) {
+        let Some(Modal::BuilderFee(panel)) = self.modal.as_mut() else {
             return;
         };
         match action {
@@ -447,8 +440,7 @@ impl App {
             Some(KeyAction::Down) => panel.scroll = panel.scroll.saturating_add(1),
             Some(KeyAction::Up) => panel.scroll = panel.scroll.saturating_sub(1),
             Some(KeyAction::Cancel | KeyAction::Quit | KeyAction::BuilderFee) => {
-                self.signals.builder = None;
-                self.overlay = Overlay::None;
+                self.modal = None;
             }
             _ => {}
         }
@@ -458,7 +450,7 @@ impl App {
     /// key's address is the account's wallet. The key lives for this call alone.
     fn sign_builder_fee(&mut self, fx: &mut Vec<Effect>) {
         let read_key = self.wallet_key;
-        let Some(panel) = self.signals.builder.as_mut() else {
+        let Some(Modal::BuilderFee(panel)) = self.modal.as_mut() else {
             return;
         };
         if panel.sending || panel.loading {
@@ -505,13 +497,13 @@ impl App {
         // `key` is dropped here: the wallet key is never kept.
     }
 
-    pub(super) fn on_builder_fee_loaded(
+    pub(crate) fn on_builder_fee_loaded(
         &mut self,
         wallet: &str,
         result: Result<Box<BuilderFeePayload>, ApiError>,
     ) {
         self.dirty = true;
-        let Some(panel) = self.signals.builder.as_mut() else {
+        let Some(Modal::BuilderFee(panel)) = self.modal.as_mut() else {
             return;
         };
         if panel.wallet.as_deref() != Some(wallet) {
@@ -538,7 +530,7 @@ impl App {
         }
     }
 
-    pub(super) fn on_builder_fee_approved(
+    pub(crate) fn on_builder_fee_approved(
         &mut self,
         result: Result<Box<BuilderFeeStatus>, ApiError>,
         at: DateTime<Utc>,
@@ -552,7 +544,7 @@ impl App {
                 .unwrap_or_else(|| "builder fee approved".to_string()),
             Err(e) => format!("the service refused the approval: {e}"),
         };
-        let Some(panel) = self.signals.builder.as_mut() else {
+        let Some(Modal::BuilderFee(panel)) = self.modal.as_mut() else {
             let level = if result.is_ok() {
                 ToastLevel::Info
             } else {

@@ -8,8 +8,9 @@ use crate::api::model::{
     ResearchMessage, ResearchRun, ResearchStatus, ToolCall, ToolCapability, ToolResult,
 };
 use crate::console::action::{Action, Answer, Effect};
-use crate::console::app::{App, DecisionKind, LocalState, Overlay, Status, Tab};
+use crate::console::app::{App, DecisionKind, LocalState, Status, Tab};
 use crate::console::layout::Pane;
+use crate::console::modal::Modal;
 use crate::console::views::tools::tree_text;
 use chrono::{DateTime, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -338,7 +339,11 @@ fn confirm_token_arrives_counts_down_and_is_approved_with_the_token() {
     // Same dialog rules: a, Enter does nothing, y executes.
     app.update(key('2'));
     let fx = app.update(key('a'));
-    assert_eq!(app.overlay, Overlay::Approve("tool-1".into()));
+    assert!(
+        matches!(&app.modal, Some(Modal::Approve(id)) if *id == "tool-1"),
+        "{:?}",
+        app.modal
+    );
     assert!(fx.is_empty(), "{fx:?}");
     assert!(tool_calls(&app.update(code(KeyCode::Enter))).is_empty());
     let fx = app.update(key('y'));
@@ -398,7 +403,7 @@ fn an_expired_token_cannot_be_approved() {
     assert!(app.strip_items().is_empty());
     app.update(key('2'));
     let fx = app.update(key('a'));
-    assert_eq!(app.overlay, Overlay::None);
+    assert!(app.modal.is_none(), "{:?}", app.modal);
     assert!(tool_calls(&fx).is_empty());
     assert!(
         toast_texts(&app)
@@ -476,11 +481,7 @@ fn invalid_arguments_are_never_sent_and_each_problem_names_its_path() {
         r#"/tool propose_trade {"coin": 5, "side": "up", "leverage": 0}"#,
     );
     assert!(tool_calls(&fx).is_empty(), "{fx:?}");
-    let editor = app
-        .tools
-        .editor
-        .as_ref()
-        .expect("the editor opens with the problems");
+    let editor = tool_editor(&app).expect("the editor opens with the problems");
     assert!(editor.refused);
     let problems: Vec<String> = editor.problems.iter().map(|p| p.to_string()).collect();
     assert_eq!(
@@ -494,7 +495,7 @@ fn invalid_arguments_are_never_sent_and_each_problem_names_its_path() {
     );
     // ctrl-s still refuses.
     assert!(tool_calls(&app.update(ctrl_s())).is_empty());
-    assert!(app.tools.editor.is_some());
+    assert!(tool_editor(&app).is_some());
     let text = render(&app);
     for needle in ["$.size", "is required", "$.side", "not sent"] {
         assert!(text.contains(needle), "lacks {needle:?}\n{text}");
@@ -504,7 +505,7 @@ fn invalid_arguments_are_never_sent_and_each_problem_names_its_path() {
     app.update(code(KeyCode::Esc));
     let fx = run_line(&mut app, "/tool propose_trade {coin: ETH");
     assert!(tool_calls(&fx).is_empty());
-    let p = &app.tools.editor.as_ref().unwrap().problems;
+    let p = &tool_editor(&app).unwrap().problems;
     assert_eq!(p.len(), 1);
     assert_eq!(p[0].path, "$");
     assert!(p[0].message.starts_with("not valid JSON"), "{p:?}");
@@ -528,7 +529,7 @@ fn the_editor_starts_from_the_schema_skeleton_and_sends_once_valid() {
     );
     app.update(key('G'));
     app.update(code(KeyCode::Enter));
-    let editor = app.tools.editor.as_ref().expect("enter opens the editor");
+    let editor = tool_editor(&app).expect("enter opens the editor");
     assert_eq!(
         serde_json::from_str::<Value>(&editor.text()).unwrap(),
         json!({"coin": "", "side": "long", "size": 0})
@@ -550,9 +551,9 @@ fn the_editor_starts_from_the_schema_skeleton_and_sends_once_valid() {
         r#"{"coin": "BTC", "side": "short", "size": 0.01}"#,
     );
     assert!(
-        app.tools.editor.as_ref().unwrap().problems.is_empty(),
+        tool_editor(&app).unwrap().problems.is_empty(),
         "{:?}",
-        app.tools.editor.as_ref().unwrap().problems
+        tool_editor(&app).unwrap().problems
     );
     let fx = app.update(ctrl_s());
     assert_eq!(
@@ -563,7 +564,7 @@ fn the_editor_starts_from_the_schema_skeleton_and_sends_once_valid() {
             None
         )]
     );
-    assert!(app.tools.editor.is_none());
+    assert!(tool_editor(&app).is_none());
 }
 
 #[test]
@@ -771,10 +772,10 @@ fn keys_prefill_research_commands_and_stop_asks_first() {
     app.update(key('6'));
     app.update(research_loaded(Some(research_run("active")), t0()));
     app.update(key('N'));
-    assert_eq!(app.command.as_ref().unwrap().text(), "/research start ");
+    assert_eq!(app.command_line().unwrap().text(), "/research start ");
     app.update(code(KeyCode::Esc));
     app.update(key('m'));
-    assert_eq!(app.command.as_ref().unwrap().text(), "/research say ");
+    assert_eq!(app.command_line().unwrap().text(), "/research say ");
     type_text(&mut app, "hi");
     assert_eq!(
         app.update(code(KeyCode::Enter)),
@@ -782,9 +783,13 @@ fn keys_prefill_research_commands_and_stop_asks_first() {
     );
 
     assert!(app.update(key('X')).is_empty());
-    assert_eq!(app.overlay, Overlay::StopRun(RUN_ID.into()));
+    assert!(
+        matches!(&app.modal, Some(Modal::StopRun(id)) if *id == RUN_ID),
+        "{:?}",
+        app.modal
+    );
     assert!(app.update(code(KeyCode::Esc)).is_empty());
-    assert_eq!(app.overlay, Overlay::None);
+    assert!(app.modal.is_none(), "{:?}", app.modal);
     app.update(key('X'));
     assert_eq!(
         app.update(key('y')),
@@ -801,7 +806,7 @@ fn keys_prefill_research_commands_and_stop_asks_first() {
     assert_eq!(app.research.run.as_ref().unwrap().status, "stopped");
     // Nothing active: X only says so.
     assert!(app.update(key('X')).is_empty());
-    assert_eq!(app.overlay, Overlay::None);
+    assert!(app.modal.is_none(), "{:?}", app.modal);
 }
 
 #[test]
@@ -968,7 +973,17 @@ fn research_artifact_viewer_120x40() {
     app.update(code(KeyCode::Tab));
     app.update(key('j'));
     app.update(code(KeyCode::Enter));
-    assert_eq!(app.overlay, Overlay::Artifact(1, 0));
+    assert!(
+        matches!(
+            app.modal,
+            Some(Modal::Artifact {
+                index: 1,
+                scroll: 0
+            })
+        ),
+        "{:?}",
+        app.modal
+    );
     let text = snap("research_artifact_120x40", &app);
     for needle in [
         "report.md (markdown)",

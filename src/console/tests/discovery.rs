@@ -4,11 +4,12 @@
 use super::fixtures::*;
 use crate::api::model::{BacktestJob, DiscoveryRow};
 use crate::console::action::{Action, Answer};
-use crate::console::app::{App, Overlay, Tab};
+use crate::console::app::{App, Tab};
 use crate::console::discovery::{
     BacktestsQuery, CombosQuery, DView, DiscoveryPayload, DiscoveryQuery, Selected,
 };
 use crate::console::layout::Pane;
+use crate::console::modal::Modal;
 use chrono::{DateTime, Utc};
 use crossterm::event::KeyCode;
 use serde_json::json;
@@ -271,7 +272,11 @@ fn enter_shows_details_and_esc_closes() {
     let mut app = discovery_app(120, 40);
     app.update(key('l'));
     app.update(code(KeyCode::Enter));
-    assert_eq!(app.overlay, Overlay::Details(0));
+    assert!(
+        matches!(app.modal, Some(Modal::Details { scroll: 0 })),
+        "{:?}",
+        app.modal
+    );
     let screen = render(&app);
     for needle in [
         "EMA Crossover",
@@ -283,7 +288,7 @@ fn enter_shows_details_and_esc_closes() {
         assert!(screen.contains(needle), "details lack {needle:?}\n{screen}");
     }
     app.update(code(KeyCode::Esc));
-    assert_eq!(app.overlay, Overlay::None);
+    assert!(app.modal.is_none(), "{:?}", app.modal);
 }
 
 fn clear_field(app: &mut App) {
@@ -297,7 +302,7 @@ fn b_form_submits_the_row_with_edited_fields() {
     let mut app = discovery_app(120, 40);
     app.update(key('l'));
     app.update(key('b'));
-    let form = app.form.as_ref().expect("b opens the form");
+    let form = backtest_form(&app).expect("b opens the form");
     let values: Vec<(&str, &str)> = form
         .fields
         .iter()
@@ -342,7 +347,7 @@ fn b_form_submits_the_row_with_edited_fields() {
         serde_json::Value::Object(r.parameters.clone()),
         json!({"fast": 10, "slow": 26})
     );
-    assert!(app.form.is_none());
+    assert!(backtest_form(&app).is_none());
     assert_eq!(app.tab, Tab::Backtests);
     assert_eq!(app.submitting, 1);
 }
@@ -364,7 +369,7 @@ fn a_bad_number_shows_a_field_error_and_sends_nothing() {
     type_text(&mut app, "2.5"); // slow is an integer
     let fx = app.update(code(KeyCode::Enter));
     assert!(backtest_runs(&fx).is_empty(), "{fx:?}");
-    let form = app.form.as_ref().expect("the form stays open");
+    let form = backtest_form(&app).expect("the form stays open");
     let errors: Vec<(&str, Option<&str>)> = form
         .fields
         .iter()
@@ -389,7 +394,7 @@ fn a_bad_number_shows_a_field_error_and_sends_nothing() {
     );
     // Esc cancels without sending.
     let fx = app.update(code(KeyCode::Esc));
-    assert!(app.form.is_none());
+    assert!(backtest_form(&app).is_none());
     assert!(backtest_runs(&fx).is_empty());
 }
 
@@ -497,7 +502,7 @@ fn p_prefills_a_proposal_for_the_rows_coin() {
     assert_eq!(app.discovery.view, DView::TopLive);
     app.update(key('p'));
     assert_eq!(
-        app.command.as_ref().map(|c| c.text()),
+        app.command_line().map(|c| c.text()),
         Some("/propose ETH long $1000 ".to_string())
     );
     app.update(code(KeyCode::Esc));
@@ -505,7 +510,7 @@ fn p_prefills_a_proposal_for_the_rows_coin() {
     app.update(key('j'));
     app.update(key('p'));
     assert_eq!(
-        app.command.as_ref().map(|c| c.text()),
+        app.command_line().map(|c| c.text()),
         Some("/propose BTC short $1000 ".to_string())
     );
     // Enter stages it like a typed /propose.

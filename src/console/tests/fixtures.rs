@@ -13,6 +13,7 @@ use crate::console::app::{
     App, Decision, DecisionKind, InboxItem, LocalState, Options, ServiceInfo, Source,
 };
 use crate::console::keymap::Keymap;
+use crate::console::modal::Modal;
 use crate::console::theme::Theme;
 use crate::console::views;
 use chrono::{DateTime, Duration as TimeDelta, TimeZone, Utc};
@@ -1325,4 +1326,34 @@ pub fn backtests_app(width: u16, height: u16) -> App {
     app.update(Action::Tick(t0()));
     app.toasts.clear();
     app
+}
+
+// ---- the modal slot ------------------------------------------------------------------------------
+
+pub fn backtest_form(app: &App) -> Option<&crate::console::backtests::BacktestForm> {
+    match &app.modal {
+        Some(Modal::BacktestForm(form)) => Some(form),
+        _ => None,
+    }
+}
+
+pub fn tool_editor(app: &App) -> Option<&crate::console::agents::ToolEditor> {
+    match &app.modal {
+        Some(Modal::ToolEditor(editor)) => Some(editor),
+        _ => None,
+    }
+}
+
+pub fn destination_form(app: &App) -> Option<&crate::console::signals::DestinationForm> {
+    match &app.modal {
+        Some(Modal::DestinationForm(form)) => Some(form),
+        _ => None,
+    }
+}
+
+pub fn builder_panel(app: &App) -> Option<&crate::console::signals::BuilderPanel> {
+    match &app.modal {
+        Some(Modal::BuilderFee(panel)) => Some(panel),
+        _ => None,
+    }
 }

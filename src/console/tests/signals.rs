@@ -6,7 +6,8 @@ use crate::api::ApiError;
 use crate::api::eip712;
 use crate::api::model::SignalDestination;
 use crate::console::action::{Action, Answer, Effect};
-use crate::console::app::{App, Overlay, Tab};
+use crate::console::app::{App, Tab};
+use crate::console::modal::Modal;
 use crate::console::signals::{DestinationForm, check_https_url};
 use crate::secret::Secret;
 use base64::Engine;
@@ -123,7 +124,11 @@ fn builder_app(width: u16, height: u16) -> App {
     let wallet = wallet_of(TEST_KEY);
     app.whoami.as_mut().unwrap().wallet_address = Some(wallet.clone());
     let fx = run(&mut app, "/builder-fee");
-    assert_eq!(app.overlay, Overlay::BuilderFee);
+    assert!(
+        matches!(app.modal, Some(Modal::BuilderFee(_))),
+        "{:?}",
+        app.modal
+    );
     assert!(
         fx.contains(&Effect::FetchBuilderFee(wallet.clone())),
         "{fx:?}"
@@ -207,11 +212,15 @@ fn form_checks_every_field_before_sending() {
 fn invalid_form_sends_nothing_and_valid_one_creates() {
     let mut app = signals_app(120, 40);
     app.update(key('N'));
-    assert_eq!(app.overlay, Overlay::DestinationForm);
+    assert!(
+        matches!(app.modal, Some(Modal::DestinationForm(_))),
+        "{:?}",
+        app.modal
+    );
     // The name is empty: Enter shows the problem and sends nothing.
     let fx = app.update(code(KeyCode::Enter));
     assert!(!fx.iter().any(|e| matches!(e, Effect::CreateDestination(_))));
-    let form = app.signals.form.as_ref().unwrap();
+    let form = destination_form(&app).unwrap();
     assert!(form.problems.iter().any(|p| p == "name: required"));
 
     type_text(&mut app, "alerts");
@@ -223,7 +232,7 @@ fn invalid_form_sends_nothing_and_valid_one_creates() {
         fx.iter()
             .all(|e| !matches!(e, Effect::CreateDestination(_)))
     );
-    let form = app.signals.form.as_ref().unwrap();
+    let form = destination_form(&app).unwrap();
     assert_eq!(form.problems, vec!["url: must start with https://"]);
 
     app.update(ctrl('u'));
@@ -262,19 +271,17 @@ fn created(app: &mut App) -> Vec<Effect> {
 /// Every piece of App state that holds text, as one string.
 fn app_text(app: &App) -> String {
     format!(
-        "{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}",
-        app.signals
-            .revealed
-            .as_ref()
-            .map(|r| r.secret.expose().to_string()),
+        "{:?}{:?}{:?}{:?}{:?}{:?}{:?}",
+        match &app.modal {
+            Some(Modal::Secret(r)) => Some(r.secret.expose().to_string()),
+            _ => None,
+        },
         app.signals.destinations,
-        app.signals.form,
-        app.signals.builder,
         app.toasts,
         app.request_log,
         app.history,
         app.command_error,
-        app.overlay,
+        app.modal,
     )
 }
 
@@ -290,8 +297,12 @@ fn secret_is_shown_once_copied_by_osc52_and_gone_after_close() {
     );
     assert!(!format!("{answer:?}").contains(FAKE_SECRET));
     let fx = created(&mut app);
-    assert_eq!(app.overlay, Overlay::Secret);
-    assert!(app.signals.form.is_none());
+    assert!(
+        matches!(app.modal, Some(Modal::Secret(_))),
+        "{:?}",
+        app.modal
+    );
+    assert!(destination_form(&app).is_none());
     // Nothing the runner sees (or logs) carries the secret.
     assert!(!format!("{fx:?}").contains(FAKE_SECRET));
     assert!(render(&app).contains(FAKE_SECRET));
@@ -315,15 +326,15 @@ fn secret_is_shown_once_copied_by_osc52_and_gone_after_close() {
     assert!(render(&app).contains("sent to the terminal's clipboard"));
 
     app.update(code(KeyCode::Esc));
-    assert_eq!(app.overlay, Overlay::None);
-    assert!(app.signals.revealed.is_none());
+    assert!(app.modal.is_none(), "{:?}", app.modal);
+    assert!(!matches!(app.modal, Some(Modal::Secret(_))));
     let text = app_text(&app);
     assert!(!text.contains(FAKE_SECRET), "{text}");
     assert!(!text.contains(&B64.encode(FAKE_SECRET)));
     assert!(!render(&app).contains(FAKE_SECRET));
     // Nothing brings it back.
     app.update(key('c'));
-    assert!(app.signals.revealed.is_none());
+    assert!(!matches!(app.modal, Some(Modal::Secret(_))));
 }
 
 // ---- /trade and fan-out ----------------------------------------------------------------------------
@@ -418,7 +429,7 @@ fn builder_fee_without_a_key_says_what_to_set() {
     app.wallet_key = || None;
     let fx = app.update(key('y'));
     assert!(approvals(&fx).is_empty());
-    let err = app.signals.builder.as_ref().unwrap().error.clone().unwrap();
+    let err = builder_panel(&app).unwrap().error.clone().unwrap();
     assert!(err.contains("AGENTDESK_WALLET_KEY="), "{err}");
 }
 
@@ -428,7 +439,7 @@ fn builder_fee_refuses_a_key_of_another_wallet() {
     app.wallet_key = || Some(Secret::new(OTHER_KEY));
     let fx = app.update(key('y'));
     assert!(approvals(&fx).is_empty(), "{fx:?}");
-    let err = app.signals.builder.as_ref().unwrap().error.clone().unwrap();
+    let err = builder_panel(&app).unwrap().error.clone().unwrap();
     assert!(err.contains("not of the account's wallet"), "{err}");
     assert!(err.contains(&wallet_of(OTHER_KEY)));
     assert!(!err.contains(OTHER_KEY.trim_start_matches("0x")));
@@ -464,7 +475,7 @@ fn builder_fee_signs_with_the_wallet_key_and_posts() {
             ))),
         },
     ));
-    let panel = app.signals.builder.as_ref().unwrap();
+    let panel = builder_panel(&app).unwrap();
     assert!(panel.payload.as_ref().unwrap().authorized);
     assert_eq!(
         panel.result.as_deref(),

@@ -4,8 +4,9 @@
 
 use super::fixtures::*;
 use crate::console::action::{Action, Answer};
-use crate::console::app::{App, Overlay, Tab};
+use crate::console::app::{App, Tab};
 use crate::console::layout::Pane;
+use crate::console::modal::Modal;
 use crossterm::event::KeyCode;
 
 fn on_tab(width: u16, height: u16, tab_key: char) -> App {
@@ -102,7 +103,11 @@ fn proposals_80x24() {
 fn approve_dialog_120x40() {
     let mut app = on_tab(120, 40, '2');
     app.update(key('a'));
-    assert_eq!(app.overlay, Overlay::Approve(ID_FRESH.into()));
+    assert!(
+        matches!(&app.modal, Some(Modal::Approve(id)) if *id == ID_FRESH),
+        "{:?}",
+        app.modal
+    );
     let text = snap("approve_dialog_120x40", &app);
     for needle in [
         "Approve proposal",
@@ -121,7 +126,11 @@ fn approve_dialog_amber_120x40() {
     let mut app = on_tab(120, 40, '2');
     app.update(code(KeyCode::Down));
     app.update(key('a'));
-    assert_eq!(app.overlay, Overlay::Approve(ID_AMBER.into()));
+    assert!(
+        matches!(&app.modal, Some(Modal::Approve(id)) if *id == ID_AMBER),
+        "{:?}",
+        app.modal
+    );
     snap("approve_dialog_amber_120x40", &app);
 }
 
@@ -129,7 +138,11 @@ fn approve_dialog_amber_120x40() {
 fn help_120x40() {
     let mut app = on_tab(120, 40, '1');
     app.update(key('?'));
-    assert!(matches!(app.overlay, Overlay::Help(_)), "{:?}", app.overlay);
+    assert!(
+        matches!(app.modal, Some(Modal::Help { .. })),
+        "{:?}",
+        app.modal
+    );
     let text = snap("help_120x40", &app);
     assert!(text.contains("/propose"));
     assert!(text.contains("approve the selected proposal"));

@@ -4,8 +4,9 @@
 use super::fixtures::*;
 use crate::api::ApiError;
 use crate::console::action::{Action, Answer, Effect, Payload, Resource};
-use crate::console::app::{DecisionKind, LocalState, Options, Overlay, Source, Status, Tab, risk};
+use crate::console::app::{DecisionKind, LocalState, Options, Source, Status, Tab, risk};
 use crate::console::layout::Pane;
+use crate::console::modal::Modal;
 use crate::console::poll::{MAX_BACKOFF, backoff};
 use chrono::{DateTime, Utc};
 use crossterm::event::KeyCode;
@@ -67,19 +68,27 @@ fn staged_counts_down_then_approve_needs_an_explicit_y() {
 
     // `a` opens the dialog and sends nothing.
     let fx = app.update(key('a'));
-    assert_eq!(app.overlay, Overlay::Approve(ID.into()));
+    assert!(
+        matches!(&app.modal, Some(Modal::Approve(id)) if *id == ID),
+        "{:?}",
+        app.modal
+    );
     assert!(fx.is_empty(), "{fx:?}");
 
     // Enter is not a yes.
     let fx = app.update(code(KeyCode::Enter));
     assert!(confirms(&fx).is_empty(), "{fx:?}");
-    assert_eq!(app.overlay, Overlay::Approve(ID.into()));
+    assert!(
+        matches!(&app.modal, Some(Modal::Approve(id)) if *id == ID),
+        "{:?}",
+        app.modal
+    );
     assert_eq!(status(&app), Status::Staged);
 
     // `y` sends exactly one confirm, and the proposal waits for it.
     let fx = app.update(key('y'));
     assert_eq!(fx, vec![Effect::Confirm(ID.into())]);
-    assert_eq!(app.overlay, Overlay::None);
+    assert!(app.modal.is_none(), "{:?}", app.modal);
     assert_eq!(app.item(ID).unwrap().local, LocalState::Confirming);
     assert_eq!(status(&app), Status::Confirming);
     assert!(app.confirm_in_flight());
@@ -138,7 +147,7 @@ fn staged_counts_down_then_approve_needs_an_explicit_y() {
     assert_eq!(app.decisions.len(), 1);
     assert_eq!(status(&app), Status::Approved);
     app.update(key('a'));
-    assert_eq!(app.overlay, Overlay::None);
+    assert!(app.modal.is_none(), "{:?}", app.modal);
 }
 
 #[test]
@@ -146,7 +155,7 @@ fn esc_cancels_the_dialog_without_confirming() {
     let mut app = staged_app();
     app.update(key('a'));
     let fx = app.update(code(KeyCode::Esc));
-    assert_eq!(app.overlay, Overlay::None);
+    assert!(app.modal.is_none(), "{:?}", app.modal);
     assert!(confirms(&fx).is_empty());
     assert_eq!(status(&app), Status::Staged);
 }
@@ -182,7 +191,7 @@ fn expiry_is_journaled_once_and_blocks_approval() {
 
     // `a` refuses, with a reason.
     let fx = app.update(key('a'));
-    assert_eq!(app.overlay, Overlay::None);
+    assert!(app.modal.is_none(), "{:?}", app.modal);
     assert!(confirms(&fx).is_empty());
     let toasts = toast_texts(&app);
     assert!(
@@ -198,7 +207,11 @@ fn dialog_open_while_the_countdown_runs_out_does_not_confirm() {
     let mut app = staged_app();
     tick(&mut app, t0() + secs(290));
     app.update(key('a'));
-    assert_eq!(app.overlay, Overlay::Approve(ID.into()));
+    assert!(
+        matches!(&app.modal, Some(Modal::Approve(id)) if *id == ID),
+        "{:?}",
+        app.modal
+    );
 
     let fx = tick(&mut app, t0() + secs(301));
     assert_eq!(journal_lines(&fx).len(), 1);
@@ -236,7 +249,7 @@ fn reject_with_x_is_journaled_and_final() {
     // Refused afterwards: no dialog, no confirm, a reason.
     app.toasts.clear();
     let fx = app.update(key('a'));
-    assert_eq!(app.overlay, Overlay::None);
+    assert!(app.modal.is_none(), "{:?}", app.modal);
     assert!(confirms(&fx).is_empty());
     assert!(
         toast_texts(&app)
@@ -303,7 +316,7 @@ fn failed_confirm_records_the_error() {
         assert_eq!(log.status, error.code().unwrap());
         // A failed proposal is not offered again.
         app.update(key('a'));
-        assert_eq!(app.overlay, Overlay::None);
+        assert!(app.modal.is_none(), "{:?}", app.modal);
     }
 }
 
@@ -502,7 +515,11 @@ fn quota_exceeded_holds_confirms() {
     );
 
     app.update(key('a'));
-    assert_eq!(app.overlay, Overlay::Approve(ID.into()));
+    assert!(
+        matches!(&app.modal, Some(Modal::Approve(id)) if *id == ID),
+        "{:?}",
+        app.modal
+    );
     let fx = app.update(key('y'));
     assert!(confirms(&fx).is_empty(), "{fx:?}");
     assert_eq!(app.item(ID).unwrap().local, LocalState::None);
@@ -552,7 +569,11 @@ fn quota_exceeded_on_confirm_holds_the_next_one() {
     assert_eq!(app.tab, Tab::Proposals);
     app.update(code(KeyCode::Down));
     app.update(key('a'));
-    assert_eq!(app.overlay, Overlay::Approve(ID.into()));
+    assert!(
+        matches!(&app.modal, Some(Modal::Approve(id)) if *id == ID),
+        "{:?}",
+        app.modal
+    );
     let fx = app.update(key('y'));
     assert!(confirms(&fx).is_empty(), "{fx:?}");
     assert_eq!(status(&app), Status::Staged);
@@ -643,15 +664,23 @@ fn q_asks_first_while_a_confirm_is_in_flight() {
     let fx = app.update(key('q'));
     assert!(!fx.contains(&Effect::Quit), "{fx:?}");
     assert!(!app.should_quit);
-    assert_eq!(app.overlay, Overlay::QuitConfirm);
+    assert!(
+        matches!(app.modal, Some(Modal::QuitConfirm)),
+        "{:?}",
+        app.modal
+    );
     assert!(render(&app).contains("A confirm is still in flight"));
 
     // Esc stays; q again asks again; y quits.
     app.update(code(KeyCode::Esc));
-    assert_eq!(app.overlay, Overlay::None);
+    assert!(app.modal.is_none(), "{:?}", app.modal);
     assert!(!app.should_quit);
     app.update(key('q'));
-    assert_eq!(app.overlay, Overlay::QuitConfirm);
+    assert!(
+        matches!(app.modal, Some(Modal::QuitConfirm)),
+        "{:?}",
+        app.modal
+    );
     let fx = app.update(code(KeyCode::Enter));
     assert!(!fx.contains(&Effect::Quit));
     let fx = app.update(key('y'));
@@ -663,7 +692,7 @@ fn q_asks_first_while_a_confirm_is_in_flight() {
 
 fn run_command(app: &mut crate::console::app::App, text: &str) -> Vec<Effect> {
     let mut fx = app.update(key(':'));
-    assert!(app.command.is_some(), "`:` opens the command line");
+    assert!(app.command_line().is_some(), "`:` opens the command line");
     fx.extend(type_text(app, text));
     fx.extend(app.update(code(KeyCode::Enter)));
     fx
@@ -682,17 +711,17 @@ fn proposed(fx: &[Effect]) -> Vec<crate::api::model::TradeSignal> {
 fn propose_command_stages_a_trade() {
     let mut app = staged_app();
     app.update(key(':'));
-    assert!(app.command.is_some());
+    assert!(app.command_line().is_some());
     type_text(&mut app, "/propose BTC long 0.01 tp=72000 sl=65000");
     assert_eq!(
-        app.command.as_ref().unwrap().text(),
+        app.command_line().unwrap().text(),
         "/propose BTC long 0.01 tp=72000 sl=65000"
     );
-    // Keys typed into the line are text, not shortcuts.
+    // Keys typed into the line are text, not shortcuts: the line is still what is open.
     assert!(!app.should_quit);
-    assert_eq!(app.overlay, Overlay::None);
+    assert!(app.command_line().is_some());
     let fx = app.update(code(KeyCode::Enter));
-    assert!(app.command.is_none());
+    assert!(app.command_line().is_none());
     assert!(app.command_error.is_none());
     let signals = proposed(&fx);
     assert_eq!(signals.len(), 1, "{fx:?}");
@@ -712,7 +741,7 @@ fn bad_command_names_the_problem() {
     let mut app = staged_app();
     let fx = run_command(&mut app, "/propose BTC sideways 0.01");
     assert!(proposed(&fx).is_empty());
-    assert!(app.command.is_none());
+    assert!(app.command_line().is_none());
     let err = app.command_error.clone().expect("an error is shown");
     assert!(err.contains("sideways"), "{err}");
     assert!(err.contains("side"), "{err}");
@@ -735,14 +764,11 @@ fn up_recalls_history() {
     run_command(&mut app, "/close BTC");
     app.update(key(':'));
     app.update(code(KeyCode::Up));
-    assert_eq!(app.command.as_ref().unwrap().text(), "/close BTC");
+    assert_eq!(app.command_line().unwrap().text(), "/close BTC");
     app.update(code(KeyCode::Up));
-    assert_eq!(
-        app.command.as_ref().unwrap().text(),
-        "/propose ETH short 0.5"
-    );
+    assert_eq!(app.command_line().unwrap().text(), "/propose ETH short 0.5");
     app.update(code(KeyCode::Down));
-    assert_eq!(app.command.as_ref().unwrap().text(), "/close BTC");
+    assert_eq!(app.command_line().unwrap().text(), "/close BTC");
     // Running the recalled line runs it again.
     app.update(code(KeyCode::Up));
     let fx = app.update(code(KeyCode::Enter));
@@ -761,7 +787,11 @@ fn confirm_command_adds_the_proposal_and_opens_the_dialog() {
     assert_eq!(item.source, Source::Console);
     assert_eq!(item.status(app.now), Status::Staged);
     assert_eq!(app.tab, Tab::Proposals);
-    assert_eq!(app.overlay, Overlay::Approve("prop_x".into()));
+    assert!(
+        matches!(&app.modal, Some(Modal::Approve(id)) if *id == "prop_x"),
+        "{:?}",
+        app.modal
+    );
     assert_eq!(app.inbox[app.selected(Pane::Inbox)].id(), "prop_x");
     let fx = app.update(key('y'));
     assert_eq!(fx, vec![Effect::Confirm("prop_x".into())]);
@@ -770,7 +800,11 @@ fn confirm_command_adds_the_proposal_and_opens_the_dialog() {
     let before = app.inbox.len();
     run_command(&mut app, &format!("/confirm {ID}"));
     assert_eq!(app.inbox.len(), before);
-    assert_eq!(app.overlay, Overlay::Approve(ID.into()));
+    assert!(
+        matches!(&app.modal, Some(Modal::Approve(id)) if *id == ID),
+        "{:?}",
+        app.modal
+    );
 }
 
 #[test]
@@ -794,7 +828,7 @@ fn esc_closes_the_command_line_without_running() {
     app.update(key(':'));
     type_text(&mut app, "/quit");
     let fx = app.update(code(KeyCode::Esc));
-    assert!(app.command.is_none());
+    assert!(app.command_line().is_none());
     assert!(fx.is_empty());
     assert!(!app.should_quit);
 }

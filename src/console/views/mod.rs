@@ -13,9 +13,10 @@ pub mod tools;
 pub mod widgets;
 
 use super::action::Resource;
-use super::app::{App, Overlay, Tab, ToastLevel};
+use super::app::{App, Tab, ToastLevel};
 use super::keymap::KeyAction;
 use super::layout::{self, Screen};
+use super::modal::Modal;
 use super::theme::Theme;
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -44,11 +45,11 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
     footer(f, app, theme, &screen);
     command_line(f, app, theme, &screen);
     toasts(f, app, theme, &screen);
-    match &app.overlay {
-        Overlay::None => {}
-        Overlay::Help(scroll) => help::draw(f, app, theme, area, *scroll),
-        Overlay::Approve(id) => proposals::approve_dialog(f, app, theme, area, id),
-        Overlay::QuitConfirm => {
+    let Some(modal) = &app.modal else { return };
+    match modal {
+        Modal::Help { scroll } => help::draw(f, app, theme, area, *scroll),
+        Modal::Approve(id) => proposals::approve_dialog(f, app, theme, area, id),
+        Modal::QuitConfirm => {
             let r = widgets::centered(area, 52, 5);
             f.render_widget(Clear, r);
             let p = Paragraph::new(vec![
@@ -59,20 +60,18 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
             .style(theme.base);
             f.render_widget(p, r);
         }
-        Overlay::Details(scroll) => discovery::details(f, app, theme, area, *scroll),
-        Overlay::Artifact(index, scroll) => {
+        Modal::Details { scroll } => discovery::details(f, app, theme, area, *scroll),
+        Modal::Artifact { index, scroll } => {
             research::artifact(f, app, theme, area, *index, *scroll)
         }
-        Overlay::StopRun(run_id) => research::stop_dialog(f, app, theme, area, run_id),
-        Overlay::DestinationForm => signals::destination_form(f, app, theme, area),
-        Overlay::Secret => signals::secret_overlay(f, app, theme, area),
-        Overlay::BuilderFee => signals::builder_fee(f, app, theme, area),
-    }
-    if let Some(form) = &app.form {
-        backtests::form(f, theme, area, form);
-    }
-    if app.tools.editor.is_some() {
-        tools::editor(f, app, theme, area);
+        Modal::StopRun(run_id) => research::stop_dialog(f, app, theme, area, run_id),
+        Modal::DestinationForm(form) => signals::destination_form(f, theme, area, form),
+        Modal::Secret(revealed) => signals::secret_overlay(f, app, theme, area, revealed),
+        Modal::BuilderFee(panel) => signals::builder_fee(f, app, theme, area, panel),
+        Modal::BacktestForm(form) => backtests::form(f, theme, area, form),
+        Modal::ToolEditor(editor) => tools::editor(f, app, theme, area, editor),
+        // On the status line, drawn with it.
+        Modal::CommandLine(_) | Modal::Filter => {}
     }
 }
 
@@ -244,28 +243,28 @@ fn tab_bar(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
 fn footer(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     let key = |a: KeyAction| app.keymap.keys_for(a).first().cloned().unwrap_or_default();
     let mut items: Vec<(String, &str)> = Vec::new();
-    if app.command.is_some() {
+    if let Some(Modal::CommandLine(_)) = app.modal {
         items = vec![
             ("enter".into(), "run"),
             ("tab".into(), "complete"),
             ("↑↓".into(), "history"),
             ("esc".into(), "close"),
         ];
-    } else if app.form.is_some() {
+    } else if let Some(Modal::BacktestForm(_)) = app.modal {
         items = vec![
             ("tab".into(), "next field"),
             ("enter".into(), "run"),
             ("esc".into(), "cancel"),
         ];
-    } else if app.overlay == Overlay::DestinationForm {
+    } else if let Some(Modal::DestinationForm(_)) = app.modal {
         items = vec![
             ("tab".into(), "next field"),
             ("enter".into(), "create"),
             ("esc".into(), "cancel"),
         ];
-    } else if app.tools.editor.is_some() {
+    } else if let Some(Modal::ToolEditor(_)) = app.modal {
         items = vec![("ctrl-s".into(), "send if valid"), ("esc".into(), "close")];
-    } else if app.filter_editing {
+    } else if let Some(Modal::Filter) = app.modal {
         items = vec![("enter".into(), "done"), ("esc".into(), "done")];
     } else {
         match app.tab {
@@ -323,7 +322,7 @@ fn footer(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
 
 fn command_line(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     let area = screen.command;
-    if let Some(line) = &app.command {
+    if let Some(line) = app.command_line() {
         let [prompt, input] = ratatui::layout::Layout::horizontal([
             ratatui::layout::Constraint::Length(1),
             ratatui::layout::Constraint::Min(1),
@@ -338,7 +337,7 @@ fn command_line(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     } else {
         &app.filter
     };
-    if app.filter_editing || !filter.is_empty() {
+    if matches!(app.modal, Some(Modal::Filter)) || !filter.is_empty() {
         f.render_widget(
             Paragraph::new(Line::from(vec![
                 Span::styled("filter: ", theme.accent),

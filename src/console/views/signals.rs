@@ -7,7 +7,9 @@ use crate::api::model::DeliveryStats;
 use crate::console::app::App;
 use crate::console::keymap::KeyAction;
 use crate::console::layout::{Pane, Screen};
-use crate::console::signals::{self, FORM_LABELS, WALLET_KEY_ENV};
+use crate::console::signals::{
+    self, BuilderPanel, DestinationForm, FORM_LABELS, Revealed, WALLET_KEY_ENV,
+};
 use crate::console::theme::Theme;
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -226,10 +228,7 @@ fn deliveries(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     );
 }
 
-pub fn destination_form(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
-    let Some(form) = &app.signals.form else {
-        return;
-    };
+pub fn destination_form(f: &mut Frame, theme: &Theme, area: Rect, form: &DestinationForm) {
     let height = (form.problems.len() as u16 + 9).min(area.height);
     let r = widgets::centered(area, area.width.saturating_sub(4).min(84), height);
     f.render_widget(Clear, r);
@@ -271,10 +270,7 @@ pub fn destination_form(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
     f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
 }
 
-pub fn secret_overlay(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
-    let Some(r) = &app.signals.revealed else {
-        return;
-    };
+pub fn secret_overlay(f: &mut Frame, app: &App, theme: &Theme, area: Rect, r: &Revealed) {
     let rect = widgets::centered(area, area.width.saturating_sub(4).min(84), 9);
     f.render_widget(Clear, rect);
     let block = widgets::block(theme, Line::from(" Signing secret — shown once "), true);
@@ -310,10 +306,7 @@ pub fn secret_overlay(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
     f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
 }
 
-pub fn builder_fee(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
-    let Some(p) = &app.signals.builder else {
-        return;
-    };
+pub fn builder_fee(f: &mut Frame, app: &App, theme: &Theme, area: Rect, p: &BuilderPanel) {
     let r = widgets::centered(
         area,
         area.width.saturating_sub(4).min(96),

@@ -2,7 +2,7 @@
 //! and the argument editor with its schema problems.
 
 use super::widgets::{self, Col, col, fill_col};
-use crate::console::agents::Tier;
+use crate::console::agents::{Tier, ToolEditor};
 use crate::console::app::App;
 use crate::console::jsontree::{JsonTree, RowKind};
 use crate::console::keymap::KeyAction;
@@ -234,8 +234,7 @@ fn result(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
 }
 
 /// The argument editor, over the Tools tab: the JSON text, then each problem with its path.
-pub fn editor(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
-    let Some(e) = &app.tools.editor else { return };
+pub fn editor(f: &mut Frame, app: &App, theme: &Theme, area: Rect, e: &ToolEditor) {
     let tool = app.tools.find(&e.tool).map(|i| &app.tools.tools[i]);
     let r = widgets::centered(
         area,
