@@ -22,7 +22,7 @@ use crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind,
 };
 use serde_json::json;
-use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 use std::time::Duration;
 
 mod agents_update;
@@ -31,6 +31,10 @@ mod signals_update;
 const EQUITY_POINTS: usize = 600;
 const REQUEST_LOG: usize = 500;
 const TOAST_FOR: TimeDelta = TimeDelta::seconds(4);
+/// Completion's coins before the service has named any.
+const FALLBACK_COINS: [&str; 10] = [
+    "BTC", "ETH", "SOL", "XRP", "DOGE", "AVAX", "LINK", "BNB", "ARB", "SUI",
+];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tab {
@@ -570,9 +574,55 @@ impl App {
         risk(preview, &held, equity)
     }
 
-    /// Countdowns or ages are on screen: time alone changes what is drawn.
+    /// Countdowns or ages are on screen: time alone changes what is drawn, so the loop ticks
+    /// every second. Otherwise it sleeps until the next poll, toast end or event.
     pub fn needs_clock(&self) -> bool {
-        true
+        self.header_shows_time() || self.tab_shows_time() || self.modal_shows_time()
+    }
+
+    /// "ok 3s ago", "last ok 12s ago, retrying in 4s", or the quota countdown. A refused key is
+    /// a fixed message.
+    fn header_shows_time(&self) -> bool {
+        let quota = self.quota_until.is_some_and(|t| t > self.now);
+        let connection = self.auth_failed.is_none()
+            && self
+                .feeds
+                .values()
+                .any(|f| f.poll.updated_at.is_some() || f.poll.failures > 0);
+        quota || connection
+    }
+
+    fn tab_shows_time(&self) -> bool {
+        let loaded = |r: Resource| self.feeds[&r].poll.updated_at.is_some();
+        let counting = || {
+            self.inbox
+                .iter()
+                .any(|i| i.proposal.expires_at.is_some() && i.status(self.now) == Status::Staged)
+        };
+        match self.tab {
+            // Countdowns in the strip, order ages, stale markers.
+            Tab::Desk => counting() || loaded(Resource::Positions) || loaded(Resource::Orders),
+            Tab::Proposals => counting(),
+            Tab::Logs => loaded(Resource::Audit),
+            Tab::Discovery => {
+                let view = self.discovery.view;
+                self.discovery.state(view).feed.poll.updated_at.is_some()
+            }
+            Tab::Research => self.research.active(),
+            Tab::Signals => {
+                self.signals.dest_poll.updated_at.is_some()
+                    || self
+                        .signals
+                        .deliveries
+                        .iter()
+                        .any(|d| d.next_attempt_at.is_some_and(|t| t > self.now))
+            }
+            Tab::Backtests | Tab::Tools | Tab::Chat => false,
+        }
+    }
+
+    fn modal_shows_time(&self) -> bool {
+        matches!(&self.modal, Some(Modal::Approve(id)) if self.item(id).is_some_and(|i| i.remaining(self.now).is_some()))
     }
 
     /// When the runner should wake up next if nothing happens: the next poll, the next whole second
@@ -619,10 +669,12 @@ impl App {
         match action {
             Action::Tick(now) => {
                 self.now = now;
+                let toasts = self.toasts.len();
                 self.toasts.retain(|t| t.until > now);
                 self.note_expiries(&mut fx);
-                // The clock moved: countdowns and ages changed.
-                self.dirty = true;
+                if self.toasts.len() != toasts || self.needs_clock() {
+                    self.dirty = true;
+                }
             }
             Action::Key(key) => self.on_key(key, &mut fx),
             Action::Mouse(m) => self.on_mouse(m),
@@ -1301,7 +1353,11 @@ impl App {
     // ---- command line --------------------------------------------------------------------------
 
     pub(crate) fn on_command_key(&mut self, key: KeyEvent, fx: &mut Vec<Effect>) {
-        let coins = self.known_coins();
+        let coins = if key.code == KeyCode::Tab {
+            self.known_coins()
+        } else {
+            Vec::new()
+        };
         let Some(Modal::CommandLine(line)) = self.modal.as_mut() else {
             return;
         };
@@ -1363,19 +1419,32 @@ impl App {
     }
 
     /// Coins for completion: the venue's, plus any seen in positions.
+    /// Coins for completion: those the service named (positions, open orders, proposals,
+    /// Discovery rows). Until it has named any, the majors every venue lists.
     pub fn known_coins(&self) -> Vec<String> {
-        let mut coins: Vec<String> = [
-            "BTC", "ETH", "SOL", "XRP", "DOGE", "AVAX", "LINK", "BNB", "ARB", "SUI",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        for p in &self.positions {
-            if !coins.contains(&p.coin) {
-                coins.push(p.coin.clone());
-            }
+        let rows = [
+            &self.discovery.top,
+            &self.discovery.live,
+            &self.discovery.combos,
+        ];
+        let from_rows = rows.into_iter().flatten().filter_map(|r| {
+            command::normalize_pair(&r.pair)?
+                .strip_suffix("-USD")
+                .map(str::to_string)
+        });
+        let coins: BTreeSet<String> = self
+            .positions
+            .iter()
+            .map(|p| p.coin.clone())
+            .chain(self.orders.iter().map(|o| o.coin.clone()))
+            .chain(self.inbox.iter().map(|i| i.proposal.preview.coin.clone()))
+            .chain(from_rows)
+            .filter(|c| !c.is_empty())
+            .collect();
+        if coins.is_empty() {
+            return FALLBACK_COINS.iter().map(|c| c.to_string()).collect();
         }
-        coins
+        coins.into_iter().collect()
     }
 
     fn run_command(&mut self, cmd: Command, fx: &mut Vec<Effect>) {

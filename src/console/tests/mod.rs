@@ -2,6 +2,7 @@
 //! from seeded data. Everything is deterministic: fixed times, no wall clock.
 
 mod agents;
+mod clock;
 mod discovery;
 mod fixtures;
 mod signals;
