@@ -22,6 +22,7 @@ pub mod modal;
 pub mod poll;
 pub mod schema;
 pub mod signals;
+pub mod suggest;
 pub mod theme;
 pub mod views;
 

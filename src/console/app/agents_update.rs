@@ -13,12 +13,12 @@ use crate::console::action::{Effect, Resource};
 use crate::console::agents::{
     self, ChatEntry, RESEARCH_POLL_IDLE, RESEARCH_POLL_VISIBLE, ToolEditor, ToolOutcome,
 };
-use crate::console::command::closest;
 use crate::console::jsontree::{JsonTree, summarize};
 use crate::console::keymap::KeyAction;
 use crate::console::layout::{self, Pane};
 use crate::console::modal::Modal;
 use crate::console::schema;
+use crate::console::suggest::closest;
 use chrono::{DateTime, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::Value;
