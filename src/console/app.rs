@@ -10,7 +10,7 @@ use super::keymap::{KeyAction, Keymap};
 use super::layout::{self, Pane};
 use super::modal::Modal;
 use super::poll::{Poll, to_delta};
-use super::signals::{self, SignalsState};
+use super::tabs::signals::{self, SignalsState};
 use crate::api::ApiError;
 use crate::api::model::{
     AuditEntry, OpenOrderRow, PnlSummary, PositionRow, Preview, Proposal, TradeSignal, Usage,
@@ -26,7 +26,6 @@ use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 use std::time::Duration;
 
 mod agents_update;
-mod signals_update;
 
 const EQUITY_POINTS: usize = 600;
 const REQUEST_LOG: usize = 500;
@@ -552,7 +551,7 @@ impl App {
 
     /// Polls these resources at `at` instead of at their next scheduled time: what an action just
     /// changed shows up now.
-    fn poll_now(&mut self, resources: &[Resource], at: DateTime<Utc>) {
+    pub(crate) fn poll_now(&mut self, resources: &[Resource], at: DateTime<Utc>) {
         for r in resources {
             if let Some(f) = self.feeds.get_mut(r) {
                 f.poll.ask_at(at);

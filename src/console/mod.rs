@@ -21,8 +21,8 @@ pub mod layout;
 pub mod modal;
 pub mod poll;
 pub mod schema;
-pub mod signals;
 pub mod suggest;
+pub mod tabs;
 pub mod theme;
 pub mod views;
 

@@ -8,7 +8,7 @@ use super::agents::ToolEditor;
 use super::app::App;
 use super::backtests::BacktestForm;
 use super::keymap::KeyAction;
-use super::signals::{BuilderPanel, DestinationForm, Revealed};
+use super::tabs::signals::{BuilderPanel, DestinationForm, Revealed};
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui_textarea::TextArea;
 

@@ -1344,14 +1344,14 @@ pub fn tool_editor(app: &App) -> Option<&crate::console::agents::ToolEditor> {
     }
 }
 
-pub fn destination_form(app: &App) -> Option<&crate::console::signals::DestinationForm> {
+pub fn destination_form(app: &App) -> Option<&crate::console::tabs::signals::DestinationForm> {
     match &app.modal {
         Some(Modal::DestinationForm(form)) => Some(form),
         _ => None,
     }
 }
 
-pub fn builder_panel(app: &App) -> Option<&crate::console::signals::BuilderPanel> {
+pub fn builder_panel(app: &App) -> Option<&crate::console::tabs::signals::BuilderPanel> {
     match &app.modal {
         Some(Modal::BuilderFee(panel)) => Some(panel),
         _ => None,

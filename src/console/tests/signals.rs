@@ -8,7 +8,7 @@ use crate::api::model::SignalDestination;
 use crate::console::action::{Action, Answer, Effect};
 use crate::console::app::{App, Tab};
 use crate::console::modal::Modal;
-use crate::console::signals::{DestinationForm, check_https_url};
+use crate::console::tabs::signals::{DestinationForm, check_https_url};
 use crate::secret::Secret;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
@@ -552,11 +552,13 @@ fn a_service_without_the_delivery_log_hides_the_pane_with_a_note() {
         assert_eq!(fetched(&app.update(Action::Tick(t0() + secs(s)))).1, 0);
     }
     // 501 counts as "not offered" too.
-    assert!(crate::console::signals::is_unsupported(&ApiError::Server {
-        status: 501,
-        code: "not_implemented".into(),
-        message: String::new(),
-    }));
+    assert!(crate::console::tabs::signals::is_unsupported(
+        &ApiError::Server {
+            status: 501,
+            code: "not_implemented".into(),
+            message: String::new(),
+        }
+    ));
 }
 
 // ---- snapshots -------------------------------------------------------------------------------------

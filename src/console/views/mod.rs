@@ -8,7 +8,6 @@ pub mod help;
 pub mod logs;
 pub mod proposals;
 pub mod research;
-pub mod signals;
 pub mod tools;
 pub mod widgets;
 
@@ -17,6 +16,7 @@ use super::app::{App, Tab, ToastLevel};
 use super::keymap::KeyAction;
 use super::layout::{self, Screen};
 use super::modal::Modal;
+use super::tabs::signals;
 use super::theme::Theme;
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -40,7 +40,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
         Tab::Research => research::draw(f, app, theme, &screen),
         Tab::Tools => tools::draw(f, app, theme, &screen),
         Tab::Chat => chat::draw(f, app, theme, &screen),
-        Tab::Signals => signals::draw(f, app, theme, &screen),
+        Tab::Signals => signals::view::draw(f, app, theme, &screen),
     }
     footer(f, app, theme, &screen);
     command_line(f, app, theme, &screen);
@@ -65,9 +65,9 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
             research::artifact(f, app, theme, area, *index, *scroll)
         }
         Modal::StopRun(run_id) => research::stop_dialog(f, app, theme, area, run_id),
-        Modal::DestinationForm(form) => signals::destination_form(f, theme, area, form),
-        Modal::Secret(revealed) => signals::secret_overlay(f, app, theme, area, revealed),
-        Modal::BuilderFee(panel) => signals::builder_fee(f, app, theme, area, panel),
+        Modal::DestinationForm(form) => signals::view::destination_form(f, theme, area, form),
+        Modal::Secret(revealed) => signals::view::secret_overlay(f, app, theme, area, revealed),
+        Modal::BuilderFee(panel) => signals::view::builder_fee(f, app, theme, area, panel),
         Modal::BacktestForm(form) => backtests::form(f, theme, area, form),
         Modal::ToolEditor(editor) => tools::editor(f, app, theme, area, editor),
         // On the status line, drawn with it.

@@ -2,7 +2,10 @@
 //! on screen), the create form and the signing secret shown once, the fan-out default and `/trade`,
 //! and the builder-fee panel with its EIP-712 signature.
 
-use super::{App, Tab, ToastLevel, execution_summary, to_delta};
+use super::{
+    self as signals, BuilderPanel, DELIVERIES_POLL, DESTINATIONS_POLL, DestinationForm, Revealed,
+    WALLET_KEY_ENV,
+};
 use crate::api::ApiError;
 use crate::api::eip712;
 use crate::api::model::{
@@ -10,15 +13,13 @@ use crate::api::model::{
     SignalDestination, SignalDestinationRequest, SignalDestinations, TradeSignal,
 };
 use crate::console::action::{Effect, Resource};
+use crate::console::app::{App, Tab, ToastLevel, execution_summary};
 use crate::console::command::TradeArgs;
 use crate::console::keymap::KeyAction;
 use crate::console::layout::Pane;
 use crate::console::modal::Modal;
 use crate::console::poll::Poll;
-use crate::console::signals::{
-    self, BuilderPanel, DELIVERIES_POLL, DESTINATIONS_POLL, DestinationForm, Revealed,
-    WALLET_KEY_ENV,
-};
+use crate::console::poll::to_delta;
 use crate::secret::Secret;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;

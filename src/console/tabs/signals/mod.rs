@@ -1,11 +1,14 @@
 //! State of the Signals tab: the account's signal destinations, the delivery log of the selected
 //! one (an extension, feature-detected), the create form, the signing secret shown once, the
 //! fan-out default of `/trade`, and the builder-fee panel. The logic that changes it lives in
-//! `app/signals_update.rs`; drawing in `views/signals.rs`.
+//! `update.rs`; drawing in `view.rs`.
 
-use super::poll::Poll;
+mod update;
+pub mod view;
+
 use crate::api::ApiError;
 use crate::api::model::{BuilderFeePayload, SignalDelivery, SignalDestination};
+use crate::console::poll::Poll;
 use crate::secret::Secret;
 use serde_json::Value;
 use std::time::Duration;

@@ -2,15 +2,15 @@
 //! delivery log (when the service offers it), the create form, the signing secret shown once, and
 //! the builder-fee panel.
 
-use super::widgets::{self, Col, age, col, fill_col, num_col};
+use super::{
+    self as signals, BuilderPanel, DestinationForm, FORM_LABELS, Revealed, WALLET_KEY_ENV,
+};
 use crate::api::model::DeliveryStats;
 use crate::console::app::App;
 use crate::console::keymap::KeyAction;
 use crate::console::layout::{Pane, Screen};
-use crate::console::signals::{
-    self, BuilderPanel, DestinationForm, FORM_LABELS, Revealed, WALLET_KEY_ENV,
-};
 use crate::console::theme::Theme;
+use crate::console::views::widgets::{self, Col, age, col, fill_col, num_col};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
