@@ -9,13 +9,13 @@ use agentdesk::api::model::{
     Whoami,
 };
 use agentdesk::console::action::{Action, Answer, Payload, Resource};
-use agentdesk::console::app::{
-    App, Decision, DecisionKind, InboxItem, LocalState, Options, ServiceInfo, Source, Tab,
-};
+use agentdesk::console::app::{App, Options, ServiceInfo};
+use agentdesk::console::inbox::{Decision, DecisionKind, InboxItem, LocalState, Source};
+use agentdesk::console::tabs::Tab;
 use agentdesk::console::keymap::Keymap;
 use agentdesk::console::layout::Pane;
 use agentdesk::console::theme::Theme;
-use agentdesk::console::views;
+use agentdesk::console::view;
 use chrono::{DateTime, Duration as TimeDelta, TimeZone, Utc};
 use criterion::{Criterion, criterion_group, criterion_main};
 use ratatui::Terminal;
@@ -260,7 +260,7 @@ fn bench_draw(c: &mut Criterion, name: &str, mut app: App, expect: &[&str]) {
     let mut tick = 0i64;
     // Sanity: the frame really shows the data.
     terminal
-        .draw(|f| views::draw(f, &app, &theme))
+        .draw(|f| view::draw(f, &app, &theme))
         .expect("draw");
     let screen: String = terminal
         .backend()
@@ -281,7 +281,7 @@ fn bench_draw(c: &mut Criterion, name: &str, mut app: App, expect: &[&str]) {
             tick = (tick + 1) % 60;
             app.now = base + TimeDelta::seconds(tick);
             terminal
-                .draw(|f| views::draw(f, black_box(&app), &theme))
+                .draw(|f| view::draw(f, black_box(&app), &theme))
                 .expect("draw");
         })
     });

@@ -9,22 +9,20 @@
 //! idle console does nothing in between.
 
 pub mod action;
-pub mod agents;
 pub mod app;
-pub mod backtests;
 pub mod command;
-pub mod discovery;
 pub mod effects;
-pub mod jsontree;
+pub mod help;
+pub mod inbox;
 pub mod keymap;
 pub mod layout;
 pub mod modal;
 pub mod poll;
-pub mod schema;
 pub mod suggest;
 pub mod tabs;
 pub mod theme;
-pub mod views;
+pub mod view;
+pub mod widgets;
 
 use crate::api::{Client, Scope};
 use crate::config::{ConsoleConfig, Service};
@@ -183,7 +181,7 @@ pub async fn run(prepared: Prepared) -> Result<(), String> {
         if app.dirty {
             let due = last_draw.map(|t| t + FRAME);
             if due.is_none_or(|d| Instant::now() >= d) {
-                if let Err(e) = terminal.draw(|f| views::draw(f, &app, &theme)) {
+                if let Err(e) = terminal.draw(|f| view::draw(f, &app, &theme)) {
                     break Err(format!("cannot draw: {e}"));
                 }
                 app.dirty = false;

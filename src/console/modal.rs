@@ -4,11 +4,12 @@
 //! leaves memory with its overlay).
 
 use super::action::Effect;
-use super::agents::ToolEditor;
 use super::app::App;
-use super::backtests::BacktestForm;
 use super::keymap::KeyAction;
+use super::tabs::Tab;
+use super::tabs::backtests::BacktestForm;
 use super::tabs::signals::{BuilderPanel, DestinationForm, Revealed};
+use super::tabs::tools::ToolEditor;
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui_textarea::TextArea;
 
@@ -178,7 +179,11 @@ impl App {
             KeyCode::Char(c) => Some(c),
             _ => return,
         };
-        self.edit_filter(edit);
+        if self.tab == Tab::Discovery {
+            self.edit_discovery_filter(edit);
+        } else {
+            self.edit_logs_filter(edit);
+        }
     }
 
     /// Opens the command line with the earlier commands to recall.

@@ -8,10 +8,14 @@ use crate::api::model::{
     ResearchMessage, ResearchRun, ResearchStatus, ToolCall, ToolCapability, ToolResult,
 };
 use crate::console::action::{Action, Answer, Effect};
-use crate::console::app::{App, DecisionKind, LocalState, Status, Tab};
+use crate::console::app::App;
+use crate::console::inbox::DecisionKind;
+use crate::console::inbox::LocalState;
+use crate::console::inbox::Status;
 use crate::console::layout::Pane;
 use crate::console::modal::Modal;
-use crate::console::views::tools::tree_text;
+use crate::console::tabs::Tab;
+use crate::console::tabs::tools::view::tree_text;
 use chrono::{DateTime, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::{Value, json};

@@ -5,7 +5,8 @@ use super::fixtures::*;
 use crate::api::ApiError;
 use crate::api::model::PositionRow;
 use crate::console::action::{Action, Payload, Resource};
-use crate::console::app::{App, Tab};
+use crate::console::app::App;
+use crate::console::tabs::Tab;
 
 fn refused(app: &mut App, at: chrono::DateTime<chrono::Utc>) {
     app.update(failed(

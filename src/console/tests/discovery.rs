@@ -4,12 +4,13 @@
 use super::fixtures::*;
 use crate::api::model::{BacktestJob, DiscoveryRow};
 use crate::console::action::{Action, Answer};
-use crate::console::app::{App, Tab};
-use crate::console::discovery::{
-    BacktestsQuery, CombosQuery, DView, DiscoveryPayload, DiscoveryQuery, Selected,
-};
+use crate::console::app::App;
 use crate::console::layout::Pane;
 use crate::console::modal::Modal;
+use crate::console::tabs::Tab;
+use crate::console::tabs::discovery::{
+    BacktestsQuery, CombosQuery, DView, DiscoveryPayload, DiscoveryQuery, Selected,
+};
 use chrono::{DateTime, Utc};
 use crossterm::event::KeyCode;
 use serde_json::json;
@@ -254,7 +255,7 @@ fn sort_and_filter_are_computed_once_per_change() {
     assert_eq!(names(&app, view), ["donchian BTC-USD"]);
     app.update(code(KeyCode::Esc));
     // The Logs filter is another filter.
-    assert!(app.filter.is_empty());
+    assert!(app.logs.filter.is_empty());
 
     // A new answer rebuilds once, keeping sort and filter.
     let before = app.discovery.state(view).rebuilds;
@@ -349,7 +350,7 @@ fn b_form_submits_the_row_with_edited_fields() {
     );
     assert!(backtest_form(&app).is_none());
     assert_eq!(app.tab, Tab::Backtests);
-    assert_eq!(app.submitting, 1);
+    assert_eq!(app.backtests.submitting, 1);
 }
 
 #[test]
@@ -428,8 +429,8 @@ fn jobs_are_polled_every_second_until_done() {
     assert_eq!(backtest_runs(&fx), vec![backtest_request()]);
     assert_eq!(app.tab, Tab::Backtests);
     app.update(submitted(job("queued", 0), t0()));
-    assert_eq!(app.jobs.len(), 1);
-    assert_eq!(app.jobs[0].job.request, Some(backtest_request()));
+    assert_eq!(app.backtests.jobs.len(), 1);
+    assert_eq!(app.backtests.jobs[0].job.request, Some(backtest_request()));
     assert!(job_fetches(&app.update(Action::Tick(t0() + ms(900)))).is_empty());
     assert_eq!(
         job_fetches(&app.update(Action::Tick(t0() + secs(1)))),
@@ -438,7 +439,7 @@ fn jobs_are_polled_every_second_until_done() {
     // In flight: not asked twice.
     assert!(job_fetches(&app.update(Action::Tick(t0() + secs(3)))).is_empty());
     app.update(job_loaded(job("running", 40), t0() + secs(3)));
-    assert_eq!(app.jobs[0].job.request, Some(backtest_request()), "kept");
+    assert_eq!(app.backtests.jobs[0].job.request, Some(backtest_request()), "kept");
     assert!(render(&app).contains("40% running"));
     assert_eq!(
         job_fetches(&app.update(Action::Tick(t0() + secs(4)))),

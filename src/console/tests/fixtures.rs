@@ -9,13 +9,16 @@ use crate::api::model::{
     Whoami,
 };
 use crate::console::action::{Action, Answer, Effect, Payload, Resource};
-use crate::console::app::{
-    App, Decision, DecisionKind, InboxItem, LocalState, Options, ServiceInfo, Source,
-};
+use crate::console::app::{App, Options, ServiceInfo};
+use crate::console::inbox::Decision;
+use crate::console::inbox::DecisionKind;
+use crate::console::inbox::InboxItem;
+use crate::console::inbox::LocalState;
+use crate::console::inbox::Source;
 use crate::console::keymap::Keymap;
 use crate::console::modal::Modal;
 use crate::console::theme::Theme;
-use crate::console::views;
+use crate::console::view;
 use chrono::{DateTime, Duration as TimeDelta, TimeZone, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use std::collections::BTreeMap;
@@ -723,7 +726,7 @@ pub fn render(app: &App) -> String {
     let (w, h) = app.size;
     let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).unwrap();
     terminal
-        .draw(|f| views::draw(f, app, &Theme::dark()))
+        .draw(|f| view::draw(f, app, &Theme::dark()))
         .unwrap();
     buffer_text(terminal.backend().buffer())
 }
@@ -755,7 +758,7 @@ use crate::api::model::{
     BacktestData, BacktestJob, BacktestRequest, BacktestStats, BacktestTrade, Discovery,
     DiscoveryRow, EquityPoint, ErrorDetail, StrategyEntry, StrategyParam,
 };
-use crate::console::discovery::{DView, DiscoveryPayload, DiscoveryQuery};
+use crate::console::tabs::discovery::{DView, DiscoveryPayload, DiscoveryQuery};
 
 fn param(name: &str, kind: &str, default: f64, min: f64, max: f64, step: f64) -> StrategyParam {
     StrategyParam {
@@ -826,7 +829,7 @@ fn params(pairs: &[(&str, f64)]) -> serde_json::Map<String, serde_json::Value> {
         .map(|(k, v)| {
             (
                 (*k).to_string(),
-                crate::console::backtests::number_value(*v),
+                crate::console::tabs::backtests::number_value(*v),
             )
         })
         .collect()
@@ -1318,9 +1321,9 @@ pub fn backtests_app(width: u16, height: u16) -> App {
         ..BacktestJob::default()
     };
     for job in [failed, running, finished_job()] {
-        let mut entry = crate::console::backtests::JobEntry::new(job, t0() - secs(1));
+        let mut entry = crate::console::tabs::backtests::JobEntry::new(job, t0() - secs(1));
         entry.poll.ask_at(t0() + secs(3600));
-        app.jobs.insert(0, entry);
+        app.backtests.jobs.insert(0, entry);
     }
     app.update(key('5'));
     app.update(Action::Tick(t0()));
@@ -1330,14 +1333,14 @@ pub fn backtests_app(width: u16, height: u16) -> App {
 
 // ---- the modal slot ------------------------------------------------------------------------------
 
-pub fn backtest_form(app: &App) -> Option<&crate::console::backtests::BacktestForm> {
+pub fn backtest_form(app: &App) -> Option<&crate::console::tabs::backtests::BacktestForm> {
     match &app.modal {
         Some(Modal::BacktestForm(form)) => Some(form),
         _ => None,
     }
 }
 
-pub fn tool_editor(app: &App) -> Option<&crate::console::agents::ToolEditor> {
+pub fn tool_editor(app: &App) -> Option<&crate::console::tabs::tools::ToolEditor> {
     match &app.modal {
         Some(Modal::ToolEditor(editor)) => Some(editor),
         _ => None,

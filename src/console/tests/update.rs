@@ -4,10 +4,16 @@
 use super::fixtures::*;
 use crate::api::ApiError;
 use crate::console::action::{Action, Answer, Effect, Payload, Resource};
-use crate::console::app::{DecisionKind, LocalState, Options, Source, Status, Tab, risk};
+use crate::console::app::Options;
+use crate::console::inbox::DecisionKind;
+use crate::console::inbox::LocalState;
+use crate::console::inbox::Source;
+use crate::console::inbox::Status;
 use crate::console::layout::Pane;
 use crate::console::modal::Modal;
 use crate::console::poll::{MAX_BACKOFF, backoff};
+use crate::console::tabs::Tab;
+use crate::console::tabs::proposals::risk::risk;
 use chrono::{DateTime, Utc};
 use crossterm::event::KeyCode;
 use std::collections::BTreeSet;

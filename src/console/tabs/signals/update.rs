@@ -13,13 +13,15 @@ use crate::api::model::{
     SignalDestination, SignalDestinationRequest, SignalDestinations, TradeSignal,
 };
 use crate::console::action::{Effect, Resource};
-use crate::console::app::{App, Tab, ToastLevel, execution_summary};
+use crate::console::app::{App, ToastLevel};
 use crate::console::command::TradeArgs;
+use crate::console::inbox::execution_summary;
 use crate::console::keymap::KeyAction;
 use crate::console::layout::Pane;
 use crate::console::modal::Modal;
 use crate::console::poll::Poll;
 use crate::console::poll::to_delta;
+use crate::console::tabs::Tab;
 use crate::secret::Secret;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
@@ -64,12 +66,6 @@ impl App {
             && s.deliv_poll.start(now)
         {
             fx.push(Effect::FetchDeliveries(id));
-        }
-    }
-
-    pub(crate) fn entered_signals_tab(&mut self) {
-        if self.tab == Tab::Signals {
-            self.refresh_signals();
         }
     }
 
@@ -309,15 +305,7 @@ impl App {
 
     // ---- keys of the tab ---------------------------------------------------------------------------
 
-    pub(crate) fn on_signals_key(
-        &mut self,
-        action: KeyAction,
-        _pane: Pane,
-        _fx: &mut [Effect],
-    ) -> bool {
-        if self.tab != Tab::Signals {
-            return false;
-        }
+    pub(crate) fn on_signals_key(&mut self, action: KeyAction) -> bool {
         match action {
             KeyAction::NewRun => self.open_destination_form(),
             KeyAction::Fanout => {

@@ -10,7 +10,7 @@ use crate::console::app::App;
 use crate::console::keymap::KeyAction;
 use crate::console::layout::{Pane, Screen};
 use crate::console::theme::Theme;
-use crate::console::views::widgets::{self, Col, age, col, fill_col, num_col};
+use crate::console::widgets::{self, Col, age, col, fill_col, num_col};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};

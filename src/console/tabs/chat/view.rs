@@ -1,11 +1,10 @@
 //! Chat: the conversation with the service's agent — messages, the tool calls it made (name, args,
 //! result summary or error), the confirm tokens it sent to the inbox — and its mode.
 
-use super::research::text_pane;
-use crate::console::agents;
 use crate::console::app::App;
 use crate::console::keymap::KeyAction;
 use crate::console::layout::{Pane, Screen};
+use crate::console::tabs::research::view::text_pane;
 use crate::console::theme::Theme;
 use ratatui::Frame;
 use ratatui::text::{Line, Span};
@@ -27,7 +26,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     f.render_widget(Paragraph::new(Line::from(spans)), screen.banner);
 
     let area = screen.pane(Pane::ChatLog);
-    let lines = agents::chat_lines(&app.chat, area.width.saturating_sub(2) as usize);
+    let lines = super::chat_lines(&app.chat, area.width.saturating_sub(2) as usize);
     let mut title = vec![Span::styled(" Chat ", theme.accent)];
     if app.chat.in_flight {
         title.push(Span::styled("the agent is answering… ", theme.warn));

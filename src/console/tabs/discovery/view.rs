@@ -2,13 +2,13 @@
 //! combos), each under its query line, sorted and filtered through the index the app keeps; and the
 //! details overlay of the selected row.
 
-use super::backtests::stat_items;
-use super::widgets::{self, Col, age, col, fill_col, num, num_col, pnl_style, signed};
 use crate::api::model::{DiscoveryRow, StrategyEntry};
 use crate::console::app::App;
-use crate::console::discovery::{DView, Selected, params_text, row_name};
 use crate::console::layout::{self, Screen};
+use crate::console::tabs::backtests::view::stat_items;
+use crate::console::tabs::discovery::{DView, Selected, params_text, row_name};
 use crate::console::theme::Theme;
+use crate::console::widgets::{self, Col, age, col, fill_col, num, num_col, pnl_style, signed};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -172,7 +172,7 @@ fn strategy_cells<'a>(s: &StrategyEntry) -> Vec<Line<'a>> {
             format!(
                 "{}={}",
                 p.name,
-                crate::console::backtests::fmt_number(p.default)
+                crate::console::tabs::backtests::fmt_number(p.default)
             )
         })
         .collect();
@@ -336,7 +336,7 @@ pub fn detail_lines<'a>(theme: &Theme, sel: Selected<'_>) -> Vec<Line<'a>> {
             lines.push(Line::raw(""));
             lines.push(Line::styled("Parameters", theme.accent));
             for p in &s.parameters {
-                let fmt = crate::console::backtests::fmt_number;
+                let fmt = crate::console::tabs::backtests::fmt_number;
                 lines.push(Line::from(vec![
                     Span::styled(format!("  {:<16}", p.name), theme.base),
                     Span::styled(
@@ -379,7 +379,7 @@ pub fn detail_lines<'a>(theme: &Theme, sel: Selected<'_>) -> Vec<Line<'a>> {
             lines.push(Line::raw(""));
             lines.push(Line::styled("Parameters", theme.accent));
             for (k, v) in &r.parameters {
-                lines.push(kv(theme, k, crate::console::discovery::value_text(v)));
+                lines.push(kv(theme, k, crate::console::tabs::discovery::value_text(v)));
             }
             lines.push(Line::raw(""));
             lines.push(Line::styled("Statistics", theme.accent));

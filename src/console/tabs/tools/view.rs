@@ -1,14 +1,14 @@
 //! Tools: the catalog by tier, the selected tool's schema, the last result as a foldable JSON tree,
 //! and the argument editor with its schema problems.
 
-use super::widgets::{self, Col, col, fill_col};
-use crate::console::agents::{Tier, ToolEditor};
+use super::{Tier, ToolEditor};
 use crate::console::app::App;
-use crate::console::jsontree::{JsonTree, RowKind};
 use crate::console::keymap::KeyAction;
 use crate::console::layout::{Pane, Screen};
-use crate::console::schema;
+use crate::console::tabs::tools::schema;
 use crate::console::theme::Theme;
+use crate::console::widgets::jsontree::{JsonTree, RowKind};
+use crate::console::widgets::{self, Col, col, fill_col};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
@@ -169,7 +169,7 @@ fn result(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         format!(
             "{} {} at {} ",
             outcome.tool,
-            crate::console::jsontree::cut(&outcome.args.to_string(), 40),
+            crate::console::widgets::jsontree::cut(&outcome.args.to_string(), 40),
             outcome.at.format("%H:%M:%S")
         ),
         theme.muted,

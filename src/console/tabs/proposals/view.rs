@@ -1,10 +1,16 @@
 //! The approval inbox: proposals with their countdowns, the selected one as it will execute with a
 //! risk preview from live data, the approve dialog, and the decision history.
 
-use super::widgets::{self, Col, col, countdown, fill_col, num, pnl_style, px, signed, size};
-use crate::console::app::{App, InboxItem, LocalState, Source, Status};
+use crate::console::app::App;
+use crate::console::inbox::InboxItem;
+use crate::console::inbox::LocalState;
+use crate::console::inbox::Source;
+use crate::console::inbox::Status;
 use crate::console::layout::{Pane, Screen};
 use crate::console::theme::Theme;
+use crate::console::widgets::{
+    self, Col, col, countdown, fill_col, num, pnl_style, px, signed, size,
+};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -307,8 +313,8 @@ fn decisions(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         |i| {
             let d = &rows[i];
             let style = match d.kind {
-                crate::console::app::DecisionKind::Approved => theme.good,
-                crate::console::app::DecisionKind::Failed => theme.bad,
+                crate::console::inbox::DecisionKind::Approved => theme.good,
+                crate::console::inbox::DecisionKind::Failed => theme.bad,
                 _ => theme.expired,
             };
             let cells = vec![
@@ -324,7 +330,11 @@ fn decisions(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
 }
 
 /// A tool approval in the detail panel: the tool, what it will do, its arguments and preview.
-fn tool_lines<'a>(theme: &Theme, t: &crate::console::app::ToolApproval, lines: &mut Vec<Line<'a>>) {
+fn tool_lines<'a>(
+    theme: &Theme,
+    t: &crate::console::inbox::ToolApproval,
+    lines: &mut Vec<Line<'a>>,
+) {
     lines.push(Line::from(vec![
         Span::styled(format!("{:<13}", "Tool"), theme.muted),
         Span::styled(t.tool.clone(), theme.critical),
@@ -362,7 +372,7 @@ pub fn approve_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, id: &
             Span::styled(
                 format!(
                     " {}",
-                    crate::console::jsontree::cut(&t.args.to_string(), 48)
+                    crate::console::widgets::jsontree::cut(&t.args.to_string(), 48)
                 ),
                 theme.base,
             ),

@@ -2,12 +2,12 @@
 //! artifacts, the transcript (newest at the bottom, wrapped, scrollable), the artifact viewer and
 //! the stop question.
 
-use super::widgets::{self, Col, col, fill_col, num_col};
-use crate::console::agents::{self, LineStyle, TextLine};
 use crate::console::app::App;
 use crate::console::keymap::KeyAction;
 use crate::console::layout::{self, Pane, Screen};
 use crate::console::theme::Theme;
+use crate::console::widgets::text::{LineStyle, TextLine};
+use crate::console::widgets::{self, Col, col, fill_col, num_col};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -268,7 +268,7 @@ pub fn text_pane(
 
 fn transcript(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     let area = screen.pane(Pane::Transcript);
-    let lines = agents::transcript_lines(&app.research, area.width.saturating_sub(2) as usize);
+    let lines = super::transcript_lines(&app.research, area.width.saturating_sub(2) as usize);
     let mut title = vec![Span::styled(" Transcript ", theme.accent)];
     if app.research.active() {
         title.push(Span::styled("live ", theme.muted));
@@ -301,7 +301,7 @@ pub fn artifact(f: &mut Frame, app: &App, theme: &Theme, area: Rect, index: usiz
         area.height.saturating_sub(2),
     );
     f.render_widget(Clear, r);
-    let lines = agents::artifact_lines(&a.kind, &a.content, r.width.saturating_sub(2) as usize);
+    let lines = super::artifact_lines(&a.kind, &a.content, r.width.saturating_sub(2) as usize);
     let visible = r.height.saturating_sub(2) as usize;
     let scroll = (scroll as usize).min(lines.len().saturating_sub(visible));
     let more = if lines.len() > visible {
@@ -362,5 +362,5 @@ pub fn stop_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, run_id: 
 }
 
 fn agents_cut(text: &str, max: usize) -> String {
-    crate::console::jsontree::cut(text, max)
+    crate::console::widgets::jsontree::cut(text, max)
 }

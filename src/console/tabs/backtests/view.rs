@@ -1,13 +1,13 @@
 //! Backtests: the jobs this console follows with their progress; the selected job's statistics,
 //! equity curve over its drawdown, and trades; and the backtest form.
 
-use super::discovery::opt;
-use super::widgets::{self, Col, col, fill_col, num, num_col, pnl_style, px, signed};
 use crate::api::model::{BacktestData, BacktestStats};
 use crate::console::app::App;
-use crate::console::backtests::{BacktestForm, FieldKind, JobEntry, fmt_number};
 use crate::console::layout::{Pane, Screen};
+use crate::console::tabs::backtests::{BacktestForm, FieldKind, JobEntry, fmt_number};
+use crate::console::tabs::discovery::view::opt;
 use crate::console::theme::Theme;
+use crate::console::widgets::{self, Col, col, fill_col, num, num_col, pnl_style, px, signed};
 use chrono::{TimeZone, Utc};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Position, Rect};
@@ -124,9 +124,9 @@ fn jobs(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         format!(" {} ", Pane::Jobs.title()),
         theme.accent,
     )];
-    if app.submitting > 0 {
+    if app.backtests.submitting > 0 {
         title.push(Span::styled(
-            format!("submitting {}… ", app.submitting),
+            format!("submitting {}… ", app.backtests.submitting),
             theme.warn,
         ));
     }
@@ -138,11 +138,11 @@ fn jobs(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         Line::from(title),
         app.focused_pane() == Pane::Jobs,
         app.selected(Pane::Jobs),
-        app.jobs.len(),
+        app.backtests.jobs.len(),
         JOB_COLS,
         "no backtests yet: b on a Discovery row, or /backtest <strategy> <pair> <tf> <days>",
         |i| {
-            let j = &app.jobs[i];
+            let j = &app.backtests.jobs[i];
             let (strategy, pair, tf, days) = j.describe();
             let data = j.job.data.as_deref();
             let ret = data.and_then(|d| d.stats.total_return);
@@ -211,7 +211,7 @@ fn stats(f: &mut Frame, theme: &Theme, area: Rect, job: Option<&JobEntry>) {
                 theme.muted,
             ));
             lines.push(Line::styled(
-                crate::console::discovery::params_text(&r.parameters),
+                crate::console::tabs::discovery::params_text(&r.parameters),
                 theme.muted,
             ));
         }

@@ -4,10 +4,13 @@
 //! failed. The form is prefilled from a Discovery row; every field is checked before anything is
 //! sent, and a bad field says why under itself.
 
-use super::command::{normalize_pair, normalize_timeframe, parse_number};
-use super::discovery::value_text;
-use super::poll::Poll;
+mod update;
+pub mod view;
+
 use crate::api::model::{BacktestJob, BacktestRequest, StrategyEntry};
+use crate::console::command::{normalize_pair, normalize_timeframe, parse_number};
+use crate::console::poll::Poll;
+use crate::console::tabs::discovery::value_text;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 use std::time::Duration;
@@ -15,6 +18,14 @@ use std::time::Duration;
 /// Poll interval of a queued or running job.
 pub const JOB_POLL: Duration = Duration::from_secs(1);
 const MAX_FIELD: usize = 40;
+
+#[derive(Debug, Clone, Default)]
+pub struct BacktestsState {
+    /// Jobs this console follows, newest first.
+    pub jobs: Vec<JobEntry>,
+    /// Submissions not answered yet.
+    pub submitting: usize,
+}
 
 #[derive(Debug, Clone)]
 pub struct JobEntry {

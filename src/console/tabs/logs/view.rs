@@ -1,10 +1,10 @@
 //! Logs: the service's audit log and the console's own request log, both filtered by `/`.
 
-use super::widgets::{self, Col, col, fill_col, num_col};
 use crate::console::action::Resource;
 use crate::console::app::App;
 use crate::console::layout::{Pane, Screen};
 use crate::console::theme::Theme;
+use crate::console::widgets::{self, Col, col, fill_col, num_col};
 use ratatui::Frame;
 use ratatui::text::{Line, Span};
 
@@ -26,10 +26,10 @@ const REQUEST_COLS: &[Col] = &[
 ];
 
 pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
-    let filter = if app.filter.is_empty() {
+    let filter = if app.logs.filter.is_empty() {
         String::new()
     } else {
-        format!(" matching {:?} ", app.filter)
+        format!(" matching {:?} ", app.logs.filter)
     };
     let audit_feed = &app.feeds[&Resource::Audit];
     let mut title = vec![
@@ -54,11 +54,11 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         Line::from(title),
         app.focused_pane() == Pane::Audit,
         app.selected(Pane::Audit),
-        app.audit_view.len(),
+        app.logs.audit_view.len(),
         AUDIT_COLS,
         "no execute attempts logged",
         |i| {
-            let e = &app.audit[app.audit_view[i]];
+            let e = &app.logs.audit[app.logs.audit_view[i]];
             let style = if e.outcome == "ok" {
                 theme.good
             } else {
@@ -87,11 +87,11 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         ]),
         app.focused_pane() == Pane::Requests,
         app.selected(Pane::Requests),
-        app.request_view.len(),
+        app.logs.request_view.len(),
         REQUEST_COLS,
         "no requests yet",
         |i| {
-            let r = &app.request_log[app.request_view[i]];
+            let r = &app.request_log[app.logs.request_view[i]];
             let style = if r.status == "ok" {
                 theme.good
             } else {

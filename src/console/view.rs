@@ -1,29 +1,23 @@
-//! Drawing: pure functions of `&App`. Nothing here changes state or does I/O.
-
-pub mod backtests;
-pub mod chat;
-pub mod desk;
-pub mod discovery;
-pub mod help;
-pub mod logs;
-pub mod proposals;
-pub mod research;
-pub mod tools;
-pub mod widgets;
+//! Drawing: pure functions of `&App`. Nothing here changes state or does I/O. This draws the frame
+//! every tab shares — header, tab bar, footer, status line, toasts — the tab on screen (its
+//! `view.rs`), and the open modal on top.
 
 use super::action::Resource;
-use super::app::{App, Tab, ToastLevel};
+use super::app::{App, ToastLevel};
+use super::help;
 use super::keymap::KeyAction;
 use super::layout::{self, Screen};
 use super::modal::Modal;
-use super::tabs::signals;
+use super::tabs::{
+    Tab, backtests, chat, desk, discovery, logs, proposals, research, signals, tools,
+};
 use super::theme::Theme;
+use super::widgets::{self, age};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 use std::time::Duration;
-use widgets::age;
 
 pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
     let area = f.area();
@@ -32,14 +26,14 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
     header(f, app, theme, &screen);
     tab_bar(f, app, theme, &screen);
     match app.tab {
-        Tab::Desk => desk::draw(f, app, theme, &screen),
-        Tab::Proposals => proposals::draw(f, app, theme, &screen),
-        Tab::Logs => logs::draw(f, app, theme, &screen),
-        Tab::Discovery => discovery::draw(f, app, theme, &screen),
-        Tab::Backtests => backtests::draw(f, app, theme, &screen),
-        Tab::Research => research::draw(f, app, theme, &screen),
-        Tab::Tools => tools::draw(f, app, theme, &screen),
-        Tab::Chat => chat::draw(f, app, theme, &screen),
+        Tab::Desk => desk::view::draw(f, app, theme, &screen),
+        Tab::Proposals => proposals::view::draw(f, app, theme, &screen),
+        Tab::Logs => logs::view::draw(f, app, theme, &screen),
+        Tab::Discovery => discovery::view::draw(f, app, theme, &screen),
+        Tab::Backtests => backtests::view::draw(f, app, theme, &screen),
+        Tab::Research => research::view::draw(f, app, theme, &screen),
+        Tab::Tools => tools::view::draw(f, app, theme, &screen),
+        Tab::Chat => chat::view::draw(f, app, theme, &screen),
         Tab::Signals => signals::view::draw(f, app, theme, &screen),
     }
     footer(f, app, theme, &screen);
@@ -48,7 +42,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
     let Some(modal) = &app.modal else { return };
     match modal {
         Modal::Help { scroll } => help::draw(f, app, theme, area, *scroll),
-        Modal::Approve(id) => proposals::approve_dialog(f, app, theme, area, id),
+        Modal::Approve(id) => proposals::view::approve_dialog(f, app, theme, area, id),
         Modal::QuitConfirm => {
             let r = widgets::centered(area, 52, 5);
             f.render_widget(Clear, r);
@@ -60,16 +54,16 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
             .style(theme.base);
             f.render_widget(p, r);
         }
-        Modal::Details { scroll } => discovery::details(f, app, theme, area, *scroll),
+        Modal::Details { scroll } => discovery::view::details(f, app, theme, area, *scroll),
         Modal::Artifact { index, scroll } => {
-            research::artifact(f, app, theme, area, *index, *scroll)
+            research::view::artifact(f, app, theme, area, *index, *scroll)
         }
-        Modal::StopRun(run_id) => research::stop_dialog(f, app, theme, area, run_id),
+        Modal::StopRun(run_id) => research::view::stop_dialog(f, app, theme, area, run_id),
         Modal::DestinationForm(form) => signals::view::destination_form(f, theme, area, form),
         Modal::Secret(revealed) => signals::view::secret_overlay(f, app, theme, area, revealed),
         Modal::BuilderFee(panel) => signals::view::builder_fee(f, app, theme, area, panel),
-        Modal::BacktestForm(form) => backtests::form(f, theme, area, form),
-        Modal::ToolEditor(editor) => tools::editor(f, app, theme, area, editor),
+        Modal::BacktestForm(form) => backtests::view::form(f, theme, area, form),
+        Modal::ToolEditor(editor) => tools::view::editor(f, app, theme, area, editor),
         // On the status line, drawn with it.
         Modal::CommandLine(_) | Modal::Filter => {}
     }
@@ -335,7 +329,7 @@ fn command_line(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     let filter = if app.tab == Tab::Discovery {
         &app.discovery.state(app.discovery.view).filter
     } else {
-        &app.filter
+        &app.logs.filter
     };
     if matches!(app.modal, Some(Modal::Filter)) || !filter.is_empty() {
         f.render_widget(

@@ -1,45 +1,26 @@
-//! `App::update` for the agent screens: research polling and commands, the tool catalog, tool calls
-//! with their argument editor and confirm tokens, and the chat.
+//! The Tools tab's update: the catalog (loaded when the tab is first shown), `/tool`, the argument
+//! editor, tool calls and their confirm tokens, and its keys.
 
-use super::{
-    App, DecisionKind, InboxItem, LocalState, Source, Tab, ToastLevel, ToolApproval, to_delta,
-};
 use crate::api::ApiError;
-use crate::api::model::{
-    Capabilities, ChatMessage, ChatReply, CliReply, Proposal, ResearchRun, ResearchStatus,
-    ToolResult,
-};
+use crate::api::model::{Capabilities, Proposal, ToolResult};
 use crate::console::action::{Effect, Resource};
-use crate::console::agents::{
-    self, ChatEntry, RESEARCH_POLL_IDLE, RESEARCH_POLL_VISIBLE, ToolEditor, ToolOutcome,
-};
-use crate::console::jsontree::{JsonTree, summarize};
+use crate::console::app::{App, ToastLevel};
+use crate::console::inbox::{DecisionKind, InboxItem, LocalState, Source, ToolApproval};
 use crate::console::keymap::KeyAction;
-use crate::console::layout::{self, Pane};
+use crate::console::layout::Pane;
 use crate::console::modal::Modal;
-use crate::console::schema;
+use crate::console::poll::to_delta;
 use crate::console::suggest::closest;
+use crate::console::tabs::Tab;
+use crate::console::widgets::jsontree::{JsonTree, summarize};
 use chrono::{DateTime, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::Value;
-use std::time::Duration;
+
+use super::{ToolEditor, ToolOutcome, parse_time, schema};
 
 impl App {
-    /// How often the research run is asked for now.
-    pub fn research_interval(&self) -> Duration {
-        if self.research.active() && self.tab == Tab::Research {
-            RESEARCH_POLL_VISIBLE
-        } else {
-            RESEARCH_POLL_IDLE
-        }
-    }
-
-    pub(crate) fn schedule_agents(&mut self, fx: &mut Vec<Effect>) {
-        let now = self.now;
-        let r = &mut self.research;
-        if !r.unsupported && r.poll.start(now) {
-            fx.push(Effect::FetchResearch);
-        }
+    pub(crate) fn schedule_tools(&mut self, fx: &mut Vec<Effect>) {
         let t = &mut self.tools;
         if t.due && !t.in_flight {
             t.due = false;
@@ -48,164 +29,12 @@ impl App {
         }
     }
 
-    /// Entering Research asks for the run now (a run may have started elsewhere); entering Tools
-    /// loads the catalog the first time.
-    pub(crate) fn entered_agents_tab(&mut self) {
-        match self.tab {
-            Tab::Research if !self.research.unsupported => {
-                self.research.poll.ask_at(self.now);
-            }
-            Tab::Tools if !self.tools.loaded => self.tools.due = true,
-            _ => {}
-        }
-    }
-
-    pub(crate) fn refresh_agents(&mut self) {
-        if !self.research.unsupported {
-            self.research.poll.ask_at(self.now);
-        }
-        if self.tab == Tab::Tools {
+    /// The catalog loads the first time the tab is shown.
+    pub(crate) fn entered_tools(&mut self) {
+        if !self.tools.loaded {
             self.tools.due = true;
         }
     }
-
-    // ---- research --------------------------------------------------------------------------------
-
-    pub(crate) fn on_research_loaded(
-        &mut self,
-        result: Result<Box<ResearchStatus>, ApiError>,
-        latency: Duration,
-        at: DateTime<Utc>,
-    ) {
-        self.dirty = true;
-        match result {
-            Ok(status) => {
-                self.research.checked = true;
-                self.research.error = None;
-                let interval = self.research_interval();
-                self.research.poll.succeeded(at, latency, interval);
-                self.set_run(status.run, at);
-            }
-            Err(ApiError::NotFound { .. }) => {
-                self.research.checked = true;
-                self.research.poll.settled();
-                self.research.unsupported = true;
-                self.research.poll.stop();
-                self.research.error = Some("this service has no research operations".into());
-            }
-            Err(ApiError::Unauthorized { message }) => {
-                self.research.poll.settled();
-                self.research.error = Some(message.clone());
-                self.auth_failed = Some(message);
-            }
-            Err(e) => {
-                let interval = self.research_interval();
-                self.research.poll.failed(at, interval, &e);
-                self.research.error = Some(e.to_string());
-            }
-        }
-    }
-
-    fn set_run(&mut self, run: Option<ResearchRun>, at: DateTime<Utc>) {
-        let was_active = self.research.active();
-        let before = self.research.run.as_ref().map(|r| r.run_id.clone());
-        self.research.run = run;
-        if before != self.research.run.as_ref().map(|r| r.run_id.clone()) {
-            self.selected.insert(Pane::Agents, 0);
-            self.selected.insert(Pane::Artifacts, 0);
-            self.research.scroll = 0;
-        }
-        let notice = match &self.research.run {
-            Some(r) if was_active && r.status != "active" => Some(format!(
-                "Research run {} {}{}",
-                r.run_id,
-                r.status,
-                r.artifacts
-                    .last()
-                    .map(|a| format!(": {}", a.name))
-                    .unwrap_or_default()
-            )),
-            _ => None,
-        };
-        if let Some(text) = notice {
-            self.toast(text, ToastLevel::Info);
-        }
-        // No run: nothing to follow until this console starts one or the tab is entered again.
-        match self.research.run {
-            Some(_) => {
-                let next = at + to_delta(self.research_interval());
-                self.research.poll.ask_at(next);
-            }
-            None => self.research.poll.stop(),
-        }
-        self.clamp(Pane::Agents);
-        self.clamp(Pane::Artifacts);
-    }
-
-    pub(crate) fn on_research_stopped(
-        &mut self,
-        run_id: &str,
-        result: Result<Box<ResearchRun>, ApiError>,
-        at: DateTime<Utc>,
-    ) {
-        self.research.poll.settled();
-        match result {
-            Ok(run) => {
-                let status = run.status.clone();
-                self.set_run(Some(*run), at);
-                self.toast(format!("Research run {run_id} {status}"), ToastLevel::Info);
-            }
-            Err(e) => {
-                self.research.poll.ask_at(at);
-                self.toast(format!("Stop {run_id} failed: {e}"), ToastLevel::Error);
-            }
-        }
-    }
-
-    /// `/research …`: sent as typed to the service's command line.
-    pub(crate) fn run_service_command(&mut self, text: String, fx: &mut Vec<Effect>) {
-        if self.posts_held() {
-            return;
-        }
-        self.research.reply = Some(format!("{text} …"));
-        fx.push(Effect::Cli(text));
-        self.set_tab(Tab::Research);
-    }
-
-    pub(crate) fn on_cli_answered(
-        &mut self,
-        command: &str,
-        result: Result<CliReply, ApiError>,
-        at: DateTime<Utc>,
-    ) {
-        match result {
-            Ok(reply) => {
-                let output = reply.output.trim().to_string();
-                let first = output.lines().next().unwrap_or("done").to_string();
-                self.research.reply = Some(format!("{command} → {output}"));
-                self.toast(first, ToastLevel::Info);
-            }
-            Err(e) => {
-                if let ApiError::QuotaExceeded { retry_after, .. } = &e {
-                    self.quota_until = Some(at + to_delta(*retry_after));
-                }
-                self.research.reply = Some(format!("{command} → failed: {e}"));
-                self.toast(format!("{command} failed: {e}"), ToastLevel::Error);
-            }
-        }
-        if command
-            .trim_start_matches('/')
-            .to_ascii_lowercase()
-            .starts_with("research")
-        {
-            // What the command changed shows now, and the service may have research after all.
-            self.research.unsupported = false;
-            self.research.poll.ask_at(at.min(self.now));
-        }
-        self.dirty = true;
-    }
-
-    // ---- tools -----------------------------------------------------------------------------------
 
     pub(crate) fn on_capabilities_loaded(
         &mut self,
@@ -491,7 +320,7 @@ impl App {
         if let Value::Object(m) = &mut args {
             m.remove("confirmToken");
         }
-        let expires = token.get("expiresAt").and_then(agents::parse_time);
+        let expires = token.get("expiresAt").and_then(parse_time);
         let summary = token
             .get("summary")
             .and_then(Value::as_str)
@@ -540,131 +369,13 @@ impl App {
             .map_or(0, |t| t.rows().len())
     }
 
-    // ---- chat ------------------------------------------------------------------------------------
-
-    pub(crate) fn send_chat(&mut self, text: String, fx: &mut Vec<Effect>) {
-        self.set_tab(Tab::Chat);
-        if self.chat.in_flight {
-            self.toast(
-                "the agent is still answering the last message",
-                ToastLevel::Error,
-            );
-            return;
-        }
-        if self.posts_held() {
-            return;
-        }
-        self.chat.entries.push(ChatEntry::User {
-            at: self.now,
-            text: text.clone(),
-        });
-        self.chat.history.push(ChatMessage {
-            role: "user".into(),
-            content: text,
-        });
-        self.chat.in_flight = true;
-        self.chat.scroll = 0;
-        fx.push(Effect::Chat(self.chat.history.clone()));
-    }
-
-    pub(crate) fn on_chat_answered(
-        &mut self,
-        result: Result<Box<ChatReply>, ApiError>,
-        at: DateTime<Utc>,
-        fx: &mut Vec<Effect>,
-    ) {
-        self.chat.in_flight = false;
-        self.chat.scroll = 0;
-        self.dirty = true;
-        match result {
-            Ok(reply) => {
-                let reply = *reply;
-                let mut ids = Vec::new();
-                for t in &reply.confirm_tokens {
-                    let tool = t.get("tool").and_then(Value::as_str).unwrap_or("tool");
-                    let args = t.get("args").cloned().unwrap_or(Value::Null);
-                    if let Some(id) = self.add_tool_approval(tool, &args, t, Source::Service, fx) {
-                        ids.push(id);
-                    }
-                }
-                if !ids.is_empty() {
-                    self.toast(
-                        format!(
-                            "{} sent to the inbox: approve with a, then y",
-                            ids.join(", ")
-                        ),
-                        ToastLevel::Info,
-                    );
-                }
-                self.chat.history.push(ChatMessage {
-                    role: "assistant".into(),
-                    content: reply.reply.clone(),
-                });
-                self.chat.mode = Some(reply.mode.clone());
-                self.chat.entries.push(ChatEntry::Assistant {
-                    at,
-                    text: reply.reply,
-                    mode: reply.mode,
-                    tool_calls: reply.tool_calls,
-                    tokens: ids,
-                });
-            }
-            Err(e) => {
-                if let ApiError::QuotaExceeded { retry_after, .. } = &e {
-                    self.quota_until = Some(at + to_delta(*retry_after));
-                }
-                // The unanswered message stays on screen but leaves the conversation sent next.
-                self.chat.history.pop();
-                self.chat.entries.push(ChatEntry::Failed {
-                    at,
-                    error: e.to_string(),
-                });
-                self.toast(format!("chat failed: {e}"), ToastLevel::Error);
-            }
-        }
-    }
-
-    // ---- keys ------------------------------------------------------------------------------------
-
-    /// Keys with a meaning of their own on the agent tabs; true when handled.
-    pub(crate) fn on_agents_key(&mut self, action: KeyAction, pane: Pane) -> bool {
-        match (self.tab, action) {
-            (Tab::Research, KeyAction::NewRun) => self.prefill("/research start "),
-            (Tab::Research, KeyAction::Message) => self.prefill("/research say "),
-            (Tab::Research, KeyAction::StopRun) => match &self.research.run {
-                Some(r) if r.status == "active" => {
-                    self.modal = Some(Modal::StopRun(r.run_id.clone()));
-                }
-                _ => self.toast("no active research run to stop", ToastLevel::Error),
-            },
-            (Tab::Research, KeyAction::Select) if pane == Pane::Artifacts => {
-                let i = self.selected(Pane::Artifacts);
-                if self
-                    .research
-                    .run
-                    .as_ref()
-                    .is_some_and(|r| i < r.artifacts.len())
-                {
-                    self.modal = Some(Modal::Artifact {
-                        index: i,
-                        scroll: 0,
-                    });
-                }
-            }
-            (Tab::Research | Tab::Chat, KeyAction::Top | KeyAction::Bottom)
-                if matches!(pane, Pane::Transcript | Pane::ChatLog) =>
-            {
-                let max = self.text_pane_max_scroll(pane);
-                let to = if action == KeyAction::Top { max } else { 0 };
-                match pane {
-                    Pane::Transcript => self.research.scroll = to,
-                    _ => self.chat.scroll = to,
-                }
-            }
-            (Tab::Tools, KeyAction::Select) if pane == Pane::Tools => {
+    /// Keys of the tab; true when handled.
+    pub(crate) fn on_tools_key(&mut self, action: KeyAction, pane: Pane) -> bool {
+        match action {
+            KeyAction::Select if pane == Pane::Tools => {
                 self.open_editor(self.selected(Pane::Tools));
             }
-            (Tab::Tools, KeyAction::Select | KeyAction::Toggle) if pane == Pane::Result => {
+            KeyAction::Select | KeyAction::Toggle if pane == Pane::Result => {
                 let i = self.selected(Pane::Result);
                 if let Some(Ok(tree)) = self.tools.outcome.as_mut().map(|o| o.result.as_mut())
                     && let Some(at) = tree.toggle(i)
@@ -672,21 +383,8 @@ impl App {
                     self.selected.insert(Pane::Result, at);
                 }
             }
-            (Tab::Chat, KeyAction::Message | KeyAction::Select) => self.prefill("/chat "),
             _ => return false,
         }
         true
-    }
-
-    /// How far a text pane can scroll up: its wrapped lines beyond one screenful.
-    pub(crate) fn text_pane_max_scroll(&self, pane: Pane) -> usize {
-        let screen = layout::compute(self.size.0, self.size.1, self);
-        let r = screen.pane(pane);
-        let width = r.width.saturating_sub(2) as usize;
-        let lines = match pane {
-            Pane::Transcript => agents::transcript_lines(&self.research, width).len(),
-            _ => agents::chat_lines(&self.chat, width).len(),
-        };
-        lines.saturating_sub(layout::text_rows(r))
     }
 }

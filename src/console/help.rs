@@ -1,10 +1,10 @@
 //! The help overlay: every key (from the keymap in force) and every command.
 
-use super::widgets;
 use crate::console::app::App;
 use crate::console::command::COMMANDS;
 use crate::console::keymap::KeyAction;
 use crate::console::theme::Theme;
+use crate::console::widgets;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};

@@ -7,11 +7,14 @@
 //! tab, on a query change, on `r`, every 60 s, and every 2 s while the service says it is still
 //! computing. Errors back off like the other feeds.
 
-use super::command::TopParam;
-use super::poll::Poll;
+mod update;
+pub mod view;
+
 use crate::api::ApiError;
 use crate::api::model::{Discovery, DiscoveryRow, StrategyEntry};
+use crate::console::command::TopParam;
 use crate::console::layout::Pane;
+use crate::console::poll::Poll;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 use std::cmp::Ordering;

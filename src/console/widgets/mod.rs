@@ -1,5 +1,8 @@
 //! Small pieces the screens share: number formats, the countdown bar, windowed tables.
 
+pub mod jsontree;
+pub mod text;
+
 use crate::console::layout::{self, Pane, Screen};
 use crate::console::theme::Theme;
 use chrono::Duration as TimeDelta;

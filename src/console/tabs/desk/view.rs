@@ -1,13 +1,13 @@
 //! Desk: PnL summary with the session's equity sparkline, positions, open orders, and the strip of
 //! staged proposals with their countdowns.
 
-use super::widgets::{
-    self, Col, col, countdown, fill_col, num, num_col, pnl_style, px, signed, size,
-};
 use crate::console::action::Resource;
 use crate::console::app::App;
 use crate::console::layout::{Pane, Screen};
 use crate::console::theme::Theme;
+use crate::console::widgets::{
+    self, Col, col, countdown, fill_col, num, num_col, pnl_style, px, signed, size,
+};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout};
 use ratatui::text::{Line, Span};
