@@ -9,11 +9,12 @@ use agentdesk::api::model::{
     Whoami,
 };
 use agentdesk::console::action::{Action, Answer, Payload, Resource};
-use agentdesk::console::app::{App, Options, ServiceInfo};
+use agentdesk::console::app::{App, ServiceInfo};
+use agentdesk::console::feeds::Options;
 use agentdesk::console::inbox::{Decision, DecisionKind, InboxItem, LocalState, Source};
-use agentdesk::console::tabs::Tab;
 use agentdesk::console::keymap::Keymap;
 use agentdesk::console::layout::Pane;
+use agentdesk::console::tabs::Tab;
 use agentdesk::console::theme::Theme;
 use agentdesk::console::view;
 use chrono::{DateTime, Duration as TimeDelta, TimeZone, Utc};

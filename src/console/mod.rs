@@ -10,10 +10,14 @@
 
 pub mod action;
 pub mod app;
+pub mod clock;
 pub mod command;
+pub mod command_line;
 pub mod effects;
+pub mod feeds;
 pub mod help;
 pub mod inbox;
+pub mod input;
 pub mod keymap;
 pub mod layout;
 pub mod modal;
@@ -28,10 +32,11 @@ use crate::api::{Client, Scope};
 use crate::config::{ConsoleConfig, Service};
 use crate::sandbox::{DbLocation, Running, Sandbox, SandboxConfig, Settings};
 use action::{Action, Effect};
-use app::{App, Options, ServiceInfo};
+use app::{App, ServiceInfo};
 use chrono::Utc;
 use crossterm::event::{DisableMouseCapture, EnableMouseCapture, Event, EventStream};
 use crossterm::execute;
+use feeds::Options;
 use futures::StreamExt;
 use keymap::Keymap;
 use std::io::Write;

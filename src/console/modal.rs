@@ -5,13 +5,13 @@
 
 use super::action::Effect;
 use super::app::App;
+use super::command_line::CommandLine;
 use super::keymap::KeyAction;
 use super::tabs::Tab;
 use super::tabs::backtests::BacktestForm;
 use super::tabs::signals::{BuilderPanel, DestinationForm, Revealed};
 use super::tabs::tools::ToolEditor;
 use crossterm::event::{KeyCode, KeyEvent};
-use ratatui_textarea::TextArea;
 
 #[derive(Debug)]
 pub enum Modal {
@@ -43,38 +43,6 @@ pub enum Modal {
     /// The signing secret of a destination just created, shown once.
     Secret(Revealed),
     BuilderFee(BuilderPanel),
-}
-
-#[derive(Debug)]
-pub struct CommandLine {
-    pub input: TextArea<'static>,
-    pub history: Vec<String>,
-    /// Position while walking the history with Up/Down.
-    pub history_pos: Option<usize>,
-    /// Candidates from the last Tab, cycled by further Tabs.
-    pub completions: Vec<String>,
-    pub completion_pos: usize,
-}
-
-impl CommandLine {
-    pub fn new(history: Vec<String>) -> Self {
-        CommandLine {
-            input: TextArea::default(),
-            history,
-            history_pos: None,
-            completions: Vec::new(),
-            completion_pos: 0,
-        }
-    }
-
-    pub fn text(&self) -> String {
-        self.input.lines().join(" ")
-    }
-
-    pub fn set_text(&mut self, text: &str) {
-        self.input = TextArea::new(vec![text.to_string()]);
-        self.input.move_cursor(ratatui_textarea::CursorMove::End);
-    }
 }
 
 /// A scrolled overlay's new offset after `action`, or None when the action closes it.
@@ -183,27 +151,6 @@ impl App {
             self.edit_discovery_filter(edit);
         } else {
             self.edit_logs_filter(edit);
-        }
-    }
-
-    /// Opens the command line with the earlier commands to recall.
-    pub(crate) fn open_command_line(&mut self) {
-        self.modal = Some(Modal::CommandLine(CommandLine::new(self.history.clone())));
-        self.command_error = None;
-    }
-
-    /// The command line, prefilled with `text` to edit and run.
-    pub(crate) fn prefill(&mut self, text: &str) {
-        self.open_command_line();
-        if let Some(Modal::CommandLine(line)) = self.modal.as_mut() {
-            line.set_text(text);
-        }
-    }
-
-    pub fn command_line(&self) -> Option<&CommandLine> {
-        match &self.modal {
-            Some(Modal::CommandLine(line)) => Some(line),
-            _ => None,
         }
     }
 }

@@ -9,9 +9,7 @@ use crate::api::model::{
 };
 use crate::console::action::{Action, Answer, Effect};
 use crate::console::app::App;
-use crate::console::inbox::DecisionKind;
-use crate::console::inbox::LocalState;
-use crate::console::inbox::Status;
+use crate::console::inbox::{DecisionKind, LocalState, Status};
 use crate::console::layout::Pane;
 use crate::console::modal::Modal;
 use crate::console::tabs::Tab;

@@ -439,7 +439,11 @@ fn jobs_are_polled_every_second_until_done() {
     // In flight: not asked twice.
     assert!(job_fetches(&app.update(Action::Tick(t0() + secs(3)))).is_empty());
     app.update(job_loaded(job("running", 40), t0() + secs(3)));
-    assert_eq!(app.backtests.jobs[0].job.request, Some(backtest_request()), "kept");
+    assert_eq!(
+        app.backtests.jobs[0].job.request,
+        Some(backtest_request()),
+        "kept"
+    );
     assert!(render(&app).contains("40% running"));
     assert_eq!(
         job_fetches(&app.update(Action::Tick(t0() + secs(4)))),

@@ -9,12 +9,9 @@ use crate::api::model::{
     Whoami,
 };
 use crate::console::action::{Action, Answer, Effect, Payload, Resource};
-use crate::console::app::{App, Options, ServiceInfo};
-use crate::console::inbox::Decision;
-use crate::console::inbox::DecisionKind;
-use crate::console::inbox::InboxItem;
-use crate::console::inbox::LocalState;
-use crate::console::inbox::Source;
+use crate::console::app::{App, ServiceInfo};
+use crate::console::feeds::Options;
+use crate::console::inbox::{Decision, DecisionKind, InboxItem, LocalState, Source};
 use crate::console::keymap::Keymap;
 use crate::console::modal::Modal;
 use crate::console::theme::Theme;

@@ -4,11 +4,8 @@
 use super::fixtures::*;
 use crate::api::ApiError;
 use crate::console::action::{Action, Answer, Effect, Payload, Resource};
-use crate::console::app::Options;
-use crate::console::inbox::DecisionKind;
-use crate::console::inbox::LocalState;
-use crate::console::inbox::Source;
-use crate::console::inbox::Status;
+use crate::console::feeds::Options;
+use crate::console::inbox::{DecisionKind, LocalState, Source, Status};
 use crate::console::layout::Pane;
 use crate::console::modal::Modal;
 use crate::console::poll::{MAX_BACKOFF, backoff};
