@@ -5,6 +5,7 @@ mod agents;
 mod clock;
 mod discovery;
 mod fixtures;
+mod inbox;
 mod signals;
 mod snapshots;
 mod update;
