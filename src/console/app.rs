@@ -1,5 +1,11 @@
-//! All console state, and `update`: the only place it changes. `update` is pure — it returns Effects
-//! for the runner to perform — so every behaviour here is testable with an injected clock.
+//! The console's state and `update`, the only place it changes. `update` is pure — it returns
+//! Effects for the runner to perform — so every behaviour is testable with an injected clock.
+//!
+//! `App` holds what the tabs share (the account feeds, the inbox, the request log, the service,
+//! toasts, the tab and focus, the modal) and one state per tab; `update` routes an Action to the
+//! modal, the input router, or the answer's owner. The rest of `impl App` lives with what it
+//! changes: `feeds.rs`, `inbox.rs`, `input.rs`, `clock.rs`, `command_line.rs`, `modal.rs` and
+//! each `tabs/<tab>/update.rs`.
 
 use super::action::{Action, Answer, Effect, Resource};
 use super::feeds::{Feed, Options};
@@ -85,7 +91,6 @@ pub struct App {
     /// Kept when the line closes, so Up recalls earlier commands.
     pub history: Vec<String>,
     pub command_error: Option<String>,
-    pub filter: String,
     pub toasts: Vec<Toast>,
     pub auth_failed: Option<String>,
     pub quota_until: Option<DateTime<Utc>>,
@@ -144,7 +149,6 @@ impl App {
             modal: None,
             history: Vec::new(),
             command_error: None,
-            filter: String::new(),
             toasts: Vec::new(),
             auth_failed: None,
             quota_until: None,

@@ -7,6 +7,16 @@
 //! ```
 //! The timer sleeps until the next poll is due or the next second while a countdown is shown, so an
 //! idle console does nothing in between.
+//!
+//! Where things are:
+//! - `app.rs` App and `update`; `action.rs` Actions, Effects and the answer envelope; `effects.rs`
+//!   the runner; `poll.rs` the one poll schedule; `clock.rs` when time alone redraws.
+//! - `feeds.rs` the account feeds; `inbox.rs` the approval inbox every tab can act on.
+//! - `input.rs` the key router (modal, global keys, the tab, movement) and the mouse; `modal.rs`
+//!   the one modal slot; `command_line.rs` the command line; `command/` its grammar.
+//! - `tabs/<tab>/` each tab's state (`mod.rs`), update (`update.rs`) and view (`view.rs`).
+//! - `view.rs` the frame around the tabs; `help.rs`; `widgets/`; `layout.rs`; `keymap.rs`;
+//!   `theme.rs`; `suggest.rs` "did you mean".
 
 pub mod action;
 pub mod app;

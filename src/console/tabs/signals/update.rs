@@ -3,8 +3,8 @@
 //! and the builder-fee panel with its EIP-712 signature.
 
 use super::{
-    self as signals, BuilderPanel, DELIVERIES_POLL, DESTINATIONS_POLL, DestinationForm, Revealed,
-    WALLET_KEY_ENV,
+    BuilderPanel, DELIVERIES_POLL, DESTINATIONS_POLL, DestinationForm, Revealed, WALLET_KEY_ENV,
+    builder_payload, is_unsupported,
 };
 use crate::api::ApiError;
 use crate::api::eip712;
@@ -145,7 +145,7 @@ impl App {
                 s.deliveries = body.deliveries;
                 self.clamp(Pane::Deliveries);
             }
-            Err(e) if signals::is_unsupported(&e) => {
+            Err(e) if is_unsupported(&e) => {
                 // An extension this service does not offer: the pane gives way to a note.
                 s.deliveries_unsupported = true;
                 s.deliv_poll.stop();
@@ -501,7 +501,7 @@ impl App {
         panel.loading = false;
         match result {
             Ok(body) => {
-                let payload = signals::builder_payload(&body);
+                let payload = builder_payload(&body);
                 panel.error = if payload.typed.is_none() && !payload.authorized {
                     Some(
                         "the service's answer has no typed data (types, primaryType, domain, message)"
@@ -512,7 +512,7 @@ impl App {
                 };
                 panel.payload = Some(payload);
             }
-            Err(e) if signals::is_unsupported(&e) => {
+            Err(e) if is_unsupported(&e) => {
                 panel.error = Some("this service does not offer the builder-fee operations".into())
             }
             Err(e) => panel.error = Some(e.to_string()),

@@ -3,7 +3,8 @@
 //! the builder-fee panel.
 
 use super::{
-    self as signals, BuilderPanel, DestinationForm, FORM_LABELS, Revealed, WALLET_KEY_ENV,
+    BuilderPanel, DESTINATIONS_POLL, DestinationForm, FORM_LABELS, Revealed, WALLET_KEY_ENV,
+    delivery_signal, show_value,
 };
 use crate::api::model::DeliveryStats;
 use crate::console::app::App;
@@ -97,7 +98,7 @@ fn destinations(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         s.dest_poll
             .updated_at
             .map(|t| (app.now - t).to_std().unwrap_or_default())
-            .filter(|a| *a > signals::DESTINATIONS_POLL * 3),
+            .filter(|a| *a > DESTINATIONS_POLL * 3),
     ));
     if let Some(e) = &s.dest_error {
         title.push(Span::styled(format!(" {e} "), theme.error));
@@ -220,7 +221,7 @@ fn deliveries(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
                         .unwrap_or_default(),
                     theme.muted,
                 ),
-                Line::from(signals::delivery_signal(d)),
+                Line::from(delivery_signal(d)),
                 Line::styled(d.last_error.clone().unwrap_or_default(), theme.error),
             ];
             (cells, None)
@@ -342,7 +343,7 @@ pub fn builder_fee(f: &mut Frame, app: &App, theme: &Theme, area: Rect, p: &Buil
             lines.push(Line::styled("Domain", theme.accent));
             for k in ["name", "version", "chainId", "verifyingContract", "salt"] {
                 if let Some(v) = t.domain.get(k) {
-                    lines.push(row(k, signals::show_value(v)));
+                    lines.push(row(k, show_value(v)));
                 }
             }
             lines.push(row("primaryType", t.primary_type.clone()));
@@ -352,7 +353,7 @@ pub fn builder_fee(f: &mut Frame, app: &App, theme: &Theme, area: Rect, p: &Buil
                 let v = t
                     .message
                     .get(&fld.name)
-                    .map(signals::show_value)
+                    .map(show_value)
                     .unwrap_or_else(|| "(missing)".into());
                 lines.push(Line::from(vec![
                     Span::styled(format!("  {:<20}", fld.name), theme.muted),
