@@ -158,7 +158,7 @@ fn desk_app(n_positions: usize, n_orders: usize) -> App {
     };
     let mut app = App::new(service, Options::default(), Keymap::default(), now);
     app.size = (WIDTH, HEIGHT);
-    app.whoami = Some(Whoami {
+    app.account.whoami = Some(Whoami {
         messenger_id: "demo-desk".into(),
         ..Default::default()
     });
@@ -180,12 +180,12 @@ fn desk_app(n_positions: usize, n_orders: usize) -> App {
         feed.poll.in_flight = false;
         feed.poll.ask_at(now + TimeDelta::seconds(1));
     }
-    app.orders = (0..n_orders).map(|i| order(i, now)).collect();
+    app.account.orders = (0..n_orders).map(|i| order(i, now)).collect();
     let mut summary = pnl();
     summary.total_positions = n_positions as u32;
-    app.pnl = Some(summary);
+    app.account.pnl = Some(summary);
     // The console keeps at most 600 points: a full history.
-    app.equity_history = (0..600)
+    app.account.equity_history = (0..600)
         .map(|i| {
             let x = i as f64;
             (
@@ -209,7 +209,7 @@ fn desk_app(n_positions: usize, n_orders: usize) -> App {
 }
 
 /// The Proposals tab with `n` inbox items in every state, the selected one a trade (its detail
-/// panel computes the live risk preview against `app.positions`), and 200 decisions.
+/// panel computes the live risk preview against `app.account.positions`), and 200 decisions.
 fn proposals_app(n: usize, n_positions: usize) -> App {
     let now = t0();
     let mut app = desk_app(n_positions, 100);
@@ -229,7 +229,7 @@ fn proposals_app(n: usize, n_positions: usize) -> App {
         })
         .collect();
     // A staged trade under the cursor, so the detail panel shows the risk preview, in a coin no
-    // position holds: the preview's lookup of a held position walks all of `app.positions`.
+    // position holds: the preview's lookup of a held position walks all of `app.account.positions`.
     app.selected.insert(Pane::Inbox, n / 2);
     let mut selected = proposal(n / 2 * 10, now, "staged", 200);
     selected.proposal.preview.coin = "WIF".into();

@@ -8,7 +8,7 @@
 //! each `tabs/<tab>/update.rs`.
 
 use super::action::{Action, Answer, Effect, Resource};
-use super::feeds::{Feed, Options};
+use super::feeds::{Account, Feed, Options};
 use super::inbox::{Decision, InboxItem};
 use super::keymap::Keymap;
 use super::layout::Pane;
@@ -23,7 +23,6 @@ use super::tabs::research::ResearchState;
 use super::tabs::signals::{self, SignalsState};
 use super::tabs::tools::ToolsState;
 use crate::api::ApiError;
-use crate::api::model::{OpenOrderRow, PnlSummary, PositionRow, Usage, Whoami};
 use chrono::{DateTime, Duration as TimeDelta, Utc};
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::time::Duration;
@@ -66,16 +65,8 @@ pub struct App {
     pub options: Options,
     pub keymap: Keymap,
     pub feeds: BTreeMap<Resource, Feed>,
-    pub whoami: Option<Whoami>,
-    pub positions: Vec<PositionRow>,
-    /// Indices into `positions` by coin, rebuilt when positions arrive, so a risk preview drawn
-    /// every frame never scans a large book.
-    pub(crate) position_index: std::collections::HashMap<String, Vec<usize>>,
-    pub orders: Vec<OpenOrderRow>,
-    pub pnl: Option<PnlSummary>,
-    pub usage: Option<Usage>,
+    pub account: Account,
     pub logs: LogsState,
-    pub equity_history: VecDeque<(DateTime<Utc>, f64)>,
     /// Newest first.
     pub inbox: Vec<InboxItem>,
     /// Newest first.
@@ -132,14 +123,8 @@ impl App {
             options,
             keymap,
             feeds,
-            whoami: None,
-            positions: Vec::new(),
-            position_index: Default::default(),
-            orders: Vec::new(),
-            pnl: None,
-            usage: None,
+            account: Account::default(),
             logs: LogsState::default(),
-            equity_history: VecDeque::new(),
             inbox: Vec::new(),
             decisions: Vec::new(),
             request_log: VecDeque::new(),
@@ -185,8 +170,8 @@ impl App {
 
     pub fn pane_len(&self, pane: Pane) -> usize {
         match pane {
-            Pane::Positions => self.positions.len(),
-            Pane::Orders => self.orders.len(),
+            Pane::Positions => self.account.positions.len(),
+            Pane::Orders => self.account.orders.len(),
             Pane::Strip => self.strip_items().len(),
             Pane::Inbox => self.inbox.len(),
             Pane::Decisions => self.decisions.len(),

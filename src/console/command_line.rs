@@ -139,7 +139,6 @@ impl App {
         line.input.input(key);
     }
 
-    /// Coins for completion: the venue's, plus any seen in positions.
     /// Coins for completion: those the service named (positions, open orders, proposals,
     /// Discovery rows). Until it has named any, the majors every venue lists.
     pub fn known_coins(&self) -> Vec<String> {
@@ -154,10 +153,11 @@ impl App {
                 .map(str::to_string)
         });
         let coins: BTreeSet<String> = self
+            .account
             .positions
             .iter()
             .map(|p| p.coin.clone())
-            .chain(self.orders.iter().map(|o| o.coin.clone()))
+            .chain(self.account.orders.iter().map(|o| o.coin.clone()))
             .chain(self.inbox.iter().map(|i| i.proposal.preview.coin.clone()))
             .chain(from_rows)
             .filter(|c| !c.is_empty())

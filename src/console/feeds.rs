@@ -3,16 +3,32 @@
 //! answers change.
 
 use crate::api::ApiError;
+use crate::api::model::{OpenOrderRow, PnlSummary, PositionRow, Usage, Whoami};
 use crate::config::PollIntervals;
 use crate::console::action::{Effect, Payload, Resource};
 use crate::console::app::App;
 use crate::console::layout::Pane;
 use crate::console::poll::{Poll, to_delta};
 use chrono::{DateTime, Utc};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::Duration;
 
 const EQUITY_POINTS: usize = 600;
+/// What the account feeds last said: the Desk's data, which the header, the risk preview and
+/// completion read too.
+#[derive(Debug, Clone, Default)]
+pub struct Account {
+    pub whoami: Option<Whoami>,
+    pub positions: Vec<PositionRow>,
+    /// Indices into `positions` by coin, rebuilt when positions arrive, so a risk preview drawn
+    /// every frame never scans a large book.
+    pub(crate) position_index: HashMap<String, Vec<usize>>,
+    pub orders: Vec<OpenOrderRow>,
+    pub pnl: Option<PnlSummary>,
+    pub equity_history: VecDeque<(DateTime<Utc>, f64)>,
+    pub usage: Option<Usage>,
+}
+
 /// How one polled resource is doing.
 #[derive(Debug, Clone)]
 pub struct Feed {
@@ -135,30 +151,33 @@ impl App {
 
     fn apply(&mut self, payload: Payload, at: DateTime<Utc>, fx: &mut Vec<Effect>) {
         match payload {
-            Payload::Whoami(w) => self.whoami = Some(*w),
+            Payload::Whoami(w) => self.account.whoami = Some(*w),
             Payload::Positions(rows) => {
-                self.position_index.clear();
+                self.account.position_index.clear();
                 for (i, p) in rows.iter().enumerate() {
-                    self.position_index
+                    self.account
+                        .position_index
                         .entry(p.coin.clone())
                         .or_default()
                         .push(i);
                 }
-                self.positions = rows;
+                self.account.positions = rows;
                 self.clamp(Pane::Positions);
             }
             Payload::Orders(rows) => {
-                self.orders = rows;
+                self.account.orders = rows;
                 self.clamp(Pane::Orders);
             }
             Payload::Pnl(p) => {
-                self.equity_history.push_back((at, p.total_portfolio_value));
-                while self.equity_history.len() > EQUITY_POINTS {
-                    self.equity_history.pop_front();
+                self.account
+                    .equity_history
+                    .push_back((at, p.total_portfolio_value));
+                while self.account.equity_history.len() > EQUITY_POINTS {
+                    self.account.equity_history.pop_front();
                 }
-                self.pnl = Some(*p);
+                self.account.pnl = Some(*p);
             }
-            Payload::Usage(u) => self.usage = Some(*u),
+            Payload::Usage(u) => self.account.usage = Some(*u),
             Payload::Audit(rows) => {
                 self.logs.audit = rows;
                 self.refilter();

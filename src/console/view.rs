@@ -130,6 +130,7 @@ pub fn connection(app: &App) -> (String, bool) {
 
 fn header(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     let who = app
+        .account
         .whoami
         .as_ref()
         .map(|w| w.messenger_id.clone())
@@ -167,7 +168,7 @@ fn header(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         (2, Span::styled("│ ", theme.header)),
         (2, Span::styled(conn, conn_style)),
     ];
-    if let Some(u) = &app.usage {
+    if let Some(u) = &app.account.usage {
         parts.push((
             3,
             Span::styled(

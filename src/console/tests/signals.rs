@@ -123,7 +123,7 @@ fn builder_payload(authorized: bool) -> Value {
 fn builder_app(width: u16, height: u16) -> App {
     let mut app = signals_app(width, height);
     let wallet = wallet_of(TEST_KEY);
-    app.whoami.as_mut().unwrap().wallet_address = Some(wallet.clone());
+    app.account.whoami.as_mut().unwrap().wallet_address = Some(wallet.clone());
     let fx = run(&mut app, "/builder-fee");
     assert!(
         matches!(app.modal, Some(Modal::BuilderFee(_))),

@@ -44,7 +44,7 @@ fn a_result_reschedules_at_its_time_plus_the_interval() {
     assert_eq!(feed.poll.next_due, Some(at + secs(2)));
     assert_eq!(feed.poll.updated_at, Some(at));
     assert_eq!(feed.poll.latency, Some(LATENCY));
-    assert_eq!(app.positions.len(), 4);
+    assert_eq!(app.account.positions.len(), 4);
 
     let fx = tick(&mut app, at + ms(1999));
     assert!(!fetches(&fx).contains(&Resource::Positions), "{fx:?}");

@@ -36,7 +36,7 @@ fn summary(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     let block = widgets::block(theme, title(app, theme, "PnL", Resource::Pnl), false);
     let inner = block.inner(area);
     f.render_widget(block, area);
-    let Some(p) = &app.pnl else {
+    let Some(p) = &app.account.pnl else {
         f.render_widget(
             Paragraph::new(Span::styled(
                 "waiting for the first PnL summary…",
@@ -107,7 +107,7 @@ fn summary(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         text,
     );
     // The sparkline shows movement over the session: values relative to the session's low.
-    let points: Vec<f64> = app.equity_history.iter().map(|(_, e)| *e).collect();
+    let points: Vec<f64> = app.account.equity_history.iter().map(|(_, e)| *e).collect();
     let low = points.iter().copied().fold(f64::INFINITY, f64::min);
     let high = points.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let range = (high - low).max(1e-9);
@@ -136,7 +136,7 @@ const POSITION_COLS: &[Col] = &[
 
 fn positions(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     let focused = app.focused_pane() == Pane::Positions;
-    let rows = &app.positions;
+    let rows = &app.account.positions;
     widgets::table(
         f,
         screen,
@@ -193,7 +193,7 @@ const ORDER_COLS: &[Col] = &[
 
 fn orders(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     let focused = app.focused_pane() == Pane::Orders;
-    let rows = &app.orders;
+    let rows = &app.account.orders;
     let now_ms = app.now.timestamp_millis();
     widgets::table(
         f,

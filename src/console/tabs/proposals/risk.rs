@@ -68,14 +68,15 @@ impl App {
     /// The risk preview of a proposal against the live positions and equity.
     pub fn risk_of(&self, preview: &Preview) -> Risk {
         let held: Vec<PositionRow> = self
+            .account
             .position_index
             .get(&preview.coin)
             .into_iter()
             .flatten()
-            .filter_map(|i| self.positions.get(*i))
+            .filter_map(|i| self.account.positions.get(*i))
             .cloned()
             .collect();
-        let equity = self.pnl.as_ref().map(|s| s.total_portfolio_value);
+        let equity = self.account.pnl.as_ref().map(|s| s.total_portfolio_value);
         risk(preview, &held, equity)
     }
 }

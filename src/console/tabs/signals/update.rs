@@ -385,6 +385,7 @@ impl App {
 
     pub(crate) fn open_builder_fee(&mut self, fx: &mut Vec<Effect>) {
         let wallet = self
+            .account
             .whoami
             .as_ref()
             .and_then(|w| w.wallet_address.clone())
@@ -398,7 +399,7 @@ impl App {
                 panel.loading = true;
                 fx.push(Effect::FetchBuilderFee(w));
             }
-            None if self.whoami.is_none() => {
+            None if self.account.whoami.is_none() => {
                 panel.error = Some("whoami has not answered yet: r refreshes, then B again".into())
             }
             None => {

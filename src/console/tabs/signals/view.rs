@@ -42,7 +42,7 @@ fn banner(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
             theme.muted,
         ),
     ];
-    if let Some(s) = app.whoami.as_ref().and_then(|w| w.summary.as_ref()) {
+    if let Some(s) = app.account.whoami.as_ref().and_then(|w| w.summary.as_ref()) {
         spans.push(Span::styled(" · builder fee: ", theme.muted));
         spans.push(if s.builder_fee_approved {
             Span::styled("approved", theme.good)
