@@ -255,7 +255,9 @@ impl App {
                 self.on_research_stopped(&run_id, result, at)
             }
             Answer::CliAnswered { command, result } => self.on_cli_answered(&command, result, at),
-            Answer::CapabilitiesLoaded { result } => self.on_capabilities_loaded(result, fx),
+            Answer::CapabilitiesLoaded { result } => {
+                self.on_capabilities_loaded(result, latency, at, fx)
+            }
             Answer::ToolExecuted {
                 name,
                 args,

@@ -80,6 +80,15 @@ impl Poll {
         self.next_due = Some(at + to_delta(wait));
     }
 
+    /// The answer to a request made once (when asked, not on an interval): nothing follows it.
+    pub fn answered_once(&mut self, at: DateTime<Utc>, latency: Duration) {
+        self.in_flight = false;
+        self.failures = 0;
+        self.updated_at = Some(at);
+        self.latency = Some(latency);
+        self.next_due = None;
+    }
+
     /// The request came back without changing the schedule (refused key, unsupported operation).
     pub fn settled(&mut self) {
         self.in_flight = false;

@@ -109,7 +109,7 @@ impl App {
     pub(crate) fn refresh_tab(&mut self) {
         match self.tab {
             Tab::Discovery => self.discovery_due_now(),
-            Tab::Tools => self.tools.due = true,
+            Tab::Tools => self.tools.catalog.ask_at(self.now),
             Tab::Signals => self.refresh_signals(),
             _ => {}
         }

@@ -7,6 +7,7 @@ mod update;
 pub mod view;
 
 use crate::api::model::ToolCapability;
+use crate::console::poll::Poll;
 use crate::console::widgets::jsontree::JsonTree;
 use chrono::{DateTime, Utc};
 use ratatui_textarea::TextArea;
@@ -89,11 +90,10 @@ pub struct ToolOutcome {
 pub struct ToolsState {
     /// Sorted by tier (observe, experiment, mutate), then name.
     pub tools: Vec<ToolCapability>,
-    pub loaded: bool,
-    pub in_flight: bool,
+    /// The catalog is asked for when the tab is first shown, and on `r` there; never on an
+    /// interval.
+    pub catalog: Poll,
     pub error: Option<String>,
-    /// Fetch the catalog at the next schedule.
-    pub due: bool,
     /// Tool executions sent and not answered.
     pub running: usize,
     pub outcome: Option<ToolOutcome>,
@@ -111,7 +111,11 @@ impl ToolsState {
         };
         tools.sort_by(|a, b| rank(a).cmp(&rank(b)).then(a.name.cmp(&b.name)));
         self.tools = tools;
-        self.loaded = true;
+    }
+
+    /// The service answered with its catalog.
+    pub fn loaded(&self) -> bool {
+        self.catalog.updated_at.is_some()
     }
 
     pub fn find(&self, name: &str) -> Option<usize> {

@@ -16,35 +16,38 @@ use crate::console::widgets::jsontree::{JsonTree, summarize};
 use chrono::{DateTime, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::Value;
+use std::time::Duration;
 
 use super::{ToolEditor, ToolOutcome, parse_time, schema};
 
 impl App {
     pub(crate) fn schedule_tools(&mut self, fx: &mut Vec<Effect>) {
-        let t = &mut self.tools;
-        if t.due && !t.in_flight {
-            t.due = false;
-            t.in_flight = true;
+        if self.tools.catalog.start(self.now) {
             fx.push(Effect::FetchCapabilities);
         }
     }
 
     /// The catalog loads the first time the tab is shown.
     pub(crate) fn entered_tools(&mut self) {
-        if !self.tools.loaded {
-            self.tools.due = true;
+        if !self.tools.loaded() {
+            self.tools.catalog.ask_at(self.now);
         }
     }
 
     pub(crate) fn on_capabilities_loaded(
         &mut self,
         result: Result<Box<Capabilities>, ApiError>,
+        latency: Duration,
+        at: DateTime<Utc>,
         fx: &mut Vec<Effect>,
     ) {
-        self.tools.in_flight = false;
+        // Asked again only when the tab is entered or refreshed, also after a failure.
+        self.tools.catalog.settled();
+        self.tools.catalog.stop();
         self.dirty = true;
         match result {
             Ok(caps) => {
+                self.tools.catalog.answered_once(at, latency);
                 self.tools.error = None;
                 self.tools.set_tools(caps.tools);
                 self.clamp(Pane::Tools);
@@ -68,9 +71,9 @@ impl App {
         fx: &mut Vec<Effect>,
     ) {
         self.set_tab(Tab::Tools);
-        if !self.tools.loaded {
+        if !self.tools.loaded() {
             self.tools.pending = Some((name, args));
-            self.tools.due = true;
+            self.tools.catalog.ask_at(self.now);
             return;
         }
         let Some(i) = self.tools.find(&name) else {

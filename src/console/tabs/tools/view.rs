@@ -40,7 +40,7 @@ fn catalog(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     let focused = app.focused_pane() == Pane::Tools;
     let t = &app.tools;
     let mut title = vec![Span::styled(" Tools ", theme.accent)];
-    if t.loaded {
+    if t.loaded() {
         let count = |tier: Tier| t.tools.iter().filter(|x| Tier::of(&x.tier) == tier).count();
         title.push(Span::styled(
             format!(
@@ -52,7 +52,7 @@ fn catalog(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
             theme.muted,
         ));
     }
-    let empty = match (&t.error, t.loaded) {
+    let empty = match (&t.error, t.loaded()) {
         (Some(_), _) => "the catalog could not be loaded (r retries)",
         (None, true) => "this key may call no tools",
         (None, false) => "loading the tool catalog…",

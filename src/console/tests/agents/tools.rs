@@ -158,3 +158,27 @@ fn results_fold_and_unfold() {
     app.update(key(' '));
     assert_eq!(app.pane_len(Pane::Result), 19);
 }
+
+#[test]
+fn the_catalog_is_asked_for_once_and_after_a_failure_only_on_refresh() {
+    let mut app = app_with(quiet_options());
+    app.update(Action::Tick(t0()));
+    let fx = app.update(key('7'));
+    assert_eq!(app.tab, Tab::Tools);
+    assert!(fx.contains(&Effect::FetchCapabilities), "{fx:?}");
+    app.update(Action::answered(
+        t0(),
+        LATENCY,
+        Answer::CapabilitiesLoaded {
+            result: Err(ApiError::Transport("connection refused".into())),
+        },
+    ));
+    let fx = app.update(Action::Tick(t0() + secs(5)));
+    assert!(!fx.contains(&Effect::FetchCapabilities), "{fx:?}");
+    let fx = app.update(key('r'));
+    assert!(fx.contains(&Effect::FetchCapabilities), "{fx:?}");
+    app.update(caps_loaded(t0() + secs(6)));
+    assert!(app.tools.loaded());
+    let fx = app.update(Action::Tick(t0() + secs(600)));
+    assert!(!fx.contains(&Effect::FetchCapabilities), "{fx:?}");
+}
