@@ -289,6 +289,26 @@ fn q_quits_at_once_when_nothing_is_in_flight() {
 }
 
 #[test]
+fn ctrl_c_while_typing_a_command_asks_in_place_of_the_line() {
+    let mut app = staged_app();
+    app.update(key('a'));
+    app.update(key('y'));
+    assert!(app.confirm_in_flight());
+    app.update(key(':'));
+    type_text(&mut app, "/propose");
+    app.update(ctrl('c'));
+    // One modal at a time: the question replaces the line, so the next key answers it.
+    assert!(app.command_line().is_none());
+    assert!(
+        matches!(app.modal, Some(Modal::QuitConfirm)),
+        "{:?}",
+        app.modal
+    );
+    let fx = app.update(key('y'));
+    assert!(fx.contains(&Effect::Quit), "{fx:?}");
+}
+
+#[test]
 fn q_asks_first_while_a_confirm_is_in_flight() {
     let mut app = staged_app();
     app.update(key('a'));
