@@ -8,14 +8,15 @@ use agentdesk::api::model::{
     Leverage, MarginSummary, OpenOrderRow, PnlPeriods, PnlSummary, PositionRow, Preview, Proposal,
     Whoami,
 };
-use agentdesk::console::action::{Action, Payload, Resource};
-use agentdesk::console::app::{
-    App, Decision, DecisionKind, InboxItem, LocalState, Options, ServiceInfo, Source, Tab,
-};
+use agentdesk::console::action::{Action, Answer, Payload, Resource};
+use agentdesk::console::app::{App, ServiceInfo};
+use agentdesk::console::feeds::Options;
+use agentdesk::console::inbox::{Decision, DecisionKind, InboxItem, LocalState, Source};
 use agentdesk::console::keymap::Keymap;
 use agentdesk::console::layout::Pane;
+use agentdesk::console::tabs::Tab;
 use agentdesk::console::theme::Theme;
-use agentdesk::console::views;
+use agentdesk::console::view;
 use chrono::{DateTime, Duration as TimeDelta, TimeZone, Utc};
 use criterion::{Criterion, criterion_group, criterion_main};
 use ratatui::Terminal;
@@ -157,32 +158,34 @@ fn desk_app(n_positions: usize, n_orders: usize) -> App {
     };
     let mut app = App::new(service, Options::default(), Keymap::default(), now);
     app.size = (WIDTH, HEIGHT);
-    app.whoami = Some(Whoami {
+    app.account.whoami = Some(Whoami {
         messenger_id: "demo-desk".into(),
         ..Default::default()
     });
     for feed in app.feeds.values_mut() {
-        feed.updated_at = Some(now - TimeDelta::milliseconds(700));
-        feed.latency = Some(Duration::from_millis(3));
-        feed.next_due = now + TimeDelta::seconds(1);
+        feed.poll.updated_at = Some(now - TimeDelta::milliseconds(700));
+        feed.poll.latency = Some(Duration::from_millis(3));
+        feed.poll.ask_at(now + TimeDelta::seconds(1));
     }
     // Through update, as the poller delivers them, so the console's per-coin index is built.
-    app.update(Action::Loaded {
-        resource: Resource::Positions,
-        result: Ok(Payload::Positions((0..n_positions).map(position).collect())),
-        latency: Duration::from_millis(3),
-        at: now,
-    });
+    app.update(Action::answered(
+        now,
+        Duration::from_millis(3),
+        Answer::Loaded {
+            resource: Resource::Positions,
+            result: Ok(Payload::Positions((0..n_positions).map(position).collect())),
+        },
+    ));
     for feed in app.feeds.values_mut() {
-        feed.in_flight = false;
-        feed.next_due = now + TimeDelta::seconds(1);
+        feed.poll.in_flight = false;
+        feed.poll.ask_at(now + TimeDelta::seconds(1));
     }
-    app.orders = (0..n_orders).map(|i| order(i, now)).collect();
+    app.account.orders = (0..n_orders).map(|i| order(i, now)).collect();
     let mut summary = pnl();
     summary.total_positions = n_positions as u32;
-    app.pnl = Some(summary);
+    app.account.pnl = Some(summary);
     // The console keeps at most 600 points: a full history.
-    app.equity_history = (0..600)
+    app.account.equity_history = (0..600)
         .map(|i| {
             let x = i as f64;
             (
@@ -206,7 +209,7 @@ fn desk_app(n_positions: usize, n_orders: usize) -> App {
 }
 
 /// The Proposals tab with `n` inbox items in every state, the selected one a trade (its detail
-/// panel computes the live risk preview against `app.positions`), and 200 decisions.
+/// panel computes the live risk preview against `app.account.positions`), and 200 decisions.
 fn proposals_app(n: usize, n_positions: usize) -> App {
     let now = t0();
     let mut app = desk_app(n_positions, 100);
@@ -226,7 +229,7 @@ fn proposals_app(n: usize, n_positions: usize) -> App {
         })
         .collect();
     // A staged trade under the cursor, so the detail panel shows the risk preview, in a coin no
-    // position holds: the preview's lookup of a held position walks all of `app.positions`.
+    // position holds: the preview's lookup of a held position walks all of `app.account.positions`.
     app.selected.insert(Pane::Inbox, n / 2);
     let mut selected = proposal(n / 2 * 10, now, "staged", 200);
     selected.proposal.preview.coin = "WIF".into();
@@ -258,7 +261,7 @@ fn bench_draw(c: &mut Criterion, name: &str, mut app: App, expect: &[&str]) {
     let mut tick = 0i64;
     // Sanity: the frame really shows the data.
     terminal
-        .draw(|f| views::draw(f, &app, &theme))
+        .draw(|f| view::draw(f, &app, &theme))
         .expect("draw");
     let screen: String = terminal
         .backend()
@@ -279,7 +282,7 @@ fn bench_draw(c: &mut Criterion, name: &str, mut app: App, expect: &[&str]) {
             tick = (tick + 1) % 60;
             app.now = base + TimeDelta::seconds(tick);
             terminal
-                .draw(|f| views::draw(f, black_box(&app), &theme))
+                .draw(|f| view::draw(f, black_box(&app), &theme))
                 .expect("draw");
         })
     });

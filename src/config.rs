@@ -96,21 +96,6 @@ impl Default for PollIntervals {
     }
 }
 
-impl PollIntervals {
-    /// Each polled resource with its interval (`Whoami` is fetched once, not polled).
-    pub fn by_resource(&self) -> [(crate::console::action::Resource, Duration); 6] {
-        use crate::console::action::Resource;
-        [
-            (Resource::Positions, self.positions),
-            (Resource::Orders, self.orders),
-            (Resource::Pnl, self.pnl),
-            (Resource::Proposals, self.proposals),
-            (Resource::Usage, self.usage),
-            (Resource::Audit, self.audit),
-        ]
-    }
-}
-
 /// The resolved configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConsoleConfig {

@@ -1,12 +1,14 @@
 //! Everything that can happen to the console (Actions) and everything it asks the outside world to do
 //! (Effects). `App::update` turns one into the other without doing I/O itself.
 
-use super::discovery::{DiscoveryPayload, DiscoveryQuery};
+use super::tabs::discovery::{DiscoveryPayload, DiscoveryQuery};
 use crate::api::ApiError;
 use crate::api::model::{
-    AuditEntry, BacktestJob, BacktestRequest, BuilderFeeApproval, Capabilities, ChatMessage,
-    ChatReply, CliReply, ExecutionResult, OpenOrderRow, PnlSummary, PositionRow, Proposal,
-    ResearchRun, ResearchStatus, SignalDestinationRequest, ToolResult, TradeSignal, Usage, Whoami,
+    AuditEntry, BacktestJob, BacktestRequest, BuilderFeeApproval, BuilderFeePayload,
+    BuilderFeeStatus, Capabilities, ChatMessage, ChatReply, CliReply, ExecutionResult,
+    OpenOrderRow, PnlSummary, PositionRow, Proposal, ResearchRun, ResearchStatus, SignalDeliveries,
+    SignalDestination, SignalDestinationRequest, SignalDestinations, ToolResult, TradeSignal,
+    Usage, Whoami,
 };
 use crate::secret::Secret;
 use chrono::{DateTime, Utc};
@@ -70,69 +72,71 @@ pub enum Action {
     Resize(u16, u16),
     /// Time passed; `now` is the wall clock (injected, so tests control it).
     Tick(DateTime<Utc>),
+    /// A request came back: when, how long it took, and what it answered.
+    Answered {
+        at: DateTime<Utc>,
+        latency: Duration,
+        answer: Box<Answer>,
+    },
+    /// SIGTERM or SIGHUP: leave now, restoring the terminal.
+    Terminate,
+}
+
+impl Action {
+    pub fn answered(at: DateTime<Utc>, latency: Duration, answer: Answer) -> Action {
+        Action::Answered {
+            at,
+            latency,
+            answer: Box::new(answer),
+        }
+    }
+}
+
+/// The answer to one Effect that asked the service something, with what was asked where the
+/// answer alone does not say it.
+#[derive(Debug, Clone)]
+pub enum Answer {
     Loaded {
         resource: Resource,
         result: Result<Payload, ApiError>,
-        latency: Duration,
-        at: DateTime<Utc>,
     },
     Proposed {
         signal: Box<TradeSignal>,
         result: Result<Box<Proposal>, ApiError>,
-        latency: Duration,
-        at: DateTime<Utc>,
     },
     Confirmed {
         id: String,
         result: Result<Box<ExecutionResult>, ApiError>,
-        latency: Duration,
-        at: DateTime<Utc>,
     },
     /// A Discovery view's answer, with the query it answers.
     Discovered {
         query: DiscoveryQuery,
         result: Result<DiscoveryPayload, ApiError>,
-        latency: Duration,
-        at: DateTime<Utc>,
     },
-    /// The service's answer to a backtest submission.
     BacktestSubmitted {
         request: Box<BacktestRequest>,
         result: Result<Box<BacktestJob>, ApiError>,
-        latency: Duration,
-        at: DateTime<Utc>,
     },
     /// A poll of one backtest job.
     JobLoaded {
         id: String,
         result: Result<Box<BacktestJob>, ApiError>,
-        latency: Duration,
-        at: DateTime<Utc>,
     },
-    /// A poll of the research run.
     ResearchLoaded {
         result: Result<Box<ResearchStatus>, ApiError>,
-        latency: Duration,
-        at: DateTime<Utc>,
     },
     /// The run as `research_stop` left it.
     ResearchStopped {
         run_id: String,
         result: Result<Box<ResearchRun>, ApiError>,
-        latency: Duration,
-        at: DateTime<Utc>,
     },
     /// The service's command line answered a command sent as typed.
     CliAnswered {
         command: String,
         result: Result<CliReply, ApiError>,
-        latency: Duration,
-        at: DateTime<Utc>,
     },
     CapabilitiesLoaded {
         result: Result<Box<Capabilities>, ApiError>,
-        latency: Duration,
-        at: DateTime<Utc>,
     },
     /// A tool call's answer; `approval` names the inbox item it confirms.
     ToolExecuted {
@@ -140,56 +144,91 @@ pub enum Action {
         args: Value,
         approval: Option<String>,
         result: Result<Box<ToolResult>, ApiError>,
-        latency: Duration,
-        at: DateTime<Utc>,
     },
     ChatAnswered {
         result: Result<Box<ChatReply>, ApiError>,
-        latency: Duration,
-        at: DateTime<Utc>,
     },
-    /// The answer to an immediate trade (`/trade`); `fanout` is what was asked for.
+    /// The answer to an immediate trade (`/trade`).
     Traded {
         signal: Box<TradeSignal>,
         result: Result<Box<ExecutionResult>, ApiError>,
-        latency: Duration,
-        at: DateTime<Utc>,
     },
-    /// The account's signal destinations (the service's JSON, read tolerantly by the app).
     DestinationsLoaded {
-        result: Result<Value, ApiError>,
-        latency: Duration,
-        at: DateTime<Utc>,
+        result: Result<SignalDestinations, ApiError>,
     },
-    /// The answer to creating a destination; carries the signing secret once, redacted.
+    /// The answer to creating a destination; its signing secret (shown once) is a redacted
+    /// `Secret`, so no Debug of an Action prints it.
     DestinationCreated {
         name: String,
-        result: Result<crate::console::signals::Created, ApiError>,
-        latency: Duration,
-        at: DateTime<Utc>,
+        result: Result<Box<SignalDestination>, ApiError>,
     },
     /// The delivery log of one destination.
     DeliveriesLoaded {
         id: String,
-        result: Result<Value, ApiError>,
-        latency: Duration,
-        at: DateTime<Utc>,
+        result: Result<SignalDeliveries, ApiError>,
     },
     /// The builder-fee typed data for a wallet.
     BuilderFeeLoaded {
         wallet: String,
-        result: Result<Value, ApiError>,
-        latency: Duration,
-        at: DateTime<Utc>,
+        result: Result<Box<BuilderFeePayload>, ApiError>,
     },
     /// The answer to the signed builder-fee approval.
     BuilderFeeApproved {
-        result: Result<Value, ApiError>,
-        latency: Duration,
-        at: DateTime<Utc>,
+        result: Result<Box<BuilderFeeStatus>, ApiError>,
     },
-    /// The terminal was asked to stop (SIGTERM, SIGHUP).
-    Terminate,
+}
+
+impl Answer {
+    /// The catalog operation that was called, for the request log.
+    pub fn operation(&self) -> &'static str {
+        match self {
+            Answer::Loaded { resource, .. } => resource.operation(),
+            Answer::Proposed { .. } => "propose_trade",
+            Answer::Confirmed { .. } => "confirm_trade",
+            Answer::Discovered { query, .. } => query.operation(),
+            Answer::BacktestSubmitted { .. } => "run_backtest",
+            Answer::JobLoaded { .. } => "get_backtest_job",
+            Answer::ResearchLoaded { .. } => "research_status",
+            Answer::ResearchStopped { .. } => "research_stop",
+            Answer::CliAnswered { .. } => "mcp_cli",
+            Answer::CapabilitiesLoaded { .. } => "list_mcp_capabilities",
+            Answer::ToolExecuted { .. } => "execute_mcp_tool",
+            Answer::ChatAnswered { .. } => "mcp_agent_chat",
+            Answer::Traded { .. } => "place_order",
+            Answer::DestinationsLoaded { .. } => "list_signal_destinations",
+            Answer::DestinationCreated { .. } => "create_signal_destination",
+            Answer::DeliveriesLoaded { .. } => "list_signal_deliveries",
+            Answer::BuilderFeeLoaded { .. } => "approve_builder_fee_payload",
+            Answer::BuilderFeeApproved { .. } => "approve_builder_fee",
+        }
+    }
+
+    /// The error, when the request failed.
+    pub fn error(&self) -> Option<&ApiError> {
+        fn err<T>(r: &Result<T, ApiError>) -> Option<&ApiError> {
+            r.as_ref().err()
+        }
+        match self {
+            Answer::Loaded { result, .. } => err(result),
+            Answer::Proposed { result, .. } => err(result),
+            Answer::Confirmed { result, .. } => err(result),
+            Answer::Discovered { result, .. } => err(result),
+            Answer::BacktestSubmitted { result, .. } => err(result),
+            Answer::JobLoaded { result, .. } => err(result),
+            Answer::ResearchLoaded { result } => err(result),
+            Answer::ResearchStopped { result, .. } => err(result),
+            Answer::CliAnswered { result, .. } => err(result),
+            Answer::CapabilitiesLoaded { result } => err(result),
+            Answer::ToolExecuted { result, .. } => err(result),
+            Answer::ChatAnswered { result } => err(result),
+            Answer::Traded { result, .. } => err(result),
+            Answer::DestinationsLoaded { result } => err(result),
+            Answer::DestinationCreated { result, .. } => err(result),
+            Answer::DeliveriesLoaded { result, .. } => err(result),
+            Answer::BuilderFeeLoaded { result, .. } => err(result),
+            Answer::BuilderFeeApproved { result } => err(result),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -1,10 +1,8 @@
 //! Performs Effects on tokio and reports back as Actions. Nothing here blocks the event loop: every
 //! request is its own task, bounded by the client's timeout.
 
-use super::action::{Action, Effect, Payload, Resource};
-use super::discovery::{DiscoveryPayload, DiscoveryQuery};
-use crate::api::catalog;
-use crate::api::client::Request;
+use super::action::{Action, Answer, Effect, Payload, Resource};
+use super::tabs::discovery::{DiscoveryPayload, DiscoveryQuery};
 use crate::api::{ApiError, Client};
 use chrono::Utc;
 use std::io::Write;
@@ -23,276 +21,90 @@ pub struct Runner {
 impl Runner {
     pub fn run(&self, effect: Effect) {
         match effect {
-            Effect::Fetch(resource) => {
-                let this = self.clone();
-                tokio::spawn(async move {
-                    let started = Instant::now();
-                    let result = fetch(&this.client, resource).await;
-                    let _ = this.tx.send(Action::Loaded {
-                        resource,
-                        result,
-                        latency: started.elapsed(),
-                        at: Utc::now(),
-                    });
-                });
-            }
-            Effect::Propose(signal) => {
-                let this = self.clone();
-                tokio::spawn(async move {
-                    let started = Instant::now();
-                    let result = this.client.propose_trade(&signal).await.map(Box::new);
-                    let _ = this.tx.send(Action::Proposed {
-                        signal,
-                        result,
-                        latency: started.elapsed(),
-                        at: Utc::now(),
-                    });
-                });
-            }
-            Effect::Confirm(id) => {
-                let this = self.clone();
-                tokio::spawn(async move {
-                    let started = Instant::now();
-                    let result = this.client.confirm_trade(&id).await.map(Box::new);
-                    let _ = this.tx.send(Action::Confirmed {
-                        id,
-                        result,
-                        latency: started.elapsed(),
-                        at: Utc::now(),
-                    });
-                });
-            }
-            Effect::FetchDiscovery(query) => {
-                let this = self.clone();
-                tokio::spawn(async move {
-                    let started = Instant::now();
-                    let result = discover(&this.client, &query).await;
-                    let _ = this.tx.send(Action::Discovered {
-                        query,
-                        result,
-                        latency: started.elapsed(),
-                        at: Utc::now(),
-                    });
-                });
-            }
-            Effect::RunBacktest(request) => {
-                let this = self.clone();
-                tokio::spawn(async move {
-                    let started = Instant::now();
-                    let result = this.client.run_backtest(&request).await.map(Box::new);
-                    let _ = this.tx.send(Action::BacktestSubmitted {
-                        request,
-                        result,
-                        latency: started.elapsed(),
-                        at: Utc::now(),
-                    });
-                });
-            }
-            Effect::FetchJob(id) => {
-                let this = self.clone();
-                tokio::spawn(async move {
-                    let started = Instant::now();
-                    let result = this.client.get_backtest_job(&id).await.map(Box::new);
-                    let _ = this.tx.send(Action::JobLoaded {
-                        id,
-                        result,
-                        latency: started.elapsed(),
-                        at: Utc::now(),
-                    });
-                });
-            }
-            Effect::FetchResearch => {
-                let this = self.clone();
-                tokio::spawn(async move {
-                    let started = Instant::now();
-                    let result = this.client.research_status().await.map(Box::new);
-                    let _ = this.tx.send(Action::ResearchLoaded {
-                        result,
-                        latency: started.elapsed(),
-                        at: Utc::now(),
-                    });
-                });
-            }
-            Effect::StopResearch(run_id) => {
-                let this = self.clone();
-                tokio::spawn(async move {
-                    let started = Instant::now();
-                    let result = this.client.research_stop(&run_id).await.map(Box::new);
-                    let _ = this.tx.send(Action::ResearchStopped {
-                        run_id,
-                        result,
-                        latency: started.elapsed(),
-                        at: Utc::now(),
-                    });
-                });
-            }
-            Effect::Cli(command) => {
-                let this = self.clone();
-                tokio::spawn(async move {
-                    let started = Instant::now();
-                    let result = this.client.mcp_cli(&command).await;
-                    let _ = this.tx.send(Action::CliAnswered {
-                        command,
-                        result,
-                        latency: started.elapsed(),
-                        at: Utc::now(),
-                    });
-                });
-            }
-            Effect::FetchCapabilities => {
-                let this = self.clone();
-                tokio::spawn(async move {
-                    let started = Instant::now();
-                    let result = this.client.list_mcp_capabilities().await.map(Box::new);
-                    let _ = this.tx.send(Action::CapabilitiesLoaded {
-                        result,
-                        latency: started.elapsed(),
-                        at: Utc::now(),
-                    });
-                });
-            }
+            Effect::Fetch(resource) => self.spawn(move |c| async move {
+                let result = fetch(&c, resource).await;
+                Answer::Loaded { resource, result }
+            }),
+            Effect::Propose(signal) => self.spawn(move |c| async move {
+                let result = c.propose_trade(&signal).await.map(Box::new);
+                Answer::Proposed { signal, result }
+            }),
+            Effect::Confirm(id) => self.spawn(move |c| async move {
+                let result = c.confirm_trade(&id).await.map(Box::new);
+                Answer::Confirmed { id, result }
+            }),
+            Effect::FetchDiscovery(query) => self.spawn(move |c| async move {
+                let result = discover(&c, &query).await;
+                Answer::Discovered { query, result }
+            }),
+            Effect::RunBacktest(request) => self.spawn(move |c| async move {
+                let result = c.run_backtest(&request).await.map(Box::new);
+                Answer::BacktestSubmitted { request, result }
+            }),
+            Effect::FetchJob(id) => self.spawn(move |c| async move {
+                let result = c.get_backtest_job(&id).await.map(Box::new);
+                Answer::JobLoaded { id, result }
+            }),
+            Effect::FetchResearch => self.spawn(move |c| async move {
+                let result = c.research_status().await.map(Box::new);
+                Answer::ResearchLoaded { result }
+            }),
+            Effect::StopResearch(run_id) => self.spawn(move |c| async move {
+                let result = c.research_stop(&run_id).await.map(Box::new);
+                Answer::ResearchStopped { run_id, result }
+            }),
+            Effect::Cli(command) => self.spawn(move |c| async move {
+                let result = c.mcp_cli(&command).await;
+                Answer::CliAnswered { command, result }
+            }),
+            Effect::FetchCapabilities => self.spawn(move |c| async move {
+                let result = c.list_mcp_capabilities().await.map(Box::new);
+                Answer::CapabilitiesLoaded { result }
+            }),
             Effect::ExecuteTool {
                 name,
                 args,
                 approval,
-            } => {
-                let this = self.clone();
-                tokio::spawn(async move {
-                    let started = Instant::now();
-                    let result = this
-                        .client
-                        .execute_mcp_tool(&name, args.clone())
-                        .await
-                        .map(Box::new);
-                    let _ = this.tx.send(Action::ToolExecuted {
-                        name,
-                        args,
-                        approval,
-                        result,
-                        latency: started.elapsed(),
-                        at: Utc::now(),
-                    });
-                });
-            }
-            Effect::Chat(messages) => {
-                let this = self.clone();
-                tokio::spawn(async move {
-                    let started = Instant::now();
-                    let result = this.client.mcp_agent_chat(&messages).await.map(Box::new);
-                    let _ = this.tx.send(Action::ChatAnswered {
-                        result,
-                        latency: started.elapsed(),
-                        at: Utc::now(),
-                    });
-                });
-            }
-            Effect::Trade(signal) => {
-                let this = self.clone();
-                tokio::spawn(async move {
-                    let started = Instant::now();
-                    let result = this.client.place_order(&signal).await.map(Box::new);
-                    let _ = this.tx.send(Action::Traded {
-                        signal,
-                        result,
-                        latency: started.elapsed(),
-                        at: Utc::now(),
-                    });
-                });
-            }
-            Effect::FetchDestinations => {
-                let this = self.clone();
-                tokio::spawn(async move {
-                    let started = Instant::now();
-                    let result = this
-                        .client
-                        .list_signal_destinations()
-                        .await
-                        .and_then(to_json);
-                    let _ = this.tx.send(Action::DestinationsLoaded {
-                        result,
-                        latency: started.elapsed(),
-                        at: Utc::now(),
-                    });
-                });
-            }
-            Effect::CreateDestination(request) => {
-                let this = self.clone();
-                tokio::spawn(async move {
-                    let started = Instant::now();
-                    let result = this
-                        .client
-                        .create_signal_destination(&request)
-                        .await
-                        .and_then(to_json)
-                        .map(super::signals::split_secret);
-                    let _ = this.tx.send(Action::DestinationCreated {
-                        name: request.name,
-                        result,
-                        latency: started.elapsed(),
-                        at: Utc::now(),
-                    });
-                });
-            }
-            Effect::FetchDeliveries(id) => {
-                let this = self.clone();
-                tokio::spawn(async move {
-                    let started = Instant::now();
-                    // An extension with no typed method yet: called through its catalog entry.
-                    let result = match catalog::find("list_signal_deliveries") {
-                        Some(op) => {
-                            let req = Request {
-                                path_args: vec![id.clone()],
-                                query: vec![("limit".into(), "50".into())],
-                                ..Default::default()
-                            };
-                            this.client.call(op, req).await
-                        }
-                        None => Err(ApiError::NotFound {
-                            code: "not_in_catalog".into(),
-                            message: "list_signal_deliveries is not in the catalog".into(),
-                        }),
-                    };
-                    let _ = this.tx.send(Action::DeliveriesLoaded {
-                        id,
-                        result,
-                        latency: started.elapsed(),
-                        at: Utc::now(),
-                    });
-                });
-            }
-            Effect::FetchBuilderFee(wallet) => {
-                let this = self.clone();
-                tokio::spawn(async move {
-                    let started = Instant::now();
-                    let result = this
-                        .client
-                        .approve_builder_fee_payload(&wallet)
-                        .await
-                        .and_then(to_json);
-                    let _ = this.tx.send(Action::BuilderFeeLoaded {
-                        wallet,
-                        result,
-                        latency: started.elapsed(),
-                        at: Utc::now(),
-                    });
-                });
-            }
-            Effect::ApproveBuilderFee(approval) => {
-                let this = self.clone();
-                tokio::spawn(async move {
-                    let started = Instant::now();
-                    let result = this
-                        .client
-                        .approve_builder_fee(&approval)
-                        .await
-                        .and_then(to_json);
-                    let _ = this.tx.send(Action::BuilderFeeApproved {
-                        result,
-                        latency: started.elapsed(),
-                        at: Utc::now(),
-                    });
-                });
-            }
+            } => self.spawn(move |c| async move {
+                let result = c.execute_mcp_tool(&name, args.clone()).await.map(Box::new);
+                Answer::ToolExecuted {
+                    name,
+                    args,
+                    approval,
+                    result,
+                }
+            }),
+            Effect::Chat(messages) => self.spawn(move |c| async move {
+                let result = c.mcp_agent_chat(&messages).await.map(Box::new);
+                Answer::ChatAnswered { result }
+            }),
+            Effect::Trade(signal) => self.spawn(move |c| async move {
+                let result = c.place_order(&signal).await.map(Box::new);
+                Answer::Traded { signal, result }
+            }),
+            Effect::FetchDestinations => self.spawn(move |c| async move {
+                let result = c.list_signal_destinations().await;
+                Answer::DestinationsLoaded { result }
+            }),
+            Effect::CreateDestination(request) => self.spawn(move |c| async move {
+                let result = c.create_signal_destination(&request).await.map(Box::new);
+                Answer::DestinationCreated {
+                    name: request.name,
+                    result,
+                }
+            }),
+            Effect::FetchDeliveries(id) => self.spawn(move |c| async move {
+                let result = c.list_signal_deliveries(&id, Some(50)).await;
+                Answer::DeliveriesLoaded { id, result }
+            }),
+            Effect::FetchBuilderFee(wallet) => self.spawn(move |c| async move {
+                let result = c.approve_builder_fee_payload(&wallet).await.map(Box::new);
+                Answer::BuilderFeeLoaded { wallet, result }
+            }),
+            Effect::ApproveBuilderFee(approval) => self.spawn(move |c| async move {
+                let result = c.approve_builder_fee(&approval).await.map(Box::new);
+                Answer::BuilderFeeApproved { result }
+            }),
             Effect::Journal(line) => {
                 if let Some(path) = self.journal.clone() {
                     // A small append; done off the loop all the same, as disks can stall.
@@ -306,6 +118,21 @@ impl Runner {
             // Bell, Clipboard and Quit act on the terminal and the loop; the loop handles them.
             Effect::Bell | Effect::Clipboard(_) | Effect::Quit => {}
         }
+    }
+
+    /// Runs one request on its own task and sends its answer back, timed, as one Action.
+    fn spawn<F, Fut>(&self, request: F)
+    where
+        F: FnOnce(Client) -> Fut + Send + 'static,
+        Fut: Future<Output = Answer> + Send + 'static,
+    {
+        let client = self.client.clone();
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let started = Instant::now();
+            let answer = request(client).await;
+            let _ = tx.send(Action::answered(Utc::now(), started.elapsed(), answer));
+        });
     }
 }
 
@@ -350,9 +177,4 @@ async fn discover(client: &Client, query: &DiscoveryQuery) -> Result<DiscoveryPa
             client.discover_top_optimized_combos(&q.to_params()).await?,
         )),
     })
-}
-
-/// A typed answer back to JSON, which the app reads tolerantly (these shapes are still settling).
-fn to_json<T: serde::Serialize>(value: T) -> Result<serde_json::Value, ApiError> {
-    serde_json::to_value(value).map_err(|e| ApiError::Decode(e.to_string()))
 }

@@ -10,7 +10,7 @@ use std::str::FromStr;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::command::closest;
+use super::suggest::closest;
 
 const DEFAULT_KEYMAP: &str = include_str!("../../assets/keymap.toml");
 

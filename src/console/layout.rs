@@ -1,8 +1,9 @@
 //! Where everything is on screen. One function computes it from the terminal size and the state, and
 //! both the views (to draw) and `App::update` (to map mouse clicks) use it, so they always agree.
 
-use super::app::{App, Tab};
-use super::discovery::DView;
+use super::app::App;
+use super::tabs::discovery::DView;
+use crate::console::tabs::Tab;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
 
 /// A focusable region of a tab.
@@ -325,7 +326,7 @@ pub fn compute(width: u16, height: u16, app: &App) -> Screen {
         }
         Tab::Backtests => {
             let tall = body.height >= 30;
-            let listed = app.jobs.len().clamp(1, if tall { 5 } else { 2 }) as u16;
+            let listed = app.backtests.jobs.len().clamp(1, if tall { 5 } else { 2 }) as u16;
             let [jobs, middle, trades] = Layout::default()
                 .direction(Direction::Vertical)
                 .constraints([

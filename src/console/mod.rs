@@ -7,30 +7,46 @@
 //! ```
 //! The timer sleeps until the next poll is due or the next second while a countdown is shown, so an
 //! idle console does nothing in between.
+//!
+//! Where things are:
+//! - `app.rs` App and `update`; `action.rs` Actions, Effects and the answer envelope; `effects.rs`
+//!   the runner; `poll.rs` the one poll schedule; `clock.rs` when time alone redraws.
+//! - `feeds.rs` the account feeds; `inbox.rs` the approval inbox every tab can act on.
+//! - `input.rs` the key router (modal, global keys, the tab, movement) and the mouse; `modal.rs`
+//!   the one modal slot; `command_line.rs` the command line; `command/` its grammar.
+//! - `tabs/<tab>/` each tab's state (`mod.rs`), update (`update.rs`) and view (`view.rs`).
+//! - `view.rs` the frame around the tabs; `help.rs`; `widgets/`; `layout.rs`; `keymap.rs`;
+//!   `theme.rs`; `suggest.rs` "did you mean".
 
 pub mod action;
-pub mod agents;
 pub mod app;
-pub mod backtests;
+pub mod clock;
 pub mod command;
-pub mod discovery;
+pub mod command_line;
 pub mod effects;
-pub mod jsontree;
+pub mod feeds;
+pub mod help;
+pub mod inbox;
+pub mod input;
 pub mod keymap;
 pub mod layout;
-pub mod schema;
-pub mod signals;
+pub mod modal;
+pub mod poll;
+pub mod suggest;
+pub mod tabs;
 pub mod theme;
-pub mod views;
+pub mod view;
+pub mod widgets;
 
 use crate::api::{Client, Scope};
 use crate::config::{ConsoleConfig, Service};
 use crate::sandbox::{DbLocation, Running, Sandbox, SandboxConfig, Settings};
 use action::{Action, Effect};
-use app::{App, Options, ServiceInfo};
+use app::{App, ServiceInfo};
 use chrono::Utc;
 use crossterm::event::{DisableMouseCapture, EnableMouseCapture, Event, EventStream};
 use crossterm::execute;
+use feeds::Options;
 use futures::StreamExt;
 use keymap::Keymap;
 use std::io::Write;
@@ -123,13 +139,11 @@ pub async fn prepare(
             (client, info, Some(running))
         }
     };
-    let mut options = Options {
+    let options = Options {
         bell: config.bell,
         ..Options::default()
-    };
-    for (resource, interval) in config.poll.by_resource() {
-        options.poll.insert(resource, interval);
     }
+    .with_poll(&config.poll);
     Ok(Prepared {
         client,
         service,
@@ -182,7 +196,7 @@ pub async fn run(prepared: Prepared) -> Result<(), String> {
         if app.dirty {
             let due = last_draw.map(|t| t + FRAME);
             if due.is_none_or(|d| Instant::now() >= d) {
-                if let Err(e) = terminal.draw(|f| views::draw(f, &app, &theme)) {
+                if let Err(e) = terminal.draw(|f| view::draw(f, &app, &theme)) {
                     break Err(format!("cannot draw: {e}"));
                 }
                 app.dirty = false;

@@ -7,7 +7,7 @@ use std::ffi::OsString;
 
 use ratatui::style::{Color, Modifier, Style};
 
-use super::command::closest;
+use super::suggest::closest;
 
 const DARK: &str = include_str!("../../assets/theme-dark.toml");
 const LIGHT: &str = include_str!("../../assets/theme-light.toml");

@@ -3,12 +3,14 @@
 
 use super::fixtures::*;
 use crate::api::model::{BacktestJob, DiscoveryRow};
-use crate::console::action::Action;
-use crate::console::app::{App, Overlay, Tab};
-use crate::console::discovery::{
+use crate::console::action::{Action, Answer};
+use crate::console::app::App;
+use crate::console::layout::Pane;
+use crate::console::modal::Modal;
+use crate::console::tabs::Tab;
+use crate::console::tabs::discovery::{
     BacktestsQuery, CombosQuery, DView, DiscoveryPayload, DiscoveryQuery, Selected,
 };
-use crate::console::layout::Pane;
 use chrono::{DateTime, Utc};
 use crossterm::event::KeyCode;
 use serde_json::json;
@@ -253,7 +255,7 @@ fn sort_and_filter_are_computed_once_per_change() {
     assert_eq!(names(&app, view), ["donchian BTC-USD"]);
     app.update(code(KeyCode::Esc));
     // The Logs filter is another filter.
-    assert!(app.filter.is_empty());
+    assert!(app.logs.filter.is_empty());
 
     // A new answer rebuilds once, keeping sort and filter.
     let before = app.discovery.state(view).rebuilds;
@@ -271,7 +273,11 @@ fn enter_shows_details_and_esc_closes() {
     let mut app = discovery_app(120, 40);
     app.update(key('l'));
     app.update(code(KeyCode::Enter));
-    assert_eq!(app.overlay, Overlay::Details(0));
+    assert!(
+        matches!(app.modal, Some(Modal::Details { scroll: 0 })),
+        "{:?}",
+        app.modal
+    );
     let screen = render(&app);
     for needle in [
         "EMA Crossover",
@@ -283,7 +289,7 @@ fn enter_shows_details_and_esc_closes() {
         assert!(screen.contains(needle), "details lack {needle:?}\n{screen}");
     }
     app.update(code(KeyCode::Esc));
-    assert_eq!(app.overlay, Overlay::None);
+    assert!(app.modal.is_none(), "{:?}", app.modal);
 }
 
 fn clear_field(app: &mut App) {
@@ -297,7 +303,7 @@ fn b_form_submits_the_row_with_edited_fields() {
     let mut app = discovery_app(120, 40);
     app.update(key('l'));
     app.update(key('b'));
-    let form = app.form.as_ref().expect("b opens the form");
+    let form = backtest_form(&app).expect("b opens the form");
     let values: Vec<(&str, &str)> = form
         .fields
         .iter()
@@ -342,9 +348,9 @@ fn b_form_submits_the_row_with_edited_fields() {
         serde_json::Value::Object(r.parameters.clone()),
         json!({"fast": 10, "slow": 26})
     );
-    assert!(app.form.is_none());
+    assert!(backtest_form(&app).is_none());
     assert_eq!(app.tab, Tab::Backtests);
-    assert_eq!(app.submitting, 1);
+    assert_eq!(app.backtests.submitting, 1);
 }
 
 #[test]
@@ -364,7 +370,7 @@ fn a_bad_number_shows_a_field_error_and_sends_nothing() {
     type_text(&mut app, "2.5"); // slow is an integer
     let fx = app.update(code(KeyCode::Enter));
     assert!(backtest_runs(&fx).is_empty(), "{fx:?}");
-    let form = app.form.as_ref().expect("the form stays open");
+    let form = backtest_form(&app).expect("the form stays open");
     let errors: Vec<(&str, Option<&str>)> = form
         .fields
         .iter()
@@ -389,17 +395,19 @@ fn a_bad_number_shows_a_field_error_and_sends_nothing() {
     );
     // Esc cancels without sending.
     let fx = app.update(code(KeyCode::Esc));
-    assert!(app.form.is_none());
+    assert!(backtest_form(&app).is_none());
     assert!(backtest_runs(&fx).is_empty());
 }
 
 fn submitted(job: BacktestJob, at: DateTime<Utc>) -> Action {
-    Action::BacktestSubmitted {
-        request: Box::new(backtest_request()),
-        result: Ok(Box::new(job)),
-        latency: LATENCY,
+    Action::answered(
         at,
-    }
+        LATENCY,
+        Answer::BacktestSubmitted {
+            request: Box::new(backtest_request()),
+            result: Ok(Box::new(job)),
+        },
+    )
 }
 
 fn job(status: &str, progress: u8) -> BacktestJob {
@@ -421,8 +429,8 @@ fn jobs_are_polled_every_second_until_done() {
     assert_eq!(backtest_runs(&fx), vec![backtest_request()]);
     assert_eq!(app.tab, Tab::Backtests);
     app.update(submitted(job("queued", 0), t0()));
-    assert_eq!(app.jobs.len(), 1);
-    assert_eq!(app.jobs[0].job.request, Some(backtest_request()));
+    assert_eq!(app.backtests.jobs.len(), 1);
+    assert_eq!(app.backtests.jobs[0].job.request, Some(backtest_request()));
     assert!(job_fetches(&app.update(Action::Tick(t0() + ms(900)))).is_empty());
     assert_eq!(
         job_fetches(&app.update(Action::Tick(t0() + secs(1)))),
@@ -431,7 +439,11 @@ fn jobs_are_polled_every_second_until_done() {
     // In flight: not asked twice.
     assert!(job_fetches(&app.update(Action::Tick(t0() + secs(3)))).is_empty());
     app.update(job_loaded(job("running", 40), t0() + secs(3)));
-    assert_eq!(app.jobs[0].job.request, Some(backtest_request()), "kept");
+    assert_eq!(
+        app.backtests.jobs[0].job.request,
+        Some(backtest_request()),
+        "kept"
+    );
     assert!(render(&app).contains("40% running"));
     assert_eq!(
         job_fetches(&app.update(Action::Tick(t0() + secs(4)))),
@@ -472,15 +484,17 @@ fn failed_and_unknown_jobs_stop_polling() {
     // A job followed by id that the service does not know.
     let fx = run(&mut app, "/job bt_missing");
     assert_eq!(job_fetches(&fx), vec!["bt_missing"]);
-    app.update(Action::JobLoaded {
-        id: "bt_missing".into(),
-        result: Err(crate::api::ApiError::NotFound {
-            code: "not_found".into(),
-            message: "no such job".into(),
-        }),
-        latency: LATENCY,
-        at: t0() + secs(31),
-    });
+    app.update(Action::answered(
+        t0() + secs(31),
+        LATENCY,
+        Answer::JobLoaded {
+            id: "bt_missing".into(),
+            result: Err(crate::api::ApiError::NotFound {
+                code: "not_found".into(),
+                message: "no such job".into(),
+            }),
+        },
+    ));
     assert!(job_fetches(&app.update(Action::Tick(t0() + secs(90)))).is_empty());
     assert!(render(&app).contains("unknown job"));
 }
@@ -493,7 +507,7 @@ fn p_prefills_a_proposal_for_the_rows_coin() {
     assert_eq!(app.discovery.view, DView::TopLive);
     app.update(key('p'));
     assert_eq!(
-        app.command.as_ref().map(|c| c.text()),
+        app.command_line().map(|c| c.text()),
         Some("/propose ETH long $1000 ".to_string())
     );
     app.update(code(KeyCode::Esc));
@@ -501,7 +515,7 @@ fn p_prefills_a_proposal_for_the_rows_coin() {
     app.update(key('j'));
     app.update(key('p'));
     assert_eq!(
-        app.command.as_ref().map(|c| c.text()),
+        app.command_line().map(|c| c.text()),
         Some("/propose BTC short $1000 ".to_string())
     );
     // Enter stages it like a typed /propose.

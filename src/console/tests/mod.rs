@@ -2,8 +2,10 @@
 //! from seeded data. Everything is deterministic: fixed times, no wall clock.
 
 mod agents;
+mod clock;
 mod discovery;
 mod fixtures;
+mod inbox;
 mod signals;
 mod snapshots;
 mod update;

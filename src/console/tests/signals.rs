@@ -4,9 +4,12 @@
 use super::fixtures::*;
 use crate::api::ApiError;
 use crate::api::eip712;
-use crate::console::action::{Action, Effect};
-use crate::console::app::{App, Overlay, Tab};
-use crate::console::signals::{DestinationForm, check_https_url, split_secret};
+use crate::api::model::SignalDestination;
+use crate::console::action::{Action, Answer, Effect};
+use crate::console::app::App;
+use crate::console::modal::Modal;
+use crate::console::tabs::Tab;
+use crate::console::tabs::signals::{DestinationForm, check_https_url};
 use crate::secret::Secret;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
@@ -33,6 +36,11 @@ fn run(app: &mut App, line: &str) -> Vec<Effect> {
     fx.extend(type_text(app, line));
     fx.extend(app.update(code(KeyCode::Enter)));
     fx
+}
+
+/// A wire body as the client decodes it.
+fn decode<T: serde::de::DeserializeOwned>(body: Value) -> T {
+    serde_json::from_value(body).expect("the test body decodes")
 }
 
 fn destinations_json() -> Value {
@@ -77,21 +85,25 @@ fn signals_app(width: u16, height: u16) -> App {
     let fx = app.update(key('9'));
     assert_eq!(app.tab, Tab::Signals);
     assert!(fx.contains(&Effect::FetchDestinations), "{fx:?}");
-    let fx = app.update(Action::DestinationsLoaded {
-        result: Ok(destinations_json()),
-        latency: LATENCY,
-        at: t0(),
-    });
+    let fx = app.update(Action::answered(
+        t0(),
+        LATENCY,
+        Answer::DestinationsLoaded {
+            result: Ok(decode(destinations_json())),
+        },
+    ));
     assert!(
         fx.contains(&Effect::FetchDeliveries("dst_01".into())),
         "{fx:?}"
     );
-    app.update(Action::DeliveriesLoaded {
-        id: "dst_01".into(),
-        result: Ok(deliveries_json()),
-        latency: LATENCY,
-        at: t0(),
-    });
+    app.update(Action::answered(
+        t0(),
+        LATENCY,
+        Answer::DeliveriesLoaded {
+            id: "dst_01".into(),
+            result: Ok(decode(deliveries_json())),
+        },
+    ));
     app.toasts.clear();
     app
 }
@@ -111,19 +123,25 @@ fn builder_payload(authorized: bool) -> Value {
 fn builder_app(width: u16, height: u16) -> App {
     let mut app = signals_app(width, height);
     let wallet = wallet_of(TEST_KEY);
-    app.whoami.as_mut().unwrap().wallet_address = Some(wallet.clone());
+    app.account.whoami.as_mut().unwrap().wallet_address = Some(wallet.clone());
     let fx = run(&mut app, "/builder-fee");
-    assert_eq!(app.overlay, Overlay::BuilderFee);
+    assert!(
+        matches!(app.modal, Some(Modal::BuilderFee(_))),
+        "{:?}",
+        app.modal
+    );
     assert!(
         fx.contains(&Effect::FetchBuilderFee(wallet.clone())),
         "{fx:?}"
     );
-    app.update(Action::BuilderFeeLoaded {
-        wallet,
-        result: Ok(builder_payload(false)),
-        latency: LATENCY,
-        at: t0(),
-    });
+    app.update(Action::answered(
+        t0(),
+        LATENCY,
+        Answer::BuilderFeeLoaded {
+            wallet,
+            result: Ok(Box::new(decode(builder_payload(false)))),
+        },
+    ));
     app
 }
 
@@ -195,11 +213,15 @@ fn form_checks_every_field_before_sending() {
 fn invalid_form_sends_nothing_and_valid_one_creates() {
     let mut app = signals_app(120, 40);
     app.update(key('N'));
-    assert_eq!(app.overlay, Overlay::DestinationForm);
+    assert!(
+        matches!(app.modal, Some(Modal::DestinationForm(_))),
+        "{:?}",
+        app.modal
+    );
     // The name is empty: Enter shows the problem and sends nothing.
     let fx = app.update(code(KeyCode::Enter));
     assert!(!fx.iter().any(|e| matches!(e, Effect::CreateDestination(_))));
-    let form = app.signals.form.as_ref().unwrap();
+    let form = destination_form(&app).unwrap();
     assert!(form.problems.iter().any(|p| p == "name: required"));
 
     type_text(&mut app, "alerts");
@@ -211,7 +233,7 @@ fn invalid_form_sends_nothing_and_valid_one_creates() {
         fx.iter()
             .all(|e| !matches!(e, Effect::CreateDestination(_)))
     );
-    let form = app.signals.form.as_ref().unwrap();
+    let form = destination_form(&app).unwrap();
     assert_eq!(form.problems, vec!["url: must start with https://"]);
 
     app.update(ctrl('u'));
@@ -234,33 +256,33 @@ fn invalid_form_sends_nothing_and_valid_one_creates() {
 // ---- the secret, once ------------------------------------------------------------------------------
 
 fn created(app: &mut App) -> Vec<Effect> {
-    app.update(Action::DestinationCreated {
-        name: "alerts".into(),
-        result: Ok(split_secret(json!({
-            "id": "dst_03", "name": "alerts", "url": "https://hooks.example.com/in",
-            "strategyIds": ["*"], "directions": ["BUY"], "signingSecret": FAKE_SECRET
-        }))),
-        latency: LATENCY,
-        at: t0(),
-    })
+    app.update(Action::answered(
+        t0(),
+        LATENCY,
+        Answer::DestinationCreated {
+            name: "alerts".into(),
+            result: Ok(Box::new(decode(json!({
+                "id": "dst_03", "name": "alerts", "url": "https://hooks.example.com/in",
+                "strategyIds": ["*"], "directions": ["BUY"], "signingSecret": FAKE_SECRET
+            })))),
+        },
+    ))
 }
 
 /// Every piece of App state that holds text, as one string.
 fn app_text(app: &App) -> String {
     format!(
-        "{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}",
-        app.signals
-            .revealed
-            .as_ref()
-            .map(|r| r.secret.expose().to_string()),
+        "{:?}{:?}{:?}{:?}{:?}{:?}{:?}",
+        match &app.modal {
+            Some(Modal::Secret(r)) => Some(r.secret.expose().to_string()),
+            _ => None,
+        },
         app.signals.destinations,
-        app.signals.form,
-        app.signals.builder,
         app.toasts,
         app.request_log,
         app.history,
         app.command_error,
-        app.overlay,
+        app.modal,
     )
 }
 
@@ -268,16 +290,20 @@ fn app_text(app: &App) -> String {
 fn secret_is_shown_once_copied_by_osc52_and_gone_after_close() {
     let mut app = signals_app(120, 40);
     app.update(key('N'));
-    // The runner takes the secret out of the JSON: an Action's Debug never shows it.
-    let answer = split_secret(json!({"destination": {"id": "d", "signingSecret": FAKE_SECRET}}));
+    // The client decodes the secret into a redacted `Secret`: an Action's Debug never shows it.
+    let answer: SignalDestination = decode(json!({"id": "d", "signingSecret": FAKE_SECRET}));
     assert_eq!(
-        answer.secret.as_ref().map(Secret::expose),
+        answer.signing_secret.as_ref().map(Secret::expose),
         Some(FAKE_SECRET)
     );
     assert!(!format!("{answer:?}").contains(FAKE_SECRET));
     let fx = created(&mut app);
-    assert_eq!(app.overlay, Overlay::Secret);
-    assert!(app.signals.form.is_none());
+    assert!(
+        matches!(app.modal, Some(Modal::Secret(_))),
+        "{:?}",
+        app.modal
+    );
+    assert!(destination_form(&app).is_none());
     // Nothing the runner sees (or logs) carries the secret.
     assert!(!format!("{fx:?}").contains(FAKE_SECRET));
     assert!(render(&app).contains(FAKE_SECRET));
@@ -301,15 +327,15 @@ fn secret_is_shown_once_copied_by_osc52_and_gone_after_close() {
     assert!(render(&app).contains("sent to the terminal's clipboard"));
 
     app.update(code(KeyCode::Esc));
-    assert_eq!(app.overlay, Overlay::None);
-    assert!(app.signals.revealed.is_none());
+    assert!(app.modal.is_none(), "{:?}", app.modal);
+    assert!(!matches!(app.modal, Some(Modal::Secret(_))));
     let text = app_text(&app);
     assert!(!text.contains(FAKE_SECRET), "{text}");
     assert!(!text.contains(&B64.encode(FAKE_SECRET)));
     assert!(!render(&app).contains(FAKE_SECRET));
     // Nothing brings it back.
     app.update(key('c'));
-    assert!(app.signals.revealed.is_none());
+    assert!(!matches!(app.modal, Some(Modal::Secret(_))));
 }
 
 // ---- /trade and fan-out ----------------------------------------------------------------------------
@@ -371,15 +397,17 @@ fn a_refused_trade_says_which_keys_may_trade() {
     let mut app = signals_app(120, 40);
     let sent = trades(&run(&mut app, "/trade BTC long 0.01"));
     app.toasts.clear();
-    app.update(Action::Traded {
-        signal: Box::new(sent[0].clone()),
-        result: Err(ApiError::Forbidden {
-            code: "insufficient_scope".into(),
-            message: "this key may not use /api/v1/trades".into(),
-        }),
-        latency: LATENCY,
-        at: t0(),
-    });
+    app.update(Action::answered(
+        t0(),
+        LATENCY,
+        Answer::Traded {
+            signal: Box::new(sent[0].clone()),
+            result: Err(ApiError::Forbidden {
+                code: "insufficient_scope".into(),
+                message: "this key may not use /api/v1/trades".into(),
+            }),
+        },
+    ));
     let t = toast_texts(&app).join("\n");
     assert!(t.contains("refused (403)"), "{t}");
     assert!(t.contains("webhook:alerts or legacy"), "{t}");
@@ -402,7 +430,7 @@ fn builder_fee_without_a_key_says_what_to_set() {
     app.wallet_key = || None;
     let fx = app.update(key('y'));
     assert!(approvals(&fx).is_empty());
-    let err = app.signals.builder.as_ref().unwrap().error.clone().unwrap();
+    let err = builder_panel(&app).unwrap().error.clone().unwrap();
     assert!(err.contains("AGENTDESK_WALLET_KEY="), "{err}");
 }
 
@@ -412,7 +440,7 @@ fn builder_fee_refuses_a_key_of_another_wallet() {
     app.wallet_key = || Some(Secret::new(OTHER_KEY));
     let fx = app.update(key('y'));
     assert!(approvals(&fx).is_empty(), "{fx:?}");
-    let err = app.signals.builder.as_ref().unwrap().error.clone().unwrap();
+    let err = builder_panel(&app).unwrap().error.clone().unwrap();
     assert!(err.contains("not of the account's wallet"), "{err}");
     assert!(err.contains(&wallet_of(OTHER_KEY)));
     assert!(!err.contains(OTHER_KEY.trim_start_matches("0x")));
@@ -439,12 +467,16 @@ fn builder_fee_signs_with_the_wallet_key_and_posts() {
     // The key is nowhere in the app.
     assert!(!app_text(&app).contains(TEST_KEY.trim_start_matches("0x")));
 
-    app.update(Action::BuilderFeeApproved {
-        result: Ok(json!({"success": true, "json_summary": "builder fee approved for 0.001%"})),
-        latency: LATENCY,
-        at: t0(),
-    });
-    let panel = app.signals.builder.as_ref().unwrap();
+    app.update(Action::answered(
+        t0(),
+        LATENCY,
+        Answer::BuilderFeeApproved {
+            result: Ok(Box::new(decode(
+                json!({"success": true, "json_summary": "builder fee approved for 0.001%"}),
+            ))),
+        },
+    ));
+    let panel = builder_panel(&app).unwrap();
     assert!(panel.payload.as_ref().unwrap().authorized);
     assert_eq!(
         panel.result.as_deref(),
@@ -472,12 +504,14 @@ fn polled_only_while_visible_destinations_15s_deliveries_5s() {
     let mut app = signals_app(120, 40);
     assert_eq!(fetched(&app.update(Action::Tick(t0() + secs(4)))), (0, 0));
     assert_eq!(fetched(&app.update(Action::Tick(t0() + secs(5)))), (0, 1));
-    app.update(Action::DeliveriesLoaded {
-        id: "dst_01".into(),
-        result: Ok(deliveries_json()),
-        latency: LATENCY,
-        at: t0() + secs(5),
-    });
+    app.update(Action::answered(
+        t0() + secs(5),
+        LATENCY,
+        Answer::DeliveriesLoaded {
+            id: "dst_01".into(),
+            result: Ok(decode(deliveries_json())),
+        },
+    ));
     assert_eq!(fetched(&app.update(Action::Tick(t0() + secs(15)))), (1, 1));
     // Moving to the second destination asks for its log at once.
     let fx = app.update(code(KeyCode::Down));
@@ -494,32 +528,38 @@ fn polled_only_while_visible_destinations_15s_deliveries_5s() {
 fn a_service_without_the_delivery_log_hides_the_pane_with_a_note() {
     let mut app = seeded_app(120, 40);
     app.update(key('9'));
-    let fx = app.update(Action::DestinationsLoaded {
-        result: Ok(destinations_json()),
-        latency: LATENCY,
-        at: t0(),
-    });
+    let fx = app.update(Action::answered(
+        t0(),
+        LATENCY,
+        Answer::DestinationsLoaded {
+            result: Ok(decode(destinations_json())),
+        },
+    ));
     assert_eq!(fetched(&fx), (0, 1));
-    app.update(Action::DeliveriesLoaded {
-        id: "dst_01".into(),
-        result: Err(ApiError::NotFound {
-            code: "not_found".into(),
-            message: "no such route".into(),
-        }),
-        latency: LATENCY,
-        at: t0(),
-    });
+    app.update(Action::answered(
+        t0(),
+        LATENCY,
+        Answer::DeliveriesLoaded {
+            id: "dst_01".into(),
+            result: Err(ApiError::NotFound {
+                code: "not_found".into(),
+                message: "no such route".into(),
+            }),
+        },
+    ));
     assert!(app.signals.deliveries_unsupported);
     assert!(render(&app).contains("this service keeps no delivery log"));
     for s in [5, 10, 60] {
         assert_eq!(fetched(&app.update(Action::Tick(t0() + secs(s)))).1, 0);
     }
     // 501 counts as "not offered" too.
-    assert!(crate::console::signals::is_unsupported(&ApiError::Server {
-        status: 501,
-        code: "not_implemented".into(),
-        message: String::new(),
-    }));
+    assert!(crate::console::tabs::signals::is_unsupported(
+        &ApiError::Server {
+            status: 501,
+            code: "not_implemented".into(),
+            message: String::new(),
+        }
+    ));
 }
 
 // ---- snapshots -------------------------------------------------------------------------------------

@@ -3,9 +3,11 @@
 //! `src/console/tests/snapshots/`.
 
 use super::fixtures::*;
-use crate::console::action::Action;
-use crate::console::app::{App, Overlay, Tab};
+use crate::console::action::{Action, Answer};
+use crate::console::app::App;
 use crate::console::layout::Pane;
+use crate::console::modal::Modal;
+use crate::console::tabs::Tab;
 use crossterm::event::KeyCode;
 
 fn on_tab(width: u16, height: u16, tab_key: char) -> App {
@@ -102,7 +104,11 @@ fn proposals_80x24() {
 fn approve_dialog_120x40() {
     let mut app = on_tab(120, 40, '2');
     app.update(key('a'));
-    assert_eq!(app.overlay, Overlay::Approve(ID_FRESH.into()));
+    assert!(
+        matches!(&app.modal, Some(Modal::Approve(id)) if *id == ID_FRESH),
+        "{:?}",
+        app.modal
+    );
     let text = snap("approve_dialog_120x40", &app);
     for needle in [
         "Approve proposal",
@@ -121,7 +127,11 @@ fn approve_dialog_amber_120x40() {
     let mut app = on_tab(120, 40, '2');
     app.update(code(KeyCode::Down));
     app.update(key('a'));
-    assert_eq!(app.overlay, Overlay::Approve(ID_AMBER.into()));
+    assert!(
+        matches!(&app.modal, Some(Modal::Approve(id)) if *id == ID_AMBER),
+        "{:?}",
+        app.modal
+    );
     snap("approve_dialog_amber_120x40", &app);
 }
 
@@ -129,7 +139,11 @@ fn approve_dialog_amber_120x40() {
 fn help_120x40() {
     let mut app = on_tab(120, 40, '1');
     app.update(key('?'));
-    assert!(matches!(app.overlay, Overlay::Help(_)), "{:?}", app.overlay);
+    assert!(
+        matches!(app.modal, Some(Modal::Help { .. })),
+        "{:?}",
+        app.modal
+    );
     let text = snap("help_120x40", &app);
     assert!(text.contains("/propose"));
     assert!(text.contains("approve the selected proposal"));
@@ -153,20 +167,22 @@ fn desk_with_toasts_80x24() {
         vec![btc_long("prop_9d8c7b6a5f4e3d21", t0())],
         t0(),
     ));
-    app.update(Action::Proposed {
-        signal: Box::new(crate::api::model::TradeSignal {
-            a: Some("ETHUSDT".into()),
-            d: Some("short".into()),
-            ..Default::default()
-        }),
-        result: Err(crate::api::ApiError::Invalid {
-            code: "invalid_body".into(),
-            field: Some("size".into()),
-            message: "size must be greater than zero".into(),
-        }),
-        latency: LATENCY,
-        at: t0(),
-    });
+    app.update(Action::answered(
+        t0(),
+        LATENCY,
+        Answer::Proposed {
+            signal: Box::new(crate::api::model::TradeSignal {
+                a: Some("ETHUSDT".into()),
+                d: Some("short".into()),
+                ..Default::default()
+            }),
+            result: Err(crate::api::ApiError::Invalid {
+                code: "invalid_body".into(),
+                field: Some("size".into()),
+                message: "size must be greater than zero".into(),
+            }),
+        },
+    ));
     app.update(Action::Tick(t0() + secs(1)));
     assert_eq!(app.toasts.len(), 2);
     let text = snap("desk_with_toasts_80x24", &app);

@@ -1,367 +1,17 @@
-//! `App::update` with an injected clock: the proposal lifecycle, polling, quitting, the command line
-//! and the risk preview.
+//! `App::update` with an injected clock: polling and backoff, quitting, the command line, the
+//! mouse.
 
 use super::fixtures::*;
 use crate::api::ApiError;
-use crate::console::action::{Action, Effect, Payload, Resource};
-use crate::console::app::{
-    DecisionKind, LocalState, MAX_BACKOFF, Options, Overlay, Source, Status, Tab, backoff, risk,
-};
+use crate::console::action::{Action, Answer, Effect, Payload, Resource};
+use crate::console::inbox::{LocalState, Source, Status};
 use crate::console::layout::Pane;
-use chrono::{DateTime, Utc};
+use crate::console::modal::Modal;
+use crate::console::poll::{MAX_BACKOFF, backoff};
+use crate::console::tabs::Tab;
 use crossterm::event::KeyCode;
 use std::collections::BTreeSet;
 use std::time::Duration;
-
-const ID: &str = "prop_1a2b3c4d5e6f7081";
-
-/// A console with every feed answered at t0 (polling once an hour) and one staged proposal,
-/// created at t0 and expiring at t0 + 5 min.
-fn staged_app() -> crate::console::app::App {
-    let mut app = app_with(quiet_options());
-    let fx = app.update(Action::Tick(t0()));
-    for r in fetches(&fx) {
-        let payload = match r {
-            Resource::Proposals => Payload::Proposals(vec![btc_long(ID, t0())]),
-            other => empty_payload(other),
-        };
-        app.update(loaded(r, payload, t0()));
-    }
-    assert_eq!(app.inbox.len(), 1);
-    app.toasts.clear();
-    app
-}
-
-fn status(app: &crate::console::app::App) -> Status {
-    app.item(ID)
-        .expect("the proposal is in the inbox")
-        .status(app.now)
-}
-
-fn tick(app: &mut crate::console::app::App, at: DateTime<Utc>) -> Vec<Effect> {
-    app.update(Action::Tick(at))
-}
-
-// ---- the proposal lifecycle ----------------------------------------------------------------------
-
-#[test]
-fn staged_counts_down_then_approve_needs_an_explicit_y() {
-    let mut app = staged_app();
-    assert_eq!(status(&app), Status::Staged);
-    assert_eq!(app.item(ID).unwrap().remaining(app.now), Some(secs(300)));
-
-    // The countdown runs with the injected clock, and the Desk strip lists the proposal.
-    tick(&mut app, t0() + secs(10));
-    assert_eq!(app.item(ID).unwrap().remaining(app.now), Some(secs(290)));
-    tick(&mut app, t0() + secs(108));
-    assert_eq!(app.item(ID).unwrap().remaining(app.now), Some(secs(192)));
-    assert_eq!(app.tab, Tab::Desk);
-    assert_eq!(app.strip_items(), vec![0]);
-    app.size = (120, 40);
-    let screen = render(&app);
-    let strip_line = screen
-        .lines()
-        .find(|l| l.contains(ID))
-        .expect("the Desk strip shows the staged proposal");
-    assert!(strip_line.contains("3:12"), "{strip_line}");
-    assert!(strip_line.contains("long 0.01 BTC 5x"), "{strip_line}");
-
-    // `a` opens the dialog and sends nothing.
-    let fx = app.update(key('a'));
-    assert_eq!(app.overlay, Overlay::Approve(ID.into()));
-    assert!(fx.is_empty(), "{fx:?}");
-
-    // Enter is not a yes.
-    let fx = app.update(code(KeyCode::Enter));
-    assert!(confirms(&fx).is_empty(), "{fx:?}");
-    assert_eq!(app.overlay, Overlay::Approve(ID.into()));
-    assert_eq!(status(&app), Status::Staged);
-
-    // `y` sends exactly one confirm, and the proposal waits for it.
-    let fx = app.update(key('y'));
-    assert_eq!(fx, vec![Effect::Confirm(ID.into())]);
-    assert_eq!(app.overlay, Overlay::None);
-    assert_eq!(app.item(ID).unwrap().local, LocalState::Confirming);
-    assert_eq!(status(&app), Status::Confirming);
-    assert!(app.confirm_in_flight());
-
-    // The service answers with a fill.
-    let at = t0() + secs(109);
-    let mut fx = app.update(Action::Confirmed {
-        id: ID.into(),
-        result: Ok(Box::new(executed(
-            ID,
-            vec![fill("BTC", "B", 0.01, 66_010.0, 4242)],
-        ))),
-        latency: LATENCY,
-        at,
-    });
-    let fill_text = "bought 0.01 BTC at 66010 (oid 4242)";
-    assert_eq!(status(&app), Status::Approved);
-    assert_eq!(
-        app.item(ID).unwrap().local,
-        LocalState::Approved(fill_text.into())
-    );
-    assert!(!app.confirm_in_flight());
-    assert_eq!(app.decisions.len(), 1);
-    let d = &app.decisions[0];
-    assert_eq!(d.kind, DecisionKind::Approved);
-    assert_eq!(d.proposal_id, ID);
-    assert_eq!(d.summary, "long 0.01 BTC 5x");
-    assert_eq!(d.result, fill_text);
-    let lines = journal_lines(&fx);
-    assert_eq!(lines.len(), 1, "{fx:?}");
-    assert_eq!(lines[0]["decision"], "approved");
-    assert_eq!(lines[0]["proposalId"], ID);
-    assert_eq!(lines[0]["result"], fill_text);
-    assert_eq!(lines[0]["preview"]["coin"], "BTC");
-    assert!(toast_texts(&app).iter().any(|t| t.contains(fill_text)));
-    assert!(confirms(&fx).is_empty());
-
-    // What the fill changed is fetched now, not at the next hourly poll.
-    fx.extend(tick(&mut app, at));
-    let fetched: BTreeSet<Resource> = fetches(&fx).into_iter().collect();
-    for r in [
-        Resource::Positions,
-        Resource::Orders,
-        Resource::Pnl,
-        Resource::Proposals,
-    ] {
-        assert!(fetched.contains(&r), "{r:?} not refreshed: {fx:?}");
-    }
-    assert!(!fetched.contains(&Resource::Whoami), "{fx:?}");
-
-    // Approved is final: the expiry passing adds no decision, and it cannot be approved again.
-    let fx = tick(&mut app, t0() + secs(400));
-    assert!(journal_lines(&fx).is_empty());
-    assert_eq!(app.decisions.len(), 1);
-    assert_eq!(status(&app), Status::Approved);
-    app.update(key('a'));
-    assert_eq!(app.overlay, Overlay::None);
-}
-
-#[test]
-fn esc_cancels_the_dialog_without_confirming() {
-    let mut app = staged_app();
-    app.update(key('a'));
-    let fx = app.update(code(KeyCode::Esc));
-    assert_eq!(app.overlay, Overlay::None);
-    assert!(confirms(&fx).is_empty());
-    assert_eq!(status(&app), Status::Staged);
-}
-
-#[test]
-fn expiry_is_journaled_once_and_blocks_approval() {
-    let mut app = staged_app();
-    let fx = tick(&mut app, t0() + secs(299));
-    assert_eq!(status(&app), Status::Staged);
-    assert!(journal_lines(&fx).is_empty());
-    assert!(app.decisions.is_empty());
-
-    let fx = tick(&mut app, t0() + secs(300));
-    assert_eq!(status(&app), Status::Expired);
-    let lines = journal_lines(&fx);
-    assert_eq!(lines.len(), 1, "{fx:?}");
-    assert_eq!(lines[0]["decision"], "expired");
-    assert_eq!(lines[0]["proposalId"], ID);
-    assert_eq!(app.decisions.len(), 1);
-    assert_eq!(app.decisions[0].kind, DecisionKind::Expired);
-    assert_eq!(app.decisions[0].proposal_id, ID);
-    assert!(app.strip_items().is_empty());
-
-    // More ticks (and the same list polled again) add nothing.
-    for s in [301, 302, 330, 600] {
-        let fx = tick(&mut app, t0() + secs(s));
-        assert!(journal_lines(&fx).is_empty(), "tick at +{s}s: {fx:?}");
-    }
-    let fx = app.update(proposals(vec![btc_long(ID, t0())], t0() + secs(600)));
-    assert!(journal_lines(&fx).is_empty());
-    assert_eq!(bells(&fx), 0);
-    assert_eq!(app.decisions.len(), 1);
-
-    // `a` refuses, with a reason.
-    let fx = app.update(key('a'));
-    assert_eq!(app.overlay, Overlay::None);
-    assert!(confirms(&fx).is_empty());
-    let toasts = toast_texts(&app);
-    assert!(
-        toasts
-            .iter()
-            .any(|t| t.contains(ID) && t.contains("can no longer be approved")),
-        "{toasts:?}"
-    );
-}
-
-#[test]
-fn dialog_open_while_the_countdown_runs_out_does_not_confirm() {
-    let mut app = staged_app();
-    tick(&mut app, t0() + secs(290));
-    app.update(key('a'));
-    assert_eq!(app.overlay, Overlay::Approve(ID.into()));
-
-    let fx = tick(&mut app, t0() + secs(301));
-    assert_eq!(journal_lines(&fx).len(), 1);
-    assert_eq!(status(&app), Status::Expired);
-
-    let fx = app.update(key('y'));
-    assert!(confirms(&fx).is_empty(), "{fx:?}");
-    assert_eq!(app.item(ID).unwrap().local, LocalState::None);
-    assert_eq!(status(&app), Status::Expired);
-    assert!(
-        toast_texts(&app)
-            .iter()
-            .any(|t| t.contains(ID) && t.contains("not confirmed")),
-        "{:?}",
-        toast_texts(&app)
-    );
-}
-
-#[test]
-fn reject_with_x_is_journaled_and_final() {
-    let mut app = staged_app();
-    tick(&mut app, t0() + secs(30));
-    let fx = app.update(key('x'));
-    assert!(confirms(&fx).is_empty(), "{fx:?}");
-    assert_eq!(status(&app), Status::Rejected);
-    assert_eq!(app.item(ID).unwrap().local, LocalState::Rejected);
-    let lines = journal_lines(&fx);
-    assert_eq!(lines.len(), 1);
-    assert_eq!(lines[0]["decision"], "rejected");
-    assert_eq!(lines[0]["proposalId"], ID);
-    assert_eq!(app.decisions.len(), 1);
-    assert_eq!(app.decisions[0].kind, DecisionKind::Rejected);
-    assert!(app.strip_items().is_empty());
-
-    // Refused afterwards: no dialog, no confirm, a reason.
-    app.toasts.clear();
-    let fx = app.update(key('a'));
-    assert_eq!(app.overlay, Overlay::None);
-    assert!(confirms(&fx).is_empty());
-    assert!(
-        toast_texts(&app)
-            .iter()
-            .any(|t| t.contains("rejected") && t.contains("can no longer be approved")),
-        "{:?}",
-        toast_texts(&app)
-    );
-
-    // Rejecting again does nothing, and the expiry passing does not add an "expired" decision.
-    let fx = app.update(key('x'));
-    assert!(journal_lines(&fx).is_empty());
-    let fx = tick(&mut app, t0() + secs(400));
-    assert!(journal_lines(&fx).is_empty());
-    assert_eq!(app.decisions.len(), 1);
-    assert_eq!(status(&app), Status::Rejected);
-}
-
-#[test]
-fn failed_confirm_records_the_error() {
-    let errors = [
-        ApiError::Expired {
-            code: "proposal_expired".into(),
-            message: "the proposal expired before it was confirmed".into(),
-        },
-        ApiError::Conflict {
-            code: "proposal_already_executed".into(),
-            message: "the proposal was already executed".into(),
-        },
-    ];
-    for error in errors {
-        let mut app = staged_app();
-        app.update(key('a'));
-        assert_eq!(app.update(key('y')), vec![Effect::Confirm(ID.into())]);
-        let message = error.to_string();
-        let fx = app.update(Action::Confirmed {
-            id: ID.into(),
-            result: Err(error.clone()),
-            latency: LATENCY,
-            at: t0() + secs(1),
-        });
-        assert_eq!(status(&app), Status::Failed, "{error:?}");
-        assert_eq!(
-            app.item(ID).unwrap().local,
-            LocalState::Failed(message.clone())
-        );
-        assert!(!app.confirm_in_flight());
-        assert_eq!(app.decisions.len(), 1);
-        assert_eq!(app.decisions[0].kind, DecisionKind::Failed);
-        assert_eq!(app.decisions[0].result, message);
-        let lines = journal_lines(&fx);
-        assert_eq!(lines.len(), 1);
-        assert_eq!(lines[0]["decision"], "failed");
-        assert_eq!(lines[0]["result"], message.as_str());
-        assert!(
-            toast_texts(&app).iter().any(|t| t.contains(&message)),
-            "{:?}",
-            toast_texts(&app)
-        );
-        let log = app.request_log.front().unwrap();
-        assert_eq!(log.operation, "confirm_trade");
-        assert_eq!(log.status, error.code().unwrap());
-        // A failed proposal is not offered again.
-        app.update(key('a'));
-        assert_eq!(app.overlay, Overlay::None);
-    }
-}
-
-#[test]
-fn new_staged_proposal_rings_the_bell_once() {
-    let mut app = new_app();
-    tick(&mut app, t0());
-    let first = btc_long("prop_first", t0());
-    let fx = app.update(proposals(vec![first.clone()], t0()));
-    assert_eq!(bells(&fx), 1, "{fx:?}");
-    assert!(
-        toast_texts(&app)
-            .iter()
-            .any(|t| t.contains("New proposal") && t.contains("long 0.01 BTC 5x")),
-        "{:?}",
-        toast_texts(&app)
-    );
-
-    // The same list again: no bell, no second toast.
-    let toasts = app.toasts.len();
-    let fx = app.update(proposals(vec![first.clone()], t0() + secs(1)));
-    assert_eq!(bells(&fx), 0, "{fx:?}");
-    assert_eq!(app.toasts.len(), toasts);
-    assert_eq!(app.inbox.len(), 1);
-
-    // Two new ones in one poll ring once.
-    let list = vec![
-        first.clone(),
-        btc_long("prop_second", t0() + secs(1)),
-        btc_long("prop_third", t0() + secs(2)),
-    ];
-    let fx = app.update(proposals(list, t0() + secs(2)));
-    assert_eq!(bells(&fx), 1, "{fx:?}");
-    assert_eq!(app.inbox.len(), 3);
-    // Newest first.
-    assert_eq!(app.inbox[0].id(), "prop_third");
-
-    // A proposal first seen already expired or executed is history, not news.
-    let mut old = btc_long("prop_old", t0() - secs(600));
-    old.status = "expired".into();
-    let mut done = btc_long("prop_done", t0());
-    done.status = "executed".into();
-    let fx = app.update(proposals(vec![old, done], t0() + secs(3)));
-    assert_eq!(bells(&fx), 0, "{fx:?}");
-}
-
-#[test]
-fn no_bell_when_disabled_but_still_a_toast() {
-    let mut app = app_with(Options {
-        bell: false,
-        ..Options::default()
-    });
-    tick(&mut app, t0());
-    let fx = app.update(proposals(vec![btc_long("prop_quiet", t0())], t0()));
-    assert_eq!(bells(&fx), 0, "{fx:?}");
-    assert!(
-        toast_texts(&app).iter().any(|t| t.contains("New proposal")),
-        "{:?}",
-        toast_texts(&app)
-    );
-}
 
 // ---- polling -------------------------------------------------------------------------------------
 
@@ -372,7 +22,7 @@ fn first_update_fetches_everything_once() {
     let fetched: BTreeSet<Resource> = fetches(&fx).into_iter().collect();
     assert_eq!(fetched, Resource::ALL.into_iter().collect());
     assert_eq!(fetches(&fx).len(), Resource::ALL.len());
-    assert!(app.feeds.values().all(|f| f.in_flight));
+    assert!(app.feeds.values().all(|f| f.poll.in_flight));
     // Nothing is fetched twice while in flight.
     let fx = tick(&mut app, t0() + secs(10));
     assert!(fetches(&fx).is_empty(), "{fx:?}");
@@ -389,12 +39,12 @@ fn a_result_reschedules_at_its_time_plus_the_interval() {
         at,
     ));
     let feed = &app.feeds[&Resource::Positions];
-    assert!(!feed.in_flight);
+    assert!(!feed.poll.in_flight);
     assert_eq!(feed.interval, Duration::from_secs(2));
-    assert_eq!(feed.next_due, at + secs(2));
-    assert_eq!(feed.updated_at, Some(at));
-    assert_eq!(feed.latency, Some(LATENCY));
-    assert_eq!(app.positions.len(), 4);
+    assert_eq!(feed.poll.next_due, Some(at + secs(2)));
+    assert_eq!(feed.poll.updated_at, Some(at));
+    assert_eq!(feed.poll.latency, Some(LATENCY));
+    assert_eq!(app.account.positions.len(), 4);
 
     let fx = tick(&mut app, at + ms(1999));
     assert!(!fetches(&fx).contains(&Resource::Positions), "{fx:?}");
@@ -425,9 +75,9 @@ fn transport_errors_back_off_exponentially_up_to_30s() {
             now,
         ));
         let feed = &app.feeds[&Resource::Positions];
-        assert!(!feed.in_flight);
+        assert!(!feed.poll.in_flight);
         assert!(matches!(feed.error, Some(ApiError::Transport(_))));
-        let due = feed.next_due;
+        let due = feed.poll.next_due.unwrap();
         waits.push((due - now).to_std().unwrap().as_secs());
         // Not retried early; retried when due.
         let fx = tick(&mut app, due - ms(1));
@@ -437,14 +87,14 @@ fn transport_errors_back_off_exponentially_up_to_30s() {
         assert!(fetches(&fx).contains(&Resource::Positions), "{fx:?}");
     }
     assert_eq!(waits, vec![4, 8, 16, 30, 30, 30]);
-    assert_eq!(app.feeds[&Resource::Positions].failures, 6);
+    assert_eq!(app.feeds[&Resource::Positions].poll.failures, 6);
 
     // A success resets the schedule.
     app.update(loaded(Resource::Positions, Payload::Positions(vec![]), now));
     let feed = &app.feeds[&Resource::Positions];
-    assert_eq!(feed.failures, 0);
+    assert_eq!(feed.poll.failures, 0);
     assert!(feed.error.is_none());
-    assert_eq!(feed.next_due, now + secs(2));
+    assert_eq!(feed.poll.next_due, Some(now + secs(2)));
 }
 
 #[test]
@@ -493,10 +143,17 @@ fn quota_exceeded_holds_confirms() {
         at,
     ));
     assert_eq!(app.quota_until, Some(at + secs(60)));
-    assert_eq!(app.feeds[&Resource::Usage].next_due, at + secs(60));
+    assert_eq!(
+        app.feeds[&Resource::Usage].poll.next_due,
+        Some(at + secs(60))
+    );
 
     app.update(key('a'));
-    assert_eq!(app.overlay, Overlay::Approve(ID.into()));
+    assert!(
+        matches!(&app.modal, Some(Modal::Approve(id)) if *id == ID),
+        "{:?}",
+        app.modal
+    );
     let fx = app.update(key('y'));
     assert!(confirms(&fx).is_empty(), "{fx:?}");
     assert_eq!(app.item(ID).unwrap().local, LocalState::None);
@@ -528,15 +185,17 @@ fn quota_exceeded_on_confirm_holds_the_next_one() {
     let fx = app.update(key('y'));
     let first = confirms(&fx);
     assert_eq!(first.len(), 1);
-    app.update(Action::Confirmed {
-        id: first[0].clone(),
-        result: Err(ApiError::QuotaExceeded {
-            retry_after: Duration::from_secs(120),
-            message: "daily POST quota reached".into(),
-        }),
-        latency: LATENCY,
-        at: t0() + secs(3),
-    });
+    app.update(Action::answered(
+        t0() + secs(3),
+        LATENCY,
+        Answer::Confirmed {
+            id: first[0].clone(),
+            result: Err(ApiError::QuotaExceeded {
+                retry_after: Duration::from_secs(120),
+                message: "daily POST quota reached".into(),
+            }),
+        },
+    ));
     assert_eq!(app.quota_until, Some(t0() + secs(123)));
     assert_eq!(first[0], other, "the newest proposal is selected first");
     // The other proposal, from the inbox.
@@ -544,7 +203,11 @@ fn quota_exceeded_on_confirm_holds_the_next_one() {
     assert_eq!(app.tab, Tab::Proposals);
     app.update(code(KeyCode::Down));
     app.update(key('a'));
-    assert_eq!(app.overlay, Overlay::Approve(ID.into()));
+    assert!(
+        matches!(&app.modal, Some(Modal::Approve(id)) if *id == ID),
+        "{:?}",
+        app.modal
+    );
     let fx = app.update(key('y'));
     assert!(confirms(&fx).is_empty(), "{fx:?}");
     assert_eq!(status(&app), Status::Staged);
@@ -586,7 +249,7 @@ fn not_found_proposals_marks_the_feed_unsupported() {
         t0() + secs(100),
     ));
     assert!(app.feeds[&Resource::Usage].supported);
-    assert_eq!(app.feeds[&Resource::Usage].failures, 1);
+    assert_eq!(app.feeds[&Resource::Usage].poll.failures, 1);
 }
 
 #[test]
@@ -626,6 +289,26 @@ fn q_quits_at_once_when_nothing_is_in_flight() {
 }
 
 #[test]
+fn ctrl_c_while_typing_a_command_asks_in_place_of_the_line() {
+    let mut app = staged_app();
+    app.update(key('a'));
+    app.update(key('y'));
+    assert!(app.confirm_in_flight());
+    app.update(key(':'));
+    type_text(&mut app, "/propose");
+    app.update(ctrl('c'));
+    // One modal at a time: the question replaces the line, so the next key answers it.
+    assert!(app.command_line().is_none());
+    assert!(
+        matches!(app.modal, Some(Modal::QuitConfirm)),
+        "{:?}",
+        app.modal
+    );
+    let fx = app.update(key('y'));
+    assert!(fx.contains(&Effect::Quit), "{fx:?}");
+}
+
+#[test]
 fn q_asks_first_while_a_confirm_is_in_flight() {
     let mut app = staged_app();
     app.update(key('a'));
@@ -635,15 +318,23 @@ fn q_asks_first_while_a_confirm_is_in_flight() {
     let fx = app.update(key('q'));
     assert!(!fx.contains(&Effect::Quit), "{fx:?}");
     assert!(!app.should_quit);
-    assert_eq!(app.overlay, Overlay::QuitConfirm);
+    assert!(
+        matches!(app.modal, Some(Modal::QuitConfirm)),
+        "{:?}",
+        app.modal
+    );
     assert!(render(&app).contains("A confirm is still in flight"));
 
     // Esc stays; q again asks again; y quits.
     app.update(code(KeyCode::Esc));
-    assert_eq!(app.overlay, Overlay::None);
+    assert!(app.modal.is_none(), "{:?}", app.modal);
     assert!(!app.should_quit);
     app.update(key('q'));
-    assert_eq!(app.overlay, Overlay::QuitConfirm);
+    assert!(
+        matches!(app.modal, Some(Modal::QuitConfirm)),
+        "{:?}",
+        app.modal
+    );
     let fx = app.update(code(KeyCode::Enter));
     assert!(!fx.contains(&Effect::Quit));
     let fx = app.update(key('y'));
@@ -655,7 +346,7 @@ fn q_asks_first_while_a_confirm_is_in_flight() {
 
 fn run_command(app: &mut crate::console::app::App, text: &str) -> Vec<Effect> {
     let mut fx = app.update(key(':'));
-    assert!(app.command.is_some(), "`:` opens the command line");
+    assert!(app.command_line().is_some(), "`:` opens the command line");
     fx.extend(type_text(app, text));
     fx.extend(app.update(code(KeyCode::Enter)));
     fx
@@ -674,17 +365,17 @@ fn proposed(fx: &[Effect]) -> Vec<crate::api::model::TradeSignal> {
 fn propose_command_stages_a_trade() {
     let mut app = staged_app();
     app.update(key(':'));
-    assert!(app.command.is_some());
+    assert!(app.command_line().is_some());
     type_text(&mut app, "/propose BTC long 0.01 tp=72000 sl=65000");
     assert_eq!(
-        app.command.as_ref().unwrap().text(),
+        app.command_line().unwrap().text(),
         "/propose BTC long 0.01 tp=72000 sl=65000"
     );
-    // Keys typed into the line are text, not shortcuts.
+    // Keys typed into the line are text, not shortcuts: the line is still what is open.
     assert!(!app.should_quit);
-    assert_eq!(app.overlay, Overlay::None);
+    assert!(app.command_line().is_some());
     let fx = app.update(code(KeyCode::Enter));
-    assert!(app.command.is_none());
+    assert!(app.command_line().is_none());
     assert!(app.command_error.is_none());
     let signals = proposed(&fx);
     assert_eq!(signals.len(), 1, "{fx:?}");
@@ -704,7 +395,7 @@ fn bad_command_names_the_problem() {
     let mut app = staged_app();
     let fx = run_command(&mut app, "/propose BTC sideways 0.01");
     assert!(proposed(&fx).is_empty());
-    assert!(app.command.is_none());
+    assert!(app.command_line().is_none());
     let err = app.command_error.clone().expect("an error is shown");
     assert!(err.contains("sideways"), "{err}");
     assert!(err.contains("side"), "{err}");
@@ -727,14 +418,11 @@ fn up_recalls_history() {
     run_command(&mut app, "/close BTC");
     app.update(key(':'));
     app.update(code(KeyCode::Up));
-    assert_eq!(app.command.as_ref().unwrap().text(), "/close BTC");
+    assert_eq!(app.command_line().unwrap().text(), "/close BTC");
     app.update(code(KeyCode::Up));
-    assert_eq!(
-        app.command.as_ref().unwrap().text(),
-        "/propose ETH short 0.5"
-    );
+    assert_eq!(app.command_line().unwrap().text(), "/propose ETH short 0.5");
     app.update(code(KeyCode::Down));
-    assert_eq!(app.command.as_ref().unwrap().text(), "/close BTC");
+    assert_eq!(app.command_line().unwrap().text(), "/close BTC");
     // Running the recalled line runs it again.
     app.update(code(KeyCode::Up));
     let fx = app.update(code(KeyCode::Enter));
@@ -753,7 +441,11 @@ fn confirm_command_adds_the_proposal_and_opens_the_dialog() {
     assert_eq!(item.source, Source::Console);
     assert_eq!(item.status(app.now), Status::Staged);
     assert_eq!(app.tab, Tab::Proposals);
-    assert_eq!(app.overlay, Overlay::Approve("prop_x".into()));
+    assert!(
+        matches!(&app.modal, Some(Modal::Approve(id)) if *id == "prop_x"),
+        "{:?}",
+        app.modal
+    );
     assert_eq!(app.inbox[app.selected(Pane::Inbox)].id(), "prop_x");
     let fx = app.update(key('y'));
     assert_eq!(fx, vec![Effect::Confirm("prop_x".into())]);
@@ -762,7 +454,11 @@ fn confirm_command_adds_the_proposal_and_opens_the_dialog() {
     let before = app.inbox.len();
     run_command(&mut app, &format!("/confirm {ID}"));
     assert_eq!(app.inbox.len(), before);
-    assert_eq!(app.overlay, Overlay::Approve(ID.into()));
+    assert!(
+        matches!(&app.modal, Some(Modal::Approve(id)) if *id == ID),
+        "{:?}",
+        app.modal
+    );
 }
 
 #[test]
@@ -786,74 +482,9 @@ fn esc_closes_the_command_line_without_running() {
     app.update(key(':'));
     type_text(&mut app, "/quit");
     let fx = app.update(code(KeyCode::Esc));
-    assert!(app.command.is_none());
+    assert!(app.command_line().is_none());
     assert!(fx.is_empty());
     assert!(!app.should_quit);
-}
-
-// ---- risk ----------------------------------------------------------------------------------------
-
-fn close(a: f64, b: f64) -> bool {
-    (a - b).abs() < 1e-9
-}
-
-#[test]
-fn risk_math() {
-    let preview = btc_long(ID, t0()).preview;
-    let mut held = positions();
-    // The live mark differs from the staging price: the live one wins.
-    held[0].mark_px = 66_000.0;
-    let mut preview = preview;
-    preview.mark_px = 65_900.0;
-    let r = risk(&preview, &held, Some(25_000.0));
-    assert!(close(r.mark, 66_000.0), "{r:?}");
-    assert!(close(r.notional, 660.0), "{r:?}");
-    assert!(close(r.margin, 132.0), "{r:?}");
-    assert!(
-        close(r.sl_pct.unwrap(), 1_000.0 / 66_000.0 * 100.0),
-        "{r:?}"
-    );
-    assert!(close(r.sl_usd.unwrap(), 10.0), "{r:?}");
-    assert!(
-        close(r.tp_pct.unwrap(), 6_000.0 / 66_000.0 * 100.0),
-        "{r:?}"
-    );
-    assert!(close(r.tp_usd.unwrap(), 60.0), "{r:?}");
-    assert!(close(r.reward_risk.unwrap(), 6.0), "{r:?}");
-    assert!(close(r.equity_at_risk_pct.unwrap(), 0.04), "{r:?}");
-    let existing = r.existing.expect("the BTC position on venue");
-    assert_eq!(existing.exchange, "venue");
-    assert_eq!(existing.coin, "BTC");
-
-    // No stop-loss: the margin is what is at risk, and there is no reward:risk.
-    let mut no_sl = preview.clone();
-    no_sl.sl = None;
-    let r = risk(&no_sl, &held, Some(25_000.0));
-    assert!(r.sl_pct.is_none() && r.sl_usd.is_none() && r.reward_risk.is_none());
-    assert!(close(
-        r.equity_at_risk_pct.unwrap(),
-        132.0 / 25_000.0 * 100.0
-    ));
-
-    // A limit price is the entry; nothing held; no equity known.
-    let mut limit = preview.clone();
-    limit.limit_px = Some(64_000.0);
-    limit.coin = "LINK".into();
-    let r = risk(&limit, &held, None);
-    assert!(close(r.mark, 65_900.0), "no position: the preview's mark");
-    assert!(close(r.notional, 640.0));
-    assert!(close(r.margin, 128.0));
-    assert!(close(r.sl_usd.unwrap(), 10.0));
-    assert!(close(r.tp_usd.unwrap(), 80.0));
-    assert!(close(r.reward_risk.unwrap(), 8.0));
-    assert!(r.equity_at_risk_pct.is_none());
-    assert!(r.existing.is_none());
-
-    // A position on the other venue is not "held" for a venue-specific proposal.
-    let mut sol = trade_preview("venue", "SOL", "long", 1.0, 140.0, 1, None, None);
-    assert!(risk(&sol, &held, None).existing.is_none());
-    sol.exchange = "venue2".into();
-    assert!(risk(&sol, &held, None).existing.is_some());
 }
 
 // ---- mouse -----------------------------------------------------------------------------------------

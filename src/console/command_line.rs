@@ -1,0 +1,254 @@
+//! The command line (a modal): typing with history and completion, and running what
+//! [`command::parse`] made of it.
+
+use crate::api::model::{BacktestJob, BacktestRequest, Proposal};
+use crate::console::action::Effect;
+use crate::console::app::App;
+use crate::console::command::{self, Command};
+use crate::console::inbox::{InboxItem, LocalState, Source};
+use crate::console::layout::Pane;
+use crate::console::modal::Modal;
+use crate::console::tabs::Tab;
+use crate::console::tabs::backtests::{JobEntry, number_value};
+use crate::console::tabs::discovery::DView;
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui_textarea::TextArea;
+use std::collections::BTreeSet;
+
+/// Completion's coins before the service has named any.
+const FALLBACK_COINS: [&str; 10] = [
+    "BTC", "ETH", "SOL", "XRP", "DOGE", "AVAX", "LINK", "BNB", "ARB", "SUI",
+];
+
+#[derive(Debug)]
+pub struct CommandLine {
+    pub input: TextArea<'static>,
+    pub history: Vec<String>,
+    /// Position while walking the history with Up/Down.
+    pub history_pos: Option<usize>,
+    /// Candidates from the last Tab, cycled by further Tabs.
+    pub completions: Vec<String>,
+    pub completion_pos: usize,
+}
+
+impl CommandLine {
+    pub fn new(history: Vec<String>) -> Self {
+        CommandLine {
+            input: TextArea::default(),
+            history,
+            history_pos: None,
+            completions: Vec::new(),
+            completion_pos: 0,
+        }
+    }
+
+    pub fn text(&self) -> String {
+        self.input.lines().join(" ")
+    }
+
+    pub fn set_text(&mut self, text: &str) {
+        self.input = TextArea::new(vec![text.to_string()]);
+        self.input.move_cursor(ratatui_textarea::CursorMove::End);
+    }
+}
+
+impl App {
+    /// Opens the command line with the earlier commands to recall.
+    pub(crate) fn open_command_line(&mut self) {
+        self.modal = Some(Modal::CommandLine(CommandLine::new(self.history.clone())));
+        self.command_error = None;
+    }
+
+    /// The command line, prefilled with `text` to edit and run.
+    pub(crate) fn prefill(&mut self, text: &str) {
+        self.open_command_line();
+        if let Some(Modal::CommandLine(line)) = self.modal.as_mut() {
+            line.set_text(text);
+        }
+    }
+
+    pub fn command_line(&self) -> Option<&CommandLine> {
+        match &self.modal {
+            Some(Modal::CommandLine(line)) => Some(line),
+            _ => None,
+        }
+    }
+    pub(crate) fn on_command_key(&mut self, key: KeyEvent, fx: &mut Vec<Effect>) {
+        let coins = if key.code == KeyCode::Tab {
+            self.known_coins()
+        } else {
+            Vec::new()
+        };
+        let Some(Modal::CommandLine(line)) = self.modal.as_mut() else {
+            return;
+        };
+        match key.code {
+            KeyCode::Esc => {
+                self.modal = None;
+                return;
+            }
+            KeyCode::Enter => {
+                let text = line.text().trim().to_string();
+                self.modal = None;
+                if text.is_empty() {
+                    return;
+                }
+                if self.history.last() != Some(&text) {
+                    self.history.push(text.clone());
+                }
+                match command::parse(&text) {
+                    Ok(cmd) => self.run_command(cmd, fx),
+                    Err(e) => self.command_error = Some(format!("{text}: {e}")),
+                }
+                return;
+            }
+            KeyCode::Up | KeyCode::Down => {
+                if line.history.is_empty() {
+                    return;
+                }
+                let last = line.history.len() - 1;
+                let pos = match (key.code, line.history_pos) {
+                    (KeyCode::Up, None) => Some(last),
+                    (KeyCode::Up, Some(p)) => Some(p.saturating_sub(1)),
+                    (KeyCode::Down, Some(p)) if p < last => Some(p + 1),
+                    _ => None,
+                };
+                line.history_pos = pos;
+                let text = pos.map(|p| line.history[p].clone()).unwrap_or_default();
+                line.set_text(&text);
+                return;
+            }
+            KeyCode::Tab => {
+                if line.completions.is_empty() {
+                    let refs: Vec<&str> = coins.iter().map(String::as_str).collect();
+                    let tools: Vec<&str> =
+                        self.tools.tools.iter().map(|t| t.name.as_str()).collect();
+                    line.completions = command::complete_with(&line.text(), &refs, &tools);
+                    line.completion_pos = 0;
+                } else {
+                    line.completion_pos = (line.completion_pos + 1) % line.completions.len();
+                }
+                if let Some(c) = line.completions.get(line.completion_pos).cloned() {
+                    line.set_text(&c);
+                }
+                return;
+            }
+            _ => {}
+        }
+        line.completions.clear();
+        line.input.input(key);
+    }
+
+    /// Coins for completion: those the service named (positions, open orders, proposals,
+    /// Discovery rows). Until it has named any, the majors every venue lists.
+    pub fn known_coins(&self) -> Vec<String> {
+        let rows = [
+            &self.discovery.top,
+            &self.discovery.live,
+            &self.discovery.combos,
+        ];
+        let from_rows = rows.into_iter().flatten().filter_map(|r| {
+            command::normalize_pair(&r.pair)?
+                .strip_suffix("-USD")
+                .map(str::to_string)
+        });
+        let coins: BTreeSet<String> = self
+            .account
+            .positions
+            .iter()
+            .map(|p| p.coin.clone())
+            .chain(self.account.orders.iter().map(|o| o.coin.clone()))
+            .chain(self.inbox.iter().map(|i| i.proposal.preview.coin.clone()))
+            .chain(from_rows)
+            .filter(|c| !c.is_empty())
+            .collect();
+        if coins.is_empty() {
+            return FALLBACK_COINS.iter().map(|c| c.to_string()).collect();
+        }
+        coins.into_iter().collect()
+    }
+
+    pub(crate) fn run_command(&mut self, cmd: Command, fx: &mut Vec<Effect>) {
+        match cmd {
+            Command::Propose(_) | Command::Close(_) | Command::Trade(_) if self.posts_held() => {}
+            Command::Propose(args) => fx.push(Effect::Propose(Box::new(args.to_signal()))),
+            Command::Trade(args) => self.trade(&args, fx),
+            Command::BuilderFee => self.open_builder_fee(fx),
+            Command::Close(target) => fx.push(Effect::Propose(Box::new(target.to_signal()))),
+            Command::Confirm(id) => {
+                if self.item(&id).is_none() {
+                    // Named by hand: the details arrive with the next proposals poll, if the
+                    // service lists them; the confirm itself needs only the id.
+                    self.inbox.insert(
+                        0,
+                        InboxItem {
+                            proposal: Proposal {
+                                proposal_id: id.clone(),
+                                status: "staged".into(),
+                                ..Default::default()
+                            },
+                            source: Source::Console,
+                            local: LocalState::None,
+                            first_seen: self.now,
+                            expiry_noted: false,
+                            tool: None,
+                        },
+                    );
+                    self.seen.insert(id.clone());
+                }
+                self.set_tab(Tab::Proposals);
+                if let Some(i) = self.inbox.iter().position(|i| i.id() == id) {
+                    self.selected.insert(Pane::Inbox, i);
+                }
+                self.start_approval(&id);
+            }
+            Command::Backtest(args) => {
+                let request = BacktestRequest {
+                    strategy_id: args.strategy,
+                    pair: args.pair,
+                    timeframe: args.timeframe,
+                    days: args.days,
+                    parameters: args
+                        .params
+                        .iter()
+                        .map(|(k, v)| (k.clone(), number_value(*v)))
+                        .collect(),
+                };
+                self.submit_backtest(request, fx);
+            }
+            Command::Top(args) => {
+                let view = match args.view {
+                    command::TopView::Backtests => DView::TopBacktests,
+                    command::TopView::Live => DView::TopLive,
+                    command::TopView::Combos => DView::Combos,
+                };
+                self.set_tab(Tab::Discovery);
+                self.discovery.view = view;
+                if self.discovery.apply(view, &args.params) {
+                    self.selected.insert(view.pane(), 0);
+                }
+                self.discovery.state_mut(view).feed.poll.ask_at(self.now);
+            }
+            Command::Job(id) => {
+                if !self.backtests.jobs.iter().any(|j| j.id() == id) {
+                    let job = BacktestJob {
+                        job_id: id.clone(),
+                        ..Default::default()
+                    };
+                    self.backtests.jobs.insert(0, JobEntry::new(job, self.now));
+                }
+                self.set_tab(Tab::Backtests);
+                if let Some(i) = self.backtests.jobs.iter().position(|j| j.id() == id) {
+                    self.selected.insert(Pane::Jobs, i);
+                    self.backtests.jobs[i].poll.ask_at(self.now);
+                }
+            }
+            Command::Service(text) => self.run_service_command(text, fx),
+            Command::Chat(text) => self.send_chat(text, fx),
+            Command::Tool { name, args } => self.run_tool_command(name, args, fx),
+            Command::Refresh => self.refresh(),
+            Command::Help => self.modal = Some(Modal::Help { scroll: 0 }),
+            Command::Quit => self.request_quit(fx),
+        }
+    }
+}

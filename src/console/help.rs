@@ -1,0 +1,122 @@
+//! The help overlay: every key (from the keymap in force) and every command.
+
+use crate::console::app::App;
+use crate::console::command::COMMANDS;
+use crate::console::keymap::KeyAction;
+use crate::console::theme::Theme;
+use crate::console::widgets;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Clear, Paragraph};
+
+const KEYS: &[(KeyAction, &str)] = &[
+    (KeyAction::Up, "move up"),
+    (KeyAction::Down, "move down"),
+    (KeyAction::PageUp, "page up"),
+    (KeyAction::PageDown, "page down"),
+    (KeyAction::Top, "first row"),
+    (KeyAction::Bottom, "last row"),
+    (KeyAction::FocusNext, "next pane"),
+    (KeyAction::FocusPrev, "previous pane"),
+    (KeyAction::NextTab, "next tab"),
+    (KeyAction::PrevTab, "previous tab"),
+    (
+        KeyAction::Select,
+        "open (strip → inbox, Discovery row details)",
+    ),
+    (KeyAction::Approve, "approve the selected proposal (then y)"),
+    (KeyAction::ConfirmYes, "yes, in a dialog"),
+    (KeyAction::Reject, "reject (dismiss) the selected proposal"),
+    (KeyAction::Cancel, "close a dialog"),
+    (KeyAction::Left, "previous Discovery view"),
+    (KeyAction::Right, "next Discovery view"),
+    (
+        KeyAction::SortNext,
+        "sort Discovery rows by the next column",
+    ),
+    (KeyAction::SortReverse, "reverse the sort"),
+    (
+        KeyAction::Backtest,
+        "backtest form from the selected row or job",
+    ),
+    (
+        KeyAction::Propose,
+        "prefill /propose for the selected row's coin",
+    ),
+    (
+        KeyAction::NewRun,
+        "Research: prefill /research start on the command line",
+    ),
+    (
+        KeyAction::Message,
+        "Research: prefill /research say; Chat: prefill /chat",
+    ),
+    (KeyAction::StopRun, "Research: stop the active run (then y)"),
+    (KeyAction::Toggle, "Tools: fold / unfold the JSON node"),
+    (
+        KeyAction::Fanout,
+        "Signals: toggle the fan-out default of /trade",
+    ),
+    (
+        KeyAction::BuilderFee,
+        "Signals: builder-fee panel (y signs with AGENTDESK_WALLET_KEY)",
+    ),
+    (
+        KeyAction::Copy,
+        "copy the signing secret shown once (OSC 52)",
+    ),
+    (KeyAction::Refresh, "refresh everything now"),
+    (KeyAction::Filter, "filter the logs or the Discovery rows"),
+    (KeyAction::CommandLine, "command line"),
+    (KeyAction::Help, "this help"),
+    (KeyAction::Quit, "quit"),
+];
+
+pub fn draw(f: &mut Frame, app: &App, theme: &Theme, area: Rect, scroll: u16) {
+    let r = widgets::centered(
+        area,
+        area.width.saturating_sub(4).min(110),
+        area.height.saturating_sub(2),
+    );
+    f.render_widget(Clear, r);
+    let mut lines = vec![Line::styled("Keys", theme.accent)];
+    for (action, what) in KEYS {
+        let keys = app.keymap.keys_for(*action).join(" ");
+        lines.push(Line::from(vec![
+            Span::styled(format!("  {keys:<16}"), theme.base.patch(theme.accent)),
+            Span::styled(*what, theme.base),
+        ]));
+    }
+    lines.push(Line::from(vec![
+        Span::styled(format!("  {:<16}", "1-9"), theme.base.patch(theme.accent)),
+        Span::styled("switch tab", theme.base),
+    ]));
+    lines.push(Line::raw(""));
+    lines.push(Line::styled(
+        "Commands (after :) — [service] ones are answered by the service's command line",
+        theme.accent,
+    ));
+    // Usage and summary on lines of their own: a usage line is long, and cutting either hides
+    // what the command takes or does.
+    for c in COMMANDS {
+        lines.push(Line::from(vec![
+            Span::styled(format!("  {}", c.usage), theme.base.patch(theme.accent)),
+            Span::styled(if c.service { "  [service]" } else { "" }, theme.muted),
+        ]));
+        lines.push(Line::styled(format!("      {}", c.summary), theme.base));
+    }
+    // Scrolling stops where the last line is at the bottom.
+    let visible = r.height.saturating_sub(2);
+    let scroll = scroll.min((lines.len() as u16).saturating_sub(visible));
+    let title = if lines.len() as u16 > visible {
+        " Help — j/k scroll, Esc closes "
+    } else {
+        " Help — Esc closes "
+    };
+    let p = Paragraph::new(lines)
+        .block(widgets::block(theme, Line::from(title), true))
+        .style(theme.base)
+        .scroll((scroll, 0));
+    f.render_widget(p, r);
+}

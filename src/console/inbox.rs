@@ -1,0 +1,500 @@
+//! The approval inbox, shared by the tabs: staged trade proposals (listed by the service, or staged
+//! and named here) and tool confirm tokens (from the Tools and Chat tabs) wait here for a human.
+//! The Desk strip and the Proposals tab show it; approving or rejecting works from any tab; every
+//! decision goes to the history and the journal.
+
+use crate::api::ApiError;
+use crate::api::model::{Preview, Proposal, TradeSignal};
+use crate::console::action::{Effect, Resource};
+use crate::console::app::App;
+use crate::console::app::ToastLevel;
+use crate::console::layout::Pane;
+use crate::console::modal::Modal;
+use crate::console::poll::to_delta;
+use chrono::{DateTime, Duration as TimeDelta, Utc};
+use serde_json::json;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// Listed by the service's proposals extension.
+    Service,
+    /// Staged from this console, or named with `/confirm`.
+    Console,
+}
+
+/// What this console did with a proposal.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LocalState {
+    None,
+    Confirming,
+    Approved(String),
+    Rejected,
+    Failed(String),
+}
+
+/// A mutate tool's confirm token waiting for a human: approving it re-submits the tool with
+/// `args.confirmToken`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolApproval {
+    pub tool: String,
+    /// The arguments of the first call (without the token).
+    pub args: serde_json::Value,
+    pub confirm_token: String,
+    pub summary: String,
+    pub preview: serde_json::Value,
+    /// Where it came from: `tools` (this console's call) or `chat`.
+    pub origin: &'static str,
+    /// The operation's answer once approved.
+    pub result: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Clone)]
+pub struct InboxItem {
+    /// For a tool approval, a synthetic proposal: its id (`tool-N`), `staged`, and the token's
+    /// expiry, so countdowns, expiry and the strip work the same for both kinds.
+    pub proposal: Proposal,
+    pub source: Source,
+    pub local: LocalState,
+    pub first_seen: DateTime<Utc>,
+    /// Expiry already recorded in the decision history.
+    pub expiry_noted: bool,
+    /// Set for a tool's confirm token; None for a trade proposal.
+    pub tool: Option<Box<ToolApproval>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Staged,
+    Confirming,
+    Approved,
+    Rejected,
+    Expired,
+    Failed,
+    /// Executed, but not by this console.
+    Executed,
+}
+
+impl Status {
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Staged => "staged",
+            Status::Confirming => "confirming",
+            Status::Approved => "approved",
+            Status::Rejected => "rejected",
+            Status::Expired => "expired",
+            Status::Failed => "failed",
+            Status::Executed => "executed",
+        }
+    }
+}
+
+impl InboxItem {
+    pub fn id(&self) -> &str {
+        &self.proposal.proposal_id
+    }
+
+    pub fn status(&self, now: DateTime<Utc>) -> Status {
+        match &self.local {
+            LocalState::Confirming => return Status::Confirming,
+            LocalState::Approved(_) => return Status::Approved,
+            LocalState::Rejected => return Status::Rejected,
+            LocalState::Failed(_) => return Status::Failed,
+            LocalState::None => {}
+        }
+        match self.proposal.status.as_str() {
+            "executed" => Status::Executed,
+            "failed" => Status::Failed,
+            "expired" => Status::Expired,
+            _ if self.remaining(now).is_some_and(|r| r <= TimeDelta::zero()) => Status::Expired,
+            _ => Status::Staged,
+        }
+    }
+
+    /// Time left to approve, when the expiry is known.
+    pub fn remaining(&self, now: DateTime<Utc>) -> Option<TimeDelta> {
+        self.proposal.expires_at.map(|e| e - now)
+    }
+
+    pub fn can_approve(&self, now: DateTime<Utc>) -> bool {
+        self.status(now) == Status::Staged
+    }
+
+    /// One line: what the proposal does.
+    pub fn describe(&self) -> String {
+        if let Some(t) = &self.tool {
+            return if t.summary.is_empty() {
+                format!("{} (tool)", t.tool)
+            } else {
+                t.summary.clone()
+            };
+        }
+        describe_preview(&self.proposal.preview, self.id())
+    }
+}
+
+pub fn describe_preview(p: &Preview, id: &str) -> String {
+    use crate::api::model::fmt_decimal;
+    match p.kind.as_str() {
+        "trade" => format!(
+            "{} {} {} {}x",
+            p.direction,
+            fmt_decimal(p.size),
+            p.coin,
+            p.leverage
+        ),
+        "close" => format!("close {}", p.coin),
+        "close_all" => "close all positions".to_string(),
+        _ => format!("proposal {id}"),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecisionKind {
+    Approved,
+    Rejected,
+    Expired,
+    Failed,
+}
+
+impl DecisionKind {
+    pub fn label(self) -> &'static str {
+        match self {
+            DecisionKind::Approved => "approved",
+            DecisionKind::Rejected => "rejected",
+            DecisionKind::Expired => "expired",
+            DecisionKind::Failed => "failed",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Decision {
+    pub proposal_id: String,
+    pub kind: DecisionKind,
+    pub at: DateTime<Utc>,
+    pub summary: String,
+    pub result: String,
+}
+
+/// "bought 0.01 BTC at 65000 (oid 1234)" for each fill, or what rests.
+pub fn execution_summary(done: &crate::api::model::ExecutionResult) -> String {
+    use crate::api::model::fmt_decimal;
+    let mut parts: Vec<String> = done
+        .execution
+        .fills
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {} {} at {} (oid {})",
+                if f.side == "B" { "bought" } else { "sold" },
+                fmt_decimal(f.sz),
+                f.coin,
+                fmt_decimal(f.px),
+                f.oid
+            )
+        })
+        .collect();
+    parts.extend(done.execution.resting.iter().map(|o| {
+        format!(
+            "limit resting at {} (oid {})",
+            fmt_decimal(o.limit_px),
+            o.oid
+        )
+    }));
+    if parts.is_empty() {
+        done.status.clone()
+    } else {
+        parts.join("; ")
+    }
+}
+
+impl App {
+    pub fn item(&self, id: &str) -> Option<&InboxItem> {
+        self.inbox.iter().find(|i| i.id() == id)
+    }
+
+    pub(crate) fn item_mut(&mut self, id: &str) -> Option<&mut InboxItem> {
+        self.inbox.iter_mut().find(|i| i.id() == id)
+    }
+
+    /// The inbox item under the cursor (the Proposals list, or the Desk strip).
+    pub fn selected_item(&self) -> Option<&InboxItem> {
+        match self.focused_pane() {
+            Pane::Strip => self
+                .strip_items()
+                .get(self.selected(Pane::Strip))
+                .map(|i| &self.inbox[*i]),
+            _ => self.inbox.get(self.selected(Pane::Inbox)),
+        }
+    }
+
+    /// Inbox indices of the proposals the Desk strip shows: those that can still be approved.
+    pub fn strip_items(&self) -> Vec<usize> {
+        (0..self.inbox.len())
+            .filter(|i| self.inbox[*i].can_approve(self.now))
+            .collect()
+    }
+
+    pub fn confirm_in_flight(&self) -> bool {
+        self.inbox.iter().any(|i| i.local == LocalState::Confirming)
+    }
+
+    pub(crate) fn merge_proposals(&mut self, list: Vec<Proposal>, fx: &mut Vec<Effect>) {
+        let now = self.now;
+        let mut fresh = 0;
+        for p in list {
+            if let Some(item) = self.item_mut(&p.proposal_id) {
+                // A confirm this console is waiting for decides the local state, not a poll.
+                item.proposal = p;
+                continue;
+            }
+            let new = self.seen.insert(p.proposal_id.clone());
+            let item = InboxItem {
+                proposal: p,
+                source: Source::Service,
+                local: LocalState::None,
+                first_seen: now,
+                expiry_noted: false,
+                tool: None,
+            };
+            if new && item.status(now) == Status::Staged {
+                fresh += 1;
+                self.toast(
+                    format!("New proposal: {}", item.describe()),
+                    ToastLevel::Info,
+                );
+            }
+            self.inbox.push(item);
+        }
+        if fresh > 0 && self.options.bell {
+            fx.push(Effect::Bell);
+        }
+        self.sort_inbox();
+    }
+
+    pub(crate) fn sort_inbox(&mut self) {
+        self.inbox.sort_by(|a, b| {
+            b.proposal
+                .created_at
+                .unwrap_or(b.first_seen)
+                .cmp(&a.proposal.created_at.unwrap_or(a.first_seen))
+        });
+        self.clamp(Pane::Inbox);
+        self.clamp(Pane::Strip);
+    }
+
+    pub(crate) fn note_expiries(&mut self, fx: &mut Vec<Effect>) {
+        let now = self.now;
+        let mut expired = Vec::new();
+        for item in &mut self.inbox {
+            if !item.expiry_noted && item.status(now) == Status::Expired {
+                item.expiry_noted = true;
+                expired.push((item.id().to_string(), item.describe()));
+            }
+        }
+        for (id, summary) in expired {
+            self.decide(
+                &id,
+                DecisionKind::Expired,
+                summary,
+                "not approved in time".into(),
+                fx,
+            );
+        }
+    }
+
+    pub(crate) fn decide(
+        &mut self,
+        id: &str,
+        kind: DecisionKind,
+        summary: String,
+        result: String,
+        fx: &mut Vec<Effect>,
+    ) {
+        let preview = self
+            .item(id)
+            .map(|i| serde_json::to_value(&i.proposal.preview).unwrap_or_default());
+        let line = json!({
+            "time": self.now.to_rfc3339(),
+            "proposalId": id,
+            "decision": kind.label(),
+            "summary": summary,
+            "result": result,
+            "service": self.service.host,
+            "preview": preview,
+        });
+        fx.push(Effect::Journal(line.to_string()));
+        self.decisions.insert(
+            0,
+            Decision {
+                proposal_id: id.to_string(),
+                kind,
+                at: self.now,
+                summary,
+                result,
+            },
+        );
+        self.dirty = true;
+    }
+
+    pub(crate) fn on_proposed(
+        &mut self,
+        signal: &TradeSignal,
+        result: Result<Box<Proposal>, ApiError>,
+        at: DateTime<Utc>,
+    ) {
+        match result {
+            Ok(p) => {
+                let text = format!(
+                    "Staged {}: {}",
+                    p.proposal_id,
+                    describe_preview(&p.preview, &p.proposal_id)
+                );
+                self.seen.insert(p.proposal_id.clone());
+                if self.item(&p.proposal_id).is_none() {
+                    self.inbox.push(InboxItem {
+                        proposal: *p,
+                        source: Source::Console,
+                        local: LocalState::None,
+                        first_seen: at,
+                        expiry_noted: false,
+                        tool: None,
+                    });
+                    self.sort_inbox();
+                }
+                self.toast(text, ToastLevel::Info);
+            }
+            Err(e) => {
+                let what = signal
+                    .a
+                    .clone()
+                    .or(signal.action.clone())
+                    .unwrap_or_default();
+                self.toast(format!("Propose {what} failed: {e}"), ToastLevel::Error);
+            }
+        }
+        self.poll_now(&[Resource::Proposals, Resource::Usage], at);
+    }
+
+    pub(crate) fn on_confirmed(
+        &mut self,
+        id: &str,
+        result: Result<Box<crate::api::model::ExecutionResult>, ApiError>,
+        at: DateTime<Utc>,
+        fx: &mut Vec<Effect>,
+    ) {
+        let summary = self
+            .item(id)
+            .map(|i| i.describe())
+            .unwrap_or_else(|| id.to_string());
+        match result {
+            Ok(done) => {
+                let text = execution_summary(&done);
+                if let Some(item) = self.item_mut(id) {
+                    item.local = LocalState::Approved(text.clone());
+                    item.proposal.status = "executed".into();
+                }
+                self.toast(format!("Approved {id}: {text}"), ToastLevel::Info);
+                self.decide(id, DecisionKind::Approved, summary, text, fx);
+            }
+            Err(e) => {
+                if let ApiError::QuotaExceeded { retry_after, .. } = &e {
+                    self.quota_until = Some(at + to_delta(*retry_after));
+                }
+                let text = e.to_string();
+                if let Some(item) = self.item_mut(id) {
+                    item.local = LocalState::Failed(text.clone());
+                }
+                self.toast(format!("Confirm {id} failed: {text}"), ToastLevel::Error);
+                self.decide(id, DecisionKind::Failed, summary, text, fx);
+            }
+        }
+        // What the confirm changed shows up now, not at the next scheduled poll.
+        self.poll_now(
+            &[
+                Resource::Positions,
+                Resource::Orders,
+                Resource::Pnl,
+                Resource::Proposals,
+                Resource::Audit,
+                Resource::Usage,
+            ],
+            at,
+        );
+    }
+
+    pub(crate) fn start_approval(&mut self, id: &str) {
+        let now = self.now;
+        match self.item(id) {
+            Some(item) if item.can_approve(now) => {
+                self.modal = Some(Modal::Approve(id.to_string()))
+            }
+            Some(item) => {
+                let status = item.status(now).label();
+                self.toast(
+                    format!("{id} is {status}: it can no longer be approved"),
+                    ToastLevel::Error,
+                );
+            }
+            None => self.toast(format!("no proposal {id} in the inbox"), ToastLevel::Error),
+        }
+    }
+
+    pub(crate) fn approve(&mut self, id: &str, fx: &mut Vec<Effect>) {
+        let now = self.now;
+        if self.posts_held() {
+            return;
+        }
+        let Some(item) = self.item_mut(id) else {
+            return;
+        };
+        // Re-checked here: the countdown may have run out while the dialog was open.
+        if !item.can_approve(now) {
+            let status = item.status(now).label();
+            self.toast(
+                format!("{id} is {status}: not confirmed"),
+                ToastLevel::Error,
+            );
+            return;
+        }
+        item.local = LocalState::Confirming;
+        if let Some(t) = &item.tool {
+            let mut args = match &t.args {
+                serde_json::Value::Object(m) => m.clone(),
+                _ => serde_json::Map::new(),
+            };
+            args.insert("confirmToken".into(), json!(t.confirm_token));
+            fx.push(Effect::ExecuteTool {
+                name: t.tool.clone(),
+                args: serde_json::Value::Object(args),
+                approval: Some(id.to_string()),
+            });
+            self.tools.running += 1;
+            return;
+        }
+        fx.push(Effect::Confirm(id.to_string()));
+    }
+
+    pub(crate) fn reject(&mut self, id: &str, fx: &mut Vec<Effect>) {
+        let now = self.now;
+        let Some(item) = self.item_mut(id) else {
+            return;
+        };
+        if item.status(now) != Status::Staged {
+            let status = item.status(now).label();
+            self.toast(
+                format!("{id} is {status}: nothing to reject"),
+                ToastLevel::Error,
+            );
+            return;
+        }
+        item.local = LocalState::Rejected;
+        let summary = item.describe();
+        let result = if item.tool.is_some() {
+            "dismissed; the confirm token expires unused"
+        } else {
+            "dismissed; the proposal will expire on the service"
+        };
+        self.decide(id, DecisionKind::Rejected, summary, result.into(), fx);
+    }
+}

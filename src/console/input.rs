@@ -1,0 +1,207 @@
+//! Keys and the mouse outside modals: keys every tab shares, then the tab's own, then cursor
+//! movement in the focused pane; clicks pick tabs, views and rows, the wheel scrolls.
+
+use crate::console::action::Effect;
+use crate::console::app::App;
+use crate::console::keymap::KeyAction;
+use crate::console::layout::{self, Pane};
+use crate::console::modal::Modal;
+use crate::console::tabs::{Tab, chat, research};
+use crossterm::event::{
+    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind,
+};
+
+impl App {
+    pub(crate) fn on_key(&mut self, key: KeyEvent, fx: &mut Vec<Effect>) {
+        if key.kind == KeyEventKind::Release {
+            return;
+        }
+        self.dirty = true;
+        if key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL) {
+            self.request_quit(fx);
+            return;
+        }
+        if self.modal.is_some() {
+            self.on_modal_key(key, fx);
+            return;
+        }
+        let Some(action) = self.keymap.action(&key) else {
+            return;
+        };
+        if self.on_global_key(action, fx) {
+            return;
+        }
+        let pane = self.focused_pane();
+        if self.on_tab_key(action, pane) {
+            return;
+        }
+        self.on_navigation_key(action, pane);
+    }
+
+    /// Keys that mean the same on every tab.
+    fn on_global_key(&mut self, action: KeyAction, fx: &mut Vec<Effect>) -> bool {
+        match action {
+            KeyAction::Quit => self.request_quit(fx),
+            KeyAction::Help => self.modal = Some(Modal::Help { scroll: 0 }),
+            KeyAction::CommandLine => self.open_command_line(),
+            KeyAction::NextTab => self.set_tab(next_of(&Tab::ALL, self.tab, 1)),
+            KeyAction::PrevTab => self.set_tab(next_of(&Tab::ALL, self.tab, -1)),
+            KeyAction::GoTab(n) => {
+                if let Some(tab) = Tab::ALL.get((n as usize).wrapping_sub(1)) {
+                    self.set_tab(*tab);
+                }
+            }
+            KeyAction::Refresh => self.refresh(),
+            // The inbox item under the cursor: the Desk strip's, else the Proposals list's.
+            KeyAction::Approve => {
+                if let Some(item) = self.selected_item() {
+                    let id = item.id().to_string();
+                    self.start_approval(&id);
+                }
+            }
+            KeyAction::Reject => {
+                if let Some(item) = self.selected_item() {
+                    let id = item.id().to_string();
+                    self.reject(&id, fx);
+                }
+            }
+            KeyAction::BuilderFee => self.open_builder_fee(fx),
+            _ => return false,
+        }
+        true
+    }
+
+    /// Focus and cursor movement in the focused pane, for keys the tab left alone.
+    fn on_navigation_key(&mut self, action: KeyAction, pane: Pane) {
+        match action {
+            KeyAction::FocusNext => self.focus = (self.focus + 1) % self.tab.panes().len(),
+            KeyAction::FocusPrev => {
+                let n = self.tab.panes().len();
+                self.focus = (self.focus + n - 1) % n;
+            }
+            KeyAction::Up | KeyAction::Left => self.move_selection(pane, -1),
+            KeyAction::Down | KeyAction::Right => self.move_selection(pane, 1),
+            KeyAction::PageUp => self.move_selection(pane, -(self.page() as i64)),
+            KeyAction::PageDown => self.move_selection(pane, self.page() as i64),
+            KeyAction::Top => {
+                self.selected.insert(pane, 0);
+            }
+            KeyAction::Bottom => {
+                let len = self.pane_len(pane);
+                self.selected.insert(pane, len.saturating_sub(1));
+            }
+            _ => {}
+        }
+    }
+
+    pub(crate) fn page(&self) -> usize {
+        (self.size.1 as usize / 3).max(1)
+    }
+
+    pub(crate) fn move_selection(&mut self, pane: Pane, delta: i64) {
+        if matches!(pane, Pane::Transcript | Pane::ChatLog) {
+            // Text panes scroll: up (negative) goes back in time, away from the newest line.
+            let max = self.text_pane_max_scroll(pane);
+            let scroll = match pane {
+                Pane::Transcript => &mut self.research.scroll,
+                _ => &mut self.chat.scroll,
+            };
+            *scroll = (*scroll as i64 - delta).clamp(0, max as i64) as usize;
+            return;
+        }
+        let len = self.pane_len(pane) as i64;
+        if len == 0 {
+            return;
+        }
+        let cur = self.selected(pane) as i64;
+        self.selected
+            .insert(pane, (cur + delta).clamp(0, len - 1) as usize);
+        if pane == Pane::Jobs {
+            // Another job: its trades start from the top.
+            self.selected.insert(Pane::Trades, 0);
+        }
+        if pane == Pane::Destinations {
+            self.destination_selected();
+        }
+    }
+
+    /// How far a text pane can scroll up: its wrapped lines beyond one screenful.
+    pub(crate) fn text_pane_max_scroll(&self, pane: Pane) -> usize {
+        let screen = layout::compute(self.size.0, self.size.1, self);
+        let r = screen.pane(pane);
+        let width = r.width.saturating_sub(2) as usize;
+        let lines = match pane {
+            Pane::Transcript => research::transcript_lines(&self.research, width).len(),
+            _ => chat::chat_lines(&self.chat, width).len(),
+        };
+        lines.saturating_sub(layout::text_rows(r))
+    }
+    /// Top (the oldest line) or Bottom (follow the newest) of a text pane, as its scroll offset.
+    pub(crate) fn scroll_end(&self, pane: Pane, action: KeyAction) -> usize {
+        if action == KeyAction::Top {
+            self.text_pane_max_scroll(pane)
+        } else {
+            0
+        }
+    }
+
+    pub(crate) fn request_quit(&mut self, fx: &mut Vec<Effect>) {
+        if self.confirm_in_flight() {
+            self.modal = Some(Modal::QuitConfirm);
+        } else {
+            self.should_quit = true;
+            fx.push(Effect::Quit);
+        }
+    }
+
+    pub(crate) fn on_mouse(&mut self, m: crossterm::event::MouseEvent) {
+        let screen = layout::compute(self.size.0, self.size.1, self);
+        match m.kind {
+            MouseEventKind::Down(MouseButton::Left) => {
+                if let Some(tab) = screen.tab_at(m.column, m.row) {
+                    self.set_tab(tab);
+                    self.dirty = true;
+                    return;
+                }
+                if let Some(view) = screen.view_at(m.column, m.row) {
+                    self.switch_view(view);
+                    self.dirty = true;
+                    return;
+                }
+                if let Some((pane, row)) = screen.row_at(m.column, m.row) {
+                    if let Some(i) = self.tab.panes().iter().position(|p| *p == pane) {
+                        self.focus = i;
+                    }
+                    let offset = layout::offset(self.selected(pane), screen.rows(pane));
+                    let idx = offset + row;
+                    if idx < self.pane_len(pane) {
+                        self.selected.insert(pane, idx);
+                        if pane == Pane::Destinations {
+                            self.destination_selected();
+                        }
+                    }
+                    self.dirty = true;
+                }
+            }
+            MouseEventKind::ScrollDown | MouseEventKind::ScrollUp => {
+                let delta = if m.kind == MouseEventKind::ScrollDown {
+                    3
+                } else {
+                    -3
+                };
+                let pane = screen
+                    .pane_at(m.column, m.row)
+                    .unwrap_or_else(|| self.focused_pane());
+                self.move_selection(pane, delta);
+                self.dirty = true;
+            }
+            _ => {}
+        }
+    }
+}
+
+fn next_of(all: &[Tab], cur: Tab, step: i64) -> Tab {
+    let i = all.iter().position(|t| *t == cur).unwrap_or(0) as i64;
+    let n = all.len() as i64;
+    all[((i + step).rem_euclid(n)) as usize]
+}

@@ -1,0 +1,449 @@
+//! Backtests: the jobs this console follows with their progress; the selected job's statistics,
+//! equity curve over its drawdown, and trades; and the backtest form.
+
+use crate::api::model::{BacktestData, BacktestStats};
+use crate::console::app::App;
+use crate::console::layout::{Pane, Screen};
+use crate::console::tabs::backtests::{BacktestForm, FieldKind, JobEntry, fmt_number};
+use crate::console::tabs::discovery::view::opt;
+use crate::console::theme::Theme;
+use crate::console::widgets::{self, Col, col, fill_col, num, num_col, pnl_style, px, signed};
+use chrono::{TimeZone, Utc};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Position, Rect};
+use ratatui::style::Style;
+use ratatui::symbols::Marker;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Axis, Chart, Clear, Dataset, GraphType, Paragraph, Wrap};
+
+/// Every statistic, most important first (a short panel shows the first ones).
+pub fn stat_items(s: &BacktestStats) -> Vec<(&'static str, String)> {
+    let pct = |x: Option<f64>| x.map(|v| signed(v, 2)).unwrap_or_else(|| "-".into());
+    let days = |x: Option<f64>| {
+        x.map(|v| format!("{} d", num(v, 1)))
+            .unwrap_or_else(|| "-".into())
+    };
+    vec![
+        ("Return %", pct(s.total_return)),
+        ("Buy&Hold %", pct(s.buy_hold_return)),
+        ("Max DD %", opt(s.max_drawdown, 2)),
+        ("Sharpe", opt(s.sharpe_ratio, 2)),
+        ("Trades", s.total_trades.to_string()),
+        ("Win rate %", opt(s.win_rate, 1)),
+        ("Profit factor", opt(s.profit_factor, 2)),
+        ("Ann. return %", pct(s.return_ann)),
+        ("Ann. vol %", opt(s.volatility_ann, 2)),
+        ("Sortino", opt(s.sortino_ratio, 2)),
+        ("Calmar", opt(s.calmar_ratio, 2)),
+        ("Avg DD %", opt(s.avg_drawdown, 2)),
+        ("Max DD dur", days(s.max_drawdown_duration_days)),
+        ("Best trade %", pct(s.best_trade)),
+        ("Worst trade %", pct(s.worst_trade)),
+        ("Avg trade %", pct(s.avg_trade)),
+        ("Expectancy %", pct(s.expectancy)),
+        ("SQN", opt(s.sqn, 2)),
+        ("Exposure %", opt(s.exposure_time, 1)),
+        ("Avg trade dur", days(s.avg_trade_duration_days)),
+        ("Final equity", opt(s.equity_final, 2)),
+    ]
+}
+
+const JOB_COLS: &[Col] = &[
+    col("Job", 20, 2),
+    col("Strategy", 18, 0),
+    col("Pair", 8, 1),
+    col("TF", 4, 1),
+    num_col("Days", 4, 3),
+    col("Status", 20, 0),
+    num_col("Return %", 9, 0),
+    num_col("Trades", 6, 2),
+    col("Submitted", 9, 3),
+];
+
+const TRADE_COLS: &[Col] = &[
+    num_col("#", 3, 2),
+    col("Dir", 5, 0),
+    col("Entry time", 11, 1),
+    col("Exit time", 11, 2),
+    num_col("Entry", 9, 1),
+    num_col("Exit", 9, 1),
+    num_col("Return %", 8, 0),
+    num_col("PnL", 9, 0),
+    num_col("Bars", 4, 3),
+    fill_col("Exit reason", 11, 2),
+];
+
+fn status_style(theme: &Theme, j: &JobEntry) -> Style {
+    if j.failed() {
+        theme.bad
+    } else if j.finished() {
+        theme.good
+    } else {
+        theme.warn
+    }
+}
+
+/// `████░░░ 60% running`, or the final status.
+fn status_cell<'a>(theme: &Theme, j: &JobEntry) -> Line<'a> {
+    if j.gone {
+        return Line::styled("unknown job", theme.bad);
+    }
+    if j.finished() {
+        return Line::styled(j.job.status.clone(), status_style(theme, j));
+    }
+    let width = 7usize;
+    let p = j.job.progress.min(100) as usize;
+    let filled = p * width / 100;
+    let status = if j.job.status.is_empty() {
+        "…"
+    } else {
+        &j.job.status
+    };
+    Line::from(vec![
+        Span::styled("█".repeat(filled), theme.warn),
+        Span::styled("░".repeat(width - filled), theme.muted),
+        Span::styled(format!(" {p:>3}% {status}"), theme.warn),
+    ])
+}
+
+pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    jobs(f, app, theme, screen);
+    let job = app.selected_job();
+    stats(f, theme, screen.stats, job);
+    chart(
+        f,
+        theme,
+        screen.chart,
+        job.and_then(|j| j.job.data.as_deref()),
+    );
+    trades(f, app, theme, screen);
+}
+
+fn jobs(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    let mut title = vec![Span::styled(
+        format!(" {} ", Pane::Jobs.title()),
+        theme.accent,
+    )];
+    if app.backtests.submitting > 0 {
+        title.push(Span::styled(
+            format!("submitting {}… ", app.backtests.submitting),
+            theme.warn,
+        ));
+    }
+    widgets::table(
+        f,
+        screen,
+        theme,
+        Pane::Jobs,
+        Line::from(title),
+        app.focused_pane() == Pane::Jobs,
+        app.selected(Pane::Jobs),
+        app.backtests.jobs.len(),
+        JOB_COLS,
+        "no backtests yet: b on a Discovery row, or /backtest <strategy> <pair> <tf> <days>",
+        |i| {
+            let j = &app.backtests.jobs[i];
+            let (strategy, pair, tf, days) = j.describe();
+            let data = j.job.data.as_deref();
+            let ret = data.and_then(|d| d.stats.total_return);
+            let submitted = j.job.created_at.unwrap_or(j.first_seen);
+            let cells = vec![
+                Line::from(j.id().to_string()),
+                Line::from(strategy),
+                Line::from(pair),
+                Line::from(tf),
+                Line::from(days.map(|d| d.to_string()).unwrap_or_default()),
+                status_cell(theme, j),
+                match ret {
+                    Some(r) => Line::styled(signed(r, 2), pnl_style(theme, r)),
+                    None => Line::from(""),
+                },
+                Line::from(
+                    data.map(|d| d.stats.total_trades.to_string())
+                        .unwrap_or_default(),
+                ),
+                Line::from(submitted.format("%H:%M:%S").to_string()),
+            ];
+            (cells, None)
+        },
+    );
+}
+
+fn stats(f: &mut Frame, theme: &Theme, area: Rect, job: Option<&JobEntry>) {
+    if area.height == 0 {
+        return;
+    }
+    let title = match job {
+        Some(j) => format!(" Statistics · {} ", j.id()),
+        None => " Statistics ".to_string(),
+    };
+    let block = widgets::block(theme, Line::styled(title, theme.accent), false);
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let Some(j) = job else {
+        f.render_widget(
+            Paragraph::new(Span::styled("select a job", theme.muted)),
+            inner,
+        );
+        return;
+    };
+    let mut lines: Vec<Line> = Vec::new();
+    if j.failed() {
+        lines.push(Line::styled("failed", theme.bad));
+        if let Some(e) = &j.job.error {
+            lines.push(Line::styled(e.code.clone(), theme.muted));
+            lines.push(Line::styled(e.message.clone(), theme.error));
+        }
+        if let Some(e) = &j.error {
+            lines.push(Line::styled(e.clone(), theme.error));
+        }
+        f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+        return;
+    }
+    let Some(data) = j.job.data.as_deref().filter(|_| j.finished()) else {
+        lines.push(status_cell(theme, j));
+        if let Some(r) = &j.job.request {
+            lines.push(Line::styled(
+                format!(
+                    "{} {} {} {} days",
+                    r.strategy_id, r.pair, r.timeframe, r.days
+                ),
+                theme.muted,
+            ));
+            lines.push(Line::styled(
+                crate::console::tabs::discovery::params_text(&r.parameters),
+                theme.muted,
+            ));
+        }
+        if let Some(e) = &j.error {
+            lines.push(Line::styled(e.clone(), theme.error));
+        }
+        f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+        return;
+    };
+    // Column-major, two columns when there is room; the most important statistics first.
+    let items = stat_items(&data.stats);
+    // A column is a 13-cell label, a space and a 9-cell value.
+    const COL_W: u16 = 23;
+    let columns: u16 = if inner.width > 2 * COL_W { 2 } else { 1 };
+    let rows = inner.height as usize;
+    let col_w = (inner.width / columns).max(COL_W + 1).min(inner.width);
+    for c in 0..columns {
+        let mut col_lines = Vec::new();
+        for (label, value) in items.iter().skip(c as usize * rows).take(rows) {
+            let style = if label.ends_with('%') && value.starts_with('-') {
+                theme.bad
+            } else {
+                theme.base
+            };
+            col_lines.push(Line::from(vec![
+                Span::styled(format!("{label:<13} "), theme.muted),
+                Span::styled(format!("{value:>9}"), style),
+            ]));
+        }
+        let r = Rect::new(inner.x + c * col_w, inner.y, col_w, inner.height);
+        f.render_widget(Paragraph::new(col_lines), r);
+    }
+}
+
+/// Equity over drawdown, sharing the time axis.
+fn chart(f: &mut Frame, theme: &Theme, area: Rect, data: Option<&BacktestData>) {
+    if area.height == 0 {
+        return;
+    }
+    let block = widgets::block(
+        theme,
+        Line::styled(" Equity · drawdown % ", theme.accent),
+        false,
+    );
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let Some(d) = data.filter(|d| d.equity.len() >= 2) else {
+        f.render_widget(
+            Paragraph::new(Span::styled("no equity curve yet", theme.muted)),
+            inner,
+        );
+        return;
+    };
+    // At most a few points per cell: the braille grid cannot show more.
+    let step = (d.equity.len() / (inner.width.max(1) as usize * 4)).max(1);
+    let points: Vec<_> = d
+        .equity
+        .iter()
+        .step_by(step)
+        .chain(d.equity.last())
+        .collect();
+    let equity: Vec<(f64, f64)> = points.iter().map(|p| (p.t as f64, p.equity)).collect();
+    let drawdown: Vec<(f64, f64)> = points.iter().map(|p| (p.t as f64, p.drawdown)).collect();
+    let (t0, t1) = (equity[0].0, equity[equity.len() - 1].0);
+    let (lo, hi) = equity
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), (_, y)| {
+            (lo.min(*y), hi.max(*y))
+        });
+    let pad = ((hi - lo) * 0.05).max(1e-9);
+    let dd_lo = drawdown
+        .iter()
+        .map(|(_, y)| *y)
+        .fold(0.0f64, f64::min)
+        .min(-0.01);
+    let date = |t: f64| {
+        Utc.timestamp_opt(t as i64, 0)
+            .single()
+            .map(|d| d.format("%m-%d").to_string())
+            .unwrap_or_default()
+    };
+    let [top, bottom] =
+        Layout::vertical([Constraint::Percentage(62), Constraint::Percentage(38)]).areas(inner);
+    let eq = Chart::new(vec![
+        Dataset::default()
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(theme.accent)
+            .data(&equity),
+    ])
+    .x_axis(
+        Axis::default()
+            .bounds([t0, t1])
+            .labels([date(t0), date(t1)])
+            .style(theme.muted),
+    )
+    .y_axis(
+        Axis::default()
+            .bounds([lo - pad, hi + pad])
+            .labels([num(lo, 0), num(hi, 0)])
+            .style(theme.muted),
+    );
+    f.render_widget(eq, top);
+    let dd = Chart::new(vec![
+        Dataset::default()
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(theme.bad)
+            .data(&drawdown),
+    ])
+    .x_axis(Axis::default().bounds([t0, t1]))
+    .y_axis(
+        Axis::default()
+            .bounds([dd_lo, 0.0])
+            .labels([format!("{}%", num(dd_lo, 1)), "0%".to_string()])
+            .style(theme.muted),
+    );
+    f.render_widget(dd, bottom);
+}
+
+fn trades(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    let data = app.selected_job().and_then(|j| j.job.data.as_deref());
+    let trades = data.map(|d| d.trades.as_slice()).unwrap_or_default();
+    widgets::table(
+        f,
+        screen,
+        theme,
+        Pane::Trades,
+        Line::from(Span::styled(
+            format!(" {} ", Pane::Trades.title()),
+            theme.accent,
+        )),
+        app.focused_pane() == Pane::Trades,
+        app.selected(Pane::Trades),
+        trades.len(),
+        TRADE_COLS,
+        "no trades",
+        |i| {
+            let t = &trades[i];
+            let dir_style = if t.direction == "long" {
+                theme.good
+            } else {
+                theme.bad
+            };
+            let cells = vec![
+                Line::from((i + 1).to_string()),
+                Line::styled(t.direction.clone(), dir_style),
+                Line::from(t.entry_time.format("%m-%d %H:%M").to_string()),
+                Line::from(t.exit_time.format("%m-%d %H:%M").to_string()),
+                Line::from(px(t.entry_px)),
+                Line::from(px(t.exit_px)),
+                Line::styled(signed(t.return_pct, 2), pnl_style(theme, t.return_pct)),
+                Line::styled(signed(t.pnl, 2), pnl_style(theme, t.pnl)),
+                Line::from(t.bars.to_string()),
+                Line::from(t.exit_reason.replace('_', " ")),
+            ];
+            (cells, None)
+        },
+    );
+}
+
+/// The backtest form: one line per field, its error beside it.
+pub fn form(f: &mut Frame, theme: &Theme, area: Rect, form: &BacktestForm) {
+    let height = form.fields.len() as u16 + 4;
+    let r = widgets::centered(area, area.width.saturating_sub(4).min(76), height);
+    f.render_widget(Clear, r);
+    let block = widgets::block(
+        theme,
+        Line::from(" Backtest — Tab next field · Enter run · Esc cancel "),
+        true,
+    );
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    const LABEL: u16 = 15;
+    const VALUE: u16 = 18;
+    let mut cursor = None;
+    for (i, field) in form.fields.iter().enumerate() {
+        let y = inner.y + i as u16;
+        if y >= inner.y + inner.height {
+            break;
+        }
+        let focused = i == form.focus;
+        let value_style = if focused { theme.selected } else { theme.base };
+        let hint = match &field.kind {
+            FieldKind::Param {
+                integer,
+                min: Some(lo),
+                max: Some(hi),
+            } => format!(
+                "{} {}..{}",
+                if *integer { "int" } else { "num" },
+                fmt_number(*lo),
+                fmt_number(*hi)
+            ),
+            _ => String::new(),
+        };
+        let mut spans = vec![
+            Span::styled(
+                format!("{:>w$} ", field.label, w = LABEL as usize - 1),
+                theme.muted,
+            ),
+            Span::styled(
+                format!("{:<w$}", field.value, w = VALUE as usize),
+                value_style,
+            ),
+            Span::raw(" "),
+        ];
+        match &field.error {
+            Some(e) => spans.push(Span::styled(e.clone(), theme.error)),
+            None => spans.push(Span::styled(hint, theme.muted)),
+        }
+        f.render_widget(
+            Paragraph::new(Line::from(spans)),
+            Rect::new(inner.x, y, inner.width, 1),
+        );
+        if focused {
+            let x = inner.x + LABEL + (field.value.chars().count() as u16).min(VALUE);
+            cursor = Some(Position::new(x.min(inner.x + inner.width - 1), y));
+        }
+    }
+    let errors = form.fields.iter().filter(|f| f.error.is_some()).count();
+    if errors > 0 {
+        let y = inner.y + inner.height.saturating_sub(1);
+        f.render_widget(
+            Paragraph::new(Span::styled(
+                format!("{errors} field(s) to fix: nothing was sent"),
+                theme.error,
+            )),
+            Rect::new(inner.x, y, inner.width, 1),
+        );
+    }
+    if let Some(c) = cursor {
+        f.set_cursor_position(c);
+    }
+}

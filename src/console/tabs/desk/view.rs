@@ -1,0 +1,271 @@
+//! Desk: PnL summary with the session's equity sparkline, positions, open orders, and the strip of
+//! staged proposals with their countdowns.
+
+use crate::console::action::Resource;
+use crate::console::app::App;
+use crate::console::layout::{Pane, Screen};
+use crate::console::theme::Theme;
+use crate::console::widgets::{
+    self, Col, col, countdown, fill_col, num, num_col, pnl_style, px, signed, size,
+};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Sparkline};
+
+pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    summary(f, app, theme, screen);
+    positions(f, app, theme, screen);
+    orders(f, app, theme, screen);
+    strip(f, app, theme, screen);
+}
+
+fn stale(app: &App, r: Resource) -> Option<std::time::Duration> {
+    let feed = &app.feeds[&r];
+    feed.is_stale(app.now).then(|| feed.age(app.now)).flatten()
+}
+
+fn title<'a>(app: &App, theme: &Theme, text: &str, r: Resource) -> Line<'a> {
+    let mut spans = vec![Span::styled(format!(" {text} "), theme.accent)];
+    spans.extend(widgets::staleness(theme, stale(app, r)));
+    Line::from(spans)
+}
+
+fn summary(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    let area = screen.summary;
+    let block = widgets::block(theme, title(app, theme, "PnL", Resource::Pnl), false);
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let Some(p) = &app.account.pnl else {
+        f.render_widget(
+            Paragraph::new(Span::styled(
+                "waiting for the first PnL summary…",
+                theme.muted,
+            )),
+            inner,
+        );
+        return;
+    };
+    // The sparkline needs room; on a narrow terminal the numbers come first.
+    let spark_width = if inner.width >= 110 {
+        inner.width * 35 / 100
+    } else {
+        0
+    };
+    let [text, spark] =
+        Layout::horizontal([Constraint::Min(40), Constraint::Length(spark_width)]).areas(inner);
+    let kv = |k: &str, v: String, style| {
+        vec![
+            Span::styled(format!("{k} "), theme.muted),
+            Span::styled(format!("{v}   "), style),
+        ]
+    };
+    let mut l1 = kv(
+        "Equity",
+        num(p.total_portfolio_value, 2),
+        theme.base.patch(theme.accent),
+    );
+    l1.extend(kv(
+        "uPnL",
+        signed(p.total_unrealized_pnl, 2),
+        pnl_style(theme, p.total_unrealized_pnl),
+    ));
+    l1.extend(kv(
+        "Realized",
+        signed(p.total_realized_pnl, 2),
+        pnl_style(theme, p.total_realized_pnl),
+    ));
+    let mut l2 = kv(
+        "Today",
+        signed(p.pnl.today, 2),
+        pnl_style(theme, p.pnl.today),
+    );
+    l2.extend(kv(
+        "7d",
+        signed(p.pnl.week, 2),
+        pnl_style(theme, p.pnl.week),
+    ));
+    l2.extend(kv(
+        "30d",
+        signed(p.pnl.month, 2),
+        pnl_style(theme, p.pnl.month),
+    ));
+    l2.extend(kv(
+        "Total",
+        signed(p.pnl.total, 2),
+        pnl_style(theme, p.pnl.total),
+    ));
+    let mut l3 = kv(
+        "Margin used",
+        num(p.margin_summary.total_margin_used, 2),
+        theme.base,
+    );
+    l3.extend(kv("Withdrawable", num(p.withdrawable, 2), theme.base));
+    l3.extend(kv("Positions", p.total_positions.to_string(), theme.base));
+    f.render_widget(
+        Paragraph::new(vec![Line::from(l1), Line::from(l2), Line::from(l3)]),
+        text,
+    );
+    // The sparkline shows movement over the session: values relative to the session's low.
+    let points: Vec<f64> = app.account.equity_history.iter().map(|(_, e)| *e).collect();
+    let low = points.iter().copied().fold(f64::INFINITY, f64::min);
+    let high = points.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let range = (high - low).max(1e-9);
+    let width = spark.width as usize;
+    let data: Vec<u64> = points
+        .iter()
+        .skip(points.len().saturating_sub(width))
+        .map(|e| (((e - low) / range) * 100.0).round() as u64 + 1)
+        .collect();
+    f.render_widget(Sparkline::default().data(&data).style(theme.accent), spark);
+}
+
+const POSITION_COLS: &[Col] = &[
+    col("Exch", 6, 1),
+    col("Coin", 5, 0),
+    col("Side", 5, 0),
+    num_col("Size", 10, 0),
+    num_col("Entry", 10, 1),
+    num_col("Mark", 10, 1),
+    num_col("uPnL", 10, 0),
+    num_col("uPnL %", 7, 2),
+    num_col("Lev", 4, 1),
+    num_col("Liq", 10, 2),
+    num_col("Margin", 10, 3),
+];
+
+fn positions(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    let focused = app.focused_pane() == Pane::Positions;
+    let rows = &app.account.positions;
+    widgets::table(
+        f,
+        screen,
+        theme,
+        Pane::Positions,
+        title(app, theme, Pane::Positions.title(), Resource::Positions),
+        focused,
+        app.selected(Pane::Positions),
+        rows.len(),
+        POSITION_COLS,
+        "no open positions",
+        |i| {
+            let p = &rows[i];
+            let roe = if p.margin_used > 0.0 {
+                p.unrealized_pnl / p.margin_used * 100.0
+            } else {
+                0.0
+            };
+            let long = p.szi >= 0.0;
+            let side_style = if long { theme.good } else { theme.bad };
+            let cells = vec![
+                Line::from(p.exchange.clone()),
+                Line::from(p.coin.clone()),
+                Line::styled(if long { "long" } else { "short" }, side_style),
+                Line::from(size(p.szi.abs())),
+                Line::from(px(p.entry_px)),
+                Line::from(px(p.mark_px)),
+                Line::styled(
+                    signed(p.unrealized_pnl, 2),
+                    pnl_style(theme, p.unrealized_pnl),
+                ),
+                Line::styled(signed(roe, 2), pnl_style(theme, roe)),
+                Line::from(format!("{}x", p.leverage.value)),
+                Line::from(p.liquidation_px.map(px).unwrap_or_else(|| "-".into())),
+                Line::from(num(p.margin_used, 2)),
+            ];
+            (cells, None)
+        },
+    );
+}
+
+const ORDER_COLS: &[Col] = &[
+    col("Exch", 6, 1),
+    col("Coin", 5, 0),
+    col("Side", 4, 0),
+    col("Type", 18, 0),
+    num_col("Price/Trigger", 13, 0),
+    num_col("Size", 10, 0),
+    num_col("Orig", 10, 3),
+    col("RO", 3, 2),
+    num_col("Oid", 10, 1),
+    num_col("Age", 7, 2),
+];
+
+fn orders(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    let focused = app.focused_pane() == Pane::Orders;
+    let rows = &app.account.orders;
+    let now_ms = app.now.timestamp_millis();
+    widgets::table(
+        f,
+        screen,
+        theme,
+        Pane::Orders,
+        title(app, theme, Pane::Orders.title(), Resource::Orders),
+        focused,
+        app.selected(Pane::Orders),
+        rows.len(),
+        ORDER_COLS,
+        "no resting orders",
+        |i| {
+            let o = &rows[i];
+            let buy = o.side == "B";
+            let price = match o.trigger_px {
+                Some(t) if o.is_trigger => format!("@{}", px(t)),
+                _ => px(o.limit_px),
+            };
+            let age = std::time::Duration::from_millis((now_ms - o.timestamp).max(0) as u64);
+            let cells = vec![
+                Line::from(o.exchange.clone()),
+                Line::from(o.coin.clone()),
+                Line::styled(
+                    if buy { "buy" } else { "sell" },
+                    if buy { theme.good } else { theme.bad },
+                ),
+                Line::from(o.order_type.clone()),
+                Line::from(price),
+                Line::from(size(o.sz)),
+                Line::from(size(o.orig_sz)),
+                Line::from(if o.reduce_only { "RO" } else { "" }),
+                Line::from(o.oid.to_string()),
+                Line::from(widgets::age(age)),
+            ];
+            (cells, None)
+        },
+    );
+}
+
+const STRIP_COLS: &[Col] = &[
+    col("Time left", 20, 0),
+    fill_col("Proposal", 16, 0),
+    col("Id", 22, 1),
+];
+
+fn strip(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    let focused = app.focused_pane() == Pane::Strip;
+    let staged = app.strip_items();
+    widgets::table(
+        f,
+        screen,
+        theme,
+        Pane::Strip,
+        Line::from(Span::styled(
+            format!(" {} ", Pane::Strip.title()),
+            theme.accent,
+        )),
+        focused,
+        app.selected(Pane::Strip),
+        staged.len(),
+        STRIP_COLS,
+        "nothing staged: agents' proposals appear here",
+        |k| {
+            let item = &app.inbox[staged[k]];
+            let left = item.remaining(app.now).unwrap_or_default();
+            let cells = vec![
+                Line::from(countdown(theme, left, 12)),
+                Line::from(item.describe()),
+                Line::from(item.id().to_string()),
+            ];
+            (cells, None)
+        },
+    );
+}

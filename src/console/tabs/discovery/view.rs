@@ -1,0 +1,420 @@
+//! Discovery: the strategy catalog and the three ranked views (top backtests, top live, optimized
+//! combos), each under its query line, sorted and filtered through the index the app keeps; and the
+//! details overlay of the selected row.
+
+use crate::api::model::{DiscoveryRow, StrategyEntry};
+use crate::console::app::App;
+use crate::console::layout::{self, Screen};
+use crate::console::tabs::backtests::view::stat_items;
+use crate::console::tabs::discovery::{DView, Selected, params_text, row_name};
+use crate::console::theme::Theme;
+use crate::console::widgets::{self, Col, age, col, fill_col, num, num_col, pnl_style, signed};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Clear, Paragraph, Wrap};
+
+const STRATEGY_COLS: &[Col] = &[
+    col("Id", 20, 1),
+    col("Name", 24, 0),
+    col("Category", 14, 2),
+    num_col("Params", 6, 3),
+    fill_col("Parameters (defaults)", 16, 1),
+];
+
+const RANKED_COLS: &[Col] = &[
+    col("Strategy", 22, 0),
+    col("Pair", 8, 1),
+    col("TF", 4, 1),
+    num_col("Days", 4, 4),
+    num_col("Return %", 9, 0),
+    num_col("Win %", 6, 2),
+    num_col("Max DD %", 8, 2),
+    num_col("Sharpe", 6, 1),
+    num_col("PF", 5, 3),
+    num_col("Trades", 6, 2),
+    col("Quality", 9, 3),
+    fill_col("Params", 10, 5),
+];
+
+const COMBO_COLS: &[Col] = &[
+    col("Strategy", 22, 0),
+    num_col("Rank", 4, 1),
+    fill_col("Params", 14, 1),
+    num_col("Return %", 9, 0),
+    num_col("Trades", 6, 2),
+    num_col("Win %", 6, 2),
+    num_col("Max DD %", 8, 2),
+    num_col("Sharpe", 6, 1),
+    col("Pair", 8, 3),
+    col("TF", 4, 3),
+];
+
+pub fn opt(x: Option<f64>, decimals: usize) -> String {
+    x.map(|v| num(v, decimals)).unwrap_or_else(|| "-".into())
+}
+
+fn quality_style(theme: &Theme, q: &str) -> Style {
+    match q {
+        "excellent" => theme.good,
+        "good" => theme.accent,
+        _ => theme.muted,
+    }
+}
+
+pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    selector(f, app, theme, screen);
+    query_line(f, app, theme, screen.query);
+    let view = app.discovery.view;
+    let st = app.discovery.state(view);
+    let mut title = vec![Span::styled(format!(" {} ", view.title()), theme.accent)];
+    let total = match view {
+        DView::Strategies => app.discovery.strategies.len(),
+        v => app.discovery.rows(v).len(),
+    };
+    let rows = match st.feed.count {
+        Some(c) if c as usize > total => format!("{total} of {c} rows · "),
+        _ => format!("{total} rows · "),
+    };
+    title.push(Span::styled(rows, theme.muted));
+    let key = app.discovery.sort_key(view);
+    title.push(Span::styled(
+        format!(
+            "sort {} {} ",
+            key.label(),
+            if st.reverse { "▲" } else { "▼" }
+        ),
+        theme.muted,
+    ));
+    if !st.filter.is_empty() {
+        title.push(Span::styled(
+            format!("matching {:?} ", st.filter),
+            theme.muted,
+        ));
+    }
+    let focused = true;
+    let pane = view.pane();
+    let selected = app.selected(pane);
+    let len = st.index.len();
+    let empty = if st.feed.poll.in_flight && st.feed.poll.updated_at.is_none() {
+        "loading…"
+    } else if !st.filter.is_empty() {
+        "no rows match the filter"
+    } else if st.feed.computing {
+        "the service is still computing: rows appear as they are ready"
+    } else {
+        "no rows"
+    };
+    match view {
+        DView::Strategies => widgets::table(
+            f,
+            screen,
+            theme,
+            pane,
+            Line::from(title),
+            focused,
+            selected,
+            len,
+            STRATEGY_COLS,
+            empty,
+            |i| {
+                let Some(Selected::Strategy(s)) = app.discovery.get(view, i) else {
+                    return (vec![Line::default(); STRATEGY_COLS.len()], None);
+                };
+                (strategy_cells(s), None)
+            },
+        ),
+        DView::Combos => widgets::table(
+            f,
+            screen,
+            theme,
+            pane,
+            Line::from(title),
+            focused,
+            selected,
+            len,
+            COMBO_COLS,
+            empty,
+            |i| {
+                let Some(Selected::Row(r)) = app.discovery.get(view, i) else {
+                    return (vec![Line::default(); COMBO_COLS.len()], None);
+                };
+                (combo_cells(theme, r), None)
+            },
+        ),
+        _ => widgets::table(
+            f,
+            screen,
+            theme,
+            pane,
+            Line::from(title),
+            focused,
+            selected,
+            len,
+            RANKED_COLS,
+            empty,
+            |i| {
+                let Some(Selected::Row(r)) = app.discovery.get(view, i) else {
+                    return (vec![Line::default(); RANKED_COLS.len()], None);
+                };
+                (ranked_cells(theme, r), None)
+            },
+        ),
+    }
+}
+
+fn strategy_cells<'a>(s: &StrategyEntry) -> Vec<Line<'a>> {
+    let params: Vec<String> = s
+        .parameters
+        .iter()
+        .map(|p| {
+            format!(
+                "{}={}",
+                p.name,
+                crate::console::tabs::backtests::fmt_number(p.default)
+            )
+        })
+        .collect();
+    vec![
+        Line::from(s.id.clone()),
+        Line::from(s.name.clone()),
+        Line::from(s.category.clone()),
+        Line::from(s.parameters.len().to_string()),
+        Line::from(params.join(" ")),
+    ]
+}
+
+fn ranked_cells<'a>(theme: &Theme, r: &DiscoveryRow) -> Vec<Line<'a>> {
+    let s = &r.stats;
+    vec![
+        Line::from(row_name(r).to_string()),
+        Line::from(r.pair.clone()),
+        Line::from(r.timeframe.clone()),
+        Line::from(if r.days > 0 {
+            r.days.to_string()
+        } else {
+            String::new()
+        }),
+        return_cell(theme, s.total_return),
+        Line::from(opt(s.win_rate, 1)),
+        Line::from(opt(s.max_drawdown, 1)),
+        Line::from(opt(s.sharpe_ratio, 2)),
+        Line::from(opt(s.profit_factor, 2)),
+        Line::from(s.total_trades.to_string()),
+        Line::styled(r.quality.clone(), quality_style(theme, &r.quality)),
+        Line::from(params_text(&r.parameters)),
+    ]
+}
+
+fn combo_cells<'a>(theme: &Theme, r: &DiscoveryRow) -> Vec<Line<'a>> {
+    let s = &r.stats;
+    vec![
+        Line::from(row_name(r).to_string()),
+        Line::from(
+            r.rank_within_strategy
+                .map(|n| n.to_string())
+                .unwrap_or_default(),
+        ),
+        Line::from(params_text(&r.parameters)),
+        return_cell(theme, s.total_return),
+        Line::from(s.total_trades.to_string()),
+        Line::from(opt(s.win_rate, 1)),
+        Line::from(opt(s.max_drawdown, 1)),
+        Line::from(opt(s.sharpe_ratio, 2)),
+        Line::from(r.pair.clone()),
+        Line::from(r.timeframe.clone()),
+    ]
+}
+
+fn return_cell<'a>(theme: &Theme, x: Option<f64>) -> Line<'a> {
+    match x {
+        Some(v) => Line::styled(signed(v, 2), pnl_style(theme, v)),
+        None => Line::from("-"),
+    }
+}
+
+fn selector(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    let mut spans = Vec::new();
+    for (view, _) in &screen.views {
+        let style = if *view == app.discovery.view {
+            theme.tab_active
+        } else {
+            theme.tab_inactive
+        };
+        spans.push(Span::styled(layout::view_label(*view), style));
+        spans.push(Span::raw(" "));
+    }
+    spans.push(Span::styled(
+        " h/l switch · /top sets the query · muted = server default",
+        theme.muted,
+    ));
+    if let Some((_, first)) = screen.views.first() {
+        let row = Rect::new(first.x, first.y, screen.query.width, 1);
+        f.render_widget(Paragraph::new(Line::from(spans)), row);
+    }
+}
+
+/// Defaults the interface documents, shown (muted) where the query leaves them to the server.
+fn documented_default(key: &str) -> Option<&'static str> {
+    match key {
+        "pair" => Some("BTC-USD"),
+        "timeframe" => Some("5m"),
+        "days" => Some("30"),
+        _ => None,
+    }
+}
+
+/// `computing… filter=good includeAll=– · 4s ago`: what the service is asked, muted where its
+/// default applies (`–` where the default is not documented).
+fn query_line(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
+    let view = app.discovery.view;
+    let st = app.discovery.state(view);
+    let mut spans: Vec<Span> = vec![Span::raw(" ")];
+    if st.feed.computing {
+        spans.push(Span::styled("computing… ", theme.warn));
+    }
+    let params = app.discovery.query_text(view);
+    if params.is_empty() {
+        spans.push(Span::styled("catalog ", theme.muted));
+    }
+    for (k, v) in params {
+        spans.push(Span::styled(format!("{k}="), theme.muted));
+        match v {
+            Some(v) => spans.push(Span::styled(v, theme.accent)),
+            None => spans.push(Span::styled(
+                documented_default(k).unwrap_or("–"),
+                theme.muted,
+            )),
+        }
+        spans.push(Span::raw(" "));
+    }
+    if st.feed.poll.in_flight {
+        spans.push(Span::styled("· loading ", theme.muted));
+    } else if let Some(t) = st.feed.poll.updated_at {
+        spans.push(Span::styled(
+            format!("· {} ago ", age((app.now - t).to_std().unwrap_or_default())),
+            theme.muted,
+        ));
+    }
+    if let Some(e) = &st.feed.error {
+        spans.push(Span::styled(format!("· {e}"), theme.error));
+    }
+    f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+// ---- details overlay -----------------------------------------------------------------------------
+
+fn kv<'a>(theme: &Theme, k: &str, v: String) -> Line<'a> {
+    Line::from(vec![
+        Span::styled(format!("  {k:<16}"), theme.muted),
+        Span::styled(v, theme.base),
+    ])
+}
+
+pub fn detail_lines<'a>(theme: &Theme, sel: Selected<'_>) -> Vec<Line<'a>> {
+    let mut lines = Vec::new();
+    match sel {
+        Selected::Strategy(s) => {
+            lines.push(Line::from(vec![
+                Span::styled(s.name.clone(), theme.accent),
+                Span::styled(format!("  {} · {}", s.id, s.category), theme.muted),
+            ]));
+            for (label, text) in [
+                ("", &s.description),
+                ("Entry: ", &s.entry_summary),
+                ("Exit: ", &s.exit_summary),
+                ("Indicators: ", &s.indicator_summary),
+            ] {
+                if !text.is_empty() {
+                    lines.push(Line::from(vec![
+                        Span::styled(label.to_string(), theme.muted),
+                        Span::styled(text.clone(), theme.base),
+                    ]));
+                }
+            }
+            lines.push(Line::raw(""));
+            lines.push(Line::styled("Parameters", theme.accent));
+            for p in &s.parameters {
+                let fmt = crate::console::tabs::backtests::fmt_number;
+                lines.push(Line::from(vec![
+                    Span::styled(format!("  {:<16}", p.name), theme.base),
+                    Span::styled(
+                        format!(
+                            "{:<8} default {:<6} range {}..{} step {}  ",
+                            p.kind,
+                            fmt(p.default),
+                            fmt(p.min),
+                            fmt(p.max),
+                            fmt(p.step)
+                        ),
+                        theme.muted,
+                    ),
+                    Span::styled(p.description.clone(), theme.base),
+                ]));
+            }
+        }
+        Selected::Row(r) => {
+            lines.push(Line::from(vec![
+                Span::styled(row_name(r).to_string(), theme.accent),
+                Span::styled(format!("  {} · {}", r.strategy_id, r.category), theme.muted),
+            ]));
+            let mut facts = vec![r.pair.clone(), r.timeframe.clone()];
+            if r.days > 0 {
+                facts.push(format!("{} days", r.days));
+            }
+            if !r.quality.is_empty() {
+                facts.push(format!("quality {}", r.quality));
+            }
+            if let Some(n) = r.rank_within_strategy {
+                facts.push(format!("rank {n} in strategy"));
+            }
+            lines.push(Line::styled(facts.join(" · "), theme.base));
+            if !r.param_hash.is_empty() {
+                lines.push(Line::styled(
+                    format!("parameter set {}", r.param_hash),
+                    theme.muted,
+                ));
+            }
+            lines.push(Line::raw(""));
+            lines.push(Line::styled("Parameters", theme.accent));
+            for (k, v) in &r.parameters {
+                lines.push(kv(theme, k, crate::console::tabs::discovery::value_text(v)));
+            }
+            lines.push(Line::raw(""));
+            lines.push(Line::styled("Statistics", theme.accent));
+            for (label, value) in stat_items(&r.stats) {
+                lines.push(kv(theme, label, value));
+            }
+        }
+    }
+    lines
+}
+
+pub fn details(f: &mut Frame, app: &App, theme: &Theme, area: Rect, scroll: u16) {
+    let Some(sel) = app.selected_row() else {
+        return;
+    };
+    let r = widgets::centered(
+        area,
+        area.width.saturating_sub(4).min(100),
+        area.height.saturating_sub(2),
+    );
+    f.render_widget(Clear, r);
+    let lines = detail_lines(theme, sel);
+    let visible = r.height.saturating_sub(2);
+    let scroll = scroll.min((lines.len() as u16).saturating_sub(visible));
+    let key = |a| app.keymap.keys_for(a).first().cloned().unwrap_or_default();
+    use crate::console::keymap::KeyAction;
+    let title = format!(
+        " Details — {} backtest · {} propose · Esc closes ",
+        key(KeyAction::Backtest),
+        key(KeyAction::Propose)
+    );
+    let p = Paragraph::new(lines)
+        .block(widgets::block(theme, Line::from(title), true))
+        .style(theme.base)
+        .wrap(Wrap { trim: false })
+        .scroll((scroll, 0));
+    f.render_widget(p, r);
+}

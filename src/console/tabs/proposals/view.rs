@@ -1,0 +1,447 @@
+//! The approval inbox: proposals with their countdowns, the selected one as it will execute with a
+//! risk preview from live data, the approve dialog, and the decision history.
+
+use crate::console::app::App;
+use crate::console::inbox::InboxItem;
+use crate::console::inbox::LocalState;
+use crate::console::inbox::Source;
+use crate::console::inbox::Status;
+use crate::console::layout::{Pane, Screen};
+use crate::console::theme::Theme;
+use crate::console::widgets::{
+    self, Col, col, countdown, fill_col, num, pnl_style, px, signed, size,
+};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Clear, Paragraph, Wrap};
+
+pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    inbox(f, app, theme, screen);
+    detail(f, app, theme, screen.detail);
+    decisions(f, app, theme, screen);
+}
+
+fn status_style(theme: &Theme, status: Status) -> Style {
+    match status {
+        Status::Staged => theme.base,
+        Status::Confirming => theme.warn,
+        Status::Approved | Status::Executed => theme.good,
+        Status::Failed => theme.bad,
+        Status::Rejected | Status::Expired => theme.expired,
+    }
+}
+
+const INBOX_COLS: &[Col] = &[
+    col("Time left / status", 18, 0),
+    fill_col("Proposal", 18, 0),
+];
+
+fn inbox(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    let focused = app.focused_pane() == Pane::Inbox;
+    let mut title = vec![Span::styled(
+        format!(" {} ", Pane::Inbox.title()),
+        theme.accent,
+    )];
+    if !app.feeds[&crate::console::action::Resource::Proposals].supported {
+        title.push(Span::styled(
+            " (this service lists no proposals: showing this console's) ",
+            theme.muted,
+        ));
+    }
+    widgets::table(
+        f,
+        screen,
+        theme,
+        Pane::Inbox,
+        Line::from(title),
+        focused,
+        app.selected(Pane::Inbox),
+        app.inbox.len(),
+        INBOX_COLS,
+        "no proposals yet",
+        |i| {
+            let item = &app.inbox[i];
+            let status = item.status(app.now);
+            let first: Line = if status == Status::Staged {
+                Line::from(countdown(
+                    theme,
+                    item.remaining(app.now).unwrap_or_default(),
+                    10,
+                ))
+            } else {
+                Line::from(Span::styled(status.label(), status_style(theme, status)))
+            };
+            let style =
+                matches!(status, Status::Expired | Status::Rejected).then_some(theme.expired);
+            (vec![first, Line::from(item.describe())], style)
+        },
+    );
+}
+
+fn kv<'a>(theme: &Theme, k: &str, v: String) -> Line<'a> {
+    Line::from(vec![
+        Span::styled(format!("{k:<13}"), theme.muted),
+        Span::styled(v, theme.base),
+    ])
+}
+
+fn detail(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
+    let block = widgets::block(
+        theme,
+        Line::from(Span::styled(
+            " As it will execute · risk from live data ",
+            theme.accent,
+        )),
+        false,
+    );
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let Some(item) = app.inbox.get(app.selected(Pane::Inbox)) else {
+        f.render_widget(
+            Paragraph::new(Span::styled(
+                "select a proposal to see what it will do",
+                theme.muted,
+            )),
+            inner,
+        );
+        return;
+    };
+    f.render_widget(
+        Paragraph::new(detail_lines(app, theme, item)).wrap(Wrap { trim: false }),
+        inner,
+    );
+}
+
+pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<'a>> {
+    let p = &item.proposal.preview;
+    let status = item.status(app.now);
+    let mut lines = vec![Line::from(vec![
+        Span::styled(item.id().to_string(), theme.accent),
+        Span::styled(format!("  {}", status.label()), status_style(theme, status)),
+        Span::styled(
+            match item.source {
+                Source::Service => "  staged by an agent",
+                Source::Console => "  staged here",
+            },
+            theme.muted,
+        ),
+    ])];
+    if let Some(t) = &item.tool {
+        tool_lines(theme, t, &mut lines);
+    } else if p.kind.is_empty() {
+        lines.push(Line::styled(
+            "details arrive with the next proposals poll",
+            theme.muted,
+        ));
+    } else if p.kind == "trade" {
+        let dir_style = if p.direction == "long" {
+            theme.good
+        } else {
+            theme.bad
+        };
+        lines.push(Line::from(vec![
+            Span::styled(format!("{:<13}", "Trade"), theme.muted),
+            Span::styled(
+                format!("{} {} {}", p.direction, size(p.size), p.coin),
+                dir_style,
+            ),
+            Span::styled(
+                format!(" · {}x · {} · {}", p.leverage, p.order_type, p.exchange),
+                theme.base,
+            ),
+        ]));
+        let price = match p.limit_px {
+            Some(l) => format!("limit {}", px(l)),
+            None => format!("market ≈ {}", px(p.mark_px)),
+        };
+        let level = |l: Option<f64>| l.map(px).unwrap_or_else(|| "none".into());
+        lines.push(kv(
+            theme,
+            "Price",
+            format!("{price} · TP {} · SL {}", level(p.tp), level(p.sl)),
+        ));
+        let r = app.risk_of(p);
+        lines.push(kv(
+            theme,
+            "Exposure",
+            format!(
+                "notional {} · margin {} · mark {}",
+                num(r.notional, 2),
+                num(r.margin, 2),
+                px(r.mark)
+            ),
+        ));
+        let dist = |pct: Option<f64>, usd: Option<f64>| match (pct, usd) {
+            (Some(p), Some(u)) => format!("{:.2}% ({} USD)", p, num(u, 2)),
+            _ => "-".into(),
+        };
+        lines.push(kv(
+            theme,
+            "SL / TP",
+            format!(
+                "{} / {}",
+                dist(r.sl_pct, r.sl_usd),
+                dist(r.tp_pct, r.tp_usd)
+            ),
+        ));
+        let at_risk = r
+            .equity_at_risk_pct
+            .map(|x| {
+                format!(
+                    "{x:.2}% of equity{}",
+                    if p.sl.is_some() {
+                        ""
+                    } else {
+                        " (margin, no SL)"
+                    }
+                )
+            })
+            .unwrap_or_else(|| "-".into());
+        let at_risk_style = match r.equity_at_risk_pct {
+            Some(x) if x >= 5.0 => theme.critical,
+            Some(x) if x >= 2.0 => theme.warn,
+            _ => theme.base,
+        };
+        lines.push(Line::from(vec![
+            Span::styled(format!("{:<13}", "R:R · risk"), theme.muted),
+            Span::styled(
+                format!(
+                    "{} · ",
+                    r.reward_risk
+                        .map(|x| format!("{x:.2}"))
+                        .unwrap_or_else(|| "-".into())
+                ),
+                theme.base,
+            ),
+            Span::styled(at_risk, at_risk_style),
+        ]));
+        lines.push(kv(
+            theme,
+            "Liquidation",
+            format!(
+                "≈ {}",
+                r.est_liquidation.map(px).unwrap_or_else(|| "-".into())
+            ),
+        ));
+        lines.push(kv(
+            theme,
+            "Held now",
+            match &r.existing {
+                Some(e) => format!(
+                    "{} {} {} @ {} (uPnL {})",
+                    e.exchange,
+                    if e.szi >= 0.0 { "long" } else { "short" },
+                    size(e.szi.abs()),
+                    px(e.entry_px),
+                    signed(e.unrealized_pnl, 2)
+                ),
+                None => "nothing in this coin".into(),
+            },
+        ));
+    } else {
+        lines.push(kv(
+            theme,
+            "Close",
+            if p.kind == "close_all" {
+                "every open position".into()
+            } else {
+                p.coin.clone()
+            },
+        ));
+        for c in &p.closes {
+            lines.push(Line::from(vec![
+                Span::styled(
+                    format!("{:<13}", format!("  {} {}", c.exchange, c.coin)),
+                    theme.muted,
+                ),
+                Span::styled(
+                    format!("{} @ {} → ~", size(c.szi), px(c.entry_px)),
+                    theme.base,
+                ),
+                Span::styled(signed(c.est_pnl, 2), pnl_style(theme, c.est_pnl)),
+            ]));
+        }
+    }
+    if status == Status::Staged
+        && let Some(left) = item.remaining(app.now)
+    {
+        let mut spans = vec![Span::styled(format!("{:<13}", "Time left"), theme.muted)];
+        spans.extend(countdown(theme, left, 20));
+        lines.push(Line::from(spans));
+    }
+    match &item.local {
+        LocalState::Approved(result) => lines.push(Line::from(vec![
+            Span::styled(format!("{:<13}", "Result"), theme.muted),
+            Span::styled(result.clone(), theme.good),
+        ])),
+        LocalState::Failed(err) => lines.push(Line::from(vec![
+            Span::styled(format!("{:<13}", "Failed"), theme.muted),
+            Span::styled(err.clone(), theme.bad),
+        ])),
+        _ => {}
+    }
+    if let Some(err) = &item.proposal.error {
+        lines.push(kv(theme, "Service says", err.message.clone()));
+    }
+    lines
+}
+
+const DECISION_COLS: &[Col] = &[
+    col("When", 8, 1),
+    col("Decision", 9, 0),
+    col("Proposal", 21, 3),
+    col("What", 22, 1),
+    fill_col("Result", 30, 0),
+];
+
+fn decisions(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    let focused = app.focused_pane() == Pane::Decisions;
+    let rows = &app.decisions;
+    widgets::table(
+        f,
+        screen,
+        theme,
+        Pane::Decisions,
+        Line::from(Span::styled(" Decisions (journaled) ", theme.accent)),
+        focused,
+        app.selected(Pane::Decisions),
+        rows.len(),
+        DECISION_COLS,
+        "no decisions yet",
+        |i| {
+            let d = &rows[i];
+            let style = match d.kind {
+                crate::console::inbox::DecisionKind::Approved => theme.good,
+                crate::console::inbox::DecisionKind::Failed => theme.bad,
+                _ => theme.expired,
+            };
+            let cells = vec![
+                Line::from(d.at.format("%H:%M:%S").to_string()),
+                Line::styled(d.kind.label(), style),
+                Line::from(d.proposal_id.clone()),
+                Line::from(d.summary.clone()),
+                Line::from(d.result.clone()),
+            ];
+            (cells, None)
+        },
+    );
+}
+
+/// A tool approval in the detail panel: the tool, what it will do, its arguments and preview.
+fn tool_lines<'a>(
+    theme: &Theme,
+    t: &crate::console::inbox::ToolApproval,
+    lines: &mut Vec<Line<'a>>,
+) {
+    lines.push(Line::from(vec![
+        Span::styled(format!("{:<13}", "Tool"), theme.muted),
+        Span::styled(t.tool.clone(), theme.critical),
+        Span::styled(format!("  from {}", t.origin), theme.muted),
+    ]));
+    if !t.summary.is_empty() {
+        lines.push(kv(theme, "Does", t.summary.clone()));
+    }
+    lines.push(kv(theme, "Arguments", t.args.to_string()));
+    if !t.preview.is_null() {
+        lines.push(Line::styled("Preview", theme.muted));
+        let text = serde_json::to_string_pretty(&t.preview).unwrap_or_default();
+        for l in text.lines().take(14) {
+            lines.push(Line::styled(format!("  {l}"), theme.base));
+        }
+    }
+}
+
+/// Repeats the essentials, priced now, and asks for an explicit `y`.
+pub fn approve_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, id: &str) {
+    let Some(item) = app.item(id) else { return };
+    let p = &item.proposal.preview;
+    let mut lines = vec![
+        Line::from(vec![
+            Span::styled("Approve ", theme.base),
+            Span::styled(id.to_string(), theme.accent),
+            Span::styled("?", theme.base),
+        ]),
+        Line::styled(item.describe(), theme.base.patch(theme.accent)),
+    ];
+    if let Some(t) = &item.tool {
+        lines.push(Line::from(vec![
+            Span::styled("runs ", theme.base),
+            Span::styled(t.tool.clone(), theme.critical),
+            Span::styled(
+                format!(
+                    " {}",
+                    crate::console::widgets::jsontree::cut(&t.args.to_string(), 48)
+                ),
+                theme.base,
+            ),
+        ]));
+        if !t.preview.is_null() {
+            let text = serde_json::to_string_pretty(&t.preview).unwrap_or_default();
+            for l in text.lines().take(8) {
+                lines.push(Line::styled(format!("  {l}"), theme.muted));
+            }
+        }
+    } else if p.kind == "trade" {
+        let r = app.risk_of(p);
+        let price = match p.limit_px {
+            Some(l) => format!("limit {}", px(l)),
+            None => format!("market ≈ {}", px(r.mark)),
+        };
+        lines.push(Line::from(format!(
+            "{price} on {} · notional {} · margin {}",
+            p.exchange,
+            num(r.notional, 2),
+            num(r.margin, 2)
+        )));
+        lines.push(Line::from(format!(
+            "TP {} · SL {}{}",
+            p.tp.map(px).unwrap_or_else(|| "none".into()),
+            p.sl.map(px).unwrap_or_else(|| "none".into()),
+            r.sl_usd
+                .map(|u| format!(" (risk {} USD)", num(u, 2)))
+                .unwrap_or_default()
+        )));
+        if let Some(x) = r.equity_at_risk_pct {
+            lines.push(Line::from(format!("{x:.2}% of equity at risk")));
+        }
+    } else {
+        for c in &p.closes {
+            lines.push(Line::from(format!(
+                "close {} {} on {} (~{} PnL)",
+                size(c.szi),
+                c.coin,
+                c.exchange,
+                signed(c.est_pnl, 2)
+            )));
+        }
+    }
+    if let Some(left) = item.remaining(app.now) {
+        let mut spans = vec![Span::raw("Time left ")];
+        spans.extend(countdown(theme, left, 20));
+        lines.push(Line::from(spans));
+    }
+    lines.push(Line::raw(""));
+    lines.push(Line::from(vec![
+        Span::styled(" y ", theme.selected),
+        Span::raw(" approve and execute    "),
+        Span::styled(" esc ", theme.selected),
+        Span::raw(" cancel   (Enter does nothing)"),
+    ]));
+    let r = widgets::centered(area, 66, lines.len() as u16 + 2);
+    f.render_widget(Clear, r);
+    let dialog = Paragraph::new(lines)
+        .block(widgets::block(
+            theme,
+            Line::from(if item.tool.is_some() {
+                " Approve tool call "
+            } else {
+                " Approve proposal "
+            }),
+            true,
+        ))
+        .style(theme.base)
+        .wrap(Wrap { trim: false });
+    f.render_widget(dialog, r);
+}

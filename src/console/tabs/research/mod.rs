@@ -1,0 +1,154 @@
+//! The Research tab: the service's research run — its lead and agents, artifacts and transcript —
+//! polled while a run exists, and the `/research` commands sent to the service's command line.
+
+mod update;
+pub mod view;
+
+use crate::api::model::ResearchRun;
+use crate::console::poll::Poll;
+use crate::console::widgets::text::{LineStyle, TextLine, wrap};
+use serde_json::Value;
+use std::time::Duration;
+
+/// Research polling: while a run is active and its tab is on screen.
+pub const RESEARCH_POLL_VISIBLE: Duration = Duration::from_secs(2);
+/// Research polling otherwise (an active run off screen, or a finished one).
+pub const RESEARCH_POLL_IDLE: Duration = Duration::from_secs(30);
+
+#[derive(Debug, Clone, Default)]
+pub struct ResearchState {
+    pub run: Option<ResearchRun>,
+    /// The service answered at least once.
+    pub checked: bool,
+    /// Not scheduled while no run exists or the service has no research operations; a stop
+    /// request holds it as in flight too.
+    pub poll: Poll,
+    pub error: Option<String>,
+    /// False once the service showed it has no research operations.
+    pub unsupported: bool,
+    /// The last reply of the service's command line to a `/research` command.
+    pub reply: Option<String>,
+    /// Transcript lines scrolled up from the newest (0 follows the newest).
+    pub scroll: usize,
+}
+
+impl ResearchState {
+    pub fn active(&self) -> bool {
+        self.run.as_ref().is_some_and(|r| r.status == "active")
+    }
+
+    /// Agents as a tree: the lead(s) first, each followed by its workers; (index, depth, last
+    /// child of its parent).
+    pub fn tree(&self) -> Vec<(usize, usize, bool)> {
+        let Some(run) = &self.run else {
+            return Vec::new();
+        };
+        let agents = &run.agents;
+        let mut out = Vec::new();
+        let mut placed = vec![false; agents.len()];
+        let roots: Vec<usize> = (0..agents.len())
+            .filter(|i| {
+                agents[*i].role == "lead"
+                    || agents[*i]
+                        .parent
+                        .as_ref()
+                        .is_none_or(|p| !agents.iter().any(|a| &a.agent_id == p))
+            })
+            .collect();
+        for r in roots {
+            if placed[r] {
+                continue;
+            }
+            placed[r] = true;
+            out.push((r, 0, false));
+            let kids: Vec<usize> = (0..agents.len())
+                .filter(|i| {
+                    !placed[*i] && agents[*i].parent.as_deref() == Some(&agents[r].agent_id)
+                })
+                .collect();
+            for (k, i) in kids.iter().enumerate() {
+                placed[*i] = true;
+                out.push((*i, 1, k + 1 == kids.len()));
+            }
+        }
+        for (i, p) in placed.iter().enumerate() {
+            if !p {
+                out.push((i, 1, false));
+            }
+        }
+        out
+    }
+}
+
+/// The research transcript as wrapped lines, oldest first.
+pub fn transcript_lines(state: &ResearchState, width: usize) -> Vec<TextLine> {
+    let mut out = Vec::new();
+    let Some(run) = &state.run else {
+        return out;
+    };
+    for m in &run.transcript {
+        let head = format!("{} {}: ", m.time.format("%H:%M:%S"), m.author);
+        let style = match m.author.as_str() {
+            "user" => LineStyle::Accent,
+            "lead" => LineStyle::Good,
+            "system" => LineStyle::Muted,
+            _ => LineStyle::Plain,
+        };
+        for (i, l) in wrap(&format!("{head}{}", m.text), width, "    ")
+            .into_iter()
+            .enumerate()
+        {
+            out.push(TextLine {
+                text: l,
+                style: if i == 0 { style } else { LineStyle::Plain },
+            });
+        }
+    }
+    out
+}
+
+/// Markdown shown as text: headings emphasized, the rest as written. JSON pretty-printed.
+pub fn artifact_lines(kind: &str, content: &str, width: usize) -> Vec<TextLine> {
+    let mut out = Vec::new();
+    if kind == "json" {
+        let text = serde_json::from_str::<Value>(content)
+            .ok()
+            .and_then(|v| serde_json::to_string_pretty(&v).ok())
+            .unwrap_or_else(|| content.to_string());
+        for l in text.lines() {
+            for w in wrap(l, width, "  ") {
+                out.push(TextLine {
+                    text: w,
+                    style: LineStyle::Plain,
+                });
+            }
+        }
+        return out;
+    }
+    let mut fenced = false;
+    for l in content.lines() {
+        if l.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        let (text, style) = if fenced {
+            (l.to_string(), LineStyle::Muted)
+        } else if let Some(h) = l.strip_prefix("# ") {
+            (h.to_uppercase(), LineStyle::Heading)
+        } else if let Some(h) = l.strip_prefix("## ").or_else(|| l.strip_prefix("### ")) {
+            (h.to_string(), LineStyle::Heading)
+        } else if let Some(item) = l.strip_prefix("- ").or_else(|| l.strip_prefix("* ")) {
+            (format!("• {item}"), LineStyle::Plain)
+        } else {
+            (l.to_string(), LineStyle::Plain)
+        };
+        for w in wrap(
+            &text,
+            width,
+            if style == LineStyle::Plain { "  " } else { "" },
+        ) {
+            out.push(TextLine { text: w, style });
+        }
+    }
+    out
+}

@@ -1,0 +1,366 @@
+//! Research: the run's line, the lead and its agents as a tree with status and progress, the
+//! artifacts, the transcript (newest at the bottom, wrapped, scrollable), the artifact viewer and
+//! the stop question.
+
+use crate::console::app::App;
+use crate::console::keymap::KeyAction;
+use crate::console::layout::{self, Pane, Screen};
+use crate::console::theme::Theme;
+use crate::console::widgets::text::{LineStyle, TextLine};
+use crate::console::widgets::{self, Col, col, fill_col, num_col};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Clear, Paragraph};
+
+pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    banner(f, app, theme, screen.banner);
+    agents_table(f, app, theme, screen);
+    artifacts(f, app, theme, screen);
+    transcript(f, app, theme, screen);
+}
+
+pub fn run_status_style(theme: &Theme, status: &str) -> Style {
+    match status {
+        "active" | "running" | "planning" => theme.warn,
+        "completed" | "done" => theme.good,
+        "failed" => theme.bad,
+        _ => theme.expired,
+    }
+}
+
+fn banner(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
+    let r = &app.research;
+    let key = |a| app.keymap.keys_for(a).first().cloned().unwrap_or_default();
+    let first = match &r.run {
+        Some(run) => {
+            let mut spans = vec![
+                Span::styled(format!(" {} ", run.run_id), theme.accent),
+                Span::styled(run.status.clone(), run_status_style(theme, &run.status)),
+            ];
+            if let Some(started) = run.created_at {
+                let end = run.finished_at.unwrap_or(app.now);
+                spans.push(Span::styled(
+                    format!(
+                        " · {} · ",
+                        widgets::age((end - started).to_std().unwrap_or_default())
+                    ),
+                    theme.muted,
+                ));
+            } else {
+                spans.push(Span::styled(" · ", theme.muted));
+            }
+            if !run.planner.is_empty() {
+                spans.push(Span::styled(
+                    format!("planner {} · ", run.planner),
+                    theme.muted,
+                ));
+            }
+            spans.push(Span::styled(run.task.clone(), theme.base));
+            Line::from(spans)
+        }
+        None if r.unsupported => {
+            Line::styled(" this service has no research operations", theme.muted)
+        }
+        None if !r.checked => Line::styled(" checking for a research run…", theme.muted),
+        None => Line::from(vec![
+            Span::styled(" no research run · ", theme.muted),
+            Span::styled(key(KeyAction::NewRun), theme.accent),
+            Span::styled(" or :/research start <task> starts one", theme.muted),
+        ]),
+    };
+    let second = match (&r.reply, &r.error) {
+        (_, Some(err)) if !r.unsupported => {
+            Line::styled(format!(" research_status: {err}"), theme.error)
+        }
+        (Some(reply), _) => Line::from(vec![
+            Span::styled(" › ", theme.accent),
+            Span::styled(reply.replace('\n', " ⏎ "), theme.muted),
+        ]),
+        _ => Line::raw(""),
+    };
+    f.render_widget(Paragraph::new(vec![first, second]), area);
+}
+
+const AGENT_COLS: &[Col] = &[
+    col("Agent", 22, 0),
+    col("Status", 9, 0),
+    num_col("Progress", 13, 1),
+    fill_col("Task / summary", 12, 2),
+];
+
+fn progress_bar(p: u8) -> String {
+    let p = p.min(100) as usize;
+    let filled = (p * 8 + 50) / 100;
+    format!("{}{} {p:>3}%", "█".repeat(filled), "░".repeat(8 - filled))
+}
+
+fn agents_table(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    let focused = app.focused_pane() == Pane::Agents;
+    let tree = app.research.tree();
+    let empty = if app.research.run.is_some() {
+        "the lead is planning…"
+    } else {
+        "no run"
+    };
+    let Some(run) = app.research.run.as_ref() else {
+        widgets::table(
+            f,
+            screen,
+            theme,
+            Pane::Agents,
+            Line::from(Span::styled(" Lead and agents ", theme.accent)),
+            focused,
+            0,
+            0,
+            AGENT_COLS,
+            empty,
+            |_| (vec![], None),
+        );
+        return;
+    };
+    let done = run.agents.iter().filter(|a| a.status == "done").count();
+    let title = Line::from(vec![
+        Span::styled(" Lead and agents ", theme.accent),
+        Span::styled(format!("{done}/{} done ", run.agents.len()), theme.muted),
+    ]);
+    widgets::table(
+        f,
+        screen,
+        theme,
+        Pane::Agents,
+        title,
+        focused,
+        app.selected(Pane::Agents),
+        tree.len(),
+        AGENT_COLS,
+        empty,
+        |k| {
+            let (i, depth, last) = tree[k];
+            let a = &run.agents[i];
+            let prefix = match (depth, last) {
+                (0, _) => "",
+                (_, true) => "└─ ",
+                _ => "├─ ",
+            };
+            let name = if a.name.is_empty() {
+                a.agent_id.clone()
+            } else {
+                a.name.clone()
+            };
+            let role_style = if a.role == "lead" {
+                theme.accent
+            } else {
+                theme.base
+            };
+            let what = a.summary.clone().unwrap_or_else(|| a.task.clone());
+            let cells = vec![
+                Line::from(vec![
+                    Span::styled(prefix, theme.muted),
+                    Span::styled(name, role_style),
+                ]),
+                Line::styled(a.status.clone(), run_status_style(theme, &a.status)),
+                Line::styled(progress_bar(a.progress), run_status_style(theme, &a.status)),
+                Line::from(what),
+            ];
+            (cells, None)
+        },
+    );
+}
+
+const ARTIFACT_COLS: &[Col] = &[
+    fill_col("Name", 16, 0),
+    col("Kind", 8, 1),
+    col("Created", 8, 2),
+];
+
+fn artifacts(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    let focused = app.focused_pane() == Pane::Artifacts;
+    let list = app
+        .research
+        .run
+        .as_ref()
+        .map(|r| r.artifacts.as_slice())
+        .unwrap_or(&[]);
+    let key = app
+        .keymap
+        .keys_for(KeyAction::Select)
+        .first()
+        .cloned()
+        .unwrap_or_default();
+    widgets::table(
+        f,
+        screen,
+        theme,
+        Pane::Artifacts,
+        Line::from(vec![
+            Span::styled(" Artifacts ", theme.accent),
+            Span::styled(format!("{key} opens "), theme.muted),
+        ]),
+        focused,
+        app.selected(Pane::Artifacts),
+        list.len(),
+        ARTIFACT_COLS,
+        "none yet: the report arrives when the run completes",
+        |i| {
+            let a = &list[i];
+            let cells = vec![
+                Line::from(a.name.clone()),
+                Line::styled(a.kind.clone(), theme.muted),
+                Line::from(
+                    a.created_at
+                        .map(|t| t.format("%H:%M:%S").to_string())
+                        .unwrap_or_default(),
+                ),
+            ];
+            (cells, None)
+        },
+    );
+}
+
+pub fn line_style(theme: &Theme, s: LineStyle) -> Style {
+    match s {
+        LineStyle::Plain => theme.base,
+        LineStyle::Muted => theme.muted,
+        LineStyle::Accent => theme.accent,
+        LineStyle::Good => theme.good,
+        LineStyle::Bad => theme.bad,
+        LineStyle::Warn => theme.warn,
+        LineStyle::Heading => theme.accent.add_modifier(Modifier::BOLD),
+    }
+}
+
+/// Draws wrapped lines bottom-aligned (newest at the bottom), scrolled up by `scroll`.
+#[allow(clippy::too_many_arguments)]
+pub fn text_pane(
+    f: &mut Frame,
+    theme: &Theme,
+    area: Rect,
+    title: Line<'_>,
+    focused: bool,
+    lines: &[TextLine],
+    scroll: usize,
+    empty: &str,
+) {
+    let mut title = title;
+    let rows = layout::text_rows(area);
+    let scroll = scroll.min(lines.len().saturating_sub(rows));
+    let end = lines.len() - scroll;
+    let start = end.saturating_sub(rows);
+    if scroll > 0 {
+        title.spans.push(Span::styled(
+            format!(" ↑ {scroll} lines up (G: newest) "),
+            theme.warn,
+        ));
+    }
+    let block = widgets::block(theme, title, focused);
+    let body: Vec<Line> = if lines.is_empty() {
+        vec![Line::styled(empty.to_string(), theme.muted)]
+    } else {
+        lines[start..end]
+            .iter()
+            .map(|l| Line::styled(l.text.clone(), line_style(theme, l.style)))
+            .collect()
+    };
+    f.render_widget(Paragraph::new(body).block(block), area);
+}
+
+fn transcript(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    let area = screen.pane(Pane::Transcript);
+    let lines = super::transcript_lines(&app.research, area.width.saturating_sub(2) as usize);
+    let mut title = vec![Span::styled(" Transcript ", theme.accent)];
+    if app.research.active() {
+        title.push(Span::styled("live ", theme.muted));
+    }
+    text_pane(
+        f,
+        theme,
+        area,
+        Line::from(title),
+        app.focused_pane() == Pane::Transcript,
+        &lines,
+        app.research.scroll,
+        "the lead and its agents report here",
+    );
+}
+
+/// The artifact viewer: markdown with headings emphasized, JSON pretty-printed.
+pub fn artifact(f: &mut Frame, app: &App, theme: &Theme, area: Rect, index: usize, scroll: u16) {
+    let Some(a) = app
+        .research
+        .run
+        .as_ref()
+        .and_then(|r| r.artifacts.get(index))
+    else {
+        return;
+    };
+    let r = widgets::centered(
+        area,
+        area.width.saturating_sub(4).min(110),
+        area.height.saturating_sub(2),
+    );
+    f.render_widget(Clear, r);
+    let lines = super::artifact_lines(&a.kind, &a.content, r.width.saturating_sub(2) as usize);
+    let visible = r.height.saturating_sub(2) as usize;
+    let scroll = (scroll as usize).min(lines.len().saturating_sub(visible));
+    let more = if lines.len() > visible {
+        format!(
+            "{}-{} of {} · j/k scroll · ",
+            scroll + 1,
+            (scroll + visible).min(lines.len()),
+            lines.len()
+        )
+    } else {
+        String::new()
+    };
+    let title = format!(" {} ({}) — {more}Esc closes ", a.name, a.kind);
+    let body: Vec<Line> = lines
+        .iter()
+        .skip(scroll)
+        .take(visible)
+        .map(|l| Line::styled(l.text.clone(), line_style(theme, l.style)))
+        .collect();
+    f.render_widget(
+        Paragraph::new(body)
+            .block(widgets::block(theme, Line::from(title), true))
+            .style(theme.base),
+        r,
+    );
+}
+
+pub fn stop_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, run_id: &str) {
+    let task = app
+        .research
+        .run
+        .as_ref()
+        .map(|r| r.task.clone())
+        .unwrap_or_default();
+    let lines = vec![
+        Line::from(vec![
+            Span::raw("Stop research run "),
+            Span::styled(run_id.to_string(), theme.accent),
+            Span::raw("?"),
+        ]),
+        Line::styled(agents_cut(&task, 56), theme.muted),
+        Line::raw(""),
+        Line::from(vec![
+            Span::styled(" y ", theme.selected),
+            Span::raw(" stop it    "),
+            Span::styled(" esc ", theme.selected),
+            Span::raw(" keep it running"),
+        ]),
+    ];
+    let r = widgets::centered(area, 62, lines.len() as u16 + 2);
+    f.render_widget(Clear, r);
+    f.render_widget(
+        Paragraph::new(lines)
+            .block(widgets::block(theme, Line::from(" Stop research? "), true))
+            .style(theme.base),
+        r,
+    );
+}
+
+fn agents_cut(text: &str, max: usize) -> String {
+    crate::console::widgets::jsontree::cut(text, max)
+}

@@ -1,0 +1,149 @@
+//! The Tools tab: the service's tool catalog by tier, the argument editor (a modal) checked against
+//! each tool's JSON schema, and the last call's result as a foldable tree. A mutate tool's confirm
+//! token goes to the approval inbox.
+
+pub mod schema;
+mod update;
+pub mod view;
+
+use crate::api::model::ToolCapability;
+use crate::console::poll::Poll;
+use crate::console::widgets::jsontree::JsonTree;
+use chrono::{DateTime, Utc};
+use ratatui_textarea::TextArea;
+use schema::Problem;
+use serde_json::Value;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tier {
+    Observe,
+    Experiment,
+    Mutate,
+    Other,
+}
+
+impl Tier {
+    pub fn of(name: &str) -> Tier {
+        match name {
+            "observe" => Tier::Observe,
+            "experiment" => Tier::Experiment,
+            "mutate" => Tier::Mutate,
+            _ => Tier::Other,
+        }
+    }
+}
+
+/// The tool argument editor (an overlay over the Tools tab).
+#[derive(Debug)]
+pub struct ToolEditor {
+    pub tool: String,
+    pub input: TextArea<'static>,
+    /// Problems of the text as it is now (checked on every key).
+    pub problems: Vec<Problem>,
+    /// The user tried to send while there were problems.
+    pub refused: bool,
+}
+
+impl ToolEditor {
+    pub fn new(tool: &ToolCapability, text: &str) -> ToolEditor {
+        let lines: Vec<String> = text.lines().map(str::to_string).collect();
+        let mut input = TextArea::new(if lines.is_empty() {
+            vec![String::new()]
+        } else {
+            lines
+        });
+        input.move_cursor(ratatui_textarea::CursorMove::Bottom);
+        input.move_cursor(ratatui_textarea::CursorMove::End);
+        let mut e = ToolEditor {
+            tool: tool.name.clone(),
+            input,
+            problems: Vec::new(),
+            refused: false,
+        };
+        e.check(&tool.input_schema);
+        e
+    }
+
+    pub fn text(&self) -> String {
+        self.input.lines().join("\n")
+    }
+
+    pub fn check(&mut self, schema: &Value) -> Option<Value> {
+        let (value, problems) = schema::check_text(schema, &self.text());
+        self.problems = problems;
+        value.filter(|_| self.problems.is_empty())
+    }
+}
+
+/// What the result panel shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutcome {
+    pub tool: String,
+    pub args: Value,
+    pub at: DateTime<Utc>,
+    pub result: Result<JsonTree, String>,
+    /// Set when the answer was a confirm token, now waiting in the inbox under this id.
+    pub awaiting: Option<String>,
+}
+
+#[derive(Default)]
+pub struct ToolsState {
+    /// Sorted by tier (observe, experiment, mutate), then name.
+    pub tools: Vec<ToolCapability>,
+    /// The catalog is asked for when the tab is first shown, and on `r` there; never on an
+    /// interval.
+    pub catalog: Poll,
+    pub error: Option<String>,
+    /// Tool executions sent and not answered.
+    pub running: usize,
+    pub outcome: Option<ToolOutcome>,
+    /// `/tool` typed before the catalog arrived: (name, args text).
+    pub pending: Option<(String, Option<String>)>,
+}
+
+impl ToolsState {
+    pub fn set_tools(&mut self, mut tools: Vec<ToolCapability>) {
+        let rank = |t: &ToolCapability| match Tier::of(&t.tier) {
+            Tier::Observe => 0,
+            Tier::Experiment => 1,
+            Tier::Mutate => 2,
+            Tier::Other => 3,
+        };
+        tools.sort_by(|a, b| rank(a).cmp(&rank(b)).then(a.name.cmp(&b.name)));
+        self.tools = tools;
+    }
+
+    /// The service answered with its catalog.
+    pub fn loaded(&self) -> bool {
+        self.catalog.updated_at.is_some()
+    }
+
+    pub fn find(&self, name: &str) -> Option<usize> {
+        let bare = name.strip_prefix("service_").unwrap_or(name);
+        self.tools.iter().position(|t| {
+            t.name == name || t.name.strip_prefix("service_") == Some(bare) || t.operation == bare
+        })
+    }
+}
+
+/// Parses `expiresAt` as RFC 3339 or epoch milliseconds.
+pub fn parse_time(v: &Value) -> Option<DateTime<Utc>> {
+    match v {
+        Value::String(s) => DateTime::parse_from_rfc3339(s)
+            .ok()
+            .map(|t| t.with_timezone(&Utc))
+            .or_else(|| {
+                s.parse::<i64>()
+                    .ok()
+                    .and_then(DateTime::from_timestamp_millis)
+            }),
+        Value::Number(n) => n.as_i64().and_then(|ms| {
+            if ms < 100_000_000_000 {
+                DateTime::from_timestamp(ms, 0)
+            } else {
+                DateTime::from_timestamp_millis(ms)
+            }
+        }),
+        _ => None,
+    }
+}

@@ -1,0 +1,299 @@
+//! Tools: the catalog by tier, the selected tool's schema, the last result as a foldable JSON tree,
+//! and the argument editor with its schema problems.
+
+use super::{Tier, ToolEditor};
+use crate::console::app::App;
+use crate::console::keymap::KeyAction;
+use crate::console::layout::{Pane, Screen};
+use crate::console::tabs::tools::schema;
+use crate::console::theme::Theme;
+use crate::console::widgets::jsontree::{JsonTree, RowKind};
+use crate::console::widgets::{self, Col, col, fill_col};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Clear, Paragraph, Wrap};
+
+pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    catalog(f, app, theme, screen);
+    schema_panel(f, app, theme, screen.schema);
+    result(f, app, theme, screen);
+}
+
+pub fn tier_style(theme: &Theme, tier: &str) -> Style {
+    match Tier::of(tier) {
+        Tier::Observe => theme.good,
+        Tier::Experiment => theme.warn,
+        Tier::Mutate => theme.critical,
+        Tier::Other => theme.muted,
+    }
+}
+
+const TOOL_COLS: &[Col] = &[
+    col("Tier", 10, 0),
+    col("Tool", 26, 0),
+    fill_col("Description", 12, 1),
+];
+
+fn catalog(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    let focused = app.focused_pane() == Pane::Tools;
+    let t = &app.tools;
+    let mut title = vec![Span::styled(" Tools ", theme.accent)];
+    if t.loaded() {
+        let count = |tier: Tier| t.tools.iter().filter(|x| Tier::of(&x.tier) == tier).count();
+        title.push(Span::styled(
+            format!(
+                "observe {} · experiment {} · mutate {} ",
+                count(Tier::Observe),
+                count(Tier::Experiment),
+                count(Tier::Mutate)
+            ),
+            theme.muted,
+        ));
+    }
+    let empty = match (&t.error, t.loaded()) {
+        (Some(_), _) => "the catalog could not be loaded (r retries)",
+        (None, true) => "this key may call no tools",
+        (None, false) => "loading the tool catalog…",
+    };
+    widgets::table(
+        f,
+        screen,
+        theme,
+        Pane::Tools,
+        Line::from(title),
+        focused,
+        app.selected(Pane::Tools),
+        t.tools.len(),
+        TOOL_COLS,
+        empty,
+        |i| {
+            let tool = &t.tools[i];
+            // The tier is written once per section: the first tool of each tier.
+            let first = i == 0 || t.tools[i - 1].tier != tool.tier;
+            let tier = if first {
+                tool.tier.clone()
+            } else {
+                String::new()
+            };
+            let name = tool.name.strip_prefix("service_").unwrap_or(&tool.name);
+            let cells = vec![
+                Line::styled(tier, tier_style(theme, &tool.tier)),
+                Line::from(name.to_string()),
+                Line::styled(tool.description.clone(), theme.muted),
+            ];
+            (cells, None)
+        },
+    );
+}
+
+fn schema_panel(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
+    let tool = app.tools.tools.get(app.selected(Pane::Tools));
+    let title = match tool {
+        Some(t) => format!(" {} · {} {} ", t.name, t.method, t.path),
+        None => " Schema ".into(),
+    };
+    let block = widgets::block(theme, Line::from(Span::styled(title, theme.accent)), false);
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let Some(tool) = tool else {
+        if let Some(err) = &app.tools.error {
+            f.render_widget(
+                Paragraph::new(Span::styled(err.clone(), theme.error)),
+                inner,
+            );
+        }
+        return;
+    };
+    let key = |a| app.keymap.keys_for(a).first().cloned().unwrap_or_default();
+    let mut lines = vec![Line::from(vec![
+        Span::styled(tool.tier.clone(), tier_style(theme, &tool.tier)),
+        Span::styled(
+            if tool.requires_confirmation {
+                " · needs approval in the inbox · "
+            } else {
+                " · "
+            },
+            theme.muted,
+        ),
+        Span::styled(key(KeyAction::Select), theme.accent),
+        Span::styled(" edit arguments and run", theme.muted),
+    ])];
+    let props = schema::properties(&tool.input_schema);
+    if props.is_empty() {
+        lines.push(Line::styled("takes no arguments", theme.muted));
+    }
+    for (name, required, ty, desc) in props {
+        let mut spans = vec![
+            Span::styled(
+                format!("{}{name}", if required { "*" } else { " " }),
+                if required { theme.accent } else { theme.base },
+            ),
+            Span::styled(format!("  {ty}"), theme.base),
+        ];
+        if !desc.is_empty() {
+            spans.push(Span::styled(format!("  {desc}"), theme.muted));
+        }
+        lines.push(Line::from(spans));
+    }
+    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+}
+
+const RESULT_COLS: &[Col] = &[fill_col("JSON · enter/space folds", 10, 0)];
+
+fn result(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    let focused = app.focused_pane() == Pane::Result;
+    let running = app.tools.running;
+    let mut title = vec![Span::styled(" Result ", theme.accent)];
+    if running > 0 {
+        title.push(Span::styled(format!("{running} running… "), theme.warn));
+    }
+    let Some(outcome) = &app.tools.outcome else {
+        widgets::table(
+            f,
+            screen,
+            theme,
+            Pane::Result,
+            Line::from(title),
+            focused,
+            0,
+            0,
+            RESULT_COLS,
+            "run a tool: select it and press enter, or :/tool <name> {json}",
+            |_| (vec![], None),
+        );
+        return;
+    };
+    title.push(Span::styled(
+        format!(
+            "{} {} at {} ",
+            outcome.tool,
+            crate::console::widgets::jsontree::cut(&outcome.args.to_string(), 40),
+            outcome.at.format("%H:%M:%S")
+        ),
+        theme.muted,
+    ));
+    if let Some(id) = &outcome.awaiting {
+        title.push(Span::styled(
+            format!("awaiting approval: {id} in the inbox "),
+            theme.warn,
+        ));
+    }
+    match &outcome.result {
+        Err(err) => {
+            let area = screen.pane(Pane::Result);
+            let block = widgets::block(theme, Line::from(title), focused);
+            f.render_widget(
+                Paragraph::new(Span::styled(err.clone(), theme.error))
+                    .block(block)
+                    .wrap(Wrap { trim: false }),
+                area,
+            );
+        }
+        Ok(tree) => {
+            let rows = tree.rows();
+            widgets::table(
+                f,
+                screen,
+                theme,
+                Pane::Result,
+                Line::from(title),
+                focused,
+                app.selected(Pane::Result),
+                rows.len(),
+                RESULT_COLS,
+                "",
+                |i| {
+                    let row = &rows[i];
+                    let mut spans = vec![Span::raw("  ".repeat(row.depth))];
+                    if let Some(k) = &row.key {
+                        spans.push(Span::styled(format!("{k}: "), theme.accent));
+                    }
+                    let style = match row.kind {
+                        RowKind::Open if row.folded => theme.warn,
+                        RowKind::Open | RowKind::Close => theme.muted,
+                        RowKind::Leaf if row.text.starts_with('"') => theme.good,
+                        RowKind::Leaf => theme.base,
+                    };
+                    let marker = match (row.kind, row.folded) {
+                        (RowKind::Open, true) => "▸ ",
+                        (RowKind::Open, false) => "▾ ",
+                        _ => "",
+                    };
+                    spans.push(Span::styled(marker, theme.muted));
+                    spans.push(Span::styled(row.text.clone(), style));
+                    if row.comma {
+                        spans.push(Span::styled(",", theme.muted));
+                    }
+                    (vec![Line::from(spans)], None)
+                },
+            );
+        }
+    }
+}
+
+/// The argument editor, over the Tools tab: the JSON text, then each problem with its path.
+pub fn editor(f: &mut Frame, app: &App, theme: &Theme, area: Rect, e: &ToolEditor) {
+    let tool = app.tools.find(&e.tool).map(|i| &app.tools.tools[i]);
+    let r = widgets::centered(
+        area,
+        area.width.saturating_sub(4).min(100),
+        area.height.saturating_sub(2),
+    );
+    f.render_widget(Clear, r);
+    let title = format!(" {} — ctrl-s sends (only when valid) · esc closes ", e.tool);
+    let block = widgets::block(theme, Line::from(title), true);
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    let problems_h = (e.problems.len().min(6) as u16 + 1).min(inner.height / 2);
+    let [hint, text, problems] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(3),
+        Constraint::Length(problems_h),
+    ])
+    .areas(inner);
+    let hint_line = match tool {
+        Some(t) if t.requires_confirmation => Line::styled(
+            "a mutate tool: the first call returns a confirm token for the approval inbox",
+            theme.warn,
+        ),
+        Some(t) => Line::styled(
+            format!(
+                "{} tool · arguments as JSON, checked against its schema",
+                t.tier
+            ),
+            theme.muted,
+        ),
+        None => Line::raw(""),
+    };
+    f.render_widget(Paragraph::new(hint_line), hint);
+    f.render_widget(&e.input, text);
+    let mut lines = Vec::new();
+    if e.problems.is_empty() {
+        lines.push(Line::styled("✓ valid: ctrl-s sends", theme.good));
+    } else {
+        let style = if e.refused { theme.error } else { theme.warn };
+        lines.push(Line::styled(
+            format!(
+                "{} problem{}{}:",
+                e.problems.len(),
+                if e.problems.len() == 1 { "" } else { "s" },
+                if e.refused { " — not sent" } else { "" }
+            ),
+            style,
+        ));
+        for p in &e.problems {
+            lines.push(Line::from(vec![
+                Span::styled(format!("  {} ", p.path), theme.accent),
+                Span::styled(p.message.clone(), theme.base),
+            ]));
+        }
+    }
+    f.render_widget(Paragraph::new(lines), problems);
+}
+
+/// The JSON tree rows as plain text (tests).
+pub fn tree_text(tree: &JsonTree) -> Vec<String> {
+    tree.rows().iter().map(JsonTree::line).collect()
+}

@@ -1,0 +1,175 @@
+//! Tool confirm tokens in the approval inbox: countdown, approval with the token, expiry, rejection.
+
+use super::*;
+
+#[test]
+fn confirm_token_arrives_counts_down_and_is_approved_with_the_token() {
+    let mut app = token_in_inbox();
+    let item = app.item("tool-1").expect("the token is an inbox item");
+    assert_eq!(item.status(app.now), Status::Staged);
+    assert_eq!(item.remaining(app.now), Some(secs(60)));
+    assert_eq!(item.describe(), "long 0.05 ETH 3x on venue");
+    let t = item.tool.as_ref().unwrap();
+    assert_eq!(t.confirm_token, TOKEN);
+    assert!(
+        toast_texts(&app)
+            .iter()
+            .any(|t| t.contains("tool-1 is in the inbox"))
+    );
+    // The result panel says where it went, and never shows the token.
+    let outcome = app.tools.outcome.as_ref().unwrap();
+    assert_eq!(outcome.awaiting.as_deref(), Some("tool-1"));
+    assert!(!format!("{:?}", outcome.result).contains(TOKEN));
+
+    // The countdown runs; the Desk strip lists it beside proposals.
+    app.update(Action::Tick(t0() + secs(20)));
+    assert_eq!(
+        app.item("tool-1").unwrap().remaining(app.now),
+        Some(secs(40))
+    );
+    assert_eq!(app.strip_items(), vec![0]);
+    app.update(key('1'));
+    let screen = render(&app);
+    let line = screen
+        .lines()
+        .find(|l| l.contains("tool-1"))
+        .expect("strip row");
+    assert!(
+        line.contains("0:40") && line.contains("long 0.05 ETH 3x"),
+        "{line}"
+    );
+
+    // Same dialog rules: a, Enter does nothing, y executes.
+    app.update(key('2'));
+    let fx = app.update(key('a'));
+    assert!(
+        matches!(&app.modal, Some(Modal::Approve(id)) if *id == "tool-1"),
+        "{:?}",
+        app.modal
+    );
+    assert!(fx.is_empty(), "{fx:?}");
+    assert!(tool_calls(&app.update(code(KeyCode::Enter))).is_empty());
+    let fx = app.update(key('y'));
+    let calls = tool_calls(&fx);
+    assert_eq!(
+        calls,
+        vec![(
+            "service_propose_trade".to_string(),
+            json!({"coin": "ETH", "side": "long", "size": 0.05, "leverage": 3, "confirmToken": TOKEN}),
+            Some("tool-1".to_string())
+        )]
+    );
+    assert_eq!(app.item("tool-1").unwrap().local, LocalState::Confirming);
+    assert!(app.confirm_in_flight());
+
+    let body = json!({"proposalId": "prop_77aa", "status": "executed", "fills": [{"coin": "ETH", "px": "3412.5"}]});
+    let fx = app.update(executed(
+        "service_propose_trade",
+        calls[0].1.clone(),
+        Some("tool-1"),
+        Ok(ToolResult {
+            tool: "service_propose_trade".into(),
+            result: body.clone(),
+            ..Default::default()
+        }),
+        t0() + secs(21),
+    ));
+    let item = app.item("tool-1").unwrap();
+    assert_eq!(item.status(app.now), Status::Approved);
+    assert_eq!(item.tool.as_ref().unwrap().result.as_ref(), Some(&body));
+    assert_eq!(app.decisions[0].kind, DecisionKind::Approved);
+    assert_eq!(app.decisions[0].proposal_id, "tool-1");
+    let lines = journal_lines(&fx);
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["decision"], "approved");
+    // The result is shown: in the Tools panel as a tree, without the token.
+    let outcome = app.tools.outcome.as_ref().unwrap();
+    let tree = outcome.result.as_ref().unwrap();
+    assert!(tree_text(tree).iter().any(|l| l.contains("\"executed\"")));
+    assert!(!outcome.args.to_string().contains(TOKEN));
+    assert!(
+        toast_texts(&app)
+            .iter()
+            .any(|t| t.starts_with("Approved tool-1"))
+    );
+    let detail = render(&app);
+    assert!(detail.contains("service_propose_trade"), "{detail}");
+}
+
+#[test]
+fn an_expired_token_cannot_be_approved() {
+    let mut app = token_in_inbox();
+    let fx = app.update(Action::Tick(t0() + secs(61)));
+    assert_eq!(app.item("tool-1").unwrap().status(app.now), Status::Expired);
+    assert_eq!(app.decisions[0].kind, DecisionKind::Expired);
+    assert_eq!(journal_lines(&fx)[0]["proposalId"], "tool-1");
+    assert!(app.strip_items().is_empty());
+    app.update(key('2'));
+    let fx = app.update(key('a'));
+    assert!(app.modal.is_none(), "{:?}", app.modal);
+    assert!(tool_calls(&fx).is_empty());
+    assert!(
+        toast_texts(&app)
+            .iter()
+            .any(|t| t.contains("can no longer be approved"))
+    );
+}
+
+#[test]
+fn the_dialog_rechecks_expiry_and_reject_dismisses_locally() {
+    let mut app = token_in_inbox();
+    app.update(key('2'));
+    app.update(key('a'));
+    app.update(Action::Tick(t0() + secs(61)));
+    assert!(
+        tool_calls(&app.update(key('y'))).is_empty(),
+        "expired while the dialog was open"
+    );
+
+    let mut app = token_in_inbox();
+    app.update(key('2'));
+    let fx = app.update(key('x'));
+    assert!(tool_calls(&fx).is_empty());
+    assert_eq!(app.item("tool-1").unwrap().local, LocalState::Rejected);
+    assert_eq!(app.decisions[0].kind, DecisionKind::Rejected);
+    assert!(app.decisions[0].result.contains("token expires unused"));
+}
+
+#[test]
+fn a_failed_approval_is_recorded() {
+    let mut app = token_in_inbox();
+    app.update(key('2'));
+    app.update(key('a'));
+    let fx = app.update(key('y'));
+    let (name, args, _) = tool_calls(&fx).remove(0);
+    app.update(executed(
+        &name,
+        args,
+        Some("tool-1"),
+        Err(ApiError::Invalid {
+            code: "confirm_token_expired".into(),
+            field: None,
+            message: "the confirm token expired".into(),
+        }),
+        t0() + secs(2),
+    ));
+    let item = app.item("tool-1").unwrap();
+    assert_eq!(item.status(app.now), Status::Failed);
+    assert_eq!(app.decisions[0].kind, DecisionKind::Failed);
+    assert!(app.tools.outcome.as_ref().unwrap().result.is_err());
+}
+
+#[test]
+fn proposals_and_tokens_share_the_inbox() {
+    let mut app = token_in_inbox();
+    app.update(proposals(
+        vec![btc_long("prop_1a2b3c4d5e6f7081", t0())],
+        t0() + secs(1),
+    ));
+    assert_eq!(app.inbox.len(), 2);
+    assert!(
+        app.item("tool-1").is_some(),
+        "a proposals poll keeps the token"
+    );
+    assert_eq!(app.strip_items().len(), 2);
+}

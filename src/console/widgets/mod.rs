@@ -1,0 +1,335 @@
+//! Small pieces the screens share: number formats, the countdown bar, windowed tables.
+
+pub mod jsontree;
+pub mod text;
+
+use crate::console::layout::{self, Pane, Screen};
+use crate::console::theme::Theme;
+use chrono::Duration as TimeDelta;
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Cell, Row, Table};
+use std::time::Duration;
+
+/// Full proposal lifetime, for the countdown bar's scale.
+const LIFETIME_SECS: i64 = 300;
+
+/// `1234567.891` → `1,234,567.89`.
+pub fn num(x: f64, decimals: usize) -> String {
+    if !x.is_finite() {
+        return "-".into();
+    }
+    let s = format!("{:.*}", decimals, x.abs());
+    let (int, frac) = s.split_once('.').unwrap_or((&s, ""));
+    let mut grouped = String::new();
+    for (i, c) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    let sign = if x < 0.0 && s.chars().any(|c| c.is_ascii_digit() && c != '0') {
+        "-"
+    } else {
+        ""
+    };
+    if frac.is_empty() {
+        format!("{sign}{grouped}")
+    } else {
+        format!("{sign}{grouped}.{frac}")
+    }
+}
+
+/// Signed, for PnL: `+12.30` / `-4.00`.
+pub fn signed(x: f64, decimals: usize) -> String {
+    if x > 0.0 {
+        format!("+{}", num(x, decimals))
+    } else {
+        num(x, decimals)
+    }
+}
+
+/// A price with precision that suits its size (5 significant figures, as the venue quotes).
+pub fn px(x: f64) -> String {
+    if !x.is_finite() || x == 0.0 {
+        return "-".into();
+    }
+    let mag = x.abs().log10().floor() as i32;
+    let decimals = (4 - mag).clamp(0, 6) as usize;
+    num(x, decimals)
+}
+
+pub fn size(x: f64) -> String {
+    crate::api::model::fmt_decimal(x)
+}
+
+pub fn age(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+    }
+}
+
+/// `m:ss` left.
+pub fn clock(left: TimeDelta) -> String {
+    let s = left.num_seconds().max(0);
+    format!("{}:{:02}", s / 60, s % 60)
+}
+
+/// The style of a countdown with this much time left: amber under 60 s, red under 15 s.
+pub fn urgency(theme: &Theme, left: TimeDelta) -> Style {
+    let s = left.num_seconds();
+    if s <= 0 {
+        theme.expired
+    } else if s < 15 {
+        theme.critical
+    } else if s < 60 {
+        theme.warn
+    } else {
+        theme.good
+    }
+}
+
+/// A bar like `██████░░░░ 3:12` whose filled share is the time left of the 5 minutes.
+pub fn countdown<'a>(theme: &Theme, left: TimeDelta, width: usize) -> Vec<Span<'a>> {
+    if left <= TimeDelta::zero() {
+        return vec![Span::styled(
+            format!("{:<w$}", "expired", w = width + 5),
+            theme.expired,
+        )];
+    }
+    let filled = ((left.num_milliseconds() as f64 / (LIFETIME_SECS * 1000) as f64) * width as f64)
+        .ceil()
+        .clamp(0.0, width as f64) as usize;
+    let style = urgency(theme, left);
+    vec![
+        Span::styled("█".repeat(filled), style),
+        Span::styled("░".repeat(width - filled), theme.muted),
+        Span::styled(format!(" {}", clock(left)), style),
+    ]
+}
+
+pub fn pnl_style(theme: &Theme, x: f64) -> Style {
+    if x > 0.0 {
+        theme.good
+    } else if x < 0.0 {
+        theme.bad
+    } else {
+        theme.base
+    }
+}
+
+pub fn block<'a>(theme: &Theme, title: Line<'a>, focused: bool) -> Block<'a> {
+    Block::default()
+        .borders(Borders::ALL)
+        .border_style(if focused {
+            theme.border_focused
+        } else {
+            theme.border_unfocused
+        })
+        .title(title)
+}
+
+/// A table column. Columns whose `prio` is highest give way first when the pane is too narrow, so
+/// no cell is ever cut to a misleading value (an oid, "venue2", "10x") and the layout is the same
+/// on every run (over-constrained layouts are solved differently from run to run).
+#[derive(Debug, Clone, Copy)]
+pub struct Col {
+    pub title: &'static str,
+    /// Width in cells; 0 takes what is left, at least `min`.
+    pub width: u16,
+    pub min: u16,
+    /// 0 always shows; larger values drop first.
+    pub prio: u8,
+    pub right: bool,
+}
+
+pub const fn col(title: &'static str, width: u16, prio: u8) -> Col {
+    Col {
+        title,
+        width,
+        min: width,
+        prio,
+        right: false,
+    }
+}
+
+/// A column that takes the width left over, and is dropped if it cannot have `min`.
+pub const fn fill_col(title: &'static str, min: u16, prio: u8) -> Col {
+    Col {
+        title,
+        width: 0,
+        min,
+        prio,
+        right: false,
+    }
+}
+
+/// A right-aligned (numeric) column.
+pub const fn num_col(title: &'static str, width: u16, prio: u8) -> Col {
+    Col {
+        title,
+        width,
+        min: width,
+        prio,
+        right: true,
+    }
+}
+
+/// The columns that fit in `width`, in their original order.
+pub fn fit(cols: &[Col], width: u16) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..cols.len()).collect();
+    order.sort_by_key(|i| (cols[*i].prio, *i));
+    let mut used = 0u16;
+    let mut kept = Vec::new();
+    for i in order {
+        let need = cols[i].min + u16::from(!kept.is_empty());
+        if kept.is_empty() || used + need <= width {
+            used += need;
+            kept.push(i);
+        }
+    }
+    kept.sort_unstable();
+    kept
+}
+
+/// A table pane that renders only its visible window of rows: `row(i)` is called for those alone,
+/// so a pane over 100,000 rows costs the same as one over 30. `row` returns every column's cell
+/// and an optional row style; columns that do not fit are dropped here.
+#[allow(clippy::too_many_arguments)]
+pub fn table<'a>(
+    f: &mut Frame,
+    screen: &Screen,
+    theme: &Theme,
+    pane: Pane,
+    title: Line<'a>,
+    focused: bool,
+    selected: usize,
+    len: usize,
+    cols: &[Col],
+    empty: &'a str,
+    mut row: impl FnMut(usize) -> (Vec<Line<'a>>, Option<Style>),
+) {
+    let area = screen.pane(pane);
+    if area.height == 0 {
+        return;
+    }
+    let kept = fit(cols, area.width.saturating_sub(2));
+    let rows = screen.rows(pane);
+    let offset = layout::offset(selected, rows);
+    let end = (offset + rows).min(len);
+    let align = |c: &Col, line: Line<'a>| {
+        if c.right { line.right_aligned() } else { line }
+    };
+    let mut visible: Vec<Row> = Vec::with_capacity(end.saturating_sub(offset));
+    for i in offset..end {
+        let (mut cells, style) = row(i);
+        let cells: Vec<Cell> = kept
+            .iter()
+            .map(|k| {
+                let line = std::mem::take(&mut cells[*k]);
+                Cell::from(align(&cols[*k], line))
+            })
+            .collect();
+        let mut r = Row::new(cells);
+        if let Some(style) = style {
+            r = r.style(style);
+        }
+        if focused && i == selected {
+            r = r.style(theme.selected);
+        }
+        visible.push(r);
+    }
+    let mut title = title;
+    if len > rows && rows > 0 {
+        title.spans.push(Span::styled(
+            format!(" {}-{} of {} ", offset + 1, end, len),
+            theme.muted,
+        ));
+    }
+    let header = Row::new(
+        kept.iter()
+            .map(|k| Cell::from(align(&cols[*k], Line::from(cols[*k].title)))),
+    )
+    .style(theme.muted.add_modifier(ratatui::style::Modifier::BOLD));
+    let block = block(theme, title, focused);
+    if len == 0 {
+        let inner = block.inner(area);
+        f.render_widget(block, area);
+        f.render_widget(
+            ratatui::widgets::Paragraph::new(Line::styled(empty, theme.muted)),
+            Rect {
+                y: inner.y,
+                height: inner.height.min(1),
+                ..inner
+            },
+        );
+        return;
+    }
+    let widths: Vec<Constraint> = kept
+        .iter()
+        .map(|k| match cols[*k].width {
+            0 => Constraint::Fill(1),
+            w => Constraint::Length(w),
+        })
+        .collect();
+    let table = Table::new(visible, widths)
+        .header(header)
+        .block(block)
+        .column_spacing(1);
+    f.render_widget(table, area);
+}
+
+/// " · stale 12s" when a pane's data is old, else nothing.
+pub fn staleness<'a>(theme: &Theme, stale_for: Option<Duration>) -> Vec<Span<'a>> {
+    match stale_for {
+        Some(d) => vec![Span::styled(format!(" stale {} ", age(d)), theme.warn)],
+        None => vec![],
+    }
+}
+
+pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    let w = width.min(area.width);
+    let h = height.min(area.height);
+    Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_that_do_not_fit_drop_by_priority_and_keep_their_order() {
+        let cols = [
+            col("a", 10, 0),
+            col("b", 10, 2),
+            col("c", 10, 1),
+            fill_col("d", 8, 0),
+        ];
+        assert_eq!(fit(&cols, 100), vec![0, 1, 2, 3]);
+        // a + d(8 min) + c = 10 + 9 + 11 = 30; b does not fit.
+        assert_eq!(fit(&cols, 30), vec![0, 2, 3]);
+        assert_eq!(fit(&cols, 5), vec![0]);
+    }
+
+    #[test]
+    fn number_formats() {
+        assert_eq!(num(1234567.891, 2), "1,234,567.89");
+        assert_eq!(num(-1234.5, 1), "-1,234.5");
+        assert_eq!(num(-0.001, 2), "0.00");
+        assert_eq!(signed(12.3, 2), "+12.30");
+        assert_eq!(px(65432.1), "65,432");
+        assert_eq!(px(0.123456), "0.12346");
+        assert_eq!(clock(TimeDelta::seconds(192)), "3:12");
+        assert_eq!(age(Duration::from_secs(75)), "1m15s");
+    }
+}
