@@ -2,6 +2,7 @@
 //! (`agentdesk::standin`), in its deployment shape and in a minimal one. A shape change that the
 //! console cannot read shows up here, not in front of a supervisor.
 
+use agentdesk::api::model::TradeSignal;
 use agentdesk::api::{ApiError, Client};
 use agentdesk::secret::Secret;
 use agentdesk::standin::{self, ErrorPlace, Running, Shape, StandInConfig};
@@ -15,6 +16,52 @@ async fn start(shape: Shape, errors: ErrorPlace) -> (Running, Client) {
     let running = standin::start(config).await.unwrap();
     let client = Client::new(&running.base_url(), Some(Secret::new(KEY))).unwrap();
     (running, client)
+}
+
+fn btc_long() -> TradeSignal {
+    serde_json::from_value(serde_json::json!({
+        "strategy": "Agent", "a": "BTCUSDT", "d": "long", "o": "market",
+        "sizeUsd": "2000", "leverage": 5, "tp": "70000", "sl": "58000",
+    }))
+    .unwrap()
+}
+
+#[tokio::test]
+async fn account_reads_decode_in_both_shapes() {
+    for shape in [Shape::Deployment, Shape::Minimal] {
+        let (_s, client) = start(shape, ErrorPlace::Message).await;
+        let who = client.whoami(true).await.unwrap();
+        assert_eq!(who.messenger_id, "tg_700100", "{shape:?}");
+        client.get_usage().await.unwrap();
+        assert!(client.get_positions().await.unwrap().positions.is_empty());
+        let pnl = client.pnl_summary().await.unwrap();
+        assert_eq!(pnl.total_portfolio_value, 100_000.0, "{shape:?}");
+        client.list_open_orders(None).await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_staged_trade_confirms_and_shows_up_as_a_position() {
+    for shape in [Shape::Deployment, Shape::Minimal] {
+        let (_s, client) = start(shape, ErrorPlace::Message).await;
+        let proposal = client.propose_trade(&btc_long()).await.unwrap();
+        assert!(!proposal.proposal_id.is_empty());
+        assert!(proposal.expires_at.is_some(), "{shape:?}: expiresAt read");
+        assert_eq!(proposal.preview.coin, "BTC");
+        assert!(
+            (proposal.preview.notional - 2000.0).abs() < 1e-6,
+            "{shape:?}: notional as text"
+        );
+        let executed = client.confirm_trade(&proposal.proposal_id).await.unwrap();
+        // The deployment's answer carries the venue's statuses under result.response.data.
+        let raw = serde_json::to_value(&executed).unwrap();
+        assert!(raw.to_string().contains("\"filled\""), "{shape:?}: {raw}");
+        let positions = client.get_positions().await.unwrap();
+        assert_eq!(positions.positions.len(), 1, "{shape:?}");
+        assert_eq!(positions.positions[0].coin, "BTC");
+        let pnl = client.pnl_summary().await.unwrap();
+        assert_eq!(pnl.total_positions, 1, "{shape:?}: totalPositions as text");
+    }
 }
 
 #[tokio::test]

@@ -51,9 +51,9 @@ pub struct WhoamiSummary {
     pub paper_trading: bool,
     #[serde(default, deserialize_with = "num::de_opt")]
     pub equity: Option<f64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub open_positions: u32,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub staged_proposals: u32,
     #[serde(flatten)]
     pub extra: Extra,
@@ -62,11 +62,11 @@ pub struct WhoamiSummary {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct QuotaCounter {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub used: u64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub limit: u64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub remaining: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resets_at: Option<DateTime<Utc>>,
@@ -75,16 +75,16 @@ pub struct QuotaCounter {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TokenUsage {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub input: u64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub output: u64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PaymentUsage {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub paid_requests: u64,
     #[serde(default, deserialize_with = "num::de")]
     pub amount_usd: f64,
@@ -121,7 +121,7 @@ pub struct Usage {
 pub struct Leverage {
     #[serde(rename = "type", default)]
     pub kind: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub value: u32,
 }
 
@@ -171,7 +171,7 @@ pub struct PositionRow {
     pub leverage: Leverage,
     #[serde(default, serialize_with = "num::ser_dec", deserialize_with = "num::de")]
     pub margin_used: f64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub max_leverage: u32,
     #[serde(default)]
     pub cum_funding: CumFunding,
@@ -210,7 +210,7 @@ pub struct ExchangeBreakdown {
     pub unrealized_pnl: f64,
     #[serde(default, deserialize_with = "num::de")]
     pub margin_used: f64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub positions: u32,
 }
 
@@ -237,7 +237,7 @@ pub struct PnlSummary {
     pub total_unrealized_pnl: f64,
     #[serde(rename = "totalRealizedPnL", default, deserialize_with = "num::de")]
     pub total_realized_pnl: f64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub total_positions: u32,
     #[serde(default)]
     pub pnl: PnlPeriods,
@@ -259,7 +259,7 @@ pub struct PnlSummary {
 pub struct OpenOrderRow {
     #[serde(default)]
     pub exchange: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub oid: u64,
     #[serde(default)]
     pub coin: String,
@@ -291,7 +291,7 @@ pub struct OpenOrderRow {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tif: Option<String>,
     /// Milliseconds since the epoch.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub timestamp: i64,
     #[serde(flatten)]
     pub extra: Extra,
@@ -313,7 +313,7 @@ pub struct OpenOrders {
 pub struct FillRow {
     #[serde(default)]
     pub exchange: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub oid: u64,
     #[serde(default)]
     pub coin: String,
@@ -330,7 +330,7 @@ pub struct FillRow {
     #[serde(default)]
     pub dir: String,
     /// Milliseconds since the epoch.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub time: i64,
     #[serde(flatten)]
     pub extra: Extra,
@@ -339,7 +339,7 @@ pub struct FillRow {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AuditEntry {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub id: i64,
     pub time: DateTime<Utc>,
     #[serde(default)]
@@ -347,11 +347,15 @@ pub struct AuditEntry {
     /// `ok` or `error`.
     #[serde(default)]
     pub outcome: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub http_status: u16,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proposal_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "num::int_opt"
+    )]
     pub oid: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_code: Option<String>,

@@ -27,7 +27,7 @@ pub type Metric = Option<f64>;
 pub struct BacktestStats {
     #[serde(default, deserialize_with = "num::de_opt")]
     pub total_return: Metric,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub total_trades: u32,
     #[serde(default, deserialize_with = "num::de_opt")]
     pub win_rate: Metric,
@@ -106,7 +106,7 @@ pub struct BacktestTrade {
     pub return_pct: f64,
     /// `signal`, `stop_loss`, `take_profit` or `end_of_data`.
     pub exit_reason: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub bars: u32,
 }
 
@@ -122,11 +122,11 @@ pub struct BacktestData {
     pub pair: String,
     #[serde(default)]
     pub timeframe: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub days: u32,
     #[serde(default)]
     pub parameters: Map<String, Value>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub bars: u32,
     #[serde(default)]
     pub equity: Vec<EquityPoint>,
@@ -145,7 +145,7 @@ pub struct BacktestJob {
     #[serde(default)]
     pub status: String,
     /// 0-100.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub progress: u8,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request: Option<BacktestRequest>,
@@ -226,7 +226,7 @@ pub struct DiscoveryRow {
     pub pair: String,
     #[serde(default)]
     pub timeframe: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub days: u32,
     #[serde(default)]
     pub parameters: Map<String, Value>,
@@ -235,7 +235,11 @@ pub struct DiscoveryRow {
     /// `good`, `excellent` or `poor`, by the documented thresholds.
     #[serde(default)]
     pub quality: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "num::int_opt"
+    )]
     pub rank_within_strategy: Option<u32>,
     #[serde(flatten)]
     pub stats: BacktestStats,
@@ -250,7 +254,7 @@ pub struct Discovery {
     /// deployment names it); read from either.
     #[serde(default, rename = "results", alias = "rows", alias = "combos")]
     pub rows: Vec<DiscoveryRow>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub count: u32,
     #[serde(default)]
     pub computing: bool,

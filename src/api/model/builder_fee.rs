@@ -1,6 +1,6 @@
 //! The venue's builder-fee approval.
 
-use super::Extra;
+use super::{Extra, num};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -21,7 +21,11 @@ pub struct BuilderFeePayload {
     pub authorized: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub typed_data: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "num::int_opt"
+    )]
     pub nonce: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature_chain_id: Option<String>,
@@ -54,7 +58,11 @@ pub struct BuilderFeeStatus {
     pub builder: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_fee_rate: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "num::int_opt"
+    )]
     pub nonce: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approved_at: Option<String>,

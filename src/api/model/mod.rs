@@ -87,6 +87,46 @@ pub mod num {
         }
     }
 
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum RawInt {
+        Int(i128),
+        Float(f64),
+        Text(String),
+    }
+
+    fn integral<T: TryFrom<i128>, E: de::Error>(raw: RawInt) -> Result<Option<T>, E> {
+        let n = match raw {
+            RawInt::Int(n) => n,
+            RawInt::Float(x) if x.is_finite() && x.fract() == 0.0 => x as i128,
+            RawInt::Text(s) if s.trim().is_empty() => return Ok(None),
+            RawInt::Text(s) => s.trim().parse::<i128>().map_err(|_| {
+                E::invalid_value(de::Unexpected::Str(&s), &"an integer or integer text")
+            })?,
+            RawInt::Float(x) => {
+                return Err(E::invalid_value(de::Unexpected::Float(x), &"an integer"));
+            }
+        };
+        T::try_from(n)
+            .map(Some)
+            .map_err(|_| E::custom(format!("{n} is out of range")))
+    }
+
+    /// Accepts `5`, `5.0` or `"5"` for an integer field: the deployment writes counts as text.
+    pub fn int<'de, D: Deserializer<'de>, T: TryFrom<i128> + Default>(d: D) -> Result<T, D::Error> {
+        Ok(integral(RawInt::deserialize(d)?)?.unwrap_or_default())
+    }
+
+    /// As [`int`], and `null` or `""` for none.
+    pub fn int_opt<'de, D: Deserializer<'de>, T: TryFrom<i128>>(
+        d: D,
+    ) -> Result<Option<T>, D::Error> {
+        match Option::<RawInt>::deserialize(d)? {
+            None => Ok(None),
+            Some(raw) => integral(raw),
+        }
+    }
+
     /// Writes a decimal string the way the venue does: no exponent, trailing zeros trimmed.
     pub fn ser_dec<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&fmt_decimal(*x))
@@ -204,5 +244,22 @@ mod tests {
         let back: TradeSignal = serde_json::from_str(r#"{"p":65000.5,"tp":"70000"}"#).unwrap();
         assert_eq!(back.p, Some(65000.5));
         assert_eq!(back.tp, Some(70000.0));
+    }
+
+    #[test]
+    fn integer_fields_take_integer_text_and_refuse_fractions() {
+        let pnl: PnlSummary = serde_json::from_str(r#"{"totalPositions":"3"}"#).unwrap();
+        assert_eq!(pnl.total_positions, 3);
+        let pnl: PnlSummary = serde_json::from_str(r#"{"totalPositions":3.0}"#).unwrap();
+        assert_eq!(pnl.total_positions, 3);
+        let pnl: PnlSummary = serde_json::from_str(r#"{"totalPositions":""}"#).unwrap();
+        assert_eq!(pnl.total_positions, 0);
+        assert!(serde_json::from_str::<PnlSummary>(r#"{"totalPositions":"2.5"}"#).is_err());
+        assert!(serde_json::from_str::<PnlSummary>(r#"{"totalPositions":-1}"#).is_err());
+        let row: AuditEntry = serde_json::from_str(
+            r#"{"time":"2026-06-01T12:00:00Z","oid":"77","httpStatus":"200"}"#,
+        )
+        .unwrap();
+        assert_eq!((row.oid, row.http_status), (Some(77), 200));
     }
 }

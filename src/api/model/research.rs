@@ -1,6 +1,6 @@
 //! Research runs, their agents, messages and artifacts.
 
-use super::Extra;
+use super::{Extra, num};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -21,7 +21,7 @@ pub struct ResearchAgent {
     pub status: String,
     #[serde(default)]
     pub task: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub progress: u8,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,

@@ -20,15 +20,15 @@ pub struct SignalDestinationRequest {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DeliveryStats {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub total: u64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub pending: u64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub retrying: u64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub delivered: u64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub failed: u64,
     /// Null until a delivery succeeded.
     #[serde(default)]
@@ -120,16 +120,16 @@ pub struct SignalEvent {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SignalDelivery {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub id: i64,
     #[serde(default)]
     pub webhook_id: String,
     /// `pending`, `retrying`, `delivered` or `failed`.
     #[serde(default)]
     pub status: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub attempts: u32,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int_opt")]
     pub last_status: Option<u16>,
     #[serde(default)]
     pub last_error: Option<String>,

@@ -132,7 +132,7 @@ pub struct Preview {
     pub limit_px: Option<f64>,
     #[serde(default, deserialize_with = "num::de")]
     pub notional: f64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "num::int")]
     pub leverage: u32,
     #[serde(default, deserialize_with = "num::de")]
     pub margin: f64,
