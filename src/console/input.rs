@@ -6,7 +6,8 @@ use crate::console::app::App;
 use crate::console::keymap::KeyAction;
 use crate::console::layout::{self, Pane};
 use crate::console::modal::Modal;
-use crate::console::tabs::{Tab, chat, research};
+use crate::console::tab::Tab;
+use crate::console::tabs::{chat, research};
 use crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind,
 };
@@ -127,7 +128,7 @@ impl App {
 
     /// How far a text pane can scroll up: its wrapped lines beyond one screenful.
     pub(crate) fn text_pane_max_scroll(&self, pane: Pane) -> usize {
-        let screen = layout::compute(self.size.0, self.size.1, self);
+        let screen = layout::compute(self.size.0, self.size.1, &self.shape());
         let r = screen.pane(pane);
         let width = r.width.saturating_sub(2) as usize;
         let lines = match pane {
@@ -155,7 +156,7 @@ impl App {
     }
 
     pub(crate) fn on_mouse(&mut self, m: crossterm::event::MouseEvent) {
-        let screen = layout::compute(self.size.0, self.size.1, self);
+        let screen = layout::compute(self.size.0, self.size.1, &self.shape());
         match m.kind {
             MouseEventKind::Down(MouseButton::Left) => {
                 if let Some(tab) = screen.tab_at(m.column, m.row) {

@@ -7,7 +7,7 @@ use super::action::Effect;
 use super::app::App;
 use super::command_line::CommandLine;
 use super::keymap::KeyAction;
-use super::tabs::Tab;
+use super::tab::Tab;
 use super::tabs::backtests::BacktestForm;
 use super::tabs::signals::{BuilderPanel, DestinationForm, Revealed};
 use super::tabs::tools::ToolEditor;

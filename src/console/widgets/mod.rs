@@ -1,6 +1,7 @@
 //! Small pieces the screens share: number formats, the countdown bar, windowed tables.
 
 pub mod jsontree;
+pub mod stats;
 pub mod text;
 
 use crate::console::layout::{self, Pane, Screen};
@@ -301,6 +302,10 @@ pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
         w,
         h,
     )
+}
+
+pub fn opt(x: Option<f64>, decimals: usize) -> String {
+    x.map(|v| num(v, decimals)).unwrap_or_else(|| "-".into())
 }
 
 #[cfg(test)]
