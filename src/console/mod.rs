@@ -25,6 +25,7 @@ pub mod command;
 pub mod command_line;
 pub mod effects;
 pub mod feeds;
+pub mod forms;
 pub mod help;
 pub mod inbox;
 pub mod input;

@@ -308,6 +308,24 @@ pub fn opt(x: Option<f64>, decimals: usize) -> String {
     x.map(|v| num(v, decimals)).unwrap_or_else(|| "-".into())
 }
 
+/// A JSON value as a field or a parameter list shows it: strings without quotes.
+pub fn value_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Number(n) => n.to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// Whole numbers without a decimal point (`14`, not `14.0`).
+pub fn fmt_number(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 9e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{x}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -23,6 +23,7 @@ pub use crate::console::payload::{
     BacktestsQuery, CombosQuery, DiscoveryPayload, DiscoveryQuery, LiveQuery,
 };
 pub use crate::console::tab::DView;
+pub use crate::console::widgets::value_text;
 
 /// Refresh of the visible view.
 pub const REFRESH: Duration = Duration::from_secs(60);
@@ -184,14 +185,6 @@ pub fn params_text(params: &Map<String, Value>) -> String {
         .map(|(k, v)| format!("{k}={}", value_text(v)))
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-pub fn value_text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Number(n) => n.to_string(),
-        other => other.to_string(),
-    }
 }
 
 /// How one view's data is doing.
