@@ -3,9 +3,10 @@
 //!
 //! `App` holds what the tabs share (the account feeds, the inbox, the request log, the service,
 //! toasts, the tab and focus, the modal) and one state per tab; `update` routes an Action to the
-//! modal, the input router, or the answer's owner. The rest of `impl App` lives with what it
-//! changes: `feeds.rs`, `inbox.rs`, `input.rs`, `clock.rs`, `command_line.rs`, `modal.rs` and
-//! each `tabs/<tab>/update.rs`.
+//! modal, the input router, or the answer's owner, and sends the tab on screen its keys and its
+//! moments (shown, refreshed). The rest of `impl App` lives with what it changes:
+//! `feeds/update.rs`, `inbox/update.rs`, `input.rs`, `clock.rs`, `command_line.rs` and each
+//! `tabs/<tab>/update.rs`.
 
 use super::action::{Action, Answer, Effect, Resource};
 use super::feeds::{Account, Feed, Options};
