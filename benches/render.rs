@@ -14,7 +14,7 @@ use agentdesk::console::feeds::Options;
 use agentdesk::console::inbox::{Decision, DecisionKind, InboxItem, LocalState, Source};
 use agentdesk::console::keymap::Keymap;
 use agentdesk::console::layout::Pane;
-use agentdesk::console::tabs::Tab;
+use agentdesk::console::tab::Tab;
 use agentdesk::console::theme::Theme;
 use agentdesk::console::view;
 use chrono::{DateTime, Duration as TimeDelta, TimeZone, Utc};
@@ -325,7 +325,7 @@ fn layout(c: &mut Criterion) {
     let mut desk = desk_app(100, 100);
     desk.inbox = app.inbox.clone();
     c.bench_function("layout/desk, 1k inbox", |b| {
-        b.iter(|| agentdesk::console::layout::compute(WIDTH, HEIGHT, black_box(&desk)))
+        b.iter(|| agentdesk::console::layout::compute(WIDTH, HEIGHT, &black_box(&desk).shape()))
     });
 }
 

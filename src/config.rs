@@ -320,9 +320,14 @@ fn parse(text: &str, path: &Path) -> Result<Loaded, ConfigError> {
     // second, untyped parse names them so a typo like `[consle]` does not go unnoticed.
     if let Ok(table) = toml::from_str::<toml::Table>(text) {
         for key in table.keys() {
-            if !["profile", "console", "profiles", "sandbox"].contains(&key.as_str()) {
+            // `gate`, `policy` and `notify` are the gateway's tables of the same file.
+            if ![
+                "profile", "console", "profiles", "sandbox", "gate", "policy", "notify",
+            ]
+            .contains(&key.as_str())
+            {
                 warnings.push(format!(
-                    "{} has an unknown top-level key `{key}`, ignored (known: profile, [console], [profiles.NAME], [sandbox])",
+                    "{} has an unknown top-level key `{key}`, ignored (known: profile, [console], [profiles.NAME], [sandbox], [gate], [policy], [notify])",
                     path.display()
                 ));
             }
@@ -1102,6 +1107,13 @@ api_key_env = "LIVE_KEY"
         let c = f.resolve(&Flags::default(), &[]).unwrap();
         assert_eq!(c.warnings.len(), 1);
         assert!(c.warnings[0].contains("`consle`"), "{:?}", c.warnings);
+        // The gateway's tables are known, not typos.
+        f.write(
+            "config.toml",
+            "[gate]\ntimeout_secs = 9\n[policy]\n[notify]\n",
+        );
+        let c = f.resolve(&Flags::default(), &[]).unwrap();
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
     }
 
     #[test]

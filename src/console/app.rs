@@ -3,18 +3,20 @@
 //!
 //! `App` holds what the tabs share (the account feeds, the inbox, the request log, the service,
 //! toasts, the tab and focus, the modal) and one state per tab; `update` routes an Action to the
-//! modal, the input router, or the answer's owner. The rest of `impl App` lives with what it
-//! changes: `feeds.rs`, `inbox.rs`, `input.rs`, `clock.rs`, `command_line.rs`, `modal.rs` and
-//! each `tabs/<tab>/update.rs`.
+//! modal, the input router, or the answer's owner, and sends the tab on screen its keys and its
+//! moments (shown, refreshed). The rest of `impl App` lives with what it changes:
+//! `feeds/update.rs`, `inbox/update.rs`, `input.rs`, `clock.rs`, `command_line.rs` and each
+//! `tabs/<tab>/update.rs`.
 
 use super::action::{Action, Answer, Effect, Resource};
 use super::feeds::{Account, Feed, Options};
 use super::inbox::{Decision, InboxItem};
+use super::keymap::KeyAction;
 use super::keymap::Keymap;
-use super::layout::Pane;
+use super::layout::{Pane, Shape};
 use super::modal::Modal;
 use super::poll::Poll;
-use super::tabs::Tab;
+use super::tab::Tab;
 use super::tabs::backtests::BacktestsState;
 use super::tabs::chat::ChatState;
 use super::tabs::discovery::{DView, DiscoveryState};
@@ -162,6 +164,26 @@ impl App {
         }
         let panes = self.tab.panes();
         panes[self.focus.min(panes.len() - 1)]
+    }
+
+    /// What the layout needs to know of the state (see `layout::compute`).
+    pub fn shape(&self) -> Shape {
+        Shape {
+            tab: self.tab,
+            staged: self.strip_items().len(),
+            approvable: self
+                .inbox
+                .iter()
+                .filter(|i| i.can_approve(self.now))
+                .count(),
+            inbox: self.inbox.len(),
+            discovery_view: self.discovery.view,
+            jobs: self.backtests.jobs.len(),
+            agents: self.research.tree().len(),
+            artifacts: self.research.run.as_ref().map_or(0, |r| r.artifacts.len()),
+            tools: self.tools.tools.len(),
+            destinations: self.signals.destinations.len(),
+        }
     }
 
     pub fn selected(&self, pane: Pane) -> usize {
@@ -384,4 +406,42 @@ impl App {
     // ---- discovery and backtests ---------------------------------------------------------------
 
     // ---- mouse ---------------------------------------------------------------------------------
+
+    // ---- the tabs ----------------------------------------------------------------------------
+
+    /// The tab on screen's own keys; true when handled.
+    pub(crate) fn on_tab_key(&mut self, action: KeyAction, pane: Pane) -> bool {
+        match self.tab {
+            Tab::Desk => self.on_desk_key(action, pane),
+            Tab::Proposals => false,
+            Tab::Logs => self.on_logs_key(action),
+            Tab::Discovery => self.on_discovery_key(action, pane),
+            Tab::Backtests => self.on_backtests_key(action),
+            Tab::Research => self.on_research_key(action, pane),
+            Tab::Tools => self.on_tools_key(action, pane),
+            Tab::Chat => self.on_chat_key(action, pane),
+            Tab::Signals => self.on_signals_key(action),
+        }
+    }
+
+    /// The tab just came on screen: what it shows is asked for now.
+    pub(crate) fn entered_tab(&mut self) {
+        match self.tab {
+            Tab::Discovery => self.discovery_due_now(),
+            Tab::Research => self.refresh_research(),
+            Tab::Tools => self.entered_tools(),
+            Tab::Signals => self.refresh_signals(),
+            _ => {}
+        }
+    }
+
+    /// `r`: what only the tab on screen polls is asked for again.
+    pub(crate) fn refresh_tab(&mut self) {
+        match self.tab {
+            Tab::Discovery => self.discovery_due_now(),
+            Tab::Tools => self.tools.catalog.ask_at(self.now),
+            Tab::Signals => self.refresh_signals(),
+            _ => {}
+        }
+    }
 }

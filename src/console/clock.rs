@@ -5,7 +5,7 @@ use crate::console::action::Resource;
 use crate::console::app::App;
 use crate::console::inbox::Status;
 use crate::console::modal::Modal;
-use crate::console::tabs::Tab;
+use crate::console::tab::Tab;
 use chrono::{DateTime, Duration as TimeDelta, Utc};
 
 impl App {

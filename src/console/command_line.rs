@@ -7,50 +7,17 @@ use crate::console::app::App;
 use crate::console::command::{self, Command};
 use crate::console::inbox::{InboxItem, LocalState, Source};
 use crate::console::layout::Pane;
-use crate::console::modal::Modal;
-use crate::console::tabs::Tab;
+use crate::console::modal::{CommandLine, Modal};
+use crate::console::tab::DView;
+use crate::console::tab::Tab;
 use crate::console::tabs::backtests::{JobEntry, number_value};
-use crate::console::tabs::discovery::DView;
 use crossterm::event::{KeyCode, KeyEvent};
-use ratatui_textarea::TextArea;
 use std::collections::BTreeSet;
 
 /// Completion's coins before the service has named any.
 const FALLBACK_COINS: [&str; 10] = [
     "BTC", "ETH", "SOL", "XRP", "DOGE", "AVAX", "LINK", "BNB", "ARB", "SUI",
 ];
-
-#[derive(Debug)]
-pub struct CommandLine {
-    pub input: TextArea<'static>,
-    pub history: Vec<String>,
-    /// Position while walking the history with Up/Down.
-    pub history_pos: Option<usize>,
-    /// Candidates from the last Tab, cycled by further Tabs.
-    pub completions: Vec<String>,
-    pub completion_pos: usize,
-}
-
-impl CommandLine {
-    pub fn new(history: Vec<String>) -> Self {
-        CommandLine {
-            input: TextArea::default(),
-            history,
-            history_pos: None,
-            completions: Vec::new(),
-            completion_pos: 0,
-        }
-    }
-
-    pub fn text(&self) -> String {
-        self.input.lines().join(" ")
-    }
-
-    pub fn set_text(&mut self, text: &str) {
-        self.input = TextArea::new(vec![text.to_string()]);
-        self.input.move_cursor(ratatui_textarea::CursorMove::End);
-    }
-}
 
 impl App {
     /// Opens the command line with the earlier commands to recall.

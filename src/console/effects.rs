@@ -2,7 +2,7 @@
 //! request is its own task, bounded by the client's timeout.
 
 use super::action::{Action, Answer, Effect, Payload, Resource};
-use super::tabs::discovery::{DiscoveryPayload, DiscoveryQuery};
+use super::payload::{DiscoveryPayload, DiscoveryQuery};
 use crate::api::{ApiError, Client};
 use chrono::Utc;
 use std::io::Write;

@@ -6,7 +6,8 @@ use crate::console::app::App;
 use crate::console::keymap::KeyAction;
 use crate::console::layout::{self, Pane};
 use crate::console::modal::Modal;
-use crate::console::tabs::{Tab, chat, research};
+use crate::console::tab::Tab;
+use crate::console::tabs::{chat, research};
 use crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind,
 };
@@ -127,7 +128,7 @@ impl App {
 
     /// How far a text pane can scroll up: its wrapped lines beyond one screenful.
     pub(crate) fn text_pane_max_scroll(&self, pane: Pane) -> usize {
-        let screen = layout::compute(self.size.0, self.size.1, self);
+        let screen = layout::compute(self.size.0, self.size.1, &self.shape());
         let r = screen.pane(pane);
         let width = r.width.saturating_sub(2) as usize;
         let lines = match pane {
@@ -155,7 +156,7 @@ impl App {
     }
 
     pub(crate) fn on_mouse(&mut self, m: crossterm::event::MouseEvent) {
-        let screen = layout::compute(self.size.0, self.size.1, self);
+        let screen = layout::compute(self.size.0, self.size.1, &self.shape());
         match m.kind {
             MouseEventKind::Down(MouseButton::Left) => {
                 if let Some(tab) = screen.tab_at(m.column, m.row) {
@@ -204,4 +205,114 @@ fn next_of(all: &[Tab], cur: Tab, step: i64) -> Tab {
     let i = all.iter().position(|t| *t == cur).unwrap_or(0) as i64;
     let n = all.len() as i64;
     all[((i + step).rem_euclid(n)) as usize]
+}
+
+/// A scrolled overlay's new offset after `action`, or None when the action closes it.
+fn scrolled(scroll: u16, action: Option<KeyAction>, page: usize) -> Option<u16> {
+    let step: i32 = match action {
+        Some(KeyAction::Up) => -1,
+        Some(KeyAction::Down) => 1,
+        Some(KeyAction::PageUp) => -(page as i32),
+        Some(KeyAction::PageDown) => page as i32,
+        Some(KeyAction::Top) => -(scroll as i32),
+        Some(KeyAction::Cancel | KeyAction::Quit | KeyAction::Select) => return None,
+        _ => 0,
+    };
+    Some((scroll as i32 + step).clamp(0, u16::MAX as i32) as u16)
+}
+
+impl App {
+    /// Keys while a modal is open: all of them go to it.
+    pub(crate) fn on_modal_key(&mut self, key: KeyEvent, fx: &mut Vec<Effect>) {
+        let action = self.keymap.action(&key);
+        let page = self.page();
+        let Some(modal) = self.modal.as_mut() else {
+            return;
+        };
+        match modal {
+            Modal::CommandLine(_) => self.on_command_key(key, fx),
+            Modal::Filter => self.on_filter_key(key),
+            Modal::BacktestForm(_) => self.on_form_key(key, fx),
+            Modal::ToolEditor(_) => self.on_editor_key(key, fx),
+            Modal::DestinationForm(_) => self.on_destination_form_key(key, fx),
+            Modal::Secret(_) => self.on_secret_key(action, fx),
+            Modal::BuilderFee(_) => self.on_builder_fee_key(action, fx),
+            Modal::Approve(id) => match action {
+                Some(KeyAction::ConfirmYes) => {
+                    let id = id.clone();
+                    self.modal = None;
+                    self.approve(&id, fx);
+                }
+                Some(KeyAction::Cancel | KeyAction::Quit) => self.modal = None,
+                // Enter alone never confirms: only an explicit `y` does.
+                _ => {}
+            },
+            Modal::QuitConfirm => match action {
+                Some(KeyAction::ConfirmYes) => {
+                    self.should_quit = true;
+                    fx.push(Effect::Quit);
+                }
+                Some(KeyAction::Cancel) => self.modal = None,
+                _ => {}
+            },
+            Modal::StopRun(run_id) => match action {
+                Some(KeyAction::ConfirmYes) => {
+                    fx.push(Effect::StopResearch(run_id.clone()));
+                    self.modal = None;
+                    self.research.poll.in_flight = true;
+                }
+                Some(KeyAction::Cancel | KeyAction::Quit) => self.modal = None,
+                _ => {}
+            },
+            Modal::Help { scroll } => {
+                let action = action.map(|a| match a {
+                    KeyAction::Help => KeyAction::Cancel,
+                    other => other,
+                });
+                match scrolled(*scroll, action, page) {
+                    Some(s) => *scroll = s,
+                    None => self.modal = None,
+                }
+            }
+            Modal::Details { scroll } => match action {
+                Some(KeyAction::Backtest) => {
+                    self.modal = None;
+                    self.open_backtest_form();
+                }
+                Some(KeyAction::Propose) => {
+                    self.modal = None;
+                    self.propose_from_row();
+                }
+                _ => match scrolled(*scroll, action, page) {
+                    Some(s) => *scroll = s,
+                    None => self.modal = None,
+                },
+            },
+            Modal::Artifact { scroll, .. } => match action {
+                Some(KeyAction::Bottom) => *scroll = u16::MAX,
+                _ => match scrolled(*scroll, action, page) {
+                    Some(s) => *scroll = s,
+                    None => self.modal = None,
+                },
+            },
+        }
+    }
+
+    /// Typing into the Logs or Discovery filter; Enter or Esc ends it and keeps the text.
+    fn on_filter_key(&mut self, key: KeyEvent) {
+        let edit = match key.code {
+            KeyCode::Enter | KeyCode::Esc => {
+                self.modal = None;
+                return;
+            }
+            KeyCode::Backspace => None,
+            KeyCode::Char(c) => Some(c),
+            _ => return,
+        };
+        if self.tab == Tab::Discovery {
+            self.edit_discovery_filter(edit);
+        } else {
+            self.edit_logs_filter(edit);
+        }
+    }
 }

@@ -1,9 +1,7 @@
 //! Where everything is on screen. One function computes it from the terminal size and the state, and
 //! both the views (to draw) and `App::update` (to map mouse clicks) use it, so they always agree.
 
-use super::app::App;
-use super::tabs::discovery::DView;
-use crate::console::tabs::Tab;
+use super::tab::{DView, Tab};
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
 
 /// A focusable region of a tab.
@@ -158,9 +156,9 @@ pub fn offset(selected: usize, rows: usize) -> usize {
 }
 
 /// Tab labels as the tab bar writes them: " 1 Desk ", " 2 Proposals (3) "; compact: "1 Desk".
-pub fn tab_label(i: usize, tab: Tab, app: &App, compact: bool) -> String {
+pub fn tab_label(i: usize, tab: Tab, shape: &Shape, compact: bool) -> String {
     let staged = match tab {
-        Tab::Proposals => app.strip_items().len(),
+        Tab::Proposals => shape.staged,
         _ => 0,
     };
     let text = if staged > 0 {
@@ -172,9 +170,9 @@ pub fn tab_label(i: usize, tab: Tab, app: &App, compact: bool) -> String {
 }
 
 /// The label as drawn: in tight mode, tabs other than the active one show a short title.
-pub fn tab_label_at(i: usize, tab: Tab, app: &App, compact: bool, tight: bool) -> String {
-    if !tight || tab == app.tab {
-        return tab_label(i, tab, app, compact);
+pub fn tab_label_at(i: usize, tab: Tab, shape: &Shape, compact: bool, tight: bool) -> String {
+    if !tight || tab == shape.tab {
+        return tab_label(i, tab, shape, compact);
     }
     let short = match tab {
         Tab::Desk => "Desk",
@@ -187,7 +185,7 @@ pub fn tab_label_at(i: usize, tab: Tab, app: &App, compact: bool, tight: bool) -
         Tab::Chat => "Chat",
         Tab::Signals => "Sig",
     };
-    match (tab, app.strip_items().len()) {
+    match (tab, shape.staged) {
         (Tab::Proposals, n) if n > 0 => format!("{} {short}({n})", i + 1),
         _ => format!("{} {short}", i + 1),
     }
@@ -203,7 +201,25 @@ pub fn view_label(view: DView) -> String {
     format!(" {} ", view.title())
 }
 
-pub fn compute(width: u16, height: u16, app: &App) -> Screen {
+/// What the layout depends on besides the terminal's size: the tab on screen and how many rows
+/// the tables that grow with their data have.
+#[derive(Debug, Clone, Copy)]
+pub struct Shape {
+    pub tab: Tab,
+    /// Staged proposals on the strip (the Proposals tab's label counts them).
+    pub staged: usize,
+    /// Inbox items that can still be approved (the Desk's strip).
+    pub approvable: usize,
+    pub inbox: usize,
+    pub discovery_view: DView,
+    pub jobs: usize,
+    pub agents: usize,
+    pub artifacts: usize,
+    pub tools: usize,
+    pub destinations: usize,
+}
+
+pub fn compute(width: u16, height: u16, shape: &Shape) -> Screen {
     let area = Rect::new(0, 0, width, height);
     let [header, tab_bar, body, footer, command] = Layout::default()
         .direction(Direction::Vertical)
@@ -220,17 +236,17 @@ pub fn compute(width: u16, height: u16, app: &App) -> Screen {
     let full: usize = Tab::ALL
         .iter()
         .enumerate()
-        .map(|(i, t)| tab_label(i, *t, app, false).chars().count() + 1)
+        .map(|(i, t)| tab_label(i, *t, shape, false).chars().count() + 1)
         .sum();
     let compact = full > tab_bar.width as usize;
     let compact_w: usize = Tab::ALL
         .iter()
         .enumerate()
-        .map(|(i, t)| tab_label(i, *t, app, true).chars().count() + 1)
+        .map(|(i, t)| tab_label(i, *t, shape, true).chars().count() + 1)
         .sum();
     let tight = compact_w > tab_bar.width as usize + 1;
     for (i, tab) in Tab::ALL.iter().enumerate() {
-        let w = tab_label_at(i, *tab, app, compact, tight).chars().count() as u16;
+        let w = tab_label_at(i, *tab, shape, compact, tight).chars().count() as u16;
         let w = w.min((tab_bar.x + tab_bar.width).saturating_sub(x));
         tabs.push((*tab, Rect::new(x, tab_bar.y, w, 1)));
         x += w + 1;
@@ -245,14 +261,9 @@ pub fn compute(width: u16, height: u16, app: &App) -> Screen {
         command,
         ..Default::default()
     };
-    match app.tab {
+    match shape.tab {
         Tab::Desk => {
-            let staged = app
-                .inbox
-                .iter()
-                .filter(|i| i.can_approve(app.now))
-                .count()
-                .max(1) as u16;
+            let staged = shape.approvable.max(1) as u16;
             let strip = (staged + TABLE_CHROME).min(7);
             let [summary, tables, strip] = Layout::default()
                 .direction(Direction::Vertical)
@@ -288,7 +299,7 @@ pub fn compute(width: u16, height: u16, app: &App) -> Screen {
                     .areas(top);
                 (inbox, detail)
             } else {
-                let listed = app.inbox.len().clamp(1, 5) as u16 + TABLE_CHROME;
+                let listed = shape.inbox.clamp(1, 5) as u16 + TABLE_CHROME;
                 let [inbox, detail] = Layout::default()
                     .direction(Direction::Vertical)
                     .constraints([Constraint::Length(listed), Constraint::Min(4)])
@@ -322,11 +333,11 @@ pub fn compute(width: u16, height: u16, app: &App) -> Screen {
                 x += w + 1;
             }
             screen.query = query;
-            screen.panes = vec![(app.discovery.view.pane(), table)];
+            screen.panes = vec![(shape.discovery_view.pane(), table)];
         }
         Tab::Backtests => {
             let tall = body.height >= 30;
-            let listed = app.backtests.jobs.len().clamp(1, if tall { 5 } else { 2 }) as u16;
+            let listed = shape.jobs.clamp(1, if tall { 5 } else { 2 }) as u16;
             let [jobs, middle, trades] = Layout::default()
                 .direction(Direction::Vertical)
                 .constraints([
@@ -348,13 +359,8 @@ pub fn compute(width: u16, height: u16, app: &App) -> Screen {
             let [banner, rest] =
                 Layout::vertical([Constraint::Length(2), Constraint::Min(3)]).areas(body);
             screen.banner = banner;
-            let agents_n = app.research.tree().len().max(1) as u16;
-            let artifacts_n = app
-                .research
-                .run
-                .as_ref()
-                .map_or(0, |r| r.artifacts.len())
-                .max(1) as u16;
+            let agents_n = shape.agents.max(1) as u16;
+            let artifacts_n = shape.artifacts.max(1) as u16;
             let (agents, artifacts, transcript) = if width >= 100 {
                 let [left, right] =
                     Layout::horizontal([Constraint::Percentage(50), Constraint::Min(20)])
@@ -390,7 +396,7 @@ pub fn compute(width: u16, height: u16, app: &App) -> Screen {
                         .areas(right);
                 (left, schema, result)
             } else {
-                let listed = app.tools.tools.len().clamp(1, 5) as u16;
+                let listed = shape.tools.clamp(1, 5) as u16;
                 let [tools, schema, result] = Layout::vertical([
                     Constraint::Length(listed + TABLE_CHROME),
                     Constraint::Length(6),
@@ -409,7 +415,7 @@ pub fn compute(width: u16, height: u16, app: &App) -> Screen {
             screen.panes = vec![(Pane::ChatLog, log)];
         }
         Tab::Signals => {
-            let listed = app.signals.destinations.len().clamp(1, 8) as u16;
+            let listed = shape.destinations.clamp(1, 8) as u16;
             let [banner, dests, deliveries] = Layout::vertical([
                 Constraint::Length(1),
                 Constraint::Length(listed + TABLE_CHROME),

@@ -9,15 +9,25 @@
 //! idle console does nothing in between.
 //!
 //! Where things are:
-//! - `app.rs` App and `update`; `action.rs` Actions, Effects and the answer envelope; `effects.rs`
-//!   the runner; `poll.rs` the one poll schedule; `clock.rs` when time alone redraws.
-//! - `feeds.rs` the account feeds; `inbox.rs` the approval inbox every tab can act on.
+//! - `app.rs` App and `update`; `action.rs` Actions, Effects and the answer envelope, `payload.rs`
+//!   what they carry for a tab; `effects.rs` the runner; `poll.rs` the one poll schedule;
+//!   `clock.rs` when time alone redraws.
+//! - `feeds/` the account feeds; `inbox/` the approval inbox every tab can act on.
 //! - `input.rs` the key router (modal, global keys, the tab, movement) and the mouse; `modal.rs`
-//!   the one modal slot; `command_line.rs` the command line; `command/` its grammar.
-//! - `tabs/<tab>/` each tab's state (`mod.rs`), update (`update.rs`) and view (`view.rs`).
+//!   the one modal slot, `forms/` the forms it shows; `command_line.rs` the command line;
+//!   `command/` its grammar.
+//! - `tab.rs` the tabs by name; `tabs/<tab>/` each tab's state (`mod.rs`), update (`update.rs`)
+//!   and view (`view.rs`).
 //! - `view.rs` the frame around the tabs; `help.rs`; `widgets/`; `layout.rs`; `keymap.rs`;
 //!   `theme.rs`; `suggest.rs` "did you mean".
-
+//!
+//! Layers: every dependency between folders points down, so no import cycle spans two folders
+//! (`tests/it/structure.rs`). The lower layer — `action`, `payload`, `poll`, `tab`, `layout`,
+//! `modal`, `forms/`, `command/`, `keymap`, `theme`, `widgets/` and the data of `feeds/` and
+//! `inbox/` — never imports `app.rs` or `tabs/`; a tab's state (`tabs/<tab>/mod.rs`) imports only
+//! that layer; `app.rs` composes the shared state and the tabs' states and routes to them, and
+//! `input.rs`, `view.rs` and this file sit on top. The `update.rs` files (a tab's, the feeds',
+//! the inbox's) are App's part for what they change: they take `App`, and only App calls them.
 pub mod action;
 pub mod app;
 pub mod clock;
@@ -25,14 +35,17 @@ pub mod command;
 pub mod command_line;
 pub mod effects;
 pub mod feeds;
+pub mod forms;
 pub mod help;
 pub mod inbox;
 pub mod input;
 pub mod keymap;
 pub mod layout;
 pub mod modal;
+pub mod payload;
 pub mod poll;
 pub mod suggest;
+pub mod tab;
 pub mod tabs;
 pub mod theme;
 pub mod view;

@@ -8,9 +8,8 @@ use super::help;
 use super::keymap::KeyAction;
 use super::layout::{self, Screen};
 use super::modal::Modal;
-use super::tabs::{
-    Tab, backtests, chat, desk, discovery, logs, proposals, research, signals, tools,
-};
+use super::tab::Tab;
+use super::tabs::{backtests, chat, desk, discovery, logs, proposals, research, signals, tools};
 use super::theme::Theme;
 use super::widgets::{self, age};
 use ratatui::Frame;
@@ -21,7 +20,7 @@ use std::time::Duration;
 
 pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
     let area = f.area();
-    let screen = layout::compute(area.width, area.height, app);
+    let screen = layout::compute(area.width, area.height, &app.shape());
     f.render_widget(Paragraph::new("").style(theme.base), area);
     header(f, app, theme, &screen);
     tab_bar(f, app, theme, &screen);
@@ -218,6 +217,7 @@ fn header(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
 }
 
 fn tab_bar(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    let shape = app.shape();
     let mut spans = Vec::new();
     for (i, (tab, _)) in screen.tabs.iter().enumerate() {
         let style = if *tab == app.tab {
@@ -226,7 +226,7 @@ fn tab_bar(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
             theme.tab_inactive
         };
         spans.push(Span::styled(
-            layout::tab_label_at(i, *tab, app, screen.compact_tabs, screen.tight_tabs),
+            layout::tab_label_at(i, *tab, &shape, screen.compact_tabs, screen.tight_tabs),
             style,
         ));
         spans.push(Span::raw(" "));

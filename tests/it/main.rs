@@ -24,6 +24,7 @@ mod restart;
 mod scopes;
 mod signals;
 mod staged;
+mod structure;
 mod tools;
 mod tui;
 mod venue;

@@ -6,7 +6,7 @@ use crate::api::ApiError;
 use crate::api::model::PositionRow;
 use crate::console::action::{Action, Payload, Resource};
 use crate::console::app::App;
-use crate::console::tabs::Tab;
+use crate::console::tab::Tab;
 
 fn refused(app: &mut App, at: chrono::DateTime<chrono::Utc>) {
     app.update(failed(

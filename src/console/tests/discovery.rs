@@ -7,7 +7,7 @@ use crate::console::action::{Action, Answer};
 use crate::console::app::App;
 use crate::console::layout::Pane;
 use crate::console::modal::Modal;
-use crate::console::tabs::Tab;
+use crate::console::tab::Tab;
 use crate::console::tabs::discovery::{
     BacktestsQuery, CombosQuery, DView, DiscoveryPayload, DiscoveryQuery, Selected,
 };
@@ -530,7 +530,7 @@ fn p_prefills_a_proposal_for_the_rows_coin() {
 #[test]
 fn mouse_selects_discovery_views() {
     let mut app = discovery_app(120, 40);
-    let screen = crate::console::layout::compute(120, 40, &app);
+    let screen = crate::console::layout::compute(120, 40, &app.shape());
     let (_, r) = screen.views[3];
     app.update(Action::Mouse(crossterm::event::MouseEvent {
         kind: crossterm::event::MouseEventKind::Down(crossterm::event::MouseButton::Left),

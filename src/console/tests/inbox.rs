@@ -7,7 +7,7 @@ use crate::console::action::{Action, Answer, Effect, Resource};
 use crate::console::feeds::Options;
 use crate::console::inbox::{DecisionKind, LocalState, Status};
 use crate::console::modal::Modal;
-use crate::console::tabs::Tab;
+use crate::console::tab::Tab;
 use crate::console::tabs::proposals::risk::risk;
 use crossterm::event::KeyCode;
 use std::collections::BTreeSet;

@@ -8,7 +8,7 @@ use crate::api::model::SignalDestination;
 use crate::console::action::{Action, Answer, Effect};
 use crate::console::app::App;
 use crate::console::modal::Modal;
-use crate::console::tabs::Tab;
+use crate::console::tab::Tab;
 use crate::console::tabs::signals::{DestinationForm, check_https_url};
 use crate::secret::Secret;
 use base64::Engine;

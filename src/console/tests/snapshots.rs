@@ -7,7 +7,7 @@ use crate::console::action::{Action, Answer};
 use crate::console::app::App;
 use crate::console::layout::Pane;
 use crate::console::modal::Modal;
-use crate::console::tabs::Tab;
+use crate::console::tab::Tab;
 use crossterm::event::KeyCode;
 
 fn on_tab(width: u16, height: u16, tab_key: char) -> App {

@@ -8,7 +8,7 @@ use crate::console::inbox::{LocalState, Source, Status};
 use crate::console::layout::Pane;
 use crate::console::modal::Modal;
 use crate::console::poll::{MAX_BACKOFF, backoff};
-use crate::console::tabs::Tab;
+use crate::console::tab::Tab;
 use crossterm::event::KeyCode;
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -507,7 +507,7 @@ fn clicks_select_tabs_and_rows_and_the_wheel_scrolls() {
         Payload::Positions(positions()),
         t0(),
     ));
-    let screen = crate::console::layout::compute(120, 40, &app);
+    let screen = crate::console::layout::compute(120, 40, &app.shape());
     // A click on a row of the positions table selects it and focuses that pane.
     let pos = screen.pane(Pane::Positions);
     app.update(click(

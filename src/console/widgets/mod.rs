@@ -1,6 +1,7 @@
 //! Small pieces the screens share: number formats, the countdown bar, windowed tables.
 
 pub mod jsontree;
+pub mod stats;
 pub mod text;
 
 use crate::console::layout::{self, Pane, Screen};
@@ -301,6 +302,28 @@ pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
         w,
         h,
     )
+}
+
+pub fn opt(x: Option<f64>, decimals: usize) -> String {
+    x.map(|v| num(v, decimals)).unwrap_or_else(|| "-".into())
+}
+
+/// A JSON value as a field or a parameter list shows it: strings without quotes.
+pub fn value_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Number(n) => n.to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// Whole numbers without a decimal point (`14`, not `14.0`).
+pub fn fmt_number(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 9e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{x}")
+    }
 }
 
 #[cfg(test)]

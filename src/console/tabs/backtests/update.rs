@@ -9,7 +9,7 @@ use crate::console::keymap::KeyAction;
 use crate::console::layout::Pane;
 use crate::console::modal::Modal;
 use crate::console::poll::to_delta;
-use crate::console::tabs::Tab;
+use crate::console::tab::Tab;
 use crate::console::tabs::discovery::Selected;
 use chrono::{DateTime, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};

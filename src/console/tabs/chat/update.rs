@@ -9,7 +9,7 @@ use crate::console::inbox::Source;
 use crate::console::keymap::KeyAction;
 use crate::console::layout::Pane;
 use crate::console::poll::to_delta;
-use crate::console::tabs::Tab;
+use crate::console::tab::Tab;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 

@@ -11,68 +11,27 @@ mod update;
 pub mod view;
 
 use crate::api::ApiError;
-use crate::api::model::{Discovery, DiscoveryRow, StrategyEntry};
+use crate::api::model::{DiscoveryRow, StrategyEntry};
 use crate::console::command::TopParam;
-use crate::console::layout::Pane;
 use crate::console::poll::Poll;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 use std::cmp::Ordering;
 use std::time::Duration;
 
+pub use crate::console::payload::{
+    BacktestsQuery, CombosQuery, DiscoveryPayload, DiscoveryQuery, LiveQuery,
+};
+pub use crate::console::tab::DView;
+pub use crate::console::widgets::value_text;
+
 /// Refresh of the visible view.
 pub const REFRESH: Duration = Duration::from_secs(60);
 /// Re-fetch while the service is still computing the answer.
 pub const COMPUTING_REFRESH: Duration = Duration::from_secs(2);
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum DView {
-    #[default]
-    Strategies,
-    TopBacktests,
-    TopLive,
-    Combos,
-}
-
+/// The Discovery tab's part of `DView` (named in `tab.rs` so the layout can place the views).
 impl DView {
-    pub const ALL: [DView; 4] = [
-        DView::Strategies,
-        DView::TopBacktests,
-        DView::TopLive,
-        DView::Combos,
-    ];
-
-    pub fn title(self) -> &'static str {
-        match self {
-            DView::Strategies => "Strategies",
-            DView::TopBacktests => "Top backtests",
-            DView::TopLive => "Top live",
-            DView::Combos => "Optimized combos",
-        }
-    }
-
-    pub fn pane(self) -> Pane {
-        match self {
-            DView::Strategies => Pane::Strategies,
-            DView::TopBacktests => Pane::TopBacktests,
-            DView::TopLive => Pane::TopLive,
-            DView::Combos => Pane::Combos,
-        }
-    }
-
-    pub fn of_pane(pane: Pane) -> Option<DView> {
-        DView::ALL.into_iter().find(|v| v.pane() == pane)
-    }
-
-    fn index(self) -> usize {
-        self as usize
-    }
-
-    pub fn step(self, delta: i64) -> DView {
-        let n = DView::ALL.len() as i64;
-        DView::ALL[(self.index() as i64 + delta).rem_euclid(n) as usize]
-    }
-
     /// The sort keys `s` cycles through on this view; the first is the service's order.
     pub fn sort_keys(self) -> &'static [SortKey] {
         use SortKey::*;
@@ -226,99 +185,6 @@ pub fn params_text(params: &Map<String, Value>) -> String {
         .map(|(k, v)| format!("{k}={}", value_text(v)))
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-pub fn value_text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Number(n) => n.to_string(),
-        other => other.to_string(),
-    }
-}
-
-// ---- queries -------------------------------------------------------------------------------------
-
-/// Query of top backtests; `None` leaves a parameter to the server's default.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct BacktestsQuery {
-    pub filter: Option<String>,
-    pub include_all: Option<bool>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct LiveQuery {
-    pub window_days: Option<u32>,
-    pub limit: Option<u32>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct CombosQuery {
-    pub pair: Option<String>,
-    pub timeframe: Option<String>,
-    pub days: Option<u32>,
-    pub per_strategy: Option<u32>,
-    pub limit: Option<u32>,
-    pub filter: Option<String>,
-    pub min_return_pct: Option<f64>,
-    pub min_trades: Option<u32>,
-}
-
-impl CombosQuery {
-    /// The query string pairs the client sends, in the operation's order; unset keys are left out.
-    pub fn to_params(&self) -> Vec<(&'static str, String)> {
-        let mut out = Vec::new();
-        let mut push = |k: &'static str, v: Option<String>| {
-            if let Some(v) = v {
-                out.push((k, v));
-            }
-        };
-        push("pair", self.pair.clone());
-        push("timeframe", self.timeframe.clone());
-        push("days", self.days.map(|n| n.to_string()));
-        push("perStrategy", self.per_strategy.map(|n| n.to_string()));
-        push("limit", self.limit.map(|n| n.to_string()));
-        push("filter", self.filter.clone());
-        push("minReturnPct", self.min_return_pct.map(|x| x.to_string()));
-        push("minTrades", self.min_trades.map(|n| n.to_string()));
-        out
-    }
-}
-
-/// One discovery request, with the parameters it is sent with.
-#[derive(Debug, Clone, PartialEq)]
-pub enum DiscoveryQuery {
-    Strategies,
-    TopBacktests(BacktestsQuery),
-    TopLive(LiveQuery),
-    Combos(CombosQuery),
-}
-
-impl DiscoveryQuery {
-    pub fn view(&self) -> DView {
-        match self {
-            DiscoveryQuery::Strategies => DView::Strategies,
-            DiscoveryQuery::TopBacktests(_) => DView::TopBacktests,
-            DiscoveryQuery::TopLive(_) => DView::TopLive,
-            DiscoveryQuery::Combos(_) => DView::Combos,
-        }
-    }
-
-    /// The catalog operation.
-    pub fn operation(&self) -> &'static str {
-        match self {
-            DiscoveryQuery::Strategies => "discover_strategies",
-            DiscoveryQuery::TopBacktests(_) => "discover_top_backtests",
-            DiscoveryQuery::TopLive(_) => "discover_top_live",
-            DiscoveryQuery::Combos(_) => "discover_top_optimized_combos",
-        }
-    }
-}
-
-/// What a discovery request answered.
-#[derive(Debug, Clone)]
-pub enum DiscoveryPayload {
-    Strategies(Vec<StrategyEntry>),
-    Rows(Box<Discovery>),
 }
 
 /// How one view's data is doing.

@@ -10,7 +10,7 @@ use crate::console::keymap::KeyAction;
 use crate::console::layout::Pane;
 use crate::console::modal::Modal;
 use crate::console::poll::to_delta;
-use crate::console::tabs::Tab;
+use crate::console::tab::Tab;
 use chrono::{DateTime, Utc};
 use std::time::Duration;
 

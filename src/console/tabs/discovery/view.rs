@@ -5,10 +5,10 @@
 use crate::api::model::{DiscoveryRow, StrategyEntry};
 use crate::console::app::App;
 use crate::console::layout::{self, Screen};
-use crate::console::tabs::backtests::view::stat_items;
 use crate::console::tabs::discovery::{DView, Selected, params_text, row_name};
 use crate::console::theme::Theme;
-use crate::console::widgets::{self, Col, age, col, fill_col, num, num_col, pnl_style, signed};
+use crate::console::widgets::stats::stat_items;
+use crate::console::widgets::{self, Col, age, col, fill_col, num_col, opt, pnl_style, signed};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -50,10 +50,6 @@ const COMBO_COLS: &[Col] = &[
     col("Pair", 8, 3),
     col("TF", 4, 3),
 ];
-
-pub fn opt(x: Option<f64>, decimals: usize) -> String {
-    x.map(|v| num(v, decimals)).unwrap_or_else(|| "-".into())
-}
 
 fn quality_style(theme: &Theme, q: &str) -> Style {
     match q {

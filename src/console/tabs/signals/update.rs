@@ -21,7 +21,7 @@ use crate::console::layout::Pane;
 use crate::console::modal::Modal;
 use crate::console::poll::Poll;
 use crate::console::poll::to_delta;
-use crate::console::tabs::Tab;
+use crate::console::tab::Tab;
 use crate::secret::Secret;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;

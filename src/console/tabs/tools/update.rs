@@ -11,7 +11,7 @@ use crate::console::layout::Pane;
 use crate::console::modal::Modal;
 use crate::console::poll::to_delta;
 use crate::console::suggest::closest;
-use crate::console::tabs::Tab;
+use crate::console::tab::Tab;
 use crate::console::widgets::jsontree::{JsonTree, summarize};
 use chrono::{DateTime, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};

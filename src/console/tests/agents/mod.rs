@@ -17,7 +17,7 @@ use crate::console::app::App;
 use crate::console::inbox::{DecisionKind, LocalState, Status};
 use crate::console::layout::Pane;
 use crate::console::modal::Modal;
-use crate::console::tabs::Tab;
+use crate::console::tab::Tab;
 use crate::console::tabs::tools::view::tree_text;
 use chrono::{DateTime, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
