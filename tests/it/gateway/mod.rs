@@ -11,6 +11,8 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 
+mod guard;
+
 struct Setup {
     sandbox: TestServer,
     gate: Running,
