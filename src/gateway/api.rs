@@ -330,6 +330,10 @@ pub fn openapi(gate: &Gate) -> Value {
         "operationId": "gate_approve", "tags": ["gateway"], "x-extension": true,
         "summary": "Approve an item: the gateway executes it upstream with the proposing agent's key, once",
         "security": supervisor, "parameters": id_param, "responses": approve_responses,
+        "requestBody": {"required": false, "content": {"application/json": {"schema": {"type": "object",
+            "properties": {"override": {"type": "array", "items": {"type": "string"},
+                "description": "Rules the item now breaks that the supervisor approves anyway"}}},
+            "example": {"override": ["max_open_positions"]}}}},
     }}));
     paths.insert("/gate/v1/inbox/{id}/reject".into(), json!({"post": {
         "operationId": "gate_reject", "tags": ["gateway"], "x-extension": true,
@@ -346,6 +350,56 @@ pub fn openapi(gate: &Gate) -> Value {
         "responses": {"200": {"description": "The agents", "content": {"application/json": {"schema": {"type": "object"}}}},
             "401": {"$ref": "#/components/responses/Unauthorized"}},
     }}));
+    let ok_object = |what: &str| {
+        json!({"200": {"description": what, "content": {"application/json": {"schema": {"type": "object"}}}},
+               "400": {"description": "Invalid body, naming the field", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+               "401": {"$ref": "#/components/responses/Unauthorized"}})
+    };
+    let gate_op = |id: &str, summary: &str, body: Option<Value>, what: &str| {
+        let mut op = json!({"operationId": id, "tags": ["gateway"], "x-extension": true,
+            "summary": summary, "security": supervisor, "responses": ok_object(what)});
+        if let Some(example) = body {
+            op["requestBody"] = json!({"required": true, "content": {"application/json": {
+                "schema": {"type": "object"}, "example": example}}});
+        }
+        op
+    };
+    paths.insert("/gate/v1/policy".into(), json!({
+        "get": gate_op("gate_policy", "The policy in force, and every rule's name", None, "{policy, rules}"),
+        "put": gate_op("gate_policy_put",
+            "Replace the policy; refused whole (400 invalid_policy, field = the wrong key) when any key is wrong",
+            Some(json!({"max_notional_usd": 3000, "allowed_coins": ["BTC"], "agents": {"bot": {"max_leverage": 3}}})),
+            "{changed, policy}"),
+    }));
+    paths.insert("/gate/v1/kill-switch".into(), json!({
+        "get": gate_op("gate_kill_switch", "The kill switch: {on, reason, by, at}", None, "{killSwitch}"),
+        "post": gate_op("gate_kill_switch_set",
+            "Turn the kill switch on (a reason is required) or off; it persists across restarts",
+            Some(json!({"on": true, "reason": "venue incident"})), "{killSwitch}"),
+    }));
+    paths.insert("/gate/v1/standing-approvals".into(), json!({
+        "get": gate_op("gate_standing_approvals",
+            "Live standing approvals, each with remainingSecs and the items it approved", None,
+            "{standingApprovals}"),
+        "post": gate_op("gate_standing_approval_add",
+            "Approve fitting stagings automatically for a while",
+            Some(json!({"agent": "*", "coins": ["BTC"], "maxNotionalUsd": 500, "minutes": 60, "reason": "small entries"})),
+            "{standingApproval}"),
+    }));
+    paths.insert("/gate/v1/standing-approvals/{id}".into(), json!({
+        "delete": {"operationId": "gate_standing_approval_revoke", "tags": ["gateway"], "x-extension": true,
+            "summary": "End a standing approval now", "security": supervisor,
+            "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "integer"}}],
+            "responses": ok_object("{revoked}")},
+    }));
+    paths.insert("/gate/v1/journal".into(), json!({
+        "get": {"operationId": "gate_journal", "tags": ["gateway"], "x-extension": true,
+            "summary": "The hash-chained journal of decisions, oldest first", "security": supervisor,
+            "parameters": [
+                {"name": "after", "in": "query", "required": false, "schema": {"type": "integer", "default": 0}},
+                {"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "default": 500, "maximum": 1000}}],
+            "responses": ok_object("{records: [{seq, at, kind, actor, item, detail, prevHash, hash}]}")},
+    }));
     doc["components"]["securitySchemes"]["supervisorToken"] = json!({
         "type": "apiKey", "in": "header", "name": "x-api-key",
         "description": "A supervisor token minted with `agentdesk gate token`",
@@ -363,6 +417,11 @@ pub fn openapi(gate: &Gate) -> Value {
         "result": {"type": "object", "nullable": true,
             "description": "The upstream's answer to the execution: {status, body}"},
         "note": {"type": "string"},
+        "verdicts": {"type": "array", "description": "Every policy rule's verdict at staging",
+            "items": {"type": "object", "properties": {"rule": {"type": "string"}, "ok": {"type": "boolean"},
+                "limit": {}, "value": {}, "near": {"type": "boolean"}, "message": {"type": "string"}}}},
+        "notional": {"type": "number", "nullable": true},
+        "standingApproval": {"type": "integer", "nullable": true},
     }});
     doc
 }

@@ -202,7 +202,11 @@ async fn auto_approve(
         return Ok(false);
     }
     tracing::info!(item = %id, standing = standing.id, "auto-approved");
-    execute(gate, id).await?;
+    // The staging itself succeeded: an execution that fails now stays approved (with its note)
+    // and runs on the agent's confirm, as after any approval.
+    if let Err(e) = execute(gate, id).await {
+        tracing::warn!(item = %id, "auto-approved item did not run yet: {}", e.message);
+    }
     Ok(true)
 }
 

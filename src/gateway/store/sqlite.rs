@@ -775,6 +775,42 @@ mod tests {
         assert_eq!(all[0].id, "gi_3");
     }
 
+    #[tokio::test]
+    async fn two_instances_appending_at_once_keep_one_chain_and_expiry_is_journaled() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g.db");
+        let t0: DateTime<Utc> = "2026-06-01T12:00:00Z".parse().unwrap();
+        // Two connections to one file stand for two gateways sharing a database.
+        let (a, b) = (
+            SqliteStore::open(&path).unwrap(),
+            SqliteStore::open(&path).unwrap(),
+        );
+        let appends = (0..40).map(|i| {
+            let store = if i % 2 == 0 { a.clone() } else { b.clone() };
+            tokio::spawn(async move {
+                let r = Record::new("approve", "alice", t0, json!({"n": i}));
+                store.append(r).await.unwrap()
+            })
+        });
+        for joined in futures::future::join_all(appends).await {
+            joined.unwrap();
+        }
+        assert!(a.insert_item(item("gi_1", "p1", t0)).await.unwrap());
+        assert_eq!(
+            b.expire_due(t0 + chrono::Duration::minutes(6))
+                .await
+                .unwrap(),
+            1
+        );
+        let rows = a.journal(0, 1000).await.unwrap();
+        assert_eq!(journal::verify(&rows), Ok(41));
+        let last = rows.last().unwrap();
+        assert_eq!(
+            (last.kind.as_str(), last.item.as_deref()),
+            ("expire", Some("gi_1"))
+        );
+    }
+
     #[test]
     fn a_database_from_a_newer_agentdesk_is_refused() {
         let dir = tempfile::tempdir().unwrap();

@@ -692,3 +692,71 @@ async fn a_waiting_item_is_notified_with_a_standard_webhooks_signature() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn with_the_kill_switch_on_allowed_immediate_trades_may_only_reduce() {
+    let s = guarded(|c| {
+        c.policy = agentdesk::gateway::policy::Policy::from_json(&json!({"allow_immediate": true}))
+            .unwrap();
+    })
+    .await;
+    let key = s.sandbox.key(Scope::Legacy);
+    let who = s.sandbox.legacy().whoami(false).await.unwrap();
+    let mut signal = trade("BTC", 1000.0);
+    signal["id"] = json!(who.messenger_id);
+    let base = s.gate.base_url();
+    let post = |path: &'static str, body: Value| {
+        let (base, key) = (base.clone(), key.expose().to_string());
+        async move { send(&base, Method::POST, path, Some(&key), Some(body)).await }
+    };
+    // Allowed by the policy: an immediate trade goes through.
+    let (st, body) = post("/api/v1/trades", signal.clone()).await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+
+    s.supervisor(
+        Method::POST,
+        "/gate/v1/kill-switch",
+        Some(json!({"on": true, "reason": "drawdown review"})),
+    )
+    .await;
+    let opens = upstream_count(&s, "place_order");
+    let (st, body) = post("/api/v1/trades", signal.clone()).await;
+    assert_eq!(
+        (st, &body["error"]["code"]),
+        (StatusCode::FORBIDDEN, &json!("kill_switch"))
+    );
+    let order = json!({"pair": "BTC-USD", "side": "long", "orderType": "market", "usdAmount": 500,
+                       "leverage": 3, "exchange": "venue"});
+    let (st, body) = post("/api/v1/orders", order.clone()).await;
+    assert_eq!(
+        (st, &body["error"]["code"]),
+        (StatusCode::FORBIDDEN, &json!("kill_switch"))
+    );
+    assert_eq!(upstream_count(&s, "place_order"), opens);
+
+    // Reduce-only orders, closes and cancels reach the upstream (whatever it then answers).
+    let mut reduce = order;
+    reduce["reduceOnly"] = json!(true);
+    for (path, body, op) in [
+        ("/api/v1/orders", reduce, "platform_place_order"),
+        (
+            "/api/v1/positions/close",
+            json!({"pair": "BTC-USD", "percentage": 100, "exchange": "venue"}),
+            "platform_close_position",
+        ),
+        (
+            "/api/v1/orders/cancel",
+            json!({"oid": 1, "coin": "BTC"}),
+            "platform_cancel_order",
+        ),
+    ] {
+        let before = upstream_count(&s, op);
+        let (_, answer) = post(path, body).await;
+        assert_ne!(answer["error"]["code"], "kill_switch", "{path}: {answer}");
+        assert_eq!(
+            upstream_count(&s, op),
+            before + 1,
+            "{path} did not reach the upstream"
+        );
+    }
+}

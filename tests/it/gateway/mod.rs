@@ -845,6 +845,11 @@ async fn upstream_answers_pass_through_unchanged_and_the_gateway_speaks_for_itse
         "/gate/v1/inbox/{id}/approve",
         "/gate/v1/inbox/{id}/reject",
         "/gate/v1/agents",
+        "/gate/v1/policy",
+        "/gate/v1/kill-switch",
+        "/gate/v1/standing-approvals",
+        "/gate/v1/standing-approvals/{id}",
+        "/gate/v1/journal",
         "/api/delegated/propose",
     ] {
         assert!(doc["paths"].get(path).is_some(), "{path} missing");
