@@ -760,3 +760,97 @@ async fn with_the_kill_switch_on_allowed_immediate_trades_may_only_reduce() {
         );
     }
 }
+
+/// The policy a running `agentdesk gate` answers, read with its supervisor token.
+async fn served_policy(base: &str, token: &str) -> Value {
+    let (st, body) = send(base, Method::GET, "/gate/v1/policy", Some(token), None).await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    body["policy"].clone()
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn sighup_reloads_the_policy_and_a_broken_file_keeps_the_old_one() {
+    use std::io::{BufRead, BufReader};
+    let sandbox = common::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("gate.db");
+    let db = db.to_str().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "[policy]\nmax_notional_usd = 1000\n").unwrap();
+    let (ok, token, err) = gate_cli(&["token", "--db", db]);
+    assert!(ok, "{err}");
+    let token = token.trim().to_string();
+    let mut child = std::process::Command::new(super::BIN)
+        .args([
+            "gate",
+            "--upstream",
+            &sandbox.base_url(),
+            "--addr",
+            "127.0.0.1:0",
+        ])
+        .args(["--db", db, "--config", config.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id().to_string();
+    let stdout = child.stdout.take().unwrap();
+    let _child = super::Child(child);
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line).unwrap();
+    let base = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        served_policy(&base, &token).await,
+        json!({"max_notional_usd": 1000.0})
+    );
+
+    let hup = || {
+        let status = std::process::Command::new("kill")
+            .args(["-HUP", &pid])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    // Reloads are asynchronous: wait for the answer to change (or stay, for the broken file).
+    async fn settle(base: &str, token: &str, want: &Value) -> Value {
+        let mut got = Value::Null;
+        for _ in 0..100 {
+            got = served_policy(base, token).await;
+            if &got == want {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+        }
+        got
+    }
+    std::fs::write(
+        &config,
+        "[policy]\nmax_notional_usd = 2000\n[policy.agents.bot]\nmax_leverage = 2\n",
+    )
+    .unwrap();
+    hup();
+    let want = json!({"max_notional_usd": 2000.0, "agents": {"bot": {"max_leverage": 2.0}}});
+    assert_eq!(settle(&base, &token, &want).await, want);
+
+    std::fs::write(&config, "[policy]\nmax_notional = 5\n").unwrap();
+    hup();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(served_policy(&base, &token).await, want);
+    let changes = journal_at(&base, &token)
+        .await
+        .into_iter()
+        .filter(|r| r["kind"] == "policy_change")
+        .map(|r| r["actor"].clone())
+        .collect::<Vec<_>>();
+    assert_eq!(changes, [json!("config"), json!("config reload (SIGHUP)")]);
+}
+
+async fn journal_at(base: &str, token: &str) -> Vec<Value> {
+    let (_, body) = send(base, Method::GET, "/gate/v1/journal", Some(token), None).await;
+    body["records"].as_array().unwrap().clone()
+}
