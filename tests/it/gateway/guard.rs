@@ -551,8 +551,8 @@ async fn the_journal_verifies_and_then_names_the_record_changed_with_sql() {
 type Deliveries = Arc<Mutex<Vec<(Vec<(String, String)>, String)>>>;
 
 /// An HTTPS receiver on loopback with a self-signed certificate: records each request's headers
-/// and body, answers 200.
-async fn receiver(dir: &std::path::Path) -> (u16, std::path::PathBuf, Deliveries) {
+/// and body, answers 500 to the first `failures` and 200 after.
+async fn receiver(dir: &std::path::Path, failures: usize) -> (u16, std::path::PathBuf, Deliveries) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio_rustls::rustls::ServerConfig;
     use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
@@ -609,10 +609,15 @@ async fn receiver(dir: &std::path::Path) -> (u16, std::path::PathBuf, Deliveries
                     .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
                     .collect();
                 let body = String::from_utf8_lossy(&buf[head_end..head_end + len]).into_owned();
-                state.lock().unwrap().push((headers, body));
-                let _ = tls
-                    .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
-                    .await;
+                let n = {
+                    let mut got = state.lock().unwrap();
+                    got.push((headers, body));
+                    got.len()
+                };
+                let status = if n <= failures { "500 Oops" } else { "200 OK" };
+                let answer =
+                    format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+                let _ = tls.write_all(answer.as_bytes()).await;
                 let _ = tls.shutdown().await;
             });
         }
@@ -621,9 +626,9 @@ async fn receiver(dir: &std::path::Path) -> (u16, std::path::PathBuf, Deliveries
 }
 
 #[tokio::test]
-async fn a_waiting_item_is_notified_with_a_standard_webhooks_signature() {
+async fn a_waiting_item_is_notified_with_a_standard_webhooks_signature_retried_until_taken() {
     let dir = tempfile::tempdir().unwrap();
-    let (port, pem, got) = receiver(dir.path()).await;
+    let (port, pem, got) = receiver(dir.path(), 2).await;
     let secret = webhook_sig::new_secret();
     let destination = Destination {
         url: format!("https://localhost:{port}/hook"),
@@ -643,13 +648,34 @@ async fn a_waiting_item_is_notified_with_a_standard_webhooks_signature() {
     let p = passed(&propose(&s, &key, trade("BTC", 1000.0)).await);
 
     let start = std::time::Instant::now();
-    let (headers, body) = loop {
-        if let Some(first) = got.lock().unwrap().first().cloned() {
-            break first;
+    // Two 500s, then the third attempt is taken (after 0.5 s and 1 s of backoff).
+    let deliveries = loop {
+        let got = got.lock().unwrap().clone();
+        if got.len() >= 3 {
+            break got;
         }
-        assert!(start.elapsed().as_secs() < 15, "no notification arrived");
+        assert!(start.elapsed().as_secs() < 15, "{} deliveries", got.len());
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     };
+    assert!(start.elapsed() >= std::time::Duration::from_millis(1400));
+    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+    assert_eq!(
+        got.lock().unwrap().len(),
+        3,
+        "no attempt after the one taken"
+    );
+    let id_of = |headers: &Vec<(String, String)>| {
+        headers
+            .iter()
+            .find(|(k, _)| k == webhook_sig::HEADER_ID)
+            .map(|(_, v)| v.clone())
+    };
+    assert!(
+        deliveries
+            .iter()
+            .all(|(h, _)| id_of(h) == id_of(&deliveries[0].0))
+    );
+    let (headers, body) = deliveries[2].clone();
     let header = |name: &str| {
         headers
             .iter()
