@@ -23,6 +23,7 @@ pub fn router(gate: Arc<Gate>) -> Router {
         .route("/gate/v1/inbox", get(list))
         .route("/gate/v1/inbox/{id}/approve", post(approve))
         .route("/gate/v1/inbox/{id}/reject", post(reject))
+        .route("/gate/v1/inbox/{id}/check", get(check))
         .route("/gate/v1/agents", get(agents))
         .route("/gate/v1/policy", get(get_policy).put(put_policy))
         .route(
@@ -215,6 +216,47 @@ async fn approve(
     ))
 }
 
+/// The verdicts an approval would meet now (live account, policy in force, kill switch), so an
+/// approve dialog shows what an override would cover before anyone confirms.
+async fn check(
+    State(gate): State<Arc<Gate>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response, GateError> {
+    supervisor(&gate, &headers).await?;
+    let item = gate
+        .store
+        .item(super::store::ItemRef::IdOrProposal(&id))
+        .await
+        .map_err(GateError::store)?
+        .ok_or_else(|| {
+            GateError::new(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                format!("no inbox item with id or proposalId {id:?}"),
+            )
+        })?;
+    let trade = guard::trade_of_item(&item);
+    let verdicts = match &trade {
+        Some(t) => guard::check(&gate, &item.agent, t).await?,
+        None => Vec::new(),
+    };
+    let killed = guard::killed(&gate).await?;
+    let blocked_by_kill_switch = killed.is_some() && trade.as_ref().is_some_and(|t| !t.reduces);
+    let needs_override: Vec<&str> = verdicts.iter().filter(|v| !v.ok).map(|v| v.rule).collect();
+    Ok(json_response(
+        StatusCode::OK,
+        &json!({
+            "success": true,
+            "id": item.id,
+            "status": item.status.as_str(),
+            "verdicts": super::policy::verdicts_json(&verdicts),
+            "needsOverride": needs_override,
+            "killSwitch": {"on": killed.is_some(), "reason": killed, "blocks": blocked_by_kill_switch},
+        }),
+    ))
+}
+
 async fn reject(
     State(gate): State<Arc<Gate>>,
     headers: HeaderMap,
@@ -364,6 +406,12 @@ pub fn openapi(gate: &Gate) -> Value {
         }
         op
     };
+    paths.insert("/gate/v1/inbox/{id}/check".into(), json!({
+        "get": {"operationId": "gate_check", "tags": ["gateway"], "x-extension": true,
+            "summary": "The verdicts an approval would meet now: live account, policy in force, kill switch",
+            "security": supervisor, "parameters": id_param,
+            "responses": ok_object("{id, status, verdicts, needsOverride, killSwitch: {on, reason, blocks}}")},
+    }));
     paths.insert("/gate/v1/policy".into(), json!({
         "get": gate_op("gate_policy", "The policy in force, and every rule's name", None, "{policy, rules}"),
         "put": gate_op("gate_policy_put",

@@ -331,7 +331,14 @@ async fn an_approval_rechecks_the_live_account_and_needs_an_explicit_override() 
         (StatusCode::OK, &json!("executed"))
     );
 
-    // Now ETH would be a second position.
+    // Now ETH would be a second position: the check says so before anyone approves.
+    let (st, check) = s
+        .supervisor(Method::GET, &format!("/gate/v1/inbox/{eth}/check"), None)
+        .await;
+    assert_eq!(st, StatusCode::OK, "{check}");
+    assert_eq!(check["needsOverride"], json!(["max_open_positions"]));
+    assert_eq!(check["verdicts"][0]["value"], 2);
+    assert_eq!(check["killSwitch"]["blocks"], false);
     let answer = approve(&s, &eth, None).await;
     refused(
         &answer,

@@ -850,6 +850,7 @@ async fn upstream_answers_pass_through_unchanged_and_the_gateway_speaks_for_itse
         "/gate/v1/standing-approvals",
         "/gate/v1/standing-approvals/{id}",
         "/gate/v1/journal",
+        "/gate/v1/inbox/{id}/check",
         "/api/delegated/propose",
     ] {
         assert!(doc["paths"].get(path).is_some(), "{path} missing");
