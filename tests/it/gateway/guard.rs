@@ -887,3 +887,40 @@ async fn journal_at(base: &str, token: &str) -> Vec<Value> {
     let (_, body) = send(base, Method::GET, "/gate/v1/journal", Some(token), None).await;
     body["records"].as_array().unwrap().clone()
 }
+
+#[tokio::test]
+async fn a_standing_approval_for_one_agent_covers_only_it_and_only_until_it_ends() {
+    let s = guarded(|_| {}).await;
+    let (bot, other) = (
+        s.sandbox.key(Scope::McpMutate),
+        s.sandbox
+            .running
+            .create_key(Scope::McpMutate, "other")
+            .await
+            .unwrap(),
+    );
+    let (st, body) = s
+        .supervisor(
+            Method::POST,
+            "/gate/v1/standing-approvals",
+            Some(
+                json!({"agent": bot.fingerprint(), "maxNotionalUsd": 1500, "minutes": 10,
+                        "reason": "bot's small entries"}),
+            ),
+        )
+        .await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    let mine = passed(&propose(&s, &bot, trade("ETH", 1000.0)).await);
+    let theirs = passed(&propose(&s, &other, trade("ETH", 1000.0)).await);
+    assert_eq!(
+        (s.upstream_confirms(&mine), s.upstream_confirms(&theirs)),
+        (1, 0)
+    );
+    s.sandbox.clock.advance(chrono::Duration::minutes(11));
+    let later = passed(&propose(&s, &bot, trade("ETH", 1000.0)).await);
+    assert_eq!(s.upstream_confirms(&later), 0);
+    let (_, body) = s
+        .supervisor(Method::GET, "/gate/v1/standing-approvals", None)
+        .await;
+    assert_eq!(body["standingApprovals"], json!([]));
+}
