@@ -7,6 +7,7 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 #[derive(Parser)]
 #[command(
@@ -117,6 +118,21 @@ enum GateCommand {
     Agent {
         #[command(subcommand)]
         command: GateAgentCommand,
+    },
+    /// The gateway's hash-chained journal of decisions.
+    Journal {
+        #[command(subcommand)]
+        command: GateJournalCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum GateJournalCommand {
+    /// Check every record's hash and link: prints `journal ok: N records`, or names the first
+    /// broken record and exits 1.
+    Verify {
+        #[arg(long)]
+        db: Option<PathBuf>,
     },
 }
 
@@ -627,8 +643,51 @@ fn gate_command(args: GateArgs, config: Option<PathBuf>) -> Result<(), String> {
                 )),
             }
         }
+        Some(GateCommand::Journal {
+            command: GateJournalCommand::Verify { db },
+        }) => {
+            let path = gate_db(db)?;
+            if !path.exists() {
+                return Err(format!("no gateway database at {}", path.display()));
+            }
+            let store = SqliteStore::open(&path)
+                .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+            let rows = runtime
+                .block_on(store.journal(0, usize::MAX >> 1))
+                .map_err(|e| e.to_string())?;
+            match agentdesk::gateway::journal::verify(&rows) {
+                Ok(n) => {
+                    println!("journal ok: {n} records");
+                    Ok(())
+                }
+                Err(broken) => Err(broken.to_string()),
+            }
+        }
         None => gate_serve(args, config, runtime),
     }
+}
+
+/// The `[gate]`, `[policy]` and `[[notify]]` tables of the config file, if there is one.
+fn gate_config(
+    path: Option<&std::path::Path>,
+) -> Result<
+    (
+        agentdesk::gateway::policy::GateSettings,
+        agentdesk::gateway::policy::Policy,
+        Vec<agentdesk::gateway::notify::Destination>,
+    ),
+    String,
+> {
+    let Some(path) = path else {
+        return Ok(Default::default());
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read config {}: {e}", path.display()))?;
+    let (settings, policy) = agentdesk::gateway::policy::GateSettings::with_policy_from_toml(&text)
+        .map_err(|e| format!("config {}: {e}", path.display()))?;
+    let notify = agentdesk::gateway::notify::from_toml(&text)
+        .map_err(|e| format!("config {}: {e}", path.display()))?;
+    Ok((settings, policy, notify))
 }
 
 fn gate_serve(
@@ -636,7 +695,6 @@ fn gate_serve(
     config: Option<PathBuf>,
     runtime: tokio::runtime::Runtime,
 ) -> Result<(), String> {
-    use agentdesk::gateway::policy::GateSettings;
     use agentdesk::gateway::{GateConfig, GateDb, Gateway};
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -661,14 +719,8 @@ fn gate_serve(
                 .and_then(|d| d.config_file)
                 .filter(|p| p.exists())
         });
-    let settings = match config.as_deref() {
-        None => GateSettings::default(),
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("cannot read config {}: {e}", path.display()))?;
-            GateSettings::from_toml(&text).map_err(|e| format!("config {}: {e}", path.display()))?
-        }
-    };
+    let (settings, policy, notify) = gate_config(config.as_deref())?;
+    let config_path = config.clone();
     let upstream_key = match args.upstream_key_env {
         None => None,
         Some(var) => Some(agentdesk::secret::Secret::new(
@@ -683,14 +735,48 @@ fn gate_serve(
     runtime.block_on(async move {
         let mut config = GateConfig::new(args.addr, upstream, GateDb::File(db));
         config.settings = settings;
+        config.policy = policy;
+        config.notify = notify;
         config.upstream_key = upstream_key;
-        let running = Gateway::start(config).await.map_err(|e| e.to_string())?;
+        let running = Arc::new(Gateway::start(config).await.map_err(|e| e.to_string())?);
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "listening on {}", running.base_url());
         let _ = out.flush();
         drop(out);
+        #[cfg(unix)]
+        let reload = config_path.clone().map(|path| {
+            let running = running.clone();
+            tokio::spawn(async move {
+                use tokio::signal::unix::{SignalKind, signal};
+                let Ok(mut hup) = signal(SignalKind::hangup()) else {
+                    return;
+                };
+                while hup.recv().await.is_some() {
+                    // A bad file keeps the policy in force: the supervisor fixes it and sends
+                    // SIGHUP again.
+                    let result = match gate_config(Some(&path)) {
+                        Ok((_, policy, _)) => {
+                            running.set_policy(&policy, "config reload (SIGHUP)").await
+                        }
+                        Err(e) => Err(e),
+                    };
+                    match result {
+                        Ok(true) => tracing::info!("policy reloaded from {}", path.display()),
+                        Ok(false) => tracing::info!("policy unchanged in {}", path.display()),
+                        Err(e) => tracing::error!("policy not reloaded, the old one stays: {e}"),
+                    }
+                }
+            })
+        });
         shutdown_signal().await;
-        running.shutdown().await;
+        #[cfg(unix)]
+        if let Some(task) = reload {
+            task.abort();
+            let _ = task.await;
+        }
+        if let Ok(running) = Arc::try_unwrap(running) {
+            running.shutdown().await;
+        }
         Ok(())
     })
 }

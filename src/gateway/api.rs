@@ -1,14 +1,15 @@
 //! The supervisor API under `/gate/v1`, for the console and for scripts. Every call carries a
 //! supervisor token (`agentdesk gate token`) in `x-api-key`.
 
-use super::store::{Agent, Item, Status, Token};
-use super::{Gate, GateError, inbox, json_response, sha256_hex};
+use super::policy::Policy;
+use super::store::{Agent, Item, Record, Standing, Status, Token};
+use super::{Gate, GateError, guard, inbox, journal, json_response, sha256_hex};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -22,7 +23,19 @@ pub fn router(gate: Arc<Gate>) -> Router {
         .route("/gate/v1/inbox", get(list))
         .route("/gate/v1/inbox/{id}/approve", post(approve))
         .route("/gate/v1/inbox/{id}/reject", post(reject))
+        .route("/gate/v1/inbox/{id}/check", get(check))
         .route("/gate/v1/agents", get(agents))
+        .route("/gate/v1/policy", get(get_policy).put(put_policy))
+        .route(
+            "/gate/v1/kill-switch",
+            get(get_kill_switch).post(post_kill_switch),
+        )
+        .route(
+            "/gate/v1/standing-approvals",
+            get(list_standing).post(add_standing),
+        )
+        .route("/gate/v1/standing-approvals/{id}", delete(revoke_standing))
+        .route("/gate/v1/journal", get(get_journal))
         .with_state(gate)
 }
 
@@ -80,6 +93,9 @@ fn item_json(gate: &Gate, item: &Item, agents: &HashMap<String, Agent>) -> Value
         "decidedBy": item.decided_by,
         "reason": item.reason,
         "result": item.result,
+        "verdicts": item.verdicts,
+        "notional": item.notional,
+        "standingApproval": item.standing,
     });
     let note = match (item.status, &item.note) {
         (Status::Approved, _) if gate.key_of(&item.agent).is_none() => {
@@ -141,17 +157,103 @@ async fn list(
     ))
 }
 
+/// A body that may be empty, else a JSON object.
+fn object_body(body: &Bytes, example: &str) -> Result<Value, GateError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(json!({}));
+    }
+    match serde_json::from_slice::<Value>(body) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(_) => Err(GateError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_body",
+            format!("the body must be a JSON object like {example}"),
+        )),
+        Err(e) => Err(GateError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_body",
+            format!("the body must be a JSON object like {example} ({e})"),
+        )),
+    }
+}
+
 async fn approve(
     State(gate): State<Arc<Gate>>,
     headers: HeaderMap,
     Path(id): Path<String>,
+    body: Bytes,
 ) -> Result<Response, GateError> {
     let token = supervisor(&gate, &headers).await?;
-    let item = inbox::approve(&gate, &id, &who(&token)).await?;
+    let body = object_body(&body, r#"{"override": ["max_notional_usd"]}"#)?;
+    let overrides = match body.get("override") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|r| r.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| {
+                GateError::new(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_body",
+                    "override must be a list of rule names",
+                )
+                .with_field("override")
+            })?,
+        Some(_) => {
+            return Err(GateError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid_body",
+                "override must be a list of rule names",
+            )
+            .with_field("override"));
+        }
+    };
+    let item = inbox::approve(&gate, &id, &who(&token), &overrides).await?;
     let agents = agent_map(&gate).await?;
     Ok(json_response(
         StatusCode::OK,
         &json!({"success": true, "item": item_json(&gate, &item, &agents)}),
+    ))
+}
+
+/// The verdicts an approval would meet now (live account, policy in force, kill switch), so an
+/// approve dialog shows what an override would cover before anyone confirms.
+async fn check(
+    State(gate): State<Arc<Gate>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response, GateError> {
+    supervisor(&gate, &headers).await?;
+    let item = gate
+        .store
+        .item(super::store::ItemRef::IdOrProposal(&id))
+        .await
+        .map_err(GateError::store)?
+        .ok_or_else(|| {
+            GateError::new(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                format!("no inbox item with id or proposalId {id:?}"),
+            )
+        })?;
+    let trade = guard::trade_of_item(&item);
+    let verdicts = match &trade {
+        Some(t) => guard::check(&gate, &item.agent, t).await?,
+        None => Vec::new(),
+    };
+    let killed = guard::killed(&gate).await?;
+    let blocked_by_kill_switch = killed.is_some() && trade.as_ref().is_some_and(|t| !t.reduces);
+    let needs_override: Vec<&str> = verdicts.iter().filter(|v| !v.ok).map(|v| v.rule).collect();
+    Ok(json_response(
+        StatusCode::OK,
+        &json!({
+            "success": true,
+            "id": item.id,
+            "status": item.status.as_str(),
+            "verdicts": super::policy::verdicts_json(&verdicts),
+            "needsOverride": needs_override,
+            "killSwitch": {"on": killed.is_some(), "reason": killed, "blocks": blocked_by_kill_switch},
+        }),
     ))
 }
 
@@ -270,6 +372,10 @@ pub fn openapi(gate: &Gate) -> Value {
         "operationId": "gate_approve", "tags": ["gateway"], "x-extension": true,
         "summary": "Approve an item: the gateway executes it upstream with the proposing agent's key, once",
         "security": supervisor, "parameters": id_param, "responses": approve_responses,
+        "requestBody": {"required": false, "content": {"application/json": {"schema": {"type": "object",
+            "properties": {"override": {"type": "array", "items": {"type": "string"},
+                "description": "Rules the item now breaks that the supervisor approves anyway"}}},
+            "example": {"override": ["max_open_positions"]}}}},
     }}));
     paths.insert("/gate/v1/inbox/{id}/reject".into(), json!({"post": {
         "operationId": "gate_reject", "tags": ["gateway"], "x-extension": true,
@@ -286,6 +392,62 @@ pub fn openapi(gate: &Gate) -> Value {
         "responses": {"200": {"description": "The agents", "content": {"application/json": {"schema": {"type": "object"}}}},
             "401": {"$ref": "#/components/responses/Unauthorized"}},
     }}));
+    let ok_object = |what: &str| {
+        json!({"200": {"description": what, "content": {"application/json": {"schema": {"type": "object"}}}},
+               "400": {"description": "Invalid body, naming the field", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+               "401": {"$ref": "#/components/responses/Unauthorized"}})
+    };
+    let gate_op = |id: &str, summary: &str, body: Option<Value>, what: &str| {
+        let mut op = json!({"operationId": id, "tags": ["gateway"], "x-extension": true,
+            "summary": summary, "security": supervisor, "responses": ok_object(what)});
+        if let Some(example) = body {
+            op["requestBody"] = json!({"required": true, "content": {"application/json": {
+                "schema": {"type": "object"}, "example": example}}});
+        }
+        op
+    };
+    paths.insert("/gate/v1/inbox/{id}/check".into(), json!({
+        "get": {"operationId": "gate_check", "tags": ["gateway"], "x-extension": true,
+            "summary": "The verdicts an approval would meet now: live account, policy in force, kill switch",
+            "security": supervisor, "parameters": id_param,
+            "responses": ok_object("{id, status, verdicts, needsOverride, killSwitch: {on, reason, blocks}}")},
+    }));
+    paths.insert("/gate/v1/policy".into(), json!({
+        "get": gate_op("gate_policy", "The policy in force, and every rule's name", None, "{policy, rules}"),
+        "put": gate_op("gate_policy_put",
+            "Replace the policy; refused whole (400 invalid_policy, field = the wrong key) when any key is wrong",
+            Some(json!({"max_notional_usd": 3000, "allowed_coins": ["BTC"], "agents": {"bot": {"max_leverage": 3}}})),
+            "{changed, policy}"),
+    }));
+    paths.insert("/gate/v1/kill-switch".into(), json!({
+        "get": gate_op("gate_kill_switch", "The kill switch: {on, reason, by, at}", None, "{killSwitch}"),
+        "post": gate_op("gate_kill_switch_set",
+            "Turn the kill switch on (a reason is required) or off; it persists across restarts",
+            Some(json!({"on": true, "reason": "venue incident"})), "{killSwitch}"),
+    }));
+    paths.insert("/gate/v1/standing-approvals".into(), json!({
+        "get": gate_op("gate_standing_approvals",
+            "Live standing approvals, each with remainingSecs and the items it approved", None,
+            "{standingApprovals}"),
+        "post": gate_op("gate_standing_approval_add",
+            "Approve fitting stagings automatically for a while",
+            Some(json!({"agent": "*", "coins": ["BTC"], "maxNotionalUsd": 500, "minutes": 60, "reason": "small entries"})),
+            "{standingApproval}"),
+    }));
+    paths.insert("/gate/v1/standing-approvals/{id}".into(), json!({
+        "delete": {"operationId": "gate_standing_approval_revoke", "tags": ["gateway"], "x-extension": true,
+            "summary": "End a standing approval now", "security": supervisor,
+            "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "integer"}}],
+            "responses": ok_object("{revoked}")},
+    }));
+    paths.insert("/gate/v1/journal".into(), json!({
+        "get": {"operationId": "gate_journal", "tags": ["gateway"], "x-extension": true,
+            "summary": "The hash-chained journal of decisions, oldest first", "security": supervisor,
+            "parameters": [
+                {"name": "after", "in": "query", "required": false, "schema": {"type": "integer", "default": 0}},
+                {"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "default": 500, "maximum": 1000}}],
+            "responses": ok_object("{records: [{seq, at, kind, actor, item, detail, prevHash, hash}]}")},
+    }));
     doc["components"]["securitySchemes"]["supervisorToken"] = json!({
         "type": "apiKey", "in": "header", "name": "x-api-key",
         "description": "A supervisor token minted with `agentdesk gate token`",
@@ -303,6 +465,348 @@ pub fn openapi(gate: &Gate) -> Value {
         "result": {"type": "object", "nullable": true,
             "description": "The upstream's answer to the execution: {status, body}"},
         "note": {"type": "string"},
+        "verdicts": {"type": "array", "description": "Every policy rule's verdict at staging",
+            "items": {"type": "object", "properties": {"rule": {"type": "string"}, "ok": {"type": "boolean"},
+                "limit": {}, "value": {}, "near": {"type": "boolean"}, "message": {"type": "string"}}}},
+        "notional": {"type": "number", "nullable": true},
+        "standingApproval": {"type": "integer", "nullable": true},
     }});
     doc
+}
+
+/// Tells the `[[notify]]` destinations about an item that now waits for a human.
+pub async fn notify_pending(gate: &Gate, id: &str) {
+    let Ok(Some(item)) = gate
+        .store
+        .item(super::store::ItemRef::IdOrProposal(id))
+        .await
+    else {
+        return;
+    };
+    let Ok(agents) = agent_map(gate).await else {
+        return;
+    };
+    let v = item_json(gate, &item, &agents);
+    let what = item
+        .request
+        .get("a")
+        .or_else(|| item.request.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let notional = item
+        .notional
+        .map(|n| format!(" {n:.0} USD"))
+        .unwrap_or_default();
+    let near: Vec<&str> = item
+        .verdicts
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|v| v["near"] == true)
+        .filter_map(|v| v["rule"].as_str())
+        .collect();
+    let text = format!(
+        "agentdesk: {} staged {} {}{}, waiting for approval until {}{}",
+        v["agent"].as_str().unwrap_or("an agent"),
+        item.kind,
+        what,
+        notional,
+        v["expiresAt"].as_str().unwrap_or(""),
+        if near.is_empty() {
+            String::new()
+        } else {
+            format!(" (near its limit: {})", near.join(", "))
+        }
+    );
+    let body = json!({
+        "type": "gate.item.pending",
+        "text": text,
+        "item": v,
+        "verdicts": item.verdicts,
+        "expiresAt": v["expiresAt"],
+    });
+    gate.notifier.send(format!("msg_{}", item.id), body);
+}
+
+async fn get_policy(
+    State(gate): State<Arc<Gate>>,
+    headers: HeaderMap,
+) -> Result<Response, GateError> {
+    supervisor(&gate, &headers).await?;
+    let policy = guard::policy(&gate).await?;
+    Ok(json_response(
+        StatusCode::OK,
+        &json!({"success": true, "policy": policy.to_json(), "rules": super::policy::RULES}),
+    ))
+}
+
+async fn put_policy(
+    State(gate): State<Arc<Gate>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, GateError> {
+    let token = supervisor(&gate, &headers).await?;
+    let v = object_body(
+        &body,
+        r#"{"max_notional_usd": 1000, "agents": {"bot": {"max_leverage": 3}}}"#,
+    )?;
+    let invalid = |e: super::policy::PolicyError| {
+        GateError::new(StatusCode::BAD_REQUEST, "invalid_policy", e.message).with_field(e.key)
+    };
+    let policy = Policy::from_json(&v).map_err(invalid)?;
+    guard::validate(&policy, gate.upstream_key.is_some()).map_err(invalid)?;
+    let changed = guard::set_policy(&gate, &policy, &who(&token)).await?;
+    Ok(json_response(
+        StatusCode::OK,
+        &json!({"success": true, "changed": changed, "policy": policy.to_json()}),
+    ))
+}
+
+async fn get_kill_switch(
+    State(gate): State<Arc<Gate>>,
+    headers: HeaderMap,
+) -> Result<Response, GateError> {
+    supervisor(&gate, &headers).await?;
+    let ks = guard::kill_switch(&gate).await?;
+    Ok(json_response(
+        StatusCode::OK,
+        &json!({"success": true, "killSwitch": ks}),
+    ))
+}
+
+async fn post_kill_switch(
+    State(gate): State<Arc<Gate>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, GateError> {
+    let token = supervisor(&gate, &headers).await?;
+    let v = object_body(&body, r#"{"on": true, "reason": "..."}"#)?;
+    let on = v.get("on").and_then(Value::as_bool).ok_or_else(|| {
+        GateError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_body",
+            "on must be true or false",
+        )
+        .with_field("on")
+    })?;
+    let reason = match v.get("reason") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.trim().to_string(),
+        Some(_) => {
+            return Err(GateError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid_body",
+                "reason must be a string",
+            )
+            .with_field("reason"));
+        }
+    };
+    if on && reason.is_empty() {
+        return Err(GateError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_body",
+            "say why the kill switch goes on: agents are told the reason",
+        )
+        .with_field("reason"));
+    }
+    let ks = guard::set_kill_switch(&gate, on, &reason, &who(&token)).await?;
+    Ok(json_response(
+        StatusCode::OK,
+        &json!({"success": true, "killSwitch": ks}),
+    ))
+}
+
+async fn standing_list_json(gate: &Gate, list: &[Standing]) -> Result<Vec<Value>, GateError> {
+    let now = gate.now();
+    let mut out = Vec::new();
+    for s in list {
+        let approved = gate
+            .store
+            .items_of_standing(s.id)
+            .await
+            .map_err(GateError::store)?;
+        out.push(guard::standing_json(s, now, &approved));
+    }
+    Ok(out)
+}
+
+async fn list_standing(
+    State(gate): State<Arc<Gate>>,
+    headers: HeaderMap,
+) -> Result<Response, GateError> {
+    supervisor(&gate, &headers).await?;
+    let list = gate
+        .store
+        .standings(gate.now())
+        .await
+        .map_err(GateError::store)?;
+    let list = standing_list_json(&gate, &list).await?;
+    Ok(json_response(
+        StatusCode::OK,
+        &json!({"success": true, "standingApprovals": list}),
+    ))
+}
+
+async fn add_standing(
+    State(gate): State<Arc<Gate>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, GateError> {
+    let token = supervisor(&gate, &headers).await?;
+    let v = object_body(
+        &body,
+        r#"{"agent": "*", "coins": ["BTC"], "maxNotionalUsd": 500, "minutes": 60, "reason": "..."}"#,
+    )?;
+    let bad = |field: &'static str, msg: &str| {
+        GateError::new(StatusCode::BAD_REQUEST, "invalid_body", msg.to_string()).with_field(field)
+    };
+    let agent = v
+        .get("agent")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+        .ok_or_else(|| {
+            bad(
+                "agent",
+                "agent must be an agent's label (name or fingerprint) or \"*\"",
+            )
+        })?
+        .to_string();
+    let coins = match v.get("coins") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|c| c.as_str().map(super::policy::coin_of))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| bad("coins", "coins must be a list of coin names"))?,
+        Some(_) => return Err(bad("coins", "coins must be a list of coin names")),
+    };
+    let max = v
+        .get("maxNotionalUsd")
+        .and_then(Value::as_f64)
+        .filter(|x| *x > 0.0 && x.is_finite())
+        .ok_or_else(|| bad("maxNotionalUsd", "maxNotionalUsd must be a positive number"))?;
+    let minutes = v
+        .get("minutes")
+        .and_then(Value::as_u64)
+        .filter(|m| (1..=7 * 24 * 60).contains(m))
+        .ok_or_else(|| {
+            bad(
+                "minutes",
+                "minutes must be a whole number from 1 to 10080 (a week)",
+            )
+        })?;
+    let reason = v
+        .get("reason")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+        .ok_or_else(|| {
+            bad(
+                "reason",
+                "reason must say why trades of this kind need no click",
+            )
+        })?
+        .to_string();
+    let now = gate.now();
+    let by = who(&token);
+    let standing = Standing {
+        id: 0,
+        agent,
+        coins,
+        max_notional_usd: max,
+        expires_at: now + chrono::Duration::minutes(minutes as i64),
+        reason,
+        created_by: by.clone(),
+        created_at: now,
+        revoked_at: None,
+    };
+    let record = Record::new(
+        "standing_approval_add",
+        &by,
+        now,
+        json!({"agent": standing.agent, "coins": standing.coins, "maxNotionalUsd": max,
+               "minutes": minutes, "reason": standing.reason}),
+    );
+    let id = gate
+        .store
+        .add_standing(standing.clone(), record)
+        .await
+        .map_err(GateError::store)?;
+    let standing = Standing { id, ..standing };
+    Ok(json_response(
+        StatusCode::OK,
+        &json!({"success": true, "standingApproval": guard::standing_json(&standing, now, &[])}),
+    ))
+}
+
+async fn revoke_standing(
+    State(gate): State<Arc<Gate>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response, GateError> {
+    let token = supervisor(&gate, &headers).await?;
+    let not_found = || {
+        GateError::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no live standing approval {id}"),
+        )
+    };
+    let n: i64 = id.trim().parse().map_err(|_| not_found())?;
+    let record = Record::new(
+        "standing_approval_revoke",
+        &who(&token),
+        gate.now(),
+        json!({"id": n}),
+    );
+    if !gate
+        .store
+        .revoke_standing(n, record)
+        .await
+        .map_err(GateError::store)?
+    {
+        return Err(not_found());
+    }
+    Ok(json_response(
+        StatusCode::OK,
+        &json!({"success": true, "revoked": n}),
+    ))
+}
+
+async fn get_journal(
+    State(gate): State<Arc<Gate>>,
+    headers: HeaderMap,
+    Query(query): Query<HashMap<String, String>>,
+) -> Result<Response, GateError> {
+    supervisor(&gate, &headers).await?;
+    let num = |name: &'static str, default: i64, max: i64| -> Result<i64, GateError> {
+        match query.get(name) {
+            None => Ok(default),
+            Some(v) => v
+                .parse::<i64>()
+                .ok()
+                .filter(|n| (0..=max).contains(n))
+                .ok_or_else(|| {
+                    GateError::new(
+                        StatusCode::BAD_REQUEST,
+                        "invalid_query",
+                        format!("{name} must be a whole number from 0 to {max}"),
+                    )
+                    .with_field(name)
+                }),
+        }
+    };
+    let after = num("after", 0, i64::MAX)?;
+    let limit = num("limit", 500, 1000)?;
+    let rows = gate
+        .store
+        .journal(after, limit as usize)
+        .await
+        .map_err(GateError::store)?;
+    let records: Vec<Value> = rows.iter().map(journal::row_json).collect();
+    Ok(json_response(
+        StatusCode::OK,
+        &json!({"success": true, "records": records}),
+    ))
 }

@@ -5,8 +5,8 @@
 //! errors as 200 with `success: false`), so answers are read as JSON values with lookups, never
 //! through the typed models.
 
-use super::store::{Exec, Item, ItemRef, Status, Transition};
-use super::{AgentKey, Buffered, Gate, GateError, Incoming};
+use super::store::{Exec, Item, ItemRef, Record, Status, Transition};
+use super::{AgentKey, Buffered, Gate, GateError, Incoming, guard, policy};
 use crate::api::catalog;
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
@@ -84,6 +84,20 @@ pub async fn stage(
     exec: Exec,
 ) -> Result<Response, GateError> {
     let agent = require_agent(incoming)?;
+    // Checked before anything goes upstream: a refused staging leaves no proposal behind.
+    let trade = guard::trade_of(incoming.op.name, &incoming.json().unwrap_or(Value::Null));
+    let mut verdicts = Vec::new();
+    if let Some(trade) = &trade {
+        if !trade.reduces
+            && let Some(reason) = guard::killed(gate).await?
+        {
+            return Err(guard::kill_switch_error(&reason));
+        }
+        verdicts = guard::check(gate, &agent.hash, trade).await?;
+        if let Some(e) = guard::violation(&verdicts) {
+            return Err(e);
+        }
+    }
     let answer = send_buffered(gate, incoming).await?;
     if answer.is_success() {
         gate.remember(agent).await;
@@ -124,6 +138,9 @@ pub async fn stage(
                 reason: None,
                 result: None,
                 note: None,
+                notional: trade.as_ref().and_then(|t| t.notional),
+                verdicts: policy::verdicts_json(&verdicts),
+                standing: None,
             };
             let (id, kind) = (item.id.clone(), item.kind.clone());
             if gate
@@ -133,10 +150,64 @@ pub async fn stage(
                 .map_err(GateError::store)?
             {
                 tracing::info!(item = %id, agent = agent.fingerprint(), kind = %kind, "staged");
+                if !auto_approve(gate, &id, &agent.hash, trade.as_ref()).await? {
+                    super::api::notify_pending(gate, &id).await;
+                }
             }
         }
     }
     Ok(answer.into_response())
+}
+
+/// Approves and executes a fresh item at once when a live standing approval covers it (and the
+/// kill switch is off). True when it did.
+async fn auto_approve(
+    gate: &Arc<Gate>,
+    id: &str,
+    agent: &str,
+    trade: Option<&policy::Trade>,
+) -> Result<bool, GateError> {
+    let Some(trade) = trade else {
+        return Ok(false);
+    };
+    if trade.reduces || guard::killed(gate).await?.is_some() {
+        return Ok(false);
+    }
+    let Some(standing) = guard::standing_for(gate, agent, trade).await? else {
+        return Ok(false);
+    };
+    let now = gate.now();
+    let by = format!("standing approval {}", standing.id);
+    let record = Record::new(
+        "auto_approve",
+        &by,
+        now,
+        json!({"standingApproval": standing.id, "reason": standing.reason,
+               "message": format!("auto-approved by standing approval {}", standing.id)}),
+    )
+    .item(id);
+    let t = Transition {
+        unexpired_at: Some(now),
+        decided_by: Some(by.clone()),
+        standing: Some(standing.id),
+        ..Transition::new(&[Status::Pending], Status::Approved, now)
+    }
+    .journaled(record);
+    if !gate
+        .store
+        .transition(id, t)
+        .await
+        .map_err(GateError::store)?
+    {
+        return Ok(false);
+    }
+    tracing::info!(item = %id, standing = standing.id, "auto-approved");
+    // The staging itself succeeded: an execution that fails now stays approved (with its note)
+    // and runs on the agent's confirm, as after any approval.
+    if let Err(e) = execute(gate, id).await {
+        tracing::warn!(item = %id, "auto-approved item did not run yet: {}", e.message);
+    }
+    Ok(true)
 }
 
 /// What a staging body stages when the upstream's answer does not say.
@@ -432,10 +503,20 @@ async fn run(gate: &Arc<Gate>, item: Item, key: &crate::secret::Secret) -> Resul
                 result: Some(json!({"status": answer.status.as_u16(), "body": answer.json()})),
                 ..Transition::new(&[Status::Executing], to, now)
             };
-            gate.store
+            let moved = gate
+                .store
                 .transition(&item.id, t)
                 .await
                 .map_err(GateError::store)?;
+            if moved
+                && to == Status::Executed
+                && let Some(notional) = item.notional
+            {
+                gate.store
+                    .add_executed(&item.agent, now, notional)
+                    .await
+                    .map_err(GateError::store)?;
+            }
             tracing::info!(item = %item.id, status = to.as_str(), "executed upstream");
         }
         Err(e) => {
@@ -486,15 +567,62 @@ fn not_found(id: &str) -> GateError {
 
 /// A supervisor's approval: pending → approved (once), then the execution. Approving an item that is
 /// already approved or executed answers its state, so a repeated click is harmless.
-pub async fn approve(gate: &Arc<Gate>, id: &str, by: &str) -> Result<Item, GateError> {
+///
+/// A pending item is checked again first, against the account as it is now: while the kill switch
+/// is on only reducing items pass, and a rule the item now breaks must be named in `overrides`
+/// (journaled as an override with the rules).
+pub async fn approve(
+    gate: &Arc<Gate>,
+    id: &str,
+    by: &str,
+    overrides: &[String],
+) -> Result<Item, GateError> {
     let now = gate.now();
     gate.store.expire_due(now).await.map_err(GateError::store)?;
     let item = find(gate, id).await?;
+    let mut record = Record::new("approve", by, now, json!({})).item(&item.id);
+    if item.status == Status::Pending
+        && let Some(trade) = guard::trade_of_item(&item)
+    {
+        if !trade.reduces
+            && let Some(reason) = guard::killed(gate).await?
+        {
+            return Err(guard::kill_switch_error(&reason));
+        }
+        let verdicts = guard::check(gate, &item.agent, &trade).await?;
+        let broken: Vec<&str> = verdicts.iter().filter(|v| !v.ok).map(|v| v.rule).collect();
+        let missing: Vec<&str> = broken
+            .iter()
+            .copied()
+            .filter(|r| !overrides.iter().any(|o| o == r))
+            .collect();
+        if !missing.is_empty() {
+            let mut e = guard::violation(&verdicts).expect("a rule is broken");
+            e.message = format!(
+                "{}; approving anyway needs an explicit override: {{\"override\": [{}]}}",
+                e.message,
+                missing
+                    .iter()
+                    .map(|r| format!("\"{r}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            return Err(e);
+        }
+        let detail = json!({"verdicts": policy::verdicts_json(&verdicts), "overridden": broken});
+        record = if broken.is_empty() {
+            Record::new("approve", by, now, detail)
+        } else {
+            Record::new("override", by, now, detail)
+        }
+        .item(&item.id);
+    }
     let t = Transition {
         unexpired_at: Some(now),
         decided_by: Some(by.to_string()),
         ..Transition::new(&[Status::Pending], Status::Approved, now)
-    };
+    }
+    .journaled(record);
     if gate
         .store
         .transition(&item.id, t)
@@ -533,11 +661,13 @@ pub async fn reject(
     let now = gate.now();
     gate.store.expire_due(now).await.map_err(GateError::store)?;
     let item = find(gate, id).await?;
+    let record = Record::new("reject", by, now, json!({"reason": reason})).item(&item.id);
     let t = Transition {
         decided_by: Some(by.to_string()),
         reason: Some(reason),
         ..Transition::new(&[Status::Pending, Status::Approved], Status::Rejected, now)
-    };
+    }
+    .journaled(record);
     if gate
         .store
         .transition(&item.id, t)

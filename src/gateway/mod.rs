@@ -10,7 +10,10 @@
 //! fingerprint), never a key.
 
 pub mod api;
+pub mod guard;
 pub mod inbox;
+pub mod journal;
+pub mod notify;
 pub mod policy;
 pub mod store;
 
@@ -23,7 +26,7 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodFilter, MethodRouter, on};
 use chrono::{DateTime, Utc};
-use policy::GateSettings;
+use policy::{GateSettings, Policy};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
@@ -58,6 +61,11 @@ pub struct GateConfig {
     /// The gateway's own key for the account, used for the supervisor's reads.
     pub upstream_key: Option<Secret>,
     pub settings: GateSettings,
+    /// The `[policy]` of the config; it replaces the stored one at start (journaled when it
+    /// differs).
+    pub policy: Policy,
+    /// The `[[notify]]` destinations.
+    pub notify: Vec<notify::Destination>,
     pub now: Now,
 }
 
@@ -69,6 +77,8 @@ impl GateConfig {
             db,
             upstream_key: None,
             settings: GateSettings::default(),
+            policy: Policy::default(),
+            notify: Vec::new(),
             now: Arc::new(Utc::now),
         }
     }
@@ -122,6 +132,7 @@ pub struct Gate {
     pub settings: GateSettings,
     now: Now,
     addr: SocketAddr,
+    notifier: notify::Notifier,
     /// Agents' keys by hash, with when each last made an accepted request. Memory only.
     keys: Mutex<HashMap<String, (Secret, DateTime<Utc>)>>,
 }
@@ -356,7 +367,9 @@ pub struct GateError {
     pub status: StatusCode,
     pub code: &'static str,
     pub message: String,
-    pub field: Option<&'static str>,
+    pub field: Option<String>,
+    /// More members of the error object (a `policy_violation`'s `rule`, `rules`, `verdicts`).
+    pub extra: Option<Box<Value>>,
 }
 
 impl GateError {
@@ -366,11 +379,12 @@ impl GateError {
             code,
             message: message.into(),
             field: None,
+            extra: None,
         }
     }
 
-    pub fn with_field(mut self, field: &'static str) -> Self {
-        self.field = Some(field);
+    pub fn with_field(mut self, field: impl Into<String>) -> Self {
+        self.field = Some(field.into());
         self
     }
 
@@ -389,6 +403,11 @@ impl IntoResponse for GateError {
         let mut error = json!({"code": self.code, "message": self.message});
         if let Some(field) = self.field {
             error["field"] = json!(field);
+        }
+        if let Some(Value::Object(extra)) = self.extra.map(|b| *b) {
+            for (k, v) in extra {
+                error[k] = v;
+            }
         }
         (
             self.status,
@@ -415,14 +434,16 @@ pub struct Running {
 impl Gateway {
     pub async fn start(config: GateConfig) -> Result<Running, StartError> {
         config.settings.validate().map_err(StartError::Settings)?;
+        guard::validate(&config.policy, config.upstream_key.is_some())
+            .map_err(|e| StartError::Settings(e.to_string()))?;
+        for d in &config.notify {
+            d.validate().map_err(StartError::Settings)?;
+        }
         let upstream = config.upstream.trim().trim_end_matches('/').to_string();
         if !(upstream.starts_with("http://") || upstream.starts_with("https://")) {
             return Err(StartError::Upstream(config.upstream));
         }
-        let path = match &config.db {
-            GateDb::File(p) => p.display().to_string(),
-            GateDb::Memory => ":memory:".into(),
-        };
+        let path = path_for_errors(&config.db);
         let db = config.db.clone();
         let store = tokio::task::spawn_blocking(move || match db {
             GateDb::File(p) => SqliteStore::open(&p),
@@ -469,8 +490,15 @@ impl Gateway {
             settings: config.settings,
             now: config.now,
             addr,
+            notifier: notify::Notifier::new(config.notify),
             keys: Mutex::new(HashMap::new()),
         });
+        guard::set_policy(&gate, &config.policy, "config")
+            .await
+            .map_err(|e| StartError::Database {
+                path: path_for_errors(&config.db),
+                message: e.message,
+            })?;
         let app = router(gate.clone());
         let (tx, rx) = oneshot::channel::<()>();
         let server = tokio::spawn(async move {
@@ -492,9 +520,25 @@ impl Gateway {
     }
 }
 
+fn path_for_errors(db: &GateDb) -> String {
+    match db {
+        GateDb::File(p) => p.display().to_string(),
+        GateDb::Memory => ":memory:".into(),
+    }
+}
+
 impl Running {
     pub fn base_url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// Puts a policy in force (a config reload on SIGHUP): refused whole, keeping the old one,
+    /// when it is not valid for this gateway.
+    pub async fn set_policy(&self, policy: &Policy, by: &str) -> Result<bool, String> {
+        guard::validate(policy, self.gate.upstream_key.is_some()).map_err(|e| e.to_string())?;
+        guard::set_policy(&self.gate, policy, by)
+            .await
+            .map_err(|e| e.message)
     }
 
     /// Mints a supervisor token (stored hashed; the plain token is returned this once).
@@ -688,15 +732,29 @@ async fn route(gate: &Arc<Gate>, incoming: Incoming) -> Result<Response, GateErr
         "close_position" => inbox::stage(gate, &incoming, store::Exec::Close).await,
         "execute_mcp_tool" => inbox::tool(gate, &incoming).await,
         _ if policy::IMMEDIATE.contains(&name) => {
-            immediate(gate, &incoming).await?;
-            pass_through(gate, &incoming).await
+            let (agent, trade) = immediate(gate, &incoming).await?;
+            let resp = pass_through(gate, &incoming).await?;
+            if resp.status().is_success()
+                && !trade.reduces
+                && let Some(notional) = trade.notional
+            {
+                gate.store
+                    .add_executed(&agent, gate.now(), notional)
+                    .await
+                    .map_err(GateError::store)?;
+            }
+            Ok(resp)
         }
         _ => pass_through(gate, &incoming).await,
     }
 }
 
-/// Refuses an immediate trade unless the config lets this agent trade without staging.
-async fn immediate(gate: &Arc<Gate>, incoming: &Incoming) -> Result<(), GateError> {
+/// Refuses an immediate trade unless the config lets this agent trade without staging, the kill
+/// switch lets it through and it keeps to every rule. Returns the agent and what it trades.
+async fn immediate(
+    gate: &Arc<Gate>,
+    incoming: &Incoming,
+) -> Result<(String, policy::Trade), GateError> {
     let refuse = || {
         GateError::new(
             StatusCode::FORBIDDEN,
@@ -711,19 +769,20 @@ async fn immediate(gate: &Arc<Gate>, incoming: &Incoming) -> Result<(), GateErro
     let Some(agent) = &incoming.agent else {
         return Err(refuse());
     };
-    let name = gate
-        .store
-        .agents()
-        .await
-        .map_err(GateError::store)?
-        .into_iter()
-        .find(|a| a.key_hash == agent.hash)
-        .and_then(|a| a.name);
-    if gate.settings.allows_immediate(name.as_deref(), &agent.hash) {
-        Ok(())
-    } else {
-        Err(refuse())
+    if !guard::allows_immediate(gate, &agent.hash).await? {
+        return Err(refuse());
     }
+    let trade = policy::Trade::of(incoming.op.name, &incoming.json().unwrap_or(Value::Null));
+    if !trade.reduces
+        && let Some(reason) = guard::killed(gate).await?
+    {
+        return Err(guard::kill_switch_error(&reason));
+    }
+    let verdicts = guard::check(gate, &agent.hash, &trade).await?;
+    if let Some(e) = guard::violation(&verdicts) {
+        return Err(e);
+    }
+    Ok((agent.hash.clone(), trade))
 }
 
 /// Forwards with the caller's own credentials and streams the answer back.

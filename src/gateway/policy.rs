@@ -1,10 +1,14 @@
-//! What the gateway lets through without a human: the `[gate]` table of the config file.
+//! What the gateway lets through: the `[gate]` table of the config file (connection settings and
+//! the agents allowed immediate trades), and the supervisor's `[policy]`: rules every staging and
+//! every immediate trade is checked against, each giving a [`Verdict`].
 //!
-//! For now one rule: immediate trades (`place_order` and the platform order, close and cancel
-//! operations) bypass the inbox, so they are refused unless the agent is listed in
-//! `allow_immediate`. Everything else that changes the account is staged and approved.
+//! Immediate trades (`place_order` and the platform order, close and cancel operations) bypass the
+//! inbox, so they are refused unless the agent is allowed them (`gate.allow_immediate`, or
+//! `allow_immediate = true` in its policy), and even then the rules apply.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// The operations that trade without staging.
@@ -45,6 +49,8 @@ impl Default for GateSettings {
 struct ConfigFile {
     #[serde(default)]
     gate: Option<GateSettings>,
+    #[serde(default)]
+    policy: Option<toml::Value>,
 }
 
 impl GateSettings {
@@ -55,6 +61,21 @@ impl GateSettings {
         let settings = file.gate.unwrap_or_default();
         settings.validate()?;
         Ok(settings)
+    }
+
+    /// The `[gate]` and `[policy]` tables of a config file (no `[policy]`: no rules).
+    pub fn with_policy_from_toml(text: &str) -> Result<(GateSettings, Policy), String> {
+        let file: ConfigFile = toml::from_str(text).map_err(|e| e.to_string())?;
+        let settings = file.gate.unwrap_or_default();
+        settings.validate()?;
+        let policy = match file.policy {
+            None => Policy::default(),
+            Some(v) => {
+                let v = serde_json::to_value(v).map_err(|e| e.to_string())?;
+                Policy::from_json(&v).map_err(|e| e.to_string())?
+            }
+        };
+        Ok((settings, policy))
     }
 
     pub fn validate(&self) -> Result<(), String> {
@@ -88,6 +109,510 @@ impl GateSettings {
     }
 }
 
+/// The rules, in the order verdicts are listed.
+pub const RULES: [&str; 7] = [
+    "allowed_coins",
+    "max_notional_usd",
+    "max_leverage",
+    "require_stop_loss",
+    "max_open_positions",
+    "max_daily_notional_usd",
+    "daily_loss_limit_usd",
+];
+
+/// A passing verdict is "near" its limit from this share of it.
+const NEAR: f64 = 0.8;
+
+/// One set of rules; unset means no limit. The policy's top level and each agent's table.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Rules {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allowed_coins: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_notional_usd: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_leverage: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub require_stop_loss: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_open_positions: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_daily_notional_usd: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub daily_loss_limit_usd: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allow_immediate: Option<bool>,
+}
+
+impl Rules {
+    /// `over`'s set keys replace these.
+    fn merged(&self, over: &Rules) -> Rules {
+        Rules {
+            allowed_coins: over
+                .allowed_coins
+                .clone()
+                .or_else(|| self.allowed_coins.clone()),
+            max_notional_usd: over.max_notional_usd.or(self.max_notional_usd),
+            max_leverage: over.max_leverage.or(self.max_leverage),
+            require_stop_loss: over.require_stop_loss.or(self.require_stop_loss),
+            max_open_positions: over.max_open_positions.or(self.max_open_positions),
+            max_daily_notional_usd: over.max_daily_notional_usd.or(self.max_daily_notional_usd),
+            daily_loss_limit_usd: over.daily_loss_limit_usd.or(self.daily_loss_limit_usd),
+            allow_immediate: over.allow_immediate.or(self.allow_immediate),
+        }
+    }
+
+    /// Whether checking these rules needs the account's positions or PnL.
+    pub fn needs_account(&self) -> bool {
+        self.max_open_positions.is_some() || self.daily_loss_limit_usd.is_some()
+    }
+
+    fn from_map(map: &Map<String, Value>, prefix: &str, top: bool) -> Result<Rules, PolicyError> {
+        let mut r = Rules::default();
+        for (key, v) in map {
+            let name = format!("{prefix}{key}");
+            let bad = |what: &str| PolicyError {
+                key: name.clone(),
+                message: format!("{name} must be {what}, got {v}"),
+            };
+            let positive = |v: &Value| match v.as_f64() {
+                Some(x) if x > 0.0 && x.is_finite() => Ok(x),
+                _ => Err(bad("a positive number")),
+            };
+            match key.as_str() {
+                "allowed_coins" => {
+                    let coins = v
+                        .as_array()
+                        .and_then(|a| {
+                            a.iter()
+                                .map(|c| c.as_str().map(coin_of).filter(|c| !c.is_empty()))
+                                .collect::<Option<Vec<String>>>()
+                        })
+                        .ok_or_else(|| bad("a list of coin names, e.g. [\"BTC\", \"ETH\"]"))?;
+                    r.allowed_coins = Some(coins);
+                }
+                "max_notional_usd" => r.max_notional_usd = Some(positive(v)?),
+                "max_leverage" => r.max_leverage = Some(positive(v)?),
+                "max_daily_notional_usd" => r.max_daily_notional_usd = Some(positive(v)?),
+                "daily_loss_limit_usd" => r.daily_loss_limit_usd = Some(positive(v)?),
+                "max_open_positions" => {
+                    r.max_open_positions = Some(v.as_u64().ok_or_else(|| bad("a whole number"))?)
+                }
+                "require_stop_loss" => {
+                    r.require_stop_loss = Some(v.as_bool().ok_or_else(|| bad("true or false"))?)
+                }
+                "allow_immediate" => {
+                    r.allow_immediate = Some(v.as_bool().ok_or_else(|| bad("true or false"))?)
+                }
+                "agents" if top => {}
+                _ => {
+                    return Err(PolicyError {
+                        message: format!(
+                            "{name} is not a policy key; the keys are {}, allow_immediate{}",
+                            RULES.join(", "),
+                            if top {
+                                " and [policy.agents.<label>]"
+                            } else {
+                                ""
+                            }
+                        ),
+                        key: name,
+                    });
+                }
+            }
+        }
+        Ok(r)
+    }
+}
+
+/// The supervisor's policy: rules for every agent, and per-agent overrides by label (the name given
+/// with `agentdesk gate agent name`, or the key fingerprint).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Policy {
+    #[serde(flatten)]
+    pub rules: Rules,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub agents: BTreeMap<String, Rules>,
+}
+
+/// A policy refused whole, with the key that is wrong.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolicyError {
+    pub key: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for PolicyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl Policy {
+    /// Reads a policy from the JSON of `PUT /gate/v1/policy` or the `[policy]` table, refusing
+    /// unknown keys and wrong values.
+    pub fn from_json(v: &Value) -> Result<Policy, PolicyError> {
+        let map = v.as_object().ok_or_else(|| PolicyError {
+            key: "policy".into(),
+            message: "the policy must be an object of rules".into(),
+        })?;
+        let rules = Rules::from_map(map, "policy.", true)?;
+        let mut agents = BTreeMap::new();
+        if let Some(a) = map.get("agents") {
+            let a = a.as_object().ok_or_else(|| PolicyError {
+                key: "policy.agents".into(),
+                message: "policy.agents must be a table of agent labels".into(),
+            })?;
+            for (label, table) in a {
+                let prefix = format!("policy.agents.{label}.");
+                let table = table.as_object().ok_or_else(|| PolicyError {
+                    key: format!("policy.agents.{label}"),
+                    message: format!("policy.agents.{label} must be a table of rules"),
+                })?;
+                agents.insert(label.clone(), Rules::from_map(table, &prefix, false)?);
+            }
+        }
+        Ok(Policy { rules, agents })
+    }
+
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or_else(|_| json!({}))
+    }
+
+    /// The rules for an agent known by these labels (name first, then fingerprint): its table
+    /// over the top level.
+    pub fn for_agent(&self, labels: &[&str]) -> Rules {
+        labels
+            .iter()
+            .find_map(|l| self.agents.get(*l))
+            .map(|over| self.rules.merged(over))
+            .unwrap_or_else(|| self.rules.clone())
+    }
+
+    pub fn needs_account(&self) -> bool {
+        self.rules.needs_account() || self.agents.values().any(Rules::needs_account)
+    }
+}
+
+/// The base coin of an asset name: `BTCUSDT`, `BTC-USD`, `btc-perp` and `BTC` are all `BTC`.
+pub fn coin_of(asset: &str) -> String {
+    let a = asset.trim().to_ascii_uppercase();
+    let a = a.split(['-', '/', ':']).next().unwrap_or("").to_string();
+    for suffix in ["USDT", "USDC", "USD", "PERP"] {
+        if let Some(base) = a.strip_suffix(suffix)
+            && !base.is_empty()
+        {
+            return base.to_string();
+        }
+    }
+    a
+}
+
+/// What a trade request asks for, as far as the rules look at it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Trade {
+    pub coin: Option<String>,
+    pub notional: Option<f64>,
+    pub leverage: Option<f64>,
+    pub stop_loss: bool,
+    /// A close, a cancel or a reduce-only order: it cannot add exposure.
+    pub reduces: bool,
+}
+
+fn number(v: Option<&Value>) -> Option<f64> {
+    match v? {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+    .filter(|x: &f64| x.is_finite())
+}
+
+fn field<'a>(v: &'a Value, names: &[&str]) -> Option<&'a Value> {
+    names
+        .iter()
+        .find_map(|n| v.get(*n).filter(|x| !x.is_null()))
+}
+
+impl Trade {
+    /// Reads the request body of a trading operation (by its catalog name).
+    pub fn of(op: &str, body: &Value) -> Trade {
+        let coin = field(body, &["a", "coin", "pair", "asset", "symbol"])
+            .and_then(Value::as_str)
+            .map(coin_of)
+            .filter(|c| !c.is_empty());
+        let reduces = match op {
+            "close_position" | "platform_close_position" | "platform_cancel_order" => true,
+            _ => {
+                matches!(
+                    field(body, &["action"]).and_then(Value::as_str),
+                    Some("close" | "close_all")
+                ) || field(body, &["d", "side"]).and_then(Value::as_str) == Some("close")
+                    || field(body, &["reduceOnly", "reduce_only"]).and_then(Value::as_bool)
+                        == Some(true)
+            }
+        };
+        let price = number(field(body, &["p", "price", "limitPrice"]));
+        let notional = number(field(
+            body,
+            &["sizeUsd", "size_usd", "usdAmount", "notionalUsd"],
+        ))
+        .or_else(|| Some(number(field(body, &["size", "sz"]))? * price?));
+        let stop_loss = number(field(body, &["sl", "stopLoss", "stop_loss"])).is_some()
+            || field(body, &["slEnabled"]).and_then(Value::as_bool) == Some(true);
+        Trade {
+            coin,
+            notional,
+            leverage: number(field(body, &["leverage", "lev"])),
+            stop_loss,
+            reduces,
+        }
+    }
+}
+
+/// What the account looks like now, read upstream with the gateway's own key.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Account {
+    /// Coins with an open position.
+    pub open: Vec<String>,
+    pub pnl_today: f64,
+}
+
+/// One rule's answer for one trade.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Verdict {
+    pub rule: &'static str,
+    pub ok: bool,
+    pub limit: Value,
+    pub value: Value,
+    /// Passes, at or past 80% of its limit.
+    pub near: bool,
+    pub message: String,
+}
+
+fn money(x: f64) -> String {
+    format!("{x:.2} USD")
+}
+
+fn times(x: f64) -> String {
+    format!("{x}x")
+}
+
+fn verdict(
+    rule: &'static str,
+    ok: bool,
+    limit: Value,
+    value: Value,
+    near: bool,
+    message: String,
+) -> Verdict {
+    Verdict {
+        rule,
+        ok,
+        limit,
+        value,
+        near,
+        message,
+    }
+}
+
+fn reducing(rule: &'static str, limit: Value) -> Verdict {
+    verdict(
+        rule,
+        true,
+        limit,
+        Value::Null,
+        false,
+        "reduces exposure: passes".into(),
+    )
+}
+
+/// A rule that caps a number: an unknown value does not pass, since the gateway cannot vouch for it.
+fn ceiling(
+    rule: &'static str,
+    limit: f64,
+    value: Option<f64>,
+    what: &str,
+    unit: fn(f64) -> String,
+) -> Verdict {
+    match value {
+        None => verdict(
+            rule,
+            false,
+            json!(limit),
+            Value::Null,
+            false,
+            format!(
+                "{rule} is {} and the request names no {what} the gateway can check",
+                unit(limit)
+            ),
+        ),
+        Some(x) => {
+            let ok = x <= limit;
+            verdict(
+                rule,
+                ok,
+                json!(limit),
+                json!(x),
+                ok && x >= NEAR * limit,
+                format!(
+                    "{what} {} {} the limit {rule} = {}",
+                    unit(x),
+                    if ok { "is within" } else { "exceeds" },
+                    unit(limit)
+                ),
+            )
+        }
+    }
+}
+
+/// Every configured rule's verdict. `account` is the live account (needed when
+/// [`Rules::needs_account`]); `executed_today` is the agent's executed notional this UTC day.
+pub fn verdicts(
+    rules: &Rules,
+    trade: &Trade,
+    account: Option<&Account>,
+    executed_today: f64,
+) -> Vec<Verdict> {
+    let mut out = Vec::new();
+    if let Some(coins) = &rules.allowed_coins {
+        let limit = json!(coins);
+        out.push(if trade.reduces {
+            reducing("allowed_coins", limit)
+        } else {
+            let ok = trade.coin.as_ref().is_some_and(|c| coins.contains(c));
+            verdict(
+                "allowed_coins",
+                ok,
+                limit,
+                json!(trade.coin),
+                false,
+                match &trade.coin {
+                    Some(c) if ok => format!("{c} is in allowed_coins"),
+                    Some(c) => format!("{c} is not in allowed_coins = [{}]", coins.join(", ")),
+                    None => "the request names no coin the gateway can check against allowed_coins"
+                        .into(),
+                },
+            )
+        });
+    }
+    if let Some(limit) = rules.max_notional_usd {
+        out.push(if trade.reduces {
+            reducing("max_notional_usd", json!(limit))
+        } else {
+            ceiling("max_notional_usd", limit, trade.notional, "notional", money)
+        });
+    }
+    if let Some(limit) = rules.max_leverage {
+        out.push(if trade.reduces {
+            reducing("max_leverage", json!(limit))
+        } else {
+            ceiling("max_leverage", limit, trade.leverage, "leverage", times)
+        });
+    }
+    if rules.require_stop_loss == Some(true) {
+        out.push(if trade.reduces {
+            reducing("require_stop_loss", json!(true))
+        } else {
+            verdict(
+                "require_stop_loss",
+                trade.stop_loss,
+                json!(true),
+                json!(trade.stop_loss),
+                false,
+                if trade.stop_loss {
+                    "the request sets a stop loss".into()
+                } else {
+                    "require_stop_loss is on and the request sets no stop loss (sl)".into()
+                },
+            )
+        });
+    }
+    if let Some(limit) = rules.max_open_positions {
+        out.push(match account {
+            _ if trade.reduces => reducing("max_open_positions", json!(limit)),
+            None => verdict(
+                "max_open_positions",
+                false,
+                json!(limit),
+                Value::Null,
+                false,
+                "the account's positions could not be read".into(),
+            ),
+            Some(acc) => {
+                let adds = trade.coin.as_ref().is_none_or(|c| !acc.open.contains(c));
+                let after = acc.open.len() as u64 + u64::from(adds);
+                let ok = after <= limit;
+                verdict(
+                    "max_open_positions",
+                    ok,
+                    json!(limit),
+                    json!(after),
+                    ok && after as f64 >= NEAR * limit as f64,
+                    format!(
+                        "{after} open positions with this trade {} the limit max_open_positions = {limit}",
+                        if ok { "is within" } else { "exceeds" }
+                    ),
+                )
+            }
+        });
+    }
+    if let Some(limit) = rules.max_daily_notional_usd {
+        out.push(if trade.reduces {
+            reducing("max_daily_notional_usd", json!(limit))
+        } else {
+            ceiling(
+                "max_daily_notional_usd",
+                limit,
+                trade.notional.map(|n| n + executed_today),
+                "today's executed notional with this trade",
+                money,
+            )
+        });
+    }
+    if let Some(limit) = rules.daily_loss_limit_usd {
+        out.push(match account {
+            _ if trade.reduces => reducing("daily_loss_limit_usd", json!(limit)),
+            None => verdict(
+                "daily_loss_limit_usd",
+                false,
+                json!(limit),
+                Value::Null,
+                false,
+                "the account's PnL could not be read".into(),
+            ),
+            Some(acc) => {
+                let loss = (-acc.pnl_today).max(0.0);
+                let ok = loss < limit;
+                let message = format!(
+                    "today's PnL {} {} the limit daily_loss_limit_usd = {}",
+                    money(acc.pnl_today),
+                    if ok {
+                        "is within"
+                    } else {
+                        "is past (only reducing trades pass)"
+                    },
+                    money(limit)
+                );
+                verdict(
+                    "daily_loss_limit_usd",
+                    ok,
+                    json!(limit),
+                    json!(acc.pnl_today),
+                    ok && loss >= NEAR * limit,
+                    message,
+                )
+            }
+        });
+    }
+    out
+}
+
+/// A verdict list as stored on an item and shown by the supervisor API.
+pub fn verdicts_json(verdicts: &[Verdict]) -> Value {
+    serde_json::to_value(verdicts).unwrap_or_else(|_| json!([]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,5 +635,59 @@ mod tests {
             GateSettings::from_toml("").unwrap(),
             GateSettings::default()
         );
+    }
+
+    #[test]
+    fn a_policy_is_refused_whole_naming_the_bad_key_and_agents_override_the_top() {
+        let p = Policy::from_json(&json!({
+            "max_notional_usd": 1000, "allowed_coins": ["btc", "ETH-USD"],
+            "agents": {"bob": {"max_notional_usd": 5000, "allow_immediate": true}}
+        }))
+        .unwrap();
+        assert_eq!(
+            p.rules.allowed_coins,
+            Some(vec!["BTC".into(), "ETH".into()])
+        );
+        let bob = p.for_agent(&["bob", "0123abcd"]);
+        assert_eq!(bob.max_notional_usd, Some(5000.0));
+        assert_eq!(bob.allowed_coins, p.rules.allowed_coins);
+        assert_eq!(p.for_agent(&["carol"]).max_notional_usd, Some(1000.0));
+        assert_eq!(Policy::from_json(&p.to_json()).unwrap(), p);
+
+        let e = Policy::from_json(&json!({"agents": {"bob": {"max_levrage": 3}}})).unwrap_err();
+        assert_eq!(e.key, "policy.agents.bob.max_levrage");
+        let e = Policy::from_json(&json!({"max_leverage": -2})).unwrap_err();
+        assert_eq!(e.key, "policy.max_leverage");
+        assert!(e.message.contains("positive"), "{e}");
+    }
+
+    #[test]
+    fn verdicts_name_the_limit_and_the_value_and_reducing_trades_pass() {
+        let rules = Rules {
+            max_notional_usd: Some(1000.0),
+            max_daily_notional_usd: Some(10_000.0),
+            ..Default::default()
+        };
+        let t = Trade::of(
+            "propose_trade",
+            &json!({"a": "BTCUSDT", "d": "long", "sizeUsd": 900}),
+        );
+        assert_eq!(t.coin.as_deref(), Some("BTC"));
+        let vs = verdicts(&rules, &t, None, 9_500.0);
+        assert!(vs[0].ok && vs[0].near, "{vs:?}");
+        assert!(!vs[1].ok);
+        assert!(
+            vs[1].message.contains("10400.00 USD") && vs[1].message.contains("10000.00 USD"),
+            "{}",
+            vs[1].message
+        );
+        let close = Trade::of("propose_trade", &json!({"a": "BTCUSDT", "d": "close"}));
+        assert!(verdicts(&rules, &close, None, 1e9).iter().all(|v| v.ok));
+        let reduce = Trade::of(
+            "platform_place_order",
+            &json!({"pair": "BTC-USD", "reduceOnly": true}),
+        );
+        assert!(reduce.reduces);
+        assert_eq!(coin_of("eth-perp"), "ETH");
     }
 }

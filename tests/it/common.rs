@@ -205,3 +205,23 @@ pub async fn start_gateway(
     config.upstream_key = upstream_key;
     Gateway::start(config).await.expect("gateway starts")
 }
+
+/// A gateway in front of `upstream` on the sandbox's clock, configured by `f` beyond that.
+pub async fn start_gateway_with(
+    upstream: &str,
+    clock: &TestClock,
+    db: &std::path::Path,
+    f: impl FnOnce(&mut agentdesk::gateway::GateConfig),
+) -> agentdesk::gateway::Running {
+    use agentdesk::gateway::{GateConfig, GateDb, Gateway};
+    use agentdesk::sandbox::Clock;
+    let mut config = GateConfig::new(
+        "127.0.0.1:0".parse().unwrap(),
+        upstream,
+        GateDb::File(db.to_path_buf()),
+    );
+    let clock = clock.clone();
+    config.now = Arc::new(move || clock.now());
+    f(&mut config);
+    Gateway::start(config).await.expect("gateway starts")
+}

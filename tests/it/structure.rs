@@ -381,6 +381,71 @@ fn file_of(
     known.get(&module[..n]).cloned()
 }
 
+/// The `use` trees of a file, whitespace collapsed.
+fn use_trees(code: &str) -> Vec<String> {
+    let code = strip(code);
+    let bytes = code.as_bytes();
+    let mut trees = Vec::new();
+    let mut i = 0;
+    while let Some(pos) = code[i..].find("use ") {
+        let at = i + pos;
+        i = at + 4;
+        if ident_before(bytes, at) {
+            continue;
+        }
+        let Some(end) = code[i..].find(';') else {
+            break;
+        };
+        trees.push(
+            code[i..i + end]
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
+        i += end;
+    }
+    trees
+}
+
+/// Paths written through a module the file imported by name: `use super::tabs::discovery;` then
+/// `discovery::view::draw(..)` is an edge to `tabs/discovery/view.rs`.
+fn paths_through_imported_modules(
+    f: &SourceFile,
+    children: &BTreeSet<String>,
+    known: &BTreeMap<Vec<String>, String>,
+) -> Vec<Vec<String>> {
+    let aliases: BTreeMap<String, Vec<String>> = use_trees(&f.code)
+        .iter()
+        .flat_map(|t| tree_leaves(t))
+        .filter_map(|(path, name)| {
+            let abs = absolute(f, children, &path)?;
+            known.contains_key(&abs).then_some((name, abs))
+        })
+        .filter(|(name, _)| !children.contains(name) && name != "self" && name != "super")
+        .collect();
+    let code = strip(&f.code);
+    let bytes = code.as_bytes();
+    let mut out = Vec::new();
+    for (alias, abs) in &aliases {
+        let start = format!("{alias}::");
+        let mut from = 0;
+        while let Some(pos) = code[from..].find(&start) {
+            let at = from + pos;
+            from = at + start.len();
+            if ident_before(bytes, at) || (at > 1 && &code[at - 2..at] == "::") {
+                continue;
+            }
+            let end = code[at..]
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+                .map_or(code.len(), |e| at + e);
+            let mut path = abs.clone();
+            path.extend(segments(&code[at..end]).into_iter().skip(1));
+            out.push(path);
+        }
+    }
+    out
+}
+
 fn import_graph(files: &[SourceFile]) -> BTreeMap<String, BTreeSet<String>> {
     let known: BTreeMap<Vec<String>, String> = files
         .iter()
@@ -394,6 +459,7 @@ fn import_graph(files: &[SourceFile]) -> BTreeMap<String, BTreeSet<String>> {
             let targets = referenced_paths(&f.code)
                 .iter()
                 .filter_map(|p| absolute(f, &children, p))
+                .chain(paths_through_imported_modules(f, &children, &known))
                 .filter_map(|m| file_of(&m, &known, &reexported, 0))
                 .filter(|t| *t != f.rel)
                 .collect();
@@ -481,6 +547,33 @@ fn the_parser_reads_use_trees_and_inline_paths() {
     assert!(paths.contains(&segments("super::store::Store")));
     assert!(paths.contains(&segments("crate::api::model::Usage::default")));
     assert!(!paths.iter().any(|p| p.contains(&"console".to_string())));
+}
+
+#[test]
+fn paths_through_an_imported_module_are_edges() {
+    let file = SourceFile {
+        rel: "console/view.rs".into(),
+        module: vec!["console".into(), "view".into()],
+        code: "use super::tabs::discovery;\nfn f() { discovery::view::draw(); }".into(),
+    };
+    let known: BTreeMap<Vec<String>, String> = [
+        (
+            segments("console::tabs::discovery"),
+            "console/tabs/discovery/mod.rs",
+        ),
+        (
+            segments("console::tabs::discovery::view"),
+            "console/tabs/discovery/view.rs",
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k, v.to_string()))
+    .collect();
+    let paths = paths_through_imported_modules(&file, &BTreeSet::new(), &known);
+    assert_eq!(
+        paths,
+        vec![segments("console::tabs::discovery::view::draw")]
+    );
 }
 
 #[test]

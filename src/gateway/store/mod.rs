@@ -7,6 +7,7 @@
 
 pub mod sqlite;
 
+pub use super::journal::JournalRow;
 use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
 use serde_json::Value;
@@ -105,6 +106,13 @@ pub struct Item {
     pub result: Option<Value>,
     /// Why an approved item has not run yet (e.g. the upstream was unreachable).
     pub note: Option<String>,
+    /// USD notional the staging asked for, when it named one; counted against the daily limit once
+    /// executed.
+    pub notional: Option<f64>,
+    /// Every policy rule's verdict at staging: `[{"rule", "ok", "limit", "value", "near", "message"}]`.
+    pub verdicts: Value,
+    /// The standing approval that approved it, if one did.
+    pub standing: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -165,6 +173,10 @@ pub struct Transition {
     pub reason: Option<String>,
     pub result: Option<Value>,
     pub note: Option<String>,
+    /// Appended to the journal in the same transaction, only when the change happened.
+    pub record: Option<Record>,
+    /// Sets `standing` (an auto-approval).
+    pub standing: Option<i64>,
 }
 
 impl Transition {
@@ -178,8 +190,61 @@ impl Transition {
             reason: None,
             result: None,
             note: None,
+            record: None,
+            standing: None,
         }
     }
+
+    pub fn journaled(mut self, record: Record) -> Self {
+        self.record = Some(record);
+        self
+    }
+}
+
+/// A decision, as it goes into the journal.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    pub at: DateTime<Utc>,
+    /// `approve`, `reject`, `auto_approve`, `override`, `expire`, `kill_switch_on`,
+    /// `kill_switch_off`, `policy_change`, `standing_approval_add`, `standing_approval_revoke`.
+    pub kind: String,
+    /// The supervisor's label, `standing approval N`, or `gateway`.
+    pub actor: String,
+    pub item: Option<String>,
+    pub detail: Value,
+}
+
+impl Record {
+    pub fn new(kind: &str, actor: &str, at: DateTime<Utc>, detail: Value) -> Self {
+        Record {
+            at,
+            kind: kind.into(),
+            actor: actor.into(),
+            item: None,
+            detail,
+        }
+    }
+
+    pub fn item(mut self, id: &str) -> Self {
+        self.item = Some(id.into());
+        self
+    }
+}
+
+/// "Approve this kind of trade for a while", set by a supervisor.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Standing {
+    pub id: i64,
+    /// An agent's label (name or fingerprint), or `*` for every agent.
+    pub agent: String,
+    /// Base coins (`BTC`); empty means any coin the policy allows.
+    pub coins: Vec<String>,
+    pub max_notional_usd: f64,
+    pub expires_at: DateTime<Utc>,
+    pub reason: String,
+    pub created_by: String,
+    pub created_at: DateTime<Utc>,
+    pub revoked_at: Option<DateTime<Utc>>,
 }
 
 pub trait Store: Send + Sync + 'static {
@@ -193,7 +258,8 @@ pub trait Store: Send + Sync + 'static {
     fn approved_of(&self, agent: &str) -> BoxFuture<'_, StoreResult<Vec<Item>>>;
     /// True when this call made the change.
     fn transition(&self, id: &str, t: Transition) -> BoxFuture<'_, StoreResult<bool>>;
-    /// Pending and approved items past their expiry become expired; returns how many.
+    /// Pending and approved items past their expiry become expired, each journaled; returns how
+    /// many.
     fn expire_due(&self, now: DateTime<Utc>) -> BoxFuture<'_, StoreResult<usize>>;
     /// Items a stopped gateway left mid-execution go back to approved; returns how many.
     fn recover_executing(&self, note: String) -> BoxFuture<'_, StoreResult<usize>>;
@@ -216,4 +282,34 @@ pub trait Store: Send + Sync + 'static {
         now: DateTime<Utc>,
     ) -> BoxFuture<'_, StoreResult<i64>>;
     fn token(&self, hash: &str) -> BoxFuture<'_, StoreResult<Option<Token>>>;
+
+    /// A piece of shared gateway state (`policy`, `kill_switch`) as JSON.
+    fn state(&self, key: &str) -> BoxFuture<'_, StoreResult<Option<Value>>>;
+    /// Sets a piece of state and journals the change in one transaction.
+    fn set_state(&self, key: &str, value: Value, record: Record) -> BoxFuture<'_, StoreResult<()>>;
+
+    /// Appends one record to the journal's single chain: the previous record's hash is read and
+    /// the new one inserted in one write transaction, so concurrent writers (other instances
+    /// included) queue behind each other and never fork the chain.
+    fn append(&self, record: Record) -> BoxFuture<'_, StoreResult<JournalRow>>;
+    /// Records with `seq > after`, oldest first.
+    fn journal(&self, after: i64, limit: usize) -> BoxFuture<'_, StoreResult<Vec<JournalRow>>>;
+
+    /// USD notional an agent's trades executed at or after `since`.
+    fn executed_since(&self, agent: &str, since: DateTime<Utc>) -> BoxFuture<'_, StoreResult<f64>>;
+    fn add_executed(
+        &self,
+        agent: &str,
+        at: DateTime<Utc>,
+        notional: f64,
+    ) -> BoxFuture<'_, StoreResult<()>>;
+
+    /// Stores a standing approval (its `id` is assigned) and journals it; returns the id.
+    fn add_standing(&self, standing: Standing, record: Record) -> BoxFuture<'_, StoreResult<i64>>;
+    /// Standing approvals not revoked and not expired at `now`, oldest first.
+    fn standings(&self, now: DateTime<Utc>) -> BoxFuture<'_, StoreResult<Vec<Standing>>>;
+    /// True when this call revoked a live one.
+    fn revoke_standing(&self, id: i64, record: Record) -> BoxFuture<'_, StoreResult<bool>>;
+    /// Items a standing approval approved, newest first.
+    fn items_of_standing(&self, id: i64) -> BoxFuture<'_, StoreResult<Vec<Item>>>;
 }

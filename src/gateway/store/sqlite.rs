@@ -3,16 +3,20 @@
 //! blocking pool behind a mutex held only for that statement.
 
 use super::{
-    Agent, Exec, Item, ItemRef, Status, Store, StoreError, StoreResult, Token, Transition,
+    Agent, Exec, Item, ItemRef, JournalRow, Record, Standing, Status, Store, StoreError,
+    StoreResult, Token, Transition,
 };
+use crate::gateway::journal;
 use chrono::{DateTime, SecondsFormat, Utc};
 use futures::future::BoxFuture;
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params};
+use serde_json::Value;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 /// Applied in order; `PRAGMA user_version` counts the applied ones. Append, never edit.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE items (
     id TEXT PRIMARY KEY,
     agent TEXT NOT NULL,
@@ -51,7 +55,45 @@ CREATE TABLE supervisor_tokens (
     label TEXT NOT NULL DEFAULT '',
     created_at TEXT NOT NULL
 );
-"#];
+"#,
+    r#"
+ALTER TABLE items ADD COLUMN notional REAL;
+ALTER TABLE items ADD COLUMN verdicts TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE items ADD COLUMN standing INTEGER;
+CREATE INDEX items_standing ON items(standing) WHERE standing IS NOT NULL;
+CREATE TABLE gate_state (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE journal (
+    seq INTEGER PRIMARY KEY,
+    at TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    item TEXT,
+    detail TEXT NOT NULL,
+    prev_hash TEXT NOT NULL UNIQUE,
+    hash TEXT NOT NULL
+);
+CREATE TABLE executed (
+    agent TEXT NOT NULL,
+    at TEXT NOT NULL,
+    notional REAL NOT NULL
+);
+CREATE INDEX executed_agent ON executed(agent, at);
+CREATE TABLE standing_approvals (
+    id INTEGER PRIMARY KEY,
+    agent TEXT NOT NULL,
+    coins TEXT NOT NULL,
+    max_notional_usd REAL NOT NULL,
+    expires_at TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    revoked_at TEXT
+);
+"#,
+];
 
 #[derive(Clone)]
 pub struct SqliteStore {
@@ -80,7 +122,8 @@ fn json(s: &str) -> serde_json::Value {
 }
 
 const ITEM_COLUMNS: &str = "id, agent, account, kind, exec, proposal_id, confirm_token, request, preview, \
-     expires_at, created_at, status, decided_at, decided_by, reason, result, note";
+     expires_at, created_at, status, decided_at, decided_by, reason, result, note, notional, verdicts, \
+     standing";
 
 fn item_row(r: &Row<'_>) -> rusqlite::Result<Item> {
     let conv = |i: usize, what: &str| {
@@ -108,6 +151,90 @@ fn item_row(r: &Row<'_>) -> rusqlite::Result<Item> {
         reason: r.get(14)?,
         result: r.get::<_, Option<String>>(15)?.as_deref().map(json),
         note: r.get(16)?,
+        notional: r.get(17)?,
+        verdicts: json(&r.get::<_, String>(18)?),
+        standing: r.get(19)?,
+    })
+}
+
+/// Runs `f` in a write transaction taken at its start (BEGIN IMMEDIATE), so a read-then-write
+/// such as a journal append cannot interleave with another writer's.
+fn write_tx<T>(
+    c: &Connection,
+    f: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
+    let tx = Transaction::new_unchecked(c, TransactionBehavior::Immediate)?;
+    let out = f(&tx)?;
+    tx.commit()?;
+    Ok(out)
+}
+
+/// Appends to the chain; the caller holds a write transaction.
+fn append_in(c: &Connection, r: &Record) -> rusqlite::Result<JournalRow> {
+    let (seq, prev): (i64, String) = c
+        .query_row(
+            "SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1",
+            [],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .optional()?
+        .unwrap_or((0, journal::GENESIS.to_string()));
+    let seq = seq + 1;
+    let at = ts(r.at);
+    let detail = r.detail.to_string();
+    let hash = journal::hash(
+        seq,
+        &prev,
+        &at,
+        &r.kind,
+        &r.actor,
+        r.item.as_deref(),
+        &detail,
+    );
+    c.execute(
+        "INSERT INTO journal (seq, at, kind, actor, item, detail, prev_hash, hash)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![seq, at, r.kind, r.actor, r.item, detail, prev, hash],
+    )?;
+    Ok(JournalRow {
+        seq,
+        at,
+        kind: r.kind.clone(),
+        actor: r.actor.clone(),
+        item: r.item.clone(),
+        detail,
+        prev_hash: prev,
+        hash,
+    })
+}
+
+fn journal_row(r: &Row<'_>) -> rusqlite::Result<JournalRow> {
+    Ok(JournalRow {
+        seq: r.get(0)?,
+        at: r.get(1)?,
+        kind: r.get(2)?,
+        actor: r.get(3)?,
+        item: r.get(4)?,
+        detail: r.get(5)?,
+        prev_hash: r.get(6)?,
+        hash: r.get(7)?,
+    })
+}
+
+const STANDING_COLUMNS: &str =
+    "id, agent, coins, max_notional_usd, expires_at, reason, created_by, created_at, revoked_at";
+
+fn standing_row(r: &Row<'_>) -> rusqlite::Result<Standing> {
+    Ok(Standing {
+        id: r.get(0)?,
+        agent: r.get(1)?,
+        coins: serde_json::from_str(&r.get::<_, String>(2)?).unwrap_or_default(),
+        max_notional_usd: r.get(3)?,
+        expires_at: parse_ts(&r.get::<_, String>(4)?)?,
+        reason: r.get(5)?,
+        created_by: r.get(6)?,
+        created_at: parse_ts(&r.get::<_, String>(7)?)?,
+        revoked_at: opt_ts(r.get(8)?)?,
     })
 }
 
@@ -187,7 +314,8 @@ impl Store for SqliteStore {
             let n = c.execute(
                 &format!(
                     "INSERT INTO items ({ITEM_COLUMNS}) VALUES \
-                     (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17) \
+                     (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, \
+                      ?18, ?19, ?20) \
                      ON CONFLICT DO NOTHING"
                 ),
                 params![
@@ -208,6 +336,9 @@ impl Store for SqliteStore {
                     item.reason,
                     item.result.as_ref().map(|v| v.to_string()),
                     item.note,
+                    item.notional,
+                    item.verdicts.to_string(),
+                    item.standing,
                 ],
             )?;
             Ok(n == 1)
@@ -259,40 +390,79 @@ impl Store for SqliteStore {
         let id = id.to_string();
         self.run(move |c| {
             let decided = t.decided_by.is_some();
-            let n = c.execute(
-                &format!(
-                    "UPDATE items SET status = ?2,
+            write_tx(c, |c| {
+                let n = c.execute(
+                    &format!(
+                        "UPDATE items SET status = ?2,
                          decided_at = CASE WHEN ?3 THEN ?4 ELSE decided_at END,
                          decided_by = CASE WHEN ?3 THEN ?5 ELSE decided_by END,
                          reason = COALESCE(?6, reason),
                          result = COALESCE(?7, result),
-                         note = ?8
+                         note = ?8,
+                         standing = COALESCE(?10, standing)
                      WHERE id = ?1 AND status IN ({}) AND (?9 IS NULL OR expires_at > ?9)",
-                    status_list(t.from)
-                ),
-                params![
-                    id,
-                    t.to.as_str(),
-                    decided,
-                    ts(t.now),
-                    t.decided_by,
-                    t.reason,
-                    t.result.as_ref().map(|v| v.to_string()),
-                    t.note,
-                    t.unexpired_at.map(ts),
-                ],
-            )?;
-            Ok(n == 1)
+                        status_list(t.from)
+                    ),
+                    params![
+                        id,
+                        t.to.as_str(),
+                        decided,
+                        ts(t.now),
+                        t.decided_by,
+                        t.reason,
+                        t.result.as_ref().map(|v| v.to_string()),
+                        t.note,
+                        t.unexpired_at.map(ts),
+                        t.standing,
+                    ],
+                )?;
+                if n == 1
+                    && let Some(record) = &t.record
+                {
+                    append_in(c, record)?;
+                }
+                Ok(n == 1)
+            })
         })
     }
 
     fn expire_due(&self, now: DateTime<Utc>) -> BoxFuture<'_, StoreResult<usize>> {
         self.run(move |c| {
-            c.execute(
-                "UPDATE items SET status = 'expired', decided_at = expires_at, note = NULL
-                 WHERE status IN ('pending', 'approved') AND expires_at <= ?1",
+            // Most calls find nothing: look before taking the write lock.
+            let due: i64 = c.query_row(
+                "SELECT COUNT(*) FROM items WHERE status IN ('pending', 'approved') AND expires_at <= ?1",
                 params![ts(now)],
-            )
+                |r| r.get(0),
+            )?;
+            if due == 0 {
+                return Ok(0);
+            }
+            write_tx(c, |c| {
+                let mut stmt = c.prepare(
+                    "SELECT id, status, expires_at FROM items
+                     WHERE status IN ('pending', 'approved') AND expires_at <= ?1
+                     ORDER BY expires_at, rowid",
+                )?;
+                let rows: Vec<(String, String, String)> = stmt
+                    .query_map(params![ts(now)], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                    .collect::<rusqlite::Result<_>>()?;
+                for (id, status, expires_at) in &rows {
+                    c.execute(
+                        "UPDATE items SET status = 'expired', decided_at = expires_at, note = NULL
+                         WHERE id = ?1",
+                        params![id],
+                    )?;
+                    let record = Record::new(
+                        "expire",
+                        "gateway",
+                        parse_ts(expires_at)?,
+                        serde_json::json!({"was": status}),
+                    )
+                    .item(id);
+                    append_in(c, &record)?;
+                }
+                Ok(rows.len())
+            })
         })
     }
 
@@ -394,6 +564,145 @@ impl Store for SqliteStore {
             .optional()
         })
     }
+
+    fn state(&self, key: &str) -> BoxFuture<'_, StoreResult<Option<Value>>> {
+        let key = key.to_string();
+        self.run(move |c| {
+            c.query_row(
+                "SELECT value FROM gate_state WHERE key = ?1",
+                params![key],
+                |r| r.get::<_, String>(0),
+            )
+            .optional()
+            .map(|v| v.as_deref().map(json))
+        })
+    }
+
+    fn set_state(&self, key: &str, value: Value, record: Record) -> BoxFuture<'_, StoreResult<()>> {
+        let key = key.to_string();
+        self.run(move |c| {
+            write_tx(c, |c| {
+                Self::put_state(c, &key, &value)?;
+                append_in(c, &record)?;
+                Ok(())
+            })
+        })
+    }
+
+    fn append(&self, record: Record) -> BoxFuture<'_, StoreResult<JournalRow>> {
+        self.run(move |c| write_tx(c, |c| append_in(c, &record)))
+    }
+
+    fn journal(&self, after: i64, limit: usize) -> BoxFuture<'_, StoreResult<Vec<JournalRow>>> {
+        self.run(move |c| {
+            let mut stmt = c.prepare(
+                "SELECT seq, at, kind, actor, item, detail, prev_hash, hash FROM journal
+                 WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+            )?;
+            let rows = stmt.query_map(params![after, limit as i64], journal_row)?;
+            rows.collect()
+        })
+    }
+
+    fn executed_since(&self, agent: &str, since: DateTime<Utc>) -> BoxFuture<'_, StoreResult<f64>> {
+        let agent = agent.to_string();
+        self.run(move |c| {
+            c.query_row(
+                "SELECT COALESCE(SUM(notional), 0) FROM executed WHERE agent = ?1 AND at >= ?2",
+                params![agent, ts(since)],
+                |r| r.get(0),
+            )
+        })
+    }
+
+    fn add_executed(
+        &self,
+        agent: &str,
+        at: DateTime<Utc>,
+        notional: f64,
+    ) -> BoxFuture<'_, StoreResult<()>> {
+        let agent = agent.to_string();
+        self.run(move |c| {
+            c.execute(
+                "INSERT INTO executed (agent, at, notional) VALUES (?1, ?2, ?3)",
+                params![agent, ts(at), notional],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn add_standing(&self, st: Standing, record: Record) -> BoxFuture<'_, StoreResult<i64>> {
+        self.run(move |c| {
+            write_tx(c, |c| {
+                c.execute(
+                    "INSERT INTO standing_approvals
+                     (agent, coins, max_notional_usd, expires_at, reason, created_by, created_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    params![
+                        st.agent,
+                        serde_json::to_string(&st.coins).unwrap_or_else(|_| "[]".into()),
+                        st.max_notional_usd,
+                        ts(st.expires_at),
+                        st.reason,
+                        st.created_by,
+                        ts(st.created_at),
+                    ],
+                )?;
+                let id = c.last_insert_rowid();
+                let mut record = record;
+                record.detail["id"] = serde_json::json!(id);
+                append_in(c, &record)?;
+                Ok(id)
+            })
+        })
+    }
+
+    fn standings(&self, now: DateTime<Utc>) -> BoxFuture<'_, StoreResult<Vec<Standing>>> {
+        self.run(move |c| {
+            let mut stmt = c.prepare(&format!(
+                "SELECT {STANDING_COLUMNS} FROM standing_approvals
+                 WHERE revoked_at IS NULL AND expires_at > ?1 ORDER BY id"
+            ))?;
+            let rows = stmt.query_map(params![ts(now)], standing_row)?;
+            rows.collect()
+        })
+    }
+
+    fn revoke_standing(&self, id: i64, record: Record) -> BoxFuture<'_, StoreResult<bool>> {
+        self.run(move |c| {
+            write_tx(c, |c| {
+                let n = c.execute(
+                    "UPDATE standing_approvals SET revoked_at = ?2
+                     WHERE id = ?1 AND revoked_at IS NULL AND expires_at > ?2",
+                    params![id, ts(record.at)],
+                )?;
+                if n == 1 {
+                    append_in(c, &record)?;
+                }
+                Ok(n == 1)
+            })
+        })
+    }
+
+    fn items_of_standing(&self, id: i64) -> BoxFuture<'_, StoreResult<Vec<Item>>> {
+        self.run(move |c| {
+            let mut stmt = c.prepare(&format!(
+                "SELECT {ITEM_COLUMNS} FROM items WHERE standing = ?1 ORDER BY created_at DESC, rowid DESC"
+            ))?;
+            let rows = stmt.query_map(params![id], item_row)?;
+            rows.collect()
+        })
+    }
+}
+
+impl SqliteStore {
+    fn put_state(c: &Connection, key: &str, value: &Value) -> rusqlite::Result<usize> {
+        c.execute(
+            "INSERT INTO gate_state (key, value) VALUES (?1, ?2)
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            params![key, value.to_string()],
+        )
+    }
 }
 
 #[cfg(test)]
@@ -420,6 +729,9 @@ mod tests {
             reason: None,
             result: None,
             note: None,
+            notional: Some(2000.0),
+            verdicts: json!([]),
+            standing: None,
         }
     }
 
@@ -461,6 +773,42 @@ mod tests {
         assert!(all.iter().all(|i| i.status == Status::Expired));
         // Newest first, by insertion when the times are equal.
         assert_eq!(all[0].id, "gi_3");
+    }
+
+    #[tokio::test]
+    async fn two_instances_appending_at_once_keep_one_chain_and_expiry_is_journaled() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g.db");
+        let t0: DateTime<Utc> = "2026-06-01T12:00:00Z".parse().unwrap();
+        // Two connections to one file stand for two gateways sharing a database.
+        let (a, b) = (
+            SqliteStore::open(&path).unwrap(),
+            SqliteStore::open(&path).unwrap(),
+        );
+        let appends = (0..40).map(|i| {
+            let store = if i % 2 == 0 { a.clone() } else { b.clone() };
+            tokio::spawn(async move {
+                let r = Record::new("approve", "alice", t0, json!({"n": i}));
+                store.append(r).await.unwrap()
+            })
+        });
+        for joined in futures::future::join_all(appends).await {
+            joined.unwrap();
+        }
+        assert!(a.insert_item(item("gi_1", "p1", t0)).await.unwrap());
+        assert_eq!(
+            b.expire_due(t0 + chrono::Duration::minutes(6))
+                .await
+                .unwrap(),
+            1
+        );
+        let rows = a.journal(0, 1000).await.unwrap();
+        assert_eq!(journal::verify(&rows), Ok(41));
+        let last = rows.last().unwrap();
+        assert_eq!(
+            (last.kind.as_str(), last.item.as_deref()),
+            ("expire", Some("gi_1"))
+        );
     }
 
     #[test]

@@ -11,6 +11,9 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 
+mod config;
+mod guard;
+
 struct Setup {
     sandbox: TestServer,
     gate: Running,
@@ -842,6 +845,12 @@ async fn upstream_answers_pass_through_unchanged_and_the_gateway_speaks_for_itse
         "/gate/v1/inbox/{id}/approve",
         "/gate/v1/inbox/{id}/reject",
         "/gate/v1/agents",
+        "/gate/v1/policy",
+        "/gate/v1/kill-switch",
+        "/gate/v1/standing-approvals",
+        "/gate/v1/standing-approvals/{id}",
+        "/gate/v1/journal",
+        "/gate/v1/inbox/{id}/check",
         "/api/delegated/propose",
     ] {
         assert!(doc["paths"].get(path).is_some(), "{path} missing");

@@ -1,0 +1,346 @@
+//! The supervisor's guardrails at run time: the policy in force, the kill switch and standing
+//! approvals. All three live in the store, not in this process, so every gateway instance sharing
+//! one database applies the same ones, and every change to them is journaled with it.
+
+use super::policy::{self, Account, Policy, Trade, Verdict};
+use super::store::{Item, Record, Standing};
+use super::{Gate, GateError};
+use crate::api::catalog;
+use axum::http::StatusCode;
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde_json::{Value, json};
+
+const POLICY: &str = "policy";
+const KILL_SWITCH: &str = "kill_switch";
+
+/// The operations the rules look at: everything else that passes the gateway cannot trade.
+pub const TRADING: [&str; 6] = [
+    "propose_trade",
+    "close_position",
+    "place_order",
+    "platform_place_order",
+    "platform_close_position",
+    "platform_cancel_order",
+];
+
+pub async fn policy(gate: &Gate) -> Result<Policy, GateError> {
+    match gate.store.state(POLICY).await.map_err(GateError::store)? {
+        // What is stored was validated when it was set.
+        Some(v) => Policy::from_json(&v).map_err(|e| {
+            GateError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "policy_unreadable",
+                format!("the stored policy no longer reads ({e}); PUT /gate/v1/policy a new one"),
+            )
+        }),
+        None => Ok(Policy::default()),
+    }
+}
+
+/// The checks a policy must pass besides its own syntax: rules that read the account need the
+/// gateway's own key for it.
+pub fn validate(policy: &Policy, has_upstream_key: bool) -> Result<(), policy::PolicyError> {
+    if policy.needs_account() && !has_upstream_key {
+        let key = if policy.rules.needs_account() {
+            let r = &policy.rules;
+            if r.max_open_positions.is_some() {
+                "policy.max_open_positions"
+            } else {
+                "policy.daily_loss_limit_usd"
+            }
+            .to_string()
+        } else {
+            let (label, _) = policy
+                .agents
+                .iter()
+                .find(|(_, r)| r.needs_account())
+                .expect("an agent's rules need the account");
+            format!("policy.agents.{label}")
+        };
+        return Err(policy::PolicyError {
+            message: format!(
+                "{key} reads the account's positions and PnL, and this gateway has no key of its own \
+                 for the account (start it with --upstream-key-env VAR)"
+            ),
+            key,
+        });
+    }
+    Ok(())
+}
+
+/// Replaces the policy in force (journaled as a policy change) unless it is the same.
+pub async fn set_policy(gate: &Gate, new: &Policy, by: &str) -> Result<bool, GateError> {
+    let old = policy(gate).await.ok();
+    let stored = gate.store.state(POLICY).await.map_err(GateError::store)?;
+    if stored.is_some() && old.as_ref() == Some(new) {
+        return Ok(false);
+    }
+    let record = Record::new(
+        "policy_change",
+        by,
+        gate.now(),
+        json!({"from": old.map(|p| p.to_json()), "to": new.to_json()}),
+    );
+    gate.store
+        .set_state(POLICY, new.to_json(), record)
+        .await
+        .map_err(GateError::store)?;
+    Ok(true)
+}
+
+/// The kill switch's state: `{"on", "reason", "by", "at"}`.
+pub async fn kill_switch(gate: &Gate) -> Result<Value, GateError> {
+    Ok(gate
+        .store
+        .state(KILL_SWITCH)
+        .await
+        .map_err(GateError::store)?
+        .unwrap_or_else(|| json!({"on": false, "reason": null, "by": null, "at": null})))
+}
+
+/// The reason, while the kill switch is on.
+pub async fn killed(gate: &Gate) -> Result<Option<String>, GateError> {
+    let ks = kill_switch(gate).await?;
+    Ok((ks["on"] == true).then(|| ks["reason"].as_str().unwrap_or("").to_string()))
+}
+
+pub async fn set_kill_switch(
+    gate: &Gate,
+    on: bool,
+    reason: &str,
+    by: &str,
+) -> Result<Value, GateError> {
+    let now = gate.now();
+    let value = json!({
+        "on": on,
+        "reason": reason,
+        "by": by,
+        "at": now.to_rfc3339_opts(SecondsFormat::Secs, true),
+    });
+    let kind = if on {
+        "kill_switch_on"
+    } else {
+        "kill_switch_off"
+    };
+    let record = Record::new(kind, by, now, json!({"reason": reason}));
+    gate.store
+        .set_state(KILL_SWITCH, value.clone(), record)
+        .await
+        .map_err(GateError::store)?;
+    tracing::warn!(on, by, reason, "kill switch");
+    Ok(value)
+}
+
+pub fn kill_switch_error(reason: &str) -> GateError {
+    GateError::new(
+        StatusCode::FORBIDDEN,
+        "kill_switch",
+        format!(
+            "the supervisor's kill switch is on ({reason}): nothing that adds exposure passes; \
+             closes, cancels and reduce-only orders still do"
+        ),
+    )
+}
+
+/// What a trading request asks for, when it is one: by operation, or by the tool it calls.
+pub fn trade_of(op: &str, body: &Value) -> Option<Trade> {
+    if op == "execute_mcp_tool" {
+        let tool = body
+            .get("name")
+            .and_then(Value::as_str)
+            .and_then(super::mutate_tool)?;
+        let args = body.get("args").cloned().unwrap_or(Value::Null);
+        return trade_of(tool.name, &args);
+    }
+    TRADING.contains(&op).then(|| Trade::of(op, body))
+}
+
+/// What an inbox item trades, if it trades.
+pub fn trade_of_item(item: &Item) -> Option<Trade> {
+    let op = match item.exec {
+        super::store::Exec::Confirm => "propose_trade",
+        super::store::Exec::Close => "close_position",
+        super::store::Exec::Tool => "execute_mcp_tool",
+    };
+    trade_of(op, &item.request)
+}
+
+/// The labels an agent's policy table may be under: its name, then its fingerprint.
+pub async fn labels(gate: &Gate, agent: &str) -> Result<Vec<String>, GateError> {
+    let name = gate
+        .store
+        .agents()
+        .await
+        .map_err(GateError::store)?
+        .into_iter()
+        .find(|a| a.key_hash == agent)
+        .and_then(|a| a.name);
+    Ok(name.into_iter().chain([agent[..8].to_string()]).collect())
+}
+
+pub fn day_start(now: DateTime<Utc>) -> DateTime<Utc> {
+    now.date_naive()
+        .and_hms_opt(0, 0, 0)
+        .expect("midnight exists")
+        .and_utc()
+}
+
+fn num(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// Positions and today's PnL, read upstream with the gateway's own key.
+pub async fn account(gate: &Gate) -> Result<Account, GateError> {
+    let Some(key) = gate.upstream_key.clone() else {
+        return Err(GateError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "upstream_key_not_configured",
+            "the policy reads the account and this gateway has no key of its own for it; start it with --upstream-key-env VAR",
+        ));
+    };
+    let unreadable = |what: &str, detail: String| {
+        GateError::new(
+            StatusCode::BAD_GATEWAY,
+            "account_unreadable",
+            format!(
+                "the policy needs the account's {what} and the upstream did not give them ({detail})"
+            ),
+        )
+    };
+    let pnl = gate.get_json(catalog::op("pnl_summary"), &key).await?;
+    if !pnl.is_success() {
+        return Err(unreadable("PnL", format!("HTTP {}", pnl.status)));
+    }
+    let pnl = pnl.json();
+    let scope = pnl.get("data").unwrap_or(&pnl);
+    let pnl_today = scope
+        .get("pnl")
+        .and_then(|p| p.get("today"))
+        .and_then(num)
+        .ok_or_else(|| unreadable("PnL", "no pnl.today in the answer".into()))?;
+    let positions = gate.get_json(catalog::op("get_positions"), &key).await?;
+    if !positions.is_success() {
+        return Err(unreadable(
+            "positions",
+            format!("HTTP {}", positions.status),
+        ));
+    }
+    let positions = positions.json();
+    let rows = positions
+        .get("positions")
+        .or_else(|| positions.get("data").and_then(|d| d.get("positions")))
+        .and_then(Value::as_array)
+        .ok_or_else(|| unreadable("positions", "no positions list in the answer".into()))?;
+    let mut open: Vec<String> = rows
+        .iter()
+        .filter_map(|p| {
+            ["coin", "asset", "pair", "symbol"]
+                .iter()
+                .find_map(|k| p.get(*k).and_then(Value::as_str))
+                .map(policy::coin_of)
+        })
+        .collect();
+    open.sort();
+    open.dedup();
+    Ok(Account { open, pnl_today })
+}
+
+/// Every rule's verdict for this agent's trade, against the account as it is now.
+pub async fn check(gate: &Gate, agent: &str, trade: &Trade) -> Result<Vec<Verdict>, GateError> {
+    let labels = labels(gate, agent).await?;
+    let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+    let rules = policy(gate).await?.for_agent(&labels);
+    let account = if rules.needs_account() && !trade.reduces {
+        Some(account(gate).await?)
+    } else {
+        None
+    };
+    let executed = if rules.max_daily_notional_usd.is_some() {
+        gate.store
+            .executed_since(agent, day_start(gate.now()))
+            .await
+            .map_err(GateError::store)?
+    } else {
+        0.0
+    };
+    Ok(policy::verdicts(&rules, trade, account.as_ref(), executed))
+}
+
+/// Whether the agent's policy allows immediate trades.
+pub async fn allows_immediate(gate: &Gate, agent: &str) -> Result<bool, GateError> {
+    let labels = labels(gate, agent).await?;
+    let name = labels.len().eq(&2).then(|| labels[0].as_str());
+    let refs: Vec<&str> = labels.iter().map(String::as_str).collect();
+    Ok(gate.settings.allows_immediate(name, agent)
+        || policy(gate).await?.for_agent(&refs).allow_immediate == Some(true))
+}
+
+/// 403 `policy_violation` for the first broken rule, naming every broken one.
+pub fn violation(verdicts: &[Verdict]) -> Option<GateError> {
+    let broken: Vec<&Verdict> = verdicts.iter().filter(|v| !v.ok).collect();
+    let first = broken.first()?;
+    let mut e = GateError::new(
+        StatusCode::FORBIDDEN,
+        "policy_violation",
+        broken
+            .iter()
+            .map(|v| v.message.as_str())
+            .collect::<Vec<_>>()
+            .join("; "),
+    );
+    e.extra = Some(Box::new(json!({
+        "rule": first.rule,
+        "rules": broken.iter().map(|v| v.rule).collect::<Vec<_>>(),
+        "verdicts": policy::verdicts_json(verdicts),
+    })));
+    Some(e)
+}
+
+/// The live standing approval this staging fits, if one does.
+pub async fn standing_for(
+    gate: &Gate,
+    agent: &str,
+    trade: &Trade,
+) -> Result<Option<Standing>, GateError> {
+    let (Some(coin), Some(notional)) = (&trade.coin, trade.notional) else {
+        return Ok(None);
+    };
+    let labels = labels(gate, agent).await?;
+    let all = gate
+        .store
+        .standings(gate.now())
+        .await
+        .map_err(GateError::store)?;
+    Ok(all.into_iter().find(|s| {
+        (s.agent == "*" || labels.contains(&s.agent))
+            && (s.coins.is_empty() || s.coins.contains(coin))
+            && notional <= s.max_notional_usd
+    }))
+}
+
+pub fn standing_json(s: &Standing, now: DateTime<Utc>, approved: &[Item]) -> Value {
+    let time = |t: DateTime<Utc>| t.to_rfc3339_opts(SecondsFormat::Secs, true);
+    json!({
+        "id": s.id,
+        "agent": s.agent,
+        "coins": s.coins,
+        "maxNotionalUsd": s.max_notional_usd,
+        "reason": s.reason,
+        "createdBy": s.created_by,
+        "createdAt": time(s.created_at),
+        "expiresAt": time(s.expires_at),
+        "remainingSecs": (s.expires_at - now).num_seconds().max(0),
+        "approved": approved.iter().map(|i| json!({
+            "id": i.id,
+            "proposalId": i.proposal_id,
+            "kind": i.kind,
+            "status": i.status.as_str(),
+            "notional": i.notional,
+            "createdAt": time(i.created_at),
+        })).collect::<Vec<_>>(),
+    })
+}

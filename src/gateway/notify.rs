@@ -1,0 +1,310 @@
+//! Notifications: each new item that waits for a human is POSTed to every `[[notify]]` destination,
+//! signed with Standard Webhooks ([`crate::api::webhook_sig`]), retried with backoff. The body
+//! carries a Slack-compatible `text`, so an incoming-webhook URL works as it is.
+//!
+//! Destinations come from the supervisor's config, yet a URL that resolves inside the gateway's
+//! network is still refused unless its host is in `allow_hosts`: the same SSRF rules the sandbox
+//! applies to signal destinations, checked at every delivery and pinned to the checked addresses
+//! so a second DNS answer cannot move the connection.
+
+use crate::api::webhook_sig;
+use serde::Deserialize;
+use serde_json::Value;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// One `[[notify]]` table.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Destination {
+    /// An `https://` URL.
+    pub url: String,
+    /// A Standard Webhooks secret, `whsec_` + base64.
+    pub secret: String,
+    /// Hosts allowed although they are loopback, private or otherwise internal.
+    #[serde(default)]
+    pub allow_hosts: Vec<String>,
+    /// A PEM file of extra root certificates to trust (a receiver with its own CA).
+    #[serde(default)]
+    pub ca_file: Option<PathBuf>,
+    /// Deliveries tried per item, the first included.
+    #[serde(default = "default_attempts")]
+    pub max_attempts: u32,
+}
+
+fn default_attempts() -> u32 {
+    5
+}
+
+impl Destination {
+    pub fn validate(&self) -> Result<(), String> {
+        let url = reqwest::Url::parse(self.url.trim())
+            .map_err(|e| format!("notify.url {:?} is not a URL ({e})", self.url))?;
+        if url.scheme() != "https" {
+            return Err(format!(
+                "notify.url must use https, got {}:// (notifications describe trades)",
+                url.scheme()
+            ));
+        }
+        if url.host_str().is_none_or(str::is_empty) {
+            return Err("notify.url must name a host".into());
+        }
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(
+                "notify.url must not carry credentials; the signature authenticates".into(),
+            );
+        }
+        webhook_sig::secret_key(&self.secret)
+            .map_err(|e| format!("notify.secret must be a whsec_ secret ({e})"))?;
+        if self.max_attempts == 0 {
+            return Err("notify.max_attempts must be at least 1".into());
+        }
+        if let Some(ca) = &self.ca_file {
+            let pem =
+                std::fs::read(ca).map_err(|e| format!("notify.ca_file {}: {e}", ca.display()))?;
+            reqwest::Certificate::from_pem_bundle(&pem)
+                .map_err(|e| format!("notify.ca_file {}: {e}", ca.display()))?;
+        }
+        Ok(())
+    }
+}
+
+/// The `[[notify]]` tables of a config file.
+pub fn from_toml(text: &str) -> Result<Vec<Destination>, String> {
+    #[derive(Deserialize)]
+    struct File {
+        #[serde(default)]
+        notify: Vec<Destination>,
+    }
+    let file: File = toml::from_str(text).map_err(|e| e.to_string())?;
+    for d in &file.notify {
+        d.validate()?;
+    }
+    Ok(file.notify)
+}
+
+/// Why an address may not receive notifications, or None when it may. Kept equal to the sandbox's
+/// signal-destination rules (`sandbox::signals::forbidden_reason`), which the gateway may not import.
+pub fn forbidden(ip: IpAddr) -> Option<&'static str> {
+    let v4 = |ip: Ipv4Addr| {
+        let o = ip.octets();
+        if ip == Ipv4Addr::new(169, 254, 169, 254) {
+            Some("a cloud metadata address")
+        } else if ip.is_loopback() {
+            Some("a loopback address")
+        } else if ip.is_private() {
+            Some("a private address")
+        } else if ip.is_link_local() {
+            Some("a link-local address")
+        } else if o[0] == 100 && (o[1] & 0xc0) == 64 {
+            Some("a carrier-grade NAT address")
+        } else if ip.is_unspecified() || o[0] == 0 {
+            Some("the unspecified address")
+        } else if ip.is_broadcast() || ip.is_multicast() {
+            Some("a broadcast or multicast address")
+        } else {
+            None
+        }
+    };
+    match ip {
+        IpAddr::V4(ip) => v4(ip),
+        IpAddr::V6(ip) => {
+            if let Some(mapped) = ip.to_ipv4_mapped() {
+                return v4(mapped);
+            }
+            let seg = ip.segments();
+            if ip == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254) {
+                Some("a cloud metadata address")
+            } else if ip.is_loopback() {
+                Some("a loopback address")
+            } else if ip.is_unspecified() {
+                Some("the unspecified address")
+            } else if ip.is_multicast() {
+                Some("a multicast address")
+            } else if seg[0] & 0xfe00 == 0xfc00 {
+                Some("a private (unique local) address")
+            } else if seg[0] & 0xffc0 == 0xfe80 {
+                Some("a link-local address")
+            } else {
+                None
+            }
+        }
+    }
+}
+
+/// The addresses a delivery may connect to, after the SSRF rules.
+async fn resolve(d: &Destination) -> Result<(reqwest::Url, String, Vec<SocketAddr>), String> {
+    let url = reqwest::Url::parse(d.url.trim()).map_err(|e| e.to_string())?;
+    let host = url
+        .host_str()
+        .unwrap_or("")
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_ascii_lowercase();
+    let allowed = d.allow_hosts.iter().any(|h| h.eq_ignore_ascii_case(&host));
+    if !allowed && ["metadata.google.internal", "metadata"].contains(&host.trim_end_matches('.')) {
+        return Err(format!("{host} is a cloud metadata service"));
+    }
+    let port = url.port_or_known_default().unwrap_or(443);
+    let addrs: Vec<SocketAddr> = match host.parse::<IpAddr>() {
+        Ok(ip) => vec![SocketAddr::new(ip, port)],
+        Err(_) => tokio::time::timeout(
+            Duration::from_secs(5),
+            tokio::net::lookup_host((host.as_str(), port)),
+        )
+        .await
+        .map_err(|_| format!("{host} did not resolve in time"))?
+        .map_err(|e| format!("{host} does not resolve: {e}"))?
+        .collect(),
+    };
+    if addrs.is_empty() {
+        return Err(format!("{host} resolves to no address"));
+    }
+    if !allowed {
+        for a in &addrs {
+            if let Some(why) = forbidden(a.ip()) {
+                return Err(format!(
+                    "{host} resolves to {}, {why}; add it to allow_hosts to notify it",
+                    a.ip()
+                ));
+            }
+        }
+    }
+    Ok((url, host, addrs))
+}
+
+/// Sends notifications in the background; a slow receiver never holds up an agent.
+#[derive(Clone)]
+pub struct Notifier {
+    destinations: std::sync::Arc<Vec<Destination>>,
+    /// First retry delay; doubled at each attempt.
+    backoff: Duration,
+}
+
+impl Notifier {
+    pub fn new(destinations: Vec<Destination>) -> Self {
+        Notifier {
+            destinations: std::sync::Arc::new(destinations),
+            backoff: Duration::from_millis(500),
+        }
+    }
+
+    /// Delivers `body` (an item waiting for a human) to every destination.
+    pub fn send(&self, msg_id: String, body: Value) {
+        for d in self.destinations.iter().cloned() {
+            let (msg_id, body, backoff) = (msg_id.clone(), body.clone(), self.backoff);
+            tokio::spawn(async move {
+                if let Err(e) = deliver(&d, &msg_id, &body, backoff).await {
+                    tracing::warn!(url = %d.url, "notification not delivered: {e}");
+                }
+            });
+        }
+    }
+}
+
+async fn deliver(
+    d: &Destination,
+    msg_id: &str,
+    body: &Value,
+    backoff: Duration,
+) -> Result<(), String> {
+    let payload = body.to_string();
+    let mut delay = backoff;
+    let mut last = String::new();
+    for attempt in 1..=d.max_attempts {
+        match attempt_once(d, msg_id, payload.as_bytes()).await {
+            Ok(()) => return Ok(()),
+            Err(e) => last = e,
+        }
+        if attempt < d.max_attempts {
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(Duration::from_secs(60));
+        }
+    }
+    Err(format!("{} attempts, the last: {last}", d.max_attempts))
+}
+
+async fn attempt_once(d: &Destination, msg_id: &str, payload: &[u8]) -> Result<(), String> {
+    let (url, host, addrs) = resolve(d).await?;
+    let mut client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .redirect(reqwest::redirect::Policy::none())
+        .resolve_to_addrs(&host, &addrs);
+    if let Some(ca) = &d.ca_file {
+        let pem = std::fs::read(ca).map_err(|e| e.to_string())?;
+        for cert in reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| e.to_string())? {
+            client = client.add_root_certificate(cert);
+        }
+    }
+    let client = client.build().map_err(|e| e.to_string())?;
+    let headers =
+        webhook_sig::signed_headers(&d.secret, msg_id, chrono::Utc::now().timestamp(), payload)
+            .map_err(|e| e.to_string())?;
+    let mut req = client
+        .post(url)
+        .header("content-type", "application/json")
+        .body(payload.to_vec());
+    for (name, value) in headers {
+        req = req.header(name, value);
+    }
+    let resp = req.send().await.map_err(|e| e.to_string())?;
+    if resp.status().is_success() {
+        Ok(())
+    } else {
+        Err(format!("HTTP {}", resp.status()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn internal_addresses_are_refused_and_public_ones_pass() {
+        for ip in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "169.254.169.254",
+            "::1",
+            "fd00::1",
+            "::ffff:192.168.1.1",
+        ] {
+            assert!(forbidden(ip.parse().unwrap()).is_some(), "{ip}");
+        }
+        for ip in ["93.184.216.34", "2606:4700::1111"] {
+            assert!(forbidden(ip.parse().unwrap()).is_none(), "{ip}");
+        }
+        let d = |url: &str| Destination {
+            url: url.into(),
+            secret: webhook_sig::new_secret(),
+            allow_hosts: vec![],
+            ca_file: None,
+            max_attempts: 3,
+        };
+        assert!(d("https://hooks.example.com/x").validate().is_ok());
+        assert!(
+            d("http://hooks.example.com/x")
+                .validate()
+                .unwrap_err()
+                .contains("https")
+        );
+        let mut bad = d("https://hooks.example.com/x");
+        bad.secret = "nope".into();
+        assert!(bad.validate().unwrap_err().contains("whsec_"));
+    }
+
+    #[tokio::test]
+    async fn a_loopback_receiver_needs_allow_hosts() {
+        let mut d = Destination {
+            url: "https://127.0.0.1:9/hook".into(),
+            secret: webhook_sig::new_secret(),
+            allow_hosts: vec![],
+            ca_file: None,
+            max_attempts: 1,
+        };
+        assert!(resolve(&d).await.unwrap_err().contains("loopback"));
+        d.allow_hosts = vec!["127.0.0.1".into()];
+        assert!(resolve(&d).await.is_ok());
+    }
+}
