@@ -160,11 +160,18 @@ impl Sandbox {
                     },
                     other => StartError::Keys(other),
                 })?;
-        let shared = Arc::new(Shared::new(
-            core,
-            config.clock.clone(),
-            config.settings.clone(),
-        ));
+        let db_path = match &config.db {
+            DbLocation::File(p) => p.display().to_string(),
+            DbLocation::Memory => ":memory:".into(),
+        };
+        let shared = Arc::new(
+            Shared::new(core, config.clock.clone(), config.settings.clone()).map_err(|source| {
+                StartError::Database {
+                    path: db_path,
+                    source,
+                }
+            })?,
+        );
         // Runs a stopped sandbox left active become stopped.
         shared
             .run_raw(|core, now| research::recover(&mut core.store.conn, now))

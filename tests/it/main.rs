@@ -19,6 +19,7 @@ mod gateway;
 mod immediate;
 mod payments;
 mod quota;
+mod reads;
 mod research;
 mod restart;
 mod scopes;

@@ -80,17 +80,29 @@ async fn serve(shared: Arc<Shared>, op: &'static Operation, req: Request) -> Res
             .unwrap_or("localhost"),
         parts.uri.path()
     );
-    let headers = parts.headers;
-    let (step, paid) = match shared
-        .run_raw(move |core, now| ops::pipeline(core, now, op, headers, query, path, body))
-        .await
-    {
-        Ok(out) => out,
-        Err(e) => return AppError::internal(e).into_response(),
+    let request = ops::Request {
+        op,
+        headers: parts.headers,
+        query,
+        path,
+        body,
     };
-    let result = match step {
-        Step::Done(result) => result,
-        Step::Wait(handler, call) => handler(shared.clone(), call).await,
+    let (result, paid) = match ops::read(&shared, request).await {
+        Ok(result) => (result, None),
+        Err(request) => {
+            let (step, paid) = match shared
+                .run_raw(move |core, now| ops::pipeline(core, now, request))
+                .await
+            {
+                Ok(out) => out,
+                Err(e) => return AppError::internal(e).into_response(),
+            };
+            let result = match step {
+                Step::Done(result) => result,
+                Step::Wait(handler, call) => handler(shared.clone(), call).await,
+            };
+            (result, paid)
+        }
     };
     let mut response = match result {
         Ok(reply) => reply.into_response(),
