@@ -189,16 +189,16 @@ impl Sandbox {
             source,
         })?;
         let app = http::router(shared.clone());
+        let limits = http::serve::Limits {
+            header_timeout: std::time::Duration::from_millis(config.settings.request_timeout_ms),
+            max_connections: config.settings.max_connections,
+        };
         let (tx, rx) = oneshot::channel::<()>();
         let server = tokio::spawn(async move {
-            let result = axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = rx.await;
-                })
-                .await;
-            if let Err(e) = result {
-                tracing::error!("sandbox server stopped: {e}");
-            }
+            http::serve::serve(listener, app, limits, async move {
+                let _ = rx.await;
+            })
+            .await;
         });
         let ticker = tokio::spawn(core::tick_forever(shared.clone()));
         let signal_tasks = [

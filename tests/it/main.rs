@@ -11,6 +11,7 @@ mod chat;
 mod cli;
 mod client;
 mod config_example;
+mod connections;
 mod contract;
 mod discovery;
 mod e2e;
