@@ -1076,3 +1076,37 @@ async fn absurd_numbers_are_400_naming_the_field_never_a_staged_order() {
         .unwrap_or_else(|| panic!("no notional in {summary:?}"));
     assert!((worth - 1_000_000.0).abs() < 1_000.0, "{summary}");
 }
+
+#[tokio::test]
+async fn an_empty_query_value_is_400_naming_the_parameter() {
+    let server = common::start().await;
+    let mut checked = 0;
+    for op in catalog::OPERATIONS.iter().filter(|op| !op.query.is_empty()) {
+        let args: Vec<&str> = op.path_params().iter().map(|_| "x").collect();
+        for param in op.query {
+            let url = server.url(&format!("{}?{}=", op.path_with(&args), param.name));
+            let req = match op.method {
+                catalog::Method::Get => server.http().get(url),
+                catalog::Method::Post => server.http().post(url).body("{}"),
+            };
+            let resp = req
+                .header("x-api-key", server.key(Scope::Legacy).expose())
+                .send()
+                .await
+                .unwrap();
+            let answer = (resp.status().as_u16(), resp.json::<Value>().await.unwrap());
+            assert_error(
+                &format!("{} {}=", op.name, param.name),
+                &answer,
+                400,
+                Some("invalid_query"),
+                Some(param.name),
+            );
+            checked += 1;
+        }
+    }
+    assert!(
+        checked >= 5,
+        "only {checked} query parameters in the catalog"
+    );
+}

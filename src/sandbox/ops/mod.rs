@@ -339,6 +339,7 @@ pub async fn read(
             let key = auth::api_key(&headers).unwrap_or_default();
             let caller = auth::by_key(view.store, key)?;
             auth::check_scope(op, &caller)?;
+            check_query(op, &query)?;
             let call = Call {
                 op,
                 caller,
@@ -398,8 +399,30 @@ fn audit_base(call: &Call) -> AuditRow {
 /// Scope, quota and the venue's catch-up: what every call passes before its handler.
 fn admit(core: &mut Core, call: &Call) -> Result<(), AppError> {
     auth::check_scope(call.op, &call.caller)?;
+    check_query(call.op, &call.query)?;
     super::quota::charge(core, &call.caller, call.op, call.now, !call.via_tool)?;
     core.sync(call.now)?;
+    Ok(())
+}
+
+/// `?status=` is a mistake — a value was meant and lost — not a request for the default, which
+/// leaving the parameter out asks for.
+fn check_query(op: &Operation, query: &HashMap<String, String>) -> Result<(), AppError> {
+    for param in op.query {
+        if query.get(param.name).is_some_and(|v| v.trim().is_empty()) {
+            let default = param
+                .default
+                .map(|d| format!(" (default {d})"))
+                .unwrap_or_default();
+            return Err(AppError::invalid_query(
+                param.name,
+                format!(
+                    "{0} is empty: give it a value, or leave {0} out for the default{default}",
+                    param.name
+                ),
+            ));
+        }
+    }
     Ok(())
 }
 
