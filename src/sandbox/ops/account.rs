@@ -317,5 +317,6 @@ pub fn get_openapi(_core: &View, call: &Call) -> Result<Reply, AppError> {
         body: openapi::document(&base_url(call)),
         proposal_id: None,
         oid: None,
+        replay: false,
     })
 }

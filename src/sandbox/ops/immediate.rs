@@ -336,6 +336,7 @@ pub fn platform_place_order(core: &mut Core, call: &Call) -> Result<Reply, AppEr
             body,
             proposal_id: None,
             oid,
+            replay: true,
         });
     }
     let outcome = (|| {

@@ -126,6 +126,9 @@ pub struct Reply {
     pub body: Value,
     pub proposal_id: Option<String>,
     pub oid: Option<u64>,
+    /// The stored answer of an earlier call, given again (an idempotent replay): audited as a
+    /// replay, so the log does not show one order twice.
+    pub replay: bool,
 }
 
 impl Reply {
@@ -146,6 +149,7 @@ impl Reply {
             body: Value::Object(out),
             proposal_id: None,
             oid: None,
+            replay: false,
         })
     }
 
@@ -289,7 +293,7 @@ fn step(core: &mut Core, call: Call) -> Step {
     if call.op.tier == Tier::Mutate {
         let row = match &result {
             Ok(reply) => AuditRow {
-                outcome: "ok".into(),
+                outcome: if reply.replay { "replay" } else { "ok" }.into(),
                 http_status: reply.status,
                 proposal_id: reply.proposal_id.clone(),
                 oid: reply.oid,
