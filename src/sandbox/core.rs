@@ -324,19 +324,15 @@ impl Shared {
         })
     }
 
-    /// Runs `f` on a committed view without the writer's lock, on a blocking thread; `arg` back when
-    /// this read must go through the writer: the database is in memory, or the venue is a tick or
-    /// more behind the clock (say a test clock jumped, or the tick is late), so resting orders and
-    /// triggers the feed crossed since would be missing from the answer.
-    pub async fn read_view<A, T>(
-        self: &Arc<Self>,
-        arg: A,
-        f: fn(&View, DateTime<Utc>, A) -> T,
-    ) -> Result<Result<T, tokio::task::JoinError>, A>
-    where
-        A: Send + 'static,
-        T: Send + 'static,
-    {
+    /// Runs `f` on a committed view without the writer's lock; `arg` back when this read must go
+    /// through the writer: the database is in memory, or the venue is a tick or more behind the
+    /// clock (say a test clock jumped, or the tick is late), so resting orders and triggers the
+    /// feed crossed since would be missing from the answer.
+    ///
+    /// `f` runs on the calling task's thread, not the blocking pool: a read is an indexed lookup
+    /// or two in SQLite's page cache, shorter than the hand-off to another thread, and there are
+    /// more readers than runtime workers, so a worker never waits for one.
+    pub fn read_view<A, T>(&self, arg: A, f: fn(&View, DateTime<Utc>, A) -> T) -> Result<T, A> {
         if self.readers.is_empty() {
             return Err(arg);
         }
@@ -350,18 +346,14 @@ impl Shared {
         if now - published.last_sync >= lag {
             return Err(arg);
         }
-        let shared = self.clone();
-        Ok(tokio::task::spawn_blocking(move || {
-            let store = shared.reader();
-            let view = View {
-                store: &store,
-                books: &published.books,
-                market: &shared.market,
-                settings: &shared.settings,
-            };
-            f(&view, now, arg)
-        })
-        .await)
+        let store = self.reader();
+        let view = View {
+            store: &store,
+            books: &published.books,
+            market: &self.market,
+            settings: &self.settings,
+        };
+        Ok(f(&view, now, arg))
     }
 
     /// A free reader if there is one, else the next in turn.

@@ -107,9 +107,9 @@ async fn serve(shared: Arc<Shared>, op: &'static Operation, req: Request) -> Res
         path,
         body,
     };
-    let (result, paid) = match ops::read(&shared, request).await {
-        Ok(result) => (result, None),
-        Err(request) => {
+    let (result, paid) = match ops::read(&shared, request) {
+        ops::Read::Answered(result) => (result, None),
+        ops::Read::Writer(request) => {
             let (step, paid) = match shared
                 .run_raw(move |core, now| ops::pipeline(core, now, request))
                 .await

@@ -316,52 +316,52 @@ fn step(core: &mut Core, call: Call) -> Step {
 }
 
 /// Serves a read on a reader, without the writer's lock: authenticate by key → scope → handler.
-/// Gives the request back (`Err`) when it must take the [`pipeline`]: not a read, a read with a
+/// Gives the request back when it must take the [`pipeline`]: not a read, a read with a
 /// quota, no `x-api-key` (a payment is spent, which is a write), or the venue is behind.
-pub async fn read(
-    shared: &Arc<Shared>,
-    request: Request,
-) -> Result<Result<Reply, AppError>, Request> {
+pub fn read(shared: &Arc<Shared>, request: Request) -> Read {
     let Some(Handler::Read(handler)) = handler_for(request.op.name) else {
-        return Err(request);
+        return Read::Writer(request);
     };
     if request.op.quota.post
         || request.op.quota.compute
         || auth::api_key(&request.headers).is_none()
     {
-        return Err(request);
+        return Read::Writer(request);
     }
-    match shared
-        .read_view((request, handler), |view, now, (request, handler)| {
-            let Request {
-                op,
-                headers,
-                query,
-                path,
-                body,
-            } = request;
-            let key = auth::api_key(&headers).unwrap_or_default();
-            let caller = auth::by_key(view.store, key)?;
-            auth::check_scope(op, &caller)?;
-            check_query(op, &query)?;
-            let call = Call {
-                op,
-                caller,
-                now,
-                query,
-                path,
-                headers,
-                body,
-                via_tool: false,
-            };
-            handler(view, &call)
-        })
-        .await
-    {
-        Ok(Ok(result)) => Ok(result),
-        Ok(Err(e)) => Ok(Err(AppError::internal(e))),
-        Err((request, _)) => Err(request),
+    match shared.read_view((request, handler), |view, now, (request, handler)| {
+        let Request {
+            op,
+            headers,
+            query,
+            path,
+            body,
+        } = request;
+        let key = auth::api_key(&headers).unwrap_or_default();
+        let caller = auth::by_key(view.store, key)?;
+        auth::check_scope(op, &caller)?;
+        check_query(op, &query)?;
+        let call = Call {
+            op,
+            caller,
+            now,
+            query,
+            path,
+            headers,
+            body,
+            via_tool: false,
+        };
+        handler(view, &call)
+    }) {
+        Ok(result) => Read::Answered(result),
+        Err((request, _)) => Read::Writer(request),
     }
+}
+
+/// Where a read went.
+pub enum Read {
+    Answered(Result<Reply, AppError>),
+    /// It must take the [`pipeline`].
+    Writer(Request),
 }
 
 /// A request as it arrives, before it is authenticated.
