@@ -209,12 +209,11 @@ impl Store {
     pub fn equity_at(&self, account_id: i64, t: DateTime<Utc>) -> DbResult<Option<f64>> {
         let before: Option<f64> = self
             .conn
-            .query_row(
+            .prepare_cached(
                 "SELECT equity FROM equity_snapshots WHERE account_id = ?1 AND time <= ?2
                  ORDER BY time DESC LIMIT 1",
-                params![account_id, ts(t)],
-                |r| r.get(0),
-            )
+            )?
+            .query_row(params![account_id, ts(t)], |r| r.get(0))
             .optional()?;
         if before.is_some() {
             return Ok(before);
