@@ -17,17 +17,10 @@ use crate::api::payment::{self, PaymentError, PaymentRequirements};
 
 use chrono::{DateTime, Utc};
 
-/// Operations a payment may stand in for an API key on.
+/// Operations a payment may stand in for an API key on: those the catalog declares so, which is
+/// what the OpenAPI document tells clients.
 pub fn accepts_payment(op: &Operation) -> bool {
-    matches!(
-        op.name,
-        "research_start"
-            | "research_status"
-            | "research_message"
-            | "research_stop"
-            | "get_usage"
-            | "get_usage_v1"
-    )
+    op.auth == crate::api::catalog::Auth::ApiKeyOrPayment
 }
 
 /// What the sandbox asks one paid call for.

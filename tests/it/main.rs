@@ -18,6 +18,7 @@ mod e2e;
 mod e2e_research;
 mod gateway;
 mod immediate;
+mod openapi_statuses;
 mod payments;
 mod quota;
 mod reads;
