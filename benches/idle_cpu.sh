@@ -9,7 +9,8 @@
 #
 # Goal: ≤ 0.5 % of one core.
 #
-# Environment: SETTLE (s, default 5), DURATION (s, default 30), NO_BUILD=1 to skip `cargo build`.
+# Environment: SETTLE (s, default 5), DURATION (s, default 30), NO_BUILD=1 to skip `cargo build`,
+# BIN=path to measure another build (e.g. an older release, side by side).
 set -euo pipefail
 
 SETTLE=${SETTLE:-5}
@@ -24,7 +25,7 @@ command -v tmux >/dev/null || { echo "idle_cpu: tmux is required" >&2; exit 2; }
 if [[ ${NO_BUILD:-0} != 1 ]]; then
     cargo build --release --quiet
 fi
-bin="$root/target/release/agentdesk"
+bin="${BIN:-$root/target/release/agentdesk}"
 [[ -x $bin ]] || { echo "idle_cpu: $bin missing (cargo build --release)" >&2; exit 2; }
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/agentdesk-idle.XXXXXX")

@@ -514,7 +514,6 @@ pub static OPERATIONS: &[Operation] = &[
         section: Section::Immediate,
         scope: ScopeRule::Platform,
         tier: Tier::Mutate,
-        auth: Auth::ApiKeyOrPayment,
         example_body: Some(
             r#"{"pair":"BTC-USD","side":"long","orderType":"market","sizingMode":"account","accountPercentage":5,"leverage":3,"exchange":"venue","slEnabled":true,"slType":"percentage","slPercentage":2,"tpEnabled":true,"tpType":"percentage","tpPercentage":4}"#,
         ),

@@ -38,8 +38,15 @@ pub fn document(server_url: &str) -> Value {
         if op.quota.post || op.quota.compute {
             responses["429"] = json!({"$ref": "#/components/responses/QuotaExceeded"});
         }
-        if op.method == Method::Post {
+        // Bodies are checked, and so are query values (an empty one is a 400 too).
+        if op.method == Method::Post || !op.query.is_empty() {
             responses["400"] = json!({"$ref": "#/components/responses/Invalid"});
+        }
+        if op.auth == super::catalog::Auth::ApiKeyOrPayment {
+            responses["402"] = json!({"$ref": "#/components/responses/PaymentRequired"});
+        }
+        if op.scope != super::catalog::ScopeRule::AnyKey {
+            responses["403"] = json!({"$ref": "#/components/responses/Forbidden"});
         }
         if op.name == "list_audit_logs" {
             responses["503"] = json!({"$ref": "#/components/responses/AuditUnavailable"});
@@ -114,6 +121,10 @@ pub fn document(server_url: &str) -> Value {
             },
             "responses": {
                 "Unauthorized": error_response("Missing or invalid credential"),
+                "PaymentRequired": error_response(
+                    "No credential, or an x402 payment that was refused; PAYMENT-REQUIRED says what to pay",
+                ),
+                "Forbidden": error_response("This key's scope may not call the operation"),
                 "Invalid": error_response("Invalid body or parameters; `field` names the culprit"),
                 "QuotaExceeded": quota,
                 "AuditUnavailable": error_response("The audit log store is down"),

@@ -1,6 +1,14 @@
-//! The sandbox's state and its one lock. Every request runs to completion under the lock on a
-//! blocking thread: SQLite writes are synchronous, and serializing requests makes every operation
-//! trivially atomic — throughput a paper venue does not need is traded for obviously correct state.
+//! The sandbox's state: one writer, many readers.
+//!
+//! Every request that may write runs to completion under the one lock, on the one writer
+//! connection: serializing writes keeps every operation trivially atomic, and confirm's
+//! exactly-once and the durability of what was acknowledged rest on that alone.
+//!
+//! Reads do not take that lock. Each commit publishes the books it made (an `Arc` swapped under a
+//! short read–write lock, never held across SQL), and a read answers from that snapshot and from a
+//! read-only WAL connection of a small pool — SQLite's WAL gives each read a committed snapshot
+//! while the writer goes on. A read that finds the venue behind the clock by a tick or more is
+//! served through the writer instead, which catches the venue up first (see [`Shared::read_view`]).
 
 use super::clock::Clock;
 use super::error::AppError;
@@ -14,7 +22,8 @@ use crate::api::Scope;
 use crate::secret::Secret;
 use chrono::{DateTime, Duration, Utc};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::Notify;
 
 /// Equity is snapshotted at most this often (sandbox time), for period PnL.
@@ -25,9 +34,20 @@ const FIRST_OID: u64 = 100_000_000;
 /// A core just opened, the demo account, and the keys created with a new database.
 pub type Opened = (Core, AccountRow, Vec<(Scope, Secret)>);
 
+/// Each account's book. Books are shared with readers by `Arc`, so publishing a commit copies
+/// pointers, not positions.
+pub type Books = HashMap<i64, Arc<Book>>;
+
+/// What a commit publishes to readers: the books and how far the venue has processed the feed.
+#[derive(Clone)]
+pub struct Published {
+    pub books: Arc<Books>,
+    pub last_sync: DateTime<Utc>,
+}
+
 pub struct Core {
     pub store: Store,
-    pub books: HashMap<i64, Book>,
+    books: Arc<Books>,
     pub market: Arc<Market>,
     pub settings: Settings,
     pub next_oid: u64,
@@ -39,6 +59,27 @@ pub struct Core {
     /// wait for the next tick.
     pub signal_wake: Arc<Notify>,
     last_snapshot: DateTime<Utc>,
+    published: Arc<RwLock<Published>>,
+    /// The database file readers open; none for an in-memory database, whose reads go through
+    /// the writer.
+    path: Option<PathBuf>,
+}
+
+/// What a read handler sees: a committed state, through the writer's connection or a reader's.
+pub struct View<'a> {
+    pub store: &'a Store,
+    pub books: &'a Books,
+    pub market: &'a Market,
+    pub settings: &'a Settings,
+}
+
+impl View<'_> {
+    pub fn book(&self, account_id: i64) -> Book {
+        self.books
+            .get(&account_id)
+            .map(|b| (**b).clone())
+            .unwrap_or_else(|| Book::new(self.settings.initial_equity))
+    }
 }
 
 impl Core {
@@ -74,7 +115,13 @@ impl Core {
                 account
             }
         };
-        let books = store.load_books()?;
+        let books: Arc<Books> = Arc::new(
+            store
+                .load_books()?
+                .into_iter()
+                .map(|(id, book)| (id, Arc::new(book)))
+                .collect(),
+        );
         let next_oid = store
             .meta("next_oid")?
             .and_then(|v| v.parse().ok())
@@ -84,6 +131,10 @@ impl Core {
             .and_then(|v| DateTime::parse_from_rfc3339(&v).ok())
             .map(|t| t.with_timezone(&Utc))
             .unwrap_or(now);
+        let published = Arc::new(RwLock::new(Published {
+            books: books.clone(),
+            last_sync,
+        }));
         let core = Core {
             store,
             books,
@@ -94,6 +145,11 @@ impl Core {
             jobs: None,
             signal_wake: Default::default(),
             last_snapshot: now,
+            published,
+            path: match db {
+                DbLocation::File(path) => Some(path.clone()),
+                DbLocation::Memory => None,
+            },
         };
         Ok((core, demo, new_keys))
     }
@@ -115,10 +171,26 @@ impl Core {
     }
 
     pub fn book(&self, account_id: i64) -> Book {
-        self.books
-            .get(&account_id)
-            .cloned()
-            .unwrap_or_else(|| Book::new(self.settings.initial_equity))
+        self.view().book(account_id)
+    }
+
+    pub fn view(&self) -> View<'_> {
+        View {
+            store: &self.store,
+            books: &self.books,
+            market: &self.market,
+            settings: &self.settings,
+        }
+    }
+
+    /// Makes the committed books and sync point what readers see. Called after every commit that
+    /// changed either, so a reader never sees state that is not in the database.
+    fn publish(&self) {
+        let mut published = self.published.write().unwrap_or_else(|e| e.into_inner());
+        *published = Published {
+            books: self.books.clone(),
+            last_sync: self.last_sync,
+        };
     }
 
     /// Commits a changed book (and its fills) together with `extra` writes in one transaction, then
@@ -143,7 +215,8 @@ impl Core {
         Store::set_meta(&tx, "next_oid", &next_oid.to_string())?;
         Store::set_meta(&tx, "last_sync", &last_sync.to_rfc3339())?;
         tx.commit()?;
-        self.books.insert(account_id, book);
+        Arc::make_mut(&mut self.books).insert(account_id, Arc::new(book));
+        self.publish();
         Ok(out)
     }
 
@@ -156,23 +229,25 @@ impl Core {
         let from = self.last_sync;
         let fees = self.fees();
         let mut changed: Vec<(i64, Book, Vec<Fill>)> = Vec::new();
-        for (id, book) in &self.books {
+        for (id, book) in self.books.iter() {
             if book.positions.is_empty() && book.orders.is_empty() {
                 continue;
             }
-            let mut next = book.clone();
+            let mut next = Book::clone(book);
             let fills = next.sync(&self.market, &fees, from, now);
             // Fills of a platform order's resting or trigger orders owe the builder fee.
             for fill in &fills {
                 next.cash -= super::builder_fee::later_fill_fee(&self.store.conn, fill)?;
             }
-            if !fills.is_empty() || next != *book {
+            if !fills.is_empty() || next != **book {
                 changed.push((*id, next, fills));
             }
         }
         self.last_sync = now;
         let snapshot = now - self.last_snapshot >= SNAPSHOT_EVERY;
         if changed.is_empty() && !snapshot {
+            // Nothing to write, but readers learn that the venue is current up to `now`.
+            self.publish();
             return Ok(());
         }
         let tx = self.store.conn.transaction()?;
@@ -181,12 +256,12 @@ impl Core {
             Store::insert_fills(&tx, *id, fills)?;
         }
         if snapshot {
-            for (id, book) in &self.books {
+            for (id, book) in self.books.iter() {
                 let book = changed
                     .iter()
                     .find(|(cid, _, _)| cid == id)
                     .map(|(_, b, _)| b)
-                    .unwrap_or(book);
+                    .unwrap_or(book.as_ref());
                 Store::insert_equity_snapshot(&tx, *id, now, book.equity(&self.market, now))?;
             }
         }
@@ -195,15 +270,28 @@ impl Core {
         if snapshot {
             self.last_snapshot = now;
         }
+        let books = Arc::make_mut(&mut self.books);
         for (id, book, _) in changed {
-            self.books.insert(id, book);
+            books.insert(id, Arc::new(book));
         }
+        self.publish();
         Ok(())
     }
 }
 
+/// How many read-only connections serve reads. Reads are short; a few more than the cores keeps
+/// every core busy while one reader waits on the disk.
+fn reader_count() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get()) + 2
+}
+
 pub struct Shared {
     core: Mutex<Core>,
+    published: Arc<RwLock<Published>>,
+    /// Read-only connections; empty for an in-memory database.
+    readers: Vec<Mutex<Store>>,
+    market: Arc<Market>,
+    next_reader: std::sync::atomic::AtomicUsize,
     pub clock: Arc<dyn Clock>,
     pub settings: Settings,
     /// Discovery answers, computed in the background (outside the core lock).
@@ -215,15 +303,72 @@ pub struct Shared {
 }
 
 impl Shared {
-    pub fn new(core: Core, clock: Arc<dyn Clock>, settings: Settings) -> Self {
-        Shared {
+    pub fn new(core: Core, clock: Arc<dyn Clock>, settings: Settings) -> DbResult<Self> {
+        let readers = match &core.path {
+            Some(path) => (0..reader_count())
+                .map(|_| Store::open_reader(path).map(Mutex::new))
+                .collect::<DbResult<_>>()?,
+            None => Vec::new(),
+        };
+        Ok(Shared {
+            published: core.published.clone(),
+            readers,
+            market: core.market.clone(),
+            next_reader: Default::default(),
             signal_wake: core.signal_wake.clone(),
             core: Mutex::new(core),
             clock,
             settings,
             discovery: Default::default(),
             research: Default::default(),
+        })
+    }
+
+    /// Runs `f` on a committed view without the writer's lock; `arg` back when this read must go
+    /// through the writer: the database is in memory, or the venue is a tick or more behind the
+    /// clock (say a test clock jumped, or the tick is late), so resting orders and triggers the
+    /// feed crossed since would be missing from the answer.
+    ///
+    /// `f` runs on the calling task's thread, not the blocking pool: a read is an indexed lookup
+    /// or two in SQLite's page cache, shorter than the hand-off to another thread, and there are
+    /// more readers than runtime workers, so a worker never waits for one.
+    pub fn read_view<A, T>(&self, arg: A, f: fn(&View, DateTime<Utc>, A) -> T) -> Result<T, A> {
+        if self.readers.is_empty() {
+            return Err(arg);
         }
+        let now = self.clock.now();
+        let published = self
+            .published
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let lag = Duration::milliseconds(self.settings.tick_ms as i64);
+        if now - published.last_sync >= lag {
+            return Err(arg);
+        }
+        let store = self.reader();
+        let view = View {
+            store: &store,
+            books: &published.books,
+            market: &self.market,
+            settings: &self.settings,
+        };
+        Ok(f(&view, now, arg))
+    }
+
+    /// A free reader if there is one, else the next in turn.
+    fn reader(&self) -> std::sync::MutexGuard<'_, Store> {
+        use std::sync::atomic::Ordering;
+        let start = self.next_reader.fetch_add(1, Ordering::Relaxed);
+        let n = self.readers.len();
+        for i in 0..n {
+            if let Ok(guard) = self.readers[(start + i) % n].try_lock() {
+                return guard;
+            }
+        }
+        self.readers[start % n]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
     }
 
     /// Runs `f` under the lock on a blocking thread, with the sandbox's current time.

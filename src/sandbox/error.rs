@@ -22,6 +22,8 @@ pub enum ErrorKind {
     /// Was valid once, is not any more (an expired proposal or confirm token).
     Expired,
     PayloadTooLarge,
+    /// The request did not arrive in time (a body that stopped coming).
+    Timeout,
     /// An Idempotency-Key re-used with another body.
     IdempotencyReused,
     /// A daily cap is reached; `retry_after` says for how many seconds.
@@ -47,6 +49,7 @@ impl ErrorKind {
             ErrorKind::NotFound => 404,
             ErrorKind::Conflict => 409,
             ErrorKind::Expired => 410,
+            ErrorKind::Timeout => 408,
             ErrorKind::PayloadTooLarge => 413,
             ErrorKind::IdempotencyReused => 422,
             ErrorKind::Quota => 429,

@@ -160,11 +160,18 @@ impl Sandbox {
                     },
                     other => StartError::Keys(other),
                 })?;
-        let shared = Arc::new(Shared::new(
-            core,
-            config.clock.clone(),
-            config.settings.clone(),
-        ));
+        let db_path = match &config.db {
+            DbLocation::File(p) => p.display().to_string(),
+            DbLocation::Memory => ":memory:".into(),
+        };
+        let shared = Arc::new(
+            Shared::new(core, config.clock.clone(), config.settings.clone()).map_err(|source| {
+                StartError::Database {
+                    path: db_path,
+                    source,
+                }
+            })?,
+        );
         // Runs a stopped sandbox left active become stopped.
         shared
             .run_raw(|core, now| research::recover(&mut core.store.conn, now))
@@ -182,16 +189,16 @@ impl Sandbox {
             source,
         })?;
         let app = http::router(shared.clone());
+        let limits = http::serve::Limits {
+            header_timeout: std::time::Duration::from_millis(config.settings.request_timeout_ms),
+            max_connections: config.settings.max_connections,
+        };
         let (tx, rx) = oneshot::channel::<()>();
         let server = tokio::spawn(async move {
-            let result = axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = rx.await;
-                })
-                .await;
-            if let Err(e) = result {
-                tracing::error!("sandbox server stopped: {e}");
-            }
+            http::serve::serve(listener, app, limits, async move {
+                let _ = rx.await;
+            })
+            .await;
         });
         let ticker = tokio::spawn(core::tick_forever(shared.clone()));
         let signal_tasks = [

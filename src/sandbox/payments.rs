@@ -5,7 +5,7 @@
 //! the paper balance of a new account. Nothing is settled on chain.
 
 use super::caller::Caller;
-use super::core::Core;
+use super::core::{Core, View};
 use super::error::{AppError, ErrorKind};
 use super::keys;
 use super::settings::Settings;
@@ -17,17 +17,10 @@ use crate::api::payment::{self, PaymentError, PaymentRequirements};
 
 use chrono::{DateTime, Utc};
 
-/// Operations a payment may stand in for an API key on.
+/// Operations a payment may stand in for an API key on: those the catalog declares so, which is
+/// what the OpenAPI document tells clients.
 pub fn accepts_payment(op: &Operation) -> bool {
-    matches!(
-        op.name,
-        "research_start"
-            | "research_status"
-            | "research_message"
-            | "research_stop"
-            | "get_usage"
-            | "get_usage_v1"
-    )
+    op.auth == crate::api::catalog::Auth::ApiKeyOrPayment
 }
 
 /// What the sandbox asks one paid call for.
@@ -148,7 +141,7 @@ pub fn authenticate(
 }
 
 /// Paid calls of the account on the UTC day `day` (YYYY-MM-DD), and their total in USD.
-pub fn usage(core: &Core, account_id: i64, day: &str) -> Result<PaymentUsage, AppError> {
+pub fn usage(core: &View, account_id: i64, day: &str) -> Result<PaymentUsage, AppError> {
     let (mut paid_requests, mut base_units) = (0u64, 0f64);
     for amount in core.store.payment_amounts(account_id, day)? {
         paid_requests += 1;

@@ -4,7 +4,7 @@
 
 use super::caller::Caller;
 use super::clock::{next_utc_midnight, seconds_to_next_utc_midnight};
-use super::core::Core;
+use super::core::{Core, View};
 use super::error::AppError;
 use super::store::QuotaColumn;
 use crate::api::catalog::Operation;
@@ -77,7 +77,7 @@ fn exhausted(what: &str, cap: u64, now: DateTime<Utc>) -> AppError {
     )
 }
 
-pub fn usage(core: &Core, caller: &Caller, now: DateTime<Utc>) -> Result<Usage, AppError> {
+pub fn usage(core: &View, caller: &Caller, now: DateTime<Utc>) -> Result<Usage, AppError> {
     let day = day_of(now);
     let (posts, compute) = core.store.quota_used(caller.key_id, &day)?;
     let resets_at = Some(next_utc_midnight(now));

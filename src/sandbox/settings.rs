@@ -32,6 +32,12 @@ pub struct Settings {
     pub tick_ms: u64,
     /// Backtest jobs run at once (more wait in a queue of 32).
     pub backtest_workers: usize,
+    /// A connection must send a whole request head within this many milliseconds of opening, or of
+    /// its previous response (so an idle keep-alive connection closes after it too), and a
+    /// request's body within as long again; otherwise it is closed.
+    pub request_timeout_ms: u64,
+    /// Connections served at once; more wait in the listen queue until one closes.
+    pub max_connections: usize,
     /// A folder of CSV candles (`BTC-USD_5m.csv`: timestamp,open,high,low,close,volume) used
     /// instead of the simulated feed for backtests and discovery.
     pub csv_dir: Option<std::path::PathBuf>,
@@ -88,6 +94,8 @@ impl Default for Settings {
             slippage_bps: 5.0,
             tick_ms: 1_000,
             backtest_workers: 2,
+            request_timeout_ms: 10_000,
+            max_connections: 1_024,
             csv_dir: None,
             discovery_warmup: true,
             webhook_allow_hosts: Vec::new(),
@@ -190,6 +198,11 @@ impl Settings {
                 "sandbox.webhook_ca_file {} is not a file",
                 file.display()
             ));
+        }
+        if self.request_timeout_ms == 0 || self.max_connections == 0 {
+            return Err(
+                "sandbox.request_timeout_ms and sandbox.max_connections must be positive".into(),
+            );
         }
         if self.tick_ms == 0 {
             return Err("sandbox.tick_ms must be positive".into());

@@ -106,6 +106,14 @@ fn mark(market: &Market, coin: &str, now: DateTime<Utc>) -> Result<f64, AppError
         .ok_or_else(|| AppError::internal(format!("no price for {coin}")))
 }
 
+/// The largest order the venue takes, in USDC of notional: far above any paper account, and finite,
+/// so that a slip of a few digits is a 400 rather than a position whose value overflows every sum.
+pub const MAX_NOTIONAL_USD: f64 = 100_000_000.0;
+/// A limit, take-profit or stop-loss price is at most this many times the mark.
+pub const MAX_PRICE_TO_MARK: f64 = 1_000.0;
+/// The largest take-profit percentage (a stop-loss's is below 100 by nature).
+pub const MAX_TP_PERCENT: f64 = 1_000.0;
+
 /// Parameters for sizing a trade that every route shares.
 pub struct Sizing {
     pub size: Option<f64>,
@@ -150,15 +158,34 @@ pub fn plan_trade(
             ),
         ));
     }
-    let reference_px = match limit_px {
-        Some(px) => px,
-        None => mark(market, coin, now)?,
-    };
+    let mark_px = mark(market, coin, now)?;
+    let max_px = mark_px * MAX_PRICE_TO_MARK;
+    if let Some(px) = limit_px
+        && px > max_px
+    {
+        return Err(too_far(fields.price, px, mark_px));
+    }
+    let reference_px = limit_px.unwrap_or(mark_px);
     let raw_size = match (sizing.size, sizing.usd) {
         (Some(s), _) => check_positive(s, fields.size)?,
-        (None, Some(usd)) => check_positive(usd, fields.usd)? / reference_px,
+        (None, Some(usd)) => {
+            let usd = check_positive(usd, fields.usd)?;
+            if usd > MAX_NOTIONAL_USD {
+                return Err(too_large(fields.usd, usd));
+            }
+            usd / reference_px
+        }
         (None, None) => sizing.default_usd / reference_px,
     };
+    // Sizes are checked by what they are worth, which is what the limit is about.
+    if raw_size * reference_px > MAX_NOTIONAL_USD {
+        let field = if sizing.size.is_some() {
+            fields.size
+        } else {
+            fields.usd
+        };
+        return Err(too_large(field, raw_size * reference_px));
+    }
     let size = round_sz(coin, raw_size);
     if size <= 0.0 {
         return Err(AppError::invalid(
@@ -181,16 +208,31 @@ pub fn plan_trade(
     for (level, field, is_tp) in [(tp, fields.tp, true), (sl, fields.sl, false)] {
         match level {
             None => {}
-            Some(Level::Percent(p)) if !(p.is_finite() && p > 0.0 && (is_tp || p < 100.0)) => {
+            Some(Level::Percent(p))
+                if !(p.is_finite()
+                    && p > 0.0
+                    && if is_tp {
+                        p <= MAX_TP_PERCENT
+                    } else {
+                        p < 100.0
+                    }) =>
+            {
                 return Err(AppError::invalid(
                     field,
                     format!(
-                        "{field}: the percentage must be above 0{}",
-                        if is_tp { "" } else { " and below 100" }
+                        "{field}: the percentage must be above 0 and {}, got {p}",
+                        if is_tp {
+                            format!("at most {MAX_TP_PERCENT}")
+                        } else {
+                            "below 100".into()
+                        }
                     ),
                 ));
             }
             Some(Level::Percent(_)) => {}
+            Some(Level::Price(px)) if px.is_finite() && px > max_px => {
+                return Err(too_far(field, px, mark_px));
+            }
             Some(Level::Price(px)) => {
                 let above = px > reference_px;
                 // A long's take-profit sits above the price and its stop below; a short's mirrors.
@@ -222,6 +264,33 @@ pub fn plan_trade(
         strategy,
         reference_px,
     })
+}
+
+fn too_large(field: &str, notional: f64) -> AppError {
+    AppError::invalid(
+        field,
+        format!(
+            "{field}: the order would be worth {} USDC; the venue takes at most {} USDC per order",
+            // Past 1e15 a decimal rendering says nothing more (and an infinite one says "0").
+            if notional < 1e15 {
+                crate::api::model::fmt_decimal(notional.round())
+            } else {
+                format!("{notional:.3e}")
+            },
+            crate::api::model::fmt_decimal(MAX_NOTIONAL_USD)
+        ),
+    )
+}
+
+fn too_far(field: &str, px: f64, mark_px: f64) -> AppError {
+    AppError::invalid(
+        field,
+        format!(
+            "{field}: {} is more than {MAX_PRICE_TO_MARK} times the mark {}",
+            crate::api::model::fmt_decimal(px),
+            crate::api::model::fmt_decimal(mark_px)
+        ),
+    )
 }
 
 fn check_positive(v: f64, field: &str) -> Result<f64, AppError> {

@@ -966,3 +966,147 @@ async fn no_bad_body_makes_a_server_error() {
     // The server is still healthy afterwards.
     legacy.whoami(true).await.unwrap();
 }
+
+#[tokio::test]
+async fn absurd_numbers_are_400_naming_the_field_never_a_staged_order() {
+    let server = common::start().await;
+    let messenger_id = server.running.messenger_id.clone();
+    let with = |base: Value, extra: Value| {
+        let mut body = base;
+        for (k, v) in extra.as_object().unwrap() {
+            body[k] = v.clone();
+        }
+        body
+    };
+    let signal = json!({"id": messenger_id, "strategy": "Agent", "a": "BTCUSDT", "d": "long", "o": "market"});
+    let signals: Vec<(Value, &str)> = vec![
+        (with(signal.clone(), json!({"size": 1e308})), "size"),
+        (with(signal.clone(), json!({"size": "5000"})), "size"),
+        (with(signal.clone(), json!({"sizeUsd": 1e308})), "sizeUsd"),
+        (
+            with(signal.clone(), json!({"sizeUsd": 100_000_001})),
+            "sizeUsd",
+        ),
+        (with(signal.clone(), json!({"o": "limit", "p": 1e308})), "p"),
+        (
+            with(signal.clone(), json!({"o": "limit", "p": 1, "size": 1e200})),
+            "size",
+        ),
+        (with(signal.clone(), json!({"tp": 1e308})), "tp"),
+        (with(signal.clone(), json!({"leverage": 1e308})), "leverage"),
+    ];
+    for op in ["propose_trade", "place_order"] {
+        for (body, field) in &signals {
+            let answer = post(&server, op, body.to_string()).await;
+            assert_error(
+                &format!("{op} {body}"),
+                &answer,
+                400,
+                Some("invalid_body"),
+                Some(field),
+            );
+            let message = answer.1["error"]["message"].as_str().unwrap();
+            assert!(!message.contains(" 0 USDC"), "{op} {body}: {message}");
+        }
+    }
+    let order = json!({"pair": "BTC-USD", "side": "long", "orderType": "market", "leverage": 3});
+    let orders: Vec<(Value, &str)> = vec![
+        (
+            with(
+                order.clone(),
+                json!({"sizingMode": "usd", "usdAmount": 1e308}),
+            ),
+            "usdAmount",
+        ),
+        (
+            with(order.clone(), json!({"sizingMode": "size", "size": 1e300})),
+            "size",
+        ),
+        (
+            with(
+                order.clone(),
+                json!({"sizingMode": "usd", "usdAmount": 100, "orderType": "limit", "limitPrice": 1e308}),
+            ),
+            "limitPrice",
+        ),
+        (
+            with(
+                order.clone(),
+                json!({"sizingMode": "usd", "usdAmount": 100, "tpEnabled": true, "tpPercentage": 1e308}),
+            ),
+            "tpPercentage",
+        ),
+        (
+            with(
+                order.clone(),
+                json!({"sizingMode": "usd", "usdAmount": 100, "leverage": 4_294_967_296u64}),
+            ),
+            "leverage",
+        ),
+    ];
+    for (body, field) in &orders {
+        let answer = post(&server, "platform_place_order", body.to_string()).await;
+        assert_error(&format!("{body}"), &answer, 400, None, Some(field));
+    }
+    // Nothing was staged or placed by any of them.
+    let client = server.legacy();
+    assert!(
+        client
+            .list_proposals(None)
+            .await
+            .unwrap()
+            .proposals
+            .is_empty()
+    );
+    assert!(client.get_positions().await.unwrap().positions.is_empty());
+
+    // A large order within the limits is staged, and its summary says what it is worth.
+    let big = with(
+        signal.clone(),
+        json!({"sizeUsd": 1_000_000, "leverage": 40}),
+    );
+    let answer = post(&server, "propose_trade", big.to_string()).await;
+    assert_eq!(answer.0, 200, "{}", answer.1);
+    let summary = answer.1["json_summary"].as_str().unwrap();
+    let worth: f64 = summary
+        .split("(~")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no notional in {summary:?}"));
+    assert!((worth - 1_000_000.0).abs() < 1_000.0, "{summary}");
+}
+
+#[tokio::test]
+async fn an_empty_query_value_is_400_naming_the_parameter() {
+    let server = common::start().await;
+    let mut checked = 0;
+    for op in catalog::OPERATIONS.iter().filter(|op| !op.query.is_empty()) {
+        let args: Vec<&str> = op.path_params().iter().map(|_| "x").collect();
+        for param in op.query {
+            let url = server.url(&format!("{}?{}=", op.path_with(&args), param.name));
+            let req = match op.method {
+                catalog::Method::Get => server.http().get(url),
+                catalog::Method::Post => server.http().post(url).body("{}"),
+            };
+            let resp = req
+                .header("x-api-key", server.key(Scope::Legacy).expose())
+                .send()
+                .await
+                .unwrap();
+            let answer = (resp.status().as_u16(), resp.json::<Value>().await.unwrap());
+            assert_error(
+                &format!("{} {}=", op.name, param.name),
+                &answer,
+                400,
+                Some("invalid_query"),
+                Some(param.name),
+            );
+            checked += 1;
+        }
+    }
+    assert!(
+        checked >= 5,
+        "only {checked} query parameters in the catalog"
+    );
+}

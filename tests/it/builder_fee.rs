@@ -452,3 +452,34 @@ async fn a_platform_limit_that_fills_later_pays_the_builder_fee_too() {
         before - cash()
     );
 }
+
+#[tokio::test]
+async fn body_checks_come_before_the_builder_fee_gate() {
+    let s = common::start_unapproved().await;
+    let c = s.client(Scope::PlatformTrade);
+    let mut order = market_long(1_000.0);
+    order.usd_amount = Some(-5.0);
+    let err = c.platform_place_order(&order, None).await.unwrap_err();
+    assert!(
+        matches!(&err, ApiError::Invalid { field: Some(f), .. } if f == "usdAmount"),
+        "{err:?}"
+    );
+    let err = c
+        .platform_close_position(&PlatformClose {
+            pair: Some("BTC-USD".into()),
+            percentage: Some(150.0),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, ApiError::Invalid { field: Some(f), .. } if f == "percentage"),
+        "{err:?}"
+    );
+    // A good body still meets the gate.
+    let err = c
+        .platform_place_order(&market_long(1_000.0), None)
+        .await
+        .unwrap_err();
+    assert_eq!(code(&err), "builder_fee_not_approved", "{err:?}");
+}

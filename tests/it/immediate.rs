@@ -249,3 +249,27 @@ async fn limit_orders_rest_and_cancel_one_or_several() {
     assert!(two.statuses[2]["error"].is_string());
     assert!(c.list_open_orders(None).await.unwrap().orders.is_empty());
 }
+
+#[tokio::test]
+async fn an_idempotent_replay_is_audited_as_a_replay() {
+    let s = common::start().await;
+    let c = s.client(Scope::PlatformTrade);
+    let first = c
+        .platform_place_order(&platform_long(5.0, 2), Some("order-r"))
+        .await
+        .unwrap();
+    let again = c
+        .platform_place_order(&platform_long(5.0, 2), Some("order-r"))
+        .await
+        .unwrap();
+    assert_eq!(first, again);
+    let logs = c.list_audit_logs(None).await.unwrap().logs;
+    let outcomes: Vec<&str> = logs
+        .iter()
+        .filter(|l| l.operation == "platform_place_order")
+        .map(|l| l.outcome.as_str())
+        .collect();
+    // Newest first.
+    assert_eq!(outcomes, ["replay", "ok"]);
+    assert_eq!(logs[0].oid, logs[1].oid, "both name the one order");
+}

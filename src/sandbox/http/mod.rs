@@ -3,6 +3,7 @@
 //! the answer or error becomes a response here.
 
 pub mod error;
+pub mod serve;
 
 use super::core::Shared;
 use super::error::{AppError, ErrorKind};
@@ -65,9 +66,28 @@ async fn serve(shared: Arc<Shared>, op: &'static Operation, req: Request) -> Res
     {
         return too_large();
     }
-    let body = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
-        Ok(b) => b,
-        Err(_) => return too_large(),
+    // The head's timeout is hyper's; a body that stops arriving is this one's.
+    let timeout = std::time::Duration::from_millis(shared.settings.request_timeout_ms);
+    let body = match tokio::time::timeout(timeout, axum::body::to_bytes(body, MAX_BODY_BYTES)).await
+    {
+        Ok(Ok(b)) => b,
+        Ok(Err(_)) => return too_large(),
+        Err(_) => {
+            let mut response = AppError::new(
+                ErrorKind::Timeout,
+                "request_timeout",
+                format!(
+                    "the request body did not arrive within {} ms",
+                    shared.settings.request_timeout_ms
+                ),
+            )
+            .into_response();
+            response.headers_mut().insert(
+                axum::http::header::CONNECTION,
+                axum::http::HeaderValue::from_static("close"),
+            );
+            return response;
+        }
     };
     let query = parse_query(parts.uri.query().unwrap_or(""));
     let path = path_params(op.path, parts.uri.path());
@@ -80,17 +100,29 @@ async fn serve(shared: Arc<Shared>, op: &'static Operation, req: Request) -> Res
             .unwrap_or("localhost"),
         parts.uri.path()
     );
-    let headers = parts.headers;
-    let (step, paid) = match shared
-        .run_raw(move |core, now| ops::pipeline(core, now, op, headers, query, path, body))
-        .await
-    {
-        Ok(out) => out,
-        Err(e) => return AppError::internal(e).into_response(),
+    let request = ops::Request {
+        op,
+        headers: parts.headers,
+        query,
+        path,
+        body,
     };
-    let result = match step {
-        Step::Done(result) => result,
-        Step::Wait(handler, call) => handler(shared.clone(), call).await,
+    let (result, paid) = match ops::read(&shared, request) {
+        ops::Read::Answered(result) => (result, None),
+        ops::Read::Writer(request) => {
+            let (step, paid) = match shared
+                .run_raw(move |core, now| ops::pipeline(core, now, request))
+                .await
+            {
+                Ok(out) => out,
+                Err(e) => return AppError::internal(e).into_response(),
+            };
+            let result = match step {
+                Step::Done(result) => result,
+                Step::Wait(handler, call) => handler(shared.clone(), call).await,
+            };
+            (result, paid)
+        }
     };
     let mut response = match result {
         Ok(reply) => reply.into_response(),

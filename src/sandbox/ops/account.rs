@@ -8,7 +8,7 @@ use crate::api::model::{
     Positions, ToolCatalog, ToolEntry, Whoami, WhoamiSummary,
 };
 use crate::api::openapi;
-use crate::sandbox::core::Core;
+use crate::sandbox::core::View;
 use crate::sandbox::quota;
 use crate::sandbox::trading::{order_row, position_row};
 use crate::sandbox::venue::Exchange;
@@ -16,7 +16,7 @@ use crate::sandbox::venue::Exchange;
 use chrono::{Duration, Utc};
 use serde_json::{Value, json};
 
-pub fn whoami(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
+pub fn whoami(core: &View, call: &Call) -> Result<Reply, AppError> {
     let c = &call.caller;
     let with_summary = match call.query("include") {
         None | Some("") => false,
@@ -41,7 +41,7 @@ pub fn whoami(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
     };
     if with_summary {
         let book = core.book(c.account_id);
-        let equity = book.equity(&core.market, call.now);
+        let equity = book.equity(core.market, call.now);
         let staged = core
             .store
             .proposals(c.account_id, 200)?
@@ -54,7 +54,7 @@ pub fn whoami(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
             builder_fee_approved: crate::sandbox::builder_fee::approval(
                 &core.store.conn,
                 c.account_id,
-                &core.settings,
+                core.settings,
             )?
             .is_some(),
             paper_trading: true,
@@ -82,21 +82,21 @@ pub fn whoami(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
     Reply::ok(who)
 }
 
-pub fn get_usage(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
+pub fn get_usage(core: &View, call: &Call) -> Result<Reply, AppError> {
     let mut usage = quota::usage(core, &call.caller, call.now)?;
     usage.payment =
         crate::sandbox::payments::usage(core, call.caller.account_id, &quota::day_of(call.now))?;
     Reply::ok(usage)
 }
 
-pub fn get_positions(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
+pub fn get_positions(core: &View, call: &Call) -> Result<Reply, AppError> {
     let book = core.book(call.caller.account_id);
     let mut positions: Vec<_> = book.positions.iter().collect();
     // Venue first, then venue2; by coin within each.
     positions.sort_by(|a, b| (a.exchange, &a.coin).cmp(&(b.exchange, &b.coin)));
     let rows = positions
         .into_iter()
-        .map(|p| position_row(&book, p, &core.market, call.now))
+        .map(|p| position_row(&book, p, core.market, call.now))
         .collect();
     Reply::ok(Positions {
         positions: rows,
@@ -104,7 +104,7 @@ pub fn get_positions(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
     })
 }
 
-pub fn pnl_summary(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
+pub fn pnl_summary(core: &View, call: &Call) -> Result<Reply, AppError> {
     let id = call.caller.account_id;
     let now = call.now;
     let book = core.book(id);
@@ -150,7 +150,7 @@ pub fn pnl_summary(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
         week: period(now - Duration::days(7))?,
         month: period(now - Duration::days(30))?,
     };
-    let realized = core.store.realized_since(id, account.created_at)?;
+    let realized = core.store.realized(id)?;
     let margin_used = book.margin_used();
     let available = book.available(market, now);
     let summary = PnlSummary {
@@ -173,7 +173,7 @@ pub fn pnl_summary(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
     Reply::ok(summary)
 }
 
-pub fn list_audit_logs(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
+pub fn list_audit_logs(core: &View, call: &Call) -> Result<Reply, AppError> {
     if core.settings.audit_log_unavailable {
         return Err(AppError::new(
             ErrorKind::Unavailable,
@@ -222,7 +222,7 @@ fn base_url(call: &Call) -> String {
     format!("http://{host}")
 }
 
-pub fn list_tools(_core: &mut Core, call: &Call) -> Result<Reply, AppError> {
+pub fn list_tools(_core: &View, call: &Call) -> Result<Reply, AppError> {
     let base = base_url(call);
     let openapi_url = format!("{base}/api/agent/openapi.json");
     let tools: Vec<ToolEntry> = OPERATIONS
@@ -285,7 +285,7 @@ pub fn list_tools(_core: &mut Core, call: &Call) -> Result<Reply, AppError> {
     Reply::ok(catalog)
 }
 
-pub fn list_open_orders(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
+pub fn list_open_orders(core: &View, call: &Call) -> Result<Reply, AppError> {
     let which = call.query("exchange").unwrap_or("all");
     let filter = match which {
         "all" | "" => None,
@@ -310,12 +310,13 @@ pub fn list_open_orders(core: &mut Core, call: &Call) -> Result<Reply, AppError>
     })
 }
 
-pub fn get_openapi(_core: &mut Core, call: &Call) -> Result<Reply, AppError> {
+pub fn get_openapi(_core: &View, call: &Call) -> Result<Reply, AppError> {
     // The document is the body itself, not wrapped: OpenAPI tools read it as is.
     Ok(Reply {
         status: 200,
         body: openapi::document(&base_url(call)),
         proposal_id: None,
         oid: None,
+        replay: false,
     })
 }

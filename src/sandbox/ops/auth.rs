@@ -6,6 +6,7 @@ use crate::api::catalog::{Operation, Scope};
 use crate::sandbox::core::Core;
 use crate::sandbox::keys::hash_key;
 use crate::sandbox::payments;
+use crate::sandbox::store::Store;
 use axum::http::HeaderMap;
 use chrono::{DateTime, Utc};
 
@@ -19,11 +20,7 @@ pub fn authenticate(
     op: &Operation,
     now: DateTime<Utc>,
 ) -> Result<(Caller, Option<String>), AppError> {
-    let key = headers
-        .get("x-api-key")
-        .and_then(|v| v.to_str().ok())
-        .map(str::trim)
-        .filter(|k| !k.is_empty());
+    let key = api_key(headers);
     let Some(key) = key else {
         let paid = headers
             .get("payment-signature")
@@ -44,24 +41,33 @@ pub fn authenticate(
         };
         return Err(AppError::unauthorized(format!("missing API key: {hint}")));
     };
-    let row = core
-        .store
+    Ok((by_key(&core.store, key)?, None))
+}
+
+/// The `x-api-key` header's key, if one was sent.
+pub fn api_key(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get("x-api-key")
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|k| !k.is_empty())
+}
+
+/// The caller of an API key, or 401.
+pub fn by_key(store: &Store, key: &str) -> Result<Caller, AppError> {
+    let row = store
         .key_by_hash(&hash_key(key))?
         .ok_or_else(|| AppError::unauthorized("the API key is not valid, or it was revoked"))?;
-    let account = core
-        .store
+    let account = store
         .account(row.account_id)?
         .ok_or_else(|| AppError::unauthorized("the API key's account no longer exists"))?;
-    Ok((
-        Caller {
-            key_id: row.id,
-            account_id: account.id,
-            messenger_id: account.messenger_id,
-            wallet: account.wallet,
-            scope: row.scope,
-        },
-        None,
-    ))
+    Ok(Caller {
+        key_id: row.id,
+        account_id: account.id,
+        messenger_id: account.messenger_id,
+        wallet: account.wallet,
+        scope: row.scope,
+    })
 }
 
 /// The seed's scope table: 403 `insufficient_scope` when the key may not call this operation.

@@ -3,7 +3,7 @@
 use super::{AppError, Call, ErrorKind, Reply};
 use crate::api::model::{BacktestJob, BacktestRequest, ErrorDetail};
 use crate::sandbox::backtests;
-use crate::sandbox::core::Core;
+use crate::sandbox::core::{Core, View};
 use crate::sandbox::quota;
 
 use rand::RngExt;
@@ -65,7 +65,7 @@ pub fn run_backtest(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
     })
 }
 
-pub fn get_backtest_job(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
+pub fn get_backtest_job(core: &View, call: &Call) -> Result<Reply, AppError> {
     let id = call.path.first().map(String::as_str).unwrap_or_default();
     let row = core
         .store

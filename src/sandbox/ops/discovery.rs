@@ -5,13 +5,13 @@
 use super::{AppError, Call, Reply};
 use crate::api::model::{DiscoveryRow, Strategies, StrategyEntry, StrategyParam};
 use crate::sandbox::backtests::{check_days, parse_pair, parse_timeframe};
-use crate::sandbox::core::{Core, Shared};
+use crate::sandbox::core::{Shared, View};
 use crate::sandbox::discovery::{self, Kind};
 use crate::sandbox::engine::strategies::{ParamKind, STRATEGIES};
 use serde_json::json;
 use std::sync::Arc;
 
-pub fn discover_strategies(_core: &mut Core, _call: &Call) -> Result<Reply, AppError> {
+pub fn discover_strategies(_core: &View, _call: &Call) -> Result<Reply, AppError> {
     let strategies = STRATEGIES
         .iter()
         .map(|s| {

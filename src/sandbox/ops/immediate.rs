@@ -336,12 +336,14 @@ pub fn platform_place_order(core: &mut Core, call: &Call) -> Result<Reply, AppEr
             body,
             proposal_id: None,
             oid,
+            replay: true,
         });
     }
     let outcome = (|| {
         let order: PlatformOrder = call.json()?;
-        builder_fee_gate(core, call)?;
+        // The body is checked first: a bad one is a 400 whether or not the fee is approved.
         let plan = plan_platform_order(core, call, &order)?;
+        builder_fee_gate(core, call)?;
         let (key_id, now) = (call.caller.key_id, call.now);
         let (result, oid) = execute_now(core, call, &plan, |tx, result| {
             if let Some(idem) = &idem_key {
@@ -403,7 +405,6 @@ fn body_hash(body: &[u8]) -> String {
 pub fn platform_close_position(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
     let req: PlatformClose = call.json()?;
     check_venue_credentials(&req.venue_api_key, &req.venue_wallet)?;
-    builder_fee_gate(core, call)?;
     let percentage = req.percentage.unwrap_or(100.0);
     if !(percentage.is_finite() && percentage > 0.0 && percentage <= 100.0) {
         return Err(AppError::invalid(
@@ -437,6 +438,7 @@ pub fn platform_close_position(core: &mut Core, call: &Call) -> Result<Reply, Ap
             ));
         }
     };
+    builder_fee_gate(core, call)?;
     if core
         .book(call.caller.account_id)
         .position(exchange, coin)
@@ -459,12 +461,12 @@ pub fn platform_close_position(core: &mut Core, call: &Call) -> Result<Reply, Ap
 pub fn platform_cancel_order(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
     let req: CancelRequest = call.json()?;
     check_venue_credentials(&req.venue_api_key, &req.venue_wallet)?;
-    builder_fee_gate(core, call)?;
     let coin = parse_coin(&req.coin, "coin")?;
     let oids = req.oid.to_vec();
     if oids.is_empty() {
         return Err(AppError::invalid("oid", "oid must name at least one order"));
     }
+    builder_fee_gate(core, call)?;
     let account = call.caller.account_id;
     let mut book = core.book(account);
     let mut result = CancelResult::default();

@@ -1,6 +1,10 @@
 //! The request pipeline every caller uses — HTTP, MCP tools, the chat loop and the CLI:
 //! authenticate (401) → scope (403) → quota (429) → venue sync → handler → audit. The handlers of
 //! the operations, one file per catalog section, are named after the operations.
+//!
+//! Reads ([`Handler::Read`]) take a shorter way when they can ([`read`]): authenticate → scope →
+//! handler on a committed view, without the writer's lock. They have no quota and no audit row,
+//! and the venue's catch-up is the tick's (or the writer's, when the venue is behind).
 
 pub mod account;
 pub mod auth;
@@ -19,7 +23,7 @@ pub mod staged;
 pub mod tools;
 
 pub use super::caller::Caller;
-use super::core::{Core, Shared};
+use super::core::{Core, Shared, View};
 pub use super::error::{AppError, ErrorKind};
 use super::store::AuditRow;
 use crate::api::catalog::{Operation, Tier};
@@ -122,6 +126,9 @@ pub struct Reply {
     pub body: Value,
     pub proposal_id: Option<String>,
     pub oid: Option<u64>,
+    /// The stored answer of an earlier call, given again (an idempotent replay): audited as a
+    /// replay, so the log does not show one order twice.
+    pub replay: bool,
 }
 
 impl Reply {
@@ -142,6 +149,7 @@ impl Reply {
             body: Value::Object(out),
             proposal_id: None,
             oid: None,
+            replay: false,
         })
     }
 
@@ -157,12 +165,15 @@ impl Reply {
 }
 
 pub type SyncHandler = fn(&mut Core, &Call) -> Result<Reply, AppError>;
+/// Handlers that only read committed state; they run on a reader when they can.
+pub type ReadHandler = fn(&View, &Call) -> Result<Reply, AppError>;
 /// Handlers that wait (on background work) run outside the core lock.
 pub type AsyncHandler =
     fn(Arc<Shared>, Call) -> futures::future::BoxFuture<'static, Result<Reply, AppError>>;
 
 #[derive(Clone, Copy)]
 pub enum Handler {
+    Read(ReadHandler),
     Sync(SyncHandler),
     Async(AsyncHandler),
 }
@@ -190,10 +201,13 @@ pub fn handler_for(name: &str) -> Option<Handler> {
     if let Some(h) = asynchronous {
         return Some(Handler::Async(h));
     }
+    if let Some(h) = read_handler(name) {
+        return Some(Handler::Read(h));
+    }
     sync_handler(name).map(Handler::Sync)
 }
 
-fn sync_handler(name: &str) -> Option<SyncHandler> {
+fn read_handler(name: &str) -> Option<ReadHandler> {
     Some(match name {
         "whoami" => account::whoami,
         "get_usage" | "get_usage_v1" => account::get_usage,
@@ -203,10 +217,19 @@ fn sync_handler(name: &str) -> Option<SyncHandler> {
         "list_tools" => account::list_tools,
         "list_open_orders" => account::list_open_orders,
         "list_proposals" => staged::list_proposals,
-        "run_backtest" => backtests::run_backtest,
         "discover_strategies" => discovery::discover_strategies,
         "get_backtest_job" => backtests::get_backtest_job,
         "get_openapi" => account::get_openapi,
+        "list_mcp_capabilities" => tools::list_mcp_capabilities,
+        "list_signal_destinations" => signals::list_signal_destinations,
+        "list_signal_deliveries" => signals::list_signal_deliveries,
+        _ => return None,
+    })
+}
+
+fn sync_handler(name: &str) -> Option<SyncHandler> {
+    Some(match name {
+        "run_backtest" => backtests::run_backtest,
         "propose_trade" => staged::propose_trade,
         "confirm_trade" => staged::confirm_trade,
         "close_position" => staged::close_position,
@@ -214,9 +237,6 @@ fn sync_handler(name: &str) -> Option<SyncHandler> {
         "platform_place_order" => immediate::platform_place_order,
         "platform_close_position" => immediate::platform_close_position,
         "platform_cancel_order" => immediate::platform_cancel_order,
-        "list_mcp_capabilities" => tools::list_mcp_capabilities,
-        "list_signal_destinations" => signals::list_signal_destinations,
-        "list_signal_deliveries" => signals::list_signal_deliveries,
         "approve_builder_fee_payload" => builder_fee::approve_builder_fee_payload,
         "approve_builder_fee" => builder_fee::approve_builder_fee,
         _ => return None,
@@ -232,15 +252,14 @@ pub enum Step {
 
 /// Authenticates a request and runs what of it runs under the core lock (see [`step`]); the
 /// second value is the `PAYMENT-RESPONSE` of a paid call.
-pub fn pipeline(
-    core: &mut Core,
-    now: DateTime<Utc>,
-    op: &'static Operation,
-    headers: HeaderMap,
-    query: HashMap<String, String>,
-    path: Vec<String>,
-    body: Bytes,
-) -> (Step, Option<String>) {
+pub fn pipeline(core: &mut Core, now: DateTime<Utc>, request: Request) -> (Step, Option<String>) {
+    let Request {
+        op,
+        headers,
+        query,
+        path,
+        body,
+    } = request;
     let (caller, paid) = match auth::authenticate(core, &headers, op, now) {
         Ok(c) => c,
         Err(e) => return (Step::Done(Err(e)), None),
@@ -274,7 +293,7 @@ fn step(core: &mut Core, call: Call) -> Step {
     if call.op.tier == Tier::Mutate {
         let row = match &result {
             Ok(reply) => AuditRow {
-                outcome: "ok".into(),
+                outcome: if reply.replay { "replay" } else { "ok" }.into(),
                 http_status: reply.status,
                 proposal_id: reply.proposal_id.clone(),
                 oid: reply.oid,
@@ -294,6 +313,64 @@ fn step(core: &mut Core, call: Call) -> Step {
         }
     }
     Step::Done(result)
+}
+
+/// Serves a read on a reader, without the writer's lock: authenticate by key → scope → handler.
+/// Gives the request back when it must take the [`pipeline`]: not a read, a read with a
+/// quota, no `x-api-key` (a payment is spent, which is a write), or the venue is behind.
+pub fn read(shared: &Arc<Shared>, request: Request) -> Read {
+    let Some(Handler::Read(handler)) = handler_for(request.op.name) else {
+        return Read::Writer(request);
+    };
+    if request.op.quota.post
+        || request.op.quota.compute
+        || auth::api_key(&request.headers).is_none()
+    {
+        return Read::Writer(request);
+    }
+    match shared.read_view((request, handler), |view, now, (request, handler)| {
+        let Request {
+            op,
+            headers,
+            query,
+            path,
+            body,
+        } = request;
+        let key = auth::api_key(&headers).unwrap_or_default();
+        let caller = auth::by_key(view.store, key)?;
+        auth::check_scope(op, &caller)?;
+        check_query(op, &query)?;
+        let call = Call {
+            op,
+            caller,
+            now,
+            query,
+            path,
+            headers,
+            body,
+            via_tool: false,
+        };
+        handler(view, &call)
+    }) {
+        Ok(result) => Read::Answered(result),
+        Err((request, _)) => Read::Writer(request),
+    }
+}
+
+/// Where a read went.
+pub enum Read {
+    Answered(Result<Reply, AppError>),
+    /// It must take the [`pipeline`].
+    Writer(Request),
+}
+
+/// A request as it arrives, before it is authenticated.
+pub struct Request {
+    pub op: &'static Operation,
+    pub headers: HeaderMap,
+    pub query: HashMap<String, String>,
+    pub path: Vec<String>,
+    pub body: Bytes,
 }
 
 /// Runs an operation for an already authenticated caller through the same checks, handler and
@@ -326,8 +403,30 @@ fn audit_base(call: &Call) -> AuditRow {
 /// Scope, quota and the venue's catch-up: what every call passes before its handler.
 fn admit(core: &mut Core, call: &Call) -> Result<(), AppError> {
     auth::check_scope(call.op, &call.caller)?;
+    check_query(call.op, &call.query)?;
     super::quota::charge(core, &call.caller, call.op, call.now, !call.via_tool)?;
     core.sync(call.now)?;
+    Ok(())
+}
+
+/// `?status=` is a mistake — a value was meant and lost — not a request for the default, which
+/// leaving the parameter out asks for.
+fn check_query(op: &Operation, query: &HashMap<String, String>) -> Result<(), AppError> {
+    for param in op.query {
+        if query.get(param.name).is_some_and(|v| v.trim().is_empty()) {
+            let default = param
+                .default
+                .map(|d| format!(" (default {d})"))
+                .unwrap_or_default();
+            return Err(AppError::invalid_query(
+                param.name,
+                format!(
+                    "{0} is empty: give it a value, or leave {0} out for the default{default}",
+                    param.name
+                ),
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -335,6 +434,7 @@ fn run(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
     admit(core, call)?;
     match handler_for(call.op.name) {
         Some(Handler::Sync(handler)) => handler(core, call),
+        Some(Handler::Read(handler)) => handler(&core.view(), call),
         _ => Err(AppError::new(
             ErrorKind::NotImplemented,
             "not_implemented",

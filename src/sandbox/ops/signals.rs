@@ -5,7 +5,7 @@ use crate::api::model::{
     SignalDeliveries, SignalDestination, SignalDestinationRequest, SignalDestinations,
 };
 use crate::api::webhook_sig;
-use crate::sandbox::core::{Core, Shared};
+use crate::sandbox::core::{Shared, View};
 use crate::sandbox::engine::strategies;
 use crate::sandbox::signals::{self, DIRECTIONS, MAX_NAME_CHARS};
 use crate::sandbox::store::signals::{self as db, Destination};
@@ -17,7 +17,7 @@ use std::sync::Arc;
 const MAX_URL_CHARS: usize = 2_048;
 const MAX_DELIVERIES: usize = 500;
 
-fn wire(core: &Core, d: &Destination) -> Result<SignalDestination, AppError> {
+fn wire(core: &View, d: &Destination) -> Result<SignalDestination, AppError> {
     Ok(SignalDestination {
         id: d.id.clone(),
         name: d.name.clone(),
@@ -32,7 +32,7 @@ fn wire(core: &Core, d: &Destination) -> Result<SignalDestination, AppError> {
 }
 
 /// `GET /api/v1/signal-destinations`: the account's destinations; never their secrets.
-pub fn list_signal_destinations(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
+pub fn list_signal_destinations(core: &View, call: &Call) -> Result<Reply, AppError> {
     let list = db::destinations(&core.store.conn, Some(call.caller.account_id))?;
     let destinations = list
         .iter()
@@ -154,7 +154,7 @@ pub async fn create_signal_destination(shared: Arc<Shared>, call: Call) -> Resul
                 created_at: now,
             };
             db::insert_destination(&core.store.conn, &d, &secret)?;
-            let mut body = wire(core, &d)?;
+            let mut body = wire(&core.view(), &d)?;
             body.signing_secret = Some(Secret::new(secret));
             body.extra.insert("json_summary".into(), json!(format!(
                 "Signals for {} ({}) go to {}; store the signingSecret now, it is not shown again.",
@@ -170,7 +170,7 @@ pub async fn create_signal_destination(shared: Arc<Shared>, call: Call) -> Resul
 
 /// `GET /api/v1/signal-destinations/{destinationId}/deliveries` (extension): the delivery log,
 /// newest first. Another account's destination is 404, as if it did not exist.
-pub fn list_signal_deliveries(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
+pub fn list_signal_deliveries(core: &View, call: &Call) -> Result<Reply, AppError> {
     let id = call.path.first().cloned().unwrap_or_default();
     let limit = match call.query("limit") {
         None | Some("") => 50,

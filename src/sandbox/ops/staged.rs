@@ -4,7 +4,7 @@ use super::{AppError, Call, ErrorKind, Reply};
 use crate::api::model::{
     CloseRequest, ConfirmRequest, ErrorDetail, ExecutionResult, Proposal, Proposals, TradeSignal,
 };
-use crate::sandbox::core::Core;
+use crate::sandbox::core::{Core, View};
 use crate::sandbox::store::{ProposalRow, Store};
 use crate::sandbox::trading::{self, Plan};
 
@@ -267,7 +267,7 @@ pub fn close_position(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
     execute_proposal(core, call, id, true)
 }
 
-pub fn list_proposals(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
+pub fn list_proposals(core: &View, call: &Call) -> Result<Reply, AppError> {
     let status = call.query("status").unwrap_or("all");
     if !["all", "staged", "executed", "expired", "failed", ""].contains(&status) {
         return Err(AppError::invalid_query(

@@ -4,7 +4,7 @@
 use super::capabilities;
 use super::mcp::{self, Mode};
 use super::{AppError, Call, ErrorKind, Reply};
-use crate::sandbox::core::{Core, Shared};
+use crate::sandbox::core::{Shared, View};
 use crate::sandbox::settings::Settings;
 
 use crate::api::model::ExecuteToolRequest;
@@ -24,8 +24,8 @@ pub fn check_enabled(settings: &Settings) -> Result<(), AppError> {
     ))
 }
 
-pub fn list_mcp_capabilities(core: &mut Core, _call: &Call) -> Result<Reply, AppError> {
-    check_enabled(&core.settings)?;
+pub fn list_mcp_capabilities(core: &View, _call: &Call) -> Result<Reply, AppError> {
+    check_enabled(core.settings)?;
     Reply::ok(capabilities::capabilities())
 }
 

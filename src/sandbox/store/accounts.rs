@@ -99,12 +99,12 @@ impl Store {
     }
 
     pub fn account(&self, id: i64) -> DbResult<Option<AccountRow>> {
+        // Cached statements: this and `key_by_hash` run on every request.
         self.conn
-            .query_row(
+            .prepare_cached(
                 "SELECT id, messenger_id, wallet, initial_equity, created_at FROM accounts WHERE id = ?1",
-                [id],
-                Self::account_from_row,
-            )
+            )?
+            .query_row([id], Self::account_from_row)
             .optional()
     }
 
@@ -160,12 +160,11 @@ impl Store {
     /// An active (not revoked) key by the hash of its plain text.
     pub fn key_by_hash(&self, key_hash: &str) -> DbResult<Option<KeyRow>> {
         self.conn
-            .query_row(
+            .prepare_cached(
                 "SELECT id, account_id, prefix, scope, label, created_at, revoked_at FROM api_keys
                  WHERE key_hash = ?1 AND revoked_at IS NULL",
-                [key_hash],
-                Self::key_from_row,
-            )
+            )?
+            .query_row([key_hash], Self::key_from_row)
             .optional()
     }
 

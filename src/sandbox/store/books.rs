@@ -157,15 +157,36 @@ impl Store {
                 ts(f.time)
             ])?;
         }
+        if fills.is_empty() {
+            return Ok(());
+        }
+        let closed: f64 = fills.iter().map(|f| f.closed_pnl).sum();
+        let fees: f64 = fills.iter().map(|f| f.fee).sum();
+        tx.prepare_cached(
+            "INSERT INTO fill_totals (account_id, fills, closed_pnl, fees) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT(account_id) DO UPDATE SET fills = fills + excluded.fills,
+                 closed_pnl = closed_pnl + excluded.closed_pnl, fees = fees + excluded.fees",
+        )?
+        .execute(params![account_id, fills.len() as i64, closed, fees])?;
         Ok(())
     }
 
-    /// Realized PnL (closed PnL net of fees) of the account since `since`.
-    pub fn realized_since(&self, account_id: i64, since: DateTime<Utc>) -> DbResult<f64> {
+    /// Realized PnL (closed PnL net of fees) of the account over its whole life, from the totals
+    /// [`Store::insert_fills`] keeps.
+    pub fn realized(&self, account_id: i64) -> DbResult<f64> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT closed_pnl - fees FROM fill_totals WHERE account_id = ?1")?
+            .query_row([account_id], |r| r.get(0))
+            .optional()?
+            .unwrap_or(0.0))
+    }
+
+    /// The same sum from the fills themselves; what the totals must always equal.
+    pub fn realized_from_fills(&self, account_id: i64) -> DbResult<f64> {
         self.conn.query_row(
-            "SELECT COALESCE(SUM(closed_pnl - fee), 0) FROM fills
-             WHERE account_id = ?1 AND time >= ?2",
-            params![account_id, ts(since)],
+            "SELECT COALESCE(SUM(closed_pnl - fee), 0) FROM fills WHERE account_id = ?1",
+            [account_id],
             |r| r.get(0),
         )
     }
@@ -188,12 +209,11 @@ impl Store {
     pub fn equity_at(&self, account_id: i64, t: DateTime<Utc>) -> DbResult<Option<f64>> {
         let before: Option<f64> = self
             .conn
-            .query_row(
+            .prepare_cached(
                 "SELECT equity FROM equity_snapshots WHERE account_id = ?1 AND time <= ?2
                  ORDER BY time DESC LIMIT 1",
-                params![account_id, ts(t)],
-                |r| r.get(0),
-            )
+            )?
+            .query_row(params![account_id, ts(t)], |r| r.get(0))
             .optional()?;
         if before.is_some() {
             return Ok(before);
@@ -221,5 +241,48 @@ fn order_kind_from_str(s: &str) -> OrderKind {
         "stop_market" => OrderKind::StopMarket,
         "take_profit_market" => OrderKind::TakeProfitMarket,
         _ => OrderKind::Limit,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::venue::exchange::FillCause;
+
+    fn fill(closed_pnl: f64, fee: f64, t: DateTime<Utc>) -> Fill {
+        Fill {
+            oid: 1,
+            exchange: Exchange::ALL[0],
+            coin: "BTC".into(),
+            is_buy: true,
+            px: 100.0,
+            sz: 1.0,
+            fee,
+            closed_pnl,
+            time: t,
+            dir: "Close Long".into(),
+            cause: FillCause::Market,
+        }
+    }
+
+    #[test]
+    fn totals_follow_every_fill_and_the_migration_backfills_them() {
+        let mut s = Store::open_in_memory().unwrap();
+        let now = Utc::now();
+        let a = s.create_account("m1", "0xabc", 1000.0, now).unwrap();
+        let tx = s.conn.transaction().unwrap();
+        Store::insert_fills(&tx, a.id, &[fill(10.0, 1.0, now), fill(-4.0, 0.5, now)]).unwrap();
+        tx.commit().unwrap();
+        Store::insert_fills(&s.conn, a.id, &[fill(2.0, 0.25, now)]).unwrap();
+        assert_eq!(s.realized(a.id).unwrap(), 6.25);
+        assert_eq!(s.realized_from_fills(a.id).unwrap(), 6.25);
+
+        // A database from before the totals: the migration computes them from its fills.
+        s.conn
+            .execute_batch("DROP TABLE fill_totals; PRAGMA user_version = 5;")
+            .unwrap();
+        s.migrate().unwrap();
+        assert_eq!(s.realized(a.id).unwrap(), 6.25);
+        assert_eq!(s.realized(a.id + 1).unwrap(), 0.0);
     }
 }

@@ -341,6 +341,18 @@ CREATE TABLE builder_fee_orders (
     rate REAL NOT NULL
 );
 "#,
+    // Each account's fill totals, kept in the transaction of every fill so PnL answers do not sum
+    // the history; backfilled from the fills already recorded.
+    r#"
+CREATE TABLE fill_totals (
+    account_id INTEGER PRIMARY KEY REFERENCES accounts(id),
+    fills INTEGER NOT NULL,
+    closed_pnl REAL NOT NULL,
+    fees REAL NOT NULL
+);
+INSERT INTO fill_totals (account_id, fills, closed_pnl, fees)
+    SELECT account_id, COUNT(*), SUM(closed_pnl), SUM(fee) FROM fills GROUP BY account_id;
+"#,
 ];
 
 /// Where the sandbox keeps its database.
@@ -374,6 +386,18 @@ impl Store {
     pub fn open(path: &Path) -> DbResult<Store> {
         let conn = Connection::open(path)?;
         Self::init(conn)
+    }
+
+    /// A read-only connection to a database [`Store::open`] has opened (and migrated): it sees
+    /// each committed state whole while the writer goes on (WAL), and cannot write.
+    pub fn open_reader(path: &Path) -> DbResult<Store> {
+        use rusqlite::OpenFlags;
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        Ok(Store { conn })
     }
 
     pub fn open_in_memory() -> DbResult<Store> {
