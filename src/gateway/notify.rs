@@ -7,10 +7,10 @@
 //! applies to signal destinations, checked at every delivery and pinned to the checked addresses
 //! so a second DNS answer cannot move the connection.
 
-use crate::api::webhook_sig;
+use crate::api::{ssrf, webhook_sig};
 use serde::Deserialize;
 use serde_json::Value;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -84,55 +84,6 @@ pub fn from_toml(text: &str) -> Result<Vec<Destination>, String> {
     Ok(file.notify)
 }
 
-/// Why an address may not receive notifications, or None when it may. Kept equal to the sandbox's
-/// signal-destination rules (`sandbox::signals::forbidden_reason`), which the gateway may not import.
-pub fn forbidden(ip: IpAddr) -> Option<&'static str> {
-    let v4 = |ip: Ipv4Addr| {
-        let o = ip.octets();
-        if ip == Ipv4Addr::new(169, 254, 169, 254) {
-            Some("a cloud metadata address")
-        } else if ip.is_loopback() {
-            Some("a loopback address")
-        } else if ip.is_private() {
-            Some("a private address")
-        } else if ip.is_link_local() {
-            Some("a link-local address")
-        } else if o[0] == 100 && (o[1] & 0xc0) == 64 {
-            Some("a carrier-grade NAT address")
-        } else if ip.is_unspecified() || o[0] == 0 {
-            Some("the unspecified address")
-        } else if ip.is_broadcast() || ip.is_multicast() {
-            Some("a broadcast or multicast address")
-        } else {
-            None
-        }
-    };
-    match ip {
-        IpAddr::V4(ip) => v4(ip),
-        IpAddr::V6(ip) => {
-            if let Some(mapped) = ip.to_ipv4_mapped() {
-                return v4(mapped);
-            }
-            let seg = ip.segments();
-            if ip == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254) {
-                Some("a cloud metadata address")
-            } else if ip.is_loopback() {
-                Some("a loopback address")
-            } else if ip.is_unspecified() {
-                Some("the unspecified address")
-            } else if ip.is_multicast() {
-                Some("a multicast address")
-            } else if seg[0] & 0xfe00 == 0xfc00 {
-                Some("a private (unique local) address")
-            } else if seg[0] & 0xffc0 == 0xfe80 {
-                Some("a link-local address")
-            } else {
-                None
-            }
-        }
-    }
-}
-
 /// The addresses a delivery may connect to, after the SSRF rules.
 async fn resolve(d: &Destination) -> Result<(reqwest::Url, String, Vec<SocketAddr>), String> {
     let url = reqwest::Url::parse(d.url.trim()).map_err(|e| e.to_string())?;
@@ -143,7 +94,7 @@ async fn resolve(d: &Destination) -> Result<(reqwest::Url, String, Vec<SocketAdd
         .trim_end_matches(']')
         .to_ascii_lowercase();
     let allowed = d.allow_hosts.iter().any(|h| h.eq_ignore_ascii_case(&host));
-    if !allowed && ["metadata.google.internal", "metadata"].contains(&host.trim_end_matches('.')) {
+    if !allowed && ssrf::METADATA_HOSTS.contains(&host.trim_end_matches('.')) {
         return Err(format!("{host} is a cloud metadata service"));
     }
     let port = url.port_or_known_default().unwrap_or(443);
@@ -163,7 +114,7 @@ async fn resolve(d: &Destination) -> Result<(reqwest::Url, String, Vec<SocketAdd
     }
     if !allowed {
         for a in &addrs {
-            if let Some(why) = forbidden(a.ip()) {
+            if let Some(why) = ssrf::forbidden_reason(a.ip()) {
                 return Err(format!(
                     "{host} resolves to {}, {why}; add it to allow_hosts to notify it",
                     a.ip()
@@ -270,10 +221,16 @@ mod tests {
             "fd00::1",
             "::ffff:192.168.1.1",
         ] {
-            assert!(forbidden(ip.parse().unwrap()).is_some(), "{ip}");
+            assert!(
+                ssrf::forbidden_reason(ip.parse().unwrap()).is_some(),
+                "{ip}"
+            );
         }
         for ip in ["93.184.216.34", "2606:4700::1111"] {
-            assert!(forbidden(ip.parse().unwrap()).is_none(), "{ip}");
+            assert!(
+                ssrf::forbidden_reason(ip.parse().unwrap()).is_none(),
+                "{ip}"
+            );
         }
         let d = |url: &str| Destination {
             url: url.into(),

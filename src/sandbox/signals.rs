@@ -17,13 +17,13 @@ use super::store::DbResult;
 use super::store::signals::{self as db, Destination};
 use super::trading;
 use crate::api::model::{ExecutionResult, TradeSignal};
-use crate::api::webhook_sig;
+use crate::api::{ssrf, webhook_sig};
 use chrono::{DateTime, Duration, DurationRound, Utc};
 use rand::RngExt;
 use rusqlite::Connection;
 use serde_json::{Value, json};
 use std::collections::HashSet;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use tokio::sync::Semaphore;
 
@@ -60,61 +60,7 @@ pub fn new_destination_id() -> String {
     format!("dst_{}", hex::encode(bytes))
 }
 
-// ---- SSRF guard -------------------------------------------------------------------------------
-
-/// Host names refused whatever they resolve to.
-const METADATA_HOSTS: [&str; 2] = ["metadata.google.internal", "metadata"];
-
-/// Why an address may not receive deliveries, or None when it may.
-pub fn forbidden_reason(ip: IpAddr) -> Option<&'static str> {
-    match ip {
-        IpAddr::V4(v4) => forbidden_v4(v4),
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return forbidden_v4(v4);
-            }
-            let seg = v6.segments();
-            if v6 == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254) {
-                Some("a cloud metadata address")
-            } else if v6.is_loopback() {
-                Some("a loopback address")
-            } else if v6.is_unspecified() {
-                Some("the unspecified address")
-            } else if v6.is_multicast() {
-                Some("a multicast address")
-            } else if seg[0] & 0xfe00 == 0xfc00 {
-                Some("a private (unique local) address")
-            } else if seg[0] & 0xffc0 == 0xfe80 {
-                Some("a link-local address")
-            } else {
-                None
-            }
-        }
-    }
-}
-
-fn forbidden_v4(ip: Ipv4Addr) -> Option<&'static str> {
-    let o = ip.octets();
-    if ip == Ipv4Addr::new(169, 254, 169, 254) {
-        Some("a cloud metadata address")
-    } else if ip.is_loopback() {
-        Some("a loopback address")
-    } else if ip.is_private() {
-        Some("a private address")
-    } else if ip.is_link_local() {
-        Some("a link-local address")
-    } else if o[0] == 100 && (o[1] & 0xc0) == 64 {
-        Some("a carrier-grade NAT address")
-    } else if ip.is_unspecified() || o[0] == 0 {
-        Some("the unspecified address")
-    } else if ip.is_broadcast() {
-        Some("the broadcast address")
-    } else if ip.is_multicast() {
-        Some("a multicast address")
-    } else {
-        None
-    }
-}
+// ---- SSRF guard: the rules are `api::ssrf`, shared with the gateway's notifications ----------
 
 /// A URL the sandbox may deliver to: https, a host, and addresses checked.
 #[derive(Debug, Clone)]
@@ -163,7 +109,7 @@ pub async fn check_url(url: &str, allow_hosts: &[String]) -> Result<Target, AppE
     let refuse = |what: String| {
         AppError::new(ErrorKind::Invalid, "destination_not_allowed", what).with_field("url")
     };
-    if !allowed && METADATA_HOSTS.contains(&host.trim_end_matches('.')) {
+    if !allowed && ssrf::METADATA_HOSTS.contains(&host.trim_end_matches('.')) {
         return Err(refuse(format!(
             "url host {host} is a cloud metadata service; signals are never sent there"
         )));
@@ -184,7 +130,7 @@ pub async fn check_url(url: &str, allow_hosts: &[String]) -> Result<Target, AppE
     }
     if !allowed {
         for a in &addrs {
-            if let Some(reason) = forbidden_reason(a.ip()) {
+            if let Some(reason) = ssrf::forbidden_reason(a.ip()) {
                 return Err(refuse(format!(
                     "url host {host} resolves to {}, {reason}; signals are only sent to public addresses (a local receiver needs sandbox.webhook_allow_hosts)",
                     a.ip()
@@ -716,11 +662,11 @@ mod tests {
             "::ffff:127.0.0.1",
         ] {
             let ip: IpAddr = ip.parse().unwrap();
-            assert!(forbidden_reason(ip).is_some(), "{ip}");
+            assert!(ssrf::forbidden_reason(ip).is_some(), "{ip}");
         }
         for ip in ["93.184.216.34", "1.1.1.1", "2606:4700::1111", "100.128.0.1"] {
             let ip: IpAddr = ip.parse().unwrap();
-            assert!(forbidden_reason(ip).is_none(), "{ip}");
+            assert!(ssrf::forbidden_reason(ip).is_none(), "{ip}");
         }
     }
 
