@@ -211,60 +211,39 @@ fn segments(path: &str) -> Vec<String> {
 /// Every module path a file refers to, as written (`crate::`, `super::`, `self::`, or a child
 /// module's name).
 fn referenced_paths(code: &str) -> Vec<Vec<String>> {
-    let children = child_modules(code);
-    let code = strip(code);
-    let mut paths = Vec::new();
-    // `use` declarations, including `pub use` and `pub(crate) use`.
-    let bytes = code.as_bytes();
-    let mut i = 0;
-    while let Some(pos) = code[i..].find("use ") {
-        let at = i + pos;
-        i = at + 4;
-        if ident_before(bytes, at) {
-            continue;
-        }
-        let Some(end) = code[i..].find(';') else {
-            break;
-        };
-        let tree: String = code[i..i + end]
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
-        paths.extend(expand_use(&tree));
-        i += end;
-    }
-    // Inline paths in expressions and types: `crate::a::b`, `super::x::y`, `self::m::f`.
-    for start in ["crate::", "super::", "self::"] {
-        let mut from = 0;
-        while let Some(pos) = code[from..].find(start) {
-            let at = from + pos;
-            from = at + start.len();
-            if ident_before(bytes, at) {
-                continue;
-            }
-            let end = code[at..]
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
-                .map_or(code.len(), |e| at + e);
-            paths.push(segments(&code[at..end]));
-        }
-    }
-    // Inline paths through a child module: `http::router(...)` in the file that declares `http`.
-    for child in &children {
-        let start = format!("{child}::");
-        let mut from = 0;
-        while let Some(pos) = code[from..].find(&start) {
-            let at = from + pos;
-            from = at + start.len();
-            if ident_before(bytes, at) || (at > 1 && &code[at - 2..at] == "::") {
-                continue;
-            }
-            let end = code[at..]
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
-                .map_or(code.len(), |e| at + e);
-            paths.push(segments(&code[at..end]));
-        }
+    let mut paths: Vec<Vec<String>> = use_trees(code).iter().flat_map(|t| expand_use(t)).collect();
+    let stripped = strip(code);
+    // Inline paths in expressions and types: `crate::a::b`, `super::x::y`, `self::m::f`, and
+    // through a child module: `http::router(...)` in the file that declares `http`.
+    for start in ["crate", "super", "self"]
+        .into_iter()
+        .map(str::to_string)
+        .chain(child_modules(code))
+    {
+        paths.extend(paths_starting(&stripped, &start));
     }
     paths
+}
+
+/// The paths of (stripped) code that begin with `head::`, not counting those inside a longer
+/// path (`a::head::x`).
+fn paths_starting(code: &str, head: &str) -> Vec<Vec<String>> {
+    let bytes = code.as_bytes();
+    let start = format!("{head}::");
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(pos) = code[from..].find(&start) {
+        let at = from + pos;
+        from = at + start.len();
+        if ident_before(bytes, at) || (at > 1 && &code[at - 2..at] == "::") {
+            continue;
+        }
+        let end = code[at..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+            .map_or(code.len(), |e| at + e);
+        out.push(segments(&code[at..end]));
+    }
+    out
 }
 
 /// The child modules a file declares (`mod x;`), which `use x::...` may name directly.
@@ -424,26 +403,16 @@ fn paths_through_imported_modules(
         .filter(|(name, _)| !children.contains(name) && name != "self" && name != "super")
         .collect();
     let code = strip(&f.code);
-    let bytes = code.as_bytes();
-    let mut out = Vec::new();
-    for (alias, abs) in &aliases {
-        let start = format!("{alias}::");
-        let mut from = 0;
-        while let Some(pos) = code[from..].find(&start) {
-            let at = from + pos;
-            from = at + start.len();
-            if ident_before(bytes, at) || (at > 1 && &code[at - 2..at] == "::") {
-                continue;
-            }
-            let end = code[at..]
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
-                .map_or(code.len(), |e| at + e);
-            let mut path = abs.clone();
-            path.extend(segments(&code[at..end]).into_iter().skip(1));
-            out.push(path);
-        }
-    }
-    out
+    aliases
+        .iter()
+        .flat_map(|(alias, abs)| {
+            paths_starting(&code, alias).into_iter().map(|p| {
+                let mut path = abs.clone();
+                path.extend(p.into_iter().skip(1));
+                path
+            })
+        })
+        .collect()
 }
 
 fn import_graph(files: &[SourceFile]) -> BTreeMap<String, BTreeSet<String>> {
@@ -596,56 +565,51 @@ fn the_checker_finds_a_cycle_across_folders() {
 /// server on the sandbox's state (the composition root).
 const SANDBOX_ROOT: &str = "sandbox/mod.rs";
 
+/// Every edge from a file `from` accepts into a file under `into`, as "a imports b".
+fn imports_into(
+    graph: &BTreeMap<String, BTreeSet<String>>,
+    from: impl Fn(&str) -> bool,
+    into: &str,
+) -> Vec<String> {
+    graph
+        .iter()
+        .filter(|(file, _)| from(file))
+        .flat_map(|(file, targets)| {
+            targets
+                .iter()
+                .filter(|t| t.starts_with(into))
+                .map(move |t| format!("{file} imports {t}"))
+        })
+        .collect()
+}
+
 #[test]
 fn the_sandbox_domain_does_not_import_its_http_layer() {
-    let files = library_files();
-    let graph = import_graph(&files);
+    let graph = import_graph(&library_files());
     assert!(
         graph[SANDBOX_ROOT]
             .iter()
             .any(|t| t.starts_with("sandbox/http/")),
         "the checker no longer sees the composition root start the HTTP server"
     );
-    let offenders: Vec<String> = graph
-        .iter()
-        .filter(|(file, _)| {
-            file.starts_with("sandbox/")
-                && !file.starts_with("sandbox/http/")
-                && file.as_str() != SANDBOX_ROOT
-        })
-        .flat_map(|(file, targets)| {
-            targets
-                .iter()
-                .filter(|t| t.starts_with("sandbox/http/"))
-                .map(move |t| format!("{file} imports {t}"))
-        })
-        .collect();
+    let domain =
+        |f: &str| f.starts_with("sandbox/") && !f.starts_with("sandbox/http/") && f != SANDBOX_ROOT;
+    let offenders = imports_into(&graph, domain, "sandbox/http/");
     assert!(offenders.is_empty(), "{offenders:#?}");
 }
 
 #[test]
 fn configuration_does_not_import_the_console() {
     let graph = import_graph(&library_files());
-    let offenders: Vec<&String> = graph["config.rs"]
-        .iter()
-        .filter(|t| t.starts_with("console/"))
-        .collect();
-    assert!(offenders.is_empty(), "config.rs imports {offenders:?}");
+    let offenders = imports_into(&graph, |f| f == "config.rs", "console/");
+    assert!(offenders.is_empty(), "{offenders:#?}");
 }
 
 #[test]
 fn the_servers_do_not_import_the_console() {
     let graph = import_graph(&library_files());
-    let offenders: Vec<String> = graph
-        .iter()
-        .filter(|(file, _)| file.starts_with("sandbox/") || file.starts_with("gateway/"))
-        .flat_map(|(file, targets)| {
-            targets
-                .iter()
-                .filter(|t| t.starts_with("console/"))
-                .map(move |t| format!("{file} imports {t}"))
-        })
-        .collect();
+    let servers = |f: &str| f.starts_with("sandbox/") || f.starts_with("gateway/");
+    let offenders = imports_into(&graph, servers, "console/");
     assert!(offenders.is_empty(), "{offenders:#?}");
 }
 
@@ -653,16 +617,7 @@ fn the_servers_do_not_import_the_console() {
 fn the_gateway_does_not_import_the_sandbox() {
     // It stands in front of any upstream, the real service included: it speaks HTTP to it.
     let graph = import_graph(&library_files());
-    let offenders: Vec<String> = graph
-        .iter()
-        .filter(|(file, _)| file.starts_with("gateway/"))
-        .flat_map(|(file, targets)| {
-            targets
-                .iter()
-                .filter(|t| t.starts_with("sandbox/"))
-                .map(move |t| format!("{file} imports {t}"))
-        })
-        .collect();
+    let offenders = imports_into(&graph, |f| f.starts_with("gateway/"), "sandbox/");
     assert!(offenders.is_empty(), "{offenders:#?}");
 }
 
