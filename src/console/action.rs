@@ -1,6 +1,7 @@
 //! Everything that can happen to the console (Actions) and everything it asks the outside world to do
 //! (Effects). `App::update` turns one into the other without doing I/O itself.
 
+use super::inbox::Evidence;
 use super::payload::{DiscoveryPayload, DiscoveryQuery};
 use crate::api::ApiError;
 use crate::api::model::{
@@ -108,6 +109,8 @@ pub enum Answer {
         id: String,
         result: Result<Box<ExecutionResult>, ApiError>,
     },
+    /// What the service says now, asked because a confirm got no answer.
+    Reconciled { evidence: Box<Evidence> },
     /// A Discovery view's answer, with the query it answers.
     Discovered {
         query: DiscoveryQuery,
@@ -185,6 +188,7 @@ impl Answer {
             Answer::Loaded { resource, .. } => resource.operation(),
             Answer::Proposed { .. } => "propose_trade",
             Answer::Confirmed { .. } => "confirm_trade",
+            Answer::Reconciled { .. } => "list_audit_logs",
             Answer::Discovered { query, .. } => query.operation(),
             Answer::BacktestSubmitted { .. } => "run_backtest",
             Answer::JobLoaded { .. } => "get_backtest_job",
@@ -212,6 +216,7 @@ impl Answer {
             Answer::Loaded { result, .. } => err(result),
             Answer::Proposed { result, .. } => err(result),
             Answer::Confirmed { result, .. } => err(result),
+            Answer::Reconciled { evidence } => evidence.error(),
             Answer::Discovered { result, .. } => err(result),
             Answer::BacktestSubmitted { result, .. } => err(result),
             Answer::JobLoaded { result, .. } => err(result),
@@ -236,6 +241,11 @@ pub enum Effect {
     Fetch(Resource),
     Propose(Box<TradeSignal>),
     Confirm(String),
+    /// Ask the service what became of confirms that got no answer: the audit log, and the
+    /// proposals list when `list` (the service offers it).
+    Reconcile {
+        list: bool,
+    },
     /// Fetch one Discovery view with these parameters.
     FetchDiscovery(DiscoveryQuery),
     /// Submit a backtest job.

@@ -10,7 +10,7 @@
 
 use super::action::{Action, Answer, Effect, Resource};
 use super::feeds::{Account, Feed, Options};
-use super::inbox::{Decision, InboxItem};
+use super::inbox::{Decision, InboxItem, InboxState};
 use super::keymap::KeyAction;
 use super::keymap::Keymap;
 use super::layout::{Pane, Shape};
@@ -73,6 +73,8 @@ pub struct App {
     pub inbox: Vec<InboxItem>,
     /// Newest first.
     pub decisions: Vec<Decision>,
+    /// The inbox panes' selections (by proposal id), the undoable dismissals, the rechecks.
+    pub inbox_state: InboxState,
     /// Newest first.
     pub request_log: VecDeque<RequestLogEntry>,
     pub tab: Tab,
@@ -129,6 +131,7 @@ impl App {
             logs: LogsState::default(),
             inbox: Vec::new(),
             decisions: Vec::new(),
+            inbox_state: InboxState::default(),
             request_log: VecDeque::new(),
             tab: Tab::Desk,
             focus: 0,
@@ -187,6 +190,9 @@ impl App {
     }
 
     pub fn selected(&self, pane: Pane) -> usize {
+        if let Some(row) = self.inbox_row(pane) {
+            return row;
+        }
         self.selected.get(&pane).copied().unwrap_or(0)
     }
 
@@ -220,6 +226,7 @@ impl App {
 
     pub fn update(&mut self, action: Action) -> Vec<Effect> {
         let mut fx = Vec::new();
+        let by_user = matches!(action, Action::Key(_) | Action::Mouse(_));
         match action {
             Action::Tick(now) => {
                 self.now = now;
@@ -251,6 +258,7 @@ impl App {
             }
         }
         self.schedule(&mut fx);
+        self.sync_inbox_selection(by_user);
         fx
     }
 
@@ -267,6 +275,7 @@ impl App {
             }
             Answer::Proposed { signal, result } => self.on_proposed(&signal, result, at),
             Answer::Confirmed { id, result } => self.on_confirmed(&id, result, at, fx),
+            Answer::Reconciled { evidence } => self.on_reconciled(&evidence, at, fx),
             Answer::Discovered { query, result } => self.on_discovered(query, result, latency, at),
             Answer::BacktestSubmitted { request, result } => {
                 self.on_backtest_submitted(&request, result, at)
@@ -323,6 +332,7 @@ impl App {
         self.schedule_research(fx);
         self.schedule_tools(fx);
         self.schedule_signals(fx);
+        self.schedule_recheck(fx);
     }
 
     fn log_request(

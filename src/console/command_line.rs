@@ -164,9 +164,7 @@ impl App {
                     self.seen.insert(id.clone());
                 }
                 self.set_tab(Tab::Proposals);
-                if let Some(i) = self.inbox.iter().position(|i| i.id() == id) {
-                    self.selected.insert(Pane::Inbox, i);
-                }
+                self.select_proposal(Pane::Inbox, &id);
                 self.start_approval(&id);
             }
             Command::Backtest(args) => {

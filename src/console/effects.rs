@@ -2,6 +2,7 @@
 //! request is its own task, bounded by the client's timeout.
 
 use super::action::{Action, Answer, Effect, Payload, Resource};
+use super::inbox::Evidence;
 use super::payload::{DiscoveryPayload, DiscoveryQuery};
 use crate::api::{ApiError, Client};
 use chrono::Utc;
@@ -32,6 +33,11 @@ impl Runner {
             Effect::Confirm(id) => self.spawn(move |c| async move {
                 let result = c.confirm_trade(&id).await.map(Box::new);
                 Answer::Confirmed { id, result }
+            }),
+            Effect::Reconcile { list } => self.spawn(move |c| async move {
+                Answer::Reconciled {
+                    evidence: Box::new(reconcile(&c, list).await),
+                }
             }),
             Effect::FetchDiscovery(query) => self.spawn(move |c| async move {
                 let result = discover(&c, &query).await;
@@ -158,6 +164,36 @@ async fn fetch(client: &Client, resource: Resource) -> Result<Payload, ApiError>
         Resource::Usage => Payload::Usage(Box::new(client.get_usage().await?)),
         Resource::Audit => Payload::Audit(client.list_audit_logs(Some(200)).await?.logs),
     })
+}
+
+/// The proposals list (when offered) and the audit log, each given up after a short wait: these
+/// checks repeat every few seconds while the service is unreachable, so none may hang for the
+/// client's full timeout and retries.
+async fn reconcile(client: &Client, list: bool) -> Evidence {
+    use super::inbox::{AUDIT_WINDOW, RECHECK_TIMEOUT};
+    async fn quick<T>(f: impl Future<Output = Result<T, ApiError>>) -> Result<T, ApiError> {
+        tokio::time::timeout(RECHECK_TIMEOUT, f)
+            .await
+            .unwrap_or_else(|_| {
+                Err(ApiError::Transport(format!(
+                    "no answer within {}s",
+                    RECHECK_TIMEOUT.as_secs()
+                )))
+            })
+    }
+    let proposals = if list {
+        Some(
+            quick(client.list_proposals(Some("all")))
+                .await
+                .map(|p| p.proposals),
+        )
+    } else {
+        None
+    };
+    let audit = quick(client.list_audit_logs(Some(AUDIT_WINDOW)))
+        .await
+        .map(|a| a.logs);
+    Evidence { proposals, audit }
 }
 
 async fn discover(client: &Client, query: &DiscoveryQuery) -> Result<DiscoveryPayload, ApiError> {

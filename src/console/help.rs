@@ -28,6 +28,10 @@ const KEYS: &[(KeyAction, &str)] = &[
     (KeyAction::Approve, "approve the selected proposal (then y)"),
     (KeyAction::ConfirmYes, "yes, in a dialog"),
     (KeyAction::Reject, "reject (dismiss) the selected proposal"),
+    (
+        KeyAction::Undo,
+        "undo a dismissal while the proposal is live",
+    ),
     (KeyAction::Cancel, "close a dialog"),
     (KeyAction::Left, "previous Discovery view"),
     (KeyAction::Right, "next Discovery view"),

@@ -7,7 +7,7 @@ use crate::console::keymap::KeyAction;
 use crate::console::layout::{self, Pane};
 use crate::console::modal::Modal;
 use crate::console::tab::Tab;
-use crate::console::tabs::{chat, research};
+use crate::console::tabs::{chat, proposals, research};
 use crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind,
 };
@@ -55,17 +55,16 @@ impl App {
             KeyAction::Refresh => self.refresh(),
             // The inbox item under the cursor: the Desk strip's, else the Proposals list's.
             KeyAction::Approve => {
-                if let Some(item) = self.selected_item() {
-                    let id = item.id().to_string();
+                if let Some(id) = self.acting_on() {
                     self.start_approval(&id);
                 }
             }
             KeyAction::Reject => {
-                if let Some(item) = self.selected_item() {
-                    let id = item.id().to_string();
+                if let Some(id) = self.acting_on() {
                     self.reject(&id, fx);
                 }
             }
+            KeyAction::Undo => self.undo_dismissal(fx),
             KeyAction::BuilderFee => self.open_builder_fee(fx),
             _ => return false,
         }
@@ -84,12 +83,10 @@ impl App {
             KeyAction::Down | KeyAction::Right => self.move_selection(pane, 1),
             KeyAction::PageUp => self.move_selection(pane, -(self.page() as i64)),
             KeyAction::PageDown => self.move_selection(pane, self.page() as i64),
-            KeyAction::Top => {
-                self.selected.insert(pane, 0);
-            }
+            KeyAction::Top => self.select_row(pane, 0),
             KeyAction::Bottom => {
                 let len = self.pane_len(pane);
-                self.selected.insert(pane, len.saturating_sub(1));
+                self.select_row(pane, len.saturating_sub(1));
             }
             _ => {}
         }
@@ -115,14 +112,21 @@ impl App {
             return;
         }
         let cur = self.selected(pane) as i64;
-        self.selected
-            .insert(pane, (cur + delta).clamp(0, len - 1) as usize);
+        self.select_row(pane, (cur + delta).clamp(0, len - 1) as usize);
         if pane == Pane::Jobs {
             // Another job: its trades start from the top.
             self.selected.insert(Pane::Trades, 0);
         }
         if pane == Pane::Destinations {
             self.destination_selected();
+        }
+    }
+
+    /// The cursor goes to `row`; in an inbox pane, that row's proposal is what is selected.
+    pub(crate) fn select_row(&mut self, pane: Pane, row: usize) {
+        self.selected.insert(pane, row);
+        if matches!(pane, Pane::Inbox | Pane::Strip) {
+            self.select_inbox_row(pane, row);
         }
     }
 
@@ -176,7 +180,7 @@ impl App {
                     let offset = layout::offset(self.selected(pane), screen.rows(pane));
                     let idx = offset + row;
                     if idx < self.pane_len(pane) {
-                        self.selected.insert(pane, idx);
+                        self.select_row(pane, idx);
                         if pane == Pane::Destinations {
                             self.destination_selected();
                         }
@@ -244,7 +248,30 @@ impl App {
                     self.approve(&id, fx);
                 }
                 Some(KeyAction::Cancel | KeyAction::Quit) => self.modal = None,
-                // Enter alone never confirms: only an explicit `y` does.
+                // Enter alone never confirms: only an explicit `y` does. The movement keys
+                // scroll a body taller than the dialog; its keys line stays put.
+                Some(
+                    a @ (KeyAction::Up
+                    | KeyAction::Down
+                    | KeyAction::PageUp
+                    | KeyAction::PageDown
+                    | KeyAction::Top
+                    | KeyAction::Bottom),
+                ) => {
+                    let id = id.clone();
+                    let max = proposals::view::approve_max_scroll(self, &id, self.size);
+                    let cur = self.inbox_state.dialog_scroll.min(max) as i32;
+                    let page = (self.size.1 as i32 / 2).max(1);
+                    let next = match a {
+                        KeyAction::Up => cur - 1,
+                        KeyAction::Down => cur + 1,
+                        KeyAction::PageUp => cur - page,
+                        KeyAction::PageDown => cur + page,
+                        KeyAction::Top => 0,
+                        _ => max as i32,
+                    };
+                    self.inbox_state.dialog_scroll = next.clamp(0, max as i32) as u16;
+                }
                 _ => {}
             },
             Modal::QuitConfirm => match action {

@@ -266,6 +266,9 @@ fn footer(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
             Tab::Desk | Tab::Proposals => {
                 items.push((key(KeyAction::Approve), "approve"));
                 items.push((key(KeyAction::Reject), "reject"));
+                if app.can_undo() {
+                    items.push((key(KeyAction::Undo), "undo"));
+                }
             }
             Tab::Logs => items.push((key(KeyAction::Filter), "filter")),
             Tab::Discovery => {

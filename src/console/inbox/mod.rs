@@ -5,7 +5,9 @@
 
 mod update;
 
-use crate::api::model::{Preview, Proposal};
+use crate::api::ApiError;
+use crate::api::model::{AuditEntry, Preview, Proposal};
+use crate::console::poll::Poll;
 use chrono::{DateTime, Duration as TimeDelta, Utc};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,6 +26,13 @@ pub enum LocalState {
     Approved(String),
     Rejected,
     Failed(String),
+    /// The confirm never got an answer (refused, timed out, reset): it may or may not have
+    /// executed. `error` is why; `checking` is false once the service can no longer tell (its
+    /// audit log names no proposals and the proposal's time is over).
+    Unknown {
+        error: String,
+        checking: bool,
+    },
 }
 
 /// A mutate tool's confirm token waiting for a human: approving it re-submits the tool with
@@ -66,6 +75,8 @@ pub enum Status {
     Failed,
     /// Executed, but not by this console.
     Executed,
+    /// A confirm went out and no answer came back: being reconciled with the service.
+    Unknown,
 }
 
 impl Status {
@@ -78,6 +89,7 @@ impl Status {
             Status::Expired => "expired",
             Status::Failed => "failed",
             Status::Executed => "executed",
+            Status::Unknown => "outcome unknown",
         }
     }
 }
@@ -93,14 +105,30 @@ impl InboxItem {
             LocalState::Approved(_) => return Status::Approved,
             LocalState::Rejected => return Status::Rejected,
             LocalState::Failed(_) => return Status::Failed,
+            LocalState::Unknown { .. } => return Status::Unknown,
             LocalState::None => {}
         }
+        self.service_status(now)
+    }
+
+    /// What the service's side says, whatever this console did: a dismissal is only local, so
+    /// this is what undoing it returns to.
+    pub fn service_status(&self, now: DateTime<Utc>) -> Status {
         match self.proposal.status.as_str() {
             "executed" => Status::Executed,
             "failed" => Status::Failed,
             "expired" => Status::Expired,
             _ if self.remaining(now).is_some_and(|r| r <= TimeDelta::zero()) => Status::Expired,
             _ => Status::Staged,
+        }
+    }
+
+    /// The status as a row shows it: for a confirm that got no answer, whether it is still
+    /// being checked.
+    pub fn status_text(&self, now: DateTime<Utc>) -> &'static str {
+        match self.local {
+            LocalState::Unknown { checking: true, .. } => "unknown — checking",
+            _ => self.status(now).label(),
         }
     }
 
@@ -148,6 +176,8 @@ pub enum DecisionKind {
     Rejected,
     Expired,
     Failed,
+    /// A dismissal taken back while the proposal was live.
+    Undone,
 }
 
 impl DecisionKind {
@@ -157,6 +187,7 @@ impl DecisionKind {
             DecisionKind::Rejected => "rejected",
             DecisionKind::Expired => "expired",
             DecisionKind::Failed => "failed",
+            DecisionKind::Undone => "undone",
         }
     }
 }
@@ -199,5 +230,175 @@ pub fn execution_summary(done: &crate::api::model::ExecutionResult) -> String {
         done.status.clone()
     } else {
         parts.join("; ")
+    }
+}
+
+/// How long after the selection moved by itself (its proposal left the list, or the first one
+/// arrived) the keys that act on it refuse: a key pressed in that moment was aimed at what was
+/// selected before, which the supervisor may not have seen change.
+pub const SETTLE: TimeDelta = TimeDelta::seconds(1);
+
+/// While a confirm's outcome is unknown, the service is asked again this often: one or two cheap
+/// GETs, each given up after [`RECHECK_TIMEOUT`].
+pub const RECHECK: TimeDelta = TimeDelta::seconds(2);
+pub const RECHECK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// The audit rows asked for when reconciling. A log that fills them may not reach back to the
+/// confirm, so then the absence of a row proves nothing.
+pub const AUDIT_WINDOW: u32 = 200;
+
+/// What one inbox pane (the Proposals list, the Desk strip) has selected: a proposal id, never a
+/// row, so an arrival, an expiry or a re-sort never changes what `a`, `x` and `enter` act on. The
+/// row drawn is derived from it.
+#[derive(Debug, Clone, Default)]
+pub struct PaneSelection {
+    pub id: Option<String>,
+    /// The pane's ids when last synced, newest first: where the selected one was, so its
+    /// neighbour is known once it leaves.
+    rows: Vec<String>,
+    /// When the selection last moved by itself, and from which id (the one that left).
+    pub moved: Option<(DateTime<Utc>, Option<String>)>,
+}
+
+impl PaneSelection {
+    /// Follows the id through `rows`, the pane's ids now. When the selected proposal left, the
+    /// one that took its place (the next older) is selected, or else the one above it. True when
+    /// the selection changed without a key saying so.
+    pub fn sync(&mut self, rows: Vec<String>) -> bool {
+        let changed = match &self.id {
+            Some(id) if rows.contains(id) => false,
+            Some(id) => {
+                let at = self.rows.iter().position(|r| r == id);
+                let survivor = at.and_then(|p| {
+                    self.rows[p + 1..]
+                        .iter()
+                        .find(|r| rows.contains(r))
+                        .or_else(|| self.rows[..p].iter().rev().find(|r| rows.contains(r)))
+                });
+                self.id = survivor.cloned().or_else(|| rows.first().cloned());
+                true
+            }
+            None => {
+                self.id = rows.first().cloned();
+                self.id.is_some()
+            }
+        };
+        self.rows = rows;
+        changed
+    }
+
+    /// The selected row in `rows`, when the selected proposal is there.
+    pub fn row_in(&self, rows: &[&str]) -> Option<usize> {
+        let id = self.id.as_deref()?;
+        rows.iter().position(|r| *r == id)
+    }
+}
+
+/// The inbox panes' selections, the dismissals that can still be undone, and the schedule of
+/// the checks of confirms whose outcome is unknown.
+#[derive(Debug, Clone, Default)]
+pub struct InboxState {
+    pub list: PaneSelection,
+    pub strip: PaneSelection,
+    /// Dismissed proposal ids, the latest last: what `u` restores.
+    pub dismissed: Vec<String>,
+    /// Proposals whose confirm from this console got no answer: a later "already executed"
+    /// may be that confirm's doing.
+    pub unanswered: std::collections::HashSet<String>,
+    pub recheck: Poll,
+    /// How far the approve dialog's body is scrolled (its keys line never scrolls away).
+    pub dialog_scroll: u16,
+}
+
+/// What the service answered when asked what became of a confirm that got no answer.
+#[derive(Debug, Clone)]
+pub struct Evidence {
+    /// The proposals extension's list; None when the service does not offer it.
+    pub proposals: Option<Result<Vec<Proposal>, ApiError>>,
+    pub audit: Result<Vec<AuditEntry>, ApiError>,
+}
+
+impl Evidence {
+    /// The error to log for the check: None when either source answered.
+    pub fn error(&self) -> Option<&ApiError> {
+        match (&self.proposals, &self.audit) {
+            (Some(Ok(_)), _) | (_, Ok(_)) => None,
+            (_, Err(e)) => Some(e),
+        }
+    }
+
+    /// Nothing answered because nothing got through: the service is still unreachable.
+    pub fn unreachable(&self) -> bool {
+        let transient = |r: Option<&ApiError>| r.is_none_or(ApiError::is_transient);
+        self.error().is_some()
+            && transient(self.proposals.as_ref().and_then(|p| p.as_ref().err()))
+            && transient(self.audit.as_ref().err())
+    }
+}
+
+/// What the service's records say became of a proposal.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// It executed: what it did, as far as the records say.
+    Executed(String),
+    /// The service tried and failed; nothing was traded.
+    Failed(String),
+    /// It did not execute: still staged, or expired (the clock says which).
+    NotExecuted,
+    /// The records do not say.
+    Unknown,
+}
+
+/// Reads the evidence for proposal `id`: the proposals list when it has the proposal, else the
+/// audit log (every delegated execute attempt, with the proposal it named). Positions and open
+/// orders cannot say which proposal made them, so they are not evidence.
+pub fn outcome(id: &str, evidence: &Evidence) -> Outcome {
+    if let Some(Ok(list)) = &evidence.proposals
+        && let Some(p) = list.iter().find(|p| p.proposal_id == id)
+    {
+        return outcome_of(p);
+    }
+    match &evidence.audit {
+        Ok(rows) => outcome_in_audit(id, rows),
+        Err(_) => Outcome::Unknown,
+    }
+}
+
+/// What a listed proposal's status says.
+pub fn outcome_of(p: &Proposal) -> Outcome {
+    match p.status.as_str() {
+        "executed" => Outcome::Executed(match &p.execution {
+            Some(e) => execution_summary(&crate::api::model::ExecutionResult {
+                status: "executed".into(),
+                execution: e.clone(),
+                ..Default::default()
+            }),
+            None => "executed".into(),
+        }),
+        "failed" => Outcome::Failed(
+            p.error
+                .as_ref()
+                .map(|e| e.message.clone())
+                .unwrap_or_else(|| "the service marked it failed".into()),
+        ),
+        _ => Outcome::NotExecuted,
+    }
+}
+
+fn outcome_in_audit(id: &str, rows: &[AuditEntry]) -> Outcome {
+    let mine = || rows.iter().filter(|r| r.proposal_id.as_deref() == Some(id));
+    if let Some(ok) = mine().find(|r| r.outcome == "ok" && r.operation != "propose_trade") {
+        return Outcome::Executed(format!(
+            "executed ({} ok in the audit log{})",
+            ok.operation,
+            ok.oid.map(|o| format!(", oid {o}")).unwrap_or_default()
+        ));
+    }
+    // Absence proves something only in a log that names proposals and reaches back far enough.
+    let names_proposals = rows.iter().any(|r| r.proposal_id.is_some());
+    if names_proposals && rows.len() < AUDIT_WINDOW as usize {
+        Outcome::NotExecuted
+    } else {
+        Outcome::Unknown
     }
 }

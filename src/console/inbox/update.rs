@@ -2,8 +2,8 @@
 //! answers (upper layer: it changes `App`).
 
 use super::{
-    Decision, DecisionKind, InboxItem, LocalState, Source, Status, describe_preview,
-    execution_summary,
+    Decision, DecisionKind, Evidence, InboxItem, LocalState, Outcome, PaneSelection, RECHECK,
+    SETTLE, Source, Status, describe_preview, execution_summary, outcome, outcome_of,
 };
 use crate::api::ApiError;
 use crate::api::model::{Proposal, TradeSignal};
@@ -25,22 +25,133 @@ impl App {
         self.inbox.iter_mut().find(|i| i.id() == id)
     }
 
-    /// The inbox item under the cursor (the Proposals list, or the Desk strip).
-    pub fn selected_item(&self) -> Option<&InboxItem> {
-        match self.focused_pane() {
-            Pane::Strip => self
-                .strip_items()
-                .get(self.selected(Pane::Strip))
-                .map(|i| &self.inbox[*i]),
-            _ => self.inbox.get(self.selected(Pane::Inbox)),
+    /// The inbox pane the approve, reject and undo keys act in: the Desk strip when it has the
+    /// focus, else the Proposals list (from any tab).
+    pub fn inbox_pane(&self) -> Pane {
+        if self.focused_pane() == Pane::Strip {
+            Pane::Strip
+        } else {
+            Pane::Inbox
         }
     }
 
-    /// Inbox indices of the proposals the Desk strip shows: those that can still be approved.
+    /// The inbox item under the cursor (the Proposals list, or the Desk strip): the one whose id
+    /// is selected, even when it has just left the strip, so a key acts on what was on screen
+    /// and says why it cannot.
+    pub fn selected_item(&self) -> Option<&InboxItem> {
+        let pane = self.inbox_pane();
+        match &self.selection(pane).id {
+            Some(id) => self.item(id),
+            None => match pane {
+                Pane::Strip => self.strip_items().first().map(|i| &self.inbox[*i]),
+                _ => self.inbox.get(self.selected(Pane::Inbox)),
+            },
+        }
+    }
+
+    /// Inbox indices of the proposals the Desk strip shows: those that can still be approved,
+    /// and those whose confirm got no answer, until the service says what became of them.
     pub fn strip_items(&self) -> Vec<usize> {
         (0..self.inbox.len())
-            .filter(|i| self.inbox[*i].can_approve(self.now))
+            .filter(|i| {
+                let item = &self.inbox[*i];
+                item.can_approve(self.now) || matches!(item.local, LocalState::Unknown { .. })
+            })
             .collect()
+    }
+
+    pub fn selection(&self, pane: Pane) -> &PaneSelection {
+        match pane {
+            Pane::Strip => &self.inbox_state.strip,
+            _ => &self.inbox_state.list,
+        }
+    }
+
+    fn selection_mut(&mut self, pane: Pane) -> &mut PaneSelection {
+        match pane {
+            Pane::Strip => &mut self.inbox_state.strip,
+            _ => &mut self.inbox_state.list,
+        }
+    }
+
+    /// The ids an inbox pane lists, in its order.
+    fn pane_ids(&self, pane: Pane) -> Vec<&str> {
+        match pane {
+            Pane::Strip => self
+                .strip_items()
+                .into_iter()
+                .map(|i| self.inbox[i].id())
+                .collect(),
+            _ => self.inbox.iter().map(InboxItem::id).collect(),
+        }
+    }
+
+    /// The row an inbox pane draws as selected: where its selected id is now. None for the
+    /// other panes, and before anything was selected.
+    pub(crate) fn inbox_row(&self, pane: Pane) -> Option<usize> {
+        if !matches!(pane, Pane::Inbox | Pane::Strip) {
+            return None;
+        }
+        self.selection(pane).row_in(&self.pane_ids(pane))
+    }
+
+    /// The cursor moved to `row` of an inbox pane (a key or a click): that proposal is selected.
+    pub(crate) fn select_inbox_row(&mut self, pane: Pane, row: usize) {
+        let id = self.pane_ids(pane).get(row).map(|s| s.to_string());
+        if let Some(id) = id {
+            self.select_proposal(pane, &id);
+        }
+    }
+
+    /// Selects proposal `id` in an inbox pane, as the supervisor asked.
+    pub(crate) fn select_proposal(&mut self, pane: Pane, id: &str) {
+        let sel = self.selection_mut(pane);
+        sel.id = Some(id.to_string());
+        sel.moved = None;
+        if let Some(row) = self.inbox_row(pane) {
+            self.selected.insert(pane, row);
+        }
+    }
+
+    /// After every update: each inbox pane's selection follows its proposal through arrivals,
+    /// re-sorts and departures. A move nobody asked for is remembered, so a key pressed at that
+    /// moment does not act on a row the supervisor has not seen selected.
+    pub(crate) fn sync_inbox_selection(&mut self, by_user: bool) {
+        let now = self.now;
+        for pane in [Pane::Inbox, Pane::Strip] {
+            let rows: Vec<String> = self.pane_ids(pane).into_iter().map(String::from).collect();
+            let sel = self.selection_mut(pane);
+            let before = sel.id.clone();
+            // A first selection is not a move: nothing was selected for a key to be meant for.
+            if sel.sync(rows) && !by_user && sel.id.is_some() && before.is_some() {
+                sel.moved = Some((now, before));
+            }
+            if let Some(row) = self.inbox_row(pane) {
+                self.selected.insert(pane, row);
+            }
+        }
+    }
+
+    /// The id the approve, reject and undo keys act on; None, with the reason shown, when the
+    /// selection moved by itself a moment ago (the key was meant for what was selected before).
+    pub(crate) fn acting_on(&mut self) -> Option<String> {
+        let pane = self.inbox_pane();
+        let now = self.now;
+        let sel = self.selection_mut(pane);
+        if let Some((at, Some(old))) = sel.moved.take()
+            && now - at < SETTLE
+            && let Some(id) = sel.id.clone()
+        {
+            self.toast(
+                format!(
+                    "The selection just moved to {id} ({old} left the list): nothing done; \
+                     press again to act on it"
+                ),
+                ToastLevel::Error,
+            );
+            return None;
+        }
+        self.selected_item().map(|i| i.id().to_string())
     }
 
     pub fn confirm_in_flight(&self) -> bool {
@@ -50,9 +161,14 @@ impl App {
     pub(crate) fn merge_proposals(&mut self, list: Vec<Proposal>, fx: &mut Vec<Effect>) {
         let now = self.now;
         let mut fresh = 0;
+        let mut settle = Vec::new();
         for p in list {
             if let Some(item) = self.item_mut(&p.proposal_id) {
-                // A confirm this console is waiting for decides the local state, not a poll.
+                // A confirm this console is waiting for decides the local state, not a poll; a
+                // confirm that got no answer is settled by what the list says.
+                if matches!(item.local, LocalState::Unknown { .. }) {
+                    settle.push((p.proposal_id.clone(), outcome_of(&p)));
+                }
                 item.proposal = p;
                 continue;
             }
@@ -78,6 +194,9 @@ impl App {
             fx.push(Effect::Bell);
         }
         self.sort_inbox();
+        for (id, found) in settle {
+            self.settle_unknown(&id, found, fx);
+        }
     }
 
     pub(crate) fn sort_inbox(&mut self) {
@@ -87,8 +206,6 @@ impl App {
                 .unwrap_or(b.first_seen)
                 .cmp(&a.proposal.created_at.unwrap_or(a.first_seen))
         });
-        self.clamp(Pane::Inbox);
-        self.clamp(Pane::Strip);
     }
 
     pub(crate) fn note_expiries(&mut self, fx: &mut Vec<Effect>) {
@@ -205,6 +322,21 @@ impl App {
                 self.toast(format!("Approved {id}: {text}"), ToastLevel::Info);
                 self.decide(id, DecisionKind::Approved, summary, text, fx);
             }
+            Err(e) if self.outcome_unknown(id, &e) => {
+                let text = e.to_string();
+                if let Some(item) = self.item_mut(id) {
+                    item.local = LocalState::Unknown {
+                        error: text.clone(),
+                        checking: true,
+                    };
+                }
+                self.inbox_state.unanswered.insert(id.to_string());
+                self.inbox_state.recheck.ask_at(at);
+                self.toast(
+                    format!("Confirm {id}: outcome unknown ({text}) — checking with the service"),
+                    ToastLevel::Error,
+                );
+            }
             Err(e) => {
                 if let ApiError::QuotaExceeded { retry_after, .. } = &e {
                     self.quota_until = Some(at + to_delta(*retry_after));
@@ -235,8 +367,16 @@ impl App {
         let now = self.now;
         match self.item(id) {
             Some(item) if item.can_approve(now) => {
+                self.inbox_state.dialog_scroll = 0;
                 self.modal = Some(Modal::Approve(id.to_string()))
             }
+            Some(item) if item.status(now) == Status::Unknown => self.toast(
+                format!(
+                    "{id}: outcome unknown — checking with the service; it can be approved again \
+                     only once the service says it is still staged"
+                ),
+                ToastLevel::Error,
+            ),
             Some(item) => {
                 let status = item.status(now).label();
                 self.toast(
@@ -299,10 +439,203 @@ impl App {
         item.local = LocalState::Rejected;
         let summary = item.describe();
         let result = if item.tool.is_some() {
-            "dismissed; the confirm token expires unused"
+            "dismissed; the confirm token expires unused (u undoes it until then)"
         } else {
-            "dismissed; the proposal will expire on the service"
+            "dismissed; the proposal will expire on the service (u undoes it until then)"
         };
+        self.inbox_state.dismissed.retain(|d| d != id);
+        self.inbox_state.dismissed.push(id.to_string());
         self.decide(id, DecisionKind::Rejected, summary, result.into(), fx);
+    }
+}
+
+impl App {
+    /// `u`: takes back a dismissal while the proposal is live — the selected proposal when the
+    /// Proposals list shows a dismissed one, else the latest dismissal. Recorded like a decision.
+    pub(crate) fn undo_dismissal(&mut self, fx: &mut Vec<Effect>) {
+        let now = self.now;
+        let selected = (self.inbox_pane() == Pane::Inbox)
+            .then(|| self.selected_item())
+            .flatten()
+            .filter(|i| i.local == LocalState::Rejected)
+            .map(|i| i.id().to_string());
+        let Some(id) = selected.or_else(|| self.inbox_state.dismissed.last().cloned()) else {
+            self.toast(
+                "Nothing to undo: no proposal was dismissed",
+                ToastLevel::Error,
+            );
+            return;
+        };
+        self.inbox_state.dismissed.retain(|d| *d != id);
+        let Some(item) = self.item_mut(&id) else {
+            return;
+        };
+        if item.local != LocalState::Rejected {
+            return;
+        }
+        let service = item.service_status(now);
+        if service != Status::Staged {
+            let when = match (service, item.proposal.expires_at) {
+                (Status::Expired, Some(e)) => format!(" at {}", e.format("%H:%M:%S")),
+                _ => String::new(),
+            };
+            let text = format!(
+                "Cannot undo the dismissal of {id}: it {}{when}, so the service no longer takes it",
+                service.label()
+            );
+            self.toast(text, ToastLevel::Error);
+            return;
+        }
+        item.local = LocalState::None;
+        let summary = item.describe();
+        let left = item
+            .remaining(now)
+            .map(|l| {
+                let s = l.num_seconds().max(0);
+                format!(", {}:{:02} left to approve", s / 60, s % 60)
+            })
+            .unwrap_or_default();
+        self.decide(
+            &id,
+            DecisionKind::Undone,
+            summary,
+            "dismissal undone; staged again".into(),
+            fx,
+        );
+        self.toast(
+            format!("Restored {id}: staged again{left}"),
+            ToastLevel::Info,
+        );
+        let pane = self.inbox_pane();
+        self.select_proposal(pane, &id);
+    }
+
+    /// A confirm that got no answer may have executed: the request may have reached the service
+    /// before the connection failed. So may one the service calls already executed, when an
+    /// earlier confirm of this console got no answer.
+    fn outcome_unknown(&self, id: &str, e: &ApiError) -> bool {
+        e.is_transient()
+            || matches!(e, ApiError::Conflict { code, .. }
+                if code == "proposal_already_executed" && self.inbox_state.unanswered.contains(id))
+    }
+
+    /// Asks the service again while a confirm's outcome is unknown.
+    pub(crate) fn schedule_recheck(&mut self, fx: &mut Vec<Effect>) {
+        let checking = self
+            .inbox
+            .iter()
+            .any(|i| matches!(i.local, LocalState::Unknown { checking: true, .. }));
+        if !checking {
+            self.inbox_state.recheck.stop();
+            return;
+        }
+        if self.inbox_state.recheck.start(self.now) {
+            let list = self.feeds[&Resource::Proposals].supported;
+            fx.push(Effect::Reconcile { list });
+        }
+    }
+
+    pub(crate) fn on_reconciled(
+        &mut self,
+        evidence: &Evidence,
+        at: DateTime<Utc>,
+        fx: &mut Vec<Effect>,
+    ) {
+        let poll = &mut self.inbox_state.recheck;
+        poll.settled();
+        // Still unreachable, or not yet: ask again soon, not after a growing backoff.
+        poll.ask_at(at + RECHECK);
+        if evidence.unreachable() {
+            return;
+        }
+        let ids: Vec<String> = self
+            .inbox
+            .iter()
+            .filter(|i| matches!(i.local, LocalState::Unknown { checking: true, .. }))
+            .map(|i| i.id().to_string())
+            .collect();
+        for id in ids {
+            if let Some(Ok(list)) = &evidence.proposals
+                && let Some(p) = list.iter().find(|p| p.proposal_id == id)
+                && let Some(item) = self.item_mut(&id)
+            {
+                item.proposal = p.clone();
+            }
+            let found = outcome(&id, evidence);
+            self.settle_unknown(&id, found, fx);
+        }
+    }
+
+    /// What the service's records said of a confirm that got no answer.
+    fn settle_unknown(&mut self, id: &str, found: Outcome, fx: &mut Vec<Effect>) {
+        let now = self.now;
+        let Some(item) = self.item_mut(id) else {
+            return;
+        };
+        let LocalState::Unknown { error, .. } = &item.local else {
+            return;
+        };
+        let error = error.clone();
+        let summary = item.describe();
+        match found {
+            Outcome::Executed(text) => {
+                item.local = LocalState::Approved(text.clone());
+                item.proposal.status = "executed".into();
+                self.inbox_state.unanswered.remove(id);
+                self.toast(
+                    format!("Confirm {id} did execute: {text}"),
+                    ToastLevel::Info,
+                );
+                self.decide(id, DecisionKind::Approved, summary, text, fx);
+            }
+            Outcome::Failed(text) => {
+                item.local = LocalState::Failed(text.clone());
+                self.inbox_state.unanswered.remove(id);
+                self.toast(format!("Confirm {id} failed: {text}"), ToastLevel::Error);
+                self.decide(id, DecisionKind::Failed, summary, text, fx);
+            }
+            Outcome::NotExecuted => {
+                item.local = LocalState::None;
+                let text = if item.service_status(now) == Status::Staged {
+                    format!(
+                        "{id} did not execute: the confirm never reached the service. It is still \
+                         staged: a then y approves it again"
+                    )
+                } else {
+                    format!("{id} did not execute, and its time is over")
+                };
+                self.toast(text, ToastLevel::Info);
+            }
+            Outcome::Unknown => {
+                // Nothing can execute it any more, and the records will not say: stop asking.
+                if item
+                    .remaining(now)
+                    .is_some_and(|r| r <= chrono::TimeDelta::zero())
+                {
+                    item.local = LocalState::Unknown {
+                        error,
+                        checking: false,
+                    };
+                    self.toast(
+                        format!(
+                            "The service cannot tell whether {id} executed (its records name no \
+                             proposals): check the positions"
+                        ),
+                        ToastLevel::Error,
+                    );
+                }
+            }
+        }
+    }
+}
+
+impl App {
+    /// A dismissal `u` could take back: the footer offers the key only then.
+    pub fn can_undo(&self) -> bool {
+        self.inbox_state.dismissed.iter().any(|id| {
+            self.item(id).is_some_and(|i| {
+                i.local == LocalState::Rejected && i.service_status(self.now) == Status::Staged
+            })
+        })
     }
 }

@@ -197,20 +197,23 @@ fn quota_exceeded_on_confirm_holds_the_next_one() {
         },
     ));
     assert_eq!(app.quota_until, Some(t0() + secs(123)));
-    assert_eq!(first[0], other, "the newest proposal is selected first");
-    // The other proposal, from the inbox.
+    assert_eq!(
+        first[0], ID,
+        "the selection stays on its proposal when a newer one sorts on top"
+    );
+    // The other proposal, from the inbox, on the row above.
     app.update(key('2'));
     assert_eq!(app.tab, Tab::Proposals);
-    app.update(code(KeyCode::Down));
+    app.update(code(KeyCode::Up));
     app.update(key('a'));
     assert!(
-        matches!(&app.modal, Some(Modal::Approve(id)) if *id == ID),
+        matches!(&app.modal, Some(Modal::Approve(id)) if *id == other),
         "{:?}",
         app.modal
     );
     let fx = app.update(key('y'));
     assert!(confirms(&fx).is_empty(), "{fx:?}");
-    assert_eq!(status(&app), Status::Staged);
+    assert_eq!(app.item(other).unwrap().status(app.now), Status::Staged);
 }
 
 #[test]

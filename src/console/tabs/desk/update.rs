@@ -11,9 +11,9 @@ impl App {
         if action != KeyAction::Select || pane != Pane::Strip {
             return false;
         }
-        if let Some(i) = self.strip_items().get(self.selected(Pane::Strip)).copied() {
+        if let Some(id) = self.selection(Pane::Strip).id.clone() {
             self.set_tab(Tab::Proposals);
-            self.selected.insert(Pane::Inbox, i);
+            self.select_proposal(Pane::Inbox, &id);
         }
         true
     }

@@ -3,6 +3,7 @@
 
 use crate::console::action::Resource;
 use crate::console::app::App;
+use crate::console::inbox::LocalState;
 use crate::console::layout::{Pane, Screen};
 use crate::console::theme::Theme;
 use crate::console::widgets::{
@@ -260,8 +261,13 @@ fn strip(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         |k| {
             let item = &app.inbox[staged[k]];
             let left = item.remaining(app.now).unwrap_or_default();
+            let first = if matches!(item.local, LocalState::Unknown { .. }) {
+                Line::styled(item.status_text(app.now), theme.warn)
+            } else {
+                Line::from(countdown(theme, left, 12))
+            };
             let cells = vec![
-                Line::from(countdown(theme, left, 12)),
+                first,
                 Line::from(item.describe()),
                 Line::from(item.id().to_string()),
             ];

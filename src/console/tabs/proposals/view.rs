@@ -26,7 +26,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
 fn status_style(theme: &Theme, status: Status) -> Style {
     match status {
         Status::Staged => theme.base,
-        Status::Confirming => theme.warn,
+        Status::Confirming | Status::Unknown => theme.warn,
         Status::Approved | Status::Executed => theme.good,
         Status::Failed => theme.bad,
         Status::Rejected | Status::Expired => theme.expired,
@@ -71,7 +71,10 @@ fn inbox(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
                     10,
                 ))
             } else {
-                Line::from(Span::styled(status.label(), status_style(theme, status)))
+                Line::from(Span::styled(
+                    item.status_text(app.now),
+                    status_style(theme, status),
+                ))
             };
             let style =
                 matches!(status, Status::Expired | Status::Rejected).then_some(theme.expired);
@@ -280,6 +283,27 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
             Span::styled(format!("{:<13}", "Failed"), theme.muted),
             Span::styled(err.clone(), theme.bad),
         ])),
+        LocalState::Unknown { error, checking } => {
+            lines.push(Line::from(vec![
+                Span::styled(format!("{:<13}", "Outcome"), theme.muted),
+                Span::styled(
+                    if *checking {
+                        "unknown — checking with the service"
+                    } else {
+                        "unknown — the service cannot tell; check the positions"
+                    },
+                    theme.warn,
+                ),
+            ]));
+            lines.push(kv(theme, "Confirm", format!("got no answer: {error}")));
+            if *checking {
+                lines.push(Line::styled(
+                    "Not approvable until the service says it is still staged; never re-sent \
+                     on its own.",
+                    theme.muted,
+                ));
+            }
+        }
         _ => {}
     }
     if let Some(err) = &item.proposal.error {
@@ -353,9 +377,104 @@ fn tool_lines<'a>(
     }
 }
 
-/// Repeats the essentials, priced now, and asks for an explicit `y`.
+/// Repeats the essentials, priced now, and asks for an explicit `y`. The keys line is pinned to
+/// the bottom; a body taller than the screen allows scrolls (arrows, j/k, PgUp/PgDn), with its
+/// position in the bottom border.
 pub fn approve_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, id: &str) {
     let Some(item) = app.item(id) else { return };
+    let body = Paragraph::new(approve_body(app, theme, item, id)).wrap(Wrap { trim: false });
+    let d = approve_layout(area, &body);
+    let scroll = app.inbox_state.dialog_scroll.min(d.max_scroll);
+    let mut block = widgets::block(
+        theme,
+        Line::from(if item.tool.is_some() {
+            " Approve tool call "
+        } else {
+            " Approve proposal "
+        }),
+        true,
+    );
+    if d.max_scroll > 0 {
+        let first = scroll as usize + 1;
+        let last = (scroll + d.body.height) as usize;
+        block = block.title_bottom(
+            Line::from(format!(
+                " ↑↓ scroll · lines {first}-{last} of {} ",
+                d.body_rows
+            ))
+            .right_aligned(),
+        );
+    }
+    f.render_widget(Clear, d.dialog);
+    f.render_widget(block.style(theme.base), d.dialog);
+    f.render_widget(body.style(theme.base).scroll((scroll, 0)), d.body);
+    let mut keys = vec![
+        Span::styled(" y ", theme.selected),
+        Span::raw(" approve and execute    "),
+        Span::styled(" esc ", theme.selected),
+        Span::raw(" cancel"),
+    ];
+    let wide = Line::from(keys.clone()).width() + 21 <= d.keys.width as usize;
+    if wide {
+        keys.push(Span::raw("   (Enter does nothing)"));
+    } else {
+        keys[1] = Span::raw(" approve   ");
+    }
+    f.render_widget(Paragraph::new(Line::from(keys)).style(theme.base), d.keys);
+}
+
+/// Where the approve dialog draws: its frame, its body, its keys line, and how far the body
+/// can scroll.
+pub struct DialogLayout {
+    pub dialog: Rect,
+    pub body: Rect,
+    pub keys: Rect,
+    pub body_rows: u16,
+    pub max_scroll: u16,
+}
+
+const DIALOG_WIDTH: u16 = 66;
+
+pub fn approve_layout(area: Rect, body: &Paragraph) -> DialogLayout {
+    let width = DIALOG_WIDTH.min(area.width);
+    let inner_width = width.saturating_sub(2).max(1);
+    let body_rows = body.line_count(inner_width).min(u16::MAX as usize) as u16;
+    // Borders, the body, a blank line and the keys line, as much as the screen has.
+    let dialog = widgets::centered(area, width, body_rows.saturating_add(4));
+    let inner = Rect::new(
+        dialog.x + 1,
+        dialog.y + 1,
+        dialog.width.saturating_sub(2),
+        dialog.height.saturating_sub(2),
+    );
+    let keys = Rect::new(
+        inner.x,
+        inner.y + inner.height.saturating_sub(1),
+        inner.width,
+        inner.height.min(1),
+    );
+    // The blank line above the keys goes first when room is short.
+    let room = inner.height.saturating_sub(1);
+    let body_height = if room > body_rows { body_rows } else { room };
+    DialogLayout {
+        dialog,
+        body: Rect::new(inner.x, inner.y, inner.width, body_height),
+        keys,
+        body_rows,
+        max_scroll: body_rows.saturating_sub(body_height),
+    }
+}
+
+/// How far the approve dialog for `id` can scroll on a screen of `size`.
+pub fn approve_max_scroll(app: &App, id: &str, size: (u16, u16)) -> u16 {
+    let Some(item) = app.item(id) else { return 0 };
+    let body =
+        Paragraph::new(approve_body(app, &Theme::default(), item, id)).wrap(Wrap { trim: false });
+    approve_layout(Rect::new(0, 0, size.0, size.1), &body).max_scroll
+}
+
+/// The approve dialog's text above its keys line.
+pub fn approve_body<'a>(app: &App, theme: &Theme, item: &InboxItem, id: &str) -> Vec<Line<'a>> {
     let p = &item.proposal.preview;
     let mut lines = vec![
         Line::from(vec![
@@ -370,16 +489,14 @@ pub fn approve_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, id: &
             Span::styled("runs ", theme.base),
             Span::styled(t.tool.clone(), theme.critical),
             Span::styled(
-                format!(
-                    " {}",
-                    crate::console::widgets::jsontree::cut(&t.args.to_string(), 48)
-                ),
+                // Whole: the dialog scrolls, and what is approved is never cut.
+                format!(" {}", t.args),
                 theme.base,
             ),
         ]));
         if !t.preview.is_null() {
             let text = serde_json::to_string_pretty(&t.preview).unwrap_or_default();
-            for l in text.lines().take(8) {
+            for l in text.lines() {
                 lines.push(Line::styled(format!("  {l}"), theme.muted));
             }
         }
@@ -422,26 +539,5 @@ pub fn approve_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, id: &
         spans.extend(countdown(theme, left, 20));
         lines.push(Line::from(spans));
     }
-    lines.push(Line::raw(""));
-    lines.push(Line::from(vec![
-        Span::styled(" y ", theme.selected),
-        Span::raw(" approve and execute    "),
-        Span::styled(" esc ", theme.selected),
-        Span::raw(" cancel   (Enter does nothing)"),
-    ]));
-    let r = widgets::centered(area, 66, lines.len() as u16 + 2);
-    f.render_widget(Clear, r);
-    let dialog = Paragraph::new(lines)
-        .block(widgets::block(
-            theme,
-            Line::from(if item.tool.is_some() {
-                " Approve tool call "
-            } else {
-                " Approve proposal "
-            }),
-            true,
-        ))
-        .style(theme.base)
-        .wrap(Wrap { trim: false });
-    f.render_widget(dialog, r);
+    lines
 }

@@ -544,7 +544,8 @@ fn tool_approval_in_the_inbox_120x40() {
     chatted(&mut app);
     app.update(key('2'));
     let i = app.inbox.iter().position(|i| i.id() == "tool-1").unwrap();
-    app.selected.insert(Pane::Inbox, i);
+    let id = app.inbox[i].id().to_string();
+    app.select_proposal(Pane::Inbox, &id);
     app.update(key('a'));
     app.toasts.clear();
     let text = snap("tool_approval_dialog_120x40", &app);
