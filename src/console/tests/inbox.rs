@@ -3,9 +3,12 @@
 
 use super::fixtures::*;
 use crate::api::ApiError;
+use crate::api::model::Proposal;
 use crate::console::action::{Action, Answer, Effect, Resource};
+use crate::console::app::App;
 use crate::console::feeds::Options;
 use crate::console::inbox::{DecisionKind, LocalState, Status};
+use crate::console::layout::Pane;
 use crate::console::modal::Modal;
 use crate::console::tab::Tab;
 use crate::console::tabs::proposals::risk::risk;
@@ -412,4 +415,281 @@ fn risk_math() {
     assert!(risk(&sol, &held, None).existing.is_none());
     sol.exchange = "venue2".into();
     assert!(risk(&sol, &held, None).existing.is_some());
+}
+
+// ---- selection by proposal id, and undo ----------------------------------------------------------
+
+const ETH: &str = "prop_e7e7e7e7e7e7e7e7";
+const BNB: &str = "prop_b0b0b0b0b0b0b0b0";
+const SOL: &str = "prop_5050505050505050";
+
+fn coin_long(id: &str, coin: &str, created_at: chrono::DateTime<chrono::Utc>) -> Proposal {
+    proposal(
+        id,
+        created_at,
+        trade_preview("venue", coin, "long", 1.0, 100.0, 2, None, None),
+    )
+}
+
+/// ETH (newest) and BTC staged, every feed answered, the Proposals tab on screen.
+fn two_staged() -> App {
+    let mut app = staged_app();
+    app.update(proposals(
+        vec![btc_long(ID, t0()), coin_long(ETH, "ETH", t0() + secs(1))],
+        t0() + secs(1),
+    ));
+    tick(&mut app, t0() + secs(2));
+    app.toasts.clear();
+    app
+}
+
+fn selected_id(app: &App, pane: Pane) -> String {
+    app.selection(pane).id.clone().unwrap_or_default()
+}
+
+#[test]
+fn a_newer_proposal_sorting_on_top_does_not_change_what_x_dismisses() {
+    // In the Proposals list.
+    let mut app = two_staged();
+    app.update(key('2'));
+    assert_eq!(app.inbox[0].id(), ETH, "newest first");
+    // BTC, selected before ETH arrived, stays selected; the supervisor selects ETH.
+    assert_eq!(selected_id(&app, Pane::Inbox), ID);
+    app.update(key('k'));
+    assert_eq!(selected_id(&app, Pane::Inbox), ETH);
+    assert_eq!(app.selected(Pane::Inbox), 0);
+    app.update(proposals(
+        vec![
+            btc_long(ID, t0()),
+            coin_long(ETH, "ETH", t0() + secs(1)),
+            coin_long(BNB, "BNB", t0() + secs(3)),
+        ],
+        t0() + secs(3),
+    ));
+    assert_eq!(app.inbox[0].id(), BNB, "BNB sorts on top");
+    assert_eq!(selected_id(&app, Pane::Inbox), ETH);
+    assert_eq!(app.selected(Pane::Inbox), 1, "the row drawn follows ETH");
+    app.size = (120, 40);
+    let screen = render(&app);
+    assert!(screen.contains("long 1 ETH 2x"), "{screen}");
+    let fx = app.update(key('x'));
+    assert_eq!(
+        app.item(ETH).unwrap().local,
+        LocalState::Rejected,
+        "the selected one is dismissed"
+    );
+    assert_eq!(app.item(BNB).unwrap().local, LocalState::None);
+    assert_eq!(journal_lines(&fx)[0]["proposalId"], ETH);
+
+    // On the Desk strip, the same.
+    let mut app = two_staged();
+    app.update(code(KeyCode::BackTab));
+    assert_eq!(app.focused_pane(), Pane::Strip);
+    app.update(key('g'));
+    assert_eq!(selected_id(&app, Pane::Strip), ETH);
+    app.update(proposals(
+        vec![
+            btc_long(ID, t0()),
+            coin_long(ETH, "ETH", t0() + secs(1)),
+            coin_long(BNB, "BNB", t0() + secs(3)),
+        ],
+        t0() + secs(3),
+    ));
+    assert_eq!(app.selected(Pane::Strip), 1);
+    app.update(key('a'));
+    assert!(
+        matches!(&app.modal, Some(Modal::Approve(id)) if *id == ETH),
+        "{:?}",
+        app.modal
+    );
+    app.update(code(KeyCode::Esc));
+    app.update(key('x'));
+    assert_eq!(app.item(ETH).unwrap().local, LocalState::Rejected);
+    assert_eq!(app.item(BNB).unwrap().local, LocalState::None);
+    // ETH left the strip by the supervisor's own key: the cursor goes to the row that took its
+    // place (the next older), and acts at once.
+    assert_eq!(selected_id(&app, Pane::Strip), ID);
+    app.update(key('x'));
+    assert_eq!(app.item(ID).unwrap().local, LocalState::Rejected);
+}
+
+#[test]
+fn moving_the_cursor_selects_by_id() {
+    let mut app = two_staged();
+    app.update(key('2'));
+    app.update(key('k'));
+    assert_eq!(selected_id(&app, Pane::Inbox), ETH);
+    app.update(key('j'));
+    assert_eq!(selected_id(&app, Pane::Inbox), ID);
+    app.update(key('k'));
+    assert_eq!(selected_id(&app, Pane::Inbox), ETH);
+    app.update(key('G'));
+    assert_eq!(selected_id(&app, Pane::Inbox), ID);
+    app.update(key('g'));
+    assert_eq!(selected_id(&app, Pane::Inbox), ETH);
+    // Enter on the strip opens the same proposal in the Proposals list, wherever it is there.
+    app.update(key('1'));
+    app.update(code(KeyCode::BackTab));
+    app.update(key('j'));
+    assert_eq!(selected_id(&app, Pane::Strip), ID);
+    app.update(code(KeyCode::Enter));
+    assert_eq!(app.tab, Tab::Proposals);
+    assert_eq!(selected_id(&app, Pane::Inbox), ID);
+    assert_eq!(app.inbox[app.selected(Pane::Inbox)].id(), ID);
+}
+
+/// SOL on top expires in 30 s; ETH (selected) and BTC below it.
+fn three_on_the_strip() -> App {
+    let mut app = two_staged();
+    let mut sol = coin_long(SOL, "SOL", t0() + secs(2));
+    sol.expires_at = Some(t0() + secs(30));
+    app.update(proposals(
+        vec![
+            btc_long(ID, t0()),
+            coin_long(ETH, "ETH", t0() + secs(1)),
+            sol,
+        ],
+        t0() + secs(2),
+    ));
+    app.update(code(KeyCode::BackTab));
+    app.update(key('g'));
+    app.update(key('j'));
+    assert_eq!(selected_id(&app, Pane::Strip), ETH);
+    assert_eq!(app.selected(Pane::Strip), 1);
+    app.toasts.clear();
+    app
+}
+
+#[test]
+fn an_expiry_of_another_row_does_not_move_the_selection() {
+    let mut app = three_on_the_strip();
+    tick(&mut app, t0() + secs(31));
+    assert_eq!(app.item(SOL).unwrap().status(app.now), Status::Expired);
+    assert_eq!(selected_id(&app, Pane::Strip), ETH);
+    assert_eq!(
+        app.selected(Pane::Strip),
+        0,
+        "ETH is drawn on the first row now"
+    );
+    app.update(key('x'));
+    assert_eq!(app.item(ETH).unwrap().local, LocalState::Rejected);
+    assert_eq!(app.item(ID).unwrap().local, LocalState::None);
+}
+
+#[test]
+fn when_the_selected_proposal_leaves_the_next_older_is_selected_but_not_acted_on_at_once() {
+    let mut app = three_on_the_strip();
+    app.item_mut(ETH).unwrap().proposal.expires_at = Some(t0() + secs(20));
+    let at = t0() + secs(21);
+    tick(&mut app, at);
+    assert_eq!(
+        selected_id(&app, Pane::Strip),
+        ID,
+        "the row that took ETH's place"
+    );
+    // A key pressed in the same moment was meant for ETH: nothing is done, and it says why.
+    let fx = app.update(key('x'));
+    assert!(journal_lines(&fx).is_empty(), "{fx:?}");
+    assert_eq!(app.item(ID).unwrap().local, LocalState::None);
+    let toasts = toast_texts(&app);
+    assert!(
+        toasts
+            .iter()
+            .any(|t| t.contains("moved to") && t.contains(ID) && t.contains(ETH)),
+        "{toasts:?}"
+    );
+    // Pressed again, it acts on what is now selected.
+    app.update(key('x'));
+    assert_eq!(app.item(ID).unwrap().local, LocalState::Rejected);
+
+    // After the moment has passed, a key acts at once.
+    let mut app = three_on_the_strip();
+    app.item_mut(ETH).unwrap().proposal.expires_at = Some(t0() + secs(20));
+    tick(&mut app, t0() + secs(21));
+    tick(&mut app, t0() + secs(23));
+    app.update(key('a'));
+    assert!(
+        matches!(&app.modal, Some(Modal::Approve(id)) if *id == ID),
+        "{:?}",
+        app.modal
+    );
+}
+
+#[test]
+fn the_last_row_leaving_selects_the_one_above() {
+    let mut app = three_on_the_strip();
+    app.update(key('G'));
+    assert_eq!(selected_id(&app, Pane::Strip), ID);
+    app.item_mut(ID).unwrap().proposal.expires_at = Some(t0() + secs(20));
+    tick(&mut app, t0() + secs(21));
+    assert_eq!(selected_id(&app, Pane::Strip), ETH);
+}
+
+#[test]
+fn undo_restores_a_dismissal_while_the_proposal_is_live() {
+    let mut app = staged_app();
+    app.size = (120, 40);
+    tick(&mut app, t0() + secs(30));
+    assert!(!render(&app).contains(" u undo"), "nothing to undo yet");
+    app.update(key('x'));
+    assert_eq!(status(&app), Status::Rejected);
+    assert!(render(&app).contains(" u undo"), "the footer offers undo");
+
+    let fx = app.update(key('u'));
+    assert_eq!(status(&app), Status::Staged);
+    assert_eq!(app.item(ID).unwrap().local, LocalState::None);
+    let lines = journal_lines(&fx);
+    assert_eq!(lines.len(), 1, "{fx:?}");
+    assert_eq!(lines[0]["decision"], "undone");
+    assert_eq!(lines[0]["proposalId"], ID);
+    assert_eq!(app.decisions[0].kind, DecisionKind::Undone);
+    assert_eq!(app.decisions[1].kind, DecisionKind::Rejected);
+    assert!(
+        toast_texts(&app)
+            .iter()
+            .any(|t| t.contains("Restored") && t.contains(ID) && t.contains("4:30 left")),
+        "{:?}",
+        toast_texts(&app)
+    );
+    assert_eq!(app.strip_items().len(), 1, "back on the strip");
+    assert!(!render(&app).contains(" u undo"));
+    // It can be approved again, with the dialog and an explicit y.
+    app.update(key('a'));
+    assert_eq!(app.update(key('y')), vec![Effect::Confirm(ID.into())]);
+
+    // Its expiry is recorded as usual when it runs out after an undo.
+    let mut app = staged_app();
+    app.update(key('x'));
+    app.update(key('u'));
+    let fx = tick(&mut app, t0() + secs(300));
+    assert_eq!(journal_lines(&fx)[0]["decision"], "expired");
+}
+
+#[test]
+fn undo_after_the_expiry_is_refused_with_the_reason() {
+    let mut app = staged_app();
+    app.toasts.clear();
+    app.update(key('u'));
+    assert!(
+        toast_texts(&app)
+            .iter()
+            .any(|t| t.contains("Nothing to undo")),
+        "{:?}",
+        toast_texts(&app)
+    );
+
+    app.update(key('x'));
+    tick(&mut app, t0() + secs(301));
+    app.toasts.clear();
+    let fx = app.update(key('u'));
+    assert!(journal_lines(&fx).is_empty(), "{fx:?}");
+    assert_eq!(status(&app), Status::Rejected);
+    let toasts = toast_texts(&app);
+    assert!(
+        toasts.iter().any(|t| t.contains(&format!(
+            "Cannot undo the dismissal of {ID}: it expired at 12:05:00"
+        ))),
+        "{toasts:?}"
+    );
+    assert_eq!(app.decisions.len(), 1, "only the dismissal");
 }

@@ -358,3 +358,118 @@ fn backtests_failed_job_120x40() {
     assert!(text.contains("insufficient_data"), "{text}");
     assert!(text.contains("fewer than the 55"), "{text}");
 }
+
+// ---- the approve dialog: its keys line never scrolls away ---------------------------------------
+
+/// A mutate tool's approval with long arguments and a large preview, selected on the Proposals
+/// tab with its dialog open.
+fn long_tool_approval(width: u16, height: u16) -> App {
+    use crate::api::model::Proposal;
+    use crate::console::inbox::{InboxItem, LocalState, Source, ToolApproval};
+    let mut app = seeded_app(width, height);
+    let legs: Vec<serde_json::Value> = (0..14)
+        .map(|i| {
+            serde_json::json!({
+                "coin": format!("COIN{i}"),
+                "side": if i % 2 == 0 { "long" } else { "short" },
+                "sizeUsd": 250 + i * 10,
+            })
+        })
+        .collect();
+    let args = serde_json::json!({"basket": "rebalance-weekly", "legs": legs, "leverage": 3});
+    app.inbox.insert(
+        0,
+        InboxItem {
+            proposal: Proposal {
+                proposal_id: "tool-7".into(),
+                status: "staged".into(),
+                created_at: Some(t0()),
+                expires_at: Some(t0() + secs(240)),
+                ..Proposal::default()
+            },
+            source: Source::Console,
+            local: LocalState::None,
+            first_seen: t0(),
+            expiry_noted: false,
+            tool: Some(Box::new(ToolApproval {
+                tool: "service_rebalance_basket".into(),
+                args: args.clone(),
+                confirm_token: "ct_0123".into(),
+                summary: "rebalance 14 legs of the weekly basket".into(),
+                preview: serde_json::json!({"orders": legs, "estFeesUsd": 4.2}),
+                origin: "tools",
+                result: None,
+            })),
+        },
+    );
+    app.update(key('2'));
+    app.update(key('g'));
+    app.update(key('a'));
+    assert!(
+        matches!(&app.modal, Some(Modal::Approve(id)) if id == "tool-7"),
+        "{:?}",
+        app.modal
+    );
+    app
+}
+
+fn keys_line_shown(text: &str) {
+    assert!(
+        text.lines()
+            .any(|l| l.contains(" y ") && l.contains("approve") && l.contains(" esc ")),
+        "the keys line is on screen:\n{text}"
+    );
+}
+
+#[test]
+fn approve_dialog_long_tool_60x20_scrolls_its_body() {
+    let mut app = long_tool_approval(60, 20);
+    let text = snap("approve_dialog_long_tool_60x20", &app);
+    keys_line_shown(&text);
+    assert!(text.contains("Approve tool-7?"), "{text}");
+    assert!(text.contains("scroll · lines 1-"), "{text}");
+    assert!(!text.contains("Time left"), "the end is below: {text}");
+
+    // A page at a time, or straight to the end: the last lines, the keys line still there.
+    app.update(code(KeyCode::PageDown));
+    assert_eq!(app.inbox_state.dialog_scroll, 10);
+    app.update(code(KeyCode::PageUp));
+    assert_eq!(app.inbox_state.dialog_scroll, 0);
+    app.update(key('G'));
+    let text = snap("approve_dialog_long_tool_60x20_end", &app);
+    keys_line_shown(&text);
+    assert!(text.contains("Time left"), "{text}");
+    assert!(text.contains("of 91 ┘"), "{text}");
+    // Scrolling past the end stays at the end; one step up leaves it.
+    let end = app.inbox_state.dialog_scroll;
+    app.update(key('j'));
+    assert_eq!(app.inbox_state.dialog_scroll, end);
+    app.update(key('k'));
+    assert_eq!(app.inbox_state.dialog_scroll, end - 1);
+    app.update(key('g'));
+    assert_eq!(app.inbox_state.dialog_scroll, 0);
+    // Scrolling never approves; y still does.
+    let fx = app.update(key('y'));
+    assert!(
+        fx.iter()
+            .any(|e| matches!(e, crate::console::action::Effect::ExecuteTool { .. })),
+        "{fx:?}"
+    );
+}
+
+#[test]
+fn approve_dialog_long_tool_80x24() {
+    let app = long_tool_approval(80, 24);
+    let text = snap("approve_dialog_long_tool_80x24", &app);
+    keys_line_shown(&text);
+    assert!(text.contains("service_rebalance_basket"), "{text}");
+}
+
+#[test]
+fn approve_dialog_that_fits_has_no_scroll_marker() {
+    let mut app = on_tab(80, 24, '2');
+    app.update(key('a'));
+    let text = render(&app);
+    keys_line_shown(&text);
+    assert!(!text.contains("scroll · lines"), "{text}");
+}
