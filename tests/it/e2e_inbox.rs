@@ -1,0 +1,347 @@
+//! End to end, the inbox a supervisor can trust (harness in `tui.rs`): `x` dismisses the proposal
+//! that is selected even when another sorts on top, and a confirm that cannot reach the service
+//! is an unknown outcome, reconciled once the service is back, never confirmed twice.
+
+use crate::tui::{Dirs, POLL, Server, Tmux, WAIT, console_command, header_ok, tmux_available};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// One request to the sandbox; a success body, or a panic naming what failed.
+fn call(rt: &tokio::runtime::Runtime, url: String, key: &str, body: Option<Value>) -> Value {
+    rt.block_on(async {
+        let client = reqwest::Client::new();
+        let req = match &body {
+            Some(b) => client.post(&url).json(b),
+            None => client.get(&url),
+        };
+        let resp = req
+            .header("x-api-key", key)
+            .timeout(Duration::from_secs(10))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{url}: {e}"));
+        let status = resp.status();
+        let v: Value = resp.json().await.unwrap();
+        assert!(status.is_success(), "{url}: {status} {v}");
+        v
+    })
+}
+
+fn stage(rt: &tokio::runtime::Runtime, server: &Server, key: &str, pair: &str) -> String {
+    let v = call(
+        rt,
+        format!("{}/api/delegated/propose", server.base),
+        key,
+        Some(json!({"a": pair, "d": "long", "sizeUsd": "500"})),
+    );
+    v["proposalId"].as_str().expect("proposalId").to_string()
+}
+
+/// The detail panel's first line names the selected proposal.
+fn detail_shows(screen: &str, id: &str) -> bool {
+    screen
+        .lines()
+        .any(|l| l.contains(id) && l.contains("staged by an agent"))
+}
+
+/// The Proposals list row of `coin` (rows show what a proposal does, not its id): the left
+/// pane's part of a screen line.
+fn row<'a>(screen: &'a str, coin: &str) -> Option<&'a str> {
+    screen
+        .lines()
+        .map(|l| l.split("││").next().unwrap_or(l))
+        .find(|l| l.contains(&format!(" {coin} ")) && l.contains("long"))
+}
+
+/// The decision journal's lines, once one matches `pred` (it is written off the loop).
+fn journal_until(data: &Path, what: &str, pred: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let path = data.join("agentdesk/decisions.jsonl");
+        let lines: Vec<Value> = std::fs::read_to_string(&path)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        if pred(&lines) {
+            return lines;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no journal line for {what} in {}: {lines:?}",
+            path.display()
+        );
+        std::thread::sleep(POLL);
+    }
+}
+
+/// Two staged proposals; the lower one selected; a third staged with another key sorts on top;
+/// `x` dismisses the one selected (screen, journal, and the service still has all three staged,
+/// as a dismissal is local); `u` takes it back.
+#[test]
+fn e2e_x_dismisses_the_selected_proposal_when_another_sorts_on_top() {
+    if !tmux_available() {
+        return;
+    }
+    let dirs = Dirs::new();
+    let server = Server::start(
+        &dirs.path("inbox.db"),
+        "127.0.0.1:0",
+        &dirs.path("serve.log"),
+    )
+    .expect("server starts");
+    let agent = server.key("mcp:mutate");
+    let other = server.key("legacy");
+    let rt = runtime();
+    let tmux = Tmux::start(
+        "select",
+        &dirs.path("home"),
+        &console_command(&dirs, &server.base, &agent),
+    );
+    tmux.wait_for("the Desk, connected", WAIT, header_ok);
+
+    let btc = stage(&rt, &server, &agent, "BTCUSDT");
+    // Staged a second later, so it sorts above BTC whatever the clock's resolution.
+    std::thread::sleep(Duration::from_millis(1100));
+    let eth = stage(&rt, &server, &agent, "ETHUSDT");
+    tmux.send("2");
+    tmux.wait_for("both proposals in the inbox", WAIT, |s| {
+        row(s, "BTC").is_some() && row(s, "ETH").is_some()
+    });
+    // The lower row is BTC: go to the top, then one down.
+    tmux.send("g");
+    tmux.send("j");
+    let screen = tmux.wait_for("BTC selected", WAIT, |s| detail_shows(s, &btc));
+    let lines: Vec<&str> = screen.lines().collect();
+    let pos = |coin: &str| lines.iter().position(|l| row(l, coin).is_some()).unwrap();
+    assert!(pos("ETH") < pos("BTC"), "newest first:\n{screen}");
+
+    std::thread::sleep(Duration::from_millis(1100));
+    let sol = stage(&rt, &server, &other, "SOLUSDT");
+    let screen = tmux.wait_for("SOL on top of the inbox", WAIT, |s| row(s, "SOL").is_some());
+    let lines: Vec<&str> = screen.lines().collect();
+    let pos = |coin: &str| lines.iter().position(|l| row(l, coin).is_some()).unwrap();
+    assert!(pos("SOL") < pos("ETH"), "SOL sorts on top:\n{screen}");
+    assert!(
+        detail_shows(&screen, &btc),
+        "BTC is still selected:\n{screen}"
+    );
+
+    tmux.send("x");
+    let screen = tmux.wait_for("BTC dismissed", WAIT, |s| {
+        row(s, "BTC").is_some_and(|l| l.contains("rejected"))
+    });
+    for coin in ["SOL", "ETH"] {
+        let l = row(&screen, coin).unwrap();
+        assert!(!l.contains("rejected"), "{coin} untouched: {l}\n{screen}");
+    }
+    let lines = journal_until(&dirs.path("data"), "the dismissal", |ls| {
+        ls.iter().any(|l| l["decision"] == "rejected")
+    });
+    let rejected: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["decision"] == "rejected")
+        .collect();
+    assert_eq!(rejected.len(), 1, "{lines:?}");
+    assert_eq!(rejected[0]["proposalId"], json!(btc));
+
+    // The service still has all three staged: a dismissal only stops this console approving.
+    let listed = call(
+        &rt,
+        format!("{}/api/delegated/proposals?status=staged", server.base),
+        &other,
+        None,
+    );
+    for id in [&btc, &eth, &sol] {
+        assert!(listed.to_string().contains(id.as_str()), "{id}: {listed}");
+    }
+
+    // `u` takes the dismissal back while it is live.
+    tmux.send("u");
+    tmux.wait_for("BTC staged again", WAIT, |s| {
+        row(s, "BTC").is_some_and(|l| !l.contains("rejected") && l.contains(':'))
+    });
+    journal_until(&dirs.path("data"), "the undo", |ls| {
+        ls.iter()
+            .any(|l| l["decision"] == "undone" && l["proposalId"] == json!(btc))
+    });
+    tmux.quit_and_check_restored();
+}
+
+/// Confirm rows of the audit log for `id` that succeeded.
+fn executions(rt: &tokio::runtime::Runtime, server_base: &str, key: &str, id: &str) -> usize {
+    let v = call(
+        rt,
+        format!("{server_base}/api/delegated/logs?limit=200"),
+        key,
+        None,
+    );
+    v["logs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["proposalId"] == json!(id) && r["operation"] == "confirm_trade")
+        .filter(|r| r["outcome"] == "ok")
+        .count()
+}
+
+/// Restarts the server on its port with its database (retrying while the port is busy).
+fn restart(db: &Path, port: u16, log: &Path) -> Server {
+    let addr = format!("127.0.0.1:{port}");
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match Server::start(db, &addr, log) {
+            Ok(s) => return s,
+            Err(e) if attempt < 20 => {
+                eprintln!("restart attempt {attempt}: {e}");
+                std::thread::sleep(Duration::from_millis(250));
+            }
+            Err(e) => panic!("cannot restart the server on {addr}: {e}"),
+        }
+    }
+}
+
+/// The service is down when `y` is pressed: the confirm is refused on connect, so the proposal is
+/// "unknown — checking", not failed. The service comes back with the same database: the console
+/// finds it still staged, lets the supervisor approve it again (`a` `y`), and it executes once.
+#[test]
+fn e2e_confirm_without_answer_is_reconciled_when_the_service_is_back() {
+    if !tmux_available() {
+        return;
+    }
+    let dirs = Dirs::new();
+    let db = dirs.path("inbox.db");
+    let mut server = Server::start(&db, "127.0.0.1:0", &dirs.path("serve.log")).expect("starts");
+    let (port, base) = (server.port, server.base.clone());
+    let agent = server.key("mcp:mutate");
+    let rt = runtime();
+    let tmux = Tmux::start(
+        "unknown",
+        &dirs.path("home"),
+        &console_command(&dirs, &base, &agent),
+    );
+    tmux.wait_for("the Desk, connected", WAIT, header_ok);
+    let id = stage(&rt, &server, &agent, "BTCUSDT");
+    tmux.send("2");
+    tmux.wait_for("the proposal selected", WAIT, |s| detail_shows(s, &id));
+
+    server.kill();
+    tmux.send("a");
+    tmux.wait_for("the approve dialog", WAIT, |s| {
+        s.contains(&format!("Approve {id}?"))
+    });
+    tmux.send("y");
+    let screen = tmux.wait_for("outcome unknown", WAIT, |s| {
+        row(s, "BTC").is_some_and(|l| l.contains("unknown — checking"))
+            && s.contains("checking with the service")
+    });
+    assert!(!screen.contains("failed"), "{screen}");
+    // Not approvable while unknown.
+    tmux.send("a");
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!tmux.capture().contains(&format!("Approve {id}?")));
+
+    let _server = restart(&db, port, &dirs.path("serve2.log"));
+    let screen = tmux.wait_for("staged again", WAIT, |s| {
+        row(s, "BTC").is_some_and(|l| !l.contains("unknown") && l.contains(':'))
+            && detail_shows(s, &id)
+    });
+    assert!(!screen.contains("unknown — checking"), "{screen}");
+    assert_eq!(
+        executions(&rt, &base, &agent, &id),
+        0,
+        "nothing executed yet"
+    );
+
+    // Approved again, by the supervisor, with a second y.
+    tmux.send("a");
+    tmux.wait_for("the approve dialog again", WAIT, |s| {
+        s.contains(&format!("Approve {id}?"))
+    });
+    tmux.send("y");
+    tmux.wait_for("the proposal approved", WAIT, |s| {
+        row(s, "BTC").is_some_and(|l| l.contains("approved")) && s.contains("bought")
+    });
+    assert_eq!(executions(&rt, &base, &agent, &id), 1, "executed once");
+    tmux.quit_and_check_restored();
+}
+
+/// The service is paused (SIGSTOP) when `y` is pressed: the confirm times out, "unknown —
+/// checking"; resumed, the queued confirm may run: the console settles on what the service says
+/// (executed, or staged and approved again), and the proposal executes exactly once.
+#[test]
+fn e2e_confirm_while_the_service_is_paused() {
+    if !tmux_available() {
+        return;
+    }
+    let dirs = Dirs::new();
+    let server = Server::start(
+        &dirs.path("inbox.db"),
+        "127.0.0.1:0",
+        &dirs.path("serve.log"),
+    )
+    .expect("starts");
+    let agent = server.key("mcp:mutate");
+    let rt = runtime();
+    let tmux = Tmux::start(
+        "paused",
+        &dirs.path("home"),
+        &console_command(&dirs, &server.base, &agent),
+    );
+    tmux.wait_for("the Desk, connected", WAIT, header_ok);
+    let id = stage(&rt, &server, &agent, "BTCUSDT");
+    tmux.send("2");
+    tmux.wait_for("the proposal selected", WAIT, |s| detail_shows(s, &id));
+
+    let pid = server.child.id().to_string();
+    let signal = |sig: &str| {
+        let ok = std::process::Command::new("kill")
+            .args([sig, &pid])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "kill {sig} {pid}");
+    };
+    signal("-STOP");
+    tmux.send("a");
+    tmux.wait_for("the approve dialog", WAIT, |s| {
+        s.contains(&format!("Approve {id}?"))
+    });
+    tmux.send("y");
+    // The client gives up after its 10 s timeout.
+    tmux.wait_for("outcome unknown", Duration::from_secs(40), |s| {
+        row(s, "BTC").is_some_and(|l| l.contains("unknown — checking"))
+    });
+    signal("-CONT");
+    let screen = tmux.wait_for("settled by the service", WAIT, |s| {
+        row(s, "BTC").is_some_and(|l| !l.contains("unknown"))
+    });
+    let found_executed = row(&screen, "BTC").is_some_and(|l| l.contains("approved"));
+    eprintln!("paused service: the queued confirm had run when reconciled: {found_executed}");
+    if !found_executed {
+        // The queued confirm had not run: staged again, approved by a second y.
+        assert!(detail_shows(&screen, &id), "{screen}");
+        tmux.send("a");
+        tmux.wait_for("the approve dialog again", WAIT, |s| {
+            s.contains(&format!("Approve {id}?"))
+        });
+        tmux.send("y");
+        tmux.wait_for("the proposal approved", WAIT, |s| {
+            row(s, "BTC").is_some_and(|l| l.contains("approved"))
+        });
+    }
+    assert_eq!(
+        executions(&rt, &server.base, &agent, &id),
+        1,
+        "executed once"
+    );
+    tmux.quit_and_check_restored();
+}
