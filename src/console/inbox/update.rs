@@ -163,9 +163,18 @@ impl App {
         let mut fresh = 0;
         let mut settle = Vec::new();
         for p in list {
+            let unanswered = self.inbox_state.unanswered.contains(&p.proposal_id);
             if let Some(item) = self.item_mut(&p.proposal_id) {
                 // A confirm this console is waiting for decides the local state, not a poll; a
-                // confirm that got no answer is settled by what the list says.
+                // confirm that got no answer is settled by what the list says. One found staged
+                // may still run later (it was queued on a paused service): then it is this
+                // console's approval after all.
+                if unanswered && item.local == LocalState::None && p.status == "executed" {
+                    item.local = LocalState::Unknown {
+                        error: "the confirm that got no answer ran after all".into(),
+                        checking: true,
+                    };
+                }
                 if matches!(item.local, LocalState::Unknown { .. }) {
                     settle.push((p.proposal_id.clone(), outcome_of(&p)));
                 }
@@ -618,8 +627,8 @@ impl App {
                     };
                     self.toast(
                         format!(
-                            "The service cannot tell whether {id} executed (its records name no \
-                             proposals): check the positions"
+                            "The service cannot tell whether {id} executed (its records do not \
+                             say): check the positions"
                         ),
                         ToastLevel::Error,
                     );

@@ -319,7 +319,7 @@ fn without_the_proposals_extension_the_audit_log_decides() {
     assert!(
         toast_texts(&app)
             .iter()
-            .any(|t| t.contains("cannot tell") && t.contains("positions")),
+            .any(|t| t.contains("cannot tell") && t.contains("check the positions")),
         "{:?}",
         toast_texts(&app)
     );
@@ -360,4 +360,35 @@ fn already_executed_after_a_confirm_without_answer_is_that_confirm() {
     answer(&mut app, 14, listed(done));
     assert_eq!(status(&app), Status::Approved);
     assert_eq!(app.decisions.len(), 1, "{:?}", app.decisions);
+}
+
+#[test]
+fn a_queued_confirm_that_runs_after_being_found_staged_is_this_consoles_approval() {
+    let mut app = confirm_fails(refused());
+    tick(&mut app, t0() + secs(10));
+    answer(&mut app, 12, listed(btc_long(ID, t0())));
+    assert_eq!(status(&app), Status::Staged);
+    assert!(app.decisions.is_empty());
+    // The paused service runs the queued confirm; the next poll lists it executed.
+    let mut done = btc_long(ID, t0());
+    done.status = "executed".into();
+    done.execution = Some(Execution {
+        fills: vec![fill("BTC", "B", 0.01, 66_020.0, 4343)],
+        ..Execution::default()
+    });
+    let fx = app.update(proposals(vec![done], t0() + secs(14)));
+    assert_eq!(status(&app), Status::Approved);
+    assert_eq!(app.decisions.len(), 1);
+    assert_eq!(app.decisions[0].kind, DecisionKind::Approved);
+    assert_eq!(
+        journal_lines(&fx)[0]["result"],
+        "bought 0.01 BTC at 66020 (oid 4343)"
+    );
+    // A proposal this console never confirmed, executed by someone else, is not its approval.
+    let mut app = staged_app();
+    let mut done = btc_long(ID, t0());
+    done.status = "executed".into();
+    app.update(proposals(vec![done], t0() + secs(14)));
+    assert_eq!(status(&app), Status::Executed);
+    assert!(app.decisions.is_empty());
 }
