@@ -402,3 +402,100 @@ fn outcome_in_audit(id: &str, rows: &[AuditEntry]) -> Outcome {
         Outcome::Unknown
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn selection_follows_its_id_and_falls_to_a_neighbour() {
+        let mut sel = PaneSelection::default();
+        assert!(sel.sync(ids(&["a", "b", "c"])), "the first row is selected");
+        assert_eq!(sel.id.as_deref(), Some("a"));
+        sel.id = Some("b".into());
+        // Arrivals on top and a re-sort: still b.
+        assert!(!sel.sync(ids(&["z", "y", "a", "b", "c"])));
+        assert_eq!(sel.row_in(&["z", "y", "a", "b", "c"]), Some(3));
+        // b leaves: the one that took its place (the next older).
+        assert!(sel.sync(ids(&["z", "y", "a", "c"])));
+        assert_eq!(sel.id.as_deref(), Some("c"));
+        // c, the last, leaves with a: the nearest above that is still there.
+        assert!(sel.sync(ids(&["z", "y"])));
+        assert_eq!(sel.id.as_deref(), Some("y"));
+        assert!(sel.sync(vec![]));
+        assert_eq!(sel.id, None);
+    }
+
+    fn row(id: Option<&str>, op: &str, outcome: &str) -> AuditEntry {
+        AuditEntry {
+            operation: op.into(),
+            outcome: outcome.into(),
+            proposal_id: id.map(String::from),
+            oid: Some(9),
+            ..AuditEntry::default()
+        }
+    }
+
+    #[test]
+    fn the_audit_log_proves_absence_only_when_it_names_proposals_and_is_not_full() {
+        let audit = |rows: Vec<AuditEntry>| Evidence {
+            proposals: None,
+            audit: Ok(rows),
+        };
+        let executed = outcome("p1", &audit(vec![row(Some("p1"), "confirm_trade", "ok")]));
+        assert_eq!(
+            executed,
+            Outcome::Executed("executed (confirm_trade ok in the audit log, oid 9)".into())
+        );
+        // Its staging is not its execution; a failed attempt is not one either.
+        let staged = audit(vec![
+            row(Some("p1"), "propose_trade", "ok"),
+            row(Some("p1"), "confirm_trade", "error"),
+        ]);
+        assert_eq!(outcome("p1", &staged), Outcome::NotExecuted);
+        assert_eq!(
+            outcome("p1", &audit(vec![row(None, "confirm_trade", "ok")])),
+            Outcome::Unknown
+        );
+        let full: Vec<AuditEntry> = (0..AUDIT_WINDOW)
+            .map(|_| row(Some("other"), "confirm_trade", "ok"))
+            .collect();
+        assert_eq!(outcome("p1", &audit(full)), Outcome::Unknown);
+        // The list, when it has the proposal, decides over the log.
+        let mut p = Proposal {
+            proposal_id: "p1".into(),
+            status: "staged".into(),
+            ..Proposal::default()
+        };
+        let both = |p: Proposal| Evidence {
+            proposals: Some(Ok(vec![p])),
+            audit: Ok(vec![row(Some("p1"), "confirm_trade", "ok")]),
+        };
+        assert_eq!(outcome("p1", &both(p.clone())), Outcome::NotExecuted);
+        p.status = "failed".into();
+        assert_eq!(
+            outcome("p1", &both(p)),
+            Outcome::Failed("the service marked it failed".into())
+        );
+        assert!(
+            Evidence {
+                proposals: Some(Err(ApiError::Transport("refused".into()))),
+                audit: Err(ApiError::Transport("refused".into())),
+            }
+            .unreachable()
+        );
+        assert!(
+            !Evidence {
+                proposals: None,
+                audit: Err(ApiError::AuditUnavailable {
+                    message: "down".into()
+                }),
+            }
+            .unreachable()
+        );
+    }
+}
