@@ -473,3 +473,25 @@ fn approve_dialog_that_fits_has_no_scroll_marker() {
     keys_line_shown(&text);
     assert!(!text.contains("scroll · lines"), "{text}");
 }
+
+#[test]
+fn proposals_80x24_outcome_unknown() {
+    use crate::console::inbox::LocalState;
+    let mut app = seeded_app(80, 24);
+    app.inbox[0].local = LocalState::Unknown {
+        error: "could not reach the service: connection refused".into(),
+        checking: true,
+    };
+    app.update(key('2'));
+    let text = snap("proposals_80x24_outcome_unknown", &app);
+    assert!(text.contains("unknown — checking"), "{text}");
+    assert!(text.contains("checking with the service"), "{text}");
+    // The Desk strip keeps it in view until the service says what became of it.
+    app.update(key('1'));
+    let text = render(&app);
+    assert!(
+        text.lines()
+            .any(|l| l.contains(ID_FRESH) && l.contains("unknown — checking")),
+        "{text}"
+    );
+}

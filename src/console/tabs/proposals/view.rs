@@ -131,6 +131,28 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
             theme.muted,
         ),
     ])];
+    // First, so a short panel still shows it: nothing else about this proposal matters as much.
+    if let LocalState::Unknown { error, checking } = &item.local {
+        lines.push(Line::from(vec![
+            Span::styled(format!("{:<13}", "Outcome"), theme.muted),
+            Span::styled(
+                if *checking {
+                    "unknown — checking with the service"
+                } else {
+                    "unknown — the service cannot tell; check the positions"
+                },
+                theme.warn,
+            ),
+        ]));
+        lines.push(kv(theme, "Confirm", format!("got no answer: {error}")));
+        if *checking {
+            lines.push(Line::styled(
+                "Not approvable until the service says it is still staged; never re-sent \
+                 on its own.",
+                theme.muted,
+            ));
+        }
+    }
     if let Some(t) = &item.tool {
         tool_lines(theme, t, &mut lines);
     } else if p.kind.is_empty() {
@@ -283,27 +305,6 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
             Span::styled(format!("{:<13}", "Failed"), theme.muted),
             Span::styled(err.clone(), theme.bad),
         ])),
-        LocalState::Unknown { error, checking } => {
-            lines.push(Line::from(vec![
-                Span::styled(format!("{:<13}", "Outcome"), theme.muted),
-                Span::styled(
-                    if *checking {
-                        "unknown — checking with the service"
-                    } else {
-                        "unknown — the service cannot tell; check the positions"
-                    },
-                    theme.warn,
-                ),
-            ]));
-            lines.push(kv(theme, "Confirm", format!("got no answer: {error}")));
-            if *checking {
-                lines.push(Line::styled(
-                    "Not approvable until the service says it is still staged; never re-sent \
-                     on its own.",
-                    theme.muted,
-                ));
-            }
-        }
         _ => {}
     }
     if let Some(err) = &item.proposal.error {
