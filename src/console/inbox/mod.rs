@@ -267,6 +267,8 @@ impl PaneSelection {
     pub fn sync(&mut self, rows: Vec<String>) -> bool {
         let changed = match &self.id {
             Some(id) if rows.contains(id) => false,
+            // Nothing left to move to: it stays named, so a key says why it cannot act on it.
+            Some(_) if rows.is_empty() => false,
             Some(id) => {
                 let at = self.rows.iter().position(|r| r == id);
                 let survivor = at.and_then(|p| {
@@ -426,8 +428,11 @@ mod tests {
         // c, the last, leaves with a: the nearest above that is still there.
         assert!(sel.sync(ids(&["z", "y"])));
         assert_eq!(sel.id.as_deref(), Some("y"));
-        assert!(sel.sync(vec![]));
-        assert_eq!(sel.id, None);
+        // An emptied list keeps the last selected; the next arrival takes over from it.
+        assert!(!sel.sync(vec![]));
+        assert_eq!(sel.id.as_deref(), Some("y"));
+        assert!(sel.sync(ids(&["n"])));
+        assert_eq!(sel.id.as_deref(), Some("n"));
     }
 
     fn row(id: Option<&str>, op: &str, outcome: &str) -> AuditEntry {

@@ -13,6 +13,7 @@ use crate::console::app::ToastLevel;
 use crate::console::layout::Pane;
 use crate::console::modal::Modal;
 use crate::console::poll::to_delta;
+use crate::console::tab::Tab;
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
@@ -25,10 +26,10 @@ impl App {
         self.inbox.iter_mut().find(|i| i.id() == id)
     }
 
-    /// The inbox pane the approve, reject and undo keys act in: the Desk strip when it has the
-    /// focus, else the Proposals list (from any tab).
+    /// The inbox pane the approve, reject and undo keys act in: on the Desk its strip (the only
+    /// inbox it shows, whichever pane has the focus), elsewhere the Proposals list.
     pub fn inbox_pane(&self) -> Pane {
-        if self.focused_pane() == Pane::Strip {
+        if self.tab == Tab::Desk {
             Pane::Strip
         } else {
             Pane::Inbox

@@ -693,3 +693,26 @@ fn undo_after_the_expiry_is_refused_with_the_reason() {
     );
     assert_eq!(app.decisions.len(), 1, "only the dismissal");
 }
+
+#[test]
+fn on_the_desk_keys_act_on_the_strip_whichever_pane_has_the_focus() {
+    let mut app = two_staged();
+    // The Proposals list has BTC selected, the strip ETH.
+    app.update(key('2'));
+    app.update(key('G'));
+    assert_eq!(selected_id(&app, Pane::Inbox), ID);
+    app.update(key('1'));
+    app.update(code(KeyCode::BackTab));
+    app.update(key('g'));
+    assert_eq!(selected_id(&app, Pane::Strip), ETH);
+    // Focus back on the positions: x still dismisses what the strip shows selected.
+    app.update(code(KeyCode::Tab));
+    assert_eq!(app.focused_pane(), Pane::Positions);
+    app.update(key('x'));
+    assert_eq!(app.item(ETH).unwrap().local, LocalState::Rejected);
+    assert_eq!(app.item(ID).unwrap().local, LocalState::None);
+    // From another tab, the Proposals list's selection.
+    app.update(key('3'));
+    app.update(key('x'));
+    assert_eq!(app.item(ID).unwrap().local, LocalState::Rejected);
+}

@@ -244,6 +244,9 @@ const STRIP_COLS: &[Col] = &[
 fn strip(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     let focused = app.focused_pane() == Pane::Strip;
     let staged = app.strip_items();
+    // On the Desk, approve and reject act on the strip's selection whichever pane has the focus,
+    // so it is always shown.
+    let selected = app.selected(Pane::Strip);
     widgets::table(
         f,
         screen,
@@ -254,7 +257,7 @@ fn strip(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
             theme.accent,
         )),
         focused,
-        app.selected(Pane::Strip),
+        selected,
         staged.len(),
         STRIP_COLS,
         "nothing staged: agents' proposals appear here",
@@ -271,7 +274,7 @@ fn strip(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
                 Line::from(item.describe()),
                 Line::from(item.id().to_string()),
             ];
-            (cells, None)
+            (cells, (!focused && k == selected).then_some(theme.selected))
         },
     );
 }
