@@ -95,6 +95,9 @@ impl App {
             if let Some(due) = self.signals_next_due() {
                 next = next.min(due);
             }
+            if let Some(due) = self.gate.poll.wakeup() {
+                next = next.min(due);
+            }
         }
         next.max(self.now)
     }
