@@ -59,11 +59,8 @@ fn inbox(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     }
     let on_gate = app.gate.is_gateway();
     if on_gate {
-        let agent = app.gate.filter.as_deref().unwrap_or("every agent");
-        title.push(Span::styled(
-            format!(" agent: {agent} (/agent NAME|all) "),
-            theme.muted,
-        ));
+        let agent = app.gate.filter.as_deref().unwrap_or("all");
+        title.push(Span::styled(format!(" agent: {agent} "), theme.muted));
     }
     widgets::table(
         f,
