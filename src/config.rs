@@ -1304,6 +1304,75 @@ api_key_env = "LIVE_KEY"
     }
 
     #[test]
+    fn gate_token_from_env_beats_the_profiles_gate_token_env() {
+        let f = Fixture::new();
+        f.write(
+            "config.toml",
+            "profile = \"gw\"\n[profiles.gw]\nbase_url = \"http://127.0.0.1:8788\"\napi_key_env = \"K\"\ngate_token_env = \"GW_TOKEN\"\n",
+        );
+        let c = f
+            .resolve(
+                &Flags::default(),
+                &[("K", "k"), ("GW_TOKEN", " gst_profile ")],
+            )
+            .unwrap();
+        assert_eq!(
+            c.gate_token.as_ref().map(Secret::expose),
+            Some("gst_profile")
+        );
+        let c = f
+            .resolve(
+                &Flags::default(),
+                &[
+                    ("K", "k"),
+                    ("GW_TOKEN", "gst_profile"),
+                    (ENV_GATE_TOKEN, "gst_env"),
+                ],
+            )
+            .unwrap();
+        assert_eq!(c.gate_token.as_ref().map(Secret::expose), Some("gst_env"));
+        // A named variable that is not set is an error naming it, not a silent "no token".
+        let e = f
+            .resolve(&Flags::default(), &[("K", "k")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("gate_token_env") && e.contains("GW_TOKEN"),
+            "{e}"
+        );
+        // No token anywhere: none.
+        let c = Fixture::new().resolve(&Flags::default(), &[]).unwrap();
+        assert!(c.gate_token.is_none());
+    }
+
+    #[test]
+    fn the_demo_agent_is_on_by_default_off_by_flag_or_config() {
+        let c = Fixture::new().resolve(&Flags::default(), &[]).unwrap();
+        assert!(c.demo_agent);
+        assert_eq!(c.demo_agent_interval, Duration::from_secs(120));
+        let flags = Flags {
+            no_demo_agent: true,
+            ..Flags::default()
+        };
+        assert!(!Fixture::new().resolve(&flags, &[]).unwrap().demo_agent);
+        let f = Fixture::new();
+        f.write(
+            "config.toml",
+            "[console]\ndemo_agent = false\ndemo_agent_interval_secs = 30\n",
+        );
+        let c = f.resolve(&Flags::default(), &[]).unwrap();
+        assert!(!c.demo_agent);
+        assert_eq!(c.demo_agent_interval, Duration::from_secs(30));
+        let f = Fixture::new();
+        f.write("config.toml", "[console]\ndemo_agent_interval_secs = 1\n");
+        let e = f.resolve(&Flags::default(), &[]).unwrap_err().to_string();
+        assert!(
+            e.contains("console.demo_agent_interval_secs") && e.contains("at least 5"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn flags_debug_redacts_the_key() {
         let flags = Flags {
             api_key: Some("flag-secret-123".into()),
