@@ -150,6 +150,18 @@ impl GateState {
         self.items.get(id).map(|i| i.agent.as_str())
     }
 
+    /// The Agent column's text: the agent's label, or "this console" for what this console staged
+    /// with its own (unnamed) key or what the gateway does not list.
+    pub fn agent_label<'a>(&'a self, id: &str, own_fingerprint: &str) -> &'a str {
+        match self.items.get(id) {
+            Some(g) if g.agent == own_fingerprint && g.agent_fingerprint == own_fingerprint => {
+                "this console"
+            }
+            Some(g) => &g.agent,
+            None => "this console",
+        }
+    }
+
     /// Whether the filter hides this inbox item: it shows only the chosen agent's items (items the
     /// gateway does not list have no agent and are hidden too while a filter is set).
     pub fn hides(&self, id: &str) -> bool {

@@ -388,3 +388,18 @@ fn connect_panel_in_help_120x40() {
         assert!(text.contains(needle), "lacks {needle:?}\n{text}");
     }
 }
+
+#[test]
+fn what_this_console_staged_through_the_gateway_says_so_in_the_agent_column() {
+    let mut app = gate_app(120, 40);
+    let own = app.service.key_fingerprint.clone();
+    let (mut items, agents) = two_agents();
+    items[1].agent = own.clone();
+    items[1].agent_fingerprint = own.clone();
+    app.update(gate_loaded(items, agents, t0() + secs(1)));
+    assert_eq!(app.gate.agent_label(MINE_ID, &own), "this console");
+    assert_eq!(app.gate.agent_label(DEMO_ID, &own), "demo-agent");
+    let text = render(&app);
+    let row = text.lines().find(|l| l.contains("0.01 BTC")).unwrap();
+    assert!(row.contains("this console"), "{row}");
+}

@@ -89,7 +89,9 @@ fn inbox(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
                 matches!(status, Status::Expired | Status::Rejected).then_some(theme.expired);
             let mut cells = vec![first, Line::from(item.describe())];
             if on_gate {
-                let agent = app.gate.agent_of(item.id()).unwrap_or("this console");
+                let agent = app
+                    .gate
+                    .agent_label(item.id(), &app.service.key_fingerprint);
                 cells.insert(1, Line::from(agent.to_string()));
             }
             (cells, style)
