@@ -105,8 +105,14 @@ impl App {
                 self.gate.agents = agents.agents;
                 self.merge_gate(inbox.items, fx);
             }
-            // No /gate/v1 here: an ordinary service; never asked again.
-            Err(ApiError::NotFound { .. }) if self.gate.detected != Detected::Yes => {
+            // No /gate/v1 here: an ordinary service (a 404, or whatever else a service answers for
+            // a path it does not know: an HTML page, a 405, a 500); never asked again. Only a 401
+            // or no answer at all leaves the question open.
+            Err(e)
+                if self.gate.detected != Detected::Yes
+                    && !matches!(e, ApiError::Unauthorized { .. })
+                    && !e.is_transient() =>
+            {
                 self.gate.detected = Detected::No;
                 self.gate.error = None;
                 self.gate.poll.stop();

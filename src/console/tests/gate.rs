@@ -140,24 +140,46 @@ fn a_gateway_answer_lists_every_agents_items_with_their_agent() {
 
 #[test]
 fn a_service_without_gate_v1_is_asked_once() {
+    for answer in [
+        ApiError::NotFound {
+            code: "not_found".into(),
+            message: "no route".into(),
+        },
+        // A deployment that answers unknown paths with a web page.
+        ApiError::Decode("body is not JSON: expected value at line 1".into()),
+    ] {
+        let mut app = app_with(quiet_options());
+        let fx = app.update(Action::Tick(t0()));
+        assert!(fx.contains(&Effect::FetchGate), "{fx:?}");
+        app.update(Action::answered(
+            t0(),
+            LATENCY,
+            Answer::GateLoaded {
+                result: Err(answer.clone()),
+            },
+        ));
+        assert_eq!(app.gate.detected, Detected::No, "{answer:?}");
+        app.refresh();
+        let fx = app.update(Action::Tick(t0() + secs(7200)));
+        assert!(!fx.contains(&Effect::FetchGate), "{fx:?}");
+        assert!(!render(&app).contains("GATE"));
+    }
+}
+
+#[test]
+fn a_gateway_not_answering_yet_is_asked_again() {
     let mut app = app_with(quiet_options());
-    let fx = app.update(Action::Tick(t0()));
-    assert!(fx.contains(&Effect::FetchGate), "{fx:?}");
+    app.update(Action::Tick(t0()));
     app.update(Action::answered(
         t0(),
         LATENCY,
         Answer::GateLoaded {
-            result: Err(ApiError::NotFound {
-                code: "not_found".into(),
-                message: "no route".into(),
-            }),
+            result: Err(ApiError::Transport("connection refused".into())),
         },
     ));
-    assert_eq!(app.gate.detected, Detected::No);
-    app.refresh();
-    let fx = app.update(Action::Tick(t0() + secs(7200)));
-    assert!(!fx.contains(&Effect::FetchGate), "{fx:?}");
-    assert!(!render(&app).contains("GATE"));
+    assert_eq!(app.gate.detected, Detected::Unknown);
+    let fx = app.update(Action::Tick(t0() + secs(60)));
+    assert!(fx.contains(&Effect::FetchGate), "{fx:?}");
 }
 
 #[test]
