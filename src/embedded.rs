@@ -36,6 +36,11 @@ pub struct EmbeddedConfig {
     pub demo_agent: Option<Duration>,
     /// The demo agent's first proposal comes this soon, so a newcomer sees one at once.
     pub demo_first: Duration,
+    /// The config file's `[gate]`, `[policy]` and `[[notify]]` tables, as `agentdesk gate` reads
+    /// them: the embedded gateway applies them too.
+    pub gate_settings: gateway::policy::GateSettings,
+    pub policy: gateway::policy::Policy,
+    pub notify: Vec<gateway::notify::Destination>,
 }
 
 impl EmbeddedConfig {
@@ -47,6 +52,9 @@ impl EmbeddedConfig {
             gate_port: GATE_PORT,
             demo_agent: Some(Duration::from_secs(120)),
             demo_first: Duration::from_secs(8),
+            gate_settings: Default::default(),
+            policy: Default::default(),
+            notify: Vec::new(),
         }
     }
 }
@@ -155,8 +163,11 @@ async fn start_gateway(
         );
         // The gateway's own key for the account: what a supervisor token reads with.
         gc.upstream_key = Some(console_key.clone());
+        gc.settings = config.gate_settings.clone();
         // The console's own immediate trades (`/trade`) are the supervisor's, not an agent's.
-        gc.settings.allow_immediate = vec![console_key.fingerprint()];
+        gc.settings.allow_immediate.push(console_key.fingerprint());
+        gc.policy = config.policy.clone();
+        gc.notify = config.notify.clone();
         match Gateway::start(gc).await {
             Ok(running) => return Ok(running),
             Err(e @ gateway::StartError::Bind { .. }) => last = e.to_string(),

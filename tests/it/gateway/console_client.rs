@@ -172,3 +172,23 @@ async fn the_embedded_picture_runs_a_demo_agent_whose_proposal_executes_on_appro
     mine.whoami(false).await.unwrap();
     embedded.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_embedded_gateway_applies_the_config_files_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = EmbeddedConfig::new(dir.path().to_path_buf(), Default::default());
+    config.gate_port = 0;
+    config.demo_agent = None;
+    (config.gate_settings, config.policy) =
+        agentdesk::gateway::policy::GateSettings::with_policy_from_toml(
+            "[policy]\nmax_notional_usd = 100\n",
+        )
+        .unwrap();
+    let embedded = Embedded::start(config).await.unwrap();
+    assert_eq!(embedded.demo_agent(), None);
+    let c = Client::new(&embedded.gateway_url(), Some(embedded.console_key.clone())).unwrap();
+    let messenger = embedded.sandbox.messenger_id.clone();
+    let refused = c.propose_trade(&long_btc(&messenger)).await.unwrap_err();
+    assert_eq!(refused.code(), Some("policy_violation"), "{refused}");
+    embedded.shutdown().await;
+}
