@@ -205,9 +205,11 @@ impl DemoAgent {
                     self.every
                 }
                 // The sandbox may still be computing its live strategies: try again soon.
-                Err(e) => {
+                Err(Skip::NoSignalYet) => self.every.min(Duration::from_secs(5)),
+                // Refused (a policy, the kill switch, the quota): the next round, as planned.
+                Err(Skip::Refused(e)) => {
                     tracing::info!("demo agent: no proposal this time: {e}");
-                    self.every.min(Duration::from_secs(5))
+                    self.every
                 }
             };
         }
@@ -237,18 +239,21 @@ impl DemoAgent {
         }
     }
 
-    async fn stage(&self, round: usize) -> Result<(), String> {
+    async fn stage(&self, round: usize) -> Result<(), Skip> {
         let live = self
             .client
             .discover_top_live(None, Some(20))
             .await
-            .map_err(|e| e.to_string())?;
-        let signal = pick_signal(&live, round).ok_or("no live strategy has a signal yet")?;
+            .map_err(|e| match e {
+                e if e.is_transient() => Skip::NoSignalYet,
+                e => Skip::Refused(e.to_string()),
+            })?;
+        let signal = pick_signal(&live, round).ok_or(Skip::NoSignalYet)?;
         let proposal = self
             .client
             .propose_trade(&signal)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| Skip::Refused(e.to_string()))?;
         tracing::info!(
             "demo agent staged {} ({} {:?})",
             proposal.proposal_id,
@@ -257,6 +262,13 @@ impl DemoAgent {
         );
         Ok(())
     }
+}
+
+/// Why a round staged nothing.
+enum Skip {
+    /// Discovery is still computing, or no strategy points anywhere yet.
+    NoSignalYet,
+    Refused(String),
 }
 
 /// The `round`-th of the live strategies that point somewhere now (their current target, else
