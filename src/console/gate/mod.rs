@@ -110,6 +110,9 @@ pub struct GateState {
     /// Inbox items the filter hides, kept out of `App::inbox` so every index into it still means
     /// what the screen shows; they come back when the filter changes.
     pub hidden: Vec<InboxItem>,
+    /// Why the gateway last refused to approve or reject an item (by inbox id), shown with it
+    /// until a decision goes through.
+    pub refused: HashMap<String, String>,
     pub connect: Option<ConnectInfo>,
 }
 
@@ -124,6 +127,7 @@ impl GateState {
             agents: Vec::new(),
             filter: None,
             hidden: Vec::new(),
+            refused: HashMap::new(),
             connect: None,
         }
     }

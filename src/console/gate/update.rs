@@ -259,6 +259,7 @@ impl App {
                     };
                 }
                 self.gate.items.insert(id.to_string(), g);
+                self.gate.refused.remove(id);
                 let done = if approve { "Approved" } else { "Rejected" };
                 self.toast(format!("{done} {id} ({agent}): {text}"), level);
                 self.decide(id, kind, summary, text, fx);
@@ -277,6 +278,9 @@ impl App {
                     }
                     _ => e.to_string(),
                 };
+                self.gate
+                    .refused
+                    .insert(id.to_string(), format!("{verb}: {text}"));
                 self.toast(format!("{verb} {id} failed: {text}"), ToastLevel::Error);
                 self.decide(id, DecisionKind::Failed, summary, text, fx);
             }

@@ -276,6 +276,16 @@ fn a_policy_refusal_is_shown_and_the_item_stays_approvable() {
             .result
             .contains("refused by the gateway (policy_violation)")
     );
+    // The detail panel keeps the reason after the toast is gone.
+    app.toasts.clear();
+    let i = app.inbox.iter().position(|i| i.id() == id).unwrap();
+    app.selected.insert(crate::console::layout::Pane::Inbox, i);
+    let text = render(&app);
+    let line = text
+        .lines()
+        .find(|l| l.contains("Refused"))
+        .unwrap_or_else(|| panic!("no Refused line\n{text}"));
+    assert!(line.contains("policy_violation"), "{line}");
 }
 
 #[test]

@@ -162,6 +162,12 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
             lines.push(kv(theme, "Rejected", reason.to_string()));
         }
     }
+    if let Some(refusal) = app.gate.refused.get(item.id()) {
+        lines.push(Line::from(vec![
+            Span::styled(format!("{:<13}", "Refused"), theme.muted),
+            Span::styled(refusal.clone(), theme.bad),
+        ]));
+    }
     if let Some(t) = &item.tool {
         tool_lines(theme, t, &mut lines);
     } else if p.kind.is_empty() {
