@@ -97,6 +97,25 @@ async fn the_console_client_lists_every_agents_items_approves_and_rejects() {
         .await
         .unwrap_err();
     assert_eq!(refused.code(), Some("rejected_by_supervisor"), "{refused}");
+    // With the kill switch on, an approval of an opening trade is a 403 the console shows as is.
+    let gamma = s
+        .agent(&alpha_key)
+        .propose_trade(&long_btc(&messenger))
+        .await
+        .unwrap();
+    let (st, body) = s
+        .supervisor(
+            reqwest::Method::POST,
+            "/gate/v1/kill-switch",
+            Some(serde_json::json!({"on": true, "reason": "market halt drill"})),
+        )
+        .await;
+    assert_eq!(st, reqwest::StatusCode::OK, "{body}");
+    let halted = c.gate_approve(&gamma.proposal_id, &[]).await.unwrap_err();
+    assert!(
+        matches!(&halted, ApiError::Forbidden { code, message } if code == "kill_switch" && message.contains("market halt drill")),
+        "{halted:?}"
+    );
     // Deciding again is answered, not hidden: a rejected item cannot be approved.
     let again = c
         .gate_approve(&beta_staged.proposal_id, &[])
