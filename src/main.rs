@@ -24,8 +24,9 @@ struct Cli {
     /// Named profile of the config file to connect to (env AGENTDESK_PROFILE).
     #[arg(long)]
     profile: Option<String>,
-    /// Service base URL (env AGENTDESK_BASE_URL). With none configured, the console starts the
-    /// embedded sandbox.
+    /// Service base URL (env AGENTDESK_BASE_URL). With none configured, agentdesk starts the
+    /// embedded sandbox, a gateway in front of it (127.0.0.1:8788 or the next free port) and a
+    /// demo agent, and the console on the gateway.
     #[arg(long)]
     base_url: Option<String>,
     /// API key (env AGENTDESK_API_KEY; prefer the environment or a profile's api_key_env: a key on
