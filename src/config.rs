@@ -25,6 +25,11 @@ pub const ENV_BASE_URL: &str = "AGENTDESK_BASE_URL";
 pub const ENV_API_KEY: &str = "AGENTDESK_API_KEY";
 pub const ENV_PROFILE: &str = "AGENTDESK_PROFILE";
 pub const ENV_CONFIG: &str = "AGENTDESK_CONFIG";
+/// A supervisor token of a gateway (`agentdesk gate token`), for its `/gate/v1` API.
+pub const ENV_GATE_TOKEN: &str = "AGENTDESK_GATE_TOKEN";
+/// The shortest interval between the embedded demo agent's proposals: anything faster would fill
+/// the inbox faster than anyone can read it.
+pub const MIN_DEMO_AGENT_SECS: i64 = 5;
 
 /// The profile name that means "no profile: the embedded sandbox unless a flag or env var names a
 /// service".
@@ -40,6 +45,8 @@ pub struct Flags {
     pub profile: Option<String>,
     pub base_url: Option<String>,
     pub api_key: Option<String>,
+    /// `--no-demo-agent`: the embedded picture without its demo agent.
+    pub no_demo_agent: bool,
 }
 
 impl std::fmt::Debug for Flags {
@@ -52,6 +59,7 @@ impl std::fmt::Debug for Flags {
                 "api_key",
                 &self.api_key.as_ref().map(|k| Secret::new(k.as_str())),
             )
+            .field("no_demo_agent", &self.no_demo_agent)
             .finish()
     }
 }
@@ -119,6 +127,14 @@ pub struct ConsoleConfig {
     pub data_dir: PathBuf,
     /// Problems worth telling the user that do not stop the console (shown once at start).
     pub warnings: Vec<String>,
+    /// A supervisor token for a gateway's `/gate/v1` (env AGENTDESK_GATE_TOKEN, else the
+    /// profile's `gate_token_env`). The embedded picture mints its own.
+    pub gate_token: Option<Secret>,
+    /// Whether the embedded picture runs its demo agent (`[console] demo_agent`, off with
+    /// `--no-demo-agent`).
+    pub demo_agent: bool,
+    /// Time between the demo agent's proposals (`[console] demo_agent_interval_secs`).
+    pub demo_agent_interval: Duration,
 }
 
 /// The platform directories: the default config file and the data directory.
@@ -252,6 +268,8 @@ struct ConsoleSection {
     keymap: Option<PathBuf>,
     theme_file: Option<PathBuf>,
     journal: Option<bool>,
+    demo_agent: Option<bool>,
+    demo_agent_interval_secs: Option<i64>,
     #[serde(default)]
     poll: PollSection,
 }
@@ -274,6 +292,7 @@ struct ProfileSection {
     api_key_env: Option<String>,
     #[serde(default, deserialize_with = "secret_opt")]
     api_key: Option<Secret>,
+    gate_token_env: Option<String>,
 }
 
 fn secret_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Secret>, D::Error> {
@@ -351,6 +370,14 @@ fn parse(text: &str, path: &Path) -> Result<Loaded, ConfigError> {
             format!("is `{theme}`; it must be \"dark\" or \"light\""),
         ));
     }
+    if let Some(v) = file.console.demo_agent_interval_secs
+        && v < MIN_DEMO_AGENT_SECS
+    {
+        return Err(invalid(
+            "console.demo_agent_interval_secs".into(),
+            format!("is {v}; it is seconds and must be at least {MIN_DEMO_AGENT_SECS}"),
+        ));
+    }
     let p = &file.console.poll;
     for (name, value) in [
         ("positions", p.positions),
@@ -391,6 +418,14 @@ fn parse(text: &str, path: &Path) -> Result<Loaded, ConfigError> {
         {
             return Err(invalid(
                 key("api_key_env"),
+                format!("is `{var}`, which is not an environment variable name"),
+            ));
+        }
+        if let Some(var) = &profile.gate_token_env
+            && (var.is_empty() || var.contains(['=', '\0']) || var.trim() != var)
+        {
+            return Err(invalid(
+                key("gate_token_env"),
                 format!("is `{var}`, which is not an environment variable name"),
             ));
         }
@@ -571,6 +606,26 @@ fn build(
         }
     };
 
+    // Supervisor token: env > profile's gate_token_env. Only a gateway's /gate/v1 reads it.
+    let gate_token = match env(ENV_GATE_TOKEN).filter(|t| !t.trim().is_empty()) {
+        Some(t) => Some(Secret::new(t.trim())),
+        None => match profile.as_ref().and_then(|(n, p)| Some((n, p.gate_token_env.as_ref()?))) {
+            Some((name, var)) => Some(Secret::new(
+                env(var)
+                    .filter(|t| !t.trim().is_empty())
+                    .ok_or_else(|| ConfigError::Invalid {
+                        path: path.clone().unwrap_or_default(),
+                        key: format!("profiles.{name}.gate_token_env"),
+                        problem: format!(
+                            "names the environment variable {var}, which is not set (or empty); export the supervisor token (agentdesk gate token) in it"
+                        ),
+                    })?
+                    .trim(),
+            )),
+            None => None,
+        },
+    };
+
     let service = match (base, key) {
         (None, None) => Service::Embedded,
         (Some((_, origin)), None) => return Err(ConfigError::MissingApiKey { origin }),
@@ -650,6 +705,13 @@ fn build(
         config_path: path.clone(),
         data_dir,
         warnings,
+        gate_token,
+        demo_agent: c.demo_agent.unwrap_or(true) && !flags.no_demo_agent,
+        demo_agent_interval: Duration::from_secs(
+            c.demo_agent_interval_secs
+                .unwrap_or(120)
+                .max(MIN_DEMO_AGENT_SECS) as u64,
+        ),
     })
 }
 
@@ -1239,6 +1301,75 @@ api_key_env = "LIVE_KEY"
         set_mode(&p, 0o644);
         let c = f.resolve(&Flags::default(), &[("PAPER_KEY", "k")]).unwrap();
         assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    }
+
+    #[test]
+    fn gate_token_from_env_beats_the_profiles_gate_token_env() {
+        let f = Fixture::new();
+        f.write(
+            "config.toml",
+            "profile = \"gw\"\n[profiles.gw]\nbase_url = \"http://127.0.0.1:8788\"\napi_key_env = \"K\"\ngate_token_env = \"GW_TOKEN\"\n",
+        );
+        let c = f
+            .resolve(
+                &Flags::default(),
+                &[("K", "k"), ("GW_TOKEN", " gst_profile ")],
+            )
+            .unwrap();
+        assert_eq!(
+            c.gate_token.as_ref().map(Secret::expose),
+            Some("gst_profile")
+        );
+        let c = f
+            .resolve(
+                &Flags::default(),
+                &[
+                    ("K", "k"),
+                    ("GW_TOKEN", "gst_profile"),
+                    (ENV_GATE_TOKEN, "gst_env"),
+                ],
+            )
+            .unwrap();
+        assert_eq!(c.gate_token.as_ref().map(Secret::expose), Some("gst_env"));
+        // A named variable that is not set is an error naming it, not a silent "no token".
+        let e = f
+            .resolve(&Flags::default(), &[("K", "k")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("gate_token_env") && e.contains("GW_TOKEN"),
+            "{e}"
+        );
+        // No token anywhere: none.
+        let c = Fixture::new().resolve(&Flags::default(), &[]).unwrap();
+        assert!(c.gate_token.is_none());
+    }
+
+    #[test]
+    fn the_demo_agent_is_on_by_default_off_by_flag_or_config() {
+        let c = Fixture::new().resolve(&Flags::default(), &[]).unwrap();
+        assert!(c.demo_agent);
+        assert_eq!(c.demo_agent_interval, Duration::from_secs(120));
+        let flags = Flags {
+            no_demo_agent: true,
+            ..Flags::default()
+        };
+        assert!(!Fixture::new().resolve(&flags, &[]).unwrap().demo_agent);
+        let f = Fixture::new();
+        f.write(
+            "config.toml",
+            "[console]\ndemo_agent = false\ndemo_agent_interval_secs = 30\n",
+        );
+        let c = f.resolve(&Flags::default(), &[]).unwrap();
+        assert!(!c.demo_agent);
+        assert_eq!(c.demo_agent_interval, Duration::from_secs(30));
+        let f = Fixture::new();
+        f.write("config.toml", "[console]\ndemo_agent_interval_secs = 1\n");
+        let e = f.resolve(&Flags::default(), &[]).unwrap_err().to_string();
+        assert!(
+            e.contains("console.demo_agent_interval_secs") && e.contains("at least 5"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -24,14 +24,19 @@ struct Cli {
     /// Named profile of the config file to connect to (env AGENTDESK_PROFILE).
     #[arg(long)]
     profile: Option<String>,
-    /// Service base URL (env AGENTDESK_BASE_URL). With none configured, the console starts the
-    /// embedded sandbox.
+    /// Service base URL (env AGENTDESK_BASE_URL). With none configured, agentdesk starts the
+    /// embedded sandbox, a gateway in front of it (127.0.0.1:8788 or the next free port) and a
+    /// demo agent, and the console on the gateway.
     #[arg(long)]
     base_url: Option<String>,
     /// API key (env AGENTDESK_API_KEY; prefer the environment or a profile's api_key_env: a key on
     /// the command line is visible to other users of this machine).
     #[arg(long)]
     api_key: Option<String>,
+    /// With the embedded sandbox: no demo agent staging proposals through the embedded gateway
+    /// (also `[console] demo_agent = false`).
+    #[arg(long)]
+    no_demo_agent: bool,
 }
 
 #[derive(Subcommand)]
@@ -251,6 +256,7 @@ fn main() -> ExitCode {
             profile: cli.profile,
             base_url: cli.base_url,
             api_key: cli.api_key,
+            no_demo_agent: cli.no_demo_agent,
         }),
         Some(Command::Serve(args)) => serve(args, cli.config),
         Some(Command::Standin { addr, minimal }) => standin(addr, minimal),
@@ -301,8 +307,36 @@ fn console(flags: agentdesk::config::Flags) -> Result<(), String> {
     let settings = load_settings(cfg.config_path.as_deref())?;
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     runtime.block_on(async move {
-        let prepared = agentdesk::console::prepare(&cfg, settings).await?;
-        agentdesk::console::run(prepared).await
+        // No service configured: the whole picture in-process — the sandbox, the gateway in
+        // front of it, the demo agent — and the console on the gateway.
+        let embedded = match cfg.service {
+            config::Service::Embedded => {
+                use agentdesk::embedded::{Embedded, EmbeddedConfig};
+                let mut ec = EmbeddedConfig::new(cfg.data_dir.clone(), settings);
+                ec.demo_agent = cfg.demo_agent.then_some(cfg.demo_agent_interval);
+                (ec.gate_settings, ec.policy, ec.notify) = gate_config(cfg.config_path.as_deref())?;
+                Some(Embedded::start(ec).await?)
+            }
+            config::Service::Remote { .. } => None,
+        };
+        let attach = embedded.as_ref().map(|e| agentdesk::console::Attach {
+            base_url: e.gateway_url(),
+            api_key: e.console_key.clone(),
+            gate_token: e.gate_token.clone(),
+            connect: agentdesk::console::gate::ConnectInfo {
+                base_url: e.gateway_url(),
+                sandbox_db: e.sandbox_db.clone(),
+                demo_agent: e.demo_agent().map(str::to_string),
+            },
+        });
+        let result = match agentdesk::console::prepare(&cfg, attach).await {
+            Ok(prepared) => agentdesk::console::run(prepared).await,
+            Err(e) => Err(e),
+        };
+        if let Some(e) = embedded {
+            e.shutdown().await;
+        }
+        result
     })
 }
 

@@ -207,6 +207,11 @@ impl Operation {
     }
 }
 
+/// One path segment, percent-encoded (for paths outside the catalog, e.g. a gateway's).
+pub fn encode_segment(s: &str) -> String {
+    percent_encode_segment(s)
+}
+
 fn percent_encode_segment(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {

@@ -39,6 +39,8 @@ pub struct Client {
     /// An x402 `PAYMENT-SIGNATURE` sent instead of the key (see [`Client::paying`]).
     payment: Option<Secret>,
     retries: u32,
+    /// A gateway's supervisor token, for `/gate/v1` (see [`Client::with_gate_token`]).
+    gate_token: Option<Secret>,
 }
 
 impl std::fmt::Debug for Client {
@@ -94,6 +96,7 @@ impl Client {
             key: api_key,
             payment: None,
             retries: options.retries,
+            gate_token: None,
         })
     }
 
@@ -112,6 +115,17 @@ impl Client {
         }
     }
 
+    /// A copy of this client that sends `token` (a supervisor token, `agentdesk gate token`) to the
+    /// gateway's `/gate/v1` API; the interface's operations keep the API key.
+    pub fn with_gate_token(mut self, token: Option<Secret>) -> Client {
+        self.gate_token = token;
+        self
+    }
+
+    pub fn has_gate_token(&self) -> bool {
+        self.gate_token.is_some()
+    }
+
     pub fn key_fingerprint(&self) -> Option<String> {
         self.key.as_ref().map(Secret::fingerprint)
     }
@@ -121,8 +135,20 @@ impl Client {
     pub async fn call(&self, op: &Operation, req: Request) -> Result<Value, ApiError> {
         let args: Vec<&str> = req.path_args.iter().map(String::as_str).collect();
         let url = format!("{}{}", self.base, op.path_with(&args));
+        self.send(op.method, url, self.key.as_ref(), req).await
+    }
+
+    /// Sends one request to `url` with `key` in `x-api-key`: the catalog's operations and a
+    /// gateway's `/gate/v1` paths (which are not operations of the interface) alike.
+    async fn send(
+        &self,
+        method: Method,
+        url: String,
+        key: Option<&Secret>,
+        req: Request,
+    ) -> Result<Value, ApiError> {
         let mut headers = HeaderMap::new();
-        if let Some(key) = &self.key {
+        if let Some(key) = key {
             let mut v = HeaderValue::from_str(key.expose()).map_err(|_| ApiError::Invalid {
                 code: "invalid_api_key".into(),
                 field: Some("api_key".into()),
@@ -142,13 +168,13 @@ impl Client {
             v.set_sensitive(true);
             headers.insert("payment-signature", v);
         }
-        if op.method == Method::Post {
+        if method == Method::Post {
             headers.insert(
                 "x-requested-with",
                 HeaderValue::from_static("XMLHttpRequest"),
             );
         }
-        let mut idempotent = op.method == Method::Get;
+        let mut idempotent = method == Method::Get;
         for (name, value) in &req.headers {
             let name = HeaderName::from_bytes(name.as_bytes())
                 .map_err(|_| ApiError::Decode(format!("bad header name {name}")))?;
@@ -163,7 +189,7 @@ impl Client {
             if attempt > 0 {
                 tokio::time::sleep(Duration::from_millis(200 << attempt.min(5))).await;
             }
-            let mut builder = match op.method {
+            let mut builder = match method {
                 Method::Get => self.http.get(&url),
                 Method::Post => self.http.post(&url),
             }
@@ -171,7 +197,7 @@ impl Client {
             if !req.query.is_empty() {
                 builder = builder.query(&req.query);
             }
-            if op.method == Method::Post {
+            if method == Method::Post {
                 builder = builder.json(req.body.as_ref().unwrap_or(&json!({})));
             }
             match self.exchange(builder).await {
@@ -542,6 +568,68 @@ impl Client {
         let mut req = Request::json(&json!({}))?;
         req.path_args = vec![run_id.to_string()];
         self.typed("research_stop", req).await
+    }
+}
+
+/// A gateway's supervisor API (`/gate/v1`, README "The supervisor API"). With no gate token the
+/// API key is sent, which a gateway refuses with 401 unless it is a supervisor token.
+impl Client {
+    async fn gate<T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        req: Request,
+    ) -> Result<T, ApiError> {
+        let url = format!("{}/gate/v1{path}", self.base);
+        let key = self.gate_token.as_ref().or(self.key.as_ref());
+        let value = self.send(method, url, key, req).await?;
+        serde_json::from_value(value).map_err(|e| ApiError::Decode(format!("gate{path}: {e}")))
+    }
+
+    /// `GET /gate/v1/inbox?status=...`: pending, approved, executing, executed, failed, rejected,
+    /// expired or all (the gateway's default is pending).
+    pub async fn gate_inbox(&self, status: Option<&str>) -> Result<GateInbox, ApiError> {
+        let mut query = Vec::new();
+        push(&mut query, "status", status);
+        let req = Request {
+            query,
+            ..Default::default()
+        };
+        self.gate(Method::Get, "/inbox", req).await
+    }
+
+    /// `POST /gate/v1/inbox/{id}/approve`: the gateway executes the item upstream with the
+    /// proposing agent's key and answers the item after it. `overrides` names policy rules the
+    /// supervisor overrides for this item.
+    pub async fn gate_approve(
+        &self,
+        id: &str,
+        overrides: &[String],
+    ) -> Result<GateDecision, ApiError> {
+        let body = if overrides.is_empty() {
+            json!({})
+        } else {
+            json!({ "override": overrides })
+        };
+        let path = format!("/inbox/{}/approve", catalog::encode_segment(id));
+        self.gate(Method::Post, &path, Request::json(&body)?).await
+    }
+
+    /// `POST /gate/v1/inbox/{id}/reject` with the reason the agent's confirm will be refused with.
+    pub async fn gate_reject(&self, id: &str, reason: &str) -> Result<GateDecision, ApiError> {
+        let path = format!("/inbox/{}/reject", catalog::encode_segment(id));
+        self.gate(
+            Method::Post,
+            &path,
+            Request::json(&json!({ "reason": reason }))?,
+        )
+        .await
+    }
+
+    /// `GET /gate/v1/agents`: who has used the gateway; answering at all means the service is a
+    /// gateway and the token is a supervisor's.
+    pub async fn gate_agents(&self) -> Result<GateAgents, ApiError> {
+        self.gate(Method::Get, "/agents", Request::default()).await
     }
 }
 

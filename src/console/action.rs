@@ -6,10 +6,10 @@ use super::payload::{DiscoveryPayload, DiscoveryQuery};
 use crate::api::ApiError;
 use crate::api::model::{
     AuditEntry, BacktestJob, BacktestRequest, BuilderFeeApproval, BuilderFeePayload,
-    BuilderFeeStatus, Capabilities, ChatMessage, ChatReply, CliReply, ExecutionResult,
-    OpenOrderRow, PnlSummary, PositionRow, Proposal, ResearchRun, ResearchStatus, SignalDeliveries,
-    SignalDestination, SignalDestinationRequest, SignalDestinations, ToolResult, TradeSignal,
-    Usage, Whoami,
+    BuilderFeeStatus, Capabilities, ChatMessage, ChatReply, CliReply, ExecutionResult, GateAgents,
+    GateDecision, GateInbox, OpenOrderRow, PnlSummary, PositionRow, Proposal, ResearchRun,
+    ResearchStatus, SignalDeliveries, SignalDestination, SignalDestinationRequest,
+    SignalDestinations, ToolResult, TradeSignal, Usage, Whoami,
 };
 use crate::secret::Secret;
 use chrono::{DateTime, Utc};
@@ -179,6 +179,16 @@ pub enum Answer {
     BuilderFeeApproved {
         result: Result<Box<BuilderFeeStatus>, ApiError>,
     },
+    /// A gateway's inbox (every status) and its agents; a 404 says the service is no gateway.
+    GateLoaded {
+        result: Result<Box<(GateInbox, GateAgents)>, ApiError>,
+    },
+    /// A gateway's answer to an approve (`approve`) or a reject of the inbox item `id`.
+    GateDecided {
+        id: String,
+        approve: bool,
+        result: Result<Box<GateDecision>, ApiError>,
+    },
 }
 
 impl Answer {
@@ -204,6 +214,9 @@ impl Answer {
             Answer::DeliveriesLoaded { .. } => "list_signal_deliveries",
             Answer::BuilderFeeLoaded { .. } => "approve_builder_fee_payload",
             Answer::BuilderFeeApproved { .. } => "approve_builder_fee",
+            Answer::GateLoaded { .. } => "gate_inbox",
+            Answer::GateDecided { approve: true, .. } => "gate_approve",
+            Answer::GateDecided { approve: false, .. } => "gate_reject",
         }
     }
 
@@ -232,6 +245,8 @@ impl Answer {
             Answer::DeliveriesLoaded { result, .. } => err(result),
             Answer::BuilderFeeLoaded { result, .. } => err(result),
             Answer::BuilderFeeApproved { result } => err(result),
+            Answer::GateLoaded { result } => err(result),
+            Answer::GateDecided { result, .. } => err(result),
         }
     }
 }
@@ -278,6 +293,15 @@ pub enum Effect {
     FetchBuilderFee(String),
     /// Post the wallet's signature of the builder-fee typed data.
     ApproveBuilderFee(BuilderFeeApproval),
+    /// Poll the gateway's inbox and agents (`/gate/v1`).
+    FetchGate,
+    /// Approve an inbox item through the gateway's supervisor API (it executes upstream).
+    GateApprove(String),
+    /// Reject an inbox item through the gateway, with the reason the agent is told.
+    GateReject {
+        id: String,
+        reason: String,
+    },
     /// Put text on the terminal's clipboard with OSC 52: the loop writes
     /// `ESC ] 52 ; c ; <base64> BEL`. The payload is the base64 text, kept redacted.
     Clipboard(Secret),

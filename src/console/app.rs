@@ -10,6 +10,7 @@
 
 use super::action::{Action, Answer, Effect, Resource};
 use super::feeds::{Account, Feed, Options};
+use super::gate::GateState;
 use super::inbox::{Decision, InboxItem, InboxState};
 use super::keymap::KeyAction;
 use super::keymap::Keymap;
@@ -95,6 +96,8 @@ pub struct App {
     pub tools: ToolsState,
     pub chat: ChatState,
     pub signals: SignalsState,
+    /// The supervision gateway, when the service is one.
+    pub gate: GateState,
     /// Reads the wallet's private key for the builder-fee signature, when asked to sign (the
     /// environment by default; tests inject a fixed key). Never stored.
     pub wallet_key: fn() -> Option<crate::secret::Secret>,
@@ -121,6 +124,11 @@ impl App {
                 (*r, Feed::new(interval, now))
             })
             .collect();
+        let gate_interval = options
+            .poll
+            .get(&Resource::Proposals)
+            .copied()
+            .unwrap_or(Duration::from_secs(1));
         App {
             now,
             service,
@@ -152,6 +160,7 @@ impl App {
             tools: ToolsState::default(),
             chat: ChatState::default(),
             signals: SignalsState::new(),
+            gate: GateState::new(gate_interval, now),
             wallet_key: signals::wallet_key_from_env,
             tool_seq: 0,
             size: (120, 40),
@@ -310,6 +319,12 @@ impl App {
                 self.on_builder_fee_loaded(&wallet, result)
             }
             Answer::BuilderFeeApproved { result } => self.on_builder_fee_approved(result, at),
+            Answer::GateLoaded { result } => self.on_gate_loaded(result, latency, at, fx),
+            Answer::GateDecided {
+                id,
+                approve,
+                result,
+            } => self.on_gate_decided(&id, approve, result, at, fx),
         }
     }
 
@@ -333,6 +348,7 @@ impl App {
         self.schedule_tools(fx);
         self.schedule_signals(fx);
         self.schedule_recheck(fx);
+        self.schedule_gate(fx);
     }
 
     fn log_request(
@@ -390,6 +406,9 @@ impl App {
         }
         for job in &mut self.backtests.jobs {
             job.poll.ask_at(self.now);
+        }
+        if self.gate.detected != super::gate::Detected::No {
+            self.gate.poll.ask_at(self.now);
         }
         self.refresh_research();
         self.refresh_tab();

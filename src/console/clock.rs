@@ -98,6 +98,9 @@ impl App {
             if let Some(due) = self.inbox_state.recheck.wakeup() {
                 next = next.min(due);
             }
+            if let Some(due) = self.gate.poll.wakeup() {
+                next = next.min(due);
+            }
         }
         next.max(self.now)
     }

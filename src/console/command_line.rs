@@ -167,6 +167,17 @@ impl App {
                 self.select_proposal(Pane::Inbox, &id);
                 self.start_approval(&id);
             }
+            Command::Reject { id, reason } => {
+                if self.gate.is_gateway() {
+                    self.reject_on_gate(&id, reason, fx);
+                } else {
+                    self.reject(&id, fx);
+                }
+            }
+            Command::Agent(filter) => {
+                self.set_agent_filter(filter);
+                self.set_tab(Tab::Proposals);
+            }
             Command::Backtest(args) => {
                 let request = BacktestRequest {
                     strategy_id: args.strategy,

@@ -111,6 +111,27 @@ impl Runner {
                 let result = c.approve_builder_fee(&approval).await.map(Box::new);
                 Answer::BuilderFeeApproved { result }
             }),
+            Effect::FetchGate => self.spawn(move |c| async move {
+                let (inbox, agents) = tokio::join!(c.gate_inbox(Some("all")), c.gate_agents());
+                let result = inbox.and_then(|i| Ok(Box::new((i, agents?))));
+                Answer::GateLoaded { result }
+            }),
+            Effect::GateApprove(id) => self.spawn(move |c| async move {
+                let result = c.gate_approve(&id, &[]).await.map(Box::new);
+                Answer::GateDecided {
+                    id,
+                    approve: true,
+                    result,
+                }
+            }),
+            Effect::GateReject { id, reason } => self.spawn(move |c| async move {
+                let result = c.gate_reject(&id, &reason).await.map(Box::new);
+                Answer::GateDecided {
+                    id,
+                    approve: false,
+                    result,
+                }
+            }),
             Effect::Journal(line) => {
                 if let Some(path) = self.journal.clone() {
                     // A small append; done off the loop all the same, as disks can stall.

@@ -84,7 +84,15 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme, area: Rect, scroll: u16) {
         area.height.saturating_sub(2),
     );
     f.render_widget(Clear, r);
-    let mut lines = vec![Line::styled("Keys", theme.accent)];
+    let mut lines = Vec::new();
+    if let Some(connect) = &app.gate.connect {
+        lines.push(Line::styled("Connect an agent", theme.accent));
+        for l in connect.lines() {
+            lines.push(Line::styled(format!("  {l}"), theme.base));
+        }
+        lines.push(Line::raw(""));
+    }
+    lines.push(Line::styled("Keys", theme.accent));
     for (action, what) in KEYS {
         let keys = app.keymap.keys_for(*action).join(" ");
         lines.push(Line::from(vec![

@@ -36,6 +36,7 @@ pub mod command_line;
 pub mod effects;
 pub mod feeds;
 pub mod forms;
+pub mod gate;
 pub mod help;
 pub mod inbox;
 pub mod input;
@@ -51,9 +52,9 @@ pub mod theme;
 pub mod view;
 pub mod widgets;
 
-use crate::api::{Client, Scope};
+use crate::api::Client;
 use crate::config::{ConsoleConfig, Service};
-use crate::sandbox::{DbLocation, Running, Sandbox, SandboxConfig, Settings};
+use crate::secret::Secret;
 use action::{Action, Effect};
 use app::{App, ServiceInfo};
 use chrono::Utc;
@@ -77,14 +78,25 @@ pub struct Prepared {
     pub keymap: Keymap,
     pub theme: Theme,
     pub journal: Option<std::path::PathBuf>,
-    pub sandbox: Option<Running>,
+    /// The "Connect an agent" panel, when the console runs on the embedded gateway.
+    pub connect: Option<gate::ConnectInfo>,
     pub warnings: Vec<String>,
 }
 
-pub async fn prepare(
-    config: &ConsoleConfig,
-    sandbox_settings: Settings,
-) -> Result<Prepared, String> {
+/// The embedded picture (sandbox, gateway, demo agent) as the console sees it: a gateway's URL, a
+/// key and a supervisor token. Started by the caller (`crate::embedded`, from `main.rs`), so the
+/// console never starts a server.
+pub struct Attach {
+    /// The gateway's base URL.
+    pub base_url: String,
+    /// The console's own key on the sandbox's account, sent through the gateway.
+    pub api_key: Secret,
+    /// A supervisor token of the gateway, for `/gate/v1`.
+    pub gate_token: Secret,
+    pub connect: gate::ConnectInfo,
+}
+
+pub async fn prepare(config: &ConsoleConfig, embedded: Option<Attach>) -> Result<Prepared, String> {
     let keymap = match &config.keymap_file {
         None => Keymap::default(),
         Some(path) => {
@@ -106,11 +118,16 @@ pub async fn prepare(
         theme = Theme::from_toml(&theme, &text)
             .map_err(|e| format!("theme {}: {e}", path.display()))?;
     }
-    let (client, service, sandbox) = match &config.service {
-        Service::Remote {
-            base_url, api_key, ..
-        } => {
-            let client = Client::new(base_url, Some(api_key.clone())).map_err(|e| e.to_string())?;
+    let (client, service, connect) = match (&config.service, embedded) {
+        (
+            Service::Remote {
+                base_url, api_key, ..
+            },
+            _,
+        ) => {
+            let client = Client::new(base_url, Some(api_key.clone()))
+                .map_err(|e| e.to_string())?
+                .with_gate_token(config.gate_token.clone());
             let host = base_url
                 .split("://")
                 .nth(1)
@@ -124,32 +141,19 @@ pub async fn prepare(
             };
             (client, info, None)
         }
-        Service::Embedded => {
-            std::fs::create_dir_all(&config.data_dir).map_err(|e| {
-                format!(
-                    "cannot create the data directory {}: {e}",
-                    config.data_dir.display()
-                )
-            })?;
-            let db = config.data_dir.join("sandbox.db");
-            let mut sc = SandboxConfig::new(
-                "127.0.0.1:0".parse().expect("literal address"),
-                DbLocation::File(db),
-            );
-            sc.settings = sandbox_settings;
-            let running = Sandbox::start(sc).await.map_err(|e| e.to_string())?;
-            // The database keeps only key hashes, so the console mints its own key each start.
-            let key = running
-                .create_key(Scope::Legacy, "embedded console session")
-                .await?;
-            let client =
-                Client::new(&running.base_url(), Some(key.clone())).map_err(|e| e.to_string())?;
+        (Service::Embedded, Some(attach)) => {
+            let client = Client::new(&attach.base_url, Some(attach.api_key.clone()))
+                .map_err(|e| e.to_string())?
+                .with_gate_token(Some(attach.gate_token));
             let info = ServiceInfo {
-                host: running.addr.to_string(),
+                host: attach.base_url.trim_start_matches("http://").to_string(),
                 sandbox: true,
-                key_fingerprint: key.fingerprint(),
+                key_fingerprint: attach.api_key.fingerprint(),
             };
-            (client, info, Some(running))
+            (client, info, Some(attach.connect))
+        }
+        (Service::Embedded, None) => {
+            return Err("no service configured and the embedded sandbox was not started".into());
         }
     };
     let options = Options {
@@ -166,7 +170,7 @@ pub async fn prepare(
         journal: config
             .journal
             .then(|| config.data_dir.join("decisions.jsonl")),
-        sandbox,
+        connect,
         warnings: config.warnings.clone(),
     })
 }
@@ -181,7 +185,7 @@ pub async fn run(prepared: Prepared) -> Result<(), String> {
         keymap,
         theme,
         journal,
-        sandbox,
+        connect,
         warnings,
     } = prepared;
     let (tx, mut rx) = mpsc::unbounded_channel::<Action>();
@@ -191,6 +195,7 @@ pub async fn run(prepared: Prepared) -> Result<(), String> {
         journal,
     };
     let mut app = App::new(service, options, keymap, Utc::now());
+    app.gate.connect = connect;
     // Configuration warnings (e.g. a readable plain api_key) stay on the status line until the
     // first command replaces them.
     if !warnings.is_empty() {
@@ -269,9 +274,6 @@ pub async fn run(prepared: Prepared) -> Result<(), String> {
     };
     let _ = execute!(std::io::stdout(), DisableMouseCapture);
     ratatui::restore();
-    if let Some(sandbox) = sandbox {
-        sandbox.shutdown().await;
-    }
     result
 }
 

@@ -149,6 +149,7 @@ fn header(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     // first, so the badge, account, connection and quotas always show.
     let mut parts: Vec<(u8, Span)> = vec![
         (0, badge),
+        (0, app.gate.badge(theme)),
         (
             1,
             Span::styled(format!(" {who} "), theme.header.patch(theme.accent)),

@@ -15,6 +15,7 @@ mod connections;
 mod contract;
 mod discovery;
 mod e2e;
+mod e2e_embedded;
 mod e2e_inbox;
 mod e2e_research;
 mod gateway;

@@ -614,6 +614,17 @@ fn the_servers_do_not_import_the_console() {
 }
 
 #[test]
+fn the_console_does_not_import_the_servers() {
+    // It is handed a gateway's URL and keys (`embedded.rs`, from main.rs); it starts no server.
+    let graph = import_graph(&library_files());
+    let console = |f: &str| f.starts_with("console/");
+    let mut offenders = imports_into(&graph, console, "sandbox/");
+    offenders.extend(imports_into(&graph, console, "gateway/"));
+    offenders.extend(imports_into(&graph, console, "embedded.rs"));
+    assert!(offenders.is_empty(), "{offenders:#?}");
+}
+
+#[test]
 fn the_gateway_does_not_import_the_sandbox() {
     // It stands in front of any upstream, the real service included: it speaks HTTP to it.
     let graph = import_graph(&library_files());

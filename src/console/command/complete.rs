@@ -9,6 +9,8 @@ pub(super) fn takes_arguments(name: &str) -> bool {
         "propose"
             | "trade"
             | "confirm"
+            | "reject"
+            | "agent"
             | "close"
             | "backtest"
             | "top"

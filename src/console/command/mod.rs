@@ -4,6 +4,8 @@
 //! /propose <coin> <long|short|buy|sell> <size> [tp=PX] [sl=PX] [lev=N] [limit=PX] [ex=venue|venue2]
 //! /propose <coin> <long|short|buy|sell> usd=AMOUNT [options…]
 //! /confirm <proposalId>
+//! /reject <id> [reason]
+//! /agent <name|all>
 //! /close <coin|all>
 //! /backtest <strategyId> <pair> <timeframe> <days> [param=N ...]
 //! /top <backtests|live|combos> [key=value ...]
@@ -73,6 +75,13 @@ pub enum Command {
     BuilderFee,
     /// Confirm (execute) a staged proposal by id.
     Confirm(String),
+    /// Reject an inbox item, with the reason the gateway gives the agent.
+    Reject {
+        id: String,
+        reason: Option<String>,
+    },
+    /// The inbox's agent filter: an agent's name or fingerprint, or None for every agent.
+    Agent(Option<String>),
     Close(CloseTarget),
     /// Submit a backtest job.
     Backtest(BacktestArgs),
@@ -347,6 +356,12 @@ impl fmt::Display for Command {
             Command::Trade(t) => write!(f, "{t}"),
             Command::BuilderFee => f.write_str("/builder-fee"),
             Command::Confirm(id) => write!(f, "/confirm {id}"),
+            Command::Reject { id, reason } => match reason {
+                Some(r) => write!(f, "/reject {id} {r}"),
+                None => write!(f, "/reject {id}"),
+            },
+            Command::Agent(Some(name)) => write!(f, "/agent {name}"),
+            Command::Agent(None) => f.write_str("/agent all"),
             Command::Close(CloseTarget::Coin(coin)) => write!(f, "/close {coin}"),
             Command::Close(CloseTarget::All) => f.write_str("/close all"),
             Command::Backtest(b) => {

@@ -34,6 +34,25 @@ pub fn parse(input: &str) -> Result<Command, ParseError> {
             no_more(&args[1..], CONFIRM_USAGE)?;
             Ok(Command::Confirm(id.text.to_string()))
         }
+        "reject" => {
+            let id = args
+                .first()
+                .ok_or_else(|| missing("<id>", REJECT_USAGE, end))?;
+            let reason = input[id.start + id.text.len()..].trim();
+            Ok(Command::Reject {
+                id: id.text.to_string(),
+                reason: (!reason.is_empty()).then(|| reason.to_string()),
+            })
+        }
+        "agent" => {
+            let name = args
+                .first()
+                .ok_or_else(|| missing("<name|all>", AGENT_USAGE, end))?;
+            no_more(&args[1..], AGENT_USAGE)?;
+            Ok(Command::Agent(
+                (!name.text.eq_ignore_ascii_case("all")).then(|| name.text.to_string()),
+            ))
+        }
         "close" => {
             let target = args
                 .first()

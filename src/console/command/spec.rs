@@ -15,6 +15,8 @@ pub(super) const PROPOSE_USAGE: &str =
 pub(super) const TRADE_USAGE: &str =
     "/trade <coin> <long|short|close> <size> [tp=PX] [sl=PX] [fanout=on|off]";
 pub(super) const CONFIRM_USAGE: &str = "/confirm <proposalId>";
+pub(super) const REJECT_USAGE: &str = "/reject <id> [reason]";
+pub(super) const AGENT_USAGE: &str = "/agent <name|all>";
 pub(super) const CLOSE_USAGE: &str = "/close <coin|all>";
 pub(super) const BACKTEST_USAGE: &str =
     "/backtest <strategyId> <pair> <timeframe> <days> [param=N ...]";
@@ -45,6 +47,18 @@ pub const COMMANDS: &[CommandSpec] = &[
         name: "confirm",
         usage: CONFIRM_USAGE,
         summary: "Open the approve dialog for a staged proposal (y executes it)",
+        service: false,
+    },
+    CommandSpec {
+        name: "reject",
+        usage: REJECT_USAGE,
+        summary: "Reject an inbox item; on a gateway the agent's confirm is then refused with this reason",
+        service: false,
+    },
+    CommandSpec {
+        name: "agent",
+        usage: AGENT_USAGE,
+        summary: "On a gateway: show only this agent's items in the inbox (by name or fingerprint); all shows every agent's",
         service: false,
     },
     CommandSpec {

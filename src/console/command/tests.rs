@@ -60,6 +60,25 @@ fn valid_inputs() {
         ),
         ("/confirm prop_7f3A", Command::Confirm("prop_7f3A".into())),
         (
+            "/reject gi_1 too large, halve it",
+            Command::Reject {
+                id: "gi_1".into(),
+                reason: Some("too large, halve it".into()),
+            },
+        ),
+        (
+            "/reject prop_9",
+            Command::Reject {
+                id: "prop_9".into(),
+                reason: None,
+            },
+        ),
+        (
+            "/agent demo-agent",
+            Command::Agent(Some("demo-agent".into())),
+        ),
+        ("/agent ALL", Command::Agent(None)),
+        (
             "/close eth",
             Command::Close(CloseTarget::Coin("ETH".into())),
         ),
@@ -506,7 +525,7 @@ fn completion() {
         ("/pro", &["/propose "]),
         ("pro", &["/propose "]),
         ("/c", &["/chat ", "/close ", "/confirm "]),
-        ("/re", &["/refresh", "/research "]),
+        ("/re", &["/refresh", "/reject ", "/research "]),
         (
             "/research s",
             &["/research say ", "/research start ", "/research stop"],
@@ -734,6 +753,11 @@ fn command() -> impl Strategy<Value = Command> {
         top,
         "[A-Za-z0-9_.-]{1,24}".prop_map(Command::Job),
         "[A-Za-z0-9_-]{1,24}".prop_map(Command::Confirm),
+        "[A-Za-z0-9_-]{1,24}".prop_map(|id| Command::Reject { id, reason: None }),
+        "[A-Za-z0-9_-]{1,24}"
+            .prop_filter("all means every agent", |n| !n.eq_ignore_ascii_case("all"))
+            .prop_map(|n| Command::Agent(Some(n))),
+        Just(Command::Agent(None)),
         coin().prop_map(|c| Command::Close(CloseTarget::Coin(c))),
         Just(Command::Close(CloseTarget::All)),
         Just(Command::Refresh),

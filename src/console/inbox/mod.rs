@@ -16,6 +16,8 @@ pub enum Source {
     Service,
     /// Staged from this console, or named with `/confirm`.
     Console,
+    /// Listed by the supervision gateway's inbox: any agent's, approved through `/gate/v1`.
+    Gateway,
 }
 
 /// What this console did with a proposal.

@@ -164,6 +164,10 @@ impl App {
         let mut fresh = 0;
         let mut settle = Vec::new();
         for p in list {
+            // Another agent's, while the gateway inbox shows one agent's items only.
+            if self.gate.hides(&p.proposal_id) {
+                continue;
+            }
             let unanswered = self.inbox_state.unanswered.contains(&p.proposal_id);
             if let Some(item) = self.item_mut(&p.proposal_id) {
                 // A confirm this console is waiting for decides the local state, not a poll; a
@@ -403,6 +407,8 @@ impl App {
         if self.posts_held() {
             return;
         }
+        // On a gateway an agent's own confirm is refused: the supervisor API executes it.
+        let via_gate = self.gate.is_gateway();
         let Some(item) = self.item_mut(id) else {
             return;
         };
@@ -416,6 +422,10 @@ impl App {
             return;
         }
         item.local = LocalState::Confirming;
+        if via_gate && item.tool.is_none() {
+            fx.push(Effect::GateApprove(id.to_string()));
+            return;
+        }
         if let Some(t) = &item.tool {
             let mut args = match &t.args {
                 serde_json::Value::Object(m) => m.clone(),
@@ -434,6 +444,9 @@ impl App {
     }
 
     pub(crate) fn reject(&mut self, id: &str, fx: &mut Vec<Effect>) {
+        if self.gate.is_gateway() && self.item(id).is_some_and(|i| i.tool.is_none()) {
+            return self.reject_on_gate(id, None, fx);
+        }
         let now = self.now;
         let Some(item) = self.item_mut(id) else {
             return;

@@ -5,6 +5,7 @@ mod agents;
 mod clock;
 mod discovery;
 mod fixtures;
+mod gate;
 mod inbox;
 mod reconcile;
 mod signals;

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use std::path::PathBuf;
 
 mod config;
+mod console_client;
 mod guard;
 
 struct Setup {

@@ -38,6 +38,13 @@ const INBOX_COLS: &[Col] = &[
     fill_col("Proposal", 18, 0),
 ];
 
+/// On a gateway: who staged each item.
+const GATE_INBOX_COLS: &[Col] = &[
+    col("Time left / status", 18, 0),
+    col("Agent", 14, 0),
+    fill_col("Proposal", 18, 0),
+];
+
 fn inbox(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     let focused = app.focused_pane() == Pane::Inbox;
     let mut title = vec![Span::styled(
@@ -50,6 +57,11 @@ fn inbox(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
             theme.muted,
         ));
     }
+    let on_gate = app.gate.is_gateway();
+    if on_gate {
+        let agent = app.gate.filter.as_deref().unwrap_or("all");
+        title.push(Span::styled(format!(" agent: {agent} "), theme.muted));
+    }
     widgets::table(
         f,
         screen,
@@ -59,7 +71,7 @@ fn inbox(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         focused,
         app.selected(Pane::Inbox),
         app.inbox.len(),
-        INBOX_COLS,
+        if on_gate { GATE_INBOX_COLS } else { INBOX_COLS },
         "no proposals yet",
         |i| {
             let item = &app.inbox[i];
@@ -78,7 +90,14 @@ fn inbox(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
             };
             let style =
                 matches!(status, Status::Expired | Status::Rejected).then_some(theme.expired);
-            (vec![first, Line::from(item.describe())], style)
+            let mut cells = vec![first, Line::from(item.describe())];
+            if on_gate {
+                let agent = app
+                    .gate
+                    .agent_label(item.id(), &app.service.key_fingerprint);
+                cells.insert(1, Line::from(agent.to_string()));
+            }
+            (cells, style)
         },
     );
 }
@@ -127,6 +146,7 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
             match item.source {
                 Source::Service => "  staged by an agent",
                 Source::Console => "  staged here",
+                Source::Gateway => "  staged through the gateway",
             },
             theme.muted,
         ),
@@ -152,6 +172,26 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
                 theme.muted,
             ));
         }
+    }
+    if let Some(g) = app.gate.items.get(item.id()) {
+        let account = g.account.as_deref().unwrap_or("?");
+        lines.push(kv(
+            theme,
+            "Agent",
+            format!("{} · account {account}", g.agent),
+        ));
+        if let Some(note) = &g.note {
+            lines.push(kv(theme, "Gateway", note.clone()));
+        }
+        if let Some(reason) = g.reason.as_deref().filter(|_| g.status == "rejected") {
+            lines.push(kv(theme, "Rejected", reason.to_string()));
+        }
+    }
+    if let Some(refusal) = app.gate.refused.get(item.id()) {
+        lines.push(Line::from(vec![
+            Span::styled(format!("{:<13}", "Refused"), theme.muted),
+            Span::styled(refusal.clone(), theme.bad),
+        ]));
     }
     if let Some(t) = &item.tool {
         tool_lines(theme, t, &mut lines);

@@ -1,0 +1,206 @@
+//! The console on a supervision gateway: whether the service is one, every agent's items from its
+//! inbox (`GET /gate/v1/inbox`), its agents, and the inbox's agent filter. Approvals of a gateway
+//! go through its supervisor API (`inbox/update.rs` routes them here). Lower layer: the data;
+//! `update.rs` is App's part.
+
+mod update;
+
+use super::inbox::InboxItem;
+use super::poll::Poll;
+use super::theme::Theme;
+use crate::api::ApiError;
+use crate::api::model::{GateAgent, GateItem};
+use chrono::{DateTime, Duration as TimeDelta, Utc};
+use ratatui::text::Span;
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// Decided items stay in the inbox this long after their decision, so an outcome is seen.
+pub const RECENT: TimeDelta = TimeDelta::minutes(30);
+
+/// The reason sent with `x` (no reason typed); `/reject <id> <reason>` sends one.
+pub const DEFAULT_REJECT_REASON: &str = "rejected by the supervisor in agentdesk";
+
+/// Whether the service is a gateway.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Detected {
+    /// Not asked yet, or no answer yet.
+    #[default]
+    Unknown,
+    /// `/gate/v1` is not there: an ordinary service.
+    No,
+    /// `/gate/v1` answered.
+    Yes,
+}
+
+/// How a user's own agent joins the embedded gateway (the "Connect an agent" panel).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectInfo {
+    /// The gateway's base URL, for the agent.
+    pub base_url: String,
+    /// The embedded sandbox's database, where `agentdesk keys create` mints agent keys.
+    pub sandbox_db: std::path::PathBuf,
+    /// The demo agent's name, when it runs.
+    pub demo_agent: Option<String>,
+}
+
+impl ConnectInfo {
+    /// The command that mints a key for a new agent on the embedded sandbox's account.
+    pub fn mint_command(&self) -> String {
+        format!(
+            "agentdesk keys create --db {} --scope mcp:mutate --label my-agent",
+            shell_quote(&self.sandbox_db.display().to_string())
+        )
+    }
+
+    /// The "Connect an agent" panel's lines: where agents point, how to mint a key, a staging to
+    /// try it.
+    pub fn lines(&self) -> Vec<String> {
+        let mut out = vec![
+            format!(
+                "Base URL  {}   (your agent's base URL, with its own key; nothing else changes)",
+                self.base_url
+            ),
+            "1. Mint an agent key in the embedded sandbox (from the source tree: cargo run -- keys create ...):".into(),
+            format!(
+                "   KEY=$(agentdesk keys create --db {} \\",
+                shell_quote(&self.sandbox_db.display().to_string())
+            ),
+            "         --scope mcp:mutate --label my-agent)".into(),
+            "2. Stage a trade through the gateway:".into(),
+            format!(
+                "   curl -s -X POST {}/api/delegated/propose -H \"x-api-key: $KEY\" \\",
+                self.base_url
+            ),
+            r#"     -d '{"strategy":"my-agent","a":"BTCUSDT","d":"long","o":"market","sizeUsd":"500","leverage":2}'"#.into(),
+            "3. It shows in the inbox (tab 2) with its Agent; a then y executes it. The agent's own".into(),
+            "   confirm is refused (403 human_approval_required) until you approve; then it answers the execution.".into(),
+        ];
+        if let Some(demo) = &self.demo_agent {
+            out.push(format!(
+                "The demo agent ({demo}) stages a proposal every couple of minutes; --no-demo-agent turns it off."
+            ));
+        }
+        out
+    }
+}
+
+fn shell_quote(s: &str) -> String {
+    if s.bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"/._-+:@".contains(&b))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct GateState {
+    pub detected: Detected,
+    pub poll: Poll,
+    pub interval: Duration,
+    /// Why the last poll failed (a 401 says the supervisor token is missing or refused).
+    pub error: Option<ApiError>,
+    /// The gateway's items by inbox id (a trade's proposalId, else the item's own id).
+    pub items: HashMap<String, GateItem>,
+    pub agents: Vec<GateAgent>,
+    /// Show only this agent's items (its name or fingerprint, as typed in `/agent`).
+    pub filter: Option<String>,
+    /// Inbox items the filter hides, kept out of `App::inbox` so every index into it still means
+    /// what the screen shows; they come back when the filter changes.
+    pub hidden: Vec<InboxItem>,
+    /// Why the gateway last refused to approve or reject an item (by inbox id), shown with it
+    /// until a decision goes through.
+    pub refused: HashMap<String, String>,
+    pub connect: Option<ConnectInfo>,
+}
+
+impl GateState {
+    pub fn new(interval: Duration, now: DateTime<Utc>) -> GateState {
+        GateState {
+            detected: Detected::Unknown,
+            poll: Poll::due_now(now),
+            interval,
+            error: None,
+            items: HashMap::new(),
+            agents: Vec::new(),
+            filter: None,
+            hidden: Vec::new(),
+            refused: HashMap::new(),
+            connect: None,
+        }
+    }
+
+    /// The header's GATE badge: nothing unless the service is a gateway; says so when its
+    /// supervisor API refuses the token.
+    pub fn badge(&self, theme: &Theme) -> Span<'static> {
+        match (&self.detected, &self.error) {
+            (Detected::Yes, Some(ApiError::Unauthorized { .. })) => Span::styled(
+                " GATE: no supervisor token (AGENTDESK_GATE_TOKEN) ",
+                theme.badge_live,
+            ),
+            (Detected::Yes, _) => Span::styled(" GATE ", theme.badge_sandbox),
+            _ => Span::raw(""),
+        }
+    }
+
+    pub fn is_gateway(&self) -> bool {
+        self.detected == Detected::Yes
+    }
+
+    /// The agent that staged this inbox item, when the gateway knows it.
+    pub fn agent_of(&self, id: &str) -> Option<&str> {
+        self.items.get(id).map(|i| i.agent.as_str())
+    }
+
+    /// The Agent column's text: the agent's label, or "this console" for what this console staged
+    /// with its own (unnamed) key or what the gateway does not list.
+    pub fn agent_label<'a>(&'a self, id: &str, own_fingerprint: &str) -> &'a str {
+        match self.items.get(id) {
+            Some(g) if g.agent == own_fingerprint && g.agent_fingerprint == own_fingerprint => {
+                "this console"
+            }
+            Some(g) => &g.agent,
+            None => "this console",
+        }
+    }
+
+    /// Whether the filter hides this inbox item: it shows only the chosen agent's items (items the
+    /// gateway does not list have no agent and are hidden too while a filter is set).
+    pub fn hides(&self, id: &str) -> bool {
+        let Some(filter) = &self.filter else {
+            return false;
+        };
+        match self.items.get(id) {
+            Some(item) => !agent_matches(item, filter),
+            None => true,
+        }
+    }
+}
+
+/// `/agent NAME` matches the agent's label or its key fingerprint (a prefix of it will do),
+/// case-insensitively.
+pub fn agent_matches(item: &GateItem, filter: &str) -> bool {
+    let f = filter.to_ascii_lowercase();
+    item.agent.to_ascii_lowercase() == f
+        || (!f.is_empty() && item.agent_fingerprint.to_ascii_lowercase().starts_with(&f))
+}
+
+/// The inbox id of a gateway item: a trade's proposalId (the id the service's own proposals list
+/// uses too), else the item's id.
+pub fn inbox_id(item: &GateItem) -> String {
+    item.proposal_id
+        .clone()
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| item.id.clone())
+}
+
+/// Whether the inbox lists the item: undecided, or decided within [`RECENT`].
+pub fn is_listed(item: &GateItem, now: DateTime<Utc>) -> bool {
+    matches!(item.status.as_str(), "pending" | "approved" | "executing")
+        || item
+            .decided_at
+            .or(item.created_at)
+            .is_some_and(|t| now - t <= RECENT)
+}

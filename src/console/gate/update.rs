@@ -1,0 +1,349 @@
+//! App's part of the gateway: its inbox merged into the approval inbox, approvals and rejections
+//! through the supervisor API and their answers, and the agent filter (upper layer: it changes
+//! `App`).
+
+use super::{DEFAULT_REJECT_REASON, Detected, agent_matches, inbox_id, is_listed};
+use crate::api::ApiError;
+use crate::api::model::{ExecutionResult, GateAgents, GateDecision, GateInbox, GateItem, Proposal};
+use crate::console::action::{Effect, Resource};
+use crate::console::app::{App, ToastLevel};
+use crate::console::inbox::{
+    DecisionKind, InboxItem, LocalState, Source, Status, execution_summary,
+};
+use chrono::{DateTime, Utc};
+use std::time::Duration;
+
+/// The gateway's item as the inbox's proposal: its status in the words the inbox knows.
+fn to_proposal(g: &GateItem, id: &str) -> Proposal {
+    let status = match g.status.as_str() {
+        "executed" => "executed",
+        "failed" => "failed",
+        "expired" => "expired",
+        // Rejected and approved items are told apart by the local state (see `local_of`).
+        _ => "staged",
+    };
+    let mut preview = g.trade_preview();
+    if preview.kind.is_empty() {
+        preview.kind = g.kind.clone();
+    }
+    Proposal {
+        proposal_id: id.to_string(),
+        status: status.into(),
+        kind: g.kind.clone(),
+        created_at: g.created_at,
+        expires_at: g.expires_at,
+        decided_at: g.decided_at,
+        preview,
+        ..Default::default()
+    }
+}
+
+/// What the gateway's status says beyond the proposal's: a decision made there.
+fn local_of(g: &GateItem) -> Option<LocalState> {
+    match g.status.as_str() {
+        "rejected" => Some(LocalState::Rejected),
+        "approved" | "executing" => Some(LocalState::Approved(
+            g.note
+                .clone()
+                .unwrap_or_else(|| "approved; executing".into()),
+        )),
+        "executed" => Some(LocalState::Approved(executed_text(g))),
+        "failed" => Some(LocalState::Failed(failed_text(g))),
+        _ => None,
+    }
+}
+
+/// "bought 0.01 BTC at 65000 (oid 1234)" from the upstream's answer to the execution.
+fn executed_text(g: &GateItem) -> String {
+    g.result_body()
+        .and_then(|b| serde_json::from_value::<ExecutionResult>(b.clone()).ok())
+        .map(|done| execution_summary(&done))
+        .filter(|t| !t.is_empty())
+        .unwrap_or_else(|| "executed".into())
+}
+
+fn failed_text(g: &GateItem) -> String {
+    let body = g.result_body();
+    let message = body
+        .and_then(|b| b.pointer("/error/message").or_else(|| b.get("message")))
+        .and_then(|m| m.as_str());
+    let status = g
+        .result
+        .as_ref()
+        .and_then(|r| r.get("status"))
+        .and_then(|s| s.as_u64());
+    match (status, message) {
+        (Some(s), Some(m)) => format!("upstream {s}: {m}"),
+        (None, Some(m)) => m.to_string(),
+        (Some(s), None) => format!("upstream answered {s}"),
+        (None, None) => "the execution failed".into(),
+    }
+}
+
+impl App {
+    pub(crate) fn schedule_gate(&mut self, fx: &mut Vec<Effect>) {
+        if self.gate.detected != Detected::No && self.gate.poll.start(self.now) {
+            fx.push(Effect::FetchGate);
+        }
+    }
+
+    pub(crate) fn on_gate_loaded(
+        &mut self,
+        result: Result<Box<(GateInbox, GateAgents)>, ApiError>,
+        latency: Duration,
+        at: DateTime<Utc>,
+        fx: &mut Vec<Effect>,
+    ) {
+        let interval = self.gate.interval;
+        self.gate.poll.settled();
+        match result {
+            Ok(answer) => {
+                let (inbox, agents) = *answer;
+                self.gate.detected = Detected::Yes;
+                self.gate.error = None;
+                self.gate.poll.succeeded(at, latency, interval);
+                self.gate.agents = agents.agents;
+                self.merge_gate(inbox.items, fx);
+            }
+            // No /gate/v1 here: an ordinary service (a 404, or whatever else a service answers for
+            // a path it does not know: an HTML page, a 405, a 500); never asked again. Only a 401
+            // or no answer at all leaves the question open.
+            Err(e)
+                if self.gate.detected != Detected::Yes
+                    && !matches!(e, ApiError::Unauthorized { .. })
+                    && !e.is_transient() =>
+            {
+                self.gate.detected = Detected::No;
+                self.gate.error = None;
+                self.gate.poll.stop();
+            }
+            Err(e) => {
+                // A 401 comes from a gateway that wants a supervisor token: it is one.
+                if matches!(e, ApiError::Unauthorized { .. }) {
+                    self.gate.detected = Detected::Yes;
+                }
+                self.gate.poll.failed(at, interval, &e);
+                self.gate.error = Some(e);
+            }
+        }
+    }
+
+    fn merge_gate(&mut self, items: Vec<GateItem>, fx: &mut Vec<Effect>) {
+        let now = self.now;
+        let mut fresh = 0;
+        for g in items.into_iter().filter(|g| is_listed(g, now)) {
+            let id = inbox_id(&g);
+            let proposal = to_proposal(&g, &id);
+            let local = local_of(&g);
+            let agent = g.agent.clone();
+            self.gate.items.insert(id.clone(), g);
+            let existing = match self.inbox.iter_mut().find(|i| i.id() == id) {
+                Some(item) => Some(item),
+                None => self.gate.hidden.iter_mut().find(|i| i.id() == id),
+            };
+            if let Some(item) = existing {
+                item.source = Source::Gateway;
+                if item.proposal.preview.kind.is_empty() {
+                    item.proposal.preview = proposal.preview;
+                }
+                item.proposal.status = proposal.status;
+                item.proposal.expires_at = item.proposal.expires_at.or(proposal.expires_at);
+                // An answer this console waits for decides, not a poll.
+                if item.local != LocalState::Confirming
+                    && let Some(local) = local
+                {
+                    item.local = local;
+                }
+                continue;
+            }
+            let item = InboxItem {
+                proposal,
+                source: Source::Gateway,
+                local: local.unwrap_or(LocalState::None),
+                first_seen: now,
+                expiry_noted: false,
+                tool: None,
+            };
+            if self.seen.insert(id.clone()) && item.status(now) == Status::Staged {
+                fresh += 1;
+                self.toast(
+                    format!("New proposal from {agent}: {}", item.describe()),
+                    ToastLevel::Info,
+                );
+            }
+            if self.gate.hides(&id) {
+                self.gate.hidden.push(item);
+            } else {
+                self.inbox.push(item);
+            }
+        }
+        if fresh > 0 && self.options.bell {
+            fx.push(Effect::Bell);
+        }
+        self.sort_inbox();
+    }
+
+    /// `x` and `/reject`: on a gateway the rejection is the gateway's, with a reason the agent's
+    /// confirm is refused with.
+    pub(crate) fn reject_on_gate(
+        &mut self,
+        id: &str,
+        reason: Option<String>,
+        fx: &mut Vec<Effect>,
+    ) {
+        let now = self.now;
+        let Some(item) = self.item_mut(id) else {
+            self.toast(format!("no item {id} in the inbox"), ToastLevel::Error);
+            return;
+        };
+        if item.status(now) != Status::Staged {
+            let status = item.status(now).label();
+            self.toast(
+                format!("{id} is {status}: nothing to reject"),
+                ToastLevel::Error,
+            );
+            return;
+        }
+        item.local = LocalState::Confirming;
+        fx.push(Effect::GateReject {
+            id: id.to_string(),
+            reason: reason.unwrap_or_else(|| DEFAULT_REJECT_REASON.into()),
+        });
+    }
+
+    pub(crate) fn on_gate_decided(
+        &mut self,
+        id: &str,
+        approve: bool,
+        result: Result<Box<GateDecision>, ApiError>,
+        at: DateTime<Utc>,
+        fx: &mut Vec<Effect>,
+    ) {
+        let summary = self
+            .item(id)
+            .map(|i| i.describe())
+            .unwrap_or_else(|| id.to_string());
+        let verb = if approve { "Approve" } else { "Reject" };
+        match result {
+            Ok(decision) => {
+                let g = decision.item;
+                let agent = g.agent.clone();
+                let (kind, text, level) = match (approve, g.status.as_str()) {
+                    (false, _) => (
+                        DecisionKind::Rejected,
+                        format!(
+                            "rejected on the gateway: {}",
+                            g.reason.clone().unwrap_or_default()
+                        ),
+                        ToastLevel::Info,
+                    ),
+                    (true, "executed") => {
+                        (DecisionKind::Approved, executed_text(&g), ToastLevel::Info)
+                    }
+                    (true, "failed") => (DecisionKind::Failed, failed_text(&g), ToastLevel::Error),
+                    (true, _) => (
+                        DecisionKind::Approved,
+                        g.note
+                            .clone()
+                            .unwrap_or_else(|| format!("approved ({})", g.status)),
+                        ToastLevel::Info,
+                    ),
+                };
+                let proposal = to_proposal(&g, id);
+                if let Some(item) = self.item_mut(id) {
+                    item.proposal.status = proposal.status;
+                    item.local = match kind {
+                        DecisionKind::Rejected => LocalState::Rejected,
+                        DecisionKind::Failed => LocalState::Failed(text.clone()),
+                        _ => LocalState::Approved(text.clone()),
+                    };
+                }
+                self.gate.items.insert(id.to_string(), g);
+                self.gate.refused.remove(id);
+                let done = if approve { "Approved" } else { "Rejected" };
+                self.toast(format!("{done} {id} ({agent}): {text}"), level);
+                self.decide(id, kind, summary, text, fx);
+            }
+            Err(e) => {
+                // Refused (policy_violation, kill_switch, already decided...) or not answered:
+                // the item stays as the gateway has it; its next poll shows that.
+                if let Some(item) = self.item_mut(id)
+                    && item.local == LocalState::Confirming
+                {
+                    item.local = LocalState::None;
+                }
+                let text = match e.code() {
+                    Some(code) if matches!(e, ApiError::Forbidden { .. }) => {
+                        format!("refused by the gateway ({code}): {e}")
+                    }
+                    _ => e.to_string(),
+                };
+                self.gate
+                    .refused
+                    .insert(id.to_string(), format!("{verb}: {text}"));
+                self.toast(format!("{verb} {id} failed: {text}"), ToastLevel::Error);
+                self.decide(id, DecisionKind::Failed, summary, text, fx);
+            }
+        }
+        self.gate.poll.ask_at(at);
+        self.poll_now(
+            &[
+                Resource::Positions,
+                Resource::Orders,
+                Resource::Pnl,
+                Resource::Proposals,
+                Resource::Audit,
+            ],
+            at,
+        );
+    }
+
+    /// `/agent NAME|all`: the inbox shows one agent's items, or every agent's.
+    pub(crate) fn set_agent_filter(&mut self, filter: Option<String>) {
+        if !self.gate.is_gateway() {
+            self.toast(
+                "not on a gateway: /agent filters a gateway's inbox by agent",
+                ToastLevel::Error,
+            );
+            return;
+        }
+        if let Some(f) = &filter {
+            let known = self.gate.agents.iter().any(|a| {
+                a.agent.eq_ignore_ascii_case(f)
+                    || a.fingerprint
+                        .to_ascii_lowercase()
+                        .starts_with(&f.to_ascii_lowercase())
+            }) || self.gate.items.values().any(|i| agent_matches(i, f));
+            if !known {
+                let names: Vec<&str> = self.gate.agents.iter().map(|a| a.agent.as_str()).collect();
+                self.toast(
+                    format!(
+                        "no agent {f:?} on this gateway; agents: {}",
+                        if names.is_empty() {
+                            "none yet".to_string()
+                        } else {
+                            names.join(", ")
+                        }
+                    ),
+                    ToastLevel::Error,
+                );
+                return;
+            }
+        }
+        self.gate.filter = filter;
+        let mut all: Vec<InboxItem> = std::mem::take(&mut self.inbox);
+        all.append(&mut self.gate.hidden);
+        let mut seen = std::collections::HashSet::new();
+        all.retain(|i| seen.insert(i.id().to_string()));
+        let (hidden, shown): (Vec<_>, Vec<_>) =
+            all.into_iter().partition(|i| self.gate.hides(i.id()));
+        self.inbox = shown;
+        self.gate.hidden = hidden;
+        self.sort_inbox();
+        let text = match &self.gate.filter {
+            Some(f) => format!("inbox: {f}'s items only (/agent all shows every agent's)"),
+            None => "inbox: every agent's items".into(),
+        };
+        self.toast(text, ToastLevel::Info);
+    }
+}

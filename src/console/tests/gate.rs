@@ -1,0 +1,437 @@
+//! The console on a supervision gateway: detection (a 404 from `/gate/v1` means no gateway), every
+//! agent's items with an Agent column, the `/agent` filter, approve and reject through the
+//! supervisor API with their answers (a 403 policy_violation shown and the item left approvable),
+//! and the GATE badge.
+
+use super::fixtures::*;
+use crate::api::ApiError;
+use crate::api::model::{GateAgent, GateAgents, GateDecision, GateInbox, GateItem};
+use crate::console::action::{Action, Answer, Effect};
+use crate::console::app::App;
+use crate::console::gate::{ConnectInfo, Detected};
+use crate::console::inbox::{LocalState, Source, Status};
+use crate::console::modal::Modal;
+use crate::console::tab::Tab;
+use crossterm::event::KeyCode;
+use serde_json::json;
+
+const DEMO_ID: &str = "prop_de0a9e17c2b44f01";
+const MINE_ID: &str = "prop_77aa01b2c3d4e5f6";
+
+fn gate_item(
+    id: &str,
+    agent: &str,
+    fp: &str,
+    status: &str,
+    preview: serde_json::Value,
+) -> GateItem {
+    serde_json::from_value(json!({
+        "id": format!("gi_{}", &id[5..13]),
+        "agent": agent,
+        "agentFingerprint": fp,
+        "account": "1817426543",
+        "kind": "trade",
+        "status": status,
+        "proposalId": id,
+        "request": {"a": "BTCUSDT", "d": "long"},
+        "preview": preview,
+        "expiresAt": (t0() + LIFETIME).to_rfc3339(),
+        "createdAt": t0().to_rfc3339(),
+    }))
+    .unwrap()
+}
+
+fn trade(coin: &str, direction: &str, size: f64, lev: u32) -> serde_json::Value {
+    json!({"kind": "trade", "exchange": "venue", "coin": coin, "direction": direction,
+           "orderType": "market", "size": size, "markPx": 65000.0, "notional": size * 65000.0,
+           "leverage": lev, "margin": size * 65000.0 / lev as f64})
+}
+
+fn agent(name: &str, fp: &str, pending: u64) -> GateAgent {
+    serde_json::from_value(json!({
+        "agent": name, "fingerprint": fp, "name": name, "account": "1817426543",
+        "connected": true, "pending": pending,
+    }))
+    .unwrap()
+}
+
+fn two_agents() -> (Vec<GateItem>, Vec<GateAgent>) {
+    (
+        vec![
+            gate_item(
+                DEMO_ID,
+                "demo-agent",
+                "a1b2c3d4",
+                "pending",
+                trade("ETH", "long", 0.25, 2),
+            ),
+            gate_item(
+                MINE_ID,
+                "9f8e7d6c",
+                "9f8e7d6c",
+                "pending",
+                trade("BTC", "short", 0.01, 3),
+            ),
+        ],
+        vec![
+            agent("demo-agent", "a1b2c3d4", 1),
+            agent("9f8e7d6c", "9f8e7d6c", 1),
+        ],
+    )
+}
+
+fn gate_loaded(
+    items: Vec<GateItem>,
+    agents: Vec<GateAgent>,
+    at: chrono::DateTime<chrono::Utc>,
+) -> Action {
+    Action::answered(
+        at,
+        LATENCY,
+        Answer::GateLoaded {
+            result: Ok(Box::new((
+                GateInbox { items },
+                GateAgents {
+                    gateway: None,
+                    agents,
+                },
+            ))),
+        },
+    )
+}
+
+fn decided(id: &str, approve: bool, result: Result<GateItem, ApiError>) -> Action {
+    Action::answered(
+        t0() + secs(5),
+        LATENCY,
+        Answer::GateDecided {
+            id: id.into(),
+            approve,
+            result: result.map(|item| Box::new(GateDecision { item })),
+        },
+    )
+}
+
+/// A console on a gateway with two agents' pending items, on the Proposals tab.
+fn gate_app(width: u16, height: u16) -> App {
+    let mut app = seeded_app(width, height);
+    app.inbox.clear();
+    app.decisions.clear();
+    let (items, agents) = two_agents();
+    app.update(gate_loaded(items, agents, t0()));
+    app.update(key('2'));
+    app.toasts.clear();
+    app
+}
+
+#[test]
+fn a_gateway_answer_lists_every_agents_items_with_their_agent() {
+    let app = gate_app(120, 40);
+    assert_eq!(app.gate.detected, Detected::Yes);
+    assert_eq!(app.inbox.len(), 2);
+    assert!(app.inbox.iter().all(|i| i.source == Source::Gateway));
+    assert_eq!(app.gate.agent_of(DEMO_ID), Some("demo-agent"));
+    assert_eq!(app.item(DEMO_ID).unwrap().describe(), "long 0.25 ETH 2x");
+    let text = render(&app);
+    assert!(text.contains(" GATE "), "{text}");
+    let row = text.lines().find(|l| l.contains("0.25 ETH")).unwrap();
+    assert!(row.contains("demo-agent"), "{row}");
+}
+
+#[test]
+fn a_service_without_gate_v1_is_asked_once() {
+    for answer in [
+        ApiError::NotFound {
+            code: "not_found".into(),
+            message: "no route".into(),
+        },
+        // A deployment that answers unknown paths with a web page.
+        ApiError::Decode("body is not JSON: expected value at line 1".into()),
+    ] {
+        let mut app = app_with(quiet_options());
+        let fx = app.update(Action::Tick(t0()));
+        assert!(fx.contains(&Effect::FetchGate), "{fx:?}");
+        app.update(Action::answered(
+            t0(),
+            LATENCY,
+            Answer::GateLoaded {
+                result: Err(answer.clone()),
+            },
+        ));
+        assert_eq!(app.gate.detected, Detected::No, "{answer:?}");
+        app.refresh();
+        let fx = app.update(Action::Tick(t0() + secs(7200)));
+        assert!(!fx.contains(&Effect::FetchGate), "{fx:?}");
+        assert!(!render(&app).contains("GATE"));
+    }
+}
+
+#[test]
+fn a_gateway_not_answering_yet_is_asked_again() {
+    let mut app = app_with(quiet_options());
+    app.update(Action::Tick(t0()));
+    app.update(Action::answered(
+        t0(),
+        LATENCY,
+        Answer::GateLoaded {
+            result: Err(ApiError::Transport("connection refused".into())),
+        },
+    ));
+    assert_eq!(app.gate.detected, Detected::Unknown);
+    let fx = app.update(Action::Tick(t0() + secs(60)));
+    assert!(fx.contains(&Effect::FetchGate), "{fx:?}");
+}
+
+#[test]
+fn a_gateway_that_refuses_the_token_says_so_in_the_header() {
+    let mut app = seeded_app(120, 40);
+    app.update(Action::answered(
+        t0(),
+        LATENCY,
+        Answer::GateLoaded {
+            result: Err(ApiError::Unauthorized {
+                message: "x-api-key is not a supervisor token of this gateway".into(),
+            }),
+        },
+    ));
+    assert_eq!(app.gate.detected, Detected::Yes);
+    // The account feeds keep going: only /gate/v1 wants the token.
+    assert!(app.auth_failed.is_none());
+    let text = render(&app);
+    assert!(text.contains("GATE: no supervisor token"), "{text}");
+}
+
+#[test]
+fn approve_goes_through_the_supervisor_api_and_shows_the_execution() {
+    let mut app = gate_app(120, 40);
+    let i = app.inbox.iter().position(|i| i.id() == DEMO_ID).unwrap();
+    app.selected.insert(crate::console::layout::Pane::Inbox, i);
+    app.update(key('a'));
+    assert!(matches!(&app.modal, Some(Modal::Approve(id)) if id == DEMO_ID));
+    let fx = app.update(key('y'));
+    assert_eq!(fx, vec![Effect::GateApprove(DEMO_ID.into())]);
+    assert_eq!(
+        app.item(DEMO_ID).unwrap().status(app.now),
+        Status::Confirming
+    );
+
+    let mut done = gate_item(
+        DEMO_ID,
+        "demo-agent",
+        "a1b2c3d4",
+        "executed",
+        trade("ETH", "long", 0.25, 2),
+    );
+    done.result = Some(
+        json!({"status": 200, "body": {"success": true, "status": "executed",
+        "execution": {"fills": [{"coin": "ETH", "side": "B", "sz": "0.25", "px": "2117.2", "oid": 100000000}]}}}),
+    );
+    app.update(decided(DEMO_ID, true, Ok(done)));
+    let item = app.item(DEMO_ID).unwrap();
+    assert_eq!(
+        item.local,
+        LocalState::Approved("bought 0.25 ETH at 2117.2 (oid 100000000)".into())
+    );
+    assert_eq!(app.decisions[0].proposal_id, DEMO_ID);
+    // A later poll that still says executed keeps the outcome.
+    let (items, agents) = two_agents();
+    let mut items = items;
+    items[0].status = "executed".into();
+    app.update(gate_loaded(items, agents, t0() + secs(6)));
+    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Approved);
+}
+
+#[test]
+fn a_policy_refusal_is_shown_and_the_item_stays_approvable() {
+    let mut app = gate_app(120, 40);
+    app.update(Action::Key(crossterm::event::KeyEvent::from(
+        KeyCode::Char('a'),
+    )));
+    let id = match &app.modal {
+        Some(Modal::Approve(id)) => id.clone(),
+        other => panic!("{other:?}"),
+    };
+    app.update(key('y'));
+    app.update(decided(
+        &id,
+        true,
+        Err(ApiError::Forbidden {
+            code: "policy_violation".into(),
+            message: "max_notional_usd: 16250 USD is over the limit of 5000 USD".into(),
+        }),
+    ));
+    let item = app.item(&id).unwrap();
+    assert_eq!(
+        item.status(app.now),
+        Status::Staged,
+        "still pending on the gateway"
+    );
+    let toast = &app.toasts.last().unwrap().text;
+    assert!(
+        toast.contains("policy_violation") && toast.contains("max_notional_usd"),
+        "{toast}"
+    );
+    assert!(
+        app.decisions[0]
+            .result
+            .contains("refused by the gateway (policy_violation)")
+    );
+    // The detail panel keeps the reason after the toast is gone.
+    app.toasts.clear();
+    let i = app.inbox.iter().position(|i| i.id() == id).unwrap();
+    app.selected.insert(crate::console::layout::Pane::Inbox, i);
+    let text = render(&app);
+    let line = text
+        .lines()
+        .find(|l| l.contains("Refused"))
+        .unwrap_or_else(|| panic!("no Refused line\n{text}"));
+    assert!(line.contains("policy_violation"), "{line}");
+}
+
+#[test]
+fn reject_sends_the_reason_and_x_a_default_one() {
+    let mut app = gate_app(120, 40);
+    let fx = type_text(&mut app, ":");
+    assert!(fx.is_empty());
+    let fx = type_text(&mut app, &format!("/reject {MINE_ID} too large for a test"));
+    assert!(fx.is_empty());
+    let fx = app.update(code(KeyCode::Enter));
+    assert_eq!(
+        fx,
+        vec![Effect::GateReject {
+            id: MINE_ID.into(),
+            reason: "too large for a test".into()
+        }]
+    );
+    let mut rejected = gate_item(
+        MINE_ID,
+        "9f8e7d6c",
+        "9f8e7d6c",
+        "rejected",
+        trade("BTC", "short", 0.01, 3),
+    );
+    rejected.reason = Some("too large for a test".into());
+    app.update(decided(MINE_ID, false, Ok(rejected)));
+    assert_eq!(app.item(MINE_ID).unwrap().status(app.now), Status::Rejected);
+    assert!(
+        render(&app).contains("too large for a test")
+            || app.decisions[0].result.contains("too large")
+    );
+
+    let i = app.inbox.iter().position(|i| i.id() == DEMO_ID).unwrap();
+    app.selected.insert(crate::console::layout::Pane::Inbox, i);
+    let fx = app.update(key('x'));
+    assert_eq!(
+        fx,
+        vec![Effect::GateReject {
+            id: DEMO_ID.into(),
+            reason: crate::console::gate::DEFAULT_REJECT_REASON.into()
+        }]
+    );
+}
+
+#[test]
+fn the_agent_filter_shows_one_agents_items_and_survives_polls() {
+    let mut app = gate_app(120, 40);
+    type_text(&mut app, ":/agent demo-agent");
+    app.update(code(KeyCode::Enter));
+    assert_eq!(app.gate.filter.as_deref(), Some("demo-agent"));
+    let ids: Vec<&str> = app.inbox.iter().map(|i| i.id()).collect();
+    assert_eq!(ids, vec![DEMO_ID]);
+    // The service's own proposals list and the next gateway poll do not bring the other back.
+    app.update(proposals(vec![btc_long(MINE_ID, t0())], t0() + secs(1)));
+    let (items, agents) = two_agents();
+    app.update(gate_loaded(items, agents, t0() + secs(2)));
+    let ids: Vec<&str> = app.inbox.iter().map(|i| i.id()).collect();
+    assert_eq!(ids, vec![DEMO_ID]);
+    // A fingerprint prefix names an agent too; an unknown name is refused, naming the agents.
+    type_text(&mut app, ":/agent 9f8e");
+    app.update(code(KeyCode::Enter));
+    let ids: Vec<&str> = app.inbox.iter().map(|i| i.id()).collect();
+    assert_eq!(ids, vec![MINE_ID]);
+    type_text(&mut app, ":/agent nobody");
+    app.update(code(KeyCode::Enter));
+    let toast = &app.toasts.last().unwrap().text;
+    assert!(
+        toast.contains("no agent \"nobody\"") && toast.contains("demo-agent"),
+        "{toast}"
+    );
+    assert_eq!(app.gate.filter.as_deref(), Some("9f8e"));
+    type_text(&mut app, ":/agent all");
+    app.update(code(KeyCode::Enter));
+    assert_eq!(app.inbox.len(), 2);
+    assert_eq!(app.tab, Tab::Proposals);
+}
+
+#[test]
+fn the_agent_filter_needs_a_gateway() {
+    let mut app = seeded_app(120, 40);
+    let before = app.inbox.len();
+    type_text(&mut app, ":/agent demo-agent");
+    app.update(code(KeyCode::Enter));
+    assert!(app.gate.filter.is_none());
+    assert_eq!(app.inbox.len(), before);
+    assert!(app.toasts.last().unwrap().text.contains("not on a gateway"));
+}
+
+// ---- snapshots -----------------------------------------------------------------------------------
+
+#[test]
+fn gate_proposals_120x40() {
+    let app = gate_app(120, 40);
+    let text = render(&app);
+    insta::assert_snapshot!("gate_proposals_120x40", text);
+    for needle in ["Agent", "demo-agent", "9f8e7d6c", "agent: all", " GATE "] {
+        assert!(text.contains(needle), "lacks {needle:?}\n{text}");
+    }
+}
+
+#[test]
+fn gate_proposals_filtered_120x40() {
+    let mut app = gate_app(120, 40);
+    type_text(&mut app, ":/agent demo-agent");
+    app.update(code(KeyCode::Enter));
+    app.toasts.clear();
+    let text = render(&app);
+    insta::assert_snapshot!("gate_proposals_filtered_120x40", text);
+    assert!(text.contains("agent: demo-agent"), "{text}");
+    assert!(!text.contains("9f8e7d6c"), "{text}");
+}
+
+#[test]
+fn connect_panel_in_help_120x40() {
+    let mut app = gate_app(120, 40);
+    app.gate.connect = Some(ConnectInfo {
+        base_url: "http://127.0.0.1:8788".into(),
+        sandbox_db: "/home/u/.local/share/agentdesk/sandbox.db".into(),
+        demo_agent: Some("demo-agent".into()),
+    });
+    app.update(key('?'));
+    let text = render(&app);
+    insta::assert_snapshot!("connect_panel_in_help_120x40", text);
+    for needle in [
+        "Connect an agent",
+        "http://127.0.0.1:8788",
+        "agentdesk keys create --db /home/u/.local/share/agentdesk/sandbox.db",
+        "--scope mcp:mutate",
+        "/api/delegated/propose",
+        "--no-demo-agent",
+    ] {
+        assert!(text.contains(needle), "lacks {needle:?}\n{text}");
+    }
+}
+
+#[test]
+fn what_this_console_staged_through_the_gateway_says_so_in_the_agent_column() {
+    let mut app = gate_app(120, 40);
+    let own = app.service.key_fingerprint.clone();
+    let (mut items, agents) = two_agents();
+    items[1].agent = own.clone();
+    items[1].agent_fingerprint = own.clone();
+    app.update(gate_loaded(items, agents, t0() + secs(1)));
+    assert_eq!(app.gate.agent_label(MINE_ID, &own), "this console");
+    assert_eq!(app.gate.agent_label(DEMO_ID, &own), "demo-agent");
+    let text = render(&app);
+    let row = text.lines().find(|l| l.contains("0.01 BTC")).unwrap();
+    assert!(row.contains("this console"), "{row}");
+}

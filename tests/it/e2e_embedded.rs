@@ -1,0 +1,112 @@
+//! E2E of the embedded picture: `agentdesk` with no configuration starts the sandbox, a gateway in
+//! front of it and a demo agent; the console, on the gateway, shows the demo agent's proposal with
+//! its Agent, and `a` `y` executes it — checked on screen and through the gateway's supervisor API.
+
+use crate::tui::{BIN, Dirs, Tmux, WAIT, header, sq, tmux_available};
+use serde_json::Value;
+use std::process::Command;
+use std::time::Duration;
+
+/// The console with nothing configured: no flags, no AGENTDESK_* variables, an empty HOME.
+fn bare_command(dirs: &Dirs) -> String {
+    let script = format!("{}; echo EXITED:$?; sleep 30", sq(BIN));
+    let path = |p: &str| sq(dirs.path(p).to_str().unwrap());
+    format!(
+        "env -u AGENTDESK_BASE_URL -u AGENTDESK_API_KEY -u AGENTDESK_CONFIG -u AGENTDESK_PROFILE \
+         -u AGENTDESK_GATE_TOKEN -u NO_COLOR HOME={} XDG_DATA_HOME={} XDG_CONFIG_HOME={} \
+         AGENTDESK_LOG=debug sh -c {}",
+        path("home"),
+        path("data"),
+        path("config"),
+        sq(&script)
+    )
+}
+
+#[test]
+fn e2e_no_config_shows_the_demo_agents_proposal_and_a_y_executes_it() {
+    if !tmux_available() {
+        return;
+    }
+    let dirs = Dirs::new();
+    let tmux = Tmux::start("embedded", &dirs.path("home"), &bare_command(&dirs));
+    let screen = tmux.wait_for("the header's SANDBOX and GATE badges", WAIT, |s| {
+        header(s).contains("SANDBOX") && header(s).contains(" GATE ")
+    });
+    // The console is on the gateway: its host is the gateway's address.
+    let host = header(&screen)
+        .split_whitespace()
+        .skip_while(|w| *w != "@")
+        .nth(1)
+        .expect("the header names the host")
+        .to_string();
+    tmux.send("2");
+    let screen = tmux.wait_for(
+        "a proposal from the demo agent in the inbox",
+        Duration::from_secs(90),
+        |s| {
+            s.contains("demo-agent")
+                && s.contains("Agent")
+                && s.lines()
+                    .any(|l| l.contains('█') && l.contains("demo-agent"))
+        },
+    );
+    let row = screen
+        .lines()
+        .find(|l| l.contains('█') && l.contains("demo-agent"))
+        .unwrap()
+        .to_string();
+    tmux.send("a");
+    tmux.wait_for("the approve dialog", WAIT, |s| {
+        s.contains("Approve proposal")
+    });
+    tmux.send("y");
+    let screen = tmux.wait_for("the execution in the inbox", WAIT, |s| {
+        s.contains("approved") && (s.contains("bought") || s.contains("sold"))
+    });
+    assert!(
+        screen.contains("Decisions") && screen.contains("demo-agent"),
+        "{row}\n{screen}"
+    );
+
+    // The gateway's own record says the same: a supervisor token minted on its database.
+    let gate_db = dirs.path("data").join("agentdesk").join("gateway.db");
+    let out = Command::new(BIN)
+        .args([
+            "gate",
+            "token",
+            "--db",
+            gate_db.to_str().unwrap(),
+            "--label",
+            "e2e",
+        ])
+        .env("HOME", dirs.path("home"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let token = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let items: Value = rt.block_on(async {
+        reqwest::Client::new()
+            .get(format!("http://{host}/gate/v1/inbox?status=executed"))
+            .header("x-api-key", &token)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    });
+    let items = items["items"].as_array().expect("items").clone();
+    assert_eq!(items.len(), 1, "{items:?}");
+    assert_eq!(items[0]["agent"], "demo-agent");
+    assert_eq!(items[0]["decidedBy"], "embedded console");
+
+    tmux.quit_and_check_restored();
+}

@@ -1,0 +1,213 @@
+//! The console's side of a gateway: `api::Client`'s `/gate/v1` methods against a sandbox behind a
+//! gateway (typed answers, agent labels, approval executing upstream, rejection with a reason, and
+//! what a non-gateway or a missing token answers), and the embedded picture `agentdesk` starts with
+//! no configuration: its demo agent's proposal reaches the console's inbox and executes on approval.
+
+use super::{Setup, long_btc, setup};
+use agentdesk::api::{ApiError, Client, Scope};
+use agentdesk::embedded::{DEMO_AGENT, Embedded, EmbeddedConfig};
+use agentdesk::gateway::store::{SqliteStore, Store};
+use std::time::{Duration, Instant};
+
+fn console(s: &Setup) -> Client {
+    Client::new(&s.gate.base_url(), Some(s.sandbox.key(Scope::Legacy)))
+        .unwrap()
+        .with_gate_token(Some(s.token.clone()))
+}
+
+#[tokio::test]
+async fn the_console_client_lists_every_agents_items_approves_and_rejects() {
+    let s = setup().await;
+    let alpha_key = s.sandbox.key(Scope::McpMutate);
+    let beta_key = s
+        .sandbox
+        .running
+        .create_key(Scope::McpMutate, "beta")
+        .await
+        .unwrap();
+    let messenger = s.sandbox.running.messenger_id.clone();
+    let alpha = s.agent(&alpha_key);
+    let staged = alpha.propose_trade(&long_btc(&messenger)).await.unwrap();
+    // Named the way `agentdesk gate agent name` names it.
+    let store = SqliteStore::open(&s.gate_db).unwrap();
+    assert_eq!(
+        store
+            .name_agent(&alpha_key.fingerprint(), "alpha")
+            .await
+            .unwrap(),
+        1
+    );
+    let beta_staged = s
+        .agent(&beta_key)
+        .propose_trade(&long_btc(&messenger))
+        .await
+        .unwrap();
+
+    let c = console(&s);
+    let agents = c.gate_agents().await.unwrap();
+    let mut labels: Vec<&str> = agents.agents.iter().map(|a| a.agent.as_str()).collect();
+    labels.sort();
+    let beta_fp = beta_key.fingerprint();
+    let mut expected = ["alpha", beta_fp.as_str()];
+    expected.sort();
+    assert_eq!(labels, expected);
+    assert!(agents.gateway.is_some());
+
+    let inbox = c.gate_inbox(None).await.unwrap();
+    assert_eq!(inbox.items.len(), 2, "{inbox:?}");
+    let item = inbox
+        .items
+        .iter()
+        .find(|i| i.proposal_id.as_deref() == Some(staged.proposal_id.as_str()))
+        .expect("alpha's staging is listed");
+    assert_eq!(
+        (
+            item.agent.as_str(),
+            item.status.as_str(),
+            item.kind.as_str()
+        ),
+        ("alpha", "pending", "trade")
+    );
+    assert_eq!(item.account.as_deref(), Some(messenger.as_str()));
+    assert_eq!(item.trade_preview().coin, "BTC");
+
+    // Approving executes upstream with alpha's key; the answer carries the execution.
+    let done = c.gate_approve(&staged.proposal_id, &[]).await.unwrap().item;
+    assert_eq!(done.status, "executed", "{done:?}");
+    let body = done.result_body().expect("the execution's answer");
+    assert!(body["execution"]["fills"][0]["coin"] == "BTC", "{body}");
+    assert_eq!(s.upstream_confirms(&staged.proposal_id), 1);
+    let executed = c.gate_inbox(Some("executed")).await.unwrap();
+    assert_eq!(executed.items.len(), 1);
+    // The console's reads through the gateway see the position.
+    let positions = c.get_positions().await.unwrap();
+    assert!(positions.positions.iter().any(|p| p.coin == "BTC"));
+
+    // A rejection carries its reason; the agent's confirm is then refused with it.
+    let rejected = c
+        .gate_reject(&beta_staged.proposal_id, "too large for today")
+        .await
+        .unwrap()
+        .item;
+    assert_eq!(rejected.status, "rejected");
+    assert_eq!(rejected.reason.as_deref(), Some("too large for today"));
+    let refused = s
+        .agent(&beta_key)
+        .confirm_trade(&beta_staged.proposal_id)
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Some("rejected_by_supervisor"), "{refused}");
+    // With the kill switch on, an approval of an opening trade is a 403 the console shows as is.
+    let gamma = s
+        .agent(&alpha_key)
+        .propose_trade(&long_btc(&messenger))
+        .await
+        .unwrap();
+    let (st, body) = s
+        .supervisor(
+            reqwest::Method::POST,
+            "/gate/v1/kill-switch",
+            Some(serde_json::json!({"on": true, "reason": "market halt drill"})),
+        )
+        .await;
+    assert_eq!(st, reqwest::StatusCode::OK, "{body}");
+    let halted = c.gate_approve(&gamma.proposal_id, &[]).await.unwrap_err();
+    assert!(
+        matches!(&halted, ApiError::Forbidden { code, message } if code == "kill_switch" && message.contains("market halt drill")),
+        "{halted:?}"
+    );
+    // Deciding again is answered, not hidden: a rejected item cannot be approved.
+    let again = c
+        .gate_approve(&beta_staged.proposal_id, &[])
+        .await
+        .unwrap_err();
+    assert!(matches!(again, ApiError::Conflict { .. }), "{again:?}");
+}
+
+#[tokio::test]
+async fn without_a_token_a_gateway_says_401_and_a_plain_service_404() {
+    let s = setup().await;
+    let no_token = Client::new(&s.gate.base_url(), Some(s.sandbox.key(Scope::Legacy))).unwrap();
+    let e = no_token.gate_agents().await.unwrap_err();
+    assert!(matches!(e, ApiError::Unauthorized { .. }), "{e:?}");
+    let plain = s.sandbox.legacy().with_gate_token(Some(s.token.clone()));
+    let e = plain.gate_inbox(None).await.unwrap_err();
+    assert!(matches!(e, ApiError::NotFound { .. }), "{e:?}");
+}
+
+#[tokio::test]
+async fn the_embedded_picture_runs_a_demo_agent_whose_proposal_executes_on_approval() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = EmbeddedConfig::new(dir.path().to_path_buf(), Default::default());
+    // Any free port: tests run side by side.
+    config.gate_port = 0;
+    config.demo_first = Duration::ZERO;
+    config.demo_agent = Some(Duration::from_secs(300));
+    let embedded = Embedded::start(config).await.unwrap();
+    assert_eq!(embedded.demo_agent(), Some(DEMO_AGENT));
+    let c = Client::new(&embedded.gateway_url(), Some(embedded.console_key.clone()))
+        .unwrap()
+        .with_gate_token(Some(embedded.gate_token.clone()));
+    let started = Instant::now();
+    let item = loop {
+        let inbox = c.gate_inbox(None).await.unwrap();
+        if let Some(item) = inbox.items.into_iter().next() {
+            break item;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(90),
+            "no proposal from the demo agent within 90 s"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    assert_eq!(item.agent, DEMO_AGENT);
+    assert_eq!(item.kind, "trade");
+    let preview = item.trade_preview();
+    assert!(
+        preview.notional > 0.0 && preview.notional <= 600.0,
+        "small and sane: {preview:?}"
+    );
+    assert!(preview.leverage <= 2, "{preview:?}");
+    let done = c.gate_approve(&item.id, &[]).await.unwrap().item;
+    assert_eq!(done.status, "executed", "{done:?}");
+    let positions = c.get_positions().await.unwrap();
+    assert!(
+        positions.positions.iter().any(|p| p.coin == preview.coin),
+        "{positions:?}"
+    );
+    // The Connect panel's command works against the embedded database while it runs.
+    let key = {
+        let mut store = agentdesk::sandbox::store::Store::open(&embedded.sandbox_db).unwrap();
+        agentdesk::sandbox::keys::create_key(
+            &mut store,
+            None,
+            Scope::McpMutate,
+            "my-agent",
+            chrono::Utc::now(),
+        )
+        .unwrap()
+    };
+    let mine = Client::new(&embedded.gateway_url(), Some(key)).unwrap();
+    mine.whoami(false).await.unwrap();
+    embedded.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_embedded_gateway_applies_the_config_files_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = EmbeddedConfig::new(dir.path().to_path_buf(), Default::default());
+    config.gate_port = 0;
+    config.demo_agent = None;
+    (config.gate_settings, config.policy) =
+        agentdesk::gateway::policy::GateSettings::with_policy_from_toml(
+            "[policy]\nmax_notional_usd = 100\n",
+        )
+        .unwrap();
+    let embedded = Embedded::start(config).await.unwrap();
+    assert_eq!(embedded.demo_agent(), None);
+    let c = Client::new(&embedded.gateway_url(), Some(embedded.console_key.clone())).unwrap();
+    let messenger = embedded.sandbox.messenger_id.clone();
+    let refused = c.propose_trade(&long_btc(&messenger)).await.unwrap_err();
+    assert_eq!(refused.code(), Some("policy_violation"), "{refused}");
+    embedded.shutdown().await;
+}
