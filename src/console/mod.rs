@@ -39,6 +39,7 @@ pub mod forms;
 pub mod help;
 pub mod inbox;
 pub mod input;
+pub mod journal;
 pub mod keymap;
 pub mod layout;
 pub mod modal;
@@ -77,6 +78,8 @@ pub struct Prepared {
     pub keymap: Keymap,
     pub theme: Theme,
     pub journal: Option<std::path::PathBuf>,
+    /// The journal's last decisions, newest first, for the Decisions pane.
+    pub history: Vec<inbox::Decision>,
     pub sandbox: Option<Running>,
     pub warnings: Vec<String>,
 }
@@ -157,17 +160,31 @@ pub async fn prepare(
         ..Options::default()
     }
     .with_poll(&config.poll);
+    let journal = config
+        .journal
+        .then(|| config.data_dir.join("decisions.jsonl"));
+    let mut warnings = config.warnings.clone();
+    let mut history = Vec::new();
+    if let Some(path) = &journal {
+        // A journal that cannot be read costs the history, never the console.
+        match journal::load_last(path, journal::LOAD_LAST) {
+            Ok(h) => {
+                warnings.extend(h.warning(path));
+                history = h.decisions;
+            }
+            Err(e) => warnings.push(format!("cannot read the journal {}: {e}", path.display())),
+        }
+    }
     Ok(Prepared {
         client,
         service,
         options,
         keymap,
         theme,
-        journal: config
-            .journal
-            .then(|| config.data_dir.join("decisions.jsonl")),
+        journal,
+        history,
         sandbox,
-        warnings: config.warnings.clone(),
+        warnings,
     })
 }
 
@@ -181,16 +198,19 @@ pub async fn run(prepared: Prepared) -> Result<(), String> {
         keymap,
         theme,
         journal,
+        history,
         sandbox,
         warnings,
     } = prepared;
     let (tx, mut rx) = mpsc::unbounded_channel::<Action>();
+    let journal = journal.map(journal::Journal::start);
     let runner = effects::Runner {
         client,
         tx: tx.clone(),
-        journal,
+        journal: journal.as_ref().map(journal::Journal::sender),
     };
     let mut app = App::new(service, options, keymap, Utc::now());
+    app.decisions = history;
     // Configuration warnings (e.g. a readable plain api_key) stay on the status line until the
     // first command replaces them.
     if !warnings.is_empty() {
@@ -269,6 +289,11 @@ pub async fn run(prepared: Prepared) -> Result<(), String> {
     };
     let _ = execute!(std::io::stdout(), DisableMouseCapture);
     ratatui::restore();
+    // Every decision taken is on disk before the process ends.
+    drop(runner);
+    if let Some(journal) = journal {
+        journal.finish();
+    }
     if let Some(sandbox) = sandbox {
         sandbox.shutdown().await;
     }

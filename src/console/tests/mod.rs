@@ -6,6 +6,7 @@ mod clock;
 mod discovery;
 mod fixtures;
 mod inbox;
+mod journal;
 mod signals;
 mod snapshots;
 mod update;
