@@ -15,6 +15,8 @@ pub enum Pane {
     Decisions,
     Audit,
     Requests,
+    /// Every toast and command error, in full (the Logs tab).
+    Messages,
     /// The Discovery views, one shown at a time.
     Strategies,
     TopBacktests,
@@ -47,6 +49,7 @@ impl Pane {
             Pane::Decisions => "Decisions",
             Pane::Audit => "Service audit log",
             Pane::Requests => "Console requests",
+            Pane::Messages => "Messages",
             Pane::Strategies => "Strategies",
             Pane::TopBacktests => "Top backtests",
             Pane::TopLive => "Top live",
@@ -310,11 +313,22 @@ pub fn compute(width: u16, height: u16, shape: &Shape) -> Screen {
             screen.panes = vec![(Pane::Inbox, inbox), (Pane::Decisions, decisions)];
         }
         Tab::Logs => {
-            let [audit, requests] = Layout::default()
+            let [audit, rest] = Layout::default()
                 .direction(Direction::Vertical)
-                .constraints([Constraint::Percentage(55), Constraint::Percentage(45)])
+                .constraints([Constraint::Percentage(40), Constraint::Percentage(60)])
                 .areas(body);
-            screen.panes = vec![(Pane::Audit, audit), (Pane::Requests, requests)];
+            // Messages beside the request log when there is room; under it otherwise.
+            let [requests, messages] = if width >= 140 {
+                Layout::horizontal([Constraint::Length(66), Constraint::Min(40)]).areas(rest)
+            } else {
+                Layout::vertical([Constraint::Percentage(60), Constraint::Percentage(40)])
+                    .areas(rest)
+            };
+            screen.panes = vec![
+                (Pane::Audit, audit),
+                (Pane::Requests, requests),
+                (Pane::Messages, messages),
+            ];
         }
         Tab::Discovery => {
             let [selector, query, table] = Layout::default()

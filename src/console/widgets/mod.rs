@@ -317,6 +317,31 @@ pub fn value_text(v: &serde_json::Value) -> String {
     }
 }
 
+/// `text` cut to `max` terminal cells, ending in `…` when it was cut (`period=1…`, never a
+/// misleading `period=1` for 183). Widths are display widths: a wide character counts two.
+/// Every table cell and one-line message that may be too long goes through here.
+pub fn truncate(text: &str, max: usize) -> String {
+    use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+    if text.width() <= max {
+        return text.to_string();
+    }
+    if max == 0 {
+        return String::new();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w > max - 1 {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
+    out.push('…');
+    out
+}
+
 /// Whole numbers without a decimal point (`14`, not `14.0`).
 pub fn fmt_number(x: f64) -> String {
     if x.fract() == 0.0 && x.abs() < 9e15 {
@@ -342,6 +367,18 @@ mod tests {
         // a + d(8 min) + c = 10 + 9 + 11 = 30; b does not fit.
         assert_eq!(fit(&cols, 30), vec![0, 2, 3]);
         assert_eq!(fit(&cols, 5), vec![0]);
+    }
+
+    #[test]
+    fn truncation_is_width_aware_and_says_so() {
+        assert_eq!(truncate("period=183", 9), "period=1…");
+        assert_eq!(truncate("period=183", 10), "period=183");
+        assert_eq!(truncate("abc", 0), "");
+        assert_eq!(truncate("abc", 1), "…");
+        // 日本 is four cells wide: three cells hold one wide character and the ellipsis.
+        assert_eq!(truncate("日本語", 3), "日…");
+        assert_eq!(truncate("日本語", 4), "日…");
+        assert_eq!(truncate("日本語", 6), "日本語");
     }
 
     #[test]

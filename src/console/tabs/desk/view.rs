@@ -3,6 +3,7 @@
 
 use crate::console::action::Resource;
 use crate::console::app::App;
+use crate::console::feeds;
 use crate::console::layout::{Pane, Screen};
 use crate::console::theme::Theme;
 use crate::console::widgets::{
@@ -28,7 +29,20 @@ fn stale(app: &App, r: Resource) -> Option<std::time::Duration> {
 fn title<'a>(app: &App, theme: &Theme, text: &str, r: Resource) -> Line<'a> {
     let mut spans = vec![Span::styled(format!(" {text} "), theme.accent)];
     spans.extend(widgets::staleness(theme, stale(app, r)));
+    let feed = &app.feeds[&r];
+    // Rows from before the failure stay on screen; the title says they are not current.
+    if let (Some(e), Some(_)) = (&feed.error, feed.poll.updated_at) {
+        spans.push(Span::styled(
+            format!(" failing: {} ", feeds::short_error(e, 40)),
+            theme.error,
+        ));
+    }
     Line::from(spans)
+}
+
+/// What an empty feed pane says: loading, its error, or `empty` once it answered.
+fn empty(app: &App, r: Resource, empty: &str) -> String {
+    feeds::empty_text(&app.feeds[&r], r, empty)
 }
 
 fn summary(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
@@ -37,11 +51,14 @@ fn summary(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     let inner = block.inner(area);
     f.render_widget(block, area);
     let Some(p) = &app.account.pnl else {
+        let text = empty(app, Resource::Pnl, "no PnL summary");
+        let style = if app.feeds[&Resource::Pnl].error.is_some() {
+            theme.error
+        } else {
+            theme.muted
+        };
         f.render_widget(
-            Paragraph::new(Span::styled(
-                "waiting for the first PnL summary…",
-                theme.muted,
-            )),
+            Paragraph::new(Span::styled(text, style)).wrap(ratatui::widgets::Wrap { trim: true }),
             inner,
         );
         return;
@@ -137,6 +154,7 @@ const POSITION_COLS: &[Col] = &[
 fn positions(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     let focused = app.focused_pane() == Pane::Positions;
     let rows = &app.account.positions;
+    let empty = empty(app, Resource::Positions, "no open positions");
     widgets::table(
         f,
         screen,
@@ -147,7 +165,7 @@ fn positions(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         app.selected(Pane::Positions),
         rows.len(),
         POSITION_COLS,
-        "no open positions",
+        &empty,
         |i| {
             let p = &rows[i];
             let roe = if p.margin_used > 0.0 {
@@ -195,6 +213,7 @@ fn orders(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     let focused = app.focused_pane() == Pane::Orders;
     let rows = &app.account.orders;
     let now_ms = app.now.timestamp_millis();
+    let empty = empty(app, Resource::Orders, "no resting orders");
     widgets::table(
         f,
         screen,
@@ -205,7 +224,7 @@ fn orders(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         app.selected(Pane::Orders),
         rows.len(),
         ORDER_COLS,
-        "no resting orders",
+        &empty,
         |i| {
             let o = &rows[i];
             let buy = o.side == "B";
@@ -243,6 +262,11 @@ const STRIP_COLS: &[Col] = &[
 fn strip(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     let focused = app.focused_pane() == Pane::Strip;
     let staged = app.strip_items();
+    let empty = empty(
+        app,
+        Resource::Proposals,
+        "nothing staged: agents' proposals appear here",
+    );
     widgets::table(
         f,
         screen,
@@ -256,7 +280,7 @@ fn strip(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         app.selected(Pane::Strip),
         staged.len(),
         STRIP_COLS,
-        "nothing staged: agents' proposals appear here",
+        &empty,
         |k| {
             let item = &app.inbox[staged[k]];
             let left = item.remaining(app.now).unwrap_or_default();
