@@ -4,6 +4,7 @@
 mod agents;
 mod clock;
 mod discovery;
+mod feeds;
 mod fixtures;
 mod inbox;
 mod journal;
