@@ -173,6 +173,32 @@ fn since_until(now: chrono::DateTime<chrono::Utc>, due: chrono::DateTime<chrono:
     (due - now).to_std().unwrap_or_default()
 }
 
+/// Paper or real money, as the header says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Badge {
+    /// The embedded sandbox: paper by construction.
+    Sandbox,
+    /// The service says `paperTrading: true` (whoami's summary).
+    Paper,
+    /// The service answered whoami and did not say paper: real money is assumed.
+    Live,
+    /// whoami has not answered yet: nothing is claimed either way.
+    Unknown,
+}
+
+pub fn badge(app: &App) -> Badge {
+    if app.service.sandbox {
+        return Badge::Sandbox;
+    }
+    match &app.account.whoami {
+        None => Badge::Unknown,
+        Some(w) => match w.summary.as_ref().and_then(|s| s.paper_trading) {
+            Some(true) => Badge::Paper,
+            _ => Badge::Live,
+        },
+    }
+}
+
 fn header(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     let who = app
         .account
@@ -180,10 +206,11 @@ fn header(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         .as_ref()
         .map(|w| w.messenger_id.clone())
         .unwrap_or_else(|| "…".into());
-    let badge = if app.service.sandbox {
-        Span::styled(" SANDBOX (paper) ", theme.badge_sandbox)
-    } else {
-        Span::styled(" LIVE ", theme.badge_live)
+    let badge = match badge(app) {
+        Badge::Sandbox => Span::styled(" SANDBOX (paper) ", theme.badge_sandbox),
+        Badge::Paper => Span::styled(" PAPER ", theme.badge_sandbox),
+        Badge::Live => Span::styled(" LIVE ", theme.badge_live),
+        Badge::Unknown => Span::styled(" ? ", theme.header.patch(theme.muted)),
     };
     let (conn, health) = connection(app);
     let conn_style = match health {

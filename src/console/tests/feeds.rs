@@ -278,3 +278,70 @@ fn a_command_error_shows_while_a_logs_filter_is_set() {
         app.messages
     );
 }
+
+// ---- PAPER / LIVE ------------------------------------------------------------------------------
+
+fn remote_app(summary: serde_json::Value) -> App {
+    let mut service = service();
+    service.sandbox = false;
+    service.host = "agents.example.com".into();
+    let mut app = App::new(
+        service,
+        quiet_options(),
+        crate::console::keymap::Keymap::default(),
+        t0(),
+    );
+    app.size = (100, 6);
+    let fx = tick(&mut app, t0());
+    let whoami: crate::api::model::Whoami = serde_json::from_value(serde_json::json!({
+        "messengerId": "desk-ops",
+        "summary": summary,
+    }))
+    .expect("whoami decodes whatever paperTrading holds");
+    answer_all(&mut app, &fx, t0(), |r| match r {
+        Resource::Whoami => Ok(Payload::Whoami(Box::new(whoami.clone()))),
+        other => Ok(empty_payload(other)),
+    });
+    app
+}
+
+#[test]
+fn the_badge_says_what_the_service_says() {
+    use crate::console::view::{Badge, badge};
+    let paper = remote_app(serde_json::json!({"paperTrading": true}));
+    assert_eq!(badge(&paper), Badge::Paper);
+    insta::assert_snapshot!("feeds_header_paper", header(&paper));
+    let live = remote_app(serde_json::json!({"paperTrading": false}));
+    assert_eq!(badge(&live), Badge::Live);
+    insta::assert_snapshot!("feeds_header_live", header(&live));
+    assert!(header(&paper).starts_with(" PAPER "), "{}", header(&paper));
+    assert!(header(&live).starts_with(" LIVE "), "{}", header(&live));
+
+    // Tolerated shapes: text, absent, something else.
+    assert_eq!(
+        badge(&remote_app(serde_json::json!({"paperTrading": "true"}))),
+        Badge::Paper
+    );
+    assert_eq!(
+        badge(&remote_app(serde_json::json!({"paperTrading": "TRUE"}))),
+        Badge::Paper
+    );
+    assert_eq!(
+        badge(&remote_app(serde_json::json!({"paperTrading": "false"}))),
+        Badge::Live
+    );
+    assert_eq!(badge(&remote_app(serde_json::json!({}))), Badge::Live);
+    assert_eq!(
+        badge(&remote_app(serde_json::json!({"paperTrading": 1}))),
+        Badge::Live
+    );
+    assert_eq!(badge(&remote_app(serde_json::Value::Null)), Badge::Live);
+
+    // Before whoami answers, nothing is claimed.
+    let mut service = service();
+    service.sandbox = false;
+    let fresh = App::new(service, quiet_options(), Default::default(), t0());
+    assert_eq!(badge(&fresh), Badge::Unknown);
+    // The embedded sandbox is paper by construction.
+    assert_eq!(badge(&new_app()), Badge::Sandbox);
+}
