@@ -267,18 +267,32 @@ pub fn compute(width: u16, height: u16, shape: &Shape) -> Screen {
     match shape.tab {
         Tab::Desk => {
             let staged = shape.approvable.max(1) as u16;
-            let strip = (staged + TABLE_CHROME).min(7);
+            // Every table keeps at least one data row: on a short terminal the strip gives up
+            // its extra rows first, then the PnL summary its third line.
+            let one_row = TABLE_CHROME + 1;
+            let tables_min = 2 * one_row;
+            let mut summary_h = 5;
+            let mut strip = (staged + TABLE_CHROME).min(7);
+            if body.height < summary_h + tables_min + strip {
+                strip = body
+                    .height
+                    .saturating_sub(summary_h + tables_min)
+                    .clamp(one_row, strip);
+            }
+            if body.height < summary_h + tables_min + strip {
+                summary_h = 4;
+            }
             let [summary, tables, strip] = Layout::default()
                 .direction(Direction::Vertical)
                 .constraints([
-                    Constraint::Length(5),
-                    Constraint::Min(4),
+                    Constraint::Length(summary_h),
+                    Constraint::Min(tables_min),
                     Constraint::Length(strip),
                 ])
                 .areas(body);
             let [positions, orders] = Layout::default()
                 .direction(Direction::Vertical)
-                .constraints([Constraint::Percentage(55), Constraint::Percentage(45)])
+                .constraints([Constraint::Percentage(55), Constraint::Min(one_row)])
                 .areas(tables);
             screen.summary = summary;
             screen.panes = vec![

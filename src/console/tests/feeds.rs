@@ -345,3 +345,26 @@ fn the_badge_says_what_the_service_says() {
     // The embedded sandbox is paper by construction.
     assert_eq!(badge(&new_app()), Badge::Sandbox);
 }
+
+// ---- a small terminal ----------------------------------------------------------------------------
+
+#[test]
+fn desk_60x20_shows_a_row_of_every_table() {
+    let mut app = seeded_app(60, 20);
+    app.update(key('1'));
+    let text = render(&app);
+    insta::assert_snapshot!("feeds_desk_60x20", text);
+    assert_eq!(text.lines().count(), 20);
+    assert!(text.lines().all(|l| l.chars().count() <= 60), "{text}");
+    let screen = crate::console::layout::compute(60, 20, &app.shape());
+    for pane in [
+        crate::console::layout::Pane::Positions,
+        crate::console::layout::Pane::Orders,
+        crate::console::layout::Pane::Strip,
+    ] {
+        assert!(screen.rows(pane) >= 1, "{pane:?} shows no row\n{text}");
+    }
+    for needle in ["BTC", "@72,000", "3:12", "25,431.77"] {
+        assert!(text.contains(needle), "lacks {needle:?}\n{text}");
+    }
+}
