@@ -12,7 +12,8 @@
 //! - `app.rs` App and `update`; `action.rs` Actions, Effects and the answer envelope, `payload.rs`
 //!   what they carry for a tab; `effects.rs` the runner; `poll.rs` the one poll schedule;
 //!   `clock.rs` when time alone redraws.
-//! - `feeds/` the account feeds; `inbox/` the approval inbox every tab can act on.
+//! - `feeds/` the account feeds; `inbox/` the approval inbox every tab can act on; `journal.rs`
+//!   the decision journal's one writer and its read-back at start.
 //! - `input.rs` the key router (modal, global keys, the tab, movement) and the mouse; `modal.rs`
 //!   the one modal slot, `forms/` the forms it shows; `command_line.rs` the command line;
 //!   `command/` its grammar.
@@ -22,7 +23,7 @@
 //!   `theme.rs`; `suggest.rs` "did you mean".
 //!
 //! Layers: every dependency between folders points down, so no import cycle spans two folders
-//! (`tests/it/structure.rs`). The lower layer — `action`, `payload`, `poll`, `tab`, `layout`,
+//! (`tests/it/structure.rs`). The lower layer — `action`, `payload`, `poll`, `journal`, `tab`, `layout`,
 //! `modal`, `forms/`, `command/`, `keymap`, `theme`, `widgets/` and the data of `feeds/` and
 //! `inbox/` — never imports `app.rs` or `tabs/`; a tab's state (`tabs/<tab>/mod.rs`) imports only
 //! that layer; `app.rs` composes the shared state and the tabs' states and routes to them, and
