@@ -159,6 +159,20 @@ pub fn connection(app: &App) -> (String, Health) {
         );
     }
     match last_ok {
+        // A stopped or stalled service accepts requests and never answers: nothing failed yet,
+        // but the Desk's requests are waiting, so the header does not say "ok".
+        Some((t, _))
+            if since(t) >= WAITING_AFTER
+                && app
+                    .feeds
+                    .iter()
+                    .any(|(r, f)| crate::console::feeds::required(*r) && f.poll.in_flight) =>
+        {
+            (
+                format!("no answer for {}, waiting", age(since(t))),
+                Health::Down,
+            )
+        }
         Some((t, latency)) => {
             let ms = latency
                 .map(|l| format!(" {}ms", l.as_millis()))
@@ -168,6 +182,9 @@ pub fn connection(app: &App) -> (String, Health) {
         None => ("connecting…".into(), Health::Ok),
     }
 }
+
+/// How long the Desk's requests may wait, unanswered, before the header says so.
+const WAITING_AFTER: Duration = Duration::from_secs(5);
 
 fn since_until(now: chrono::DateTime<chrono::Utc>, due: chrono::DateTime<chrono::Utc>) -> Duration {
     (due - now).to_std().unwrap_or_default()

@@ -368,3 +368,19 @@ fn desk_60x20_shows_a_row_of_every_table() {
         assert!(text.contains(needle), "lacks {needle:?}\n{text}");
     }
 }
+
+#[test]
+fn a_service_that_stops_answering_is_not_ok() {
+    // SIGSTOP: requests are accepted and never answered, so nothing fails for a while.
+    let mut app = new_app();
+    let fx = tick(&mut app, t0());
+    answer_all(&mut app, &fx, t0(), |r| Ok(empty_payload(r)));
+    tick(&mut app, t0() + secs(2));
+    assert!(app.feeds[&Resource::Positions].poll.in_flight);
+    tick(&mut app, t0() + secs(4));
+    assert_eq!(connection(&app).1, Health::Ok, "{}", connection(&app).0);
+    tick(&mut app, t0() + secs(9));
+    let (text, health) = connection(&app);
+    assert_eq!(text, "no answer for 9s, waiting");
+    assert_eq!(health, Health::Down);
+}
