@@ -487,8 +487,8 @@ fn keys_command(command: KeysCommand) -> Result<(), String> {
             let store = open_existing(db)?;
             let accounts = store.accounts().map_err(|e| e.to_string())?;
             println!(
-                "{:<10} {:<15} {:<12} {:<20} {:<20} label",
-                "prefix", "scope", "account", "created", "revoked"
+                "{:<10} {:<12} {:<15} {:<12} {:<20} {:<20} label",
+                "prefix", "fingerprint", "scope", "account", "created", "revoked"
             );
             for k in store.keys().map_err(|e| e.to_string())? {
                 let account = accounts
@@ -497,8 +497,9 @@ fn keys_command(command: KeysCommand) -> Result<(), String> {
                     .map(|a| a.messenger_id.as_str())
                     .unwrap_or("?");
                 println!(
-                    "{:<10} {:<15} {:<12} {:<20} {:<20} {}",
+                    "{:<10} {:<12} {:<15} {:<12} {:<20} {:<20} {}",
                     k.prefix,
+                    k.fingerprint,
                     k.scope.as_str(),
                     account,
                     k.created_at.format("%Y-%m-%d %H:%M:%S"),

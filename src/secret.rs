@@ -15,11 +15,22 @@ impl Secret {
         &self.0
     }
 
-    /// A short, stable fingerprint that identifies the secret without revealing it.
+    /// A short, stable fingerprint that identifies the secret without revealing it: the first 8
+    /// hex digits of its SHA-256, which is also what `agentdesk keys list` shows from the stored
+    /// hash (see [`fingerprint_of_hash`]), so the console's header and the CLI agree.
     pub fn fingerprint(&self) -> String {
-        let digest = Sha256::digest(self.0.as_bytes());
-        hex::encode(&digest[..4])
+        fingerprint_of_hash(&key_hash(&self.0))
     }
+}
+
+/// The hex SHA-256 of a key's plain text: how the sandbox stores keys.
+pub fn key_hash(plain: &str) -> String {
+    hex::encode(Sha256::digest(plain.as_bytes()))
+}
+
+/// The fingerprint of a key from its stored hash (see [`Secret::fingerprint`]).
+pub fn fingerprint_of_hash(hash: &str) -> String {
+    hash.chars().take(8).collect()
 }
 
 impl std::fmt::Debug for Secret {

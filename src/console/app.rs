@@ -32,6 +32,8 @@ use std::time::Duration;
 
 const REQUEST_LOG: usize = 500;
 const TOAST_FOR: TimeDelta = TimeDelta::seconds(4);
+/// Messages the Logs tab keeps (toasts, command errors), newest first.
+const MESSAGES: usize = 500;
 #[derive(Debug, Clone)]
 pub struct RequestLogEntry {
     pub at: DateTime<Utc>,
@@ -52,6 +54,14 @@ pub struct Toast {
     pub text: String,
     pub level: ToastLevel,
     pub until: DateTime<Utc>,
+}
+
+/// A toast or a command line error as the Logs tab's messages list keeps it, in full.
+#[derive(Debug, Clone)]
+pub struct Message {
+    pub at: DateTime<Utc>,
+    pub level: ToastLevel,
+    pub text: String,
 }
 
 /// Where the console's data comes from, for the header.
@@ -88,6 +98,8 @@ pub struct App {
     pub history: Vec<String>,
     pub command_error: Option<String>,
     pub toasts: Vec<Toast>,
+    /// Every toast and command error, newest first, whatever the Logs filter.
+    pub messages: VecDeque<Message>,
     pub auth_failed: Option<String>,
     pub quota_until: Option<DateTime<Utc>>,
     pub discovery: DiscoveryState,
@@ -148,6 +160,7 @@ impl App {
             history: Vec::new(),
             command_error: None,
             toasts: Vec::new(),
+            messages: VecDeque::new(),
             auth_failed: None,
             quota_until: None,
             discovery: DiscoveryState::default(),
@@ -214,6 +227,7 @@ impl App {
             Pane::Decisions => self.decisions.len(),
             Pane::Audit => self.logs.audit_view.len(),
             Pane::Requests => self.logs.request_view.len(),
+            Pane::Messages => self.messages.len(),
             Pane::Strategies | Pane::TopBacktests | Pane::TopLive | Pane::Combos => {
                 DView::of_pane(pane).map_or(0, |v| self.discovery.len(v))
             }
@@ -236,6 +250,7 @@ impl App {
     pub fn update(&mut self, action: Action) -> Vec<Effect> {
         let mut fx = Vec::new();
         let by_user = matches!(action, Action::Key(_) | Action::Mouse(_));
+        let error_before = self.command_error.clone();
         match action {
             Action::Tick(now) => {
                 self.now = now;
@@ -265,6 +280,11 @@ impl App {
                 self.should_quit = true;
                 fx.push(Effect::Quit);
             }
+        }
+        if self.command_error != error_before
+            && let Some(text) = self.command_error.clone()
+        {
+            self.note_message(text, ToastLevel::Error);
         }
         self.schedule(&mut fx);
         self.sync_inbox_selection(by_user);
@@ -373,12 +393,25 @@ impl App {
     }
 
     pub(crate) fn toast(&mut self, text: impl Into<String>, level: ToastLevel) {
+        let text = text.into();
+        self.note_message(text.clone(), level);
         self.toasts.push(Toast {
-            text: text.into(),
+            text,
             level,
             until: self.now + TOAST_FOR,
         });
         self.dirty = true;
+    }
+
+    /// Kept in the Logs tab's messages list, so nothing shown briefly is lost.
+    pub(crate) fn note_message(&mut self, text: String, level: ToastLevel) {
+        self.messages.push_front(Message {
+            at: self.now,
+            level,
+            text,
+        });
+        self.messages.truncate(MESSAGES);
+        self.clamp(Pane::Messages);
     }
 
     // ---- input ---------------------------------------------------------------------------------

@@ -3,11 +3,10 @@
 
 use super::action::{Action, Answer, Effect, Payload, Resource};
 use super::inbox::Evidence;
+use super::journal::JournalSender;
 use super::payload::{DiscoveryPayload, DiscoveryQuery};
 use crate::api::{ApiError, Client};
 use chrono::Utc;
-use std::io::Write;
-use std::path::PathBuf;
 use std::time::Instant;
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -15,8 +14,8 @@ use tokio::sync::mpsc::UnboundedSender;
 pub struct Runner {
     pub client: Client,
     pub tx: UnboundedSender<Action>,
-    /// The JSON-lines decision journal; None disables it.
-    pub journal: Option<PathBuf>,
+    /// The decision journal's one writer (`journal.rs`); None disables it.
+    pub journal: Option<JournalSender>,
 }
 
 impl Runner {
@@ -133,13 +132,9 @@ impl Runner {
                 }
             }),
             Effect::Journal(line) => {
-                if let Some(path) = self.journal.clone() {
-                    // A small append; done off the loop all the same, as disks can stall.
-                    tokio::task::spawn_blocking(move || {
-                        if let Err(e) = append_line(&path, &line) {
-                            tracing::error!("cannot append to the journal {}: {e}", path.display());
-                        }
-                    });
+                // Queued to the writer thread, in order; the disk never stalls the loop.
+                if let Some(journal) = &self.journal {
+                    journal.append(line);
                 }
             }
             // Bell, Clipboard and Quit act on the terminal and the loop; the loop handles them.
@@ -161,18 +156,6 @@ impl Runner {
             let _ = tx.send(Action::answered(Utc::now(), started.elapsed(), answer));
         });
     }
-}
-
-pub fn append_line(path: &std::path::Path, line: &str) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)?;
-    writeln!(f, "{line}")?;
-    f.sync_data()
 }
 
 async fn fetch(client: &Client, resource: Resource) -> Result<Payload, ApiError> {

@@ -15,6 +15,8 @@ pub enum Pane {
     Decisions,
     Audit,
     Requests,
+    /// Every toast and command error, in full (the Logs tab).
+    Messages,
     /// The Discovery views, one shown at a time.
     Strategies,
     TopBacktests,
@@ -47,6 +49,7 @@ impl Pane {
             Pane::Decisions => "Decisions",
             Pane::Audit => "Service audit log",
             Pane::Requests => "Console requests",
+            Pane::Messages => "Messages",
             Pane::Strategies => "Strategies",
             Pane::TopBacktests => "Top backtests",
             Pane::TopLive => "Top live",
@@ -264,18 +267,32 @@ pub fn compute(width: u16, height: u16, shape: &Shape) -> Screen {
     match shape.tab {
         Tab::Desk => {
             let staged = shape.approvable.max(1) as u16;
-            let strip = (staged + TABLE_CHROME).min(7);
+            // Every table keeps at least one data row: on a short terminal the strip gives up
+            // its extra rows first, then the PnL summary its third line.
+            let one_row = TABLE_CHROME + 1;
+            let tables_min = 2 * one_row;
+            let mut summary_h = 5;
+            let mut strip = (staged + TABLE_CHROME).min(7);
+            if body.height < summary_h + tables_min + strip {
+                strip = body
+                    .height
+                    .saturating_sub(summary_h + tables_min)
+                    .clamp(one_row, strip);
+            }
+            if body.height < summary_h + tables_min + strip {
+                summary_h = 4;
+            }
             let [summary, tables, strip] = Layout::default()
                 .direction(Direction::Vertical)
                 .constraints([
-                    Constraint::Length(5),
-                    Constraint::Min(4),
+                    Constraint::Length(summary_h),
+                    Constraint::Min(tables_min),
                     Constraint::Length(strip),
                 ])
                 .areas(body);
             let [positions, orders] = Layout::default()
                 .direction(Direction::Vertical)
-                .constraints([Constraint::Percentage(55), Constraint::Percentage(45)])
+                .constraints([Constraint::Percentage(55), Constraint::Min(one_row)])
                 .areas(tables);
             screen.summary = summary;
             screen.panes = vec![
@@ -310,11 +327,22 @@ pub fn compute(width: u16, height: u16, shape: &Shape) -> Screen {
             screen.panes = vec![(Pane::Inbox, inbox), (Pane::Decisions, decisions)];
         }
         Tab::Logs => {
-            let [audit, requests] = Layout::default()
+            let [audit, rest] = Layout::default()
                 .direction(Direction::Vertical)
-                .constraints([Constraint::Percentage(55), Constraint::Percentage(45)])
+                .constraints([Constraint::Percentage(40), Constraint::Percentage(60)])
                 .areas(body);
-            screen.panes = vec![(Pane::Audit, audit), (Pane::Requests, requests)];
+            // Messages beside the request log when there is room; under it otherwise.
+            let [requests, messages] = if width >= 140 {
+                Layout::horizontal([Constraint::Length(66), Constraint::Min(40)]).areas(rest)
+            } else {
+                Layout::vertical([Constraint::Percentage(60), Constraint::Percentage(40)])
+                    .areas(rest)
+            };
+            screen.panes = vec![
+                (Pane::Audit, audit),
+                (Pane::Requests, requests),
+                (Pane::Messages, messages),
+            ];
         }
         Tab::Discovery => {
             let [selector, query, table] = Layout::default()

@@ -12,7 +12,8 @@
 //! - `app.rs` App and `update`; `action.rs` Actions, Effects and the answer envelope, `payload.rs`
 //!   what they carry for a tab; `effects.rs` the runner; `poll.rs` the one poll schedule;
 //!   `clock.rs` when time alone redraws.
-//! - `feeds/` the account feeds; `inbox/` the approval inbox every tab can act on.
+//! - `feeds/` the account feeds; `inbox/` the approval inbox every tab can act on; `journal.rs`
+//!   the decision journal's one writer and its read-back at start.
 //! - `input.rs` the key router (modal, global keys, the tab, movement) and the mouse; `modal.rs`
 //!   the one modal slot, `forms/` the forms it shows; `command_line.rs` the command line;
 //!   `command/` its grammar.
@@ -22,7 +23,7 @@
 //!   `theme.rs`; `suggest.rs` "did you mean".
 //!
 //! Layers: every dependency between folders points down, so no import cycle spans two folders
-//! (`tests/it/structure.rs`). The lower layer — `action`, `payload`, `poll`, `tab`, `layout`,
+//! (`tests/it/structure.rs`). The lower layer — `action`, `payload`, `poll`, `journal`, `tab`, `layout`,
 //! `modal`, `forms/`, `command/`, `keymap`, `theme`, `widgets/` and the data of `feeds/` and
 //! `inbox/` — never imports `app.rs` or `tabs/`; a tab's state (`tabs/<tab>/mod.rs`) imports only
 //! that layer; `app.rs` composes the shared state and the tabs' states and routes to them, and
@@ -40,6 +41,7 @@ pub mod gate;
 pub mod help;
 pub mod inbox;
 pub mod input;
+pub mod journal;
 pub mod keymap;
 pub mod layout;
 pub mod modal;
@@ -80,6 +82,8 @@ pub struct Prepared {
     pub journal: Option<std::path::PathBuf>,
     /// The "Connect an agent" panel, when the console runs on the embedded gateway.
     pub connect: Option<gate::ConnectInfo>,
+    /// The journal's last decisions, newest first, for the Decisions pane.
+    pub history: Vec<inbox::Decision>,
     pub warnings: Vec<String>,
 }
 
@@ -161,17 +165,31 @@ pub async fn prepare(config: &ConsoleConfig, embedded: Option<Attach>) -> Result
         ..Options::default()
     }
     .with_poll(&config.poll);
+    let journal = config
+        .journal
+        .then(|| config.data_dir.join("decisions.jsonl"));
+    let mut warnings = config.warnings.clone();
+    let mut history = Vec::new();
+    if let Some(path) = &journal {
+        // A journal that cannot be read costs the history, never the console.
+        match journal::load_last(path, journal::LOAD_LAST) {
+            Ok(h) => {
+                warnings.extend(h.warning(path));
+                history = h.decisions;
+            }
+            Err(e) => warnings.push(format!("cannot read the journal {}: {e}", path.display())),
+        }
+    }
     Ok(Prepared {
         client,
         service,
         options,
         keymap,
         theme,
-        journal: config
-            .journal
-            .then(|| config.data_dir.join("decisions.jsonl")),
+        journal,
+        history,
         connect,
-        warnings: config.warnings.clone(),
+        warnings,
     })
 }
 
@@ -186,16 +204,19 @@ pub async fn run(prepared: Prepared) -> Result<(), String> {
         theme,
         journal,
         connect,
+        history,
         warnings,
     } = prepared;
     let (tx, mut rx) = mpsc::unbounded_channel::<Action>();
+    let journal = journal.map(journal::Journal::start);
     let runner = effects::Runner {
         client,
         tx: tx.clone(),
-        journal,
+        journal: journal.as_ref().map(journal::Journal::sender),
     };
     let mut app = App::new(service, options, keymap, Utc::now());
     app.gate.connect = connect;
+    app.decisions = history;
     // Configuration warnings (e.g. a readable plain api_key) stay on the status line until the
     // first command replaces them.
     if !warnings.is_empty() {
@@ -274,6 +295,11 @@ pub async fn run(prepared: Prepared) -> Result<(), String> {
     };
     let _ = execute!(std::io::stdout(), DisableMouseCapture);
     ratatui::restore();
+    // Every decision taken is on disk before the process ends.
+    drop(runner);
+    if let Some(journal) = journal {
+        journal.finish();
+    }
     result
 }
 

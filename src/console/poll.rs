@@ -10,6 +10,10 @@ use std::time::Duration;
 /// Polling gives up on quick retries after a failure, backing off up to this.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
+/// While the service cannot be reached, one cheap request (whoami) asks this often, so recovery is
+/// seen within a couple of seconds while the other feeds wait out their backoff.
+pub const PROBE: Duration = Duration::from_secs(1);
+
 #[derive(Debug, Clone, Default)]
 pub struct Poll {
     /// None: not until something asks (a tab is entered, `r`, a command).
@@ -19,6 +23,8 @@ pub struct Poll {
     pub failures: u32,
     /// When the last answer arrived.
     pub updated_at: Option<DateTime<Utc>>,
+    /// When the last failure arrived (kept after a success, for ordering the two).
+    pub failed_at: Option<DateTime<Utc>>,
     pub latency: Option<Duration>,
 }
 
@@ -73,11 +79,19 @@ impl Poll {
     pub fn failed(&mut self, at: DateTime<Utc>, interval: Duration, error: &ApiError) {
         self.in_flight = false;
         self.failures += 1;
+        self.failed_at = Some(at);
         let wait = match error {
             ApiError::QuotaExceeded { retry_after, .. } => *retry_after,
             _ => backoff(interval, self.failures),
         };
         self.next_due = Some(at + to_delta(wait));
+    }
+
+    /// Ask again no later than `at` (sooner stays sooner); nothing if a request is out.
+    pub fn probe_by(&mut self, at: DateTime<Utc>) {
+        if !self.in_flight && self.next_due.is_none_or(|d| d > at) {
+            self.next_due = Some(at);
+        }
     }
 
     /// The answer to a request made once (when asked, not on an interval): nothing follows it.

@@ -48,7 +48,7 @@ impl Tab {
         match self {
             Tab::Desk => &[Pane::Positions, Pane::Orders, Pane::Strip],
             Tab::Proposals => &[Pane::Inbox, Pane::Decisions],
-            Tab::Logs => &[Pane::Audit, Pane::Requests],
+            Tab::Logs => &[Pane::Audit, Pane::Requests, Pane::Messages],
             // One table at a time: the view selected with h/l (see `App::focused_pane`).
             Tab::Discovery => &[
                 Pane::Strategies,

@@ -68,62 +68,151 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
     }
 }
 
-/// The connection as the header shows it.
-pub fn connection(app: &App) -> (String, bool) {
+/// How the header colours the connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Health {
+    Ok,
+    /// An optional feed (identity, proposals extension, usage, logs) fails; the Desk's are fine.
+    Degraded,
+    /// The service cannot be reached, the key is refused, or a Desk feed fails.
+    Down,
+}
+
+/// The connection as the header shows it: "ok 1s ago 42ms"; "unreachable: last ok 12s ago,
+/// retrying in 1s" only when the newest news from the service is a failure to reach it; else each
+/// failing feed with the service's message and the Desk's feeds that are fine ("logs: unexpected
+/// response …; positions, orders, pnl ok").
+pub fn connection(app: &App) -> (String, Health) {
     if let Some(msg) = &app.auth_failed {
-        return (format!("API key refused: {msg} (r retries)"), false);
+        return (format!("API key refused: {msg} (r retries)"), Health::Down);
     }
     let now = app.now;
+    let since = |t: chrono::DateTime<chrono::Utc>| (now - t).to_std().unwrap_or_default();
+    let live = |r: &Resource| app.feeds[r].supported;
     let last_ok = app
         .feeds
         .iter()
-        .filter(|(r, _)| **r != Resource::Proposals || app.feeds[r].supported)
+        .filter(|(r, _)| live(r))
         .filter_map(|(_, f)| f.poll.updated_at.map(|t| (t, f.poll.latency)))
         .max_by_key(|(t, _)| *t);
-    let failing = app
+    let failing: Vec<(&Resource, &crate::console::feeds::Feed)> = app
         .feeds
-        .values()
-        .filter(|f| f.poll.failures > 0)
-        .min_by_key(|f| f.poll.next_due);
-    match (last_ok, failing) {
-        (_, Some(f)) => {
-            let retry = (f.poll.next_due.unwrap_or(now) - now)
-                .to_std()
-                .unwrap_or_default();
-            let last = last_ok
-                .map(|(t, _)| {
-                    format!(
-                        "last ok {} ago, ",
-                        age((now - t).to_std().unwrap_or_default())
-                    )
-                })
-                .unwrap_or_default();
-            let why = f
-                .error
-                .as_ref()
-                .map(|e| match e {
-                    crate::api::ApiError::Transport(_) => "unreachable".to_string(),
-                    other => other.code().unwrap_or("error").to_string(),
-                })
-                .unwrap_or_default();
-            (
+        .iter()
+        .filter(|(r, f)| live(r) && f.error.is_some())
+        .collect();
+    // Unreachable: a request could not reach the service and nothing answered since.
+    let unreachable = failing
+        .iter()
+        .filter(|(_, f)| f.unreachable())
+        .filter_map(|(_, f)| f.poll.failed_at)
+        .max()
+        .filter(|failed| last_ok.is_none_or(|(ok, _)| *failed >= ok));
+    if unreachable.is_some() {
+        let retry = failing
+            .iter()
+            .filter(|(_, f)| f.unreachable())
+            .filter_map(|(_, f)| f.poll.wakeup())
+            .min()
+            .map(|d| since_until(now, d));
+        let last = last_ok
+            .map(|(t, _)| since(t))
+            .filter(|a| a.as_secs() >= 1)
+            .map(|a| format!(": last ok {} ago", age(a)))
+            .unwrap_or_default();
+        let retry = match retry {
+            Some(d) => format!(", retrying in {}", age(d + Duration::from_millis(999))),
+            None => ", retrying".to_string(),
+        };
+        return (format!("unreachable{last}{retry}"), Health::Down);
+    }
+    if !failing.is_empty() {
+        let mut parts: Vec<String> = failing
+            .iter()
+            .map(|(r, f)| {
+                let e = f.error.as_ref().expect("filtered on error");
                 format!(
-                    "{why}: {last}retrying in {}",
-                    age(retry + Duration::from_millis(999))
-                ),
-                false,
+                    "{}: {}",
+                    crate::console::feeds::name(**r),
+                    crate::console::feeds::short_error(e, 40)
+                )
+            })
+            .collect();
+        let ok: Vec<&str> = app
+            .feeds
+            .iter()
+            .filter(|(r, f)| {
+                crate::console::feeds::required(**r)
+                    && f.error.is_none()
+                    && f.poll.updated_at.is_some()
+            })
+            .map(|(r, _)| crate::console::feeds::name(*r))
+            .collect();
+        if !ok.is_empty() {
+            parts.push(format!("{} ok", ok.join(", ")));
+        }
+        let down = failing
+            .iter()
+            .any(|(r, _)| crate::console::feeds::required(**r));
+        return (
+            parts.join("; "),
+            if down { Health::Down } else { Health::Degraded },
+        );
+    }
+    match last_ok {
+        // A stopped or stalled service accepts requests and never answers: nothing failed yet,
+        // but the Desk's requests are waiting, so the header does not say "ok".
+        Some((t, _))
+            if since(t) >= WAITING_AFTER
+                && app
+                    .feeds
+                    .iter()
+                    .any(|(r, f)| crate::console::feeds::required(*r) && f.poll.in_flight) =>
+        {
+            (
+                format!("no answer for {}, waiting", age(since(t))),
+                Health::Down,
             )
         }
-        (Some((t, latency)), None) => {
+        Some((t, latency)) => {
             let ms = latency
                 .map(|l| format!(" {}ms", l.as_millis()))
                 .unwrap_or_default();
-            (
-                format!("ok {} ago{ms}", age((now - t).to_std().unwrap_or_default())),
-                true,
-            )
+            (format!("ok {} ago{ms}", age(since(t))), Health::Ok)
         }
-        (None, None) => ("connecting…".into(), true),
+        None => ("connecting…".into(), Health::Ok),
+    }
+}
+
+/// How long the Desk's requests may wait, unanswered, before the header says so.
+const WAITING_AFTER: Duration = Duration::from_secs(5);
+
+fn since_until(now: chrono::DateTime<chrono::Utc>, due: chrono::DateTime<chrono::Utc>) -> Duration {
+    (due - now).to_std().unwrap_or_default()
+}
+
+/// Paper or real money, as the header says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Badge {
+    /// The embedded sandbox: paper by construction.
+    Sandbox,
+    /// The service says `paperTrading: true` (whoami's summary).
+    Paper,
+    /// The service answered whoami and did not say paper: real money is assumed.
+    Live,
+    /// whoami has not answered yet: nothing is claimed either way.
+    Unknown,
+}
+
+pub fn badge(app: &App) -> Badge {
+    if app.service.sandbox {
+        return Badge::Sandbox;
+    }
+    match &app.account.whoami {
+        None => Badge::Unknown,
+        Some(w) => match w.summary.as_ref().and_then(|s| s.paper_trading) {
+            Some(true) => Badge::Paper,
+            _ => Badge::Live,
+        },
     }
 }
 
@@ -134,16 +223,17 @@ fn header(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         .as_ref()
         .map(|w| w.messenger_id.clone())
         .unwrap_or_else(|| "…".into());
-    let badge = if app.service.sandbox {
-        Span::styled(" SANDBOX (paper) ", theme.badge_sandbox)
-    } else {
-        Span::styled(" LIVE ", theme.badge_live)
+    let badge = match badge(app) {
+        Badge::Sandbox => Span::styled(" SANDBOX (paper) ", theme.badge_sandbox),
+        Badge::Paper => Span::styled(" PAPER ", theme.badge_sandbox),
+        Badge::Live => Span::styled(" LIVE ", theme.badge_live),
+        Badge::Unknown => Span::styled(" ? ", theme.header.patch(theme.muted)),
     };
-    let (conn, healthy) = connection(app);
-    let conn_style = if healthy {
-        theme.header
-    } else {
-        theme.header.patch(theme.critical)
+    let (conn, health) = connection(app);
+    let conn_style = match health {
+        Health::Ok => theme.header,
+        Health::Degraded => theme.header.patch(theme.warn),
+        Health::Down => theme.header.patch(theme.critical),
     };
     // Parts in order of importance: on a narrow terminal the host and key fingerprint give way
     // first, so the badge, account, connection and quotas always show.
@@ -336,7 +426,10 @@ fn command_line(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     } else {
         &app.logs.filter
     };
-    if matches!(app.modal, Some(Modal::Filter)) || !filter.is_empty() {
+    // A set filter shows in its pane's title; an error outranks it here unless the filter is
+    // being typed.
+    let editing = matches!(app.modal, Some(Modal::Filter));
+    if editing || (!filter.is_empty() && app.command_error.is_none()) {
         f.render_widget(
             Paragraph::new(Line::from(vec![
                 Span::styled("filter: ", theme.accent),
@@ -347,11 +440,49 @@ fn command_line(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         return;
     }
     if let Some(err) = &app.command_error {
-        f.render_widget(Paragraph::new(Span::styled(err.clone(), theme.error)), area);
+        // Wrapped upwards over the footer and the body's last lines when it is long.
+        let lines = message_lines(err, area.width as usize, MESSAGE_LINES);
+        let h = lines.len() as u16;
+        let r = Rect::new(
+            area.x,
+            (area.y + 1).saturating_sub(h),
+            area.width,
+            h.min(area.y + 1),
+        );
+        f.render_widget(Clear, r);
+        f.render_widget(
+            Paragraph::new(lines.into_iter().map(Line::from).collect::<Vec<_>>())
+                .style(theme.base.patch(theme.error)),
+            r,
+        );
     }
 }
 
-/// The newest toast, right-aligned on the tab bar's row, where it covers no data.
+/// Lines a message may take on screen before it points to the Logs tab.
+pub const MESSAGE_LINES: usize = 3;
+const SEE_LOGS: &str = "… (see Logs › messages)";
+
+/// `text` wrapped to `width` cells in at most `max` lines; when more were needed, the last line
+/// ends with "… (see Logs › messages)", where it is kept in full.
+pub fn message_lines(text: &str, width: usize, max: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut lines: Vec<String> = widgets::text::wrap(text, width, "  ")
+        .into_iter()
+        .map(|l| widgets::truncate(&l, width))
+        .collect();
+    if lines.len() > max {
+        lines.truncate(max.max(1));
+        let last = lines.last_mut().expect("at least one line");
+        let room = width.saturating_sub(SEE_LOGS.chars().count());
+        let kept = widgets::truncate(last.trim_end(), room + 1);
+        *last = widgets::truncate(&format!("{}{SEE_LOGS}", kept.trim_end_matches('…')), width);
+    }
+    lines
+}
+
+/// The newest toast, right-aligned on the tab bar's row, where it covers no data; a longer one
+/// wraps in a box over the bottom of the body (at most [`MESSAGE_LINES`] lines, then a pointer to
+/// the Logs tab's messages list, which keeps it whole).
 fn toasts(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     let Some(t) = app.toasts.last() else { return };
     let bar = screen.tab_bar;
@@ -362,28 +493,42 @@ fn toasts(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         .unwrap_or(bar.x);
     let room = (bar.x + bar.width).saturating_sub(tabs_end);
     let more = app.toasts.len() - 1;
-    let text = if more > 0 {
-        format!(" (+{more}) {} ", t.text)
+    let body = if more > 0 {
+        format!("(+{more}) {}", t.text)
     } else {
-        format!(" {} ", t.text)
+        t.text.clone()
     };
-    let want = text.chars().count() as u16;
-    // On the tab bar when it fits there (or most of it does); else over the key hints of the
-    // footer, which a toast may hide for its few seconds.
-    let row = if want <= room || room >= 40 {
-        bar
-    } else {
-        screen.footer
-    };
-    let room = if row == bar { room } else { row.width };
-    let width = want.min(room);
-    if width < 8 {
-        return;
-    }
-    let r = Rect::new(row.x + row.width - width, row.y, width, 1);
+    let text = format!(" {body} ");
+    let want = Span::raw(text.as_str()).width() as u16;
     let style = match t.level {
         ToastLevel::Info => theme.toast,
         ToastLevel::Error => theme.toast.patch(theme.error),
     };
-    f.render_widget(Paragraph::new(text).style(style), r);
+    // Whole on the tab bar when it fits there; else whole over the footer's key hints, which a
+    // toast may hide for its few seconds.
+    let row = if want <= room {
+        Some(bar)
+    } else if want <= screen.footer.width {
+        Some(screen.footer)
+    } else {
+        None
+    };
+    if let Some(row) = row {
+        let r = Rect::new(row.x + row.width - want, row.y, want, 1);
+        f.render_widget(Paragraph::new(text).style(style), r);
+        return;
+    }
+    let width = screen.footer.width;
+    if width < 8 {
+        return;
+    }
+    let lines = message_lines(&body, width.saturating_sub(2) as usize, MESSAGE_LINES);
+    let h = (lines.len() as u16).min(screen.footer.y);
+    let r = Rect::new(screen.footer.x, screen.footer.y + 1 - h, width, h);
+    f.render_widget(Clear, r);
+    let lines: Vec<Line> = lines
+        .into_iter()
+        .map(|l| Line::from(format!(" {l}")))
+        .collect();
+    f.render_widget(Paragraph::new(lines).style(style), r);
 }

@@ -5,13 +5,12 @@ use crate::api::Scope;
 use crate::secret::Secret;
 use chrono::{DateTime, Utc};
 use rand::RngExt;
-use sha2::{Digest, Sha256};
 
 /// The plain key's visible prefix length after `adk_`, used to list and revoke keys.
 const PREFIX_LEN: usize = 8;
 
 pub fn hash_key(plain: &str) -> String {
-    hex::encode(Sha256::digest(plain.as_bytes()))
+    crate::secret::key_hash(plain)
 }
 
 pub fn generate_key() -> Secret {
@@ -128,6 +127,15 @@ mod tests {
         assert_ne!(a, b);
         let row = store.key_by_hash(&hash_key(b.expose())).unwrap().unwrap();
         assert_eq!(row.scope, Scope::McpMutate);
+        // `keys list` and the console's header name a key by one fingerprint.
+        assert_eq!(row.fingerprint, b.fingerprint());
+        let listed: Vec<String> = store
+            .keys()
+            .unwrap()
+            .into_iter()
+            .map(|k| k.fingerprint)
+            .collect();
+        assert_eq!(listed, [a.fingerprint(), b.fingerprint()]);
         let plain_in_db: i64 = store
             .conn
             .query_row(

@@ -100,7 +100,7 @@ async fn whoami_names_the_account_and_adds_json_summary_only_on_request() {
     let summary = rich
         .summary
         .expect("readiness summary with include=summary");
-    assert!(summary.venue_ready && summary.wallet_connected && summary.paper_trading);
+    assert!(summary.venue_ready && summary.wallet_connected && summary.paper_trading == Some(true));
     assert_close(summary.equity.unwrap(), 100_000.0, "equity");
     assert_eq!(summary.open_positions, 0);
     assert_eq!(summary.staged_proposals, 0);

@@ -85,6 +85,14 @@ async fn serve_and_manage_keys() {
     let prefix = &key["adk_".len().."adk_".len() + 8];
     let (ok, list, _) = keys(&["list", "--db", db]);
     assert!(ok && list.contains(prefix) && !list.contains(key), "{list}");
+    // The fingerprint the console's header shows for this key is the one the list shows.
+    let row = list.lines().find(|l| l.starts_with(prefix)).unwrap();
+    let fingerprint = Secret::new(key).fingerprint();
+    assert_eq!(
+        row.split_whitespace().nth(1),
+        Some(fingerprint.as_str()),
+        "{list}"
+    );
 
     let (ok, out, _) = keys(&["revoke", "--db", db, prefix]);
     assert!(ok && out.contains("revoked 1"), "{out}");

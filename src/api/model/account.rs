@@ -47,8 +47,10 @@ pub struct WhoamiSummary {
     pub wallet_connected: bool,
     #[serde(default)]
     pub builder_fee_approved: bool,
-    #[serde(default)]
-    pub paper_trading: bool,
+    /// Whether the account trades on a paper venue: `true`/`false`, or the text `"true"` /
+    /// `"false"` (any case); absent or anything else is None (not said). Never fails the whoami.
+    #[serde(default, deserialize_with = "flag_opt")]
+    pub paper_trading: Option<bool>,
     #[serde(default, deserialize_with = "num::de_opt")]
     pub equity: Option<f64>,
     #[serde(default, deserialize_with = "num::int")]
@@ -371,4 +373,17 @@ pub struct AuditLogs {
     pub logs: Vec<AuditEntry>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+/// A flag the service may write as a bool or as text; what is neither is not said.
+fn flag_opt<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+    Ok(match serde_json::Value::deserialize(d)? {
+        serde_json::Value::Bool(b) => Some(b),
+        serde_json::Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+            "true" => Some(true),
+            "false" => Some(false),
+            _ => None,
+        },
+        _ => None,
+    })
 }

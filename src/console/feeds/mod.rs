@@ -53,9 +53,70 @@ impl Feed {
         self.poll.age(now)
     }
 
+    /// Not answered yet, failing, or answered (possibly with nothing).
+    pub fn state(&self) -> FeedState<'_> {
+        match (&self.error, self.poll.updated_at) {
+            (Some(e), _) => FeedState::Failed(e),
+            (None, None) => FeedState::Loading,
+            (None, Some(_)) => FeedState::Loaded,
+        }
+    }
+
+    /// Its last request could not reach the service.
+    pub fn unreachable(&self) -> bool {
+        matches!(self.error, Some(ApiError::Transport(_)))
+    }
+
     /// Data older than three intervals is stale: shown, but marked with its age.
     pub fn is_stale(&self, now: DateTime<Utc>) -> bool {
         self.age(now).is_some_and(|a| a > self.interval * 3)
+    }
+}
+
+/// What a feed's pane can say about it.
+#[derive(Debug, Clone, Copy)]
+pub enum FeedState<'a> {
+    /// No answer yet: "loading positions…", never "no open positions".
+    Loading,
+    /// The last request failed (earlier data, if any, is still shown).
+    Failed(&'a ApiError),
+    Loaded,
+}
+
+/// The feed's name as the header and the panes say it.
+pub fn name(r: Resource) -> &'static str {
+    match r {
+        Resource::Whoami => "whoami",
+        Resource::Positions => "positions",
+        Resource::Orders => "orders",
+        Resource::Pnl => "pnl",
+        Resource::Proposals => "proposals",
+        Resource::Usage => "usage",
+        Resource::Audit => "logs",
+    }
+}
+
+/// The Desk's feeds: when one fails the connection is in trouble. The others (identity, the
+/// proposals extension, usage, the audit log) failing is that feed's problem, shown as such.
+pub fn required(r: Resource) -> bool {
+    matches!(r, Resource::Positions | Resource::Orders | Resource::Pnl)
+}
+
+/// A feed's error in a few words: the service's message, cut with an ellipsis.
+pub fn short_error(e: &ApiError, max: usize) -> String {
+    crate::console::widgets::truncate(&e.to_string(), max)
+}
+
+/// The line an empty pane of a feed shows: its error, "loading …", or `empty` once it answered.
+pub fn empty_text(feed: &Feed, r: Resource, empty: &str) -> String {
+    if !feed.supported {
+        // An extension the service lacks: what the console itself knows is all there is.
+        return empty.to_string();
+    }
+    match feed.state() {
+        FeedState::Failed(e) => format!("{}: {}", name(r), e),
+        FeedState::Loading => format!("loading {}…", name(r)),
+        FeedState::Loaded => empty.to_string(),
     }
 }
 

@@ -5,7 +5,7 @@ use crate::api::ApiError;
 use crate::console::action::{Effect, Payload, Resource};
 use crate::console::app::App;
 use crate::console::layout::Pane;
-use crate::console::poll::to_delta;
+use crate::console::poll::{PROBE, to_delta};
 use chrono::{DateTime, Utc};
 use std::time::Duration;
 
@@ -38,6 +38,13 @@ impl App {
                 feed.error = None;
                 feed.poll.succeeded(at, latency, feed.interval);
                 self.apply(payload, at, fx);
+                // The service answers again: the feeds that could not reach it ask now instead of
+                // at the end of their backoff.
+                for f in self.feeds.values_mut() {
+                    if f.unreachable() {
+                        f.poll.probe_by(at);
+                    }
+                }
             }
             Err(ApiError::Unauthorized { message }) => {
                 feed.error = Some(ApiError::Unauthorized {
@@ -55,7 +62,14 @@ impl App {
                     self.quota_until = Some(at + to_delta(*retry_after));
                 }
                 feed.poll.failed(at, feed.interval, &e);
+                let unreachable = matches!(e, ApiError::Transport(_));
                 feed.error = Some(e);
+                if unreachable {
+                    // One cheap request probes every second; the rest back off.
+                    if let Some(probe) = self.feeds.get_mut(&Resource::Whoami) {
+                        probe.poll.probe_by(at + to_delta(PROBE));
+                    }
+                }
             }
         }
     }

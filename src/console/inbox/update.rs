@@ -187,7 +187,7 @@ impl App {
                 continue;
             }
             let new = self.seen.insert(p.proposal_id.clone());
-            let item = InboxItem {
+            let mut item = InboxItem {
                 proposal: p,
                 source: Source::Service,
                 local: LocalState::None,
@@ -195,6 +195,9 @@ impl App {
                 expiry_noted: false,
                 tool: None,
             };
+            // Only what this console showed live is journaled: one first seen already expired
+            // (a fresh console listing old proposals) was never the supervisor's to decide.
+            item.expiry_noted = item.status(now) == Status::Expired;
             if new && item.status(now) == Status::Staged {
                 fresh += 1;
                 self.toast(

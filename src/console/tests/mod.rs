@@ -4,9 +4,11 @@
 mod agents;
 mod clock;
 mod discovery;
+mod feeds;
 mod fixtures;
 mod gate;
 mod inbox;
+mod journal;
 mod reconcile;
 mod signals;
 mod snapshots;

@@ -255,6 +255,9 @@ fn discovery_top_backtests_120x40() {
     ] {
         assert!(text.contains(needle), "lacks {needle:?}\n{text}");
     }
+    // A cut cell says it was cut: never `period=1` for 14.
+    assert!(text.contains("period=1…"), "{text}");
+    assert!(!text.contains("period=1│"), "{text}");
 }
 
 #[test]

@@ -220,6 +220,7 @@ pub fn table<'a>(
         return;
     }
     let kept = fit(cols, area.width.saturating_sub(2));
+    let cell_widths = widths_of(cols, &kept, area.width.saturating_sub(2));
     let rows = screen.rows(pane);
     let offset = layout::offset(selected, rows);
     let end = (offset + rows).min(len);
@@ -231,8 +232,10 @@ pub fn table<'a>(
         let (mut cells, style) = row(i);
         let cells: Vec<Cell> = kept
             .iter()
-            .map(|k| {
-                let line = std::mem::take(&mut cells[*k]);
+            .zip(&cell_widths)
+            .map(|(k, w)| {
+                // Cut with an ellipsis, never silently: `period=1…`, not `period=1` for 183.
+                let line = truncate_line(std::mem::take(&mut cells[*k]), *w as usize);
                 Cell::from(align(&cols[*k], line))
             })
             .collect();
@@ -285,6 +288,51 @@ pub fn table<'a>(
     f.render_widget(table, area);
 }
 
+/// The width each kept column gets: its own, and an even share of what is left for the filling
+/// ones (rounded down, so a cell that fits it fits whatever the layout gives).
+fn widths_of(cols: &[Col], kept: &[usize], inner: u16) -> Vec<u16> {
+    let fixed: u16 = kept.iter().map(|k| cols[*k].width).sum();
+    let spacing = kept.len().saturating_sub(1) as u16;
+    let fills = kept.iter().filter(|k| cols[**k].width == 0).count() as u16;
+    let share = inner
+        .saturating_sub(fixed + spacing)
+        .checked_div(fills)
+        .unwrap_or(0);
+    kept.iter()
+        .map(|k| match cols[*k].width {
+            0 => share,
+            w => w,
+        })
+        .collect()
+}
+
+/// A styled line cut to `max` cells with [`truncate`]'s rule, each span keeping its style.
+pub fn truncate_line(line: Line<'_>, max: usize) -> Line<'_> {
+    if line.width() <= max {
+        return line;
+    }
+    let mut room = max;
+    let mut spans = Vec::new();
+    for span in line.spans {
+        let w = span.width();
+        if w < room {
+            room -= w;
+            spans.push(span);
+            continue;
+        }
+        // The span that crosses the edge ends the line, with the ellipsis in its style.
+        let cut = truncate(&span.content, room);
+        let cut = if cut.ends_with('…') {
+            cut
+        } else {
+            truncate(&format!("{cut}…"), room)
+        };
+        spans.push(Span::styled(cut, span.style));
+        break;
+    }
+    Line { spans, ..line }
+}
+
 /// " · stale 12s" when a pane's data is old, else nothing.
 pub fn staleness<'a>(theme: &Theme, stale_for: Option<Duration>) -> Vec<Span<'a>> {
     match stale_for {
@@ -317,6 +365,31 @@ pub fn value_text(v: &serde_json::Value) -> String {
     }
 }
 
+/// `text` cut to `max` terminal cells, ending in `…` when it was cut (`period=1…`, never a
+/// misleading `period=1` for 183). Widths are display widths: a wide character counts two.
+/// Every table cell and one-line message that may be too long goes through here.
+pub fn truncate(text: &str, max: usize) -> String {
+    use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+    if text.width() <= max {
+        return text.to_string();
+    }
+    if max == 0 {
+        return String::new();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w > max - 1 {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
+    out.push('…');
+    out
+}
+
 /// Whole numbers without a decimal point (`14`, not `14.0`).
 pub fn fmt_number(x: f64) -> String {
     if x.fract() == 0.0 && x.abs() < 9e15 {
@@ -342,6 +415,29 @@ mod tests {
         // a + d(8 min) + c = 10 + 9 + 11 = 30; b does not fit.
         assert_eq!(fit(&cols, 30), vec![0, 2, 3]);
         assert_eq!(fit(&cols, 5), vec![0]);
+    }
+
+    #[test]
+    fn truncation_is_width_aware_and_says_so() {
+        assert_eq!(truncate("period=183", 9), "period=1…");
+        assert_eq!(truncate("period=183", 10), "period=183");
+        assert_eq!(truncate("abc", 0), "");
+        assert_eq!(truncate("abc", 1), "…");
+        // 日本 is four cells wide: three cells hold one wide character and the ellipsis.
+        assert_eq!(truncate("日本語", 3), "日…");
+        assert_eq!(truncate("日本語", 4), "日…");
+        assert_eq!(truncate("日本語", 6), "日本語");
+    }
+
+    #[test]
+    fn lines_cut_keep_styles_and_end_in_an_ellipsis() {
+        let line = Line::from(vec![Span::raw("period="), Span::raw("183")]);
+        let cut = truncate_line(line, 9);
+        assert_eq!(cut.to_string(), "period=1…");
+        let line = Line::from(vec![Span::raw("abcdef"), Span::raw("gh")]);
+        assert_eq!(truncate_line(line, 6).to_string(), "abcde…");
+        let line = Line::from("short");
+        assert_eq!(truncate_line(line, 9).to_string(), "short");
     }
 
     #[test]

@@ -57,7 +57,7 @@ pub fn whoami(core: &View, call: &Call) -> Result<Reply, AppError> {
                 core.settings,
             )?
             .is_some(),
-            paper_trading: true,
+            paper_trading: Some(true),
             equity: Some(equity),
             open_positions: book.positions.len() as u32,
             staged_proposals: staged,

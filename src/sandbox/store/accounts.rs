@@ -19,6 +19,8 @@ pub struct KeyRow {
     pub id: i64,
     pub account_id: i64,
     pub prefix: String,
+    /// What the console's header shows for this key (`Secret::fingerprint`).
+    pub fingerprint: String,
     pub scope: Scope,
     pub label: String,
     pub created_at: DateTime<Utc>,
@@ -154,6 +156,7 @@ impl Store {
             label: r.get(4)?,
             created_at: parse_ts(r.get(5)?),
             revoked_at: opt_ts(r.get(6)?),
+            fingerprint: crate::secret::fingerprint_of_hash(&r.get::<_, String>(7)?),
         })
     }
 
@@ -161,7 +164,7 @@ impl Store {
     pub fn key_by_hash(&self, key_hash: &str) -> DbResult<Option<KeyRow>> {
         self.conn
             .prepare_cached(
-                "SELECT id, account_id, prefix, scope, label, created_at, revoked_at FROM api_keys
+                "SELECT id, account_id, prefix, scope, label, created_at, revoked_at, key_hash FROM api_keys
                  WHERE key_hash = ?1 AND revoked_at IS NULL",
             )?
             .query_row([key_hash], Self::key_from_row)
@@ -170,7 +173,7 @@ impl Store {
 
     pub fn keys(&self) -> DbResult<Vec<KeyRow>> {
         let mut stmt = self.conn.prepare(
-            "SELECT id, account_id, prefix, scope, label, created_at, revoked_at FROM api_keys
+            "SELECT id, account_id, prefix, scope, label, created_at, revoked_at, key_hash FROM api_keys
              ORDER BY id",
         )?;
         let rows = stmt.query_map([], Self::key_from_row)?;

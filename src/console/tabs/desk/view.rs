@@ -3,6 +3,7 @@
 
 use crate::console::action::Resource;
 use crate::console::app::App;
+use crate::console::feeds;
 use crate::console::inbox::LocalState;
 use crate::console::layout::{Pane, Screen};
 use crate::console::theme::Theme;
@@ -29,7 +30,20 @@ fn stale(app: &App, r: Resource) -> Option<std::time::Duration> {
 fn title<'a>(app: &App, theme: &Theme, text: &str, r: Resource) -> Line<'a> {
     let mut spans = vec![Span::styled(format!(" {text} "), theme.accent)];
     spans.extend(widgets::staleness(theme, stale(app, r)));
+    let feed = &app.feeds[&r];
+    // Rows from before the failure stay on screen; the title says they are not current.
+    if let (Some(e), Some(_)) = (&feed.error, feed.poll.updated_at) {
+        spans.push(Span::styled(
+            format!(" failing: {} ", feeds::short_error(e, 40)),
+            theme.error,
+        ));
+    }
     Line::from(spans)
+}
+
+/// What an empty feed pane says: loading, its error, or `empty` once it answered.
+fn empty(app: &App, r: Resource, empty: &str) -> String {
+    feeds::empty_text(&app.feeds[&r], r, empty)
 }
 
 fn summary(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
@@ -38,11 +52,14 @@ fn summary(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     let inner = block.inner(area);
     f.render_widget(block, area);
     let Some(p) = &app.account.pnl else {
+        let text = empty(app, Resource::Pnl, "no PnL summary");
+        let style = if app.feeds[&Resource::Pnl].error.is_some() {
+            theme.error
+        } else {
+            theme.muted
+        };
         f.render_widget(
-            Paragraph::new(Span::styled(
-                "waiting for the first PnL summary…",
-                theme.muted,
-            )),
+            Paragraph::new(Span::styled(text, style)).wrap(ratatui::widgets::Wrap { trim: true }),
             inner,
         );
         return;
@@ -138,6 +155,7 @@ const POSITION_COLS: &[Col] = &[
 fn positions(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     let focused = app.focused_pane() == Pane::Positions;
     let rows = &app.account.positions;
+    let empty = empty(app, Resource::Positions, "no open positions");
     widgets::table(
         f,
         screen,
@@ -148,7 +166,7 @@ fn positions(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         app.selected(Pane::Positions),
         rows.len(),
         POSITION_COLS,
-        "no open positions",
+        &empty,
         |i| {
             let p = &rows[i];
             let roe = if p.margin_used > 0.0 {
@@ -196,6 +214,7 @@ fn orders(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     let focused = app.focused_pane() == Pane::Orders;
     let rows = &app.account.orders;
     let now_ms = app.now.timestamp_millis();
+    let empty = empty(app, Resource::Orders, "no resting orders");
     widgets::table(
         f,
         screen,
@@ -206,7 +225,7 @@ fn orders(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         app.selected(Pane::Orders),
         rows.len(),
         ORDER_COLS,
-        "no resting orders",
+        &empty,
         |i| {
             let o = &rows[i];
             let buy = o.side == "B";
@@ -247,6 +266,11 @@ fn strip(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     // On the Desk, approve and reject act on the strip's selection whichever pane has the focus,
     // so it is always shown.
     let selected = app.selected(Pane::Strip);
+    let empty = empty(
+        app,
+        Resource::Proposals,
+        "nothing staged: agents' proposals appear here",
+    );
     widgets::table(
         f,
         screen,
@@ -260,7 +284,7 @@ fn strip(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         selected,
         staged.len(),
         STRIP_COLS,
-        "nothing staged: agents' proposals appear here",
+        &empty,
         |k| {
             let item = &app.inbox[staged[k]];
             let left = item.remaining(app.now).unwrap_or_default();

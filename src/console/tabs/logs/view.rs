@@ -1,7 +1,9 @@
-//! Logs: the service's audit log and the console's own request log, both filtered by `/`.
+//! Logs: the service's audit log and the console's own request log, both filtered by `/`, and
+//! every message the console showed (toasts, command errors) in full, never filtered.
 
 use crate::console::action::Resource;
-use crate::console::app::App;
+use crate::console::app::{App, ToastLevel};
+use crate::console::feeds;
 use crate::console::layout::{Pane, Screen};
 use crate::console::theme::Theme;
 use crate::console::widgets::{self, Col, col, fill_col, num_col};
@@ -36,9 +38,18 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         Span::styled(format!(" {} ", Pane::Audit.title()), theme.accent),
         Span::styled(filter.clone(), theme.muted),
     ];
-    if let Some(e) = &audit_feed.error {
-        title.push(Span::styled(format!(" {e} "), theme.error));
+    if let (Some(e), Some(_)) = (&audit_feed.error, audit_feed.poll.updated_at) {
+        title.push(Span::styled(
+            format!(" failing: {} ", feeds::short_error(e, 40)),
+            theme.error,
+        ));
     }
+    // Never loaded: the pane itself says loading, or the feed's error.
+    let audit_empty = if app.logs.audit.is_empty() {
+        feeds::empty_text(audit_feed, Resource::Audit, "no execute attempts logged")
+    } else {
+        "nothing matches the filter".to_string()
+    };
     title.extend(widgets::staleness(
         theme,
         audit_feed
@@ -56,7 +67,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         app.selected(Pane::Audit),
         app.logs.audit_view.len(),
         AUDIT_COLS,
-        "no execute attempts logged",
+        &audit_empty,
         |i| {
             let e = &app.logs.audit[app.logs.audit_view[i]];
             let style = if e.outcome == "ok" {
@@ -106,4 +117,83 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
             (cells, None)
         },
     );
+    messages(f, app, theme, screen);
 }
+
+const MESSAGE_COLS: &[Col] = &[
+    col("Time", 8, 0),
+    col("Level", 5, 1),
+    fill_col("Message", 20, 0),
+];
+
+/// Newest first; a message longer than the pane is cut here and shown whole in its own row's
+/// place when selected (below the table).
+fn messages(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+    let area = screen.pane(Pane::Messages);
+    let focused = app.focused_pane() == Pane::Messages;
+    let selected = app.selected(Pane::Messages);
+    // The selected message, wrapped, takes the pane's lower lines when it does not fit a row.
+    let inner_w = area.width.saturating_sub(2) as usize;
+    let text_w = inner_w.saturating_sub(15);
+    let full: Vec<String> = match app.messages.get(selected) {
+        Some(m) if focused && m.text.chars().count() > text_w => {
+            widgets::text::wrap(&m.text, inner_w, "  ")
+        }
+        _ => Vec::new(),
+    };
+    let detail_h = (full.len() as u16).min(area.height.saturating_sub(TABLE_MIN));
+    let mut table_screen = screen.clone();
+    if detail_h > 0
+        && let Some((_, r)) = table_screen
+            .panes
+            .iter_mut()
+            .find(|(p, _)| *p == Pane::Messages)
+    {
+        r.height -= detail_h;
+    }
+    widgets::table(
+        f,
+        &table_screen,
+        theme,
+        Pane::Messages,
+        Line::from(Span::styled(
+            format!(" {} ", Pane::Messages.title()),
+            theme.accent,
+        )),
+        focused,
+        selected,
+        app.messages.len(),
+        MESSAGE_COLS,
+        "no messages yet",
+        |i| {
+            let m = &app.messages[i];
+            let (label, style) = match m.level {
+                ToastLevel::Info => ("info", theme.muted),
+                ToastLevel::Error => ("error", theme.error),
+            };
+            let cells = vec![
+                Line::from(m.at.format("%H:%M:%S").to_string()),
+                Line::styled(label, style),
+                Line::from(widgets::truncate(&m.text, text_w)),
+            ];
+            (cells, None)
+        },
+    );
+    if detail_h > 0 {
+        let r = ratatui::layout::Rect::new(
+            area.x + 1,
+            area.y + area.height - detail_h,
+            area.width.saturating_sub(2),
+            detail_h,
+        );
+        let lines: Vec<Line> = full
+            .into_iter()
+            .take(detail_h as usize)
+            .map(|l| Line::styled(l, theme.base))
+            .collect();
+        f.render_widget(ratatui::widgets::Paragraph::new(lines), r);
+    }
+}
+
+/// The table keeps its border, header and one row when the selected message unfolds below it.
+const TABLE_MIN: u16 = 5;

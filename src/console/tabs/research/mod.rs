@@ -126,9 +126,33 @@ pub fn artifact_lines(kind: &str, content: &str, width: usize) -> Vec<TextLine> 
         return out;
     }
     let mut fenced = false;
-    for l in content.lines() {
+    let all: Vec<&str> = content.lines().collect();
+    let mut at = 0;
+    while at < all.len() {
+        let l = all[at];
+        at += 1;
         if l.trim_start().starts_with("```") {
             fenced = !fenced;
+            continue;
+        }
+        // A pipe table shows as a table: aligned columns, a rule under the header.
+        let table = if fenced {
+            0
+        } else {
+            crate::console::widgets::text::pipe_table_len(&all, at - 1)
+        };
+        if table > 0 {
+            let rows =
+                crate::console::widgets::text::pipe_table(&all[at - 1..at - 1 + table], width);
+            for (i, text) in rows.into_iter().enumerate() {
+                let style = match i {
+                    0 => LineStyle::Accent,
+                    1 => LineStyle::Muted,
+                    _ => LineStyle::Plain,
+                };
+                out.push(TextLine { text, style });
+            }
+            at += table - 1;
             continue;
         }
         let (text, style) = if fenced {

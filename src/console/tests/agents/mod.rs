@@ -91,7 +91,7 @@ pub fn research_run(status: &str) -> ResearchRun {
             ResearchArtifact {
                 name: "report.md".into(),
                 kind: "markdown".into(),
-                content: "# Trend strategies for ETH 1h, 30 days\n\n## Ranking\n- ema_cross: +12.41%, max DD -4.10%, Sharpe 1.82\n- macd_trend: +8.02%, max DD -6.31%\n\n## Recommendation\nema_cross with fast=9 slow=21.".into(),
+                content: "# Trend strategies for ETH 1h, 30 days\n\n## Ranking\n- ema_cross: +12.41%, max DD -4.10%, Sharpe 1.82\n- macd_trend: +8.02%, max DD -6.31%\n\n| strategy | return % | max DD % | trades |\n|:--|--:|--:|--:|\n| ema_cross | +12.41 | -4.10 | 23 |\n| macd_trend | +8.02 | -6.31 | 17 |\n\n## Recommendation\nema_cross with fast=9 slow=21.".into(),
                 created_at: Some(t0() - secs(5)),
             },
         ],
@@ -434,9 +434,14 @@ fn research_artifact_viewer_120x40() {
         "TREND STRATEGIES FOR ETH 1H, 30 DAYS",
         "• ema_cross",
         "Recommendation",
+        // The pipe table as a table: aligned columns under a rule.
+        "strategy   │ return % │ max DD % │ trades",
+        "───────────┼──────────┼──────────┼───────",
+        "ema_cross  │   +12.41 │    -4.10 │     23",
     ] {
         assert!(text.contains(needle), "lacks {needle:?}\n{text}");
     }
+    assert!(!text.contains("|:--|"), "{text}");
     // JSON is pretty-printed.
     app.update(code(KeyCode::Esc));
     app.update(key('k'));
