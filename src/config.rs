@@ -322,7 +322,14 @@ fn parse(text: &str, path: &Path) -> Result<Loaded, ConfigError> {
         for key in table.keys() {
             // `gate`, `policy` and `notify` are the gateway's tables of the same file.
             if ![
-                "profile", "console", "profiles", "sandbox", "gate", "policy", "notify",
+                "profile",
+                "console",
+                "profiles",
+                "sandbox",
+                "gate",
+                "policy",
+                "notify",
+                "public_url",
             ]
             .contains(&key.as_str())
             {

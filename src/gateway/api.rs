@@ -63,7 +63,7 @@ pub async fn supervisor(gate: &Gate, headers: &HeaderMap) -> Result<Token, GateE
         .ok_or_else(|| unauthorized("x-api-key is not a supervisor token of this gateway"))
 }
 
-fn who(token: &Token) -> String {
+pub fn who(token: &Token) -> String {
     if token.label.is_empty() {
         format!("token {}", token.id)
     } else {
@@ -518,13 +518,21 @@ pub async fn notify_pending(gate: &Gate, id: &str) {
             format!(" (near its limit: {})", near.join(", "))
         }
     );
-    let body = json!({
+    let link = super::link::for_notification(gate, &item).await;
+    let text = match &link {
+        Some(url) => format!("{text}. Approve or reject: {url}"),
+        None => text,
+    };
+    let mut body = json!({
         "type": "gate.item.pending",
         "text": text,
         "item": v,
         "verdicts": item.verdicts,
         "expiresAt": v["expiresAt"],
     });
+    if let Some(url) = link {
+        body["approveUrl"] = json!(url);
+    }
     gate.notifier.send(format!("msg_{}", item.id), body);
 }
 
