@@ -150,7 +150,11 @@ fn outcome(item: &Item) -> String {
     let by = item
         .decided_by
         .as_deref()
-        .map(|b| format!(" by {b}"))
+        // A link's decider reads "via link by alice" already.
+        .map(|b| match b.starts_with("via ") {
+            true => format!(" {b}"),
+            false => format!(" by {b}"),
+        })
         .unwrap_or_default();
     let at = item
         .decided_at

@@ -12,7 +12,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 /// A guarded gateway with a rule every test trade keeps (so the page has a verdict to show).
-async fn with_rule() -> Setup {
+pub(super) async fn with_rule() -> Setup {
     guarded(|c| {
         c.policy = Policy::from_json(&json!({"max_notional_usd": 5000})).unwrap();
     })
@@ -20,7 +20,7 @@ async fn with_rule() -> Setup {
 }
 
 /// Stages a 1,000 USD BTC long; returns the agent's key, the proposal and the item id.
-async fn staged(s: &Setup) -> (Secret, String, String) {
+pub(super) async fn staged(s: &Setup) -> (Secret, String, String) {
     let key = s.sandbox.key(Scope::McpMutate);
     let p = passed(&propose(s, &key, trade("BTC", 1000.0)).await);
     let item = s
@@ -37,7 +37,7 @@ async fn mint(s: &Setup, id: &str) -> (StatusCode, Value) {
         .await
 }
 
-async fn minted(s: &Setup, id: &str) -> String {
+pub(super) async fn minted(s: &Setup, id: &str) -> String {
     let (st, body) = mint(s, id).await;
     assert_eq!(st, StatusCode::OK, "{body}");
     body["url"].as_str().unwrap().to_string()

@@ -13,6 +13,7 @@ use std::path::PathBuf;
 
 mod config;
 mod guard;
+mod link_page;
 mod links;
 
 struct Setup {
