@@ -412,6 +412,12 @@ pub fn openapi(gate: &Gate) -> Value {
             "security": supervisor, "parameters": id_param,
             "responses": ok_object("{id, status, verdicts, needsOverride, killSwitch: {on, reason, blocks}}")},
     }));
+    paths.insert("/gate/v1/inbox/{id}/link".into(), json!({
+        "post": {"operationId": "gate_link", "tags": ["gateway"], "x-extension": true,
+            "summary": "A single-use approval link (/gate/approve/<token>) for a pending item, valid until it expires",
+            "security": supervisor, "parameters": id_param,
+            "responses": ok_object("{url, itemId, expiresAt}")},
+    }));
     paths.insert("/gate/v1/policy".into(), json!({
         "get": gate_op("gate_policy", "The policy in force, and every rule's name", None, "{policy, rules}"),
         "put": gate_op("gate_policy_put",

@@ -303,6 +303,19 @@ async fn forged_tokens_and_forms_without_the_links_csrf_token_are_refused() {
     assert_eq!(st, StatusCode::UNAUTHORIZED);
     let (st, _) = mint(&s, "no-such-item").await;
     assert_eq!(st, StatusCode::NOT_FOUND);
+    let (st, doc) = send(
+        &s.gate.base_url(),
+        Method::GET,
+        "/api/agent/openapi.json",
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(st, StatusCode::OK);
+    assert_eq!(
+        doc["paths"]["/gate/v1/inbox/{id}/link"]["post"]["operationId"],
+        "gate_link"
+    );
 }
 
 #[tokio::test]
