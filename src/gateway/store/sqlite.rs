@@ -812,6 +812,45 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_link_is_spent_once_given_back_and_survives_a_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g.db");
+        let t0: DateTime<Utc> = "2026-06-01T12:00:00Z".parse().unwrap();
+        let link = Link {
+            token_hash: "cd".repeat(32),
+            item_id: "gi_1".into(),
+            label: "alice".into(),
+            csrf: "c".into(),
+            expires_at: t0 + chrono::Duration::minutes(5),
+            created_at: t0,
+            spent_at: None,
+        };
+        {
+            let store = SqliteStore::open(&path).unwrap();
+            store.insert_link(link.clone()).await.unwrap();
+            assert_eq!(
+                store.link(&link.token_hash).await.unwrap(),
+                Some(link.clone())
+            );
+            assert_eq!(store.link("ef").await.unwrap(), None);
+            let spends =
+                futures::future::join_all((0..20).map(|_| store.spend_link(&link.token_hash, t0)))
+                    .await;
+            assert_eq!(
+                spends.into_iter().filter(|r| *r.as_ref().unwrap()).count(),
+                1
+            );
+            store.unspend_link(&link.token_hash).await.unwrap();
+            assert!(store.spend_link(&link.token_hash, t0).await.unwrap());
+            assert!(!store.spend_link("ef", t0).await.unwrap());
+        }
+        let store = SqliteStore::open(&path).unwrap();
+        let read = store.link(&link.token_hash).await.unwrap().unwrap();
+        assert_eq!(read.spent_at, Some(t0));
+        assert!(!store.spend_link(&link.token_hash, t0).await.unwrap());
+    }
+
+    #[tokio::test]
     async fn one_item_per_proposal_one_winner_per_transition_and_expiry() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("g.db");
