@@ -322,19 +322,13 @@ fn parse(text: &str, path: &Path) -> Result<Loaded, ConfigError> {
         for key in table.keys() {
             // `gate`, `policy` and `notify` are the gateway's tables of the same file.
             if ![
-                "profile",
-                "console",
-                "profiles",
-                "sandbox",
-                "gate",
-                "policy",
-                "notify",
-                "public_url",
+                "profile", "console", "profiles", "sandbox", "gate", "policy", "notify",
             ]
             .contains(&key.as_str())
+                && key != "public_url"
             {
                 warnings.push(format!(
-                    "{} has an unknown top-level key `{key}`, ignored (known: profile, [console], [profiles.NAME], [sandbox], [gate], [policy], [notify])",
+                    "{} has an unknown top-level key `{key}`, ignored (known: profile, [console], [profiles.NAME], [sandbox], public_url, [gate], [policy], [notify])",
                     path.display()
                 ));
             }
@@ -1117,7 +1111,7 @@ api_key_env = "LIVE_KEY"
         // The gateway's tables are known, not typos.
         f.write(
             "config.toml",
-            "[gate]\ntimeout_secs = 9\n[policy]\n[notify]\n",
+            "public_url = \"https://desk.example.com\"\n[gate]\ntimeout_secs = 9\n[policy]\n[notify]\n",
         );
         let c = f.resolve(&Flags::default(), &[]).unwrap();
         assert!(c.warnings.is_empty(), "{:?}", c.warnings);
