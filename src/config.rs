@@ -344,9 +344,10 @@ fn parse(text: &str, path: &Path) -> Result<Loaded, ConfigError> {
                 "profile", "console", "profiles", "sandbox", "gate", "policy", "notify",
             ]
             .contains(&key.as_str())
+                && key != "public_url"
             {
                 warnings.push(format!(
-                    "{} has an unknown top-level key `{key}`, ignored (known: profile, [console], [profiles.NAME], [sandbox], [gate], [policy], [notify])",
+                    "{} has an unknown top-level key `{key}`, ignored (known: profile, [console], [profiles.NAME], [sandbox], public_url, [gate], [policy], [notify])",
                     path.display()
                 ));
             }
@@ -1172,7 +1173,7 @@ api_key_env = "LIVE_KEY"
         // The gateway's tables are known, not typos.
         f.write(
             "config.toml",
-            "[gate]\ntimeout_secs = 9\n[policy]\n[notify]\n",
+            "public_url = \"https://desk.example.com\"\n[gate]\ntimeout_secs = 9\n[policy]\n[notify]\n",
         );
         let c = f.resolve(&Flags::default(), &[]).unwrap();
         assert!(c.warnings.is_empty(), "{:?}", c.warnings);

@@ -710,6 +710,7 @@ fn gate_config(
         agentdesk::gateway::policy::GateSettings,
         agentdesk::gateway::policy::Policy,
         Vec<agentdesk::gateway::notify::Destination>,
+        Option<String>,
     ),
     String,
 > {
@@ -722,7 +723,9 @@ fn gate_config(
         .map_err(|e| format!("config {}: {e}", path.display()))?;
     let notify = agentdesk::gateway::notify::from_toml(&text)
         .map_err(|e| format!("config {}: {e}", path.display()))?;
-    Ok((settings, policy, notify))
+    let public_url = agentdesk::gateway::link::public_url_from_toml(&text)
+        .map_err(|e| format!("config {}: {e}", path.display()))?;
+    Ok((settings, policy, notify, public_url))
 }
 
 fn gate_serve(
@@ -754,7 +757,7 @@ fn gate_serve(
                 .and_then(|d| d.config_file)
                 .filter(|p| p.exists())
         });
-    let (settings, policy, notify) = gate_config(config.as_deref())?;
+    let (settings, policy, notify, public_url) = gate_config(config.as_deref())?;
     let config_path = config.clone();
     let upstream_key = match args.upstream_key_env {
         None => None,
@@ -772,6 +775,7 @@ fn gate_serve(
         config.settings = settings;
         config.policy = policy;
         config.notify = notify;
+        config.public_url = public_url;
         config.upstream_key = upstream_key;
         let running = Arc::new(Gateway::start(config).await.map_err(|e| e.to_string())?);
         let mut out = std::io::stdout().lock();
@@ -790,7 +794,7 @@ fn gate_serve(
                     // A bad file keeps the policy in force: the supervisor fixes it and sends
                     // SIGHUP again.
                     let result = match gate_config(Some(&path)) {
-                        Ok((_, policy, _)) => {
+                        Ok((_, policy, _, _)) => {
                             running.set_policy(&policy, "config reload (SIGHUP)").await
                         }
                         Err(e) => Err(e),

@@ -63,7 +63,7 @@ pub async fn supervisor(gate: &Gate, headers: &HeaderMap) -> Result<Token, GateE
         .ok_or_else(|| unauthorized("x-api-key is not a supervisor token of this gateway"))
 }
 
-fn who(token: &Token) -> String {
+pub fn who(token: &Token) -> String {
     if token.label.is_empty() {
         format!("token {}", token.id)
     } else {
@@ -412,6 +412,12 @@ pub fn openapi(gate: &Gate) -> Value {
             "security": supervisor, "parameters": id_param,
             "responses": ok_object("{id, status, verdicts, needsOverride, killSwitch: {on, reason, blocks}}")},
     }));
+    paths.insert("/gate/v1/inbox/{id}/link".into(), json!({
+        "post": {"operationId": "gate_link", "tags": ["gateway"], "x-extension": true,
+            "summary": "A single-use approval link (/gate/approve/<token>) for a pending item, valid until it expires",
+            "security": supervisor, "parameters": id_param,
+            "responses": ok_object("{url, itemId, expiresAt}")},
+    }));
     paths.insert("/gate/v1/policy".into(), json!({
         "get": gate_op("gate_policy", "The policy in force, and every rule's name", None, "{policy, rules}"),
         "put": gate_op("gate_policy_put",
@@ -518,13 +524,21 @@ pub async fn notify_pending(gate: &Gate, id: &str) {
             format!(" (near its limit: {})", near.join(", "))
         }
     );
-    let body = json!({
+    let link = super::link::for_notification(gate, &item).await;
+    let text = match &link {
+        Some(url) => format!("{text}. Approve or reject: {url}"),
+        None => text,
+    };
+    let mut body = json!({
         "type": "gate.item.pending",
         "text": text,
         "item": v,
         "verdicts": item.verdicts,
         "expiresAt": v["expiresAt"],
     });
+    if let Some(url) = link {
+        body["approveUrl"] = json!(url);
+    }
     gate.notifier.send(format!("msg_{}", item.id), body);
 }
 

@@ -13,7 +13,9 @@ pub mod api;
 pub mod guard;
 pub mod inbox;
 pub mod journal;
+pub mod link;
 pub mod notify;
+pub mod page;
 pub mod policy;
 pub mod store;
 
@@ -66,6 +68,9 @@ pub struct GateConfig {
     pub policy: Policy,
     /// The `[[notify]]` destinations.
     pub notify: Vec<notify::Destination>,
+    /// The top-level `public_url`: approval links are built on it, and notifications carry one
+    /// only when it is set.
+    pub public_url: Option<String>,
     pub now: Now,
 }
 
@@ -79,6 +84,7 @@ impl GateConfig {
             settings: GateSettings::default(),
             policy: Policy::default(),
             notify: Vec::new(),
+            public_url: None,
             now: Arc::new(Utc::now),
         }
     }
@@ -133,6 +139,7 @@ pub struct Gate {
     now: Now,
     addr: SocketAddr,
     notifier: notify::Notifier,
+    public_url: Option<String>,
     /// Agents' keys by hash, with when each last made an accepted request. Memory only.
     keys: Mutex<HashMap<String, (Secret, DateTime<Utc>)>>,
 }
@@ -439,6 +446,12 @@ impl Gateway {
         for d in &config.notify {
             d.validate().map_err(StartError::Settings)?;
         }
+        let public_url = config
+            .public_url
+            .as_deref()
+            .map(link::validate_public_url)
+            .transpose()
+            .map_err(StartError::Settings)?;
         let upstream = config.upstream.trim().trim_end_matches('/').to_string();
         if !(upstream.starts_with("http://") || upstream.starts_with("https://")) {
             return Err(StartError::Upstream(config.upstream));
@@ -491,6 +504,7 @@ impl Gateway {
             now: config.now,
             addr,
             notifier: notify::Notifier::new(config.notify),
+            public_url,
             keys: Mutex::new(HashMap::new()),
         });
         guard::set_policy(&gate, &config.policy, "config")
@@ -591,7 +605,9 @@ fn router(gate: Arc<Gate>) -> Router {
         router = router.route(path, route);
     }
     router
-        .merge(api::router(gate))
+        .merge(api::router(gate.clone()))
+        .merge(link::router(gate.clone()))
+        .merge(page::router(gate))
         .fallback(|req: Request| async move {
             GateError::new(
                 StatusCode::NOT_FOUND,

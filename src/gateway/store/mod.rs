@@ -231,6 +231,22 @@ impl Record {
     }
 }
 
+/// A single-use approval link for one item. Only the SHA-256 of its token is kept.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Link {
+    /// SHA-256 (hex) of the token in the link's URL.
+    pub token_hash: String,
+    pub item_id: String,
+    /// Who minted it: the supervisor token's label, or `notification`.
+    pub label: String,
+    /// The page's forms carry this; a POST without it is refused.
+    pub csrf: String,
+    pub expires_at: DateTime<Utc>,
+    pub created_at: DateTime<Utc>,
+    /// Set by the first decision made with it.
+    pub spent_at: Option<DateTime<Utc>>,
+}
+
 /// "Approve this kind of trade for a while", set by a supervisor.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Standing {
@@ -312,4 +328,14 @@ pub trait Store: Send + Sync + 'static {
     fn revoke_standing(&self, id: i64, record: Record) -> BoxFuture<'_, StoreResult<bool>>;
     /// Items a standing approval approved, newest first.
     fn items_of_standing(&self, id: i64) -> BoxFuture<'_, StoreResult<Vec<Item>>>;
+
+    /// Stores a new approval link (`spent_at` is ignored: a new link is unspent).
+    fn insert_link(&self, link: Link) -> BoxFuture<'_, StoreResult<()>>;
+    fn link(&self, token_hash: &str) -> BoxFuture<'_, StoreResult<Option<Link>>>;
+    /// Claims the link for a decision: a conditional update (`spent_at IS NULL`), so of concurrent
+    /// callers (other instances included) exactly one gets true.
+    fn spend_link(&self, token_hash: &str, now: DateTime<Utc>) -> BoxFuture<'_, StoreResult<bool>>;
+    /// Gives a claim back when the decision it was for was refused (a rule now broken, the upstream
+    /// unreachable before anything was decided), so the link still works.
+    fn unspend_link(&self, token_hash: &str) -> BoxFuture<'_, StoreResult<()>>;
 }

@@ -3,7 +3,7 @@
 //! blocking pool behind a mutex held only for that statement.
 
 use super::{
-    Agent, Exec, Item, ItemRef, JournalRow, Record, Standing, Status, Store, StoreError,
+    Agent, Exec, Item, ItemRef, JournalRow, Link, Record, Standing, Status, Store, StoreError,
     StoreResult, Token, Transition,
 };
 use crate::gateway::journal;
@@ -92,6 +92,18 @@ CREATE TABLE standing_approvals (
     created_at TEXT NOT NULL,
     revoked_at TEXT
 );
+"#,
+    r#"
+CREATE TABLE approval_links (
+    token_hash TEXT PRIMARY KEY,
+    item_id TEXT NOT NULL,
+    label TEXT NOT NULL,
+    csrf TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    spent_at TEXT
+);
+CREATE INDEX approval_links_item ON approval_links(item_id);
 "#,
 ];
 
@@ -693,9 +705,73 @@ impl Store for SqliteStore {
             rows.collect()
         })
     }
+
+    fn insert_link(&self, link: Link) -> BoxFuture<'_, StoreResult<()>> {
+        self.run(move |c| {
+            c.execute(
+                "INSERT INTO approval_links (token_hash, item_id, label, csrf, expires_at, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    link.token_hash,
+                    link.item_id,
+                    link.label,
+                    link.csrf,
+                    ts(link.expires_at),
+                    ts(link.created_at)
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn link(&self, token_hash: &str) -> BoxFuture<'_, StoreResult<Option<Link>>> {
+        let hash = token_hash.to_string();
+        self.run(move |c| {
+            c.query_row(
+                "SELECT token_hash, item_id, label, csrf, expires_at, created_at, spent_at
+                 FROM approval_links WHERE token_hash = ?1",
+                params![hash],
+                Self::link_row,
+            )
+            .optional()
+        })
+    }
+
+    fn spend_link(&self, token_hash: &str, now: DateTime<Utc>) -> BoxFuture<'_, StoreResult<bool>> {
+        let hash = token_hash.to_string();
+        self.run(move |c| {
+            Ok(c.execute(
+                "UPDATE approval_links SET spent_at = ?2 WHERE token_hash = ?1 AND spent_at IS NULL",
+                params![hash, ts(now)],
+            )? == 1)
+        })
+    }
+
+    fn unspend_link(&self, token_hash: &str) -> BoxFuture<'_, StoreResult<()>> {
+        let hash = token_hash.to_string();
+        self.run(move |c| {
+            c.execute(
+                "UPDATE approval_links SET spent_at = NULL WHERE token_hash = ?1",
+                params![hash],
+            )?;
+            Ok(())
+        })
+    }
 }
 
 impl SqliteStore {
+    fn link_row(r: &Row<'_>) -> rusqlite::Result<Link> {
+        Ok(Link {
+            token_hash: r.get(0)?,
+            item_id: r.get(1)?,
+            label: r.get(2)?,
+            csrf: r.get(3)?,
+            expires_at: parse_ts(&r.get::<_, String>(4)?)?,
+            created_at: parse_ts(&r.get::<_, String>(5)?)?,
+            spent_at: opt_ts(r.get(6)?)?,
+        })
+    }
+
     fn put_state(c: &Connection, key: &str, value: &Value) -> rusqlite::Result<usize> {
         c.execute(
             "INSERT INTO gate_state (key, value) VALUES (?1, ?2)
@@ -733,6 +809,45 @@ mod tests {
             verdicts: json!([]),
             standing: None,
         }
+    }
+
+    #[tokio::test]
+    async fn a_link_is_spent_once_given_back_and_survives_a_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g.db");
+        let t0: DateTime<Utc> = "2026-06-01T12:00:00Z".parse().unwrap();
+        let link = Link {
+            token_hash: "cd".repeat(32),
+            item_id: "gi_1".into(),
+            label: "alice".into(),
+            csrf: "c".into(),
+            expires_at: t0 + chrono::Duration::minutes(5),
+            created_at: t0,
+            spent_at: None,
+        };
+        {
+            let store = SqliteStore::open(&path).unwrap();
+            store.insert_link(link.clone()).await.unwrap();
+            assert_eq!(
+                store.link(&link.token_hash).await.unwrap(),
+                Some(link.clone())
+            );
+            assert_eq!(store.link("ef").await.unwrap(), None);
+            let spends =
+                futures::future::join_all((0..20).map(|_| store.spend_link(&link.token_hash, t0)))
+                    .await;
+            assert_eq!(
+                spends.into_iter().filter(|r| *r.as_ref().unwrap()).count(),
+                1
+            );
+            store.unspend_link(&link.token_hash).await.unwrap();
+            assert!(store.spend_link(&link.token_hash, t0).await.unwrap());
+            assert!(!store.spend_link("ef", t0).await.unwrap());
+        }
+        let store = SqliteStore::open(&path).unwrap();
+        let read = store.link(&link.token_hash).await.unwrap().unwrap();
+        assert_eq!(read.spent_at, Some(t0));
+        assert!(!store.spend_link(&link.token_hash, t0).await.unwrap());
     }
 
     #[tokio::test]

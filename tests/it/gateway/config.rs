@@ -26,4 +26,6 @@ fn the_example_configs_gateway_block_parses_and_lists_every_rule() {
     let destinations = notify::from_toml(&block).unwrap();
     assert_eq!(destinations.len(), 1);
     assert!(destinations[0].url.starts_with("https://"));
+    let public_url = agentdesk::gateway::link::public_url_from_toml(&block).unwrap();
+    assert_eq!(public_url.as_deref(), Some("https://desk.example.com"));
 }

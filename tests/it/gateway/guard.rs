@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 
 /// A sandbox, and a gateway with its own key for the account (the policy reads positions and PnL
 /// with it), configured further by `f`.
-async fn guarded(f: impl FnOnce(&mut GateConfig)) -> Setup {
+pub(super) async fn guarded(f: impl FnOnce(&mut GateConfig)) -> Setup {
     let sandbox = common::start().await;
     let dir = tempfile::tempdir().unwrap();
     let gate_db = dir.path().join("gateway.db");
@@ -39,7 +39,7 @@ async fn guarded(f: impl FnOnce(&mut GateConfig)) -> Setup {
     }
 }
 
-async fn propose(s: &Setup, key: &Secret, body: Value) -> (StatusCode, Value) {
+pub(super) async fn propose(s: &Setup, key: &Secret, body: Value) -> (StatusCode, Value) {
     send(
         &s.gate.base_url(),
         Method::POST,
@@ -50,7 +50,7 @@ async fn propose(s: &Setup, key: &Secret, body: Value) -> (StatusCode, Value) {
     .await
 }
 
-fn trade(coin: &str, size_usd: f64) -> Value {
+pub(super) fn trade(coin: &str, size_usd: f64) -> Value {
     json!({"strategy": "Agent", "a": format!("{coin}USDT"), "d": "long", "o": "market",
            "sizeUsd": size_usd, "leverage": 3, "sl": "1"})
 }
@@ -65,7 +65,7 @@ async fn approve(s: &Setup, id: &str, body: Option<Value>) -> (StatusCode, Value
         .await
 }
 
-async fn journal(s: &Setup) -> Vec<Value> {
+pub(super) async fn journal(s: &Setup) -> Vec<Value> {
     let (st, body) = s.supervisor(Method::GET, "/gate/v1/journal", None).await;
     assert_eq!(st, StatusCode::OK, "{body}");
     body["records"].as_array().unwrap().clone()
@@ -83,7 +83,7 @@ fn refused(answer: &(StatusCode, Value), rule: &str, mentions: &[&str]) {
     }
 }
 
-fn passed(answer: &(StatusCode, Value)) -> String {
+pub(super) fn passed(answer: &(StatusCode, Value)) -> String {
     let (st, body) = answer;
     assert_eq!(*st, StatusCode::OK, "{body}");
     body["proposalId"].as_str().unwrap().to_string()
@@ -555,11 +555,14 @@ async fn the_journal_verifies_and_then_names_the_record_changed_with_sql() {
 }
 
 /// Each request a receiver got: its headers (lowercase names) and its body.
-type Deliveries = Arc<Mutex<Vec<(Vec<(String, String)>, String)>>>;
+pub(super) type Deliveries = Arc<Mutex<Vec<(Vec<(String, String)>, String)>>>;
 
 /// An HTTPS receiver on loopback with a self-signed certificate: records each request's headers
 /// and body, answers 500 to the first `failures` and 200 after.
-async fn receiver(dir: &std::path::Path, failures: usize) -> (u16, std::path::PathBuf, Deliveries) {
+pub(super) async fn receiver(
+    dir: &std::path::Path,
+    failures: usize,
+) -> (u16, std::path::PathBuf, Deliveries) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio_rustls::rustls::ServerConfig;
     use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};

@@ -14,6 +14,8 @@ use std::path::PathBuf;
 mod config;
 mod console_client;
 mod guard;
+mod link_page;
+mod links;
 
 struct Setup {
     sandbox: TestServer,

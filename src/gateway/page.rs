@@ -1,0 +1,505 @@
+//! The approval page behind a link (`/gate/approve/<token>`): one server-rendered HTML page, no
+//! external assets, readable on a phone. Its forms POST back to the same URL with a CSRF token
+//! bound to the link; a decision goes through [`inbox::approve`] / [`inbox::reject`] like one from
+//! the console, so the policy is checked again and the upstream executes it once.
+//!
+//! Answers: 200 the item and its two buttons, or the outcome of a decision just made; 404 an unknown
+//! (or forged) link; 410 a spent link, or one whose item expired or was decided elsewhere; 403 a
+//! POST without the link's CSRF token, and every link while the kill switch is on; 400 a form
+//! without `decision=approve|reject`. Every page but the first has nothing to press.
+
+use super::store::{Item, ItemRef, Link, Status};
+use super::{Gate, GateError, guard, inbox, link, sha256_hex};
+use axum::Router;
+use axum::extract::rejection::FormRejection;
+use axum::extract::{Form, Path, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::sync::Arc;
+
+/// Longest reason kept from the form; the rest is cut (a reason is for the agent to read).
+const MAX_REASON: usize = 1000;
+
+pub fn router(gate: Arc<Gate>) -> Router {
+    Router::new()
+        .route("/gate/approve/{token}", get(show).post(decide))
+        .with_state(gate)
+}
+
+/// Text for HTML, in element content and in quoted attributes.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const STYLE: &str = "body{font:16px/1.4 system-ui,sans-serif;margin:0;padding:16px;max-width:480px;\
+color:#111;background:#fafafa}h1{font-size:1.3em;margin:0 0 8px}table{width:100%;border-collapse:collapse}\
+td{padding:4px 0;border-bottom:1px solid #ddd;vertical-align:top}td:first-child{color:#555;width:40%}\
+ul{padding-left:0;list-style:none}li{padding:4px 0}.ok{color:#176f2c}.bad{color:#b00020}.near{color:#9a6700}\
+.countdown{font-size:1.6em;font-weight:600;font-variant-numeric:tabular-nums}\
+textarea{width:100%;box-sizing:border-box;font:inherit;min-height:3em}\
+button{width:100%;font:inherit;font-size:1.1em;padding:14px;margin:8px 0;border:0;border-radius:8px;color:#fff}\
+.approve{background:#176f2c}.reject{background:#b00020}button:disabled{background:#999}\
+.msg{font-size:1.2em;padding:12px;border-radius:8px;background:#eee}";
+
+/// Counts down from the seconds left when the page was rendered, by the phone's monotonic clock,
+/// so a phone whose clock is off still shows the right time; at zero the buttons go.
+const COUNTDOWN: &str = "(function(){var e=document.getElementById('countdown');\
+var left=+e.getAttribute('data-remaining');var t0=Date.now();\
+function tick(){var s=Math.max(0,Math.round(left-(Date.now()-t0)/1000));\
+var m=Math.floor(s/60),r=s%60;e.textContent=m+':'+(r<10?'0':'')+r;\
+if(s<=0){e.textContent='expired';var b=document.querySelectorAll('button');\
+for(var i=0;i<b.length;i++){b[i].disabled=true;}return;}setTimeout(tick,1000);}tick();})();";
+
+fn nonce() -> String {
+    use rand::RngExt;
+    let bytes: [u8; 16] = rand::rng().random();
+    hex::encode(bytes)
+}
+
+/// The whole page with its security headers. `script` adds the countdown.
+fn page(status: StatusCode, title: &str, body: &str, script: bool) -> Response {
+    let nonce = nonce();
+    let script_tag = if script {
+        format!("<script nonce=\"{nonce}\">{COUNTDOWN}</script>")
+    } else {
+        String::new()
+    };
+    let html = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
+<meta name=\"robots\" content=\"noindex\"><title>{}</title>\
+<style nonce=\"{nonce}\">{STYLE}</style></head><body>{body}{script_tag}</body></html>",
+        escape(title)
+    );
+    let csp = format!(
+        "default-src 'none'; style-src 'nonce-{nonce}'; script-src 'nonce-{nonce}'; \
+         form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    );
+    let mut resp = (status, html).into_response();
+    let h = resp.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    h.insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_str(&csp).expect("the policy is ASCII"),
+    );
+    resp
+}
+
+/// A page that says one thing and offers nothing to press.
+fn message(status: StatusCode, title: &str, text: &str) -> Response {
+    page(
+        status,
+        title,
+        &format!(
+            "<h1>{}</h1><p class=\"msg\" id=\"message\">{}</p>",
+            escape(title),
+            escape(text)
+        ),
+        false,
+    )
+}
+
+fn time(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+fn unknown() -> Response {
+    message(
+        StatusCode::NOT_FOUND,
+        "Unknown link",
+        "This approval link is not valid. Approve or reject the item in agentdesk.",
+    )
+}
+
+fn store_error(e: super::store::StoreError) -> Response {
+    let e = GateError::store(e);
+    message(e.status, "Try again", &e.message)
+}
+
+/// What happened to an item that can no longer be decided here, in words.
+fn outcome(item: &Item) -> String {
+    let by = item
+        .decided_by
+        .as_deref()
+        // A link's decider reads "via link by alice" already.
+        .map(|b| match b.starts_with("via ") {
+            true => format!(" {b}"),
+            false => format!(" by {b}"),
+        })
+        .unwrap_or_default();
+    let at = item
+        .decided_at
+        .map(|t| format!(" at {}", time(t)))
+        .unwrap_or_default();
+    match item.status {
+        Status::Pending => "It is still waiting for a decision in agentdesk.".into(),
+        Status::Approved | Status::Executing => {
+            format!("It was approved{by}{at} and is being executed.")
+        }
+        Status::Executed => format!("It was approved{by}{at} and executed."),
+        Status::Failed => format!("It was approved{by}{at}; the execution failed."),
+        Status::Rejected => format!(
+            "It was rejected{by}{at}: {}",
+            item.reason.as_deref().unwrap_or("no reason given")
+        ),
+        Status::Expired => format!("It expired at {}.", time(item.expires_at)),
+    }
+}
+
+/// The link and its item, or the page that says why it cannot be used.
+async fn usable(gate: &Arc<Gate>, token: &str) -> Result<(Link, Item), Response> {
+    let Some(link) = gate
+        .store
+        .link(&sha256_hex(token))
+        .await
+        .map_err(store_error)?
+    else {
+        return Err(unknown());
+    };
+    let now = gate.now();
+    gate.store.expire_due(now).await.map_err(store_error)?;
+    let Some(item) = gate
+        .store
+        .item(ItemRef::IdOrProposal(&link.item_id))
+        .await
+        .map_err(store_error)?
+    else {
+        return Err(unknown());
+    };
+    Ok((link, item))
+}
+
+/// Why a link that exists cannot decide now, if it cannot.
+async fn refusal(gate: &Gate, link: &Link, item: &Item) -> Option<Response> {
+    match guard::killed(gate).await {
+        Err(e) => return Some(message(e.status, "Try again", &e.message)),
+        Ok(Some(reason)) => {
+            return Some(message(
+                StatusCode::FORBIDDEN,
+                "Links are disabled",
+                &format!(
+                    "The supervisor's kill switch is on ({reason}): every approval link is disabled."
+                ),
+            ));
+        }
+        Ok(None) => {}
+    }
+    if link.spent_at.is_some() {
+        return Some(message(
+            StatusCode::GONE,
+            "Link already used",
+            &format!("This link was already used. {}", outcome(item)),
+        ));
+    }
+    if item.status == Status::Expired
+        || (item.status == Status::Pending && item.expires_at <= gate.now())
+    {
+        return Some(message(
+            StatusCode::GONE,
+            "Expired",
+            &format!(
+                "This item expired at {}; nothing can be approved. The agent can stage it again.",
+                time(item.expires_at)
+            ),
+        ));
+    }
+    if item.status != Status::Pending {
+        return Some(message(
+            StatusCode::GONE,
+            "Already decided",
+            &format!("This item was decided elsewhere. {}", outcome(item)),
+        ));
+    }
+    None
+}
+
+fn num(v: Option<&Value>) -> Option<f64> {
+    match v? {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+fn text_of(v: Option<&Value>) -> Option<String> {
+    match v? {
+        Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+fn usd(x: f64) -> String {
+    format!("{x:.2} USD")
+}
+
+/// What will execute, as rows: from the request, with the upstream's preview filling gaps.
+fn what_rows(item: &Item) -> Vec<(&'static str, String)> {
+    let (r, p) = (&item.request, &item.preview);
+    let pick = |names: &[&str]| {
+        names
+            .iter()
+            .find_map(|n| text_of(r.get(*n)).or_else(|| text_of(p.get(*n))))
+    };
+    let trade = guard::trade_of_item(item);
+    let mut rows = vec![("Kind", item.kind.clone())];
+    if let Some(coin) = trade
+        .as_ref()
+        .and_then(|t| t.coin.clone())
+        .or_else(|| pick(&["coin", "a", "symbol"]))
+    {
+        rows.push(("Coin", coin));
+    }
+    if let Some(side) = pick(&["d", "side", "direction"]) {
+        rows.push(("Side", side));
+    }
+    if let Some(size) = pick(&["size", "sz", "quantity"]) {
+        rows.push(("Size", size));
+    }
+    let notional = item
+        .notional
+        .or_else(|| trade.as_ref().and_then(|t| t.notional))
+        .or_else(|| num(p.get("notional")).or_else(|| num(p.get("sizeUsd"))));
+    if let Some(n) = notional {
+        rows.push(("Notional", usd(n)));
+    }
+    if let Some(l) = trade
+        .as_ref()
+        .and_then(|t| t.leverage)
+        .or_else(|| num(p.get("leverage")))
+    {
+        rows.push(("Leverage", format!("{l}x")));
+    }
+    rows.push((
+        "Take profit",
+        pick(&["tp", "takeProfit"]).unwrap_or("none".into()),
+    ));
+    rows.push((
+        "Stop loss",
+        pick(&["sl", "stopLoss"]).unwrap_or("none".into()),
+    ));
+    if item.kind.starts_with("tool:") {
+        rows.push(("Arguments", item.request.to_string()));
+    }
+    rows
+}
+
+fn verdicts_html(verdicts: &Value) -> String {
+    let list = verdicts.as_array().cloned().unwrap_or_default();
+    if list.is_empty() {
+        return "<p id=\"verdicts\">No policy rules are set: nothing was checked.</p>".into();
+    }
+    let mut out = String::from("<ul id=\"verdicts\">");
+    for v in &list {
+        let ok = v["ok"] == true;
+        let near = v["near"] == true;
+        let (class, mark) = match (ok, near) {
+            (false, _) => ("bad", "✗ broken"),
+            (true, true) => ("near", "✓ near its limit"),
+            (true, false) => ("ok", "✓ ok"),
+        };
+        let _ = write!(
+            out,
+            "<li class=\"verdict {class}\"><b>{}</b> — {mark}{}</li>",
+            escape(v["rule"].as_str().unwrap_or("?")),
+            v["message"]
+                .as_str()
+                .map(|m| format!(": {}", escape(m)))
+                .unwrap_or_default()
+        );
+    }
+    out.push_str("</ul>");
+    out
+}
+
+async fn agent_label(gate: &Gate, item: &Item) -> String {
+    let agents = gate.store.agents().await.unwrap_or_default();
+    agents
+        .iter()
+        .find(|a| a.key_hash == item.agent)
+        .map(|a| a.label().to_string())
+        .unwrap_or_else(|| item.agent[..8].to_string())
+}
+
+async fn show(State(gate): State<Arc<Gate>>, Path(token): Path<String>) -> Response {
+    let (link, item) = match usable(&gate, &token).await {
+        Ok(x) => x,
+        Err(page) => return page,
+    };
+    if let Some(page) = refusal(&gate, &link, &item).await {
+        return page;
+    }
+    let remaining = (item.expires_at - gate.now()).num_seconds().max(0);
+    let mut body = format!(
+        "<h1>Approve this {}?</h1><p>Agent <b id=\"agent\">{}</b>{} asks for it.</p>",
+        escape(if item.kind == "trade" {
+            "trade"
+        } else {
+            &item.kind
+        }),
+        escape(&agent_label(&gate, &item).await),
+        item.account
+            .as_deref()
+            .map(|a| format!(" (account {})", escape(a)))
+            .unwrap_or_default()
+    );
+    let _ = write!(
+        body,
+        "<p>Expires in <span class=\"countdown\" id=\"countdown\" data-remaining=\"{remaining}\">{}:{:02}</span> \
+         (at {})</p><table id=\"what\">",
+        remaining / 60,
+        remaining % 60,
+        time(item.expires_at)
+    );
+    for (k, v) in what_rows(&item) {
+        let _ = write!(body, "<tr><td>{k}</td><td>{}</td></tr>", escape(&v));
+    }
+    body.push_str("</table><h2>Policy verdicts</h2>");
+    body.push_str(&verdicts_html(&item.verdicts));
+    // A relative action: the page may be served under a prefix behind a proxy.
+    let action = escape(&token);
+    let csrf = escape(&link.csrf);
+    let _ = write!(
+        body,
+        "<form method=\"post\" action=\"{action}\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+         <button class=\"approve\" id=\"approve\" name=\"decision\" value=\"approve\">Approve</button></form>\
+         <form method=\"post\" action=\"{action}\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+         <label for=\"reason\">Reason (optional, the agent is told)</label>\
+         <textarea id=\"reason\" name=\"reason\" maxlength=\"{MAX_REASON}\"></textarea>\
+         <button class=\"reject\" id=\"reject\" name=\"decision\" value=\"reject\">Reject</button></form>"
+    );
+    page(StatusCode::OK, "Approve?", &body, true)
+}
+
+async fn decide(
+    State(gate): State<Arc<Gate>>,
+    Path(token): Path<String>,
+    form: Result<Form<HashMap<String, String>>, FormRejection>,
+) -> Response {
+    let (link, item) = match usable(&gate, &token).await {
+        Ok(x) => x,
+        Err(page) => return page,
+    };
+    let form = match form {
+        Ok(Form(f)) => f,
+        Err(e) => {
+            return message(
+                StatusCode::BAD_REQUEST,
+                "Not a decision",
+                &format!("The form could not be read ({e})."),
+            );
+        }
+    };
+    if !form.get("csrf").is_some_and(|c| link::same(c, &link.csrf)) {
+        return message(
+            StatusCode::FORBIDDEN,
+            "Refused",
+            "This form does not carry this link's CSRF token; open the link again and use its buttons.",
+        );
+    }
+    if let Some(page) = refusal(&gate, &link, &item).await {
+        return page;
+    }
+    let approve = match form.get("decision").map(String::as_str) {
+        Some("approve") => true,
+        Some("reject") => false,
+        other => {
+            return message(
+                StatusCode::BAD_REQUEST,
+                "Not a decision",
+                &format!("decision must be approve or reject, got {other:?}."),
+            );
+        }
+    };
+    // The claim: of concurrent POSTs with this link, one decides.
+    match gate.store.spend_link(&link.token_hash, gate.now()).await {
+        Ok(true) => {}
+        Ok(false) => {
+            let item = gate
+                .store
+                .item(ItemRef::IdOrProposal(&item.id))
+                .await
+                .ok()
+                .flatten()
+                .unwrap_or(item);
+            return message(
+                StatusCode::GONE,
+                "Link already used",
+                &format!("This link was already used. {}", outcome(&item)),
+            );
+        }
+        Err(e) => return store_error(e),
+    }
+    let by = format!("via link by {}", link.label);
+    let result = if approve {
+        inbox::approve(&gate, &item.id, &by, &[]).await
+    } else {
+        let reason: String = form
+            .get("reason")
+            .map(|r| r.trim().chars().take(MAX_REASON).collect())
+            .filter(|r: &String| !r.is_empty())
+            .unwrap_or_else(|| "no reason given".into());
+        inbox::reject(&gate, &item.id, &by, reason).await
+    };
+    match result {
+        Ok(item) => {
+            let title = if approve { "Approved" } else { "Rejected" };
+            message(StatusCode::OK, title, &outcome(&item))
+        }
+        Err(e) => {
+            // A refusal decided nothing: the link stays usable (e.g. from the console's side the
+            // supervisor may turn the kill switch off, or the rule may pass later).
+            let now = gate
+                .store
+                .item(ItemRef::IdOrProposal(&item.id))
+                .await
+                .ok()
+                .flatten();
+            if now.as_ref().is_some_and(|i| i.status == Status::Pending)
+                && let Err(e) = gate.store.unspend_link(&link.token_hash).await
+            {
+                return store_error(e);
+            }
+            let text = match &now {
+                Some(i) if i.status != Status::Pending => {
+                    format!("{} {}", e.message, outcome(i))
+                }
+                _ => format!(
+                    "Nothing was decided: {}. Approving with an override is done in agentdesk.",
+                    e.message
+                ),
+            };
+            message(e.status, "Not done", &text)
+        }
+    }
+}
