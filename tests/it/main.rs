@@ -31,3 +31,4 @@ mod structure;
 mod tools;
 mod tui;
 mod venue;
+mod webhook_tls;
