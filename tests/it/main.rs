@@ -14,6 +14,7 @@ mod config_example;
 mod connections;
 mod contract;
 mod discovery;
+mod documented_errors;
 mod e2e;
 mod e2e_research;
 mod gateway;
