@@ -149,13 +149,42 @@ impl BarCache {
     }
 }
 
-/// `count` bars from the one starting at `first` (unix seconds, on the timeframe's grid).
+/// Below this many bars a range is generated on the calling thread.
+const PARALLEL_FROM: usize = 100_000;
+
+/// `count` bars from the one starting at `first` (unix seconds, on the timeframe's grid). A long
+/// range is cut in one part per core, generated side by side: each bar depends only on its own
+/// time, so the parts joined are the range generated in one go.
 fn range(market: &Market, coin: &str, tf: Timeframe, first: i64, count: usize) -> Vec<Bar> {
     let step = i64::from(tf.minutes()) * 60;
-    // feed_bars' window that ends with the bar `count - 1` steps after `first` is exactly these.
-    let end = first + count as i64 * step;
-    let now = Utc.timestamp_opt(end, 0).single().unwrap_or_default();
-    data::feed_window(market, coin, tf, count, now)
+    let part = |from: i64, n: usize| {
+        // feed_window's window that ends with the bar `n - 1` steps after `from` is exactly these.
+        let now = Utc.timestamp_opt(from + n as i64 * step, 0).single();
+        data::feed_window(market, coin, tf, n, now.unwrap_or_default())
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    if count < PARALLEL_FROM || cores < 2 {
+        return part(first, count);
+    }
+    let size = count.div_ceil(cores);
+    let parts: Vec<Vec<Bar>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..count)
+            .step_by(size)
+            .map(|at| {
+                let n = size.min(count - at);
+                scope.spawn(move || part(first + at as i64 * step, n))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    let mut bars = Vec::with_capacity(count);
+    for p in parts {
+        bars.extend(p);
+    }
+    bars
 }
 
 #[cfg(test)]
@@ -183,6 +212,8 @@ mod tests {
             (Timeframe::M5, 5, Duration::days(6)),     // past the end: regenerated
             (Timeframe::M1, 2, Duration::minutes(1)),  // another timeframe beside it
             (Timeframe::H1, 30, Duration::hours(50)),
+            // Long enough to be generated in parts side by side.
+            (Timeframe::M1, 80, Duration::hours(3)),
         ];
         for (tf, days, dt) in steps {
             let now = t0 + dt;
@@ -191,7 +222,7 @@ mod tests {
             assert_eq!(&*cached, fresh.as_slice(), "{tf:?} {days}d at {now}");
         }
         let kept: Vec<_> = cache.contents().into_iter().map(|(_, tf, _)| tf).collect();
-        assert_eq!(kept, [Timeframe::M5, Timeframe::M1, Timeframe::H1]);
+        assert_eq!(kept, [Timeframe::M5, Timeframe::H1, Timeframe::M1]);
     }
 
     #[test]
