@@ -363,3 +363,25 @@ async fn every_declared_error_status_is_triggered_and_every_triggered_one_declar
     assert!(!declared(&doc, catalog::op("platform_place_order")).contains(&402));
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// An empty value of any query parameter (`?status=`, `?limit=`) is a 400 `invalid_query` naming
+/// that parameter, not its default.
+#[tokio::test]
+async fn an_empty_query_value_is_a_400_naming_the_parameter() {
+    let s = common::start().await;
+    let mut seen = 0;
+    for op in catalog::OPERATIONS {
+        for param in op.query {
+            let mut req = Req::new(&s, op);
+            req.query = format!("?{}=", param.name);
+            let (status, body) = req.send(&s, op).await;
+            assert_eq!(status, 400, "{} ?{}=: {body}", op.name, param.name);
+            assert_eq!(body["error"]["code"], "invalid_query", "{body}");
+            assert_eq!(body["error"]["field"], param.name, "{body}");
+            let message = body["error"]["message"].as_str().unwrap();
+            assert!(message.contains(param.name), "{message}");
+            seen += 1;
+        }
+    }
+    assert!(seen >= 10, "{seen} query parameters");
+}
