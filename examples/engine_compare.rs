@@ -6,7 +6,7 @@
 //! cargo run --release --example engine_compare -- BARS.csv FAST SLOW FEE_RATE \
 //!     [--repeat N] [--long-only] [--trades]
 //! cargo run --release --example engine_compare -- --generate N OUT.csv \
-//!     [--coin BTC] [--interval 5] [--seed 42]
+//!     [--coin BTC] [--interval 5] [--seed 42] [--until UNIX]
 //! ```
 //!
 //! Backtest mode: the CSV has `timestamp,open,high,low,close,volume` rows
@@ -35,7 +35,7 @@ use serde_json::json;
 
 const USAGE: &str = "usage:
   engine_compare BARS.csv FAST SLOW FEE_RATE [--repeat N] [--long-only] [--trades]
-  engine_compare --generate N OUT.csv [--coin BTC] [--interval 5] [--seed 42]";
+  engine_compare --generate N OUT.csv [--coin BTC] [--interval 5] [--seed 42] [--until UNIX]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -101,7 +101,7 @@ fn num<T: std::str::FromStr>(s: &str, what: &str) -> Result<T, String> {
 }
 
 fn generate(args: &[String]) -> Result<(), String> {
-    let a = Args::parse(args, &["--coin", "--interval", "--seed"], &[])?;
+    let a = Args::parse(args, &["--coin", "--interval", "--seed", "--until"], &[])?;
     let [n, out] = a.positional.as_slice() else {
         return Err("--generate needs N and OUT.csv".into());
     };
@@ -114,6 +114,20 @@ fn generate(args: &[String]) -> Result<(), String> {
     }
 
     let market = Market::new(seed);
+    if let Some(until) = a.value("--until") {
+        // The window the sandbox's backtests use: the last N bars closed by then.
+        let until: i64 = num(until, "--until")?;
+        let tf = agentdesk::sandbox::data::Timeframe::ALL
+            .into_iter()
+            .find(|t| t.minutes() == interval)
+            .ok_or("--until needs an --interval the sandbox knows (1, 5, 15, 60, 240, 1440)")?;
+        let now = DateTime::UNIX_EPOCH + Duration::seconds(until);
+        let bars = agentdesk::sandbox::data::feed_window(&market, coin, tf, n, now);
+        let rows = bars
+            .iter()
+            .map(|b| (b.time, b.open, b.high, b.low, b.close, b.volume));
+        return write_csv(out, rows, coin, interval, seed);
+    }
     let mut cursor: DateTime<Utc> = DateTime::UNIX_EPOCH + Duration::seconds(ORIGIN_UNIX_SECONDS);
     let mut bars = Vec::with_capacity(n);
     while bars.len() < n {
@@ -128,28 +142,33 @@ fn generate(args: &[String]) -> Result<(), String> {
         bars.extend(chunk);
     }
 
+    let rows = bars.iter().map(|c| {
+        let t = c.time.timestamp();
+        (t, c.open, c.high, c.low, c.close, c.volume)
+    });
+    write_csv(out, rows, coin, interval, seed)
+}
+
+type Row = (i64, f64, f64, f64, f64, f64);
+
+fn write_csv(
+    out: &str,
+    rows: impl Iterator<Item = Row>,
+    coin: &str,
+    interval: u32,
+    seed: u64,
+) -> Result<(), String> {
     let file = std::fs::File::create(out).map_err(|e| format!("{out}: {e}"))?;
     let mut w = BufWriter::new(file);
     let io = |e: std::io::Error| format!("{out}: {e}");
     writeln!(w, "timestamp,open,high,low,close,volume").map_err(io)?;
-    for c in &bars {
-        writeln!(
-            w,
-            "{},{},{},{},{},{}",
-            c.time.timestamp(),
-            c.open,
-            c.high,
-            c.low,
-            c.close,
-            c.volume
-        )
-        .map_err(io)?;
+    let mut n = 0;
+    for (t, o, h, l, c, v) in rows {
+        writeln!(w, "{t},{o},{h},{l},{c},{v}").map_err(io)?;
+        n += 1;
     }
     w.flush().map_err(io)?;
-    eprintln!(
-        "wrote {} {coin} {interval}m bars (seed {seed}) to {out}",
-        bars.len()
-    );
+    eprintln!("wrote {n} {coin} {interval}m bars (seed {seed}) to {out}");
     Ok(())
 }
 

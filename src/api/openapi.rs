@@ -39,7 +39,9 @@ pub fn document(server_url: &str) -> Value {
             responses["429"] = json!({"$ref": "#/components/responses/QuotaExceeded"});
         }
         // Bodies are checked, and so are query values (an empty one is a 400 too).
-        if op.method == Method::Post || !op.query.is_empty() {
+        // (research_stop, a POST without a body, reads none.)
+        let takes_body = op.method == Method::Post && op.example_body.is_some();
+        if takes_body || !op.query.is_empty() {
             responses["400"] = json!({"$ref": "#/components/responses/Invalid"});
         }
         if op.auth == super::catalog::Auth::ApiKeyOrPayment {
@@ -48,8 +50,19 @@ pub fn document(server_url: &str) -> Value {
         if op.scope != super::catalog::ScopeRule::AnyKey {
             responses["403"] = json!({"$ref": "#/components/responses/Forbidden"});
         }
-        if op.name == "list_audit_logs" {
-            responses["503"] = json!({"$ref": "#/components/responses/AuditUnavailable"});
+        if op.method == Method::Post {
+            responses["413"] = json!({"$ref": "#/components/responses/PayloadTooLarge"});
+        }
+        for status in handler_statuses(op.name) {
+            let (key, component) = match status {
+                403 => ("403", "Forbidden"),
+                404 => ("404", "NotFound"),
+                409 => ("409", "Conflict"),
+                410 => ("410", "Expired"),
+                422 => ("422", "IdempotencyKeyReused"),
+                _ => ("503", "AuditUnavailable"),
+            };
+            responses[key] = json!({"$ref": format!("#/components/responses/{component}")});
         }
         let mut entry = json!({
             "operationId": op.name,
@@ -128,10 +141,52 @@ pub fn document(server_url: &str) -> Value {
                 "Invalid": error_response("Invalid body or parameters; `field` names the culprit"),
                 "QuotaExceeded": quota,
                 "AuditUnavailable": error_response("The audit log store is down"),
+                "NotFound": error_response("The path or body names nothing this account has"),
+                "Conflict": error_response(
+                    "The request conflicts with the current state (already executed, no position, \
+                     not enough margin, builder fee not approved, a limit reached, no active run)",
+                ),
+                "Expired": error_response("The proposal or confirm token has expired"),
+                "PayloadTooLarge": error_response("The body is over 64 KiB"),
+                "IdempotencyKeyReused": error_response(
+                    "The Idempotency-Key was used with a different request",
+                ),
             },
         },
         "x-tiers": [Tier::Observe, Tier::Experiment, Tier::Mutate],
     })
+}
+
+/// The statuses an operation's handler answers beyond the ones its catalog entry implies (401;
+/// 402 when payable; 403 when scope-restricted; 400 for bodies and query values; 413 for bodies;
+/// 429 when it counts against a quota). tests/it/documented_errors.rs triggers every one.
+/// Transport-level answers that any request may get (408 for a request that arrives too slowly,
+/// 500 for a bug) are not listed per operation.
+pub fn handler_statuses(name: &str) -> &'static [u16] {
+    match name {
+        // A proposal staged by another key, unknown, already decided, or expired.
+        "confirm_trade" => &[403, 404, 409, 410],
+        "close_position" => &[404, 409],
+        // Not enough margin.
+        "place_order" => &[409],
+        // The builder fee is not approved; an Idempotency-Key reused with another body.
+        "platform_place_order" => &[409, 422],
+        // Nothing to close; the builder fee is not approved.
+        "platform_close_position" => &[409],
+        "platform_cancel_order" => &[404, 409],
+        "get_backtest_job" | "list_signal_deliveries" => &[404],
+        // The account's destination limit.
+        "create_signal_destination" => &[409],
+        // An unknown tool; a confirm token of another key, used, or expired.
+        "execute_mcp_tool" => &[403, 404, 409, 410],
+        // `/research stop` with no active run.
+        "mcp_cli" => &[409],
+        // One active run per account.
+        "research_start" => &[409],
+        "research_message" | "research_stop" => &[404, 409],
+        "list_audit_logs" => &[503],
+        _ => &[],
+    }
 }
 
 fn typed_default(kind: &str, text: &str) -> Value {

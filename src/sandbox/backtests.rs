@@ -1,9 +1,9 @@
 //! Backtest jobs: validated requests, a bounded queue, a small worker pool, and results stored in
 //! SQLite. States: `queued` → `running` (with progress %) → `done` | `failed` (with the error).
 
+use super::bar_cache::{BarCache, Bars};
 use super::core::Shared;
 use super::data::{self, MAX_DAYS, Timeframe};
-use super::engine::Bar;
 use super::engine::backtest::{self, BacktestResult, Config};
 use super::engine::metrics::Stats;
 use super::engine::strategies::{self, Params, StrategySpec};
@@ -16,6 +16,7 @@ use crate::api::model::{
 };
 use chrono::{DateTime, TimeZone, Utc};
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use tokio::sync::{Mutex, mpsc};
@@ -249,14 +250,60 @@ pub fn wire_result(r: &Resolved, bars: usize, result: &BacktestResult) -> Backte
     }
 }
 
-/// Runs one resolved backtest on the sandbox's data.
+/// Backtest jobs this process is running, with their progress, and the bars they reuse. Both
+/// live in memory only: the store learns of a job when it is queued and when it ends, so a job
+/// costs two writes, and a job that was running when the process stopped is still `queued` in
+/// the store and runs again on the next start.
+#[derive(Default)]
+pub struct Live {
+    running: std::sync::Mutex<HashMap<String, u8>>,
+    pub bars: BarCache,
+}
+
+impl Live {
+    fn board(&self) -> std::sync::MutexGuard<'_, HashMap<String, u8>> {
+        self.running.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Marks a job running; false if it already is (a job queued twice runs once).
+    fn claim(&self, id: &str) -> bool {
+        let mut board = self.board();
+        if board.contains_key(id) {
+            return false;
+        }
+        board.insert(id.to_string(), 5);
+        true
+    }
+
+    fn set(&self, id: &str, progress: u8) {
+        if let Some(p) = self.board().get_mut(id) {
+            *p = progress;
+        }
+    }
+
+    fn end(&self, id: &str) {
+        self.board().remove(id);
+    }
+
+    /// The progress of a job running in this process.
+    pub fn progress(&self, id: &str) -> Option<u8> {
+        self.board().get(id).copied()
+    }
+}
+
+/// Runs one resolved backtest on the sandbox's data; feed bars come from `cache`.
 pub fn run(
     market: &Market,
     csv_dir: Option<&std::path::Path>,
+    cache: &BarCache,
     r: &Resolved,
     now: DateTime<Utc>,
-) -> Result<(Vec<Bar>, BacktestResult), String> {
-    let bars = data::bars(market, csv_dir, r.coin, r.timeframe, r.days, now)?;
+) -> Result<(usize, BacktestResult), String> {
+    let csv = csv_dir.filter(|dir| data::has_csv(dir, r.coin, r.timeframe));
+    let bars = match csv {
+        Some(_) => Bars::owned(data::bars(market, csv, r.coin, r.timeframe, r.days, now)?),
+        None => cache.feed_bars(market, r.coin, r.timeframe, r.days, now),
+    };
     if bars.len() < 2 {
         return Err(format!(
             "only {} bar(s) of {} {} data: a backtest needs at least 2",
@@ -268,7 +315,7 @@ pub fn run(
     let mut signals = Vec::with_capacity(bars.len());
     strategies::signals(r.spec, &r.params, &bars, &mut signals);
     let result = backtest::run(&bars, &signals, &r.config);
-    Ok((bars, result))
+    Ok((bars.len(), result))
 }
 
 /// The queue's sending side, kept in the core so handlers can enqueue under the lock.
@@ -292,26 +339,24 @@ pub fn start_workers(shared: Arc<Shared>, workers: usize) -> JobSender {
     tx
 }
 
-async fn set_progress(shared: &Arc<Shared>, id: &str, progress: u8) {
-    let id = id.to_string();
-    let _ = shared
-        .run_raw(move |core, _| core.store.set_job_progress(&id, progress))
-        .await;
-}
-
 async fn work(shared: &Arc<Shared>, id: &str) {
     let job = id.to_string();
+    // Reading the job takes the lock but writes nothing: `running` is kept in memory.
     let claimed = shared
         .run_raw(move |core, now| {
-            let row = core.store.start_job(&job, now).ok().flatten()?;
+            let row = core.store.job(&job).ok().flatten()?;
+            if row.status != "queued" || !core.backtests.claim(&job) {
+                return None;
+            }
             let csv: Option<PathBuf> = core.settings.csv_dir.clone();
-            Some((row, core.market.clone(), csv, core.settings.clone(), now))
+            let context = (core.market.clone(), csv, core.settings.clone());
+            Some((row.request, context, core.backtests.clone(), now))
         })
         .await;
-    let Ok(Some((request, market, csv, settings, now))) = claimed else {
+    let Ok(Some((request, (market, csv, settings), live, now))) = claimed else {
         return;
     };
-    let outcome: Result<BacktestData, ErrorDetail> = async {
+    let outcome: Result<String, ErrorDetail> = async {
         let req: BacktestRequest =
             serde_json::from_str(&request).map_err(|e| detail("internal", e.to_string()))?;
         let resolved = resolve(&req, &settings).map_err(|e| ErrorDetail {
@@ -319,24 +364,33 @@ async fn work(shared: &Arc<Shared>, id: &str) {
             message: e.message,
             field: e.field,
         })?;
-        set_progress(shared, id, 20).await;
-        let r = resolved.clone();
-        let (bars, result) =
-            tokio::task::spawn_blocking(move || run(&market, csv.as_deref(), &r, now))
-                .await
-                .map_err(|e| detail("internal", format!("the backtest stopped: {e}")))?
+        live.set(id, 20);
+        let job = id.to_string();
+        let live = live.clone();
+        tokio::task::spawn_blocking(move || {
+            let started = std::time::Instant::now();
+            let (bars, result) = run(&market, csv.as_deref(), &live.bars, &resolved, now)
                 .map_err(|e| detail("data_unavailable", e))?;
-        set_progress(shared, id, 90).await;
-        Ok(wire_result(&resolved, bars.len(), &result))
+            live.set(&job, 90);
+            let ran = started.elapsed();
+            // Serialized here, once: the text is what the store keeps.
+            let text = serde_json::to_string(&wire_result(&resolved, bars, &result))
+                .map_err(|e| detail("internal", e.to_string()));
+            tracing::debug!(
+                "backtest {job}: {bars} bars run in {ran:?}, result serialized in {:?}",
+                started.elapsed() - ran
+            );
+            text
+        })
+        .await
+        .map_err(|e| detail("internal", format!("the backtest stopped: {e}")))?
     }
     .await;
     let job = id.to_string();
+    let writing = std::time::Instant::now();
     let stored = shared
         .run_raw(move |core, now| match outcome {
-            Ok(data) => {
-                let text = serde_json::to_string(&data).unwrap_or_default();
-                core.store.finish_job(&job, "done", Some(&text), None, now)
-            }
+            Ok(text) => core.store.finish_job(&job, "done", Some(&text), None, now),
             Err(err) => {
                 let text = serde_json::to_string(&err).unwrap_or_default();
                 core.store
@@ -344,6 +398,10 @@ async fn work(shared: &Arc<Shared>, id: &str) {
             }
         })
         .await;
+    // Off the board only once the store has the outcome, so a reader never sees it go back to
+    // `queued`.
+    live.end(id);
+    tracing::debug!("backtest {id}: outcome stored in {:?}", writing.elapsed());
     if let Ok(Err(e)) = stored {
         tracing::error!("cannot store backtest job {id}: {e}");
     }

@@ -58,6 +58,8 @@ pub struct Core {
     /// Wakes this sandbox's signal delivery loop when a signal was queued, so a delivery does not
     /// wait for the next tick.
     pub signal_wake: Arc<Notify>,
+    /// Backtest jobs running in this process and the bars they reuse (memory only).
+    pub backtests: Arc<super::backtests::Live>,
     last_snapshot: DateTime<Utc>,
     published: Arc<RwLock<Published>>,
     /// The database file readers open; none for an in-memory database, whose reads go through
@@ -71,6 +73,7 @@ pub struct View<'a> {
     pub books: &'a Books,
     pub market: &'a Market,
     pub settings: &'a Settings,
+    pub backtests: &'a super::backtests::Live,
 }
 
 impl View<'_> {
@@ -144,6 +147,7 @@ impl Core {
             last_sync,
             jobs: None,
             signal_wake: Default::default(),
+            backtests: Default::default(),
             last_snapshot: now,
             published,
             path: match db {
@@ -180,6 +184,7 @@ impl Core {
             books: &self.books,
             market: &self.market,
             settings: &self.settings,
+            backtests: &self.backtests,
         }
     }
 
@@ -298,6 +303,7 @@ pub struct Shared {
     pub discovery: Arc<super::discovery::Cache>,
     /// The same notifier as [`Core::signal_wake`], for the delivery loop to wait on.
     pub signal_wake: Arc<Notify>,
+    backtests: Arc<super::backtests::Live>,
     /// Research runs whose lead task runs in this sandbox.
     pub research: super::research::live::Runs,
 }
@@ -316,6 +322,7 @@ impl Shared {
             market: core.market.clone(),
             next_reader: Default::default(),
             signal_wake: core.signal_wake.clone(),
+            backtests: core.backtests.clone(),
             core: Mutex::new(core),
             clock,
             settings,
@@ -352,6 +359,7 @@ impl Shared {
             books: &published.books,
             market: &self.market,
             settings: &self.settings,
+            backtests: &self.backtests,
         };
         Ok(f(&view, now, arg))
     }

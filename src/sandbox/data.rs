@@ -91,8 +91,19 @@ pub fn feed_bars(
     days: u32,
     now: DateTime<Utc>,
 ) -> Vec<Bar> {
+    let count = (i64::from(days) * 1_440 / i64::from(tf.minutes())).max(1) as usize;
+    feed_window(market, coin, tf, count, now)
+}
+
+/// The last `count` bars of the feed that closed by `now`, oldest first.
+pub fn feed_window(
+    market: &Market,
+    coin: &str,
+    tf: Timeframe,
+    count: usize,
+    now: DateTime<Utc>,
+) -> Vec<Bar> {
     let interval = i64::from(tf.minutes());
-    let count = (i64::from(days) * 1_440 / interval).max(1) as usize;
     let from = now - Duration::minutes(interval * count as i64);
     let mut out = Vec::with_capacity(count);
     let mut cursor = from;
@@ -121,6 +132,11 @@ pub fn feed_bars(
         out.drain(..out.len() - count);
     }
     out
+}
+
+/// Whether `dir` holds a CSV file for this coin and timeframe (which then replaces the feed).
+pub fn has_csv(dir: &Path, coin: &str, tf: Timeframe) -> bool {
+    csv_file(dir, coin, tf).is_some()
 }
 
 fn csv_file(dir: &Path, coin: &str, tf: Timeframe) -> Option<std::path::PathBuf> {

@@ -2,6 +2,7 @@
 //! The console starts it in-process when no service is configured; `agentdesk serve` runs it alone.
 
 pub mod backtests;
+pub mod bar_cache;
 pub mod builder_fee;
 pub mod caller;
 pub mod clock;
@@ -21,6 +22,7 @@ pub mod signals;
 pub mod store;
 pub mod trading;
 pub mod venue;
+pub mod webhook_tls;
 
 use self::core::{Core, Shared};
 use crate::api::Scope;

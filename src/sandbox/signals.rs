@@ -356,28 +356,25 @@ fn record(conn: &Connection, id: i64, attempts: i64, out: &Outcome, now: DateTim
     }
 }
 
-/// Reads the extra trusted roots named by `webhook_ca_file`.
-fn extra_roots(settings: &super::settings::Settings) -> Vec<reqwest::Certificate> {
-    let Some(path) = &settings.webhook_ca_file else {
-        return Vec::new();
+/// The TLS configuration of deliveries: the web's roots plus what `webhook_ca_file` lists (see
+/// [`super::webhook_tls`]). A file that cannot be read is logged and adds nothing.
+fn tls_config(settings: &super::settings::Settings) -> Option<rustls::ClientConfig> {
+    let listed = match &settings.webhook_ca_file {
+        None => Vec::new(),
+        Some(path) => super::webhook_tls::read_pem(path).unwrap_or_else(|e| {
+            tracing::error!("webhook_ca_file {e}");
+            Vec::new()
+        }),
     };
-    match std::fs::read(path).map(|pem| reqwest::Certificate::from_pem_bundle(&pem)) {
-        Ok(Ok(certs)) => certs,
-        Ok(Err(e)) => {
-            tracing::error!("webhook_ca_file {}: {e}", path.display());
-            Vec::new()
-        }
-        Err(e) => {
-            tracing::error!("webhook_ca_file {}: {e}", path.display());
-            Vec::new()
-        }
-    }
+    super::webhook_tls::client_config(&listed)
+        .map_err(|e| tracing::error!("webhook TLS: {e}"))
+        .ok()
 }
 
 async fn attempt(
     d: &db::Due,
     allow_hosts: &[String],
-    roots: &[reqwest::Certificate],
+    tls: Option<&rustls::ClientConfig>,
     timestamp: i64,
 ) -> Outcome {
     let fail = |status: Option<u16>, e: String| Outcome {
@@ -399,8 +396,8 @@ async fn attempt(
     if target.host.parse::<IpAddr>().is_err() {
         builder = builder.resolve_to_addrs(&target.host, &target.addrs);
     }
-    for root in roots {
-        builder = builder.add_root_certificate(root.clone());
+    if let Some(tls) = tls {
+        builder = builder.use_preconfigured_tls(tls.clone());
     }
     let client = match builder.build() {
         Ok(c) => c,
@@ -455,7 +452,7 @@ fn root_cause(e: &dyn std::error::Error) -> String {
 
 /// Sends due deliveries, each in its own task, until the sandbox stops.
 pub async fn delivery_loop(shared: Arc<Shared>) {
-    let roots = Arc::new(extra_roots(&shared.settings));
+    let tls = Arc::new(tls_config(&shared.settings));
     let allow = Arc::new(shared.settings.webhook_allow_hosts.clone());
     let permits = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
     let in_flight: Arc<Mutex<HashSet<i64>>> = Default::default();
@@ -479,9 +476,9 @@ pub async fn delivery_loop(shared: Arc<Shared>) {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .insert(d.id);
-            let (shared, roots, allow, permits, in_flight) = (
+            let (shared, tls, allow, permits, in_flight) = (
                 shared.clone(),
-                roots.clone(),
+                tls.clone(),
                 allow.clone(),
                 permits.clone(),
                 in_flight.clone(),
@@ -489,7 +486,7 @@ pub async fn delivery_loop(shared: Arc<Shared>) {
             tokio::spawn(async move {
                 let _permit = permits.acquire_owned().await;
                 let timestamp = shared.clock.now().timestamp();
-                let out = attempt(&d, &allow, &roots, timestamp).await;
+                let out = attempt(&d, &allow, tls.as_ref().as_ref(), timestamp).await;
                 let (id, attempts) = (d.id, d.attempts + 1);
                 let _ = shared
                     .run_raw(move |core, now| record(&core.store.conn, id, attempts, &out, now))

@@ -169,3 +169,131 @@ async fn a_full_queue_is_refused_clearly() {
         "{err:?}"
     );
 }
+
+/// Polls until the job is running and returns its progress (bounded).
+async fn running(c: &Client, id: &str) -> u8 {
+    for _ in 0..2_000 {
+        let job = c.get_backtest_job(id).await.unwrap();
+        match job.status.as_str() {
+            "running" => return job.progress,
+            "queued" => tokio::time::sleep(Duration::from_millis(5)).await,
+            other => panic!("job {id} is {other} before it was seen running"),
+        }
+    }
+    panic!("job {id} never ran");
+}
+
+fn stored_status(db: &std::path::Path, id: &str) -> (String, i64) {
+    agentdesk::sandbox::store::Store::open(db)
+        .unwrap()
+        .conn
+        .query_row(
+            "SELECT status, progress FROM backtest_jobs WHERE id = ?1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap()
+}
+
+/// Progress is kept in memory while a job runs (the store still says `queued`); the outcome is
+/// written once, and a restarted sandbox answers it from the store.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_shows_while_running_and_the_outcome_survives_a_restart() {
+    let s = common::start_with(Settings {
+        backtest_workers: 1,
+        ..Default::default()
+    })
+    .await;
+    let c = s.legacy();
+    // A year of one-minute bars runs long enough to be seen running.
+    let job = c
+        .run_backtest(&request("sma_cross", "BTC-USD", "1m", 365))
+        .await
+        .unwrap();
+    let progress = running(&c, &job.job_id).await;
+    assert!((1..100).contains(&progress), "{progress}");
+    assert_eq!(stored_status(&s.db, &job.job_id).0, "queued");
+    let done = wait(&c, &job.job_id).await;
+    assert_eq!(done.status, "done", "{:?}", done.error);
+    assert_eq!(done.data.as_ref().unwrap().bars, 525_600);
+    assert_eq!(stored_status(&s.db, &job.job_id), ("done".to_string(), 100));
+
+    let s = s.restart().await;
+    let c = s.legacy();
+    let after = c.get_backtest_job(&job.job_id).await.unwrap();
+    assert_eq!(after.status, "done");
+    assert_eq!(after.progress, 100);
+    assert_eq!(after.data, done.data);
+}
+
+/// Two jobs over the same bars: the second finds them cached, and both agree with a job whose
+/// bars were generated afresh by another sandbox.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_on_cached_bars_give_the_same_result_as_fresh_bars() {
+    let s = common::start().await;
+    let c = s.legacy();
+    let mut req = request("sma_cross", "ETH-USD", "5m", 20);
+    req.parameters.insert("fast".into(), json!(8));
+    req.parameters.insert("slow".into(), json!(21));
+    let first = c.run_backtest(&req).await.unwrap();
+    let first = wait(&c, &first.job_id).await;
+    let second = c.run_backtest(&req).await.unwrap();
+    let second = wait(&c, &second.job_id).await;
+    let other = common::start().await;
+    let fresh = other.legacy().run_backtest(&req).await.unwrap();
+    let fresh = wait(&other.legacy(), &fresh.job_id).await;
+    assert_eq!(first.status, "done", "{:?}", first.error);
+    assert_eq!(first.data, second.data);
+    assert_eq!(first.data, fresh.data);
+}
+
+/// A sandbox killed (SIGKILL) while a job runs: after the restart the job is not left `running`
+/// but runs again to `done`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_running_when_the_sandbox_is_killed_runs_again_after_the_restart() {
+    use crate::tui::Server;
+    use agentdesk::secret::Secret;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("crash.db");
+    let mut server = Server::start(&db, "127.0.0.1:0", &dir.path().join("serve.log")).unwrap();
+    let key = server.key("legacy");
+    let c = Client::new(&server.base, Some(Secret::new(key.clone()))).unwrap();
+    let job = c
+        .run_backtest(&request("ema_cross", "BTC-USD", "1m", 365))
+        .await
+        .unwrap();
+    running(&c, &job.job_id).await;
+    server.kill();
+    assert_eq!(stored_status(&db, &job.job_id).0, "queued");
+
+    let server = Server::start(&db, "127.0.0.1:0", &dir.path().join("serve2.log")).unwrap();
+    let c = Client::new(&server.base, Some(Secret::new(key))).unwrap();
+    let done = wait(&c, &job.job_id).await;
+    assert_eq!(done.status, "done", "{:?}", done.error);
+    assert_eq!(done.data.unwrap().bars, 525_600);
+}
+
+/// Rows an older version left `running` (it wrote that state) go back to the queue on start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_stored_as_running_is_run_again_on_start() {
+    let s = common::start().await;
+    let c = s.legacy();
+    let job = c
+        .run_backtest(&request("sma_cross", "SOL-USD", "1h", 30))
+        .await
+        .unwrap();
+    wait(&c, &job.job_id).await;
+    agentdesk::sandbox::store::Store::open(&s.db)
+        .unwrap()
+        .conn
+        .execute(
+            "UPDATE backtest_jobs SET status = 'running', progress = 20, result = NULL,
+                                      finished_at = NULL WHERE id = ?1",
+            [&job.job_id],
+        )
+        .unwrap();
+    let s = s.restart().await;
+    let done = wait(&s.legacy(), &job.job_id).await;
+    assert_eq!(done.status, "done", "{:?}", done.error);
+    assert!(done.data.is_some());
+}

@@ -27,7 +27,7 @@ use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs
 
 /// One request the receiver got.
 #[derive(Debug, Clone)]
-struct Received {
+pub(crate) struct Received {
     path: String,
     headers: Vec<(String, String)>,
     body: String,
@@ -48,18 +48,18 @@ impl Received {
 
 /// An HTTPS receiver: answers the scripted statuses in order (then 200) and records every request.
 #[derive(Clone)]
-struct Receiver {
+pub(crate) struct Receiver {
     port: u16,
     got: Arc<Mutex<Vec<Received>>>,
     script: Arc<Mutex<VecDeque<u16>>>,
 }
 
 impl Receiver {
-    fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("https://localhost:{}{path}", self.port)
     }
 
-    fn got(&self) -> Vec<Received> {
+    pub(crate) fn got(&self) -> Vec<Received> {
         self.got.lock().unwrap().clone()
     }
 
@@ -67,7 +67,7 @@ impl Receiver {
         self.got().into_iter().filter(|r| r.path == path).collect()
     }
 
-    async fn wait_for(&self, path: &str, n: usize, secs: u64) -> Vec<Received> {
+    pub(crate) async fn wait_for(&self, path: &str, n: usize, secs: u64) -> Vec<Received> {
         let start = Instant::now();
         loop {
             let got = self.at(path);
@@ -99,7 +99,7 @@ fn certificate(dir: &std::path::Path) -> (std::path::PathBuf, Arc<ServerConfig>)
     (pem, Arc::new(config))
 }
 
-async fn receiver(tls: Arc<ServerConfig>) -> Receiver {
+pub(crate) async fn receiver(tls: Arc<ServerConfig>) -> Receiver {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let r = Receiver {
         port: listener.local_addr().unwrap().port(),
@@ -189,7 +189,11 @@ async fn setup_with(settings: Settings) -> (TestServer, Receiver, tempfile::Temp
     (s, rx, dir)
 }
 
-fn request(url: &str, strategies: &[&str], directions: &[&str]) -> SignalDestinationRequest {
+pub(crate) fn request(
+    url: &str,
+    strategies: &[&str],
+    directions: &[&str],
+) -> SignalDestinationRequest {
     SignalDestinationRequest {
         url: url.into(),
         strategy_ids: strategies.iter().map(|s| s.to_string()).collect(),
@@ -198,7 +202,7 @@ fn request(url: &str, strategies: &[&str], directions: &[&str]) -> SignalDestina
     }
 }
 
-const ALL: [&str; 3] = ["BUY", "SELL", "CLOSE"];
+pub(crate) const ALL: [&str; 3] = ["BUY", "SELL", "CLOSE"];
 
 /// Checks a delivery the way a Standard Webhooks receiver does, computed here independently.
 fn assert_signed(r: &Received, secret: &str, now: chrono::DateTime<chrono::Utc>) {

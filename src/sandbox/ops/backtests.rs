@@ -24,37 +24,38 @@ pub fn run_backtest(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
             "the backtest workers are not running",
         ));
     };
+    // A place in the queue first, so a full queue refuses before anything is written or charged.
+    let permit = tx.try_reserve().map_err(|e| match e {
+        TrySendError::Full(()) => AppError::new(
+            ErrorKind::Invalid,
+            "QUEUE_FULL",
+            format!(
+                "the backtest queue is full ({} jobs waiting); poll your running jobs and retry shortly",
+                backtests::QUEUE_CAP
+            ),
+        ),
+        TrySendError::Closed(()) => AppError::new(
+            ErrorKind::Unavailable,
+            "backtests_unavailable",
+            "the backtest workers have stopped",
+        ),
+    })?;
     let id = format!("bt_{}", hex::encode(rand::rng().random::<[u8; 8]>()));
     let request = serde_json::to_string(&req).map_err(AppError::internal)?;
     let c = &call.caller;
-    core.store
-        .insert_job(&id, c.account_id, c.key_id, &request, call.now)?;
-    match tx.try_send(id.clone()) {
-        Ok(()) => {}
-        Err(e) => {
-            core.store.delete_job(&id)?;
-            return Err(match e {
-                TrySendError::Full(_) => AppError::new(
-                    ErrorKind::Invalid,
-                    "QUEUE_FULL",
-                    format!(
-                        "the backtest queue is full ({} jobs waiting); poll your running jobs and retry shortly",
-                        backtests::QUEUE_CAP
-                    ),
-                ),
-                TrySendError::Closed(_) => AppError::new(
-                    ErrorKind::Unavailable,
-                    "backtests_unavailable",
-                    "the backtest workers have stopped",
-                ),
-            });
-        }
-    }
-    // Compute is charged for accepted work only.
-    if let Err(e) = quota::charge_compute(core, c, call.now) {
-        core.store.delete_job(&id)?;
+    // The job and its compute charge are one commit (one fsync); dropped uncommitted on error.
+    core.store.conn.execute_batch("BEGIN IMMEDIATE")?;
+    let written = core
+        .store
+        .insert_job(&id, c.account_id, c.key_id, &request, call.now)
+        .map_err(AppError::from)
+        .and_then(|()| quota::charge_compute(core, c, call.now));
+    let committed = written.and_then(|()| Ok(core.store.conn.execute_batch("COMMIT")?));
+    if let Err(e) = committed {
+        let _ = core.store.conn.execute_batch("ROLLBACK");
         return Err(e);
     }
+    permit.send(id.clone());
     Reply::ok(BacktestJob {
         poll_url: poll_url(&id),
         job_id: id,
@@ -72,24 +73,38 @@ pub fn get_backtest_job(core: &View, call: &Call) -> Result<Reply, AppError> {
         .job(id)?
         .filter(|j| j.account_id == call.caller.account_id)
         .ok_or_else(|| AppError::not_found(format!("no backtest job {id:?} for this account")))?;
+    // A job running in this process is `queued` in the store until it ends; its progress is
+    // kept in memory.
+    let running = (row.status == "queued")
+        .then(|| core.backtests.progress(&row.id))
+        .flatten();
     let job = BacktestJob {
         poll_url: poll_url(&row.id),
         job_id: row.id,
-        status: row.status,
-        progress: row.progress,
+        status: if running.is_some() {
+            "running".into()
+        } else {
+            row.status
+        },
+        progress: running.unwrap_or(row.progress),
         request: serde_json::from_str(&row.request).ok(),
         created_at: Some(row.created_at),
         finished_at: row.finished_at,
-        data: row
-            .result
-            .as_deref()
-            .and_then(|r| serde_json::from_str(r).ok())
-            .map(Box::new),
         error: row
             .error
             .as_deref()
             .and_then(|e| serde_json::from_str::<ErrorDetail>(e).ok()),
         ..Default::default()
     };
-    Reply::ok(job)
+    let mut reply = Reply::ok(job)?;
+    // The stored result goes into the answer as parsed, without a typed round trip: it is the
+    // largest part of the answer (up to 2,000 trades).
+    if let Some(data) = row
+        .result
+        .as_deref()
+        .and_then(|r| serde_json::from_str::<serde_json::Value>(r).ok())
+    {
+        reply.body["data"] = data;
+    }
+    Ok(reply)
 }

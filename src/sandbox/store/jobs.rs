@@ -37,33 +37,6 @@ impl Store {
         Ok(())
     }
 
-    pub fn delete_job(&self, id: &str) -> DbResult<()> {
-        self.conn
-            .execute("DELETE FROM backtest_jobs WHERE id = ?1", [id])?;
-        Ok(())
-    }
-
-    /// Moves a queued job to running and returns its request; None if it is not queued (so a job
-    /// is run once even if it was queued twice).
-    pub fn start_job(&self, id: &str, now: DateTime<Utc>) -> DbResult<Option<String>> {
-        self.conn
-            .query_row(
-                "UPDATE backtest_jobs SET status = 'running', progress = 5, started_at = ?2
-                 WHERE id = ?1 AND status = 'queued' RETURNING request",
-                params![id, ts(now)],
-                |r| r.get(0),
-            )
-            .optional()
-    }
-
-    pub fn set_job_progress(&self, id: &str, progress: u8) -> DbResult<()> {
-        self.conn.execute(
-            "UPDATE backtest_jobs SET progress = ?2 WHERE id = ?1 AND status = 'running'",
-            params![id, progress as i64],
-        )?;
-        Ok(())
-    }
-
     pub fn finish_job(
         &self,
         id: &str,
@@ -105,7 +78,9 @@ impl Store {
             .optional()
     }
 
-    /// Jobs a stopped sandbox left unfinished, oldest first; running ones go back to queued.
+    /// Jobs a stopped sandbox left unfinished, oldest first, to run again. A running job is
+    /// `queued` in the store (its progress is kept in memory); rows an older version marked
+    /// `running` go back to queued too, so none stays running after a restart.
     pub fn requeue_jobs(&self) -> DbResult<Vec<String>> {
         self.conn.execute(
             "UPDATE backtest_jobs SET status = 'queued', progress = 0 WHERE status = 'running'",

@@ -1,0 +1,252 @@
+//! Generated feed bars kept between backtests, per coin and timeframe.
+//!
+//! The feed is deterministic (a bar's values depend only on the seed, the coin and the bar's
+//! time), so a cached bar is the bar a fresh generation would make: the cache only saves time.
+//! Each (coin, timeframe) holds one contiguous run of bars; a request inside it is a slice, a
+//! request that reaches past its end generates only the missing newer bars, and anything else
+//! replaces it. Entries are evicted least recently used once their bars exceed a byte budget.
+
+use super::data::{self, Timeframe};
+use super::engine::Bar;
+use super::venue::market::Market;
+use chrono::{DateTime, TimeZone, Utc};
+use std::ops::{Deref, Range};
+use std::sync::{Arc, Mutex};
+
+/// Bytes of bars the cache keeps: two full years of one-minute bars (a year is 525,600 bars,
+/// ~25 MB), so two coins' longest backtests stay warm together.
+pub const BUDGET_BYTES: usize = 2 * 525_600 * std::mem::size_of::<Bar>();
+
+/// Bars shared with the cache: a window of one contiguous run, read as a slice.
+#[derive(Clone)]
+pub struct Bars {
+    run: Arc<Vec<Bar>>,
+    range: Range<usize>,
+}
+
+impl Bars {
+    pub fn owned(bars: Vec<Bar>) -> Bars {
+        let range = 0..bars.len();
+        Bars {
+            run: Arc::new(bars),
+            range,
+        }
+    }
+}
+
+impl Deref for Bars {
+    type Target = [Bar];
+    fn deref(&self) -> &[Bar] {
+        &self.run[self.range.clone()]
+    }
+}
+
+struct Entry {
+    coin: String,
+    tf: Timeframe,
+    run: Arc<Vec<Bar>>,
+    used: u64,
+}
+
+#[derive(Default)]
+pub struct BarCache {
+    inner: Mutex<(Vec<Entry>, u64)>,
+}
+
+/// Start of the first and the last of the `days` of bars that closed by `now`, in unix seconds:
+/// the window `data::feed_bars` returns.
+fn window(tf: Timeframe, days: u32, now: DateTime<Utc>) -> (i64, i64, usize) {
+    let step = i64::from(tf.minutes()) * 60;
+    let count = (i64::from(days) * 1_440 / i64::from(tf.minutes())).max(1);
+    let last = now.timestamp().div_euclid(step) * step - step;
+    (last - (count - 1) * step, last, count as usize)
+}
+
+impl BarCache {
+    /// The bars `data::feed_bars(market, coin, tf, days, now)` returns, from the cache where it
+    /// holds them. Generation runs outside the lock; two requests missing together both generate
+    /// and the later one's run is kept.
+    pub fn feed_bars(
+        &self,
+        market: &Market,
+        coin: &str,
+        tf: Timeframe,
+        days: u32,
+        now: DateTime<Utc>,
+    ) -> Bars {
+        let step = i64::from(tf.minutes()) * 60;
+        let (first, last, count) = window(tf, days, now);
+        let cached = self.lookup(coin, tf);
+        if let Some(run) = &cached
+            && let (Some(head), Some(tail)) = (run.first(), run.last())
+            && head.time <= first
+        {
+            let at = |t: i64| ((t - head.time) / step) as usize;
+            if tail.time >= last {
+                return Bars {
+                    run: run.clone(),
+                    range: at(first)..at(last) + 1,
+                };
+            }
+            if tail.time + step >= first {
+                // Only the bars that closed since the run was made are new.
+                let from = tail.time + step;
+                let missing = ((last - from) / step + 1) as usize;
+                let keep = &run[at(first)..];
+                let mut bars = Vec::with_capacity(keep.len() + missing);
+                bars.extend_from_slice(keep);
+                bars.extend(range(market, coin, tf, from, missing));
+                return self.store(coin, tf, bars);
+            }
+        }
+        let bars = range(market, coin, tf, first, count);
+        self.store(coin, tf, bars)
+    }
+
+    fn lookup(&self, coin: &str, tf: Timeframe) -> Option<Arc<Vec<Bar>>> {
+        let mut guard = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let (entries, clock) = &mut *guard;
+        *clock += 1;
+        let entry = entries.iter_mut().find(|e| e.coin == coin && e.tf == tf)?;
+        entry.used = *clock;
+        Some(entry.run.clone())
+    }
+
+    fn store(&self, coin: &str, tf: Timeframe, bars: Vec<Bar>) -> Bars {
+        let out = Bars::owned(bars);
+        let mut guard = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let (entries, clock) = &mut *guard;
+        *clock += 1;
+        entries.retain(|e| !(e.coin == coin && e.tf == tf));
+        entries.push(Entry {
+            coin: coin.to_string(),
+            tf,
+            run: out.run.clone(),
+            used: *clock,
+        });
+        let size = |e: &Entry| e.run.len() * std::mem::size_of::<Bar>();
+        while entries.len() > 1 && entries.iter().map(size).sum::<usize>() > BUDGET_BYTES {
+            let oldest = entries
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, e)| e.used)
+                .map(|(i, _)| i)
+                .unwrap_or(0);
+            entries.remove(oldest);
+        }
+        out
+    }
+
+    /// (coin, timeframe, bars) of what is cached, least recently used first.
+    pub fn contents(&self) -> Vec<(String, Timeframe, usize)> {
+        let guard = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let mut entries: Vec<&Entry> = guard.0.iter().collect();
+        entries.sort_by_key(|e| e.used);
+        entries
+            .into_iter()
+            .map(|e| (e.coin.clone(), e.tf, e.run.len()))
+            .collect()
+    }
+}
+
+/// Below this many bars a range is generated on the calling thread.
+const PARALLEL_FROM: usize = 100_000;
+
+/// `count` bars from the one starting at `first` (unix seconds, on the timeframe's grid). A long
+/// range is cut in one part per core, generated side by side: each bar depends only on its own
+/// time, so the parts joined are the range generated in one go.
+fn range(market: &Market, coin: &str, tf: Timeframe, first: i64, count: usize) -> Vec<Bar> {
+    let step = i64::from(tf.minutes()) * 60;
+    let part = |from: i64, n: usize| {
+        // feed_window's window that ends with the bar `n - 1` steps after `from` is exactly these.
+        let now = Utc.timestamp_opt(from + n as i64 * step, 0).single();
+        data::feed_window(market, coin, tf, n, now.unwrap_or_default())
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    if count < PARALLEL_FROM || cores < 2 {
+        return part(first, count);
+    }
+    let size = count.div_ceil(cores);
+    let parts: Vec<Vec<Bar>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..count)
+            .step_by(size)
+            .map(|at| {
+                let n = size.min(count - at);
+                scope.spawn(move || part(first + at as i64 * step, n))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    let mut bars = Vec::with_capacity(count);
+    for p in parts {
+        bars.extend(p);
+    }
+    bars
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::Duration;
+
+    fn at(s: &str) -> DateTime<Utc> {
+        s.parse().unwrap()
+    }
+
+    /// Cached bars are the bars a fresh generation makes: served from the cache, extended by the
+    /// bars that closed since, cut to a shorter history, and regenerated for a longer one.
+    #[test]
+    fn cached_bars_equal_fresh_ones() {
+        let market = Market::new(42);
+        let cache = BarCache::default();
+        let t0 = at("2026-06-01T12:07:30Z");
+        let steps = [
+            (Timeframe::M5, 3, Duration::zero()),      // generated
+            (Timeframe::M5, 3, Duration::seconds(20)), // same bars: a slice
+            (Timeframe::M5, 3, Duration::minutes(23)), // extended by 4 bars
+            (Timeframe::M5, 1, Duration::minutes(24)), // a shorter window inside
+            (Timeframe::M5, 5, Duration::minutes(24)), // longer: regenerated
+            (Timeframe::M5, 5, Duration::days(6)),     // past the end: regenerated
+            (Timeframe::M1, 2, Duration::minutes(1)),  // another timeframe beside it
+            (Timeframe::H1, 30, Duration::hours(50)),
+            // Long enough to be generated in parts side by side.
+            (Timeframe::M1, 80, Duration::hours(3)),
+        ];
+        for (tf, days, dt) in steps {
+            let now = t0 + dt;
+            let fresh = data::feed_bars(&market, "BTC", tf, days, now);
+            let cached = cache.feed_bars(&market, "BTC", tf, days, now);
+            assert_eq!(&*cached, fresh.as_slice(), "{tf:?} {days}d at {now}");
+        }
+        let kept: Vec<_> = cache.contents().into_iter().map(|(_, tf, _)| tf).collect();
+        assert_eq!(kept, [Timeframe::M5, Timeframe::H1, Timeframe::M1]);
+    }
+
+    #[test]
+    fn a_hit_is_a_slice_of_the_same_run() {
+        let market = Market::new(7);
+        let cache = BarCache::default();
+        let now = at("2026-06-01T12:07:30Z");
+        let a = cache.feed_bars(&market, "ETH", Timeframe::M15, 10, now);
+        let b = cache.feed_bars(&market, "ETH", Timeframe::M15, 4, now);
+        assert!(Arc::ptr_eq(&a.run, &b.run), "no second generation");
+        assert_eq!(&a[a.len() - b.len()..], &*b);
+    }
+
+    #[test]
+    fn least_recently_used_runs_leave_first_past_the_budget() {
+        let market = Market::new(3);
+        let cache = BarCache::default();
+        let now = at("2026-06-01T00:00:00Z");
+        // A year of one-minute bars is half the budget.
+        cache.feed_bars(&market, "BTC", Timeframe::M1, 365, now);
+        cache.feed_bars(&market, "ETH", Timeframe::M1, 365, now);
+        cache.feed_bars(&market, "BTC", Timeframe::M1, 1, now); // BTC is the most recent
+        cache.feed_bars(&market, "SOL", Timeframe::M1, 365, now);
+        let coins: Vec<_> = cache.contents().into_iter().map(|(c, _, _)| c).collect();
+        assert_eq!(coins, ["BTC", "SOL"]);
+    }
+}
