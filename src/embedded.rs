@@ -41,6 +41,8 @@ pub struct EmbeddedConfig {
     pub gate_settings: gateway::policy::GateSettings,
     pub policy: gateway::policy::Policy,
     pub notify: Vec<gateway::notify::Destination>,
+    /// The config file's top-level `public_url`, on which approval links are built.
+    pub public_url: Option<String>,
 }
 
 impl EmbeddedConfig {
@@ -55,6 +57,7 @@ impl EmbeddedConfig {
             gate_settings: Default::default(),
             policy: Default::default(),
             notify: Vec::new(),
+            public_url: None,
         }
     }
 }
@@ -168,6 +171,7 @@ async fn start_gateway(
         gc.settings.allow_immediate.push(console_key.fingerprint());
         gc.policy = config.policy.clone();
         gc.notify = config.notify.clone();
+        gc.public_url = config.public_url.clone();
         match Gateway::start(gc).await {
             Ok(running) => return Ok(running),
             Err(e @ gateway::StartError::Bind { .. }) => last = e.to_string(),

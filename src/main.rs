@@ -314,7 +314,8 @@ fn console(flags: agentdesk::config::Flags) -> Result<(), String> {
                 use agentdesk::embedded::{Embedded, EmbeddedConfig};
                 let mut ec = EmbeddedConfig::new(cfg.data_dir.clone(), settings);
                 ec.demo_agent = cfg.demo_agent.then_some(cfg.demo_agent_interval);
-                (ec.gate_settings, ec.policy, ec.notify) = gate_config(cfg.config_path.as_deref())?;
+                (ec.gate_settings, ec.policy, ec.notify, ec.public_url) =
+                    gate_config(cfg.config_path.as_deref())?;
                 Some(Embedded::start(ec).await?)
             }
             config::Service::Remote { .. } => None,
