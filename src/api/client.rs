@@ -3,6 +3,7 @@
 
 use super::catalog::{self, Method, Operation};
 use super::error::ApiError;
+use super::model::lenient;
 use super::model::*;
 use crate::secret::Secret;
 use rand::RngExt;
@@ -220,7 +221,7 @@ impl Client {
     async fn typed<T: DeserializeOwned>(&self, name: &str, req: Request) -> Result<T, ApiError> {
         let op = catalog::op(name);
         let value = self.call(op, req).await?;
-        serde_json::from_value(value).map_err(|e| ApiError::Decode(format!("{name}: {e}")))
+        decode(name, value)
     }
 
     async fn get<T: DeserializeOwned>(
@@ -543,6 +544,13 @@ impl Client {
         req.path_args = vec![run_id.to_string()];
         self.typed("research_stop", req).await
     }
+}
+
+/// Reads the answer of operation `name` as `T`: the deployment's known shapes are reshaped into
+/// ours first ([`lenient::normalize`]), and lists are read row by row by the types themselves.
+pub fn decode<T: DeserializeOwned>(name: &str, value: Value) -> Result<T, ApiError> {
+    serde_json::from_value(lenient::normalize(name, value))
+        .map_err(|e| ApiError::Decode(format!("{name}: {e}")))
 }
 
 impl Request {

@@ -1,6 +1,6 @@
 //! Tool access and chat.
 
-use super::{ErrorDetail, Extra};
+use super::{ErrorDetail, Extra, lenient};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -14,6 +14,7 @@ pub struct ChatMessage {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCapability {
+    #[serde(default)]
     pub name: String,
     #[serde(default)]
     pub operation: String,
@@ -38,7 +39,7 @@ pub struct ToolCapability {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Capabilities {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::rows")]
     pub tools: Vec<ToolCapability>,
     /// Tool names by tier: `{"observe": [...], "experiment": [...], "mutate": [...]}`.
     #[serde(default)]
@@ -127,3 +128,5 @@ pub struct CliRequest {
     /// `/research stop`, `/help`.
     pub command: String,
 }
+
+super::account::lenient_rows!(ToolCapability, ToolResult);

@@ -195,9 +195,38 @@ pub fn execution_summary(done: &crate::api::model::ExecutionResult) -> String {
             o.oid
         )
     }));
+    // The venue's own statuses, when the service passed them on without fills (the
+    // deployment's `result.response.data.statuses`).
     if parts.is_empty() {
-        done.status.clone()
-    } else {
-        parts.join("; ")
+        parts.extend(
+            done.execution
+                .statuses
+                .iter()
+                .map(crate::api::model::lenient::order_status),
+        );
+    }
+    if let Some(oid) = done.extra.get("oid").filter(|_| parts.is_empty()) {
+        parts.push(format!(
+            "oid {}",
+            oid.as_str().map_or(oid.to_string(), str::to_string)
+        ));
+    }
+    match (parts.is_empty(), done.status.is_empty()) {
+        (false, true) => parts.join("; "),
+        (false, false) if !matches!(done.status.as_str(), "ok" | "executed" | "filled") => {
+            format!("{}: {}", done.status, parts.join("; "))
+        }
+        (false, false) => parts.join("; "),
+        (true, false) => done.status.clone(),
+        // No shape we know: the answer itself, compactly, rather than nothing.
+        (true, true) => {
+            let raw = serde_json::to_value(done).unwrap_or_default();
+            let text = crate::api::model::lenient::compact(&raw, 120);
+            if text.is_empty() {
+                "done (empty answer)".into()
+            } else {
+                text
+            }
+        }
     }
 }
