@@ -212,6 +212,8 @@ pub struct ExchangeBreakdown {
     pub margin_used: f64,
     #[serde(default, deserialize_with = "num::int")]
     pub positions: u32,
+    #[serde(flatten)]
+    pub extra: Extra,
 }
 
 /// The venue's margin summary (decimal strings).
@@ -241,7 +243,7 @@ pub struct PnlSummary {
     pub total_positions: u32,
     #[serde(default)]
     pub pnl: PnlPeriods,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::rows")]
     pub exchange_breakdown: Vec<ExchangeBreakdown>,
     #[serde(default)]
     pub margin_summary: MarginSummary,
@@ -391,4 +393,11 @@ macro_rules! lenient_rows {
 }
 pub(crate) use lenient_rows;
 
-lenient_rows!(PositionRow, OpenOrderRow, FillRow, AuditEntry, Usage);
+lenient_rows!(
+    PositionRow,
+    OpenOrderRow,
+    FillRow,
+    AuditEntry,
+    Usage,
+    ExchangeBreakdown
+);

@@ -68,6 +68,7 @@ pub struct ToolResult {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCall {
+    #[serde(default)]
     pub name: String,
     #[serde(default)]
     pub args: Value,
@@ -75,6 +76,8 @@ pub struct ToolCall {
     pub result: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorDetail>,
+    #[serde(flatten)]
+    pub extra: Extra,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -83,7 +86,7 @@ pub struct ChatReply {
     /// The assistant's final message.
     #[serde(default)]
     pub reply: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::rows")]
     pub tool_calls: Vec<ToolCall>,
     /// Confirm tokens of mutate tools the loop prepared but did not run.
     #[serde(default)]
@@ -129,4 +132,4 @@ pub struct CliRequest {
     pub command: String,
 }
 
-super::account::lenient_rows!(ToolCapability, ToolResult);
+super::account::lenient_rows!(ToolCapability, ToolResult, ToolCall);

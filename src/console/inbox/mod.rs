@@ -3,9 +3,11 @@
 //! The Desk strip and the Proposals tab show it; approving or rejecting works from any tab; every
 //! decision goes to the history and the journal. Lower layer: the items; `update.rs` is App's part.
 
+pub mod risk;
+pub mod staged;
 mod update;
 
-use crate::api::model::{Preview, Proposal};
+use crate::api::model::{Preview, Proposal, TradeSignal};
 use chrono::{DateTime, Duration as TimeDelta, Utc};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +56,9 @@ pub struct InboxItem {
     pub expiry_noted: bool,
     /// Set for a tool's confirm token; None for a trade proposal.
     pub tool: Option<Box<ToolApproval>>,
+    /// What this console sent to propose_trade, when it staged the proposal: kept for the views
+    /// and the journal, and to fill what the service's preview leaves out.
+    pub request: Option<Box<TradeSignal>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,21 +129,57 @@ impl InboxItem {
         }
         describe_preview(&self.proposal.preview, self.id())
     }
+
+    /// Takes the service's view of the proposal (a poll of the proposals extension) without
+    /// losing what this console staged: the request fills what the new preview leaves out.
+    pub fn merge(&mut self, p: Proposal) {
+        self.proposal = p;
+        if let Some(r) = &self.request {
+            self.proposal.preview = staged::complete(r, &self.proposal.preview);
+        }
+    }
 }
 
 pub fn describe_preview(p: &Preview, id: &str) -> String {
     use crate::api::model::fmt_decimal;
     match p.kind.as_str() {
-        "trade" => format!(
-            "{} {} {} {}x",
-            p.direction,
-            fmt_decimal(p.size),
-            p.coin,
-            p.leverage
-        ),
+        "trade" => {
+            let size = if p.size > 0.0 {
+                fmt_decimal(p.size)
+            } else if p.notional > 0.0 {
+                format!("${}", fmt_decimal(p.notional))
+            } else {
+                "?".into()
+            };
+            let mut text = format!("{} {size} {}", p.direction, p.coin);
+            if p.leverage > 0 {
+                text.push_str(&format!(" {}x", p.leverage));
+            }
+            text
+        }
         "close" => format!("close {}", p.coin),
         "close_all" => "close all positions".to_string(),
         _ => format!("proposal {id}"),
+    }
+}
+
+/// A trade's price levels in one cell: `@3215 TP 3050 SL 3290`, `-` without any.
+pub fn levels(p: &Preview) -> String {
+    use crate::api::model::fmt_decimal;
+    let mut parts = Vec::new();
+    if let Some(l) = p.limit_px {
+        parts.push(format!("@{}", fmt_decimal(l)));
+    }
+    if let Some(tp) = p.tp {
+        parts.push(format!("TP {}", fmt_decimal(tp)));
+    }
+    if let Some(sl) = p.sl {
+        parts.push(format!("SL {}", fmt_decimal(sl)));
+    }
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join(" ")
     }
 }
 

@@ -3,7 +3,7 @@
 
 use super::{
     Decision, DecisionKind, InboxItem, LocalState, Source, Status, describe_preview,
-    execution_summary,
+    execution_summary, staged,
 };
 use crate::api::ApiError;
 use crate::api::model::{Proposal, TradeSignal};
@@ -53,7 +53,7 @@ impl App {
         for p in list {
             if let Some(item) = self.item_mut(&p.proposal_id) {
                 // A confirm this console is waiting for decides the local state, not a poll.
-                item.proposal = p;
+                item.merge(p);
                 continue;
             }
             let new = self.seen.insert(p.proposal_id.clone());
@@ -64,6 +64,7 @@ impl App {
                 first_seen: now,
                 expiry_noted: false,
                 tool: None,
+                request: None,
             };
             if new && item.status(now) == Status::Staged {
                 fresh += 1;
@@ -122,6 +123,23 @@ impl App {
         let preview = self
             .item(id)
             .map(|i| serde_json::to_value(&i.proposal.preview).unwrap_or_default());
+        // What this console staged, as sent, and the risk it showed: the record says what the
+        // supervisor decided on, whatever shape the service's preview had.
+        let request = self
+            .item(id)
+            .and_then(|i| i.request.as_ref())
+            .map(|r| serde_json::to_value(r).unwrap_or_default());
+        let risk = self
+            .item(id)
+            .filter(|i| i.tool.is_none() && i.proposal.preview.kind == "trade")
+            .map(|i| risk_record(&self.risk_of(&i.proposal.preview)));
+        // The summary names the levels too: the record must say what was approved.
+        let summary = match self.item(id) {
+            Some(i) if i.tool.is_none() && i.proposal.preview.kind == "trade" => {
+                format!("{summary} {}", super::levels(&i.proposal.preview))
+            }
+            _ => summary,
+        };
         let line = json!({
             "time": self.now.to_rfc3339(),
             "proposalId": id,
@@ -130,6 +148,8 @@ impl App {
             "result": result,
             "service": self.service.host,
             "preview": preview,
+            "request": request,
+            "risk": risk,
         });
         fx.push(Effect::Journal(line.to_string()));
         self.decisions.insert(
@@ -152,23 +172,37 @@ impl App {
         at: DateTime<Utc>,
     ) {
         match result {
-            Ok(p) => {
+            Ok(mut p) => {
+                // The deployment's answer may carry only an id and a few venue fields: what
+                // we asked for fills the rest, so the row, the dialog and the journal say what
+                // is staged.
+                p.preview = staged::complete(signal, &p.preview);
+                if p.status.is_empty() {
+                    p.status = "staged".into();
+                }
                 let text = format!(
                     "Staged {}: {}",
                     p.proposal_id,
                     describe_preview(&p.preview, &p.proposal_id)
                 );
                 self.seen.insert(p.proposal_id.clone());
-                if self.item(&p.proposal_id).is_none() {
-                    self.inbox.push(InboxItem {
-                        proposal: *p,
-                        source: Source::Console,
-                        local: LocalState::None,
-                        first_seen: at,
-                        expiry_noted: false,
-                        tool: None,
-                    });
-                    self.sort_inbox();
+                match self.item_mut(&p.proposal_id) {
+                    Some(item) => {
+                        item.request = Some(Box::new(signal.clone()));
+                        item.merge(*p);
+                    }
+                    None => {
+                        self.inbox.push(InboxItem {
+                            proposal: *p,
+                            source: Source::Console,
+                            local: LocalState::None,
+                            first_seen: at,
+                            expiry_noted: false,
+                            tool: None,
+                            request: Some(Box::new(signal.clone())),
+                        });
+                        self.sort_inbox();
+                    }
                 }
                 self.toast(text, ToastLevel::Info);
             }
@@ -305,4 +339,22 @@ impl App {
         };
         self.decide(id, DecisionKind::Rejected, summary, result.into(), fx);
     }
+}
+
+/// The risk figures as the journal keeps them.
+fn risk_record(r: &super::risk::Risk) -> serde_json::Value {
+    json!({
+        "notional": r.notional,
+        "margin": r.margin,
+        "mark": r.mark,
+        "accountValue": r.account_value,
+        "notionalPct": r.notional_pct,
+        "marginPct": r.margin_pct,
+        "equityAtRiskPct": r.equity_at_risk_pct,
+        "slPct": r.sl_pct,
+        "tpPct": r.tp_pct,
+        "liquidationPx": r.est_liquidation,
+        "resultingSzi": r.resulting_szi,
+        "unknown": r.unknown,
+    })
 }

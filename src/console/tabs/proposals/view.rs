@@ -36,6 +36,7 @@ fn status_style(theme: &Theme, status: Status) -> Style {
 const INBOX_COLS: &[Col] = &[
     col("Time left / status", 18, 0),
     fill_col("Proposal", 18, 0),
+    col("Limit · TP · SL", 22, 1),
 ];
 
 fn inbox(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
@@ -75,7 +76,15 @@ fn inbox(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
             };
             let style =
                 matches!(status, Status::Expired | Status::Rejected).then_some(theme.expired);
-            (vec![first, Line::from(item.describe())], style)
+            let levels = if item.tool.is_none() && item.proposal.preview.kind == "trade" {
+                crate::console::inbox::levels(&item.proposal.preview)
+            } else {
+                String::new()
+            };
+            (
+                vec![first, Line::from(item.describe()), Line::from(levels)],
+                style,
+            )
         },
     );
 }
@@ -128,11 +137,22 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
             theme.muted,
         ),
     ])];
+    if let Some(r) = &item.request {
+        lines.push(kv(
+            theme,
+            "Requested",
+            crate::console::inbox::staged::describe_request(r),
+        ));
+    }
     if let Some(t) = &item.tool {
         tool_lines(theme, t, &mut lines);
     } else if p.kind.is_empty() {
         lines.push(Line::styled(
-            "details arrive with the next proposals poll",
+            if app.feeds[&crate::console::action::Resource::Proposals].supported {
+                "only the id is known: details arrive with the next proposals poll"
+            } else {
+                "only the id is known: this service lists no proposals, so no details will come"
+            },
             theme.muted,
         ));
     } else if p.kind == "trade" {
@@ -148,7 +168,14 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
                 dir_style,
             ),
             Span::styled(
-                format!(" · {}x · {} · {}", p.leverage, p.order_type, p.exchange),
+                [
+                    format!("{}x", p.leverage),
+                    p.order_type.clone(),
+                    p.exchange.clone(),
+                ]
+                .into_iter()
+                .filter(|s| !s.is_empty() && s != "0x")
+                .fold(String::new(), |acc, s| acc + " · " + &s),
                 theme.base,
             ),
         ]));
@@ -217,14 +244,8 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
             ),
             Span::styled(at_risk, at_risk_style),
         ]));
-        lines.push(kv(
-            theme,
-            "Liquidation",
-            format!(
-                "≈ {}",
-                r.est_liquidation.map(px).unwrap_or_else(|| "-".into())
-            ),
-        ));
+        lines.push(kv(theme, "Account", account_share(&r)));
+        lines.push(kv(theme, "Liquidation", liquidation(&r)));
         lines.push(kv(
             theme,
             "Held now",
@@ -240,6 +261,15 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
                 None => "nothing in this coin".into(),
             },
         ));
+        if let Some(after) = r.resulting_szi {
+            lines.push(kv(theme, "After fill", resulting(after, &p.coin)));
+        }
+        for u in &r.unknown {
+            lines.push(Line::from(vec![
+                Span::styled(format!("{:<13}", "Not known"), theme.muted),
+                Span::styled(u.clone(), theme.warn),
+            ]));
+        }
     } else {
         lines.push(kv(
             theme,
@@ -353,9 +383,72 @@ fn tool_lines<'a>(
     }
 }
 
+/// "notional 12.00% · margin 2.40% of account value 100,000.00", or why it is unknown.
+fn account_share(r: &crate::console::tabs::proposals::risk::Risk) -> String {
+    match (r.account_value, r.notional_pct, r.margin_pct) {
+        (Some(v), Some(n), Some(m)) => format!(
+            "notional {n:.2}% · margin {m:.2}% of account value {}",
+            num(v, 2)
+        ),
+        (Some(v), _, _) => format!("account value {}", num(v, 2)),
+        _ => "share unknown (see below)".into(),
+    }
+}
+
+/// "≈ 54,600 (9.00% away)" or the margin bound when the service gave no estimate.
+fn liquidation(r: &crate::console::tabs::proposals::risk::Risk) -> String {
+    match (r.est_liquidation, r.liquidation_pct, r.margin_gone_pct) {
+        (Some(l), Some(d), _) => format!("≈ {} ({d:.2}% away)", px(l)),
+        (Some(l), None, _) => format!("≈ {}", px(l)),
+        (None, _, Some(m)) => format!("no estimate · margin gone after a {m:.1}% move against"),
+        (None, _, None) => "unknown".into(),
+    }
+}
+
+fn resulting(after: f64, coin: &str) -> String {
+    if after == 0.0 {
+        format!("flat in {coin}")
+    } else {
+        format!(
+            "{} {} {coin}",
+            if after > 0.0 { "long" } else { "short" },
+            size(after.abs())
+        )
+    }
+}
+
 /// Repeats the essentials, priced now, and asks for an explicit `y`.
 pub fn approve_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, id: &str) {
     let Some(item) = app.item(id) else { return };
+    let mut lines = approve_body_lines(app, theme, item);
+    lines.push(Line::raw(""));
+    lines.push(Line::from(vec![
+        Span::styled(" y ", theme.selected),
+        Span::raw(" approve and execute    "),
+        Span::styled(" esc ", theme.selected),
+        Span::raw(" cancel   (Enter does nothing)"),
+    ]));
+    let r = widgets::centered(area, 66, lines.len() as u16 + 2);
+    f.render_widget(Clear, r);
+    let dialog = Paragraph::new(lines)
+        .block(widgets::block(
+            theme,
+            Line::from(if item.tool.is_some() {
+                " Approve tool call "
+            } else {
+                " Approve proposal "
+            }),
+            true,
+        ))
+        .style(theme.base)
+        .wrap(Wrap { trim: false });
+    f.render_widget(dialog, r);
+}
+
+/// The approve dialog's body (without its keys line): the proposal as it will execute, what
+/// this console asked for, the risk priced now and what of it is unknown.
+pub fn approve_body_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<'a>> {
+    let id = item.id();
     let p = &item.proposal.preview;
     let mut lines = vec![
         Line::from(vec![
@@ -365,6 +458,15 @@ pub fn approve_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, id: &
         ]),
         Line::styled(item.describe(), theme.base.patch(theme.accent)),
     ];
+    if let Some(r) = &item.request {
+        lines.push(Line::styled(
+            format!(
+                "requested: {}",
+                crate::console::inbox::staged::describe_request(r)
+            ),
+            theme.muted,
+        ));
+    }
     if let Some(t) = &item.tool {
         lines.push(Line::from(vec![
             Span::styled("runs ", theme.base),
@@ -390,8 +492,12 @@ pub fn approve_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, id: &
             None => format!("market ≈ {}", px(r.mark)),
         };
         lines.push(Line::from(format!(
-            "{price} on {} · notional {} · margin {}",
-            p.exchange,
+            "{price}{} · notional {} · margin {}",
+            if p.exchange.is_empty() {
+                String::new()
+            } else {
+                format!(" on {}", p.exchange)
+            },
             num(r.notional, 2),
             num(r.margin, 2)
         )));
@@ -403,8 +509,23 @@ pub fn approve_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, id: &
                 .map(|u| format!(" (risk {} USD)", num(u, 2)))
                 .unwrap_or_default()
         )));
-        if let Some(x) = r.equity_at_risk_pct {
-            lines.push(Line::from(format!("{x:.2}% of equity at risk")));
+        if let (Some(x), Some(v)) = (r.equity_at_risk_pct, r.account_value) {
+            lines.push(Line::from(format!(
+                "risk {x:.2}% of account {} · notional {:.2}% · margin {:.2}%",
+                num(v, 0),
+                r.notional_pct.unwrap_or_default(),
+                r.margin_pct.unwrap_or_default()
+            )));
+        }
+        lines.push(Line::from(format!("Liquidation {}", liquidation(&r))));
+        if let Some(after) = r.resulting_szi {
+            lines.push(Line::from(format!(
+                "After fill: {}",
+                resulting(after, &p.coin)
+            )));
+        }
+        for u in &r.unknown {
+            lines.push(Line::styled(format!("not known: {u}"), theme.warn));
         }
     } else {
         for c in &p.closes {
@@ -422,26 +543,5 @@ pub fn approve_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, id: &
         spans.extend(countdown(theme, left, 20));
         lines.push(Line::from(spans));
     }
-    lines.push(Line::raw(""));
-    lines.push(Line::from(vec![
-        Span::styled(" y ", theme.selected),
-        Span::raw(" approve and execute    "),
-        Span::styled(" esc ", theme.selected),
-        Span::raw(" cancel   (Enter does nothing)"),
-    ]));
-    let r = widgets::centered(area, 66, lines.len() as u16 + 2);
-    f.render_widget(Clear, r);
-    let dialog = Paragraph::new(lines)
-        .block(widgets::block(
-            theme,
-            Line::from(if item.tool.is_some() {
-                " Approve tool call "
-            } else {
-                " Approve proposal "
-            }),
-            true,
-        ))
-        .style(theme.base)
-        .wrap(Wrap { trim: false });
-    f.render_widget(dialog, r);
+    lines
 }
