@@ -317,6 +317,7 @@ fn chat_reply() -> ChatReply {
                 args: json!({}),
                 result: positions_result(),
                 error: None,
+                extra: Default::default(),
             },
             ToolCall {
                 name: "service_get_open_orders".into(),
@@ -327,6 +328,7 @@ fn chat_reply() -> ChatReply {
                     message: "no such tool".into(),
                     field: None,
                 }),
+                extra: Default::default(),
             },
         ],
         confirm_tokens: vec![{
