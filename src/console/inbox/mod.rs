@@ -261,7 +261,7 @@ pub fn execution_summary(done: &crate::api::model::ExecutionResult) -> String {
         (true, false) => done.status.clone(),
         // No shape we know: the answer itself, compactly, rather than nothing.
         (true, true) => {
-            let raw = serde_json::to_value(done).unwrap_or_default();
+            let raw = serde_json::Value::Object(done.extra.clone());
             let text = crate::api::model::lenient::compact(&raw, 120);
             if text.is_empty() {
                 "done (empty answer)".into()

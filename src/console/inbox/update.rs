@@ -180,6 +180,12 @@ impl App {
                 if p.status.is_empty() {
                     p.status = "staged".into();
                 }
+                // The interface says a proposal expires 5 minutes after staging; an answer
+                // without `expiresAt` gets that, counted from its arrival (the service's clock
+                // may run out up to one round trip earlier).
+                if p.expires_at.is_none() {
+                    p.expires_at = Some(at + chrono::Duration::minutes(5));
+                }
                 let text = format!(
                     "Staged {}: {}",
                     p.proposal_id,

@@ -72,7 +72,12 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
                 }),
                 Line::from(e.operation.clone()),
                 Line::styled(e.outcome.clone(), style),
-                Line::from(e.http_status.to_string()),
+                // 0: the row named no status (the deployment's audit rows do not).
+                Line::from(if e.http_status == 0 {
+                    "-".to_string()
+                } else {
+                    e.http_status.to_string()
+                }),
                 Line::from(e.proposal_id.clone().unwrap_or_default()),
                 Line::from(e.oid.map(|o| o.to_string()).unwrap_or_default()),
                 // Fields the service sent that we do not read, as `key=value`.

@@ -164,7 +164,11 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
         lines.push(Line::from(vec![
             Span::styled(format!("{:<13}", "Trade"), theme.muted),
             Span::styled(
-                format!("{} {} {}", p.direction, size(p.size), p.coin),
+                if p.size > 0.0 || p.notional <= 0.0 {
+                    format!("{} {} {}", p.direction, size(p.size), p.coin)
+                } else {
+                    format!("{} ${} of {}", p.direction, num(p.notional, 2), p.coin)
+                },
                 dir_style,
             ),
             Span::styled(
@@ -251,8 +255,12 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
             "Held now",
             match &r.existing {
                 Some(e) => format!(
-                    "{} {} {} @ {} (uPnL {})",
-                    e.exchange,
+                    "{}{} {} @ {} (uPnL {})",
+                    if e.exchange.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{} ", e.exchange)
+                    },
                     if e.szi >= 0.0 { "long" } else { "short" },
                     size(e.szi.abs()),
                     px(e.entry_px),
