@@ -101,6 +101,42 @@ async fn the_deployment_has_no_proposals_list() {
     assert!(matches!(e, ApiError::NotFound { .. }), "{e:?}");
 }
 
+#[tokio::test]
+async fn tp_sl_rest_as_triggers_and_a_staged_close_flattens_in_both_shapes() {
+    for shape in [Shape::Deployment, Shape::Minimal] {
+        let (_s, client) = start(shape, ErrorPlace::Message).await;
+        let p = client.propose_trade(&btc_long()).await.unwrap();
+        client.confirm_trade(&p.proposal_id).await.unwrap();
+        let orders = client.list_open_orders(None).await.unwrap().orders;
+        let mut triggers: Vec<(f64, bool)> = orders
+            .iter()
+            .map(|o| (o.trigger_px.unwrap(), o.reduce_only))
+            .collect();
+        triggers.sort_by(|a, b| a.0.total_cmp(&b.0));
+        assert_eq!(triggers, [(58000.0, true), (70000.0, true)], "{shape:?}");
+        let close: TradeSignal =
+            serde_json::from_value(serde_json::json!({"a": "BTCUSDT", "d": "close"})).unwrap();
+        let staged = client.propose_trade(&close).await.unwrap();
+        assert_eq!(staged.preview.closes.len(), 1, "{shape:?}");
+        assert_eq!(staged.preview.closes[0].coin, "BTC");
+        let done = client.confirm_trade(&staged.proposal_id).await.unwrap();
+        assert_eq!(done.status, "ok", "{shape:?}");
+        assert_eq!(done.execution.statuses.len(), 1, "{shape:?}");
+        assert!(client.get_positions().await.unwrap().positions.is_empty());
+        assert!(
+            client
+                .list_open_orders(None)
+                .await
+                .unwrap()
+                .orders
+                .is_empty()
+        );
+        // Two POSTs staged and two confirmed: the deployment's usage counts them.
+        let usage = client.get_usage().await.unwrap();
+        assert_eq!(usage.api_post_quota.used, 4, "{shape:?}");
+    }
+}
+
 // ---- fixtures: every operation in every shape, through the real client -------------------------
 
 mod fixtures {
