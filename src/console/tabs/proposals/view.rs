@@ -269,7 +269,8 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
                 None => "nothing in this coin".into(),
             },
         ));
-        if let Some(after) = r.resulting_szi {
+        // Once executed, the position held already includes the fill.
+        if let Some(after) = r.resulting_szi.filter(|_| status == Status::Staged) {
             lines.push(kv(theme, "After fill", resulting(after, &p.coin)));
         }
         for u in &r.unknown {
@@ -538,10 +539,14 @@ pub fn approve_body_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec
     } else {
         for c in &p.closes {
             lines.push(Line::from(format!(
-                "close {} {} on {} (~{} PnL)",
+                "close {} {}{} (~{} PnL)",
                 size(c.szi),
                 c.coin,
-                c.exchange,
+                if c.exchange.is_empty() {
+                    String::new()
+                } else {
+                    format!(" on {}", c.exchange)
+                },
                 signed(c.est_pnl, 2)
             )));
         }
