@@ -253,3 +253,31 @@ async fn a_refused_key_is_named_in_the_header() {
     );
     running.shutdown().await;
 }
+
+/// Discovery details show the fields we do not read as `key=value` (the deployment's
+/// `paramsHash8`, a strategy's `tier` and `features`), never dropping them.
+#[test]
+fn discovery_details_show_unread_fields() {
+    use crate::console::tabs::discovery::Selected;
+    use crate::console::tabs::discovery::view::detail_lines;
+    let theme = crate::console::theme::Theme::dark();
+    let text = |lines: Vec<ratatui::text::Line>| {
+        lines
+            .iter()
+            .map(|l| l.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let combos: Discovery = fixture("discover_top_optimized_combos", "deployment");
+    let row = text(detail_lines(&theme, Selected::Row(&combos.rows[0])));
+    assert!(row.contains("paramsHash8=a1b2c3d4"), "{row}");
+    assert!(row.contains("rank 1 in strategy"), "{row}");
+    let strategies: Strategies = fixture("discover_strategies", "deployment");
+    let s = text(detail_lines(
+        &theme,
+        Selected::Strategy(&strategies.strategies[0]),
+    ));
+    assert!(s.contains("tier=free"), "{s}");
+    assert!(s.contains(r#"features=["long","short"]"#), "{s}");
+    assert!(s.contains("Fast SMA crosses slow SMA"), "{s}");
+}
