@@ -399,5 +399,7 @@ lenient_rows!(
     FillRow,
     AuditEntry,
     Usage,
-    ExchangeBreakdown
+    ExchangeBreakdown,
+    Whoami,
+    PnlSummary
 );

@@ -63,6 +63,15 @@ pub fn rows<'de, D: Deserializer<'de>, T: Lenient>(d: D) -> Result<Vec<T>, D::Er
     Ok(rows_of(values))
 }
 
+/// `deserialize_with` for one nested row read leniently (a proposal's preview, an answer's
+/// execution): one odd field stays in that row's `extra` instead of failing its parent.
+pub fn nested<'de, D: Deserializer<'de>, T: Lenient>(d: D) -> Result<T, D::Error> {
+    Ok(match Option::<Value>::deserialize(d)? {
+        None | Some(Value::Null) => T::default(),
+        Some(v) => row(v),
+    })
+}
+
 /// `deserialize_with` for an optional row: `null` or missing is none, anything else a row.
 pub fn opt_row<'de, D: Deserializer<'de>, T: Lenient>(d: D) -> Result<Option<T>, D::Error> {
     Ok(match Option::<Value>::deserialize(d)? {
@@ -266,6 +275,21 @@ mod tests {
             order_status(&r.execution.statuses[0]),
             "filled 0.02 at 61250.5 (oid 9)"
         );
+    }
+
+    #[test]
+    fn one_odd_field_never_loses_a_staged_proposal() {
+        use crate::api::model::Proposal;
+        let p: Proposal = row(normalize(
+            "propose_trade",
+            json!({"proposalId": "p1", "expiresAt": "in 5 minutes",
+                "preview": {"coin": "BTC", "side": "B", "sz": "0.5", "leverage": "five"}}),
+        ));
+        assert_eq!(p.proposal_id, "p1");
+        assert_eq!(p.extra["expiresAt"], "in 5 minutes");
+        assert_eq!((p.preview.coin.as_str(), p.preview.size), ("BTC", 0.5));
+        assert_eq!(p.preview.direction, "long");
+        assert_eq!(p.preview.extra["leverage"], "five");
     }
 
     #[test]

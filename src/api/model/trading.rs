@@ -178,7 +178,7 @@ pub struct Proposal {
     pub expires_at: Option<DateTime<Utc>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decided_at: Option<DateTime<Utc>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::nested")]
     pub preview: Preview,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution: Option<Execution>,
@@ -232,7 +232,7 @@ pub struct ExecutionResult {
     pub proposal_id: Option<String>,
     #[serde(default)]
     pub status: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::nested")]
     pub execution: Execution,
     #[serde(
         rename = "json_summary",
@@ -329,7 +329,7 @@ pub struct CancelResult {
     pub extra: Extra,
 }
 
-super::account::lenient_rows!(Proposal, Preview, ExecutionResult);
+super::account::lenient_rows!(Proposal, Preview, ExecutionResult, Execution);
 
 /// A list of statuses, or `null`.
 fn statuses<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Value>, D::Error> {
