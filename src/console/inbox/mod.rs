@@ -1,7 +1,9 @@
 //! The approval inbox, shared by the tabs: staged trade proposals (listed by the service, or staged
 //! and named here) and tool confirm tokens (from the Tools and Chat tabs) wait here for a human.
 //! The Desk strip and the Proposals tab show it; approving or rejecting works from any tab; every
-//! decision goes to the history and the journal. Lower layer: the items; `update.rs` is App's part.
+//! decision goes to the history and the journal. Lower layer: the items, what this console staged
+//! (`staged.rs`: the request completing a sparse preview) and the risk preview (`risk.rs`, pure);
+//! `update.rs` is App's part.
 
 pub mod risk;
 pub mod staged;
