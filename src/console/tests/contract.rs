@@ -281,3 +281,26 @@ fn discovery_details_show_unread_fields() {
     assert!(s.contains(r#"features=["long","short"]"#), "{s}");
     assert!(s.contains("Fast SMA crosses slow SMA"), "{s}");
 }
+
+/// A research run in the deployment's shape (times as millisecond text, fields we never saw)
+/// reads row by row; the transcript shows the unread fields as `key=value`.
+#[test]
+fn research_transcript_shows_unread_fields() {
+    let status: ResearchStatus = fixture("research_status", "deployment");
+    let run = status.run.expect("a run");
+    assert_eq!(run.agents.len(), 2);
+    assert_eq!(run.agents[0].extra["costUsd"], "0.02");
+    let state = crate::console::tabs::research::ResearchState {
+        run: Some(run),
+        ..Default::default()
+    };
+    let lines: Vec<String> = crate::console::tabs::research::transcript_lines(&state, 200)
+        .into_iter()
+        .map(|l| l.text)
+        .collect();
+    assert!(
+        lines[0].starts_with("12:00:00 user: find the best"),
+        "{lines:?}"
+    );
+    assert!(lines[1].contains("done [tokens=812]"), "{lines:?}");
+}
