@@ -120,6 +120,7 @@ fn proposal(i: usize, now: DateTime<Utc>, status: &str, left_secs: i64) -> Inbox
         first_seen: now - TimeDelta::seconds(300 - left_secs),
         expiry_noted: false,
         tool: None,
+        request: None,
     }
 }
 

@@ -74,6 +74,8 @@ impl StandInConfig {
 struct Staged {
     id: String,
     request: Value,
+    /// A staged close (`d: "close"`, or `action: "close_all"` with an empty coin).
+    close: bool,
     coin: String,
     long: bool,
     size: f64,
@@ -97,8 +99,11 @@ struct Book {
     next_id: u64,
     proposals: BTreeMap<String, Staged>,
     positions: Vec<Held>,
+    /// TP/SL trigger orders a confirm placed: (oid, coin, closing side is ask, size, trigger, tp).
+    triggers: Vec<(u64, String, bool, f64, f64, bool)>,
     audit: Vec<Value>,
     realized: f64,
+    posts: u64,
 }
 
 struct Inner {
@@ -253,10 +258,13 @@ impl Inner {
         };
         let mut book = self.book.lock().expect("stand-in book poisoned");
         book.expire(now);
+        if op.method == Method::Post {
+            book.posts += 1;
+        }
         let answer = match name {
             "whoami" => self.whoami(&book),
             "get_usage" | "get_usage_v1" => json!({"success": true, "usage": {
-                "daily": {"used": "3", "limit": "1000"},
+                "daily": {"used": book.posts.to_string(), "limit": "1000"},
                 "compute": {"used": "0", "limit": "200"},
                 "resetsAt": (now + TimeDelta::hours(6)).to_rfc3339(),
             }}),
@@ -265,7 +273,7 @@ impl Inner {
             "list_audit_logs" => {
                 json!({"success": true, "logs": book.audit.iter().rev().cloned().collect::<Vec<_>>()})
             }
-            "list_open_orders" => json!({"success": true, "orders": []}),
+            "list_open_orders" => self.orders(&book, now),
             "propose_trade" => self.propose(&mut book, &parsed, now),
             "confirm_trade" => self.confirm(&mut book, &parsed, now),
             "discover_strategies" => json!({"success": true, "strategies": [{
@@ -275,6 +283,29 @@ impl Inner {
                 "features": ["long", "short"], "riskSettings": {"sl": "2%"},
             }]}),
             "get_backtest_job" => self.fail(&format!("Job {} not found", path_args.join("/"))),
+            // The deployment's combos, and top backtests as its tool lists them.
+            "discover_top_optimized_combos" => json!({"success": true, "combos": [
+                {"strategyId": "sma_cross", "parameters": {"fast": "10", "slow": "30"},
+                 "rankWithinStrategy": "1", "paramsHash8": "a1b2c3d4"},
+            ], "count": "1"}),
+            "discover_top_backtests" => json!({"success": true, "results": [
+                {"id": "bt_91", "strategyId": "sma_cross", "pair": "BTC-USD", "timeframe": "15m",
+                 "totalReturn": "12.5", "paramHash": "a1b2c3d4", "source": "optimized"},
+            ], "optimizationCacheCoverage": {"pairs": "12", "strategies": "9"}}),
+            "research_status" => json!({"success": true, "run": null}),
+            "list_mcp_capabilities" => json!({"success": true, "tools": [
+                {"name": "service_get_positions", "description": "Open positions",
+                 "tier": "observe", "version": "2"},
+            ]}),
+            "execute_mcp_tool" => match parsed.get("name").and_then(Value::as_str) {
+                Some("service_get_positions") => {
+                    let mut positions = self.positions(&book);
+                    positions.as_object_mut().map(|o| o.remove("success"));
+                    json!({"success": true, "result": positions})
+                }
+                Some(other) => self.fail(&format!("Unknown tool {other}")),
+                None => self.fail("name is required"),
+            },
             _ => self.fail(&format!("{name} is not available on this deployment")),
         };
         if matches!(name, "propose_trade" | "confirm_trade") {
@@ -370,6 +401,9 @@ impl Inner {
             .trim_end_matches("USDT")
             .trim_end_matches("-USD")
             .to_uppercase();
+        if text("action").as_deref() == Some("close_all") || text("d").as_deref() == Some("close") {
+            return self.propose_close(book, body, &coin, now);
+        }
         let Some(px) = mark(&coin) else {
             return self.fail(&format!("Unsupported asset {asset}"));
         };
@@ -393,6 +427,7 @@ impl Inner {
         let staged = Staged {
             id: id.clone(),
             request: body.clone(),
+            close: false,
             coin: coin.clone(),
             long,
             size,
@@ -443,6 +478,9 @@ impl Inner {
         if staged.expires_at <= now {
             return self.fail("Proposal expired");
         }
+        if staged.close {
+            return self.confirm_close(book, &staged);
+        }
         let px = mark(&staged.coin).unwrap_or_default();
         let signed = if staged.long {
             staged.size
@@ -471,6 +509,20 @@ impl Inner {
         }
         book.next_id += 1;
         let oid = 90_000 + book.next_id;
+        for (level, tp) in [(staged.tp, true), (staged.sl, false)] {
+            if let Some(trigger) = level {
+                book.next_id += 1;
+                let t = 90_000 + book.next_id;
+                book.triggers.push((
+                    t,
+                    staged.coin.clone(),
+                    staged.long,
+                    staged.size,
+                    trigger,
+                    tp,
+                ));
+            }
+        }
         let mut v = json!({
             "success": true,
             "result": {"status": "ok", "response": {"type": "order", "data": {"statuses": [
@@ -485,6 +537,120 @@ impl Inner {
             p.executed = Some(v.clone());
         }
         v
+    }
+}
+
+impl Inner {
+    /// Stages a close of one coin's position (or of all): the deployment previews it as the
+    /// positions it will flatten.
+    fn propose_close(
+        &self,
+        book: &mut Book,
+        body: &Value,
+        coin: &str,
+        now: DateTime<Utc>,
+    ) -> Value {
+        let all = body.get("action").and_then(Value::as_str) == Some("close_all");
+        let closing: Vec<&Held> = book
+            .positions
+            .iter()
+            .filter(|p| all || p.coin == coin)
+            .collect();
+        if closing.is_empty() {
+            return self.fail(&format!("No open position in {coin}"));
+        }
+        let rows: Vec<Value> = closing
+            .iter()
+            .map(|p| {
+                json!({"coin": p.coin, "szi": dec(p.szi), "entryPx": dec(p.entry),
+                "markPx": dec(mark(&p.coin).unwrap_or(p.entry))})
+            })
+            .collect();
+        book.next_id += 1;
+        let id = format!(
+            "{:08x}-7b1e-4c2a-9d3f-{:012x}",
+            book.next_id * 7919,
+            book.next_id
+        );
+        let expires = now + TimeDelta::minutes(5);
+        book.proposals.insert(
+            id.clone(),
+            Staged {
+                id: id.clone(),
+                request: body.clone(),
+                close: true,
+                coin: if all { String::new() } else { coin.to_string() },
+                long: false,
+                size: 0.0,
+                leverage: 1,
+                tp: None,
+                sl: None,
+                expires_at: expires,
+                executed: None,
+            },
+        );
+        json!({"success": true, "proposalId": id, "expiresAt": expires.to_rfc3339(),
+            "preview": {"closes": rows}})
+    }
+
+    fn confirm_close(&self, book: &mut Book, staged: &Staged) -> Value {
+        let mut statuses = Vec::new();
+        let (close, keep): (Vec<Held>, Vec<Held>) = book
+            .positions
+            .drain(..)
+            .partition(|p| staged.coin.is_empty() || p.coin == staged.coin);
+        book.positions = keep;
+        for p in close {
+            let px = mark(&p.coin).unwrap_or(p.entry);
+            book.realized += (px - p.entry) * p.szi;
+            book.next_id += 1;
+            statuses.push(
+                json!({"filled": {"totalSz": dec(p.szi.abs()), "avgPx": dec(px),
+                "oid": 90_000 + book.next_id}}),
+            );
+            book.triggers.retain(|t| t.1 != p.coin);
+        }
+        let v = json!({"success": true, "result": {"status": "ok", "response": {"type": "order",
+            "data": {"statuses": statuses}}}});
+        if let Some(p) = book.proposals.get_mut(&staged.id) {
+            p.executed = Some(v.clone());
+        }
+        v
+    }
+
+    /// Resting TP/SL triggers in the venue's frontend shape.
+    fn orders(&self, book: &Book, now: DateTime<Utc>) -> Value {
+        let rows: Vec<Value> = book
+            .triggers
+            .iter()
+            .map(|(oid, coin, long, size, trigger, tp)| {
+                let mut row = json!({
+                    "coin": coin,
+                    "side": if *long { "A" } else { "B" },
+                    "limitPx": dec(*trigger),
+                    "sz": dec(*size),
+                    "oid": oid.to_string(),
+                    "timestamp": now.timestamp_millis().to_string(),
+                    "orderType": if *tp { "Take Profit Market" } else { "Stop Market" },
+                    "triggerPx": dec(*trigger),
+                    "isTrigger": true,
+                    "reduceOnly": true,
+                });
+                if self.config.shape == Shape::Deployment {
+                    row["origSz"] = json!(dec(*size));
+                    row["triggerCondition"] = json!(format!(
+                        "Price {} {}",
+                        if *tp == *long { "above" } else { "below" },
+                        dec(*trigger)
+                    ));
+                    row["isPositionTpsl"] = json!(true);
+                    row["tif"] = Value::Null;
+                    row["children"] = json!([]);
+                }
+                row
+            })
+            .collect();
+        json!({"success": true, "orders": rows})
     }
 }
 

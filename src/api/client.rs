@@ -3,6 +3,7 @@
 
 use super::catalog::{self, Method, Operation};
 use super::error::ApiError;
+use super::model::lenient;
 use super::model::*;
 use crate::secret::Secret;
 use rand::RngExt;
@@ -246,7 +247,15 @@ impl Client {
     async fn typed<T: DeserializeOwned>(&self, name: &str, req: Request) -> Result<T, ApiError> {
         let op = catalog::op(name);
         let value = self.call(op, req).await?;
-        serde_json::from_value(value).map_err(|e| ApiError::Decode(format!("{name}: {e}")))
+        decode(name, value)
+    }
+
+    /// As [`Client::typed`], for an answer that must never be lost to one odd field (a staged
+    /// proposal, an execution): fields that cannot be read land in the answer's `extra`.
+    async fn typed_row<T: Lenient>(&self, name: &str, req: Request) -> Result<T, ApiError> {
+        let op = catalog::op(name);
+        let value = self.call(op, req).await?;
+        Ok(decode_row(name, value))
     }
 
     async fn get<T: DeserializeOwned>(
@@ -280,11 +289,15 @@ impl Client {
         } else {
             vec![]
         };
-        self.get("whoami", query).await
+        let req = Request {
+            query,
+            ..Default::default()
+        };
+        self.typed_row("whoami", req).await
     }
 
     pub async fn get_usage(&self) -> Result<Usage, ApiError> {
-        self.get("get_usage", vec![]).await
+        self.typed_row("get_usage", Request::default()).await
     }
 
     /// The same payload on the platform path (`GET /api/v1/usage`).
@@ -297,7 +310,7 @@ impl Client {
     }
 
     pub async fn pnl_summary(&self) -> Result<PnlSummary, ApiError> {
-        self.get("pnl_summary", vec![]).await
+        self.typed_row("pnl_summary", Request::default()).await
     }
 
     pub async fn list_audit_logs(&self, limit: Option<u32>) -> Result<AuditLogs, ApiError> {
@@ -393,18 +406,29 @@ impl Client {
     // ---- staged trading ------------------------------------------------------------------------
 
     pub async fn propose_trade(&self, signal: &TradeSignal) -> Result<Proposal, ApiError> {
-        self.post("propose_trade", signal).await
+        let p: Proposal = self
+            .typed_row("propose_trade", Request::json(signal)?)
+            .await?;
+        // Without an id nothing can be confirmed: that answer is not a staged proposal.
+        if p.proposal_id.is_empty() {
+            let raw = serde_json::Value::Object(p.extra);
+            return Err(ApiError::Decode(format!(
+                "propose_trade: no proposalId in the answer ({})",
+                lenient::compact(&raw, 160)
+            )));
+        }
+        Ok(p)
     }
 
     pub async fn confirm_trade(&self, proposal_id: &str) -> Result<ExecutionResult, ApiError> {
         let body = ConfirmRequest {
             proposal_id: proposal_id.to_string(),
         };
-        self.post("confirm_trade", &body).await
+        self.typed_row("confirm_trade", Request::json(&body)?).await
     }
 
     pub async fn close_position(&self, req: &CloseRequest) -> Result<ExecutionResult, ApiError> {
-        self.post("close_position", req).await
+        self.typed_row("close_position", Request::json(req)?).await
     }
 
     // ---- immediate trading ---------------------------------------------------------------------
@@ -416,7 +440,7 @@ impl Client {
         if signal.fanout == Some(false) {
             req.headers.push(("x-service-fanout".into(), "0".into()));
         }
-        self.typed("place_order", req).await
+        self.typed_row("place_order", req).await
     }
 
     /// `POST /api/v1/orders` with an Idempotency-Key: the caller's, or a fresh one. Retries after a
@@ -431,14 +455,15 @@ impl Client {
             .map(str::to_string)
             .unwrap_or_else(new_idempotency_key);
         req.headers.push(("idempotency-key".into(), key));
-        self.typed("platform_place_order", req).await
+        self.typed_row("platform_place_order", req).await
     }
 
     pub async fn platform_close_position(
         &self,
         req: &PlatformClose,
     ) -> Result<ExecutionResult, ApiError> {
-        self.post("platform_close_position", req).await
+        self.typed_row("platform_close_position", Request::json(req)?)
+            .await
     }
 
     pub async fn platform_cancel_order(
@@ -631,6 +656,18 @@ impl Client {
     pub async fn gate_agents(&self) -> Result<GateAgents, ApiError> {
         self.gate(Method::Get, "/agents", Request::default()).await
     }
+}
+
+/// Reads the answer of operation `name` as `T`: the deployment's known shapes are reshaped into
+/// ours first ([`lenient::normalize`]), and lists are read row by row by the types themselves.
+pub fn decode<T: DeserializeOwned>(name: &str, value: Value) -> Result<T, ApiError> {
+    serde_json::from_value(lenient::normalize(name, value))
+        .map_err(|e| ApiError::Decode(format!("{name}: {e}")))
+}
+
+/// As [`decode`], leniently: never fails, fields it cannot read are kept in `extra`.
+pub fn decode_row<T: Lenient>(name: &str, value: Value) -> T {
+    lenient::row(lenient::normalize(name, value))
 }
 
 impl Request {

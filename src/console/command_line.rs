@@ -159,6 +159,7 @@ impl App {
                             first_seen: self.now,
                             expiry_noted: false,
                             tool: None,
+                            request: None,
                         },
                     );
                     self.seen.insert(id.clone());

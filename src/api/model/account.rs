@@ -1,6 +1,6 @@
 //! Identity, usage, positions, PnL, open orders, fills and the audit log.
 
-use super::{Extra, num};
+use super::{Extra, lenient, num};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -183,7 +183,7 @@ pub struct PositionRow {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Positions {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::rows")]
     pub positions: Vec<PositionRow>,
     #[serde(flatten)]
     pub extra: Extra,
@@ -214,6 +214,8 @@ pub struct ExchangeBreakdown {
     pub margin_used: f64,
     #[serde(default, deserialize_with = "num::int")]
     pub positions: u32,
+    #[serde(flatten)]
+    pub extra: Extra,
 }
 
 /// The venue's margin summary (decimal strings).
@@ -243,7 +245,7 @@ pub struct PnlSummary {
     pub total_positions: u32,
     #[serde(default)]
     pub pnl: PnlPeriods,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::rows")]
     pub exchange_breakdown: Vec<ExchangeBreakdown>,
     #[serde(default)]
     pub margin_summary: MarginSummary,
@@ -303,7 +305,7 @@ pub struct OpenOrderRow {
 pub struct OpenOrders {
     #[serde(default)]
     pub exchange: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::rows")]
     pub orders: Vec<OpenOrderRow>,
     #[serde(flatten)]
     pub extra: Extra,
@@ -343,11 +345,18 @@ pub struct FillRow {
 pub struct AuditEntry {
     #[serde(default, deserialize_with = "num::int")]
     pub id: i64,
+    /// The epoch when the service sent no time we could read.
+    #[serde(
+        default,
+        alias = "createdAt",
+        alias = "timestamp",
+        deserialize_with = "num::time"
+    )]
     pub time: DateTime<Utc>,
-    #[serde(default)]
+    #[serde(default, alias = "action")]
     pub operation: String,
-    /// `ok` or `error`.
-    #[serde(default)]
+    /// `ok` or `error` (the deployment: `ok: true|false`).
+    #[serde(default, alias = "ok", deserialize_with = "num::outcome")]
     pub outcome: String,
     #[serde(default, deserialize_with = "num::int")]
     pub http_status: u16,
@@ -369,7 +378,7 @@ pub struct AuditEntry {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct AuditLogs {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::rows")]
     pub logs: Vec<AuditEntry>,
     #[serde(flatten)]
     pub extra: Extra,
@@ -387,3 +396,25 @@ fn flag_opt<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<bool>, D::E
         _ => None,
     })
 }
+
+macro_rules! lenient_rows {
+    ($($t:ty),*) => {$(
+        impl $crate::api::model::Lenient for $t {
+            fn extra_mut(&mut self) -> &mut $crate::api::model::Extra {
+                &mut self.extra
+            }
+        }
+    )*};
+}
+pub(crate) use lenient_rows;
+
+lenient_rows!(
+    PositionRow,
+    OpenOrderRow,
+    FillRow,
+    AuditEntry,
+    Usage,
+    ExchangeBreakdown,
+    Whoami,
+    PnlSummary
+);

@@ -1,6 +1,6 @@
 //! Backtests, strategies and discovery.
 
-use super::{ErrorDetail, Extra, num};
+use super::{ErrorDetail, Extra, lenient, num};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -183,6 +183,7 @@ pub struct StrategyParam {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StrategyEntry {
+    #[serde(default)]
     pub id: String,
     #[serde(default)]
     pub name: String,
@@ -204,7 +205,7 @@ pub struct StrategyEntry {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Strategies {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::rows")]
     pub strategies: Vec<StrategyEntry>,
     #[serde(flatten)]
     pub extra: Extra,
@@ -217,6 +218,7 @@ pub struct Strategies {
 pub struct DiscoveryRow {
     #[serde(default)]
     pub id: String,
+    #[serde(default)]
     pub strategy_id: String,
     #[serde(default)]
     pub strategy_name: String,
@@ -252,7 +254,13 @@ pub struct DiscoveryRow {
 pub struct Discovery {
     /// Written as `results` (top backtests, top live) or `combos` (optimized combos, as the
     /// deployment names it); read from either.
-    #[serde(default, rename = "results", alias = "rows", alias = "combos")]
+    #[serde(
+        default,
+        rename = "results",
+        alias = "rows",
+        alias = "combos",
+        deserialize_with = "lenient::rows"
+    )]
     pub rows: Vec<DiscoveryRow>,
     #[serde(default, deserialize_with = "num::int")]
     pub count: u32,
@@ -262,4 +270,13 @@ pub struct Discovery {
     pub computed_at: Option<DateTime<Utc>>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+super::account::lenient_rows!(StrategyEntry, BacktestJob);
+
+impl super::Lenient for DiscoveryRow {
+    /// The row's unknown fields land in its flattened stats.
+    fn extra_mut(&mut self) -> &mut Extra {
+        &mut self.stats.extra
+    }
 }

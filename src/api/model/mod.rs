@@ -12,6 +12,7 @@ mod backtests;
 mod builder_fee;
 mod catalog;
 mod gate;
+pub mod lenient;
 mod research;
 mod signals;
 mod tools;
@@ -27,13 +28,14 @@ pub use signals::*;
 pub use tools::*;
 pub use trading::*;
 
+pub use lenient::{Lenient, extra_pairs};
 pub use num::fmt_decimal;
 
 pub type Extra = Map<String, Value>;
 
 /// Number-or-numeric-text (de)serializers.
 pub mod num {
-    use serde::de::{self, Deserializer, Visitor};
+    use serde::de::{self, Deserializer, Error as _, Visitor};
     use serde::{Deserialize, Serializer};
     use std::fmt;
 
@@ -156,6 +158,45 @@ pub mod num {
             }
         }
         if s == "-0" { "0".into() } else { s }
+    }
+
+    /// A time as RFC 3339 text, or milliseconds since the epoch as a number or as text (the
+    /// deployment writes `createdAt` as millisecond text); `null` or missing is the epoch, which the
+    /// views show as unknown.
+    pub fn time<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<chrono::DateTime<chrono::Utc>, D::Error> {
+        use chrono::{DateTime, TimeZone, Utc};
+        let ms = |n: i64| {
+            Utc.timestamp_millis_opt(n)
+                .single()
+                .ok_or_else(|| D::Error::custom(format!("{n} is not a time")))
+        };
+        match Option::<serde_json::Value>::deserialize(d)? {
+            None | Some(serde_json::Value::Null) => Ok(DateTime::<Utc>::default()),
+            Some(serde_json::Value::Number(n)) => match n.as_i64() {
+                Some(n) => ms(n),
+                None => Err(D::Error::custom(format!("{n} is not a time"))),
+            },
+            Some(serde_json::Value::String(s)) => match s.trim().parse::<i64>() {
+                Ok(n) => ms(n),
+                Err(_) => DateTime::parse_from_rfc3339(s.trim())
+                    .map(|t| t.with_timezone(&Utc))
+                    .map_err(|_| D::Error::custom(format!("{s:?} is not a time"))),
+            },
+            Some(other) => Err(D::Error::custom(format!("{other} is not a time"))),
+        }
+    }
+
+    /// Text, or a boolean read as `ok` / `error` (the deployment's audit rows say `ok: true`).
+    pub fn outcome<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+        match Option::<serde_json::Value>::deserialize(d)? {
+            None | Some(serde_json::Value::Null) => Ok(String::new()),
+            Some(serde_json::Value::Bool(true)) => Ok("ok".into()),
+            Some(serde_json::Value::Bool(false)) => Ok("error".into()),
+            Some(serde_json::Value::String(s)) => Ok(s),
+            Some(other) => Err(D::Error::custom(format!("{other} is not an outcome"))),
+        }
     }
 
     /// Numeric text in requests (the seed's trade signal writes prices as strings).

@@ -1,12 +1,13 @@
 //! Research runs, their agents, messages and artifacts.
 
-use super::{Extra, num};
+use super::{Extra, lenient, num};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResearchAgent {
+    #[serde(default)]
     pub agent_id: String,
     #[serde(default)]
     pub name: String,
@@ -25,31 +26,44 @@ pub struct ResearchAgent {
     pub progress: u8,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResearchMessage {
+    #[serde(default, deserialize_with = "num::time")]
     pub time: DateTime<Utc>,
     /// `user`, `lead` or an agent id.
+    #[serde(default)]
     pub author: String,
+    #[serde(default)]
     pub text: String,
+    #[serde(flatten)]
+    pub extra: Extra,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResearchArtifact {
+    #[serde(default)]
     pub name: String,
     /// `markdown` or `json`.
+    #[serde(default)]
     pub kind: String,
+    #[serde(default)]
     pub content: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<DateTime<Utc>>,
+    #[serde(flatten)]
+    pub extra: Extra,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResearchRun {
+    #[serde(default)]
     pub run_id: String,
     #[serde(default)]
     pub task: String,
@@ -63,11 +77,11 @@ pub struct ResearchRun {
     /// How the lead planned: `deterministic` or `llm`.
     #[serde(default)]
     pub planner: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::rows")]
     pub agents: Vec<ResearchAgent>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::rows")]
     pub transcript: Vec<ResearchMessage>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::rows")]
     pub artifacts: Vec<ResearchArtifact>,
     #[serde(flatten)]
     pub extra: Extra,
@@ -76,7 +90,7 @@ pub struct ResearchRun {
 /// `research_status`: the account's active (or latest) run, if any.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ResearchStatus {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::opt_row")]
     pub run: Option<ResearchRun>,
     #[serde(flatten)]
     pub extra: Extra,
@@ -95,3 +109,10 @@ pub struct ResearchMessageRequest {
     /// A message to the run's lead agent.
     pub message: String,
 }
+
+super::account::lenient_rows!(
+    ResearchAgent,
+    ResearchMessage,
+    ResearchArtifact,
+    ResearchRun
+);

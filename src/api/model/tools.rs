@@ -1,6 +1,6 @@
 //! Tool access and chat.
 
-use super::{ErrorDetail, Extra};
+use super::{ErrorDetail, Extra, lenient};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -14,6 +14,7 @@ pub struct ChatMessage {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCapability {
+    #[serde(default)]
     pub name: String,
     #[serde(default)]
     pub operation: String,
@@ -38,7 +39,7 @@ pub struct ToolCapability {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Capabilities {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::rows")]
     pub tools: Vec<ToolCapability>,
     /// Tool names by tier: `{"observe": [...], "experiment": [...], "mutate": [...]}`.
     #[serde(default)]
@@ -67,6 +68,7 @@ pub struct ToolResult {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCall {
+    #[serde(default)]
     pub name: String,
     #[serde(default)]
     pub args: Value,
@@ -74,6 +76,8 @@ pub struct ToolCall {
     pub result: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorDetail>,
+    #[serde(flatten)]
+    pub extra: Extra,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -82,7 +86,7 @@ pub struct ChatReply {
     /// The assistant's final message.
     #[serde(default)]
     pub reply: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::rows")]
     pub tool_calls: Vec<ToolCall>,
     /// Confirm tokens of mutate tools the loop prepared but did not run.
     #[serde(default)]
@@ -127,3 +131,5 @@ pub struct CliRequest {
     /// `/research stop`, `/help`.
     pub command: String,
 }
+
+super::account::lenient_rows!(ToolCapability, ToolResult, ToolCall);

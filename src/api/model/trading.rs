@@ -1,6 +1,6 @@
 //! Trading: the staged trade signal, proposals and their execution, platform orders.
 
-use super::{ErrorDetail, Extra, FillRow, OneOrMany, OpenOrderRow, num};
+use super::{ErrorDetail, Extra, FillRow, OneOrMany, OpenOrderRow, lenient, num};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -178,7 +178,7 @@ pub struct Proposal {
     pub expires_at: Option<DateTime<Utc>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decided_at: Option<DateTime<Utc>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::nested")]
     pub preview: Preview,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution: Option<Execution>,
@@ -197,7 +197,7 @@ pub struct Proposal {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Proposals {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::rows")]
     pub proposals: Vec<Proposal>,
     #[serde(flatten)]
     pub extra: Extra,
@@ -207,14 +207,14 @@ pub struct Proposals {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Execution {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::rows")]
     pub fills: Vec<FillRow>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::rows")]
     pub resting: Vec<OpenOrderRow>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::rows")]
     pub triggers: Vec<OpenOrderRow>,
     /// The venue's order statuses: `{"filled": {totalSz, avgPx, oid}}` or `{"resting": {oid}}`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "statuses")]
     pub statuses: Vec<Value>,
     /// Whether the trade was fanned out to followers and signal destinations (`place_order`
     /// answers only).
@@ -232,7 +232,7 @@ pub struct ExecutionResult {
     pub proposal_id: Option<String>,
     #[serde(default)]
     pub status: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::nested")]
     pub execution: Execution,
     #[serde(
         rename = "json_summary",
@@ -327,4 +327,11 @@ pub struct CancelResult {
     pub cancelled: Vec<u64>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+super::account::lenient_rows!(Proposal, Preview, ExecutionResult, Execution);
+
+/// A list of statuses, or `null`.
+fn statuses<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Value>, D::Error> {
+    Ok(Option::<Vec<Value>>::deserialize(d)?.unwrap_or_default())
 }

@@ -4,7 +4,9 @@
 
 use super::{DEFAULT_REJECT_REASON, Detected, agent_matches, inbox_id, is_listed};
 use crate::api::ApiError;
-use crate::api::model::{ExecutionResult, GateAgents, GateDecision, GateInbox, GateItem, Proposal};
+use crate::api::model::{
+    ExecutionResult, GateAgents, GateDecision, GateInbox, GateItem, Proposal, TradeSignal,
+};
 use crate::console::action::{Effect, Resource};
 use crate::console::app::{App, ToastLevel};
 use crate::console::inbox::{
@@ -136,6 +138,16 @@ impl App {
             let proposal = to_proposal(&g, &id);
             let local = local_of(&g);
             let agent = g.agent.clone();
+            // What the agent staged completes a sparse upstream preview, as for this console's
+            // own stagings.
+            let request = (g.kind == "trade")
+                .then(|| serde_json::from_value::<TradeSignal>(g.request.clone()).ok())
+                .flatten()
+                .map(Box::new);
+            let mut proposal = proposal;
+            if let Some(r) = &request {
+                proposal.preview = crate::console::inbox::staged::complete(r, &proposal.preview);
+            }
             self.gate.items.insert(id.clone(), g);
             let existing = match self.inbox.iter_mut().find(|i| i.id() == id) {
                 Some(item) => Some(item),
@@ -158,6 +170,7 @@ impl App {
             }
             let item = InboxItem {
                 proposal,
+                request,
                 source: Source::Gateway,
                 local: local.unwrap_or(LocalState::None),
                 first_seen: now,

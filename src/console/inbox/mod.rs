@@ -1,12 +1,16 @@
 //! The approval inbox, shared by the tabs: staged trade proposals (listed by the service, or staged
 //! and named here) and tool confirm tokens (from the Tools and Chat tabs) wait here for a human.
 //! The Desk strip and the Proposals tab show it; approving or rejecting works from any tab; every
-//! decision goes to the history and the journal. Lower layer: the items; `update.rs` is App's part.
+//! decision goes to the history and the journal. Lower layer: the items, what this console staged
+//! (`staged.rs`: the request completing a sparse preview) and the risk preview (`risk.rs`, pure);
+//! `update.rs` is App's part.
 
+pub mod risk;
+pub mod staged;
 mod update;
 
 use crate::api::ApiError;
-use crate::api::model::{AuditEntry, Preview, Proposal};
+use crate::api::model::{AuditEntry, Preview, Proposal, TradeSignal};
 use crate::console::poll::Poll;
 use chrono::{DateTime, Duration as TimeDelta, Utc};
 
@@ -65,6 +69,9 @@ pub struct InboxItem {
     pub expiry_noted: bool,
     /// Set for a tool's confirm token; None for a trade proposal.
     pub tool: Option<Box<ToolApproval>>,
+    /// What this console sent to propose_trade, when it staged the proposal: kept for the views
+    /// and the journal, and to fill what the service's preview leaves out.
+    pub request: Option<Box<TradeSignal>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,21 +161,57 @@ impl InboxItem {
         }
         describe_preview(&self.proposal.preview, self.id())
     }
+
+    /// Takes the service's view of the proposal (a poll of the proposals extension) without
+    /// losing what this console staged: the request fills what the new preview leaves out.
+    pub fn merge(&mut self, p: Proposal) {
+        self.proposal = p;
+        if let Some(r) = &self.request {
+            self.proposal.preview = staged::complete(r, &self.proposal.preview);
+        }
+    }
 }
 
 pub fn describe_preview(p: &Preview, id: &str) -> String {
     use crate::api::model::fmt_decimal;
     match p.kind.as_str() {
-        "trade" => format!(
-            "{} {} {} {}x",
-            p.direction,
-            fmt_decimal(p.size),
-            p.coin,
-            p.leverage
-        ),
+        "trade" => {
+            let size = if p.size > 0.0 {
+                fmt_decimal(p.size)
+            } else if p.notional > 0.0 {
+                format!("${}", fmt_decimal(p.notional))
+            } else {
+                "?".into()
+            };
+            let mut text = format!("{} {size} {}", p.direction, p.coin);
+            if p.leverage > 0 {
+                text.push_str(&format!(" {}x", p.leverage));
+            }
+            text
+        }
         "close" => format!("close {}", p.coin),
         "close_all" => "close all positions".to_string(),
         _ => format!("proposal {id}"),
+    }
+}
+
+/// A trade's price levels in one cell: `@3215 TP 3050 SL 3290`, `-` without any.
+pub fn levels(p: &Preview) -> String {
+    use crate::api::model::fmt_decimal;
+    let mut parts = Vec::new();
+    if let Some(l) = p.limit_px {
+        parts.push(format!("@{}", fmt_decimal(l)));
+    }
+    if let Some(tp) = p.tp {
+        parts.push(format!("TP {}", fmt_decimal(tp)));
+    }
+    if let Some(sl) = p.sl {
+        parts.push(format!("SL {}", fmt_decimal(sl)));
+    }
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join(" ")
     }
 }
 
@@ -228,10 +271,39 @@ pub fn execution_summary(done: &crate::api::model::ExecutionResult) -> String {
             o.oid
         )
     }));
+    // The venue's own statuses, when the service passed them on without fills (the
+    // deployment's `result.response.data.statuses`).
     if parts.is_empty() {
-        done.status.clone()
-    } else {
-        parts.join("; ")
+        parts.extend(
+            done.execution
+                .statuses
+                .iter()
+                .map(crate::api::model::lenient::order_status),
+        );
+    }
+    if let Some(oid) = done.extra.get("oid").filter(|_| parts.is_empty()) {
+        parts.push(format!(
+            "oid {}",
+            oid.as_str().map_or(oid.to_string(), str::to_string)
+        ));
+    }
+    match (parts.is_empty(), done.status.is_empty()) {
+        (false, true) => parts.join("; "),
+        (false, false) if !matches!(done.status.as_str(), "ok" | "executed" | "filled") => {
+            format!("{}: {}", done.status, parts.join("; "))
+        }
+        (false, false) => parts.join("; "),
+        (true, false) => done.status.clone(),
+        // No shape we know: the answer itself, compactly, rather than nothing.
+        (true, true) => {
+            let raw = serde_json::Value::Object(done.extra.clone());
+            let text = crate::api::model::lenient::compact(&raw, 120);
+            if text.is_empty() {
+                "done (empty answer)".into()
+            } else {
+                text
+            }
+        }
     }
 }
 

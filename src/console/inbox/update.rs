@@ -3,7 +3,7 @@
 
 use super::{
     Decision, DecisionKind, Evidence, InboxItem, LocalState, Outcome, PaneSelection, RECHECK,
-    SETTLE, Source, Status, describe_preview, execution_summary, outcome, outcome_of,
+    SETTLE, Source, Status, describe_preview, execution_summary, outcome, outcome_of, staged,
 };
 use crate::api::ApiError;
 use crate::api::model::{Proposal, TradeSignal};
@@ -183,7 +183,7 @@ impl App {
                 if matches!(item.local, LocalState::Unknown { .. }) {
                     settle.push((p.proposal_id.clone(), outcome_of(&p)));
                 }
-                item.proposal = p;
+                item.merge(p);
                 continue;
             }
             let new = self.seen.insert(p.proposal_id.clone());
@@ -194,6 +194,7 @@ impl App {
                 first_seen: now,
                 expiry_noted: false,
                 tool: None,
+                request: None,
             };
             // Only what this console showed live is journaled: one first seen already expired
             // (a fresh console listing old proposals) was never the supervisor's to decide.
@@ -256,6 +257,23 @@ impl App {
         let preview = self
             .item(id)
             .map(|i| serde_json::to_value(&i.proposal.preview).unwrap_or_default());
+        // What this console staged, as sent, and the risk it showed: the record says what the
+        // supervisor decided on, whatever shape the service's preview had.
+        let request = self
+            .item(id)
+            .and_then(|i| i.request.as_ref())
+            .map(|r| serde_json::to_value(r).unwrap_or_default());
+        let risk = self
+            .item(id)
+            .filter(|i| i.tool.is_none() && i.proposal.preview.kind == "trade")
+            .map(|i| risk_record(&self.risk_of(&i.proposal.preview)));
+        // The summary names the levels too: the record must say what was approved.
+        let summary = match self.item(id) {
+            Some(i) if i.tool.is_none() && i.proposal.preview.kind == "trade" => {
+                format!("{summary} {}", super::levels(&i.proposal.preview))
+            }
+            _ => summary,
+        };
         let line = json!({
             "time": self.now.to_rfc3339(),
             "proposalId": id,
@@ -264,6 +282,8 @@ impl App {
             "result": result,
             "service": self.service.host,
             "preview": preview,
+            "request": request,
+            "risk": risk,
         });
         fx.push(Effect::Journal(line.to_string()));
         self.decisions.insert(
@@ -286,23 +306,43 @@ impl App {
         at: DateTime<Utc>,
     ) {
         match result {
-            Ok(p) => {
+            Ok(mut p) => {
+                // The deployment's answer may carry only an id and a few venue fields: what
+                // we asked for fills the rest, so the row, the dialog and the journal say what
+                // is staged.
+                p.preview = staged::complete(signal, &p.preview);
+                if p.status.is_empty() {
+                    p.status = "staged".into();
+                }
+                // The interface says a proposal expires 5 minutes after staging; an answer
+                // without `expiresAt` gets that, counted from its arrival (the service's clock
+                // may run out up to one round trip earlier).
+                if p.expires_at.is_none() {
+                    p.expires_at = Some(at + chrono::Duration::minutes(5));
+                }
                 let text = format!(
                     "Staged {}: {}",
                     p.proposal_id,
                     describe_preview(&p.preview, &p.proposal_id)
                 );
                 self.seen.insert(p.proposal_id.clone());
-                if self.item(&p.proposal_id).is_none() {
-                    self.inbox.push(InboxItem {
-                        proposal: *p,
-                        source: Source::Console,
-                        local: LocalState::None,
-                        first_seen: at,
-                        expiry_noted: false,
-                        tool: None,
-                    });
-                    self.sort_inbox();
+                match self.item_mut(&p.proposal_id) {
+                    Some(item) => {
+                        item.request = Some(Box::new(signal.clone()));
+                        item.merge(*p);
+                    }
+                    None => {
+                        self.inbox.push(InboxItem {
+                            proposal: *p,
+                            source: Source::Console,
+                            local: LocalState::None,
+                            first_seen: at,
+                            expiry_noted: false,
+                            tool: None,
+                            request: Some(Box::new(signal.clone())),
+                        });
+                        self.sort_inbox();
+                    }
                 }
                 self.toast(text, ToastLevel::Info);
             }
@@ -585,7 +625,7 @@ impl App {
                 && let Some(p) = list.iter().find(|p| p.proposal_id == id)
                 && let Some(item) = self.item_mut(&id)
             {
-                item.proposal = p.clone();
+                item.merge(p.clone());
             }
             let found = outcome(&id, evidence);
             self.settle_unknown(&id, found, fx);
@@ -664,4 +704,22 @@ impl App {
             })
         })
     }
+}
+
+/// The risk figures as the journal keeps them.
+fn risk_record(r: &super::risk::Risk) -> serde_json::Value {
+    json!({
+        "notional": r.notional,
+        "margin": r.margin,
+        "mark": r.mark,
+        "accountValue": r.account_value,
+        "notionalPct": r.notional_pct,
+        "marginPct": r.margin_pct,
+        "equityAtRiskPct": r.equity_at_risk_pct,
+        "slPct": r.sl_pct,
+        "tpPct": r.tp_pct,
+        "liquidationPx": r.est_liquidation,
+        "resultingSzi": r.resulting_szi,
+        "unknown": r.unknown,
+    })
 }

@@ -33,7 +33,10 @@ fn gate_item(
         "kind": "trade",
         "status": status,
         "proposalId": id,
-        "request": {"a": "BTCUSDT", "d": "long"},
+        // What the agent sent, consistent with what the service previewed.
+        "request": {"a": format!("{}USDT", preview["coin"].as_str().unwrap_or("BTC")),
+                    "d": preview["direction"], "size": preview["size"],
+                    "leverage": preview["leverage"]},
         "preview": preview,
         "expiresAt": (t0() + LIFETIME).to_rfc3339(),
         "createdAt": t0().to_rfc3339(),
@@ -42,9 +45,10 @@ fn gate_item(
 }
 
 fn trade(coin: &str, direction: &str, size: f64, lev: u32) -> serde_json::Value {
+    let mark = if coin == "ETH" { 3210.0 } else { 65000.0 };
     json!({"kind": "trade", "exchange": "venue", "coin": coin, "direction": direction,
-           "orderType": "market", "size": size, "markPx": 65000.0, "notional": size * 65000.0,
-           "leverage": lev, "margin": size * 65000.0 / lev as f64})
+           "orderType": "market", "size": size, "markPx": mark, "notional": size * mark,
+           "leverage": lev, "margin": size * mark / lev as f64})
 }
 
 fn agent(name: &str, fp: &str, pending: u64) -> GateAgent {

@@ -90,7 +90,7 @@ fn staged_counts_down_then_approve_needs_an_explicit_y() {
     let d = &app.decisions[0];
     assert_eq!(d.kind, DecisionKind::Approved);
     assert_eq!(d.proposal_id, ID);
-    assert_eq!(d.summary, "long 0.01 BTC 5x");
+    assert_eq!(d.summary, "long 0.01 BTC 5x TP 72000 SL 65000");
     assert_eq!(d.result, fill_text);
     let lines = journal_lines(&fx);
     assert_eq!(lines.len(), 1, "{fx:?}");
@@ -366,7 +366,7 @@ fn risk_math() {
     held[0].mark_px = 66_000.0;
     let mut preview = preview;
     preview.mark_px = 65_900.0;
-    let r = risk(&preview, &held, Some(25_000.0));
+    let r = risk(&preview, &held, Ok(25_000.0));
     assert!(close(r.mark, 66_000.0), "{r:?}");
     assert!(close(r.notional, 660.0), "{r:?}");
     assert!(close(r.margin, 132.0), "{r:?}");
@@ -389,7 +389,7 @@ fn risk_math() {
     // No stop-loss: the margin is what is at risk, and there is no reward:risk.
     let mut no_sl = preview.clone();
     no_sl.sl = None;
-    let r = risk(&no_sl, &held, Some(25_000.0));
+    let r = risk(&no_sl, &held, Ok(25_000.0));
     assert!(r.sl_pct.is_none() && r.sl_usd.is_none() && r.reward_risk.is_none());
     assert!(close(
         r.equity_at_risk_pct.unwrap(),
@@ -400,7 +400,7 @@ fn risk_math() {
     let mut limit = preview.clone();
     limit.limit_px = Some(64_000.0);
     limit.coin = "LINK".into();
-    let r = risk(&limit, &held, None);
+    let r = risk(&limit, &held, Err("no PnL yet".into()));
     assert!(close(r.mark, 65_900.0), "no position: the preview's mark");
     assert!(close(r.notional, 640.0));
     assert!(close(r.margin, 128.0));
@@ -412,9 +412,17 @@ fn risk_math() {
 
     // A position on the other venue is not "held" for a venue-specific proposal.
     let mut sol = trade_preview("venue", "SOL", "long", 1.0, 140.0, 1, None, None);
-    assert!(risk(&sol, &held, None).existing.is_none());
+    assert!(
+        risk(&sol, &held, Err("no PnL yet".into()))
+            .existing
+            .is_none()
+    );
     sol.exchange = "venue2".into();
-    assert!(risk(&sol, &held, None).existing.is_some());
+    assert!(
+        risk(&sol, &held, Err("no PnL yet".into()))
+            .existing
+            .is_some()
+    );
 }
 
 // ---- selection by proposal id, and undo ----------------------------------------------------------

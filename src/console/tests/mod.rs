@@ -3,6 +3,7 @@
 
 mod agents;
 mod clock;
+mod contract;
 mod discovery;
 mod feeds;
 mod fixtures;

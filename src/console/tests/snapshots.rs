@@ -390,6 +390,7 @@ fn long_tool_approval(width: u16, height: u16) -> App {
                 expires_at: Some(t0() + secs(240)),
                 ..Proposal::default()
             },
+            request: None,
             source: Source::Console,
             local: LocalState::None,
             first_seen: t0(),

@@ -108,6 +108,7 @@ impl Session {
             args,
             result: result.clone(),
             error: error.clone(),
+            extra: Default::default(),
         });
         match error {
             None => Ok(result),

@@ -218,6 +218,7 @@ pub fn run_json(conn: &Connection, run: &RunRow) -> DbResult<Value> {
                 time: parse_ts(r.get(0)?),
                 author: r.get(1)?,
                 text: r.get(2)?,
+                extra: Default::default(),
             })
         })?
         .collect::<DbResult<Vec<_>>>()?;
@@ -232,6 +233,7 @@ pub fn run_json(conn: &Connection, run: &RunRow) -> DbResult<Value> {
                 kind: r.get(1)?,
                 content: r.get(2)?,
                 created_at: Some(parse_ts(r.get(3)?)),
+                extra: Default::default(),
             })
         })?
         .collect::<DbResult<Vec<_>>>()?;
@@ -255,6 +257,7 @@ pub fn run_json(conn: &Connection, run: &RunRow) -> DbResult<Value> {
                 task: a.task.clone(),
                 progress: a.progress,
                 summary: a.summary.clone(),
+                extra: Default::default(),
             })
             .collect(),
         transcript,

@@ -382,9 +382,26 @@ pub fn detail_lines<'a>(theme: &Theme, sel: Selected<'_>) -> Vec<Line<'a>> {
             for (label, value) in stat_items(&r.stats) {
                 lines.push(kv(theme, label, value));
             }
+            other_fields(theme, &r.stats.extra, &mut lines);
         }
     }
+    if let Selected::Strategy(s) = sel {
+        other_fields(theme, &s.extra, &mut lines);
+    }
     lines
+}
+
+/// Fields the service sent that we do not read, as `key=value`: shown, never dropped.
+fn other_fields<'a>(theme: &Theme, extra: &crate::api::model::Extra, lines: &mut Vec<Line<'a>>) {
+    let pairs = crate::api::model::extra_pairs(extra);
+    if pairs.is_empty() {
+        return;
+    }
+    lines.push(Line::raw(""));
+    lines.push(Line::styled("Other fields", theme.accent));
+    for p in pairs {
+        lines.push(Line::styled(format!("  {p}"), theme.muted));
+    }
 }
 
 pub fn details(f: &mut Frame, app: &App, theme: &Theme, area: Rect, scroll: u16) {

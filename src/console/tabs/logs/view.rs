@@ -76,13 +76,30 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
                 theme.bad
             };
             let cells = vec![
-                Line::from(e.time.format("%H:%M:%S").to_string()),
+                Line::from(if e.time.timestamp() == 0 {
+                    "-".to_string()
+                } else {
+                    e.time.format("%H:%M:%S").to_string()
+                }),
                 Line::from(e.operation.clone()),
                 Line::styled(e.outcome.clone(), style),
-                Line::from(e.http_status.to_string()),
+                // 0: the row named no status (the deployment's audit rows do not).
+                Line::from(if e.http_status == 0 {
+                    "-".to_string()
+                } else {
+                    e.http_status.to_string()
+                }),
                 Line::from(e.proposal_id.clone().unwrap_or_default()),
                 Line::from(e.oid.map(|o| o.to_string()).unwrap_or_default()),
-                Line::from(e.error_code.clone().unwrap_or_default()),
+                // Fields the service sent that we do not read, as `key=value`.
+                Line::from(
+                    e.error_code
+                        .iter()
+                        .cloned()
+                        .chain(crate::api::model::extra_pairs(&e.extra))
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                ),
             ];
             (cells, None)
         },

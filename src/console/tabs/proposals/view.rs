@@ -36,6 +36,7 @@ fn status_style(theme: &Theme, status: Status) -> Style {
 const INBOX_COLS: &[Col] = &[
     col("Time left / status", 18, 0),
     fill_col("Proposal", 18, 0),
+    col("Limit · TP · SL", 22, 1),
 ];
 
 /// On a gateway: who staged each item.
@@ -43,6 +44,7 @@ const GATE_INBOX_COLS: &[Col] = &[
     col("Time left / status", 18, 0),
     col("Agent", 14, 0),
     fill_col("Proposal", 18, 0),
+    col("Limit · TP · SL", 22, 2),
 ];
 
 fn inbox(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
@@ -90,7 +92,12 @@ fn inbox(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
             };
             let style =
                 matches!(status, Status::Expired | Status::Rejected).then_some(theme.expired);
-            let mut cells = vec![first, Line::from(item.describe())];
+            let levels = if item.tool.is_none() && item.proposal.preview.kind == "trade" {
+                crate::console::inbox::levels(&item.proposal.preview)
+            } else {
+                String::new()
+            };
+            let mut cells = vec![first, Line::from(item.describe()), Line::from(levels)];
             if on_gate {
                 let agent = app
                     .gate
@@ -193,11 +200,22 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
             Span::styled(refusal.clone(), theme.bad),
         ]));
     }
+    if let Some(r) = &item.request {
+        lines.push(kv(
+            theme,
+            "Requested",
+            crate::console::inbox::staged::describe_request(r),
+        ));
+    }
     if let Some(t) = &item.tool {
         tool_lines(theme, t, &mut lines);
     } else if p.kind.is_empty() {
         lines.push(Line::styled(
-            "details arrive with the next proposals poll",
+            if app.feeds[&crate::console::action::Resource::Proposals].supported {
+                "only the id is known: details arrive with the next proposals poll"
+            } else {
+                "only the id is known: this service lists no proposals, so no details will come"
+            },
             theme.muted,
         ));
     } else if p.kind == "trade" {
@@ -209,11 +227,22 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
         lines.push(Line::from(vec![
             Span::styled(format!("{:<13}", "Trade"), theme.muted),
             Span::styled(
-                format!("{} {} {}", p.direction, size(p.size), p.coin),
+                if p.size > 0.0 || p.notional <= 0.0 {
+                    format!("{} {} {}", p.direction, size(p.size), p.coin)
+                } else {
+                    format!("{} ${} of {}", p.direction, num(p.notional, 2), p.coin)
+                },
                 dir_style,
             ),
             Span::styled(
-                format!(" · {}x · {} · {}", p.leverage, p.order_type, p.exchange),
+                [
+                    format!("{}x", p.leverage),
+                    p.order_type.clone(),
+                    p.exchange.clone(),
+                ]
+                .into_iter()
+                .filter(|s| !s.is_empty() && s != "0x")
+                .fold(String::new(), |acc, s| acc + " · " + &s),
                 theme.base,
             ),
         ]));
@@ -282,21 +311,19 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
             ),
             Span::styled(at_risk, at_risk_style),
         ]));
-        lines.push(kv(
-            theme,
-            "Liquidation",
-            format!(
-                "≈ {}",
-                r.est_liquidation.map(px).unwrap_or_else(|| "-".into())
-            ),
-        ));
+        lines.push(kv(theme, "Account", account_share(&r)));
+        lines.push(kv(theme, "Liquidation", liquidation(&r)));
         lines.push(kv(
             theme,
             "Held now",
             match &r.existing {
                 Some(e) => format!(
-                    "{} {} {} @ {} (uPnL {})",
-                    e.exchange,
+                    "{}{} {} @ {} (uPnL {})",
+                    if e.exchange.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{} ", e.exchange)
+                    },
                     if e.szi >= 0.0 { "long" } else { "short" },
                     size(e.szi.abs()),
                     px(e.entry_px),
@@ -305,6 +332,16 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
                 None => "nothing in this coin".into(),
             },
         ));
+        // Once executed, the position held already includes the fill.
+        if let Some(after) = r.resulting_szi.filter(|_| status == Status::Staged) {
+            lines.push(kv(theme, "After fill", resulting(after, &p.coin)));
+        }
+        for u in &r.unknown {
+            lines.push(Line::from(vec![
+                Span::styled(format!("{:<13}", "Not known"), theme.muted),
+                Span::styled(u.clone(), theme.warn),
+            ]));
+        }
     } else {
         lines.push(kv(
             theme,
@@ -423,7 +460,7 @@ fn tool_lines<'a>(
 /// position in the bottom border.
 pub fn approve_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, id: &str) {
     let Some(item) = app.item(id) else { return };
-    let body = Paragraph::new(approve_body(app, theme, item, id)).wrap(Wrap { trim: false });
+    let body = Paragraph::new(approve_body_lines(app, theme, item)).wrap(Wrap { trim: false });
     let d = approve_layout(area, &body);
     let scroll = app.inbox_state.dialog_scroll.min(d.max_scroll);
     let mut block = widgets::block(
@@ -510,12 +547,48 @@ pub fn approve_layout(area: Rect, body: &Paragraph) -> DialogLayout {
 pub fn approve_max_scroll(app: &App, id: &str, size: (u16, u16)) -> u16 {
     let Some(item) = app.item(id) else { return 0 };
     let body =
-        Paragraph::new(approve_body(app, &Theme::default(), item, id)).wrap(Wrap { trim: false });
+        Paragraph::new(approve_body_lines(app, &Theme::default(), item)).wrap(Wrap { trim: false });
     approve_layout(Rect::new(0, 0, size.0, size.1), &body).max_scroll
 }
 
-/// The approve dialog's text above its keys line.
-pub fn approve_body<'a>(app: &App, theme: &Theme, item: &InboxItem, id: &str) -> Vec<Line<'a>> {
+/// "notional 12.00% · margin 2.40% of account value 100,000.00", or why it is unknown.
+fn account_share(r: &crate::console::tabs::proposals::risk::Risk) -> String {
+    match (r.account_value, r.notional_pct, r.margin_pct) {
+        (Some(v), Some(n), Some(m)) => format!(
+            "notional {n:.2}% · margin {m:.2}% of account value {}",
+            num(v, 2)
+        ),
+        (Some(v), _, _) => format!("account value {}", num(v, 2)),
+        _ => "share unknown (see below)".into(),
+    }
+}
+
+/// "≈ 54,600 (9.00% away)" or the margin bound when the service gave no estimate.
+fn liquidation(r: &crate::console::tabs::proposals::risk::Risk) -> String {
+    match (r.est_liquidation, r.liquidation_pct, r.margin_gone_pct) {
+        (Some(l), Some(d), _) => format!("≈ {} ({d:.2}% away)", px(l)),
+        (Some(l), None, _) => format!("≈ {}", px(l)),
+        (None, _, Some(m)) => format!("no estimate · margin gone after a {m:.1}% move against"),
+        (None, _, None) => "unknown".into(),
+    }
+}
+
+fn resulting(after: f64, coin: &str) -> String {
+    if after == 0.0 {
+        format!("flat in {coin}")
+    } else {
+        format!(
+            "{} {} {coin}",
+            if after > 0.0 { "long" } else { "short" },
+            size(after.abs())
+        )
+    }
+}
+
+/// The approve dialog's body (without its keys line): the proposal as it will execute, what
+/// this console asked for, the risk priced now and what of it is unknown.
+pub fn approve_body_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<'a>> {
+    let id = item.id();
     let p = &item.proposal.preview;
     let mut lines = vec![
         Line::from(vec![
@@ -525,6 +598,15 @@ pub fn approve_body<'a>(app: &App, theme: &Theme, item: &InboxItem, id: &str) ->
         ]),
         Line::styled(item.describe(), theme.base.patch(theme.accent)),
     ];
+    if let Some(r) = &item.request {
+        lines.push(Line::styled(
+            format!(
+                "requested: {}",
+                crate::console::inbox::staged::describe_request(r)
+            ),
+            theme.muted,
+        ));
+    }
     if let Some(t) = &item.tool {
         lines.push(Line::from(vec![
             Span::styled("runs ", theme.base),
@@ -548,8 +630,12 @@ pub fn approve_body<'a>(app: &App, theme: &Theme, item: &InboxItem, id: &str) ->
             None => format!("market ≈ {}", px(r.mark)),
         };
         lines.push(Line::from(format!(
-            "{price} on {} · notional {} · margin {}",
-            p.exchange,
+            "{price}{} · notional {} · margin {}",
+            if p.exchange.is_empty() {
+                String::new()
+            } else {
+                format!(" on {}", p.exchange)
+            },
             num(r.notional, 2),
             num(r.margin, 2)
         )));
@@ -561,16 +647,35 @@ pub fn approve_body<'a>(app: &App, theme: &Theme, item: &InboxItem, id: &str) ->
                 .map(|u| format!(" (risk {} USD)", num(u, 2)))
                 .unwrap_or_default()
         )));
-        if let Some(x) = r.equity_at_risk_pct {
-            lines.push(Line::from(format!("{x:.2}% of equity at risk")));
+        if let (Some(x), Some(v)) = (r.equity_at_risk_pct, r.account_value) {
+            lines.push(Line::from(format!(
+                "risk {x:.2}% of account {} · notional {:.2}% · margin {:.2}%",
+                num(v, 0),
+                r.notional_pct.unwrap_or_default(),
+                r.margin_pct.unwrap_or_default()
+            )));
+        }
+        lines.push(Line::from(format!("Liquidation {}", liquidation(&r))));
+        if let Some(after) = r.resulting_szi {
+            lines.push(Line::from(format!(
+                "After fill: {}",
+                resulting(after, &p.coin)
+            )));
+        }
+        for u in &r.unknown {
+            lines.push(Line::styled(format!("not known: {u}"), theme.warn));
         }
     } else {
         for c in &p.closes {
             lines.push(Line::from(format!(
-                "close {} {} on {} (~{} PnL)",
+                "close {} {}{} (~{} PnL)",
                 size(c.szi),
                 c.coin,
-                c.exchange,
+                if c.exchange.is_empty() {
+                    String::new()
+                } else {
+                    format!(" on {}", c.exchange)
+                },
                 signed(c.est_pnl, 2)
             )));
         }

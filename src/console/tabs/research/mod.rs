@@ -94,7 +94,12 @@ pub fn transcript_lines(state: &ResearchState, width: usize) -> Vec<TextLine> {
             "system" => LineStyle::Muted,
             _ => LineStyle::Plain,
         };
-        for (i, l) in wrap(&format!("{head}{}", m.text), width, "    ")
+        // Fields the service sent that we do not read, after the text as `key=value`.
+        let mut text = m.text.clone();
+        for pair in crate::api::model::extra_pairs(&m.extra) {
+            text.push_str(&format!(" [{pair}]"));
+        }
+        for (i, l) in wrap(&format!("{head}{text}"), width, "    ")
             .into_iter()
             .enumerate()
         {

@@ -154,7 +154,10 @@ fn agents_table(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
             } else {
                 theme.base
             };
-            let what = a.summary.clone().unwrap_or_else(|| a.task.clone());
+            let mut what = a.summary.clone().unwrap_or_else(|| a.task.clone());
+            for pair in crate::api::model::extra_pairs(&a.extra) {
+                what.push_str(&format!(" {pair}"));
+            }
             let cells = vec![
                 Line::from(vec![
                     Span::styled(prefix, theme.muted),

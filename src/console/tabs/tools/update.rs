@@ -356,6 +356,7 @@ impl App {
                 },
                 result: None,
             })),
+            request: None,
         });
         self.sort_inbox();
         if self.options.bell {

@@ -47,6 +47,7 @@ fn agent(
         task: task.into(),
         progress,
         summary: summary.map(str::to_string),
+        ..Default::default()
     }
 }
 
@@ -55,6 +56,7 @@ fn msg(at: i64, author: &str, text: &str) -> ResearchMessage {
         time: t0() + secs(at),
         author: author.into(),
         text: text.into(),
+        ..Default::default()
     }
 }
 
@@ -87,12 +89,14 @@ pub fn research_run(status: &str) -> ResearchRun {
                 kind: "json".into(),
                 content: r#"{"pair":"ETH-USD","timeframe":"1h","days":30,"strategies":["ema_cross","macd_trend","donchian_breakout"]}"#.into(),
                 created_at: Some(t0() - secs(94)),
+                ..Default::default()
             },
             ResearchArtifact {
                 name: "report.md".into(),
                 kind: "markdown".into(),
                 content: "# Trend strategies for ETH 1h, 30 days\n\n## Ranking\n- ema_cross: +12.41%, max DD -4.10%, Sharpe 1.82\n- macd_trend: +8.02%, max DD -6.31%\n\n| strategy | return % | max DD % | trades |\n|:--|--:|--:|--:|\n| ema_cross | +12.41 | -4.10 | 23 |\n| macd_trend | +8.02 | -6.31 | 17 |\n\n## Recommendation\nema_cross with fast=9 slow=21.".into(),
                 created_at: Some(t0() - secs(5)),
+                ..Default::default()
             },
         ],
         ..Default::default()
@@ -313,6 +317,7 @@ fn chat_reply() -> ChatReply {
                 args: json!({}),
                 result: positions_result(),
                 error: None,
+                extra: Default::default(),
             },
             ToolCall {
                 name: "service_get_open_orders".into(),
@@ -323,6 +328,7 @@ fn chat_reply() -> ChatReply {
                     message: "no such tool".into(),
                     field: None,
                 }),
+                extra: Default::default(),
             },
         ],
         confirm_tokens: vec![{

@@ -1,0 +1,302 @@
+//! Reading answers whose shape we only partly know, row by row: a row we cannot fully read keeps
+//! the fields we can and carries the rest, as the service sent them, in its `extra` map; the
+//! views show those as `key=value`. One odd row never empties a pane.
+//!
+//! Also the per-operation reshaping of the deployment's known shapes into ours
+//! ([`normalize`]), so that the typed structs have one shape to read.
+
+use super::Extra;
+use serde::Deserialize;
+use serde::de::{DeserializeOwned, Deserializer};
+use serde_json::{Map, Value, json};
+
+/// A row type that keeps what it does not know in a flattened `extra` map.
+pub trait Lenient: DeserializeOwned + Default {
+    fn extra_mut(&mut self) -> &mut Extra;
+}
+
+/// Reads `value` as `T`; when that fails, reads each field on its own, keeps those that read
+/// and puts the others, untouched, into `extra`. Never fails.
+pub fn row<T: Lenient>(value: Value) -> T {
+    let map = match value {
+        Value::Object(map) => map,
+        other => {
+            let mut t = T::default();
+            t.extra_mut().insert("value".into(), other);
+            return t;
+        }
+    };
+    if let Ok(t) = T::deserialize(&Value::Object(map.clone())) {
+        return t;
+    }
+    let mut good = Map::new();
+    let mut bad = Map::new();
+    for (k, v) in map {
+        let alone = Value::Object(Map::from_iter([(k.clone(), v.clone())]));
+        if T::deserialize(&alone).is_ok() {
+            good.insert(k, v);
+        } else {
+            bad.insert(k, v);
+        }
+    }
+    // Fields that read alone may still clash together (two aliases of one field): then keep
+    // only what reads, field by field, in extra.
+    let mut t = match T::deserialize(&Value::Object(good.clone())) {
+        Ok(t) => t,
+        Err(_) => {
+            bad.extend(good);
+            T::default()
+        }
+    };
+    t.extra_mut().extend(bad);
+    t
+}
+
+/// Every row of a list, leniently; `null` or a missing list is no rows.
+pub fn rows_of<T: Lenient>(values: Vec<Value>) -> Vec<T> {
+    values.into_iter().map(row).collect()
+}
+
+/// `deserialize_with` for a list of rows: a list decodes as `Vec<Value>` first, then row by row.
+pub fn rows<'de, D: Deserializer<'de>, T: Lenient>(d: D) -> Result<Vec<T>, D::Error> {
+    let values = Option::<Vec<Value>>::deserialize(d)?.unwrap_or_default();
+    Ok(rows_of(values))
+}
+
+/// `deserialize_with` for one nested row read leniently (a proposal's preview, an answer's
+/// execution): one odd field stays in that row's `extra` instead of failing its parent.
+pub fn nested<'de, D: Deserializer<'de>, T: Lenient>(d: D) -> Result<T, D::Error> {
+    Ok(match Option::<Value>::deserialize(d)? {
+        None | Some(Value::Null) => T::default(),
+        Some(v) => row(v),
+    })
+}
+
+/// `deserialize_with` for an optional row: `null` or missing is none, anything else a row.
+pub fn opt_row<'de, D: Deserializer<'de>, T: Lenient>(d: D) -> Result<Option<T>, D::Error> {
+    Ok(match Option::<Value>::deserialize(d)? {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(row(v)),
+    })
+}
+
+/// `extra` as `key=value` pairs, in the service's order of keys (sorted by name), values compact.
+pub fn extra_pairs(extra: &Extra) -> Vec<String> {
+    extra
+        .iter()
+        .filter(|(k, _)| !IGNORED.contains(&k.as_str()))
+        .map(|(k, v)| match v {
+            Value::String(s) => format!("{k}={s}"),
+            other => format!("{k}={other}"),
+        })
+        .collect()
+}
+
+/// Envelope fields that say nothing about a row.
+const IGNORED: &[&str] = &["success"];
+
+/// A compact one-line rendering of any answer, for an answer we have no typed reading of.
+pub fn compact(value: &Value, max: usize) -> String {
+    let text = match value {
+        Value::Object(map) => extra_pairs(map).join(" "),
+        other => other.to_string(),
+    };
+    if text.chars().count() <= max {
+        text
+    } else {
+        let mut s: String = text.chars().take(max.saturating_sub(1)).collect();
+        s.push('…');
+        s
+    }
+}
+
+/// Reshapes an answer of `operation` from the deployment's known shapes into ours, before it is
+/// read: what our sandbox sends passes through unchanged.
+pub fn normalize(operation: &str, mut value: Value) -> Value {
+    let Some(obj) = value.as_object_mut() else {
+        return value;
+    };
+    match operation {
+        // The deployment: `{usage: {daily: {used, limit}, compute: {...}, resetsAt}}`.
+        "get_usage" | "get_usage_v1" => {
+            if let Some(Value::Object(inner)) = obj.remove("usage") {
+                for (k, v) in inner {
+                    obj.entry(k).or_insert(v);
+                }
+            }
+            if !obj.contains_key("apiPostQuota")
+                && let Some(daily) = obj.remove("daily")
+            {
+                obj.insert("apiPostQuota".into(), daily);
+            }
+        }
+        "propose_trade" => {
+            if let Some(Value::Object(p)) = obj.get_mut("preview") {
+                normalize_preview(p);
+            }
+        }
+        "list_proposals" => {
+            if let Some(Value::Array(list)) = obj.get_mut("proposals") {
+                for p in list {
+                    if let Some(Value::Object(p)) = p.get_mut("preview") {
+                        normalize_preview(p);
+                    }
+                }
+            }
+        }
+        "confirm_trade"
+        | "close_position"
+        | "place_order"
+        | "platform_place_order"
+        | "platform_close_position" => normalize_execution(obj),
+        _ => {}
+    }
+    value
+}
+
+/// The deployment's preview names the venue's way: `sz`, `side` "B"/"A".
+fn normalize_preview(p: &mut Map<String, Value>) {
+    if !p.contains_key("size")
+        && let Some(sz) = p.get("sz").cloned()
+    {
+        p.insert("size".into(), sz);
+    }
+    if !p.contains_key("direction") {
+        let dir = match p.get("side").and_then(Value::as_str) {
+            Some("B" | "b" | "buy" | "long") => Some("long"),
+            Some("A" | "a" | "sell" | "short") => Some("short"),
+            _ => None,
+        };
+        if let Some(d) = dir {
+            p.insert("direction".into(), json!(d));
+        }
+    }
+    if !p.contains_key("kind") && p.contains_key("direction") && p.contains_key("coin") {
+        p.insert("kind".into(), json!("trade"));
+    }
+}
+
+/// The deployment's order answer: `{result: {status, response: {data: {statuses: [...]}}}}`
+/// (the venue's exchange response inside `result`). Ours: `{status, execution: {statuses}}`.
+fn normalize_execution(obj: &mut Map<String, Value>) {
+    if obj.contains_key("execution") {
+        return;
+    }
+    let Some(Value::Object(result)) = obj.get("result") else {
+        return;
+    };
+    let status = result.get("status").cloned();
+    let statuses = result
+        .get("response")
+        .and_then(|r| r.pointer("/data/statuses"))
+        .or_else(|| result.get("statuses"))
+        .cloned();
+    if !obj.contains_key("status")
+        && let Some(s) = status
+    {
+        obj.insert("status".into(), s);
+    }
+    if let Some(statuses) = statuses {
+        obj.insert("execution".into(), json!({ "statuses": statuses }));
+    }
+}
+
+/// A venue order status as one phrase: `filled 0.5 at 3010 (oid 7)`, `resting (oid 7)`,
+/// `error: ...`, or the status compactly.
+pub fn order_status(status: &Value) -> String {
+    use super::fmt_decimal;
+    let text = |v: Option<&Value>| match v {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Number(n)) => n.as_f64().map(fmt_decimal).unwrap_or_else(|| n.to_string()),
+        Some(other) => other.to_string(),
+        None => "?".into(),
+    };
+    if let Some(f) = status.get("filled") {
+        return format!(
+            "filled {} at {} (oid {})",
+            text(f.get("totalSz")),
+            text(f.get("avgPx")),
+            text(f.get("oid"))
+        );
+    }
+    if let Some(r) = status.get("resting") {
+        return format!("resting (oid {})", text(r.get("oid")));
+    }
+    if let Some(e) = status.get("error") {
+        return format!("error: {}", text(Some(e)));
+    }
+    compact(status, 80)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::model::{AuditEntry, ExecutionResult, Usage};
+
+    #[test]
+    fn a_row_with_a_bad_field_keeps_the_rest() {
+        let e: AuditEntry = row(json!({
+            "id": "7", "operation": "confirm_trade", "httpStatus": "two hundred", "shard": "b"
+        }));
+        assert_eq!(e.id, 7);
+        assert_eq!(e.operation, "confirm_trade");
+        assert_eq!(e.extra["httpStatus"], "two hundred");
+        assert_eq!(extra_pairs(&e.extra), ["httpStatus=two hundred", "shard=b"]);
+    }
+
+    #[test]
+    fn a_row_that_is_not_an_object_is_kept_as_value() {
+        let e: AuditEntry = row(json!("opaque"));
+        assert_eq!(extra_pairs(&e.extra), ["value=opaque"]);
+    }
+
+    #[test]
+    fn the_deployments_usage_reads_as_ours() {
+        let v = normalize(
+            "get_usage",
+            json!({"success": true, "usage": {"daily": {"used": "3", "limit": "1000"},
+                "compute": {"used": "1", "limit": "200"}}}),
+        );
+        let u: Usage = serde_json::from_value(v).unwrap();
+        assert_eq!((u.api_post_quota.used, u.api_post_quota.limit), (3, 1000));
+        assert_eq!((u.compute.used, u.compute.limit), (1, 200));
+    }
+
+    #[test]
+    fn the_deployments_order_answer_reads_as_ours() {
+        let v = normalize(
+            "confirm_trade",
+            json!({"success": true, "result": {"status": "ok", "response": {"type": "order",
+                "data": {"statuses": [{"filled": {"totalSz": "0.02", "avgPx": "61250.5", "oid": 9}}]}}}}),
+        );
+        let r: ExecutionResult = serde_json::from_value(v).unwrap();
+        assert_eq!(r.status, "ok");
+        assert_eq!(
+            order_status(&r.execution.statuses[0]),
+            "filled 0.02 at 61250.5 (oid 9)"
+        );
+    }
+
+    #[test]
+    fn one_odd_field_never_loses_a_staged_proposal() {
+        use crate::api::model::Proposal;
+        let p: Proposal = row(normalize(
+            "propose_trade",
+            json!({"proposalId": "p1", "expiresAt": "in 5 minutes",
+                "preview": {"coin": "BTC", "side": "B", "sz": "0.5", "leverage": "five"}}),
+        ));
+        assert_eq!(p.proposal_id, "p1");
+        assert_eq!(p.extra["expiresAt"], "in 5 minutes");
+        assert_eq!((p.preview.coin.as_str(), p.preview.size), ("BTC", 0.5));
+        assert_eq!(p.preview.direction, "long");
+        assert_eq!(p.preview.extra["leverage"], "five");
+    }
+
+    #[test]
+    fn compact_cuts_long_answers() {
+        let v = json!({"a": "x".repeat(50), "b": 1});
+        let s = compact(&v, 20);
+        assert_eq!(s.chars().count(), 20);
+        assert!(s.ends_with('…'));
+    }
+}

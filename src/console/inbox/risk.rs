@@ -1,0 +1,276 @@
+//! The risk of a staged trade, from what the console knows: the (completed) preview, the
+//! positions held in its coin and the account value. Whatever cannot be computed is named in
+//! `unknown`, so a supervisor never reads a blank as "no risk".
+
+use crate::api::model::{PositionRow, Preview};
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Risk {
+    pub mark: f64,
+    pub notional: f64,
+    pub margin: f64,
+    pub est_liquidation: Option<f64>,
+    /// How far the liquidation estimate is from the entry, in %.
+    pub liquidation_pct: Option<f64>,
+    /// The adverse move that consumes the margin, 100/leverage in %: an upper bound on the
+    /// distance to liquidation whatever the venue's maintenance margin.
+    pub margin_gone_pct: Option<f64>,
+    pub sl_pct: Option<f64>,
+    pub sl_usd: Option<f64>,
+    pub tp_pct: Option<f64>,
+    pub tp_usd: Option<f64>,
+    pub reward_risk: Option<f64>,
+    pub account_value: Option<f64>,
+    /// Notional and margin as shares of the account value, in %.
+    pub notional_pct: Option<f64>,
+    pub margin_pct: Option<f64>,
+    /// Share of the account value lost if the stop-loss fills (or the margin, without one), in %.
+    pub equity_at_risk_pct: Option<f64>,
+    pub existing: Option<PositionRow>,
+    /// The signed size held in the coin once this fills, when something is held already.
+    pub resulting_szi: Option<f64>,
+    /// What could not be computed, and why.
+    pub unknown: Vec<String>,
+}
+
+/// `account_value`: the account value, or why it is not known.
+pub fn risk(
+    preview: &Preview,
+    positions: &[PositionRow],
+    account_value: Result<f64, String>,
+) -> Risk {
+    let mut unknown = Vec::new();
+    let existing = positions
+        .iter()
+        .find(|p| {
+            p.coin == preview.coin
+                && (preview.exchange.is_empty() || p.exchange == preview.exchange)
+        })
+        .cloned();
+    let mark = existing
+        .as_ref()
+        .map(|p| p.mark_px)
+        .filter(|m| *m > 0.0)
+        .unwrap_or(preview.mark_px);
+    let entry = preview.limit_px.filter(|l| *l > 0.0).unwrap_or(mark);
+    let size = preview.size.max(0.0);
+    let notional = if size > 0.0 && entry > 0.0 {
+        size * entry
+    } else {
+        preview.notional.max(0.0)
+    };
+    if entry <= 0.0 {
+        unknown.push("price unknown: the service sent no mark price".into());
+    }
+    if notional <= 0.0 {
+        unknown.push("notional unknown: no size and no price".into());
+    }
+    let leverage = if preview.leverage > 0 {
+        Some(preview.leverage as f64)
+    } else {
+        unknown.push("leverage unknown: margin taken at 1x".into());
+        None
+    };
+    let margin = if preview.margin > 0.0 && size > 0.0 && preview.limit_px.is_none() {
+        preview.margin
+    } else {
+        notional / leverage.unwrap_or(1.0)
+    };
+    let long = preview.direction != "short";
+    let dist = |level: Option<f64>| {
+        level.filter(|_| entry > 0.0).map(|l| {
+            let pct = (l - entry).abs() / entry * 100.0;
+            (pct, (l - entry).abs() * size)
+        })
+    };
+    let sl = dist(preview.sl);
+    let tp = dist(preview.tp);
+    if preview.sl.is_some() && sl.is_none() {
+        unknown.push("SL distance unknown: no entry price".into());
+    }
+    if preview.tp.is_some() && tp.is_none() {
+        unknown.push("TP distance unknown: no entry price".into());
+    }
+    let reward_risk = match (tp, sl) {
+        (Some((_, reward)), Some((_, risk))) if risk > 0.0 => Some(reward / risk),
+        _ => None,
+    };
+    let liquidation_pct = preview
+        .est_liquidation_px
+        .filter(|_| entry > 0.0)
+        .map(|l| (l - entry).abs() / entry * 100.0);
+    let margin_gone_pct = leverage.map(|l| 100.0 / l);
+    // Without an estimate the margin bound stands in (the views say so on the liquidation
+    // line); without leverage there is not even that.
+    if preview.est_liquidation_px.is_none() && margin_gone_pct.is_none() {
+        unknown.push("liquidation unknown: no estimate and no leverage".into());
+    }
+    let account_value = match account_value {
+        Ok(v) if v > 0.0 && v.is_finite() => Some(v),
+        Ok(v) => {
+            unknown.push(format!("account value unknown: the service reports {v}"));
+            None
+        }
+        Err(why) => {
+            unknown.push(format!("account value unknown: {why}"));
+            None
+        }
+    };
+    let share = |x: f64| account_value.filter(|_| x > 0.0).map(|v| x / v * 100.0);
+    let at_risk = sl.map(|(_, usd)| usd).unwrap_or(margin);
+    let resulting_szi = existing.as_ref().map(|e| {
+        let signed = if long { size } else { -size };
+        let total = e.szi + signed;
+        if total.abs() < 1e-12 { 0.0 } else { total }
+    });
+    if existing.is_some() && size <= 0.0 {
+        unknown.push("resulting position unknown: size unknown".into());
+    }
+    Risk {
+        mark,
+        notional,
+        margin,
+        est_liquidation: preview.est_liquidation_px,
+        liquidation_pct,
+        margin_gone_pct,
+        sl_pct: sl.map(|s| s.0),
+        sl_usd: sl.map(|s| s.1),
+        tp_pct: tp.map(|t| t.0),
+        tp_usd: tp.map(|t| t.1),
+        reward_risk,
+        account_value,
+        notional_pct: share(notional),
+        margin_pct: share(margin),
+        equity_at_risk_pct: share(at_risk),
+        existing,
+        resulting_szi: resulting_szi.filter(|_| size > 0.0),
+        unknown,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn btc(size: f64, lev: u32) -> Preview {
+        Preview {
+            kind: "trade".into(),
+            coin: "BTC".into(),
+            direction: "long".into(),
+            size,
+            mark_px: 60_000.0,
+            leverage: lev,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_full_preview_against_a_known_account() {
+        let mut p = btc(0.5, 10);
+        p.sl = Some(57_000.0);
+        p.tp = Some(66_000.0);
+        p.est_liquidation_px = Some(54_600.0);
+        let held = PositionRow {
+            coin: "BTC".into(),
+            szi: -0.2,
+            mark_px: 60_000.0,
+            ..Default::default()
+        };
+        let r = risk(&p, &[held], Ok(100_000.0));
+        assert_eq!((r.notional, r.margin), (30_000.0, 3_000.0));
+        assert_eq!((r.notional_pct, r.margin_pct), (Some(30.0), Some(3.0)));
+        assert_eq!((r.sl_pct, r.sl_usd), (Some(5.0), Some(1_500.0)));
+        assert_eq!((r.tp_pct, r.tp_usd), (Some(10.0), Some(3_000.0)));
+        assert_eq!(r.reward_risk, Some(2.0));
+        assert_eq!(r.equity_at_risk_pct, Some(1.5));
+        assert!((r.liquidation_pct.unwrap() - 9.0).abs() < 1e-9);
+        assert!((r.resulting_szi.unwrap() - 0.3).abs() < 1e-12);
+        assert!(r.unknown.is_empty(), "{:?}", r.unknown);
+    }
+
+    #[test]
+    fn what_cannot_be_computed_is_said() {
+        let r = risk(&btc(0.5, 0), &[], Err("no PnL yet".into()));
+        assert!(
+            r.unknown
+                .contains(&"account value unknown: no PnL yet".to_string())
+        );
+        assert!(r.unknown.iter().any(|u| u.starts_with("leverage unknown")));
+        assert!(
+            r.unknown
+                .iter()
+                .any(|u| u.starts_with("liquidation unknown"))
+        );
+        assert_eq!(r.notional_pct, None);
+        assert_eq!(r.equity_at_risk_pct, None);
+        let no_price = Preview {
+            mark_px: 0.0,
+            sl: Some(1.0),
+            ..btc(0.5, 5)
+        };
+        let r = risk(&no_price, &[], Ok(1_000.0));
+        assert!(r.unknown.iter().any(|u| u.starts_with("price unknown")));
+        assert!(
+            r.unknown
+                .iter()
+                .any(|u| u.starts_with("SL distance unknown"))
+        );
+    }
+
+    #[test]
+    fn a_notional_only_preview_still_has_margin_and_share() {
+        let p = Preview {
+            kind: "trade".into(),
+            coin: "ETH".into(),
+            direction: "short".into(),
+            notional: 2_000.0,
+            leverage: 4,
+            ..Default::default()
+        };
+        let r = risk(&p, &[], Ok(10_000.0));
+        assert_eq!((r.notional, r.margin), (2_000.0, 500.0));
+        assert_eq!(r.margin_pct, Some(5.0));
+        assert!(r.unknown.iter().any(|u| u.starts_with("price unknown")));
+    }
+
+    #[test]
+    fn closing_the_whole_position_leaves_nothing() {
+        let mut p = btc(0.2, 5);
+        p.direction = "short".into();
+        let held = PositionRow {
+            coin: "BTC".into(),
+            szi: 0.2,
+            ..Default::default()
+        };
+        assert_eq!(risk(&p, &[held], Ok(1.0)).resulting_szi, Some(0.0));
+    }
+
+    proptest! {
+        #[test]
+        fn figures_are_finite_and_consistent(
+            size in 0.0f64..1e4,
+            mark in 0.0f64..1e6,
+            lev in 0u32..100,
+            sl in proptest::option::of(0.0f64..2e6),
+            tp in proptest::option::of(0.0f64..2e6),
+            value in -1e7f64..1e7,
+            held in proptest::option::of(-1e4f64..1e4),
+        ) {
+            let p = Preview { mark_px: mark, sl, tp, ..btc(size, lev) };
+            let positions: Vec<PositionRow> = held
+                .map(|szi| PositionRow { coin: "BTC".into(), szi, ..Default::default() })
+                .into_iter()
+                .collect();
+            let r = risk(&p, &positions, Ok(value));
+            for x in [Some(r.notional), Some(r.margin), r.sl_pct, r.tp_pct, r.notional_pct,
+                      r.margin_pct, r.equity_at_risk_pct, r.reward_risk, r.resulting_szi] {
+                prop_assert!(x.is_none_or(f64::is_finite));
+            }
+            prop_assert!(r.margin <= r.notional + 1e-9);
+            // A figure is either computed or its absence is explained.
+            prop_assert_eq!(r.account_value.is_none(), r.unknown.iter().any(|u| u.starts_with("account value")));
+            prop_assert_eq!(r.notional > 0.0, !r.unknown.iter().any(|u| u.starts_with("notional")));
+        }
+    }
+}
