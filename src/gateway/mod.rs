@@ -51,7 +51,45 @@ pub enum GateDb {
     File(PathBuf),
     /// Gone when the gateway stops; for tests and throwaway runs.
     Memory,
+    /// A PostgreSQL URL (`postgres://user@host/db`): one database shared by several instances.
+    Postgres(String),
 }
+
+impl GateDb {
+    /// `postgres://` and `postgresql://` URLs name a PostgreSQL database, anything else a SQLite
+    /// file.
+    pub fn parse(s: &str) -> GateDb {
+        if store::postgres::is_url(s) {
+            GateDb::Postgres(s.to_string())
+        } else {
+            GateDb::File(PathBuf::from(s))
+        }
+    }
+
+    /// Opens the store and brings its schema to this version.
+    pub async fn open(&self) -> Result<Arc<dyn Store>, String> {
+        let store: Arc<dyn Store> = match self.clone() {
+            GateDb::Postgres(url) => Arc::new(
+                store::PostgresStore::connect(&url)
+                    .await
+                    .map_err(|e| e.to_string())?,
+            ),
+            db => tokio::task::spawn_blocking(move || match db {
+                GateDb::File(p) => SqliteStore::open(&p),
+                _ => SqliteStore::open_in_memory(),
+            })
+            .await
+            .map_err(|e| e.to_string())?
+            .map(Arc::new)
+            .map_err(|e| e.to_string())?,
+        };
+        Ok(store)
+    }
+}
+
+/// How often an instance on a shared store looks for approvals made on other instances (it runs
+/// those of agents whose key it holds) and for executions a dead instance left claimed.
+const POLL: std::time::Duration = std::time::Duration::from_millis(500);
 
 pub struct GateConfig {
     pub addr: SocketAddr,
@@ -429,6 +467,15 @@ pub struct Running {
     gate: Arc<Gate>,
     shutdown: Option<oneshot::Sender<()>>,
     server: JoinHandle<()>,
+    poller: Option<JoinHandle<()>>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(p) = &self.poller {
+            p.abort();
+        }
+    }
 }
 
 impl Gateway {
@@ -444,24 +491,22 @@ impl Gateway {
             return Err(StartError::Upstream(config.upstream));
         }
         let path = path_for_errors(&config.db);
-        let db = config.db.clone();
-        let store = tokio::task::spawn_blocking(move || match db {
-            GateDb::File(p) => SqliteStore::open(&p),
-            GateDb::Memory => SqliteStore::open_in_memory(),
-        })
-        .await
-        .map_err(|e| StartError::Settings(e.to_string()))?
-        .map_err(|e| StartError::Database {
-            path: path.clone(),
-            message: e.to_string(),
-        })?;
+        let store = config
+            .db
+            .open()
+            .await
+            .map_err(|message| StartError::Database {
+                path: path.clone(),
+                message,
+            })?;
         // A confirm a stopped gateway had in flight is tried again; the upstream runs a proposal
-        // once, so a second confirm cannot execute it twice.
+        // once, so a second confirm cannot execute it twice. On a shared store other instances
+        // may be executing right now: only claims older than any live execution are taken over.
+        let stale = store
+            .shared()
+            .then(|| (config.now)() - stale_after(&config.settings));
         store
-            .recover_executing(
-                "the gateway stopped while executing this item; it runs again with the agent's key"
-                    .into(),
-            )
+            .recover_executing(RECOVERED.into(), stale)
             .await
             .map_err(|e| StartError::Database {
                 path,
@@ -483,7 +528,7 @@ impl Gateway {
             source,
         })?;
         let gate = Arc::new(Gate {
-            store: Arc::new(store),
+            store,
             http,
             upstream,
             upstream_key: config.upstream_key,
@@ -511,19 +556,84 @@ impl Gateway {
                 tracing::error!("gateway server stopped: {e}");
             }
         });
+        let poller = gate
+            .store
+            .shared()
+            .then(|| tokio::spawn(poll(gate.clone())));
         Ok(Running {
             addr,
             gate,
             shutdown: Some(tx),
             server,
+            poller,
         })
     }
 }
 
+const RECOVERED: &str =
+    "the gateway stopped while executing this item; it runs again with the agent's key";
+
+/// How long a claim may last before its instance is presumed dead: an execution ends, or gives
+/// up waiting, within the upstream timeout plus the margin [`inbox::execute`] allows.
+fn stale_after(settings: &GateSettings) -> chrono::Duration {
+    chrono::Duration::from_std(settings.timeout()).unwrap_or_default()
+        + chrono::Duration::seconds(10)
+}
+
+/// On a shared store: approvals made on another instance for an agent whose key this one holds
+/// run here (the approving instance could not: it has no key), and executions a killed instance
+/// left claimed go back to approved. Polling, not LISTEN/NOTIFY, so it needs no connection of its
+/// own and misses nothing while the database restarts.
+async fn poll(gate: Arc<Gate>) {
+    let mut tick = tokio::time::interval(POLL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        if let Err(e) = poll_once(&gate).await {
+            tracing::warn!("polling the shared store: {}", e.message);
+        }
+    }
+}
+
+async fn poll_once(gate: &Arc<Gate>) -> Result<(), GateError> {
+    let stale = gate.now() - stale_after(&gate.settings);
+    gate.store
+        .recover_executing(RECOVERED.into(), Some(stale))
+        .await
+        .map_err(GateError::store)?;
+    if gate.lock_keys().is_empty() {
+        return Ok(());
+    }
+    let approved = gate
+        .store
+        .items(Some(store::Status::Approved), 1000)
+        .await
+        .map_err(GateError::store)?;
+    // An item with a note was tried and failed upstream: it runs on the agent's next request, as
+    // on a single instance, rather than being retried every poll.
+    for item in approved
+        .iter()
+        .filter(|i| i.note.is_none() && gate.key_of(&i.agent).is_some())
+    {
+        if let Err(e) = inbox::execute(gate, &item.id).await {
+            tracing::warn!(item = %item.id, "approved item did not run: {}", e.message);
+        }
+    }
+    Ok(())
+}
+
 fn path_for_errors(db: &GateDb) -> String {
-    match db {
-        GateDb::File(p) => p.display().to_string(),
-        GateDb::Memory => ":memory:".into(),
+    db.shown()
+}
+
+impl GateDb {
+    /// The file path or the URL without its password, for messages.
+    pub fn shown(&self) -> String {
+        match self {
+            GateDb::File(p) => p.display().to_string(),
+            GateDb::Memory => ":memory:".into(),
+            GateDb::Postgres(url) => store::postgres::redact(url),
+        }
     }
 }
 
@@ -546,8 +656,24 @@ impl Running {
         mint_token(self.gate.store.as_ref(), label, self.gate.now()).await
     }
 
+    /// Stops at once, as a `kill -9` would: connections are dropped mid-request, nothing is
+    /// cleaned up, and items this instance had claimed stay claimed until another instance (or
+    /// the next start) takes them over.
+    pub async fn abort(mut self) {
+        if let Some(p) = self.poller.take() {
+            p.abort();
+            let _ = p.await;
+        }
+        self.server.abort();
+        let _ = (&mut self.server).await;
+    }
+
     /// Stops accepting requests, lets in-flight ones finish, and closes the database.
     pub async fn shutdown(mut self) {
+        if let Some(p) = self.poller.take() {
+            p.abort();
+            let _ = p.await;
+        }
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }
