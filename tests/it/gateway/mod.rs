@@ -13,6 +13,7 @@ use std::path::PathBuf;
 
 mod config;
 mod guard;
+mod postgres;
 
 struct Setup {
     sandbox: TestServer,
