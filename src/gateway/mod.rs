@@ -609,12 +609,12 @@ async fn poll_once(gate: &Arc<Gate>) -> Result<(), GateError> {
         .items(Some(store::Status::Approved), 1000)
         .await
         .map_err(GateError::store)?;
-    // An item with a note was tried and failed upstream: it runs on the agent's next request, as
-    // on a single instance, rather than being retried every poll.
-    for item in approved
-        .iter()
-        .filter(|i| i.note.is_none() && gate.key_of(&i.agent).is_some())
-    {
+    // Only items the approving instance left for want of the key: those it holds it is running
+    // itself, and those that failed upstream run on the agent's next request, as on a single
+    // instance, rather than being retried every poll.
+    for item in approved.iter().filter(|i| {
+        i.note.as_deref() == Some(inbox::WAITING_FOR_KEY) && gate.key_of(&i.agent).is_some()
+    }) {
         if let Err(e) = inbox::execute(gate, &item.id).await {
             tracing::warn!(item = %item.id, "approved item did not run: {}", e.message);
         }
