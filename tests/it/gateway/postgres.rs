@@ -381,6 +381,16 @@ async fn the_gate_subcommands_take_a_store_url() {
     assert!(ok, "{err}");
     assert_eq!(out.trim(), "agent abababab is now \"scalper\"");
     assert_eq!(store.agents().await.unwrap()[0].label(), "scalper");
+    // The config's `[gate] store` is where a subcommand without --store or --db looks.
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, format!("[gate]\nstore = {url:?}\n")).unwrap();
+    let config = config.to_str().unwrap();
+    let (ok, out, err) = gate_cli(&["journal", "verify", "--config", config]);
+    assert!(ok, "{err}");
+    assert_eq!(out.trim(), "journal ok: 0 records");
+    let (ok, _, err) = gate_cli(&["token", "--config", config, "--label", "carol"]);
+    assert!(ok, "{err}");
     let (ok, _, err) = gate_cli(&["journal", "verify", "--store", "/tmp/gateway.db"]);
     assert!(!ok);
     assert!(err.contains("--store takes a postgres:// URL"), "{err}");
