@@ -13,6 +13,7 @@ use super::{
 };
 use crate::gateway::journal;
 use chrono::{DateTime, SecondsFormat, Utc};
+use deadpool_postgres::GenericClient;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use futures::future::BoxFuture;
 use serde_json::Value;
@@ -248,7 +249,11 @@ fn journal_row(r: &Row) -> StoreResult<JournalRow> {
 async fn append_in(c: &deadpool_postgres::Transaction<'_>, r: &Record) -> StoreResult<JournalRow> {
     // The row exists from the first start on (seeded with the genesis link by `migrate`).
     let head = c
-        .query_one("SELECT seq, hash FROM journal_head FOR UPDATE", &[])
+        .query_one(
+            &c.prepare_cached("SELECT seq, hash FROM journal_head FOR UPDATE")
+                .await?,
+            &[],
+        )
         .await?;
     let (seq, prev): (i64, String) = (head.try_get(0)?, head.try_get(1)?);
     let seq = seq + 1;
@@ -264,13 +269,17 @@ async fn append_in(c: &deadpool_postgres::Transaction<'_>, r: &Record) -> StoreR
         &detail,
     );
     c.execute(
-        "INSERT INTO journal (seq, at, kind, actor, item, detail, prev_hash, hash)
+        &c.prepare_cached(
+            "INSERT INTO journal (seq, at, kind, actor, item, detail, prev_hash, hash)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        )
+        .await?,
         &[&seq, &at, &r.kind, &r.actor, &r.item, &detail, &prev, &hash],
     )
     .await?;
     c.execute(
-        "UPDATE journal_head SET seq = $1, hash = $2",
+        &c.prepare_cached("UPDATE journal_head SET seq = $1, hash = $2")
+            .await?,
         &[&seq, &hash],
     )
     .await?;
@@ -323,7 +332,10 @@ impl PostgresStore {
         let tx = c.transaction().await?;
         // Per schema, so databases holding several gateways' schemas migrate them independently.
         tx.execute(
-            "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.agentdesk_gateway'))",
+            &tx.prepare_cached(
+                "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.agentdesk_gateway'))",
+            )
+            .await?,
             &[],
         )
         .await?;
@@ -336,7 +348,8 @@ impl PostgresStore {
         .await?;
         let version: i32 = tx
             .query_one(
-                "SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
+                &tx.prepare_cached("SELECT COALESCE(MAX(version), 0) FROM schema_migrations")
+                    .await?,
                 &[],
             )
             .await?
@@ -350,13 +363,14 @@ impl PostgresStore {
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
             tx.batch_execute(sql).await?;
             tx.execute(
-                "INSERT INTO schema_migrations (version) VALUES ($1)",
+                &tx.prepare_cached("INSERT INTO schema_migrations (version) VALUES ($1)")
+                    .await?,
                 &[&((i + 1) as i32)],
             )
             .await?;
         }
         tx.execute(
-            "INSERT INTO journal_head (one, seq, hash) VALUES (TRUE, 0, $1) ON CONFLICT DO NOTHING",
+            &tx.prepare_cached("INSERT INTO journal_head (one, seq, hash) VALUES (TRUE, 0, $1) ON CONFLICT DO NOTHING").await?,
             &[&journal::GENESIS],
         )
         .await?;
@@ -386,11 +400,12 @@ impl Store for PostgresStore {
         self.run(move |c| async move {
             let n = c
                 .execute(
-                    &format!(
+                    &c.prepare_cached(&format!(
                         "INSERT INTO items ({ITEM_COLUMNS}) VALUES \
                          ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, \
                           $17, $18, $19, $20) ON CONFLICT DO NOTHING"
-                    ),
+                    ))
+                    .await?,
                     &[
                         &item.id,
                         &item.agent,
@@ -427,7 +442,10 @@ impl Store for PostgresStore {
         };
         self.run(move |c| async move {
             c.query_opt(
-                &format!("SELECT {ITEM_COLUMNS} FROM items WHERE {clause} LIMIT 1"),
+                &c.prepare_cached(&format!(
+                    "SELECT {ITEM_COLUMNS} FROM items WHERE {clause} LIMIT 1"
+                ))
+                .await?,
                 &[&value],
             )
             .await?
@@ -442,10 +460,11 @@ impl Store for PostgresStore {
             let status = status.map(Status::as_str);
             items_of(
                 c.query(
-                    &format!(
+                    &c.prepare_cached(&format!(
                         "SELECT {ITEM_COLUMNS} FROM items WHERE $1::text IS NULL OR status = $1
                          ORDER BY created_at DESC, seq DESC LIMIT $2"
-                    ),
+                    ))
+                    .await?,
                     &[&status, &(limit.min(i64::MAX as usize) as i64)],
                 )
                 .await?,
@@ -458,10 +477,11 @@ impl Store for PostgresStore {
         self.run(move |c| async move {
             items_of(
                 c.query(
-                    &format!(
+                    &c.prepare_cached(&format!(
                         "SELECT {ITEM_COLUMNS} FROM items WHERE agent = $1 AND status = 'approved'
                          ORDER BY created_at, seq"
-                    ),
+                    ))
+                    .await?,
                     &[&agent],
                 )
                 .await?,
@@ -478,7 +498,8 @@ impl Store for PostgresStore {
             // commit and then re-checks the WHERE on the new row: exactly one caller moves it.
             let n = tx
                 .execute(
-                    "UPDATE items SET status = $2,
+                    &tx.prepare_cached(
+                        "UPDATE items SET status = $2,
                          decided_at = CASE WHEN $3 THEN $4 ELSE decided_at END,
                          decided_by = CASE WHEN $3 THEN $5 ELSE decided_by END,
                          reason = COALESCE($6, reason),
@@ -488,6 +509,8 @@ impl Store for PostgresStore {
                          claimed_at = CASE WHEN $2 = 'executing' THEN $4 ELSE claimed_at END
                      WHERE id = $1 AND status = ANY($11)
                        AND ($9::timestamptz IS NULL OR expires_at > $9)",
+                    )
+                    .await?,
                     &[
                         &id,
                         &t.to.as_str(),
@@ -518,8 +541,11 @@ impl Store for PostgresStore {
             // Most calls find nothing: look before locking anything.
             let due: i64 = c
                 .query_one(
-                    "SELECT COUNT(*) FROM items
+                    &c.prepare_cached(
+                        "SELECT COUNT(*) FROM items
                      WHERE status IN ('pending', 'approved') AND expires_at <= $1",
+                    )
+                    .await?,
                     &[&now],
                 )
                 .await?
@@ -532,7 +558,8 @@ impl Store for PostgresStore {
             // re-checks each row and skips those this one expired, so each is journaled once.
             let rows = tx
                 .query(
-                    "WITH due AS (
+                    &tx.prepare_cached(
+                        "WITH due AS (
                          SELECT id, status, expires_at, seq FROM items
                          WHERE status IN ('pending', 'approved') AND expires_at <= $1
                          ORDER BY expires_at, seq FOR UPDATE
@@ -540,6 +567,8 @@ impl Store for PostgresStore {
                      UPDATE items SET status = 'expired', decided_at = items.expires_at, note = NULL
                      FROM due WHERE items.id = due.id
                      RETURNING due.id, due.status, due.expires_at, due.seq",
+                    )
+                    .await?,
                     &[&now],
                 )
                 .await?;
@@ -566,9 +595,12 @@ impl Store for PostgresStore {
         self.run(move |c| async move {
             let n = c
                 .execute(
-                    "UPDATE items SET status = 'approved', note = $1
+                    &c.prepare_cached(
+                        "UPDATE items SET status = 'approved', note = $1
                      WHERE status = 'executing'
                        AND ($2::timestamptz IS NULL OR claimed_at IS NULL OR claimed_at < $2)",
+                    )
+                    .await?,
                     &[&note, &claimed_before],
                 )
                 .await?;
@@ -586,12 +618,13 @@ impl Store for PostgresStore {
         self.run(move |c| async move {
             let row = c
                 .query_one(
-                    &format!(
+                    &c.prepare_cached(&format!(
                         "INSERT INTO agents (key_hash, fingerprint, first_seen, last_seen)
                          VALUES ($1, $2, $3, $3)
                          ON CONFLICT (key_hash) DO UPDATE SET last_seen = excluded.last_seen
                          RETURNING {AGENT_COLUMNS}"
-                    ),
+                    ))
+                    .await?,
                     &[&key_hash, &fingerprint, &now],
                 )
                 .await?;
@@ -603,12 +636,16 @@ impl Store for PostgresStore {
         let (key_hash, account) = (key_hash.to_string(), account.to_string());
         self.run(move |c| async move {
             c.execute(
-                "UPDATE agents SET account = $2 WHERE key_hash = $1",
+                &c.prepare_cached("UPDATE agents SET account = $2 WHERE key_hash = $1")
+                    .await?,
                 &[&key_hash, &account],
             )
             .await?;
             c.execute(
-                "UPDATE items SET account = $2 WHERE agent = $1 AND account IS NULL",
+                &c.prepare_cached(
+                    "UPDATE items SET account = $2 WHERE agent = $1 AND account IS NULL",
+                )
+                .await?,
                 &[&key_hash, &account],
             )
             .await?;
@@ -619,7 +656,10 @@ impl Store for PostgresStore {
     fn agents(&self) -> BoxFuture<'_, StoreResult<Vec<Agent>>> {
         self.run(|c| async move {
             c.query(
-                &format!("SELECT {AGENT_COLUMNS} FROM agents ORDER BY first_seen, fingerprint"),
+                &c.prepare_cached(&format!(
+                    "SELECT {AGENT_COLUMNS} FROM agents ORDER BY first_seen, fingerprint"
+                ))
+                .await?,
                 &[],
             )
             .await?
@@ -634,7 +674,10 @@ impl Store for PostgresStore {
         self.run(move |c| async move {
             let n = c
                 .execute(
-                    "UPDATE agents SET name = $2 WHERE left(key_hash, length($1)) = $1",
+                    &c.prepare_cached(
+                        "UPDATE agents SET name = $2 WHERE left(key_hash, length($1)) = $1",
+                    )
+                    .await?,
                     &[&fingerprint, &name],
                 )
                 .await?;
@@ -651,8 +694,8 @@ impl Store for PostgresStore {
         let (hash, label) = (hash.to_string(), label.to_string());
         self.run(move |c| async move {
             Ok(c.query_one(
-                "INSERT INTO supervisor_tokens (token_hash, label, created_at) VALUES ($1, $2, $3)
-                 RETURNING id",
+                &c.prepare_cached("INSERT INTO supervisor_tokens (token_hash, label, created_at) VALUES ($1, $2, $3)
+                 RETURNING id").await?,
                 &[&hash, &label, &now],
             )
             .await?
@@ -664,7 +707,10 @@ impl Store for PostgresStore {
         let hash = hash.to_string();
         self.run(move |c| async move {
             c.query_opt(
-                "SELECT id, label, created_at FROM supervisor_tokens WHERE token_hash = $1",
+                &c.prepare_cached(
+                    "SELECT id, label, created_at FROM supervisor_tokens WHERE token_hash = $1",
+                )
+                .await?,
                 &[&hash],
             )
             .await?
@@ -682,10 +728,14 @@ impl Store for PostgresStore {
     fn state(&self, key: &str) -> BoxFuture<'_, StoreResult<Option<Value>>> {
         let key = key.to_string();
         self.run(move |c| async move {
-            c.query_opt("SELECT value FROM gate_state WHERE key = $1", &[&key])
-                .await?
-                .map(|r| Ok(r.try_get(0)?))
-                .transpose()
+            c.query_opt(
+                &c.prepare_cached("SELECT value FROM gate_state WHERE key = $1")
+                    .await?,
+                &[&key],
+            )
+            .await?
+            .map(|r| Ok(r.try_get(0)?))
+            .transpose()
         })
     }
 
@@ -694,8 +744,11 @@ impl Store for PostgresStore {
         self.run(move |mut c| async move {
             let tx = c.transaction().await?;
             tx.execute(
-                "INSERT INTO gate_state (key, value) VALUES ($1, $2)
+                &tx.prepare_cached(
+                    "INSERT INTO gate_state (key, value) VALUES ($1, $2)
                  ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                )
+                .await?,
                 &[&key, &value],
             )
             .await?;
@@ -717,8 +770,11 @@ impl Store for PostgresStore {
     fn journal(&self, after: i64, limit: usize) -> BoxFuture<'_, StoreResult<Vec<JournalRow>>> {
         self.run(move |c| async move {
             c.query(
-                "SELECT seq, at, kind, actor, item, detail, prev_hash, hash FROM journal
+                &c.prepare_cached(
+                    "SELECT seq, at, kind, actor, item, detail, prev_hash, hash FROM journal
                  WHERE seq > $1 ORDER BY seq LIMIT $2",
+                )
+                .await?,
                 &[&after, &(limit.min(i64::MAX as usize) as i64)],
             )
             .await?
@@ -732,8 +788,11 @@ impl Store for PostgresStore {
         let agent = agent.to_string();
         self.run(move |c| async move {
             Ok(c.query_one(
-                "SELECT COALESCE(SUM(notional), 0)::DOUBLE PRECISION FROM executed
+                &c.prepare_cached(
+                    "SELECT COALESCE(SUM(notional), 0)::DOUBLE PRECISION FROM executed
                  WHERE agent = $1 AND at >= $2",
+                )
+                .await?,
                 &[&agent, &since],
             )
             .await?
@@ -750,7 +809,8 @@ impl Store for PostgresStore {
         let agent = agent.to_string();
         self.run(move |c| async move {
             c.execute(
-                "INSERT INTO executed (agent, at, notional) VALUES ($1, $2, $3)",
+                &c.prepare_cached("INSERT INTO executed (agent, at, notional) VALUES ($1, $2, $3)")
+                    .await?,
                 &[&agent, &at, &notional],
             )
             .await?;
@@ -764,9 +824,12 @@ impl Store for PostgresStore {
             let coins = serde_json::json!(st.coins);
             let id: i64 = tx
                 .query_one(
-                    "INSERT INTO standing_approvals
+                    &tx.prepare_cached(
+                        "INSERT INTO standing_approvals
                      (agent, coins, max_notional_usd, expires_at, reason, created_by, created_at)
                      VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+                    )
+                    .await?,
                     &[
                         &st.agent,
                         &coins,
@@ -790,10 +853,11 @@ impl Store for PostgresStore {
     fn standings(&self, now: DateTime<Utc>) -> BoxFuture<'_, StoreResult<Vec<Standing>>> {
         self.run(move |c| async move {
             c.query(
-                &format!(
+                &c.prepare_cached(&format!(
                     "SELECT {STANDING_COLUMNS} FROM standing_approvals
                      WHERE revoked_at IS NULL AND expires_at > $1 ORDER BY id"
-                ),
+                ))
+                .await?,
                 &[&now],
             )
             .await?
@@ -808,8 +872,11 @@ impl Store for PostgresStore {
             let tx = c.transaction().await?;
             let n = tx
                 .execute(
-                    "UPDATE standing_approvals SET revoked_at = $2
+                    &tx.prepare_cached(
+                        "UPDATE standing_approvals SET revoked_at = $2
                      WHERE id = $1 AND revoked_at IS NULL AND expires_at > $2",
+                    )
+                    .await?,
                     &[&id, &record.at],
                 )
                 .await?;
@@ -825,10 +892,11 @@ impl Store for PostgresStore {
         self.run(move |c| async move {
             items_of(
                 c.query(
-                    &format!(
+                    &c.prepare_cached(&format!(
                         "SELECT {ITEM_COLUMNS} FROM items WHERE standing = $1
                          ORDER BY created_at DESC, seq DESC"
-                    ),
+                    ))
+                    .await?,
                     &[&id],
                 )
                 .await?,
