@@ -103,6 +103,10 @@ struct GateArgs {
     /// directory's gateway.db.
     #[arg(long)]
     db: Option<PathBuf>,
+    /// A PostgreSQL database instead (`postgres://user@host/db`), which several gateway instances
+    /// can share; `store = "postgres://..."` in the config's `[gate]` does the same.
+    #[arg(long, conflicts_with = "db", value_name = "URL")]
+    store: Option<String>,
     /// Name of the environment variable holding the gateway's own key for the account (a
     /// supervisor's mcp:mutate key): the console's reads through the gateway use it.
     #[arg(long)]
@@ -115,6 +119,8 @@ enum GateCommand {
     Token {
         #[arg(long)]
         db: Option<PathBuf>,
+        #[arg(long, conflicts_with = "db", value_name = "URL")]
+        store: Option<String>,
         /// Who holds it; shown as the decider of the items it approves or rejects.
         #[arg(long, default_value = "")]
         label: String,
@@ -138,6 +144,8 @@ enum GateJournalCommand {
     Verify {
         #[arg(long)]
         db: Option<PathBuf>,
+        #[arg(long, conflicts_with = "db", value_name = "URL")]
+        store: Option<String>,
     },
 }
 
@@ -147,6 +155,8 @@ enum GateAgentCommand {
     Name {
         #[arg(long)]
         db: Option<PathBuf>,
+        #[arg(long, conflicts_with = "db", value_name = "URL")]
+        store: Option<String>,
         fingerprint: String,
         name: String,
     },
@@ -616,23 +626,80 @@ fn account_command(command: AccountCommand) -> Result<(), String> {
     Ok(())
 }
 
-fn gate_db(db: Option<PathBuf>) -> Result<PathBuf, String> {
-    match db {
-        Some(p) => Ok(p),
-        None => Ok(default_db()?.with_file_name("gateway.db")),
+/// Where the gateway's state is: `--store URL`, else `--db PATH`, else the config's
+/// `[gate] store`, else the data directory's gateway.db.
+fn gate_db(
+    db: Option<PathBuf>,
+    store: Option<String>,
+    config: Option<&std::path::Path>,
+) -> Result<agentdesk::gateway::GateDb, String> {
+    use agentdesk::gateway::GateDb;
+    if let Some(url) = store {
+        let url = url.trim();
+        if !agentdesk::gateway::store::postgres::is_url(url) {
+            return Err(format!(
+                "--store takes a postgres:// URL, not {url:?}; a SQLite file is --db PATH"
+            ));
+        }
+        return Ok(GateDb::Postgres(url.to_string()));
     }
+    if let Some(p) = db {
+        return Ok(GateDb::File(p));
+    }
+    if let Some(path) = config.filter(|p| p.exists()) {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read config {}: {e}", path.display()))?;
+        let settings = agentdesk::gateway::policy::GateSettings::from_toml(&text)
+            .map_err(|e| format!("config {}: {e}", path.display()))?;
+        if let Some(store) = settings.store {
+            return Ok(GateDb::parse(store.trim()));
+        }
+    }
+    Ok(GateDb::File(default_db()?.with_file_name("gateway.db")))
+}
+
+/// A gateway store that must exist already (naming agents, verifying the journal).
+fn open_gate_store(
+    runtime: &tokio::runtime::Runtime,
+    db: &agentdesk::gateway::GateDb,
+) -> Result<std::sync::Arc<dyn agentdesk::gateway::store::Store>, String> {
+    if let agentdesk::gateway::GateDb::File(path) = db
+        && !path.exists()
+    {
+        return Err(format!("no gateway database at {}", path.display()));
+    }
+    runtime
+        .block_on(db.open())
+        .map_err(|e| format!("cannot open {}: {e}", db.shown()))
+}
+
+/// The config file the gateway reads: --config, else $AGENTDESK_CONFIG, else the config
+/// directory's config.toml if there is one.
+fn gate_config_path(config: Option<PathBuf>) -> Option<PathBuf> {
+    config
+        .or_else(|| {
+            std::env::var_os(agentdesk::config::ENV_CONFIG)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        })
+        .or_else(|| {
+            agentdesk::config::Dirs::project()
+                .and_then(|d| d.config_file)
+                .filter(|p| p.exists())
+        })
 }
 
 fn gate_command(args: GateArgs, config: Option<PathBuf>) -> Result<(), String> {
-    use agentdesk::gateway::store::{SqliteStore, Store};
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    let config = gate_config_path(config);
     match args.command {
-        Some(GateCommand::Token { db, label }) => {
-            let path = gate_db(db)?;
-            let store = SqliteStore::open(&path)
-                .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        Some(GateCommand::Token { db, store, label }) => {
+            let db = gate_db(db, store, config.as_deref())?;
+            let store = runtime
+                .block_on(db.open())
+                .map_err(|e| format!("cannot open {}: {e}", db.shown()))?;
             let token = runtime.block_on(agentdesk::gateway::mint_token(
-                &store,
+                store.as_ref(),
                 label.trim(),
                 chrono::Utc::now(),
             ))?;
@@ -643,6 +710,7 @@ fn gate_command(args: GateArgs, config: Option<PathBuf>) -> Result<(), String> {
             command:
                 GateAgentCommand::Name {
                     db,
+                    store,
                     fingerprint,
                     name,
                 },
@@ -657,12 +725,8 @@ fn gate_command(args: GateArgs, config: Option<PathBuf>) -> Result<(), String> {
             if name.is_empty() {
                 return Err("the name must not be empty".into());
             }
-            let path = gate_db(db)?;
-            if !path.exists() {
-                return Err(format!("no gateway database at {}", path.display()));
-            }
-            let store = SqliteStore::open(&path)
-                .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+            let db = gate_db(db, store, config.as_deref())?;
+            let store = open_gate_store(&runtime, &db)?;
             let n = runtime
                 .block_on(store.name_agent(&fingerprint, name))
                 .map_err(|e| e.to_string())?;
@@ -680,14 +744,10 @@ fn gate_command(args: GateArgs, config: Option<PathBuf>) -> Result<(), String> {
             }
         }
         Some(GateCommand::Journal {
-            command: GateJournalCommand::Verify { db },
+            command: GateJournalCommand::Verify { db, store },
         }) => {
-            let path = gate_db(db)?;
-            if !path.exists() {
-                return Err(format!("no gateway database at {}", path.display()));
-            }
-            let store = SqliteStore::open(&path)
-                .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+            let db = gate_db(db, store, config.as_deref())?;
+            let store = open_gate_store(&runtime, &db)?;
             let rows = runtime
                 .block_on(store.journal(0, usize::MAX >> 1))
                 .map_err(|e| e.to_string())?;
@@ -734,7 +794,7 @@ fn gate_serve(
     config: Option<PathBuf>,
     runtime: tokio::runtime::Runtime,
 ) -> Result<(), String> {
-    use agentdesk::gateway::{GateConfig, GateDb, Gateway};
+    use agentdesk::gateway::{GateConfig, Gateway};
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("AGENTDESK_LOG")
@@ -745,19 +805,7 @@ fn gate_serve(
     let upstream = args.upstream.ok_or(
         "--upstream URL is required: the service (or sandbox) the gateway stands in front of",
     )?;
-    // The same file the console reads: --config, else $AGENTDESK_CONFIG, else the config
-    // directory's config.toml if there is one.
-    let config = config
-        .or_else(|| {
-            std::env::var_os(agentdesk::config::ENV_CONFIG)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        })
-        .or_else(|| {
-            agentdesk::config::Dirs::project()
-                .and_then(|d| d.config_file)
-                .filter(|p| p.exists())
-        });
+    // The same file the console reads (resolved by gate_command).
     let (settings, policy, notify, public_url) = gate_config(config.as_deref())?;
     let config_path = config.clone();
     let upstream_key = match args.upstream_key_env {
@@ -770,9 +818,9 @@ fn gate_serve(
                 .ok_or_else(|| format!("the environment variable {var} is not set (or empty)"))?,
         )),
     };
-    let db = gate_db(args.db)?;
+    let db = gate_db(args.db, args.store, config.as_deref())?;
     runtime.block_on(async move {
-        let mut config = GateConfig::new(args.addr, upstream, GateDb::File(db));
+        let mut config = GateConfig::new(args.addr, upstream, db);
         config.settings = settings;
         config.policy = policy;
         config.notify = notify;

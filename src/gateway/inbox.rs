@@ -15,6 +15,9 @@ use chrono::{DateTime, Duration, TimeZone, Utc};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
+/// The note of an approved item whose agent's key this instance does not hold.
+pub const WAITING_FOR_KEY: &str = "waiting for the agent to reconnect";
+
 /// Lifetime the interface gives proposals, for an upstream answer that does not say.
 const DEFAULT_TTL_MINUTES: i64 = 5;
 
@@ -438,7 +441,20 @@ pub async fn execute(gate: &Arc<Gate>, id: &str) -> Result<Item, GateError> {
         match item.status {
             Status::Approved => {
                 let Some(key) = gate.key_of(&item.agent) else {
-                    return Ok(item);
+                    if item.note.is_some() {
+                        return Ok(item);
+                    }
+                    // Said in the store, so an instance that holds the key (on a shared store)
+                    // knows this item is left to it.
+                    let t = Transition {
+                        note: Some(WAITING_FOR_KEY.into()),
+                        ..Transition::new(&[Status::Approved], Status::Approved, gate.now())
+                    };
+                    gate.store
+                        .transition(&item.id, t)
+                        .await
+                        .map_err(GateError::store)?;
+                    return find(gate, &item.id).await;
                 };
                 let now = gate.now();
                 let claim = Transition {

@@ -17,6 +17,7 @@ pub mod link;
 pub mod notify;
 pub mod page;
 pub mod policy;
+mod shared;
 pub mod store;
 
 use crate::api::catalog::{self, Method as OpMethod, OPERATIONS, Operation};
@@ -53,6 +54,40 @@ pub enum GateDb {
     File(PathBuf),
     /// Gone when the gateway stops; for tests and throwaway runs.
     Memory,
+    /// A PostgreSQL URL (`postgres://user@host/db`): one database shared by several instances.
+    Postgres(String),
+}
+
+impl GateDb {
+    /// `postgres://` and `postgresql://` URLs name a PostgreSQL database, anything else a SQLite
+    /// file.
+    pub fn parse(s: &str) -> GateDb {
+        if store::postgres::is_url(s) {
+            GateDb::Postgres(s.to_string())
+        } else {
+            GateDb::File(PathBuf::from(s))
+        }
+    }
+
+    /// Opens the store and brings its schema to this version.
+    pub async fn open(&self) -> Result<Arc<dyn Store>, String> {
+        let store: Arc<dyn Store> = match self.clone() {
+            GateDb::Postgres(url) => Arc::new(
+                store::PostgresStore::connect(&url)
+                    .await
+                    .map_err(|e| e.to_string())?,
+            ),
+            db => tokio::task::spawn_blocking(move || match db {
+                GateDb::File(p) => SqliteStore::open(&p),
+                _ => SqliteStore::open_in_memory(),
+            })
+            .await
+            .map_err(|e| e.to_string())?
+            .map(Arc::new)
+            .map_err(|e| e.to_string())?,
+        };
+        Ok(store)
+    }
 }
 
 pub struct GateConfig {
@@ -436,6 +471,15 @@ pub struct Running {
     gate: Arc<Gate>,
     shutdown: Option<oneshot::Sender<()>>,
     server: JoinHandle<()>,
+    poller: Option<JoinHandle<()>>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(p) = &self.poller {
+            p.abort();
+        }
+    }
 }
 
 impl Gateway {
@@ -457,24 +501,22 @@ impl Gateway {
             return Err(StartError::Upstream(config.upstream));
         }
         let path = path_for_errors(&config.db);
-        let db = config.db.clone();
-        let store = tokio::task::spawn_blocking(move || match db {
-            GateDb::File(p) => SqliteStore::open(&p),
-            GateDb::Memory => SqliteStore::open_in_memory(),
-        })
-        .await
-        .map_err(|e| StartError::Settings(e.to_string()))?
-        .map_err(|e| StartError::Database {
-            path: path.clone(),
-            message: e.to_string(),
-        })?;
+        let store = config
+            .db
+            .open()
+            .await
+            .map_err(|message| StartError::Database {
+                path: path.clone(),
+                message,
+            })?;
         // A confirm a stopped gateway had in flight is tried again; the upstream runs a proposal
-        // once, so a second confirm cannot execute it twice.
+        // once, so a second confirm cannot execute it twice. On a shared store other instances
+        // may be executing right now: only claims older than any live execution are taken over.
+        let stale = store
+            .shared()
+            .then(|| (config.now)() - shared::stale_after(&config.settings));
         store
-            .recover_executing(
-                "the gateway stopped while executing this item; it runs again with the agent's key"
-                    .into(),
-            )
+            .recover_executing(shared::RECOVERED.into(), stale)
             .await
             .map_err(|e| StartError::Database {
                 path,
@@ -496,7 +538,7 @@ impl Gateway {
             source,
         })?;
         let gate = Arc::new(Gate {
-            store: Arc::new(store),
+            store,
             http,
             upstream,
             upstream_key: config.upstream_key,
@@ -525,19 +567,32 @@ impl Gateway {
                 tracing::error!("gateway server stopped: {e}");
             }
         });
+        let poller = gate
+            .store
+            .shared()
+            .then(|| tokio::spawn(shared::poll(gate.clone())));
         Ok(Running {
             addr,
             gate,
             shutdown: Some(tx),
             server,
+            poller,
         })
     }
 }
 
 fn path_for_errors(db: &GateDb) -> String {
-    match db {
-        GateDb::File(p) => p.display().to_string(),
-        GateDb::Memory => ":memory:".into(),
+    db.shown()
+}
+
+impl GateDb {
+    /// The file path or the URL without its password, for messages.
+    pub fn shown(&self) -> String {
+        match self {
+            GateDb::File(p) => p.display().to_string(),
+            GateDb::Memory => ":memory:".into(),
+            GateDb::Postgres(url) => store::postgres::redact(url),
+        }
     }
 }
 
@@ -560,8 +615,24 @@ impl Running {
         mint_token(self.gate.store.as_ref(), label, self.gate.now()).await
     }
 
+    /// Stops at once, as a `kill -9` would: connections are dropped mid-request, nothing is
+    /// cleaned up, and items this instance had claimed stay claimed until another instance (or
+    /// the next start) takes them over.
+    pub async fn abort(mut self) {
+        if let Some(p) = self.poller.take() {
+            p.abort();
+            let _ = p.await;
+        }
+        self.server.abort();
+        let _ = (&mut self.server).await;
+    }
+
     /// Stops accepting requests, lets in-flight ones finish, and closes the database.
     pub async fn shutdown(mut self) {
+        if let Some(p) = self.poller.take() {
+            p.abort();
+            let _ = p.await;
+        }
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }

@@ -32,6 +32,9 @@ pub struct GateSettings {
     pub timeout_secs: u64,
     /// Request bodies larger than this are refused with 413 before anything is forwarded.
     pub max_body_bytes: usize,
+    /// Where the gateway keeps its state: a `postgres://` URL (several instances share it) or a
+    /// SQLite file path. `--store`/`--db` on the command line win over it.
+    pub store: Option<String>,
 }
 
 impl Default for GateSettings {
@@ -41,6 +44,7 @@ impl Default for GateSettings {
             connect_timeout_secs: 5,
             timeout_secs: 30,
             max_body_bytes: 1 << 20,
+            store: None,
         }
     }
 }
@@ -86,6 +90,11 @@ impl GateSettings {
         }
         if self.max_body_bytes == 0 {
             return Err("gate.max_body_bytes must be at least 1".into());
+        }
+        if self.store.as_deref().is_some_and(|s| s.trim().is_empty()) {
+            return Err(
+                "gate.store must be a postgres:// URL or a SQLite file path, not empty".into(),
+            );
         }
         Ok(())
     }

@@ -5,6 +5,9 @@
 //! [`Store::transition`], so it holds across instances too. Keys are never stored: agents are known
 //! by the SHA-256 of their key, supervisor tokens by the SHA-256 of the token.
 
+#[cfg(test)]
+mod conformance;
+pub mod postgres;
 pub mod sqlite;
 
 pub use super::journal::JournalRow;
@@ -12,6 +15,7 @@ use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
 use serde_json::Value;
 
+pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 
 /// Where an item is in its life. `Executing` is the claim that makes the upstream confirm happen once.
@@ -264,6 +268,13 @@ pub struct Standing {
 }
 
 pub trait Store: Send + Sync + 'static {
+    /// True when other gateway instances may use the same store at the same time (PostgreSQL):
+    /// an instance then learns of approvals made elsewhere by polling, and takes over only the
+    /// executions another instance left stale.
+    fn shared(&self) -> bool {
+        false
+    }
+
     /// False when an item for the same proposalId or confirmToken exists already (an upstream that
     /// answers a retried staging with the proposal it staged before).
     fn insert_item(&self, item: Item) -> BoxFuture<'_, StoreResult<bool>>;
@@ -277,8 +288,14 @@ pub trait Store: Send + Sync + 'static {
     /// Pending and approved items past their expiry become expired, each journaled; returns how
     /// many.
     fn expire_due(&self, now: DateTime<Utc>) -> BoxFuture<'_, StoreResult<usize>>;
-    /// Items a stopped gateway left mid-execution go back to approved; returns how many.
-    fn recover_executing(&self, note: String) -> BoxFuture<'_, StoreResult<usize>>;
+    /// Items a stopped gateway left mid-execution go back to approved; returns how many. With
+    /// `claimed_before`, only those claimed before then (the claimant is presumed dead: a live one
+    /// finishes or gives up within its upstream timeout).
+    fn recover_executing(
+        &self,
+        note: String,
+        claimed_before: Option<DateTime<Utc>>,
+    ) -> BoxFuture<'_, StoreResult<usize>>;
 
     fn agent_seen(
         &self,

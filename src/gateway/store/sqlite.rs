@@ -105,6 +105,8 @@ CREATE TABLE approval_links (
 );
 CREATE INDEX approval_links_item ON approval_links(item_id);
 "#,
+    // When an item was claimed for execution, so a shared store can tell a stale claim.
+    "ALTER TABLE items ADD COLUMN claimed_at TEXT;",
 ];
 
 #[derive(Clone)]
@@ -411,7 +413,8 @@ impl Store for SqliteStore {
                          reason = COALESCE(?6, reason),
                          result = COALESCE(?7, result),
                          note = ?8,
-                         standing = COALESCE(?10, standing)
+                         standing = COALESCE(?10, standing),
+                         claimed_at = CASE WHEN ?2 = 'executing' THEN ?4 ELSE claimed_at END
                      WHERE id = ?1 AND status IN ({}) AND (?9 IS NULL OR expires_at > ?9)",
                         status_list(t.from)
                     ),
@@ -478,11 +481,16 @@ impl Store for SqliteStore {
         })
     }
 
-    fn recover_executing(&self, note: String) -> BoxFuture<'_, StoreResult<usize>> {
+    fn recover_executing(
+        &self,
+        note: String,
+        claimed_before: Option<DateTime<Utc>>,
+    ) -> BoxFuture<'_, StoreResult<usize>> {
         self.run(move |c| {
             c.execute(
-                "UPDATE items SET status = 'approved', note = ?1 WHERE status = 'executing'",
-                params![note],
+                "UPDATE items SET status = 'approved', note = ?1 WHERE status = 'executing'
+                 AND (?2 IS NULL OR claimed_at IS NULL OR claimed_at < ?2)",
+                params![note, claimed_before.map(ts)],
             )
         })
     }
@@ -783,148 +791,8 @@ impl SqliteStore {
 
 #[cfg(test)]
 mod tests {
+    // The behaviour every store shares is tested against both in store/conformance.rs.
     use super::*;
-    use serde_json::json;
-
-    fn item(id: &str, proposal: &str, at: DateTime<Utc>) -> Item {
-        Item {
-            id: id.into(),
-            agent: "ab".repeat(32),
-            account: None,
-            kind: "trade".into(),
-            exec: Exec::Confirm,
-            proposal_id: Some(proposal.into()),
-            confirm_token: None,
-            request: json!({"a": "BTCUSDT"}),
-            preview: json!({"coin": "BTC"}),
-            expires_at: at + chrono::Duration::minutes(5),
-            created_at: at,
-            status: Status::Pending,
-            decided_at: None,
-            decided_by: None,
-            reason: None,
-            result: None,
-            note: None,
-            notional: Some(2000.0),
-            verdicts: json!([]),
-            standing: None,
-        }
-    }
-
-    #[tokio::test]
-    async fn a_link_is_spent_once_given_back_and_survives_a_reopen() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("g.db");
-        let t0: DateTime<Utc> = "2026-06-01T12:00:00Z".parse().unwrap();
-        let link = Link {
-            token_hash: "cd".repeat(32),
-            item_id: "gi_1".into(),
-            label: "alice".into(),
-            csrf: "c".into(),
-            expires_at: t0 + chrono::Duration::minutes(5),
-            created_at: t0,
-            spent_at: None,
-        };
-        {
-            let store = SqliteStore::open(&path).unwrap();
-            store.insert_link(link.clone()).await.unwrap();
-            assert_eq!(
-                store.link(&link.token_hash).await.unwrap(),
-                Some(link.clone())
-            );
-            assert_eq!(store.link("ef").await.unwrap(), None);
-            let spends =
-                futures::future::join_all((0..20).map(|_| store.spend_link(&link.token_hash, t0)))
-                    .await;
-            assert_eq!(
-                spends.into_iter().filter(|r| *r.as_ref().unwrap()).count(),
-                1
-            );
-            store.unspend_link(&link.token_hash).await.unwrap();
-            assert!(store.spend_link(&link.token_hash, t0).await.unwrap());
-            assert!(!store.spend_link("ef", t0).await.unwrap());
-        }
-        let store = SqliteStore::open(&path).unwrap();
-        let read = store.link(&link.token_hash).await.unwrap().unwrap();
-        assert_eq!(read.spent_at, Some(t0));
-        assert!(!store.spend_link(&link.token_hash, t0).await.unwrap());
-    }
-
-    #[tokio::test]
-    async fn one_item_per_proposal_one_winner_per_transition_and_expiry() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("g.db");
-        let t0: DateTime<Utc> = "2026-06-01T12:00:00Z".parse().unwrap();
-        let store = SqliteStore::open(&path).unwrap();
-        assert!(store.insert_item(item("gi_1", "p1", t0)).await.unwrap());
-        assert!(!store.insert_item(item("gi_2", "p1", t0)).await.unwrap());
-        assert!(store.insert_item(item("gi_3", "p3", t0)).await.unwrap());
-
-        let approve = || Transition {
-            unexpired_at: Some(t0),
-            decided_by: Some("alice".into()),
-            ..Transition::new(&[Status::Pending], Status::Approved, t0)
-        };
-        assert!(store.transition("gi_1", approve()).await.unwrap());
-        assert!(!store.transition("gi_1", approve()).await.unwrap());
-        let claim = || Transition::new(&[Status::Approved], Status::Executing, t0);
-        assert!(store.transition("gi_1", claim()).await.unwrap());
-        assert!(!store.transition("gi_1", claim()).await.unwrap());
-        let got = store.item(ItemRef::Proposal("p1")).await.unwrap().unwrap();
-        assert_eq!(
-            (got.status, got.decided_by.as_deref()),
-            (Status::Executing, Some("alice"))
-        );
-        assert_eq!(got.decided_at, Some(t0));
-
-        // A restart puts an interrupted execution back to approved; expiry takes pending ones.
-        drop(store);
-        let store = SqliteStore::open(&path).unwrap();
-        assert_eq!(store.recover_executing("again".into()).await.unwrap(), 1);
-        let later = t0 + chrono::Duration::minutes(6);
-        assert_eq!(store.expire_due(later).await.unwrap(), 2);
-        let all = store.items(None, 10).await.unwrap();
-        assert_eq!(all.len(), 2);
-        assert!(all.iter().all(|i| i.status == Status::Expired));
-        // Newest first, by insertion when the times are equal.
-        assert_eq!(all[0].id, "gi_3");
-    }
-
-    #[tokio::test]
-    async fn two_instances_appending_at_once_keep_one_chain_and_expiry_is_journaled() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("g.db");
-        let t0: DateTime<Utc> = "2026-06-01T12:00:00Z".parse().unwrap();
-        // Two connections to one file stand for two gateways sharing a database.
-        let (a, b) = (
-            SqliteStore::open(&path).unwrap(),
-            SqliteStore::open(&path).unwrap(),
-        );
-        let appends = (0..40).map(|i| {
-            let store = if i % 2 == 0 { a.clone() } else { b.clone() };
-            tokio::spawn(async move {
-                let r = Record::new("approve", "alice", t0, json!({"n": i}));
-                store.append(r).await.unwrap()
-            })
-        });
-        for joined in futures::future::join_all(appends).await {
-            joined.unwrap();
-        }
-        assert!(a.insert_item(item("gi_1", "p1", t0)).await.unwrap());
-        assert_eq!(
-            b.expire_due(t0 + chrono::Duration::minutes(6))
-                .await
-                .unwrap(),
-            1
-        );
-        let rows = a.journal(0, 1000).await.unwrap();
-        assert_eq!(journal::verify(&rows), Ok(41));
-        let last = rows.last().unwrap();
-        assert_eq!(
-            (last.kind.as_str(), last.item.as_deref()),
-            ("expire", Some("gi_1"))
-        );
-    }
 
     #[test]
     fn a_database_from_a_newer_agentdesk_is_refused() {

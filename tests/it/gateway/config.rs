@@ -16,6 +16,10 @@ fn the_example_configs_gateway_block_parses_and_lists_every_rule() {
         .collect();
     let (settings, policy) = GateSettings::with_policy_from_toml(&block).unwrap();
     assert_eq!(settings.allow_immediate, ["market-maker"]);
+    assert_eq!(
+        settings.store.as_deref(),
+        Some("postgres://gate@127.0.0.1/desk")
+    );
     let listed = policy.to_json();
     for rule in RULES.iter().chain(&["allow_immediate"]) {
         assert!(listed.get(*rule).is_some(), "{rule} is not in the example");

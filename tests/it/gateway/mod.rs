@@ -16,6 +16,7 @@ mod console_client;
 mod guard;
 mod link_page;
 mod links;
+mod postgres;
 
 struct Setup {
     sandbox: TestServer,

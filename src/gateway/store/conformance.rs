@@ -1,0 +1,333 @@
+//! What every store must do, run against each: SQLite always, PostgreSQL when
+//! `AGENTDESK_TEST_PG` names a server (each test in a fresh schema, so tests run in parallel).
+
+use super::*;
+use crate::gateway::journal;
+use serde_json::json;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub const TEST_PG: &str = "AGENTDESK_TEST_PG";
+
+/// Where a test's store lives; `open` may be called again to stand for a restart or a second
+/// instance.
+enum Backend {
+    Sqlite(PathBuf, #[allow(dead_code)] Arc<tempfile::TempDir>),
+    Postgres(String),
+}
+
+impl Backend {
+    fn sqlite() -> Backend {
+        let dir = tempfile::tempdir().unwrap();
+        Backend::Sqlite(dir.path().join("g.db"), Arc::new(dir))
+    }
+
+    /// A fresh schema on the test server, or None (and the skip said) without one.
+    async fn postgres(test: &str) -> Option<Backend> {
+        let Some(base) = std::env::var(TEST_PG).ok().filter(|v| !v.is_empty()) else {
+            // Past the test harness's capture, so the skip shows in a passing run.
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "skipped: {test}: {TEST_PG} not set");
+            return None;
+        };
+        Some(Backend::Postgres(fresh_schema(&base).await))
+    }
+
+    async fn open(&self) -> Arc<dyn Store> {
+        match self {
+            Backend::Sqlite(path, _) => Arc::new(SqliteStore::open(path).unwrap()),
+            Backend::Postgres(url) => Arc::new(PostgresStore::connect(url).await.unwrap()),
+        }
+    }
+}
+
+/// Creates a schema with a random name and returns `base` with that schema as its search path.
+pub async fn fresh_schema(base: &str) -> String {
+    use rand::RngExt;
+    let (client, conn) = tokio_postgres::connect(base, tokio_postgres::NoTls)
+        .await
+        .unwrap_or_else(|e| panic!("{TEST_PG}={base}: {e}"));
+    let conn = tokio::spawn(conn);
+    let schema = format!("t_{}", hex::encode(rand::rng().random::<[u8; 6]>()));
+    client
+        .batch_execute(&format!("CREATE SCHEMA {schema}"))
+        .await
+        .unwrap();
+    drop(client);
+    let _ = conn.await;
+    let sep = if base.contains('?') { '&' } else { '?' };
+    format!("{base}{sep}options=-c%20search_path%3D{schema}")
+}
+
+fn item(id: &str, proposal: &str, at: DateTime<Utc>) -> Item {
+    Item {
+        id: id.into(),
+        agent: "ab".repeat(32),
+        account: None,
+        kind: "trade".into(),
+        exec: Exec::Confirm,
+        proposal_id: Some(proposal.into()),
+        confirm_token: None,
+        request: json!({"a": "BTCUSDT"}),
+        preview: json!({"coin": "BTC"}),
+        expires_at: at + chrono::Duration::minutes(5),
+        created_at: at,
+        status: Status::Pending,
+        decided_at: None,
+        decided_by: None,
+        reason: None,
+        result: None,
+        note: None,
+        notional: Some(2000.0),
+        verdicts: json!([]),
+        standing: None,
+    }
+}
+
+fn t0() -> DateTime<Utc> {
+    "2026-06-01T12:00:00Z".parse().unwrap()
+}
+
+async fn one_item_per_proposal_one_winner_per_transition_and_expiry(b: Backend) {
+    let t0 = t0();
+    let store = b.open().await;
+    assert!(store.insert_item(item("gi_1", "p1", t0)).await.unwrap());
+    assert!(!store.insert_item(item("gi_2", "p1", t0)).await.unwrap());
+    assert!(store.insert_item(item("gi_3", "p3", t0)).await.unwrap());
+
+    let approve = || Transition {
+        unexpired_at: Some(t0),
+        decided_by: Some("alice".into()),
+        ..Transition::new(&[Status::Pending], Status::Approved, t0)
+    };
+    assert!(store.transition("gi_1", approve()).await.unwrap());
+    assert!(!store.transition("gi_1", approve()).await.unwrap());
+    let claim = || Transition::new(&[Status::Approved], Status::Executing, t0);
+    assert!(store.transition("gi_1", claim()).await.unwrap());
+    assert!(!store.transition("gi_1", claim()).await.unwrap());
+    let got = store.item(ItemRef::Proposal("p1")).await.unwrap().unwrap();
+    assert_eq!(
+        (got.status, got.decided_by.as_deref()),
+        (Status::Executing, Some("alice"))
+    );
+    assert_eq!(got.decided_at, Some(t0));
+    assert_eq!(got.request, json!({"a": "BTCUSDT"}));
+
+    // A claim younger than the cut-off is a live instance's: left alone.
+    let reopened = b.open().await;
+    assert_eq!(
+        reopened
+            .recover_executing("again".into(), Some(t0))
+            .await
+            .unwrap(),
+        0
+    );
+    // A restart puts an interrupted execution back to approved; expiry takes pending ones.
+    drop(store);
+    assert_eq!(
+        reopened
+            .recover_executing("again".into(), None)
+            .await
+            .unwrap(),
+        1
+    );
+    let later = t0 + chrono::Duration::minutes(6);
+    assert_eq!(reopened.expire_due(later).await.unwrap(), 2);
+    let all = reopened.items(None, 10).await.unwrap();
+    assert_eq!(all.len(), 2);
+    assert!(all.iter().all(|i| i.status == Status::Expired));
+    // Newest first, by insertion when the times are equal.
+    assert_eq!(all[0].id, "gi_3");
+    assert_eq!(reopened.items(Some(Status::Pending), 10).await.unwrap(), []);
+}
+
+async fn two_instances_appending_at_once_keep_one_chain_and_expiry_is_journaled(b: Backend) {
+    let t0 = t0();
+    // Two connections to one database stand for two gateways sharing it.
+    let (a, bb) = (b.open().await, b.open().await);
+    let appends = (0..40).map(|i| {
+        let store = if i % 2 == 0 { a.clone() } else { bb.clone() };
+        tokio::spawn(async move {
+            let r = Record::new("approve", "alice", t0, json!({"n": i}));
+            store.append(r).await.unwrap()
+        })
+    });
+    for joined in futures::future::join_all(appends).await {
+        joined.unwrap();
+    }
+    assert!(a.insert_item(item("gi_1", "p1", t0)).await.unwrap());
+    // Both expire at once: the item is expired, and journaled, once.
+    let later = t0 + chrono::Duration::minutes(6);
+    let (x, y) = tokio::join!(a.expire_due(later), bb.expire_due(later));
+    assert_eq!(x.unwrap() + y.unwrap(), 1);
+    let rows = a.journal(0, 1000).await.unwrap();
+    assert_eq!(journal::verify(&rows), Ok(41));
+    let last = rows.last().unwrap();
+    assert_eq!(
+        (last.kind.as_str(), last.item.as_deref()),
+        ("expire", Some("gi_1"))
+    );
+}
+
+async fn state_tokens_agents_and_standing_approvals_round_trip(b: Backend) {
+    let t0 = t0();
+    let store = b.open().await;
+    assert_eq!(store.state("kill_switch").await.unwrap(), None);
+    let on = json!({"on": true, "reason": "incident"});
+    store
+        .set_state(
+            "kill_switch",
+            on.clone(),
+            Record::new("kill_switch_on", "alice", t0, json!({})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(store.state("kill_switch").await.unwrap(), Some(on));
+
+    let id = store.add_token("hash1", "alice", t0).await.unwrap();
+    let token = store.token("hash1").await.unwrap().unwrap();
+    assert_eq!((token.id, token.label.as_str()), (id, "alice"));
+    assert_eq!(store.token("nope").await.unwrap(), None);
+
+    let agent = store
+        .agent_seen(&"ab".repeat(32), "abababab", t0)
+        .await
+        .unwrap();
+    assert_eq!((agent.first_seen, agent.name.as_deref()), (t0, None));
+    assert_eq!(store.name_agent("ABABABAB", "scalper").await.unwrap(), 1);
+    assert_eq!(store.name_agent("cdcdcdcd", "none").await.unwrap(), 0);
+    store
+        .set_agent_account(&agent.key_hash, "acct-1")
+        .await
+        .unwrap();
+    let agents = store.agents().await.unwrap();
+    assert_eq!(agents[0].label(), "scalper");
+    assert_eq!(agents[0].account.as_deref(), Some("acct-1"));
+
+    store
+        .add_executed(&agent.key_hash, t0, 1500.0)
+        .await
+        .unwrap();
+    store
+        .add_executed(&agent.key_hash, t0 + chrono::Duration::hours(1), 500.0)
+        .await
+        .unwrap();
+    let since = store.executed_since(&agent.key_hash, t0 + chrono::Duration::minutes(1));
+    assert_eq!(since.await.unwrap(), 500.0);
+
+    let standing = Standing {
+        id: 0,
+        agent: "*".into(),
+        coins: vec!["BTC".into()],
+        max_notional_usd: 5000.0,
+        expires_at: t0 + chrono::Duration::hours(1),
+        reason: "quiet market".into(),
+        created_by: "alice".into(),
+        created_at: t0,
+        revoked_at: None,
+    };
+    let sid = store
+        .add_standing(
+            standing,
+            Record::new("standing_approval_add", "alice", t0, json!({})),
+        )
+        .await
+        .unwrap();
+    let live = store.standings(t0).await.unwrap();
+    assert_eq!(
+        (live.len(), live[0].id, live[0].coins.clone()),
+        (1, sid, vec!["BTC".to_string()])
+    );
+    let revoke = || Record::new("standing_approval_revoke", "alice", t0, json!({}));
+    assert!(store.revoke_standing(sid, revoke()).await.unwrap());
+    assert!(!store.revoke_standing(sid, revoke()).await.unwrap());
+    assert_eq!(store.standings(t0).await.unwrap(), []);
+    let rows = store.journal(0, 100).await.unwrap();
+    assert_eq!(journal::verify(&rows), Ok(3));
+    assert_eq!(rows[1].detail, json!({"id": sid}).to_string());
+}
+
+async fn a_link_is_spent_once_given_back_and_survives_a_reopen(b: Backend) {
+    let t0 = t0();
+    let link = Link {
+        token_hash: "cd".repeat(32),
+        item_id: "gi_1".into(),
+        label: "alice".into(),
+        csrf: "c".into(),
+        expires_at: t0 + chrono::Duration::minutes(5),
+        created_at: t0,
+        spent_at: None,
+    };
+    {
+        let store = b.open().await;
+        store.insert_link(link.clone()).await.unwrap();
+        assert_eq!(
+            store.link(&link.token_hash).await.unwrap(),
+            Some(link.clone())
+        );
+        assert_eq!(store.link("ef").await.unwrap(), None);
+        let spends =
+            futures::future::join_all((0..20).map(|_| store.spend_link(&link.token_hash, t0)))
+                .await;
+        assert_eq!(
+            spends.into_iter().filter(|r| *r.as_ref().unwrap()).count(),
+            1
+        );
+        store.unspend_link(&link.token_hash).await.unwrap();
+        assert!(store.spend_link(&link.token_hash, t0).await.unwrap());
+        assert!(!store.spend_link("ef", t0).await.unwrap());
+    }
+    let store = b.open().await;
+    let read = store.link(&link.token_hash).await.unwrap().unwrap();
+    assert_eq!(read.spent_at, Some(t0));
+    assert!(!store.spend_link(&link.token_hash, t0).await.unwrap());
+}
+
+/// One SQLite test and one PostgreSQL test per case.
+macro_rules! both {
+    ($($case:ident),* $(,)?) => {
+        mod sqlite {
+            $(#[tokio::test]
+            async fn $case() {
+                super::$case(super::Backend::sqlite()).await;
+            })*
+        }
+        mod postgres {
+            $(#[tokio::test]
+            async fn $case() {
+                if let Some(b) = super::Backend::postgres(concat!("store::postgres::", stringify!($case))).await {
+                    super::$case(b).await;
+                }
+            })*
+        }
+    };
+}
+
+both!(
+    one_item_per_proposal_one_winner_per_transition_and_expiry,
+    two_instances_appending_at_once_keep_one_chain_and_expiry_is_journaled,
+    state_tokens_agents_and_standing_approvals_round_trip,
+    a_link_is_spent_once_given_back_and_survives_a_reopen,
+);
+
+#[tokio::test]
+async fn a_postgres_schema_from_a_newer_agentdesk_is_refused() {
+    let Some(b) = Backend::postgres("a_postgres_schema_from_a_newer_agentdesk_is_refused").await
+    else {
+        return;
+    };
+    let Backend::Postgres(url) = &b else {
+        unreachable!()
+    };
+    drop(b.open().await);
+    let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    client
+        .batch_execute("INSERT INTO schema_migrations (version) VALUES (99)")
+        .await
+        .unwrap();
+    let err = PostgresStore::connect(url).await.err().unwrap();
+    assert!(err.0.contains("newer"), "{err}");
+}

@@ -1,0 +1,1019 @@
+//! The shared store: one PostgreSQL database behind several gateway instances (tokio-postgres with a
+//! deadpool pool, no TLS: the database is expected on loopback or a private network).
+//!
+//! Everything that must happen once is decided by the database, never by a lock in this process:
+//! a status change is a conditional `UPDATE ... WHERE status IN (...)` (a concurrent one waits for
+//! the row and then finds the status changed), and a journal append locks the chain's head row
+//! (`journal_head ... FOR UPDATE`), so appends from every instance queue and the chain never forks.
+//! Lock order is always item rows first, the chain head last, so these cannot deadlock.
+
+use super::{
+    Agent, Exec, Item, ItemRef, JournalRow, Link, Record, Standing, Status, Store, StoreError,
+    StoreResult, Token, Transition,
+};
+use crate::gateway::journal;
+use chrono::{DateTime, SecondsFormat, Utc};
+use deadpool_postgres::GenericClient;
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use futures::future::BoxFuture;
+use serde_json::Value;
+use tokio_postgres::{NoTls, Row};
+
+/// Applied in order, each in its own transaction; `schema_migrations` lists the applied ones.
+/// Append, never edit.
+const MIGRATIONS: &[&str] = &[
+    r#"
+CREATE TABLE items (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
+    id TEXT PRIMARY KEY,
+    agent TEXT NOT NULL,
+    account TEXT,
+    kind TEXT NOT NULL,
+    exec TEXT NOT NULL,
+    proposal_id TEXT,
+    confirm_token TEXT,
+    request JSONB NOT NULL,
+    preview JSONB NOT NULL,
+    expires_at TIMESTAMPTZ NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL,
+    status TEXT NOT NULL,
+    decided_at TIMESTAMPTZ,
+    decided_by TEXT,
+    reason TEXT,
+    result JSONB,
+    note TEXT,
+    notional DOUBLE PRECISION,
+    verdicts JSONB NOT NULL DEFAULT '[]',
+    standing BIGINT,
+    claimed_at TIMESTAMPTZ
+);
+CREATE UNIQUE INDEX items_proposal ON items(proposal_id) WHERE proposal_id IS NOT NULL;
+CREATE UNIQUE INDEX items_token ON items(confirm_token) WHERE confirm_token IS NOT NULL;
+CREATE INDEX items_status ON items(status, created_at);
+CREATE INDEX items_agent ON items(agent, status);
+CREATE INDEX items_standing ON items(standing) WHERE standing IS NOT NULL;
+CREATE TABLE agents (
+    key_hash TEXT PRIMARY KEY,
+    fingerprint TEXT NOT NULL,
+    name TEXT,
+    account TEXT,
+    first_seen TIMESTAMPTZ NOT NULL,
+    last_seen TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX agents_fingerprint ON agents(fingerprint);
+CREATE TABLE supervisor_tokens (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    token_hash TEXT NOT NULL UNIQUE,
+    label TEXT NOT NULL DEFAULT '',
+    created_at TIMESTAMPTZ NOT NULL
+);
+CREATE TABLE gate_state (
+    key TEXT PRIMARY KEY,
+    value JSONB NOT NULL
+);
+-- at and detail are the exact text the hash covers.
+CREATE TABLE journal (
+    seq BIGINT PRIMARY KEY,
+    at TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    item TEXT,
+    detail TEXT NOT NULL,
+    prev_hash TEXT NOT NULL UNIQUE,
+    hash TEXT NOT NULL
+);
+-- The chain's last link: one row, locked by every append.
+CREATE TABLE journal_head (
+    one BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one),
+    seq BIGINT NOT NULL,
+    hash TEXT NOT NULL
+);
+CREATE TABLE executed (
+    agent TEXT NOT NULL,
+    at TIMESTAMPTZ NOT NULL,
+    notional DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX executed_agent ON executed(agent, at);
+CREATE TABLE standing_approvals (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    agent TEXT NOT NULL,
+    coins JSONB NOT NULL,
+    max_notional_usd DOUBLE PRECISION NOT NULL,
+    expires_at TIMESTAMPTZ NOT NULL,
+    reason TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL,
+    revoked_at TIMESTAMPTZ
+);
+"#,
+    r#"
+CREATE TABLE approval_links (
+    token_hash TEXT PRIMARY KEY,
+    item_id TEXT NOT NULL,
+    label TEXT NOT NULL,
+    csrf TEXT NOT NULL,
+    expires_at TIMESTAMPTZ NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL,
+    spent_at TIMESTAMPTZ
+);
+CREATE INDEX approval_links_item ON approval_links(item_id);
+"#,
+];
+
+/// Connections per instance: enough for a burst of concurrent decisions, few enough that several
+/// instances stay under the server's default `max_connections` (100).
+const POOL_SIZE: usize = 16;
+
+#[derive(Clone)]
+pub struct PostgresStore {
+    pool: Pool,
+}
+
+fn err(e: impl std::fmt::Display) -> StoreError {
+    StoreError(e.to_string())
+}
+
+impl From<tokio_postgres::Error> for StoreError {
+    fn from(e: tokio_postgres::Error) -> Self {
+        // The server's own message (constraint, syntax, connection refused) is in the source.
+        match std::error::Error::source(&e) {
+            Some(s) => StoreError(format!("{e}: {s}")),
+            None => StoreError(e.to_string()),
+        }
+    }
+}
+
+impl From<deadpool_postgres::PoolError> for StoreError {
+    fn from(e: deadpool_postgres::PoolError) -> Self {
+        match e {
+            deadpool_postgres::PoolError::Backend(e) => e.into(),
+            other => err(other),
+        }
+    }
+}
+
+/// The URL with its password replaced, for messages and logs.
+pub fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let (authority, tail) = match rest.find(['/', '?']) {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    match authority.rsplit_once('@') {
+        Some((user, host)) => match user.split_once(':') {
+            Some((name, _)) => format!("{scheme}://{name}:***@{host}{tail}"),
+            None => url.to_string(),
+        },
+        None => url.to_string(),
+    }
+}
+
+/// True when `s` names a PostgreSQL database (`postgres://` or `postgresql://`).
+pub fn is_url(s: &str) -> bool {
+    s.starts_with("postgres://") || s.starts_with("postgresql://")
+}
+
+fn status_names(statuses: &[Status]) -> Vec<&'static str> {
+    statuses.iter().map(|s| s.as_str()).collect()
+}
+
+const ITEM_COLUMNS: &str = "id, agent, account, kind, exec, proposal_id, confirm_token, request, preview, \
+     expires_at, created_at, status, decided_at, decided_by, reason, result, note, notional, verdicts, \
+     standing";
+
+fn item_row(r: &Row) -> StoreResult<Item> {
+    let exec: String = r.try_get(4)?;
+    let status: String = r.try_get(11)?;
+    Ok(Item {
+        id: r.try_get(0)?,
+        agent: r.try_get(1)?,
+        account: r.try_get(2)?,
+        kind: r.try_get(3)?,
+        exec: Exec::parse(&exec).ok_or_else(|| err(format!("unknown exec {exec:?}")))?,
+        proposal_id: r.try_get(5)?,
+        confirm_token: r.try_get(6)?,
+        request: r.try_get(7)?,
+        preview: r.try_get(8)?,
+        expires_at: r.try_get(9)?,
+        created_at: r.try_get(10)?,
+        status: Status::parse(&status).ok_or_else(|| err(format!("unknown status {status:?}")))?,
+        decided_at: r.try_get(12)?,
+        decided_by: r.try_get(13)?,
+        reason: r.try_get(14)?,
+        result: r.try_get(15)?,
+        note: r.try_get(16)?,
+        notional: r.try_get(17)?,
+        verdicts: r.try_get(18)?,
+        standing: r.try_get(19)?,
+    })
+}
+
+fn items_of(rows: Vec<Row>) -> StoreResult<Vec<Item>> {
+    rows.iter().map(item_row).collect()
+}
+
+const AGENT_COLUMNS: &str = "key_hash, fingerprint, name, account, first_seen, last_seen";
+
+fn agent_row(r: &Row) -> StoreResult<Agent> {
+    Ok(Agent {
+        key_hash: r.try_get(0)?,
+        fingerprint: r.try_get(1)?,
+        name: r.try_get(2)?,
+        account: r.try_get(3)?,
+        first_seen: r.try_get(4)?,
+        last_seen: r.try_get(5)?,
+    })
+}
+
+const STANDING_COLUMNS: &str =
+    "id, agent, coins, max_notional_usd, expires_at, reason, created_by, created_at, revoked_at";
+
+fn standing_row(r: &Row) -> StoreResult<Standing> {
+    let coins: Value = r.try_get(2)?;
+    Ok(Standing {
+        id: r.try_get(0)?,
+        agent: r.try_get(1)?,
+        coins: serde_json::from_value(coins).unwrap_or_default(),
+        max_notional_usd: r.try_get(3)?,
+        expires_at: r.try_get(4)?,
+        reason: r.try_get(5)?,
+        created_by: r.try_get(6)?,
+        created_at: r.try_get(7)?,
+        revoked_at: r.try_get(8)?,
+    })
+}
+
+fn journal_row(r: &Row) -> StoreResult<JournalRow> {
+    Ok(JournalRow {
+        seq: r.try_get(0)?,
+        at: r.try_get(1)?,
+        kind: r.try_get(2)?,
+        actor: r.try_get(3)?,
+        item: r.try_get(4)?,
+        detail: r.try_get(5)?,
+        prev_hash: r.try_get(6)?,
+        hash: r.try_get(7)?,
+    })
+}
+
+/// Appends to the chain inside the caller's transaction. The head row's lock is held until that
+/// transaction ends, so every other appender (on any instance) waits and then reads the new head.
+async fn append_in(c: &deadpool_postgres::Transaction<'_>, r: &Record) -> StoreResult<JournalRow> {
+    // The row exists from the first start on (seeded with the genesis link by `migrate`).
+    let head = c
+        .query_one(
+            &c.prepare_cached("SELECT seq, hash FROM journal_head FOR UPDATE")
+                .await?,
+            &[],
+        )
+        .await?;
+    let (seq, prev): (i64, String) = (head.try_get(0)?, head.try_get(1)?);
+    let seq = seq + 1;
+    let at = r.at.to_rfc3339_opts(SecondsFormat::Micros, true);
+    let detail = r.detail.to_string();
+    let hash = journal::hash(
+        seq,
+        &prev,
+        &at,
+        &r.kind,
+        &r.actor,
+        r.item.as_deref(),
+        &detail,
+    );
+    c.execute(
+        &c.prepare_cached(
+            "INSERT INTO journal (seq, at, kind, actor, item, detail, prev_hash, hash)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        )
+        .await?,
+        &[&seq, &at, &r.kind, &r.actor, &r.item, &detail, &prev, &hash],
+    )
+    .await?;
+    c.execute(
+        &c.prepare_cached("UPDATE journal_head SET seq = $1, hash = $2")
+            .await?,
+        &[&seq, &hash],
+    )
+    .await?;
+    Ok(JournalRow {
+        seq,
+        at,
+        kind: r.kind.clone(),
+        actor: r.actor.clone(),
+        item: r.item.clone(),
+        detail,
+        prev_hash: prev,
+        hash,
+    })
+}
+
+impl PostgresStore {
+    /// Connects (the pool opens connections as they are needed; one is opened now to migrate) and
+    /// brings the schema to this version. Several instances starting at once migrate one at a time.
+    pub async fn connect(url: &str) -> StoreResult<PostgresStore> {
+        let config: tokio_postgres::Config = url
+            .parse()
+            .map_err(|e| err(format!("not a PostgreSQL URL ({e})")))?;
+        if config.get_ssl_mode() == tokio_postgres::config::SslMode::Require {
+            return Err(err(
+                "sslmode=require is not supported: this gateway talks to PostgreSQL without TLS \
+                 (on loopback or a private network); drop sslmode or set it to disable/prefer",
+            ));
+        }
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(POOL_SIZE)
+            .runtime(deadpool_postgres::Runtime::Tokio1)
+            .create_timeout(Some(std::time::Duration::from_secs(10)))
+            .wait_timeout(Some(std::time::Duration::from_secs(30)))
+            .build()
+            .map_err(err)?;
+        let store = PostgresStore { pool };
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    async fn migrate(&self) -> StoreResult<()> {
+        let mut c = self.pool.get().await?;
+        let tx = c.transaction().await?;
+        // Per schema, so databases holding several gateways' schemas migrate them independently.
+        tx.execute(
+            &tx.prepare_cached(
+                "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.agentdesk_gateway'))",
+            )
+            .await?,
+            &[],
+        )
+        .await?;
+        tx.batch_execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (
+                 version INTEGER PRIMARY KEY,
+                 applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+             )",
+        )
+        .await?;
+        let version: i32 = tx
+            .query_one(
+                &tx.prepare_cached("SELECT COALESCE(MAX(version), 0) FROM schema_migrations")
+                    .await?,
+                &[],
+            )
+            .await?
+            .try_get(0)?;
+        if version as usize > MIGRATIONS.len() {
+            return Err(err(format!(
+                "the database is at schema version {version}, newer than this agentdesk ({}); upgrade agentdesk",
+                MIGRATIONS.len()
+            )));
+        }
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+            tx.batch_execute(sql).await?;
+            tx.execute(
+                &tx.prepare_cached("INSERT INTO schema_migrations (version) VALUES ($1)")
+                    .await?,
+                &[&((i + 1) as i32)],
+            )
+            .await?;
+        }
+        tx.execute(
+            &tx.prepare_cached("INSERT INTO journal_head (one, seq, hash) VALUES (TRUE, 0, $1) ON CONFLICT DO NOTHING").await?,
+            &[&journal::GENESIS],
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    fn run<'a, T, F, Fut>(&'a self, f: F) -> BoxFuture<'a, StoreResult<T>>
+    where
+        T: Send + 'a,
+        F: FnOnce(deadpool_postgres::Object) -> Fut + Send + 'a,
+        Fut: std::future::Future<Output = StoreResult<T>> + Send + 'a,
+    {
+        Box::pin(async move {
+            let c = self.pool.get().await?;
+            f(c).await
+        })
+    }
+}
+
+impl Store for PostgresStore {
+    fn shared(&self) -> bool {
+        true
+    }
+
+    fn insert_item(&self, item: Item) -> BoxFuture<'_, StoreResult<bool>> {
+        self.run(move |c| async move {
+            let n = c
+                .execute(
+                    &c.prepare_cached(&format!(
+                        "INSERT INTO items ({ITEM_COLUMNS}) VALUES \
+                         ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, \
+                          $17, $18, $19, $20) ON CONFLICT DO NOTHING"
+                    ))
+                    .await?,
+                    &[
+                        &item.id,
+                        &item.agent,
+                        &item.account,
+                        &item.kind,
+                        &item.exec.as_str(),
+                        &item.proposal_id,
+                        &item.confirm_token,
+                        &item.request,
+                        &item.preview,
+                        &item.expires_at,
+                        &item.created_at,
+                        &item.status.as_str(),
+                        &item.decided_at,
+                        &item.decided_by,
+                        &item.reason,
+                        &item.result,
+                        &item.note,
+                        &item.notional,
+                        &item.verdicts,
+                        &item.standing,
+                    ],
+                )
+                .await?;
+            Ok(n == 1)
+        })
+    }
+
+    fn item(&self, which: ItemRef<'_>) -> BoxFuture<'_, StoreResult<Option<Item>>> {
+        let (clause, value) = match which {
+            ItemRef::IdOrProposal(v) => ("id = $1 OR proposal_id = $1", v.to_string()),
+            ItemRef::Proposal(v) => ("proposal_id = $1", v.to_string()),
+            ItemRef::ConfirmToken(v) => ("confirm_token = $1", v.to_string()),
+        };
+        self.run(move |c| async move {
+            c.query_opt(
+                &c.prepare_cached(&format!(
+                    "SELECT {ITEM_COLUMNS} FROM items WHERE {clause} LIMIT 1"
+                ))
+                .await?,
+                &[&value],
+            )
+            .await?
+            .as_ref()
+            .map(item_row)
+            .transpose()
+        })
+    }
+
+    fn items(&self, status: Option<Status>, limit: usize) -> BoxFuture<'_, StoreResult<Vec<Item>>> {
+        self.run(move |c| async move {
+            let status = status.map(Status::as_str);
+            items_of(
+                c.query(
+                    &c.prepare_cached(&format!(
+                        "SELECT {ITEM_COLUMNS} FROM items WHERE $1::text IS NULL OR status = $1
+                         ORDER BY created_at DESC, seq DESC LIMIT $2"
+                    ))
+                    .await?,
+                    &[&status, &(limit.min(i64::MAX as usize) as i64)],
+                )
+                .await?,
+            )
+        })
+    }
+
+    fn approved_of(&self, agent: &str) -> BoxFuture<'_, StoreResult<Vec<Item>>> {
+        let agent = agent.to_string();
+        self.run(move |c| async move {
+            items_of(
+                c.query(
+                    &c.prepare_cached(&format!(
+                        "SELECT {ITEM_COLUMNS} FROM items WHERE agent = $1 AND status = 'approved'
+                         ORDER BY created_at, seq"
+                    ))
+                    .await?,
+                    &[&agent],
+                )
+                .await?,
+            )
+        })
+    }
+
+    fn transition(&self, id: &str, t: Transition) -> BoxFuture<'_, StoreResult<bool>> {
+        let id = id.to_string();
+        self.run(move |mut c| async move {
+            let tx = c.transaction().await?;
+            let decided = t.decided_by.is_some();
+            // Under READ COMMITTED a concurrent UPDATE of the same row waits for the first to
+            // commit and then re-checks the WHERE on the new row: exactly one caller moves it.
+            let n = tx
+                .execute(
+                    &tx.prepare_cached(
+                        "UPDATE items SET status = $2,
+                         decided_at = CASE WHEN $3 THEN $4 ELSE decided_at END,
+                         decided_by = CASE WHEN $3 THEN $5 ELSE decided_by END,
+                         reason = COALESCE($6, reason),
+                         result = COALESCE($7, result),
+                         note = $8,
+                         standing = COALESCE($10, standing),
+                         claimed_at = CASE WHEN $2 = 'executing' THEN $4 ELSE claimed_at END
+                     WHERE id = $1 AND status = ANY($11)
+                       AND ($9::timestamptz IS NULL OR expires_at > $9)",
+                    )
+                    .await?,
+                    &[
+                        &id,
+                        &t.to.as_str(),
+                        &decided,
+                        &t.now,
+                        &t.decided_by,
+                        &t.reason,
+                        &t.result,
+                        &t.note,
+                        &t.unexpired_at,
+                        &t.standing,
+                        &status_names(t.from),
+                    ],
+                )
+                .await?;
+            if n == 1
+                && let Some(record) = &t.record
+            {
+                append_in(&tx, record).await?;
+            }
+            tx.commit().await?;
+            Ok(n == 1)
+        })
+    }
+
+    fn expire_due(&self, now: DateTime<Utc>) -> BoxFuture<'_, StoreResult<usize>> {
+        self.run(move |mut c| async move {
+            // Most calls find nothing: look before locking anything.
+            let due: i64 = c
+                .query_one(
+                    &c.prepare_cached(
+                        "SELECT COUNT(*) FROM items
+                     WHERE status IN ('pending', 'approved') AND expires_at <= $1",
+                    )
+                    .await?,
+                    &[&now],
+                )
+                .await?
+                .try_get(0)?;
+            if due == 0 {
+                return Ok(0);
+            }
+            let tx = c.transaction().await?;
+            // The rows are locked in one order; an instance expiring at the same time waits, then
+            // re-checks each row and skips those this one expired, so each is journaled once.
+            let rows = tx
+                .query(
+                    &tx.prepare_cached(
+                        "WITH due AS (
+                         SELECT id, status, expires_at, seq FROM items
+                         WHERE status IN ('pending', 'approved') AND expires_at <= $1
+                         ORDER BY expires_at, seq FOR UPDATE
+                     )
+                     UPDATE items SET status = 'expired', decided_at = items.expires_at, note = NULL
+                     FROM due WHERE items.id = due.id
+                     RETURNING due.id, due.status, due.expires_at, due.seq",
+                    )
+                    .await?,
+                    &[&now],
+                )
+                .await?;
+            let mut expired: Vec<(String, String, DateTime<Utc>, i64)> = rows
+                .iter()
+                .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?, r.try_get(3)?)))
+                .collect::<StoreResult<_>>()?;
+            expired.sort_by_key(|(_, _, at, seq)| (*at, *seq));
+            for (id, was, at, _) in &expired {
+                let record =
+                    Record::new("expire", "gateway", *at, serde_json::json!({"was": was})).item(id);
+                append_in(&tx, &record).await?;
+            }
+            tx.commit().await?;
+            Ok(expired.len())
+        })
+    }
+
+    fn recover_executing(
+        &self,
+        note: String,
+        claimed_before: Option<DateTime<Utc>>,
+    ) -> BoxFuture<'_, StoreResult<usize>> {
+        self.run(move |c| async move {
+            let n = c
+                .execute(
+                    &c.prepare_cached(
+                        "UPDATE items SET status = 'approved', note = $1
+                     WHERE status = 'executing'
+                       AND ($2::timestamptz IS NULL OR claimed_at IS NULL OR claimed_at < $2)",
+                    )
+                    .await?,
+                    &[&note, &claimed_before],
+                )
+                .await?;
+            Ok(n as usize)
+        })
+    }
+
+    fn agent_seen(
+        &self,
+        key_hash: &str,
+        fingerprint: &str,
+        now: DateTime<Utc>,
+    ) -> BoxFuture<'_, StoreResult<Agent>> {
+        let (key_hash, fingerprint) = (key_hash.to_string(), fingerprint.to_string());
+        self.run(move |c| async move {
+            let row = c
+                .query_one(
+                    &c.prepare_cached(&format!(
+                        "INSERT INTO agents (key_hash, fingerprint, first_seen, last_seen)
+                         VALUES ($1, $2, $3, $3)
+                         ON CONFLICT (key_hash) DO UPDATE SET last_seen = excluded.last_seen
+                         RETURNING {AGENT_COLUMNS}"
+                    ))
+                    .await?,
+                    &[&key_hash, &fingerprint, &now],
+                )
+                .await?;
+            agent_row(&row)
+        })
+    }
+
+    fn set_agent_account(&self, key_hash: &str, account: &str) -> BoxFuture<'_, StoreResult<()>> {
+        let (key_hash, account) = (key_hash.to_string(), account.to_string());
+        self.run(move |c| async move {
+            c.execute(
+                &c.prepare_cached("UPDATE agents SET account = $2 WHERE key_hash = $1")
+                    .await?,
+                &[&key_hash, &account],
+            )
+            .await?;
+            c.execute(
+                &c.prepare_cached(
+                    "UPDATE items SET account = $2 WHERE agent = $1 AND account IS NULL",
+                )
+                .await?,
+                &[&key_hash, &account],
+            )
+            .await?;
+            Ok(())
+        })
+    }
+
+    fn agents(&self) -> BoxFuture<'_, StoreResult<Vec<Agent>>> {
+        self.run(|c| async move {
+            c.query(
+                &c.prepare_cached(&format!(
+                    "SELECT {AGENT_COLUMNS} FROM agents ORDER BY first_seen, fingerprint"
+                ))
+                .await?,
+                &[],
+            )
+            .await?
+            .iter()
+            .map(agent_row)
+            .collect()
+        })
+    }
+
+    fn name_agent(&self, fingerprint: &str, name: &str) -> BoxFuture<'_, StoreResult<usize>> {
+        let (fingerprint, name) = (fingerprint.to_ascii_lowercase(), name.to_string());
+        self.run(move |c| async move {
+            let n = c
+                .execute(
+                    &c.prepare_cached(
+                        "UPDATE agents SET name = $2 WHERE left(key_hash, length($1)) = $1",
+                    )
+                    .await?,
+                    &[&fingerprint, &name],
+                )
+                .await?;
+            Ok(n as usize)
+        })
+    }
+
+    fn add_token(
+        &self,
+        hash: &str,
+        label: &str,
+        now: DateTime<Utc>,
+    ) -> BoxFuture<'_, StoreResult<i64>> {
+        let (hash, label) = (hash.to_string(), label.to_string());
+        self.run(move |c| async move {
+            Ok(c.query_one(
+                &c.prepare_cached("INSERT INTO supervisor_tokens (token_hash, label, created_at) VALUES ($1, $2, $3)
+                 RETURNING id").await?,
+                &[&hash, &label, &now],
+            )
+            .await?
+            .try_get(0)?)
+        })
+    }
+
+    fn token(&self, hash: &str) -> BoxFuture<'_, StoreResult<Option<Token>>> {
+        let hash = hash.to_string();
+        self.run(move |c| async move {
+            c.query_opt(
+                &c.prepare_cached(
+                    "SELECT id, label, created_at FROM supervisor_tokens WHERE token_hash = $1",
+                )
+                .await?,
+                &[&hash],
+            )
+            .await?
+            .map(|r| {
+                Ok(Token {
+                    id: r.try_get(0)?,
+                    label: r.try_get(1)?,
+                    created_at: r.try_get(2)?,
+                })
+            })
+            .transpose()
+        })
+    }
+
+    fn state(&self, key: &str) -> BoxFuture<'_, StoreResult<Option<Value>>> {
+        let key = key.to_string();
+        self.run(move |c| async move {
+            c.query_opt(
+                &c.prepare_cached("SELECT value FROM gate_state WHERE key = $1")
+                    .await?,
+                &[&key],
+            )
+            .await?
+            .map(|r| Ok(r.try_get(0)?))
+            .transpose()
+        })
+    }
+
+    fn set_state(&self, key: &str, value: Value, record: Record) -> BoxFuture<'_, StoreResult<()>> {
+        let key = key.to_string();
+        self.run(move |mut c| async move {
+            let tx = c.transaction().await?;
+            tx.execute(
+                &tx.prepare_cached(
+                    "INSERT INTO gate_state (key, value) VALUES ($1, $2)
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                )
+                .await?,
+                &[&key, &value],
+            )
+            .await?;
+            append_in(&tx, &record).await?;
+            tx.commit().await?;
+            Ok(())
+        })
+    }
+
+    fn append(&self, record: Record) -> BoxFuture<'_, StoreResult<JournalRow>> {
+        self.run(move |mut c| async move {
+            let tx = c.transaction().await?;
+            let row = append_in(&tx, &record).await?;
+            tx.commit().await?;
+            Ok(row)
+        })
+    }
+
+    fn journal(&self, after: i64, limit: usize) -> BoxFuture<'_, StoreResult<Vec<JournalRow>>> {
+        self.run(move |c| async move {
+            c.query(
+                &c.prepare_cached(
+                    "SELECT seq, at, kind, actor, item, detail, prev_hash, hash FROM journal
+                 WHERE seq > $1 ORDER BY seq LIMIT $2",
+                )
+                .await?,
+                &[&after, &(limit.min(i64::MAX as usize) as i64)],
+            )
+            .await?
+            .iter()
+            .map(journal_row)
+            .collect()
+        })
+    }
+
+    fn executed_since(&self, agent: &str, since: DateTime<Utc>) -> BoxFuture<'_, StoreResult<f64>> {
+        let agent = agent.to_string();
+        self.run(move |c| async move {
+            Ok(c.query_one(
+                &c.prepare_cached(
+                    "SELECT COALESCE(SUM(notional), 0)::DOUBLE PRECISION FROM executed
+                 WHERE agent = $1 AND at >= $2",
+                )
+                .await?,
+                &[&agent, &since],
+            )
+            .await?
+            .try_get(0)?)
+        })
+    }
+
+    fn add_executed(
+        &self,
+        agent: &str,
+        at: DateTime<Utc>,
+        notional: f64,
+    ) -> BoxFuture<'_, StoreResult<()>> {
+        let agent = agent.to_string();
+        self.run(move |c| async move {
+            c.execute(
+                &c.prepare_cached("INSERT INTO executed (agent, at, notional) VALUES ($1, $2, $3)")
+                    .await?,
+                &[&agent, &at, &notional],
+            )
+            .await?;
+            Ok(())
+        })
+    }
+
+    fn add_standing(&self, st: Standing, record: Record) -> BoxFuture<'_, StoreResult<i64>> {
+        self.run(move |mut c| async move {
+            let tx = c.transaction().await?;
+            let coins = serde_json::json!(st.coins);
+            let id: i64 = tx
+                .query_one(
+                    &tx.prepare_cached(
+                        "INSERT INTO standing_approvals
+                     (agent, coins, max_notional_usd, expires_at, reason, created_by, created_at)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+                    )
+                    .await?,
+                    &[
+                        &st.agent,
+                        &coins,
+                        &st.max_notional_usd,
+                        &st.expires_at,
+                        &st.reason,
+                        &st.created_by,
+                        &st.created_at,
+                    ],
+                )
+                .await?
+                .try_get(0)?;
+            let mut record = record;
+            record.detail["id"] = serde_json::json!(id);
+            append_in(&tx, &record).await?;
+            tx.commit().await?;
+            Ok(id)
+        })
+    }
+
+    fn standings(&self, now: DateTime<Utc>) -> BoxFuture<'_, StoreResult<Vec<Standing>>> {
+        self.run(move |c| async move {
+            c.query(
+                &c.prepare_cached(&format!(
+                    "SELECT {STANDING_COLUMNS} FROM standing_approvals
+                     WHERE revoked_at IS NULL AND expires_at > $1 ORDER BY id"
+                ))
+                .await?,
+                &[&now],
+            )
+            .await?
+            .iter()
+            .map(standing_row)
+            .collect()
+        })
+    }
+
+    fn revoke_standing(&self, id: i64, record: Record) -> BoxFuture<'_, StoreResult<bool>> {
+        self.run(move |mut c| async move {
+            let tx = c.transaction().await?;
+            let n = tx
+                .execute(
+                    &tx.prepare_cached(
+                        "UPDATE standing_approvals SET revoked_at = $2
+                     WHERE id = $1 AND revoked_at IS NULL AND expires_at > $2",
+                    )
+                    .await?,
+                    &[&id, &record.at],
+                )
+                .await?;
+            if n == 1 {
+                append_in(&tx, &record).await?;
+            }
+            tx.commit().await?;
+            Ok(n == 1)
+        })
+    }
+
+    fn items_of_standing(&self, id: i64) -> BoxFuture<'_, StoreResult<Vec<Item>>> {
+        self.run(move |c| async move {
+            items_of(
+                c.query(
+                    &c.prepare_cached(&format!(
+                        "SELECT {ITEM_COLUMNS} FROM items WHERE standing = $1
+                         ORDER BY created_at DESC, seq DESC"
+                    ))
+                    .await?,
+                    &[&id],
+                )
+                .await?,
+            )
+        })
+    }
+
+    fn insert_link(&self, link: Link) -> BoxFuture<'_, StoreResult<()>> {
+        self.run(move |c| async move {
+            c.execute(
+                &c.prepare_cached(
+                    "INSERT INTO approval_links (token_hash, item_id, label, csrf, expires_at, created_at)
+                     VALUES ($1, $2, $3, $4, $5, $6)",
+                )
+                .await?,
+                &[
+                    &link.token_hash,
+                    &link.item_id,
+                    &link.label,
+                    &link.csrf,
+                    &link.expires_at,
+                    &link.created_at,
+                ],
+            )
+            .await?;
+            Ok(())
+        })
+    }
+
+    fn link(&self, token_hash: &str) -> BoxFuture<'_, StoreResult<Option<Link>>> {
+        let hash = token_hash.to_string();
+        self.run(move |c| async move {
+            c.query_opt(
+                &c.prepare_cached(
+                    "SELECT token_hash, item_id, label, csrf, expires_at, created_at, spent_at
+                     FROM approval_links WHERE token_hash = $1",
+                )
+                .await?,
+                &[&hash],
+            )
+            .await?
+            .map(|r| {
+                Ok(Link {
+                    token_hash: r.try_get(0)?,
+                    item_id: r.try_get(1)?,
+                    label: r.try_get(2)?,
+                    csrf: r.try_get(3)?,
+                    expires_at: r.try_get(4)?,
+                    created_at: r.try_get(5)?,
+                    spent_at: r.try_get(6)?,
+                })
+            })
+            .transpose()
+        })
+    }
+
+    fn spend_link(&self, token_hash: &str, now: DateTime<Utc>) -> BoxFuture<'_, StoreResult<bool>> {
+        let hash = token_hash.to_string();
+        // One conditional UPDATE: of concurrent spends on any instance, the database lets one win.
+        self.run(move |c| async move {
+            Ok(c.execute(
+                &c.prepare_cached(
+                    "UPDATE approval_links SET spent_at = $2 WHERE token_hash = $1 AND spent_at IS NULL",
+                )
+                .await?,
+                &[&hash, &now],
+            )
+            .await?
+                == 1)
+        })
+    }
+
+    fn unspend_link(&self, token_hash: &str) -> BoxFuture<'_, StoreResult<()>> {
+        let hash = token_hash.to_string();
+        self.run(move |c| async move {
+            c.execute(
+                &c.prepare_cached(
+                    "UPDATE approval_links SET spent_at = NULL WHERE token_hash = $1",
+                )
+                .await?,
+                &[&hash],
+            )
+            .await?;
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_kept_out_of_messages() {
+        assert_eq!(
+            redact("postgres://gate:s3cret@db.internal:5432/desk?sslmode=disable"),
+            "postgres://gate:***@db.internal:5432/desk?sslmode=disable"
+        );
+        assert_eq!(
+            redact("postgres://gate@127.0.0.1/desk"),
+            "postgres://gate@127.0.0.1/desk"
+        );
+        assert_eq!(redact("postgresql://a:b@h"), "postgresql://a:***@h");
+        assert!(is_url("postgresql://h/db") && !is_url("/var/lib/gateway.db"));
+    }
+}
