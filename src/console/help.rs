@@ -85,6 +85,16 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme, area: Rect, scroll: u16) {
     );
     f.render_widget(Clear, r);
     let mut lines = Vec::new();
+    if let Some(reason) = crate::console::gate::guard::kill_reason(app.gate.kill.as_ref()) {
+        lines.push(Line::styled(
+            format!(
+                "KILL SWITCH ON: {}",
+                crate::console::gate::guard::kill_refusal(&reason)
+            ),
+            theme.bad,
+        ));
+        lines.push(Line::raw(""));
+    }
     if let Some(connect) = &app.gate.connect {
         lines.push(Line::styled("Connect an agent", theme.accent));
         for l in connect.lines() {
@@ -103,6 +113,13 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme, area: Rect, scroll: u16) {
     lines.push(Line::from(vec![
         Span::styled(format!("  {:<16}", "1-9"), theme.base.patch(theme.accent)),
         Span::styled("switch tab", theme.base),
+    ]));
+    lines.push(Line::from(vec![
+        Span::styled(format!("  {:<16}", "o"), theme.base.patch(theme.accent)),
+        Span::styled(
+            "approve dialog on a gateway: override the rules the item breaks (then y; journaled)",
+            theme.base,
+        ),
     ]));
     lines.push(Line::raw(""));
     lines.push(Line::styled(

@@ -82,9 +82,11 @@ fn failed_text(g: &GateItem) -> String {
 
 impl App {
     pub(crate) fn schedule_gate(&mut self, fx: &mut Vec<Effect>) {
-        if self.gate.detected != Detected::No && self.gate.poll.start(self.now) {
+        let polled = self.gate.detected != Detected::No && self.gate.poll.start(self.now);
+        if polled {
             fx.push(Effect::FetchGate);
         }
+        self.schedule_guard(polled, fx);
     }
 
     pub(crate) fn on_gate_loaded(
