@@ -125,7 +125,8 @@ pub(super) fn parse_auto(
     let max_tok = args
         .get(2)
         .ok_or_else(|| missing("<maxNotionalUsd>", AUTO_USAGE, end))?;
-    let max = parse_number(max_tok.text.trim_start_matches('$'))
+    let max = parse_amount(max_tok.text.trim_start_matches('$'))
+        .ok()
         .filter(|x| *x > 0.0)
         .ok_or_else(|| {
             ParseError::new(

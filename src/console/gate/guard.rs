@@ -84,7 +84,8 @@ fn show(v: &Value) -> String {
         Value::String(s) => s.clone(),
         Value::Number(n) => match n.as_f64() {
             Some(x) if x.fract() != 0.0 => format!("{x:.2}"),
-            _ => n.to_string(),
+            Some(x) => format!("{x:.0}"),
+            None => n.to_string(),
         },
         Value::Array(a) => a.iter().map(show).collect::<Vec<_>>().join(","),
         other => other.to_string(),

@@ -6,6 +6,7 @@ mod clock;
 mod discovery;
 mod fixtures;
 mod gate;
+mod guard;
 mod inbox;
 mod reconcile;
 mod signals;
