@@ -408,3 +408,29 @@ fn guard_standing_list_120x40() {
         assert!(text.contains(needle), "lacks {needle:?}\n{text}");
     }
 }
+
+#[test]
+fn an_auto_approved_item_shows_executed_by_its_standing_approval() {
+    let mut app = seeded_app(120, 40);
+    app.inbox.clear();
+    let mut g = item(false);
+    g.status = "executed".into();
+    g.decided_at = Some(t0());
+    g.standing_approval = Some(3);
+    app.update(loaded(vec![g]));
+    let it = app.item(ID).unwrap();
+    assert_eq!(
+        it.local,
+        crate::console::inbox::LocalState::Approved(
+            "executed · auto-approved by standing approval 3".into()
+        )
+    );
+    app.update(key('2'));
+    let i = app.inbox.iter().position(|i| i.id() == ID).unwrap();
+    app.selected.insert(Pane::Inbox, i);
+    let text = render(&app);
+    assert!(
+        text.contains("auto-approved by standing approval 3"),
+        "{text}"
+    );
+}
