@@ -171,8 +171,15 @@ pub fn approve_lines<'a>(
             theme.warn,
         )),
         Some(Ok(c)) => {
-            lines.push(Line::styled("Policy now (re-checked live):", theme.muted));
-            lines.extend(verdict_lines(theme, &c.verdicts));
+            if c.verdicts.is_empty() {
+                lines.push(Line::styled(
+                    "Policy now (re-checked live): no rule applies to this item",
+                    theme.muted,
+                ));
+            } else {
+                lines.push(Line::styled("Policy now (re-checked live):", theme.muted));
+                lines.extend(verdict_lines(theme, &c.verdicts));
+            }
             if c.kill_switch.blocks && kill_reason(kill).is_none() {
                 lines.push(Line::styled(
                     kill_refusal(c.kill_switch.reason.as_deref().unwrap_or("")),
