@@ -27,6 +27,10 @@ const KEYS: &[(KeyAction, &str)] = &[
     ),
     (KeyAction::Approve, "approve the selected proposal (then y)"),
     (KeyAction::ConfirmYes, "yes, in a dialog"),
+    (
+        KeyAction::Override,
+        "approve dialog on a gateway: override the broken rules (then y; journaled)",
+    ),
     (KeyAction::Reject, "reject (dismiss) the selected proposal"),
     (
         KeyAction::Undo,
@@ -113,13 +117,6 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme, area: Rect, scroll: u16) {
     lines.push(Line::from(vec![
         Span::styled(format!("  {:<16}", "1-9"), theme.base.patch(theme.accent)),
         Span::styled("switch tab", theme.base),
-    ]));
-    lines.push(Line::from(vec![
-        Span::styled(format!("  {:<16}", "o"), theme.base.patch(theme.accent)),
-        Span::styled(
-            "approve dialog on a gateway: override the rules the item breaks (then y; journaled)",
-            theme.base,
-        ),
     ]));
     lines.push(Line::raw(""));
     lines.push(Line::styled(

@@ -242,12 +242,7 @@ impl App {
             Modal::Secret(_) => self.on_secret_key(action, fx),
             Modal::BuilderFee(_) => self.on_builder_fee_key(action, fx),
             // `o` arms an override of the rules a gateway item breaks; `y` then sends it.
-            Modal::Approve(id)
-                if key.code == crossterm::event::KeyCode::Char('o')
-                    && !key
-                        .modifiers
-                        .contains(crossterm::event::KeyModifiers::CONTROL) =>
-            {
+            Modal::Approve(id) if action == Some(KeyAction::Override) => {
                 let id = id.clone();
                 self.arm_override(&id);
             }

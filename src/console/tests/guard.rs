@@ -434,3 +434,11 @@ fn an_auto_approved_item_shows_executed_by_its_standing_approval() {
         "{text}"
     );
 }
+
+#[test]
+fn kill_and_auto_are_in_the_catalog_and_complete() {
+    assert!(command::COMMANDS.iter().any(|c| c.name == "kill"));
+    assert!(command::COMMANDS.iter().any(|c| c.name == "auto"));
+    assert!(command::complete("/ki", &[]).contains(&"/kill".to_string()));
+    assert!(command::complete("/au", &[]).contains(&"/auto".to_string()));
+}
