@@ -442,3 +442,23 @@ fn kill_and_auto_are_in_the_catalog_and_complete() {
     assert!(command::complete("/ki", &[]).contains(&"/kill".to_string()));
     assert!(command::complete("/au", &[]).contains(&"/auto".to_string()));
 }
+
+#[test]
+fn the_kill_switch_and_standing_approvals_are_polled_with_the_gate_feed() {
+    let mut app = guard_app(false);
+    let mut polled = Vec::new();
+    for s in 1..=120 {
+        let fx = app.update(Action::Tick(t0() + secs(s)));
+        if fx.contains(&Effect::FetchGate) {
+            polled = fx;
+            break;
+        }
+    }
+    assert!(polled.contains(&Effect::FetchGuard), "{polled:?}");
+    app.update(guard_loaded(GateKillSwitch::default(), standing()));
+    assert_eq!(app.gate.standing.len(), 2);
+    run(&mut app, "/auto");
+    assert!(matches!(app.modal, Some(Modal::Standing { .. })));
+    app.update(code(KeyCode::Esc));
+    assert!(app.modal.is_none());
+}
