@@ -151,5 +151,9 @@ fn e2e_kill_asks_then_the_header_says_kill_switch_and_auto_lists_a_countdown() {
         s.contains("Standing approvals") && s.contains("#1") && s.contains(" left · agent *")
     });
     tmux.send("Escape");
+    // Closed before `q`: an escape and a q sent together would read as alt-q.
+    tmux.wait_for("the standing approvals panel closed", WAIT, |s| {
+        !s.contains("Standing approvals")
+    });
     tmux.quit_and_check_restored();
 }
