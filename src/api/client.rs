@@ -656,6 +656,80 @@ impl Client {
     pub async fn gate_agents(&self) -> Result<GateAgents, ApiError> {
         self.gate(Method::Get, "/agents", Request::default()).await
     }
+
+    /// `GET /gate/v1/inbox/{id}/check`: the verdicts an approval of the item would meet now
+    /// (live positions and PnL, the policy and the kill switch in force).
+    pub async fn gate_check(&self, id: &str) -> Result<GateCheck, ApiError> {
+        let path = format!("/inbox/{}/check", catalog::encode_segment(id));
+        self.gate(Method::Get, &path, Request::default()).await
+    }
+
+    /// `GET /gate/v1/policy`: the policy in force, as the gateway writes it.
+    pub async fn gate_policy(&self) -> Result<Value, ApiError> {
+        self.gate(Method::Get, "/policy", Request::default()).await
+    }
+
+    /// `GET /gate/v1/kill-switch`.
+    pub async fn gate_kill_switch(&self) -> Result<GateKillSwitch, ApiError> {
+        let answer: GateKillSwitchAnswer = self
+            .gate(Method::Get, "/kill-switch", Request::default())
+            .await?;
+        Ok(answer.kill_switch)
+    }
+
+    /// `POST /gate/v1/kill-switch` `{"on", "reason"}`; a reason is required to turn it on.
+    pub async fn gate_set_kill_switch(
+        &self,
+        on: bool,
+        reason: &str,
+    ) -> Result<GateKillSwitch, ApiError> {
+        let body = json!({ "on": on, "reason": reason });
+        let answer: GateKillSwitchAnswer = self
+            .gate(Method::Post, "/kill-switch", Request::json(&body)?)
+            .await?;
+        Ok(answer.kill_switch)
+    }
+
+    /// `GET /gate/v1/standing-approvals`: the live ones, with what each approved.
+    pub async fn gate_standing_approvals(&self) -> Result<Vec<GateStanding>, ApiError> {
+        let answer: GateStandingList = self
+            .gate(Method::Get, "/standing-approvals", Request::default())
+            .await?;
+        Ok(answer.standing_approvals)
+    }
+
+    /// `POST /gate/v1/standing-approvals`.
+    pub async fn gate_create_standing_approval(
+        &self,
+        request: &GateStandingRequest,
+    ) -> Result<GateStanding, ApiError> {
+        let answer: GateStandingCreated = self
+            .gate(Method::Post, "/standing-approvals", Request::json(request)?)
+            .await?;
+        Ok(answer.standing_approval)
+    }
+
+    /// `DELETE /gate/v1/standing-approvals/{id}`.
+    pub async fn gate_delete_standing_approval(&self, id: i64) -> Result<(), ApiError> {
+        // DELETE is no catalog method (no operation uses it): sent here, once, not retried.
+        let url = format!("{}/gate/v1/standing-approvals/{id}", self.base);
+        let mut builder = self.http.delete(&url);
+        if let Some(key) = self.gate_token.as_ref().or(self.key.as_ref()) {
+            builder = builder.header("x-api-key", key.expose());
+        }
+        self.exchange(builder).await.map(|_| ())
+    }
+
+    /// `GET /gate/v1/journal?after=N&limit=N`: the gateway's decision records, as it writes them.
+    pub async fn gate_journal(&self, after: Option<i64>) -> Result<Value, ApiError> {
+        let mut query = Vec::new();
+        push(&mut query, "after", after);
+        let req = Request {
+            query,
+            ..Default::default()
+        };
+        self.gate(Method::Get, "/journal", req).await
+    }
 }
 
 /// Reads the answer of operation `name` as `T`: the deployment's known shapes are reshaped into

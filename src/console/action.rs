@@ -189,6 +189,26 @@ pub enum Answer {
         approve: bool,
         result: Result<Box<GateDecision>, ApiError>,
     },
+    /// The gateway's kill switch and live standing approvals, polled with its inbox.
+    GuardLoaded {
+        kill: Result<crate::api::model::GateKillSwitch, ApiError>,
+        standing: Result<Vec<crate::api::model::GateStanding>, ApiError>,
+    },
+    /// The approve dialog's re-check of item `id`.
+    GateChecked {
+        id: String,
+        result: Result<Box<crate::api::model::GateCheck>, ApiError>,
+    },
+    /// The answer to `/kill` or `/kill off`.
+    KillSwitchSet {
+        on: bool,
+        result: Result<crate::api::model::GateKillSwitch, ApiError>,
+    },
+    /// The answer to `/auto ...` (created) or `/auto revoke N`.
+    StandingChanged {
+        what: String,
+        result: Result<(), ApiError>,
+    },
 }
 
 impl Answer {
@@ -217,6 +237,10 @@ impl Answer {
             Answer::GateLoaded { .. } => "gate_inbox",
             Answer::GateDecided { approve: true, .. } => "gate_approve",
             Answer::GateDecided { approve: false, .. } => "gate_reject",
+            Answer::GuardLoaded { .. } => "gate_kill_switch",
+            Answer::GateChecked { .. } => "gate_check",
+            Answer::KillSwitchSet { .. } => "gate_set_kill_switch",
+            Answer::StandingChanged { .. } => "gate_standing_approvals",
         }
     }
 
@@ -247,6 +271,10 @@ impl Answer {
             Answer::BuilderFeeApproved { result } => err(result),
             Answer::GateLoaded { result } => err(result),
             Answer::GateDecided { result, .. } => err(result),
+            Answer::GuardLoaded { kill, standing } => err(kill).or(err(standing)),
+            Answer::GateChecked { result, .. } => err(result),
+            Answer::KillSwitchSet { result, .. } => err(result),
+            Answer::StandingChanged { result, .. } => err(result),
         }
     }
 }
@@ -302,6 +330,22 @@ pub enum Effect {
         id: String,
         reason: String,
     },
+    /// Poll the gateway's kill switch and standing approvals (with [`Effect::FetchGate`]).
+    FetchGuard,
+    /// Re-check an item's verdicts against live data for the approve dialog.
+    GateCheck(String),
+    /// Approve through the gateway, overriding these policy rules (journaled with them).
+    GateApproveOverride {
+        id: String,
+        overrides: Vec<String>,
+    },
+    /// Turn the gateway's kill switch on (with the reason agents are told) or off.
+    GateSetKill {
+        on: bool,
+        reason: String,
+    },
+    GateCreateStanding(crate::api::model::GateStandingRequest),
+    GateRevokeStanding(i64),
     /// Put text on the terminal's clipboard with OSC 52: the loop writes
     /// `ESC ] 52 ; c ; <base64> BEL`. The payload is the base64 text, kept redacted.
     Clipboard(Secret),

@@ -345,6 +345,10 @@ impl App {
                 approve,
                 result,
             } => self.on_gate_decided(&id, approve, result, at, fx),
+            Answer::GuardLoaded { kill, standing } => self.on_guard_loaded(kill, standing),
+            Answer::GateChecked { id, result } => self.on_gate_checked(&id, result),
+            Answer::KillSwitchSet { on, result } => self.on_kill_switch_set(on, result, at),
+            Answer::StandingChanged { what, result } => self.on_standing_changed(&what, result, at),
         }
     }
 

@@ -175,6 +175,19 @@ impl App {
                     self.reject(&id, fx);
                 }
             }
+            Command::Kill { on, reason } => self.ask_kill_switch(on, reason),
+            Command::Auto(command::AutoCommand::List) => self.show_standing(),
+            Command::Auto(command::AutoCommand::Revoke(n)) => self.revoke_standing(n, fx),
+            Command::Auto(command::AutoCommand::Create(a)) => self.create_standing(
+                crate::api::model::GateStandingRequest {
+                    agent: a.agent,
+                    coins: a.coins,
+                    max_notional_usd: a.max_notional_usd,
+                    minutes: a.minutes,
+                    reason: a.reason,
+                },
+                fx,
+            ),
             Command::Agent(filter) => {
                 self.set_agent_filter(filter);
                 self.set_tab(Tab::Proposals);

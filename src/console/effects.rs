@@ -123,6 +123,42 @@ impl Runner {
                     result,
                 }
             }),
+            Effect::FetchGuard => self.spawn(move |c| async move {
+                let (kill, standing) =
+                    tokio::join!(c.gate_kill_switch(), c.gate_standing_approvals());
+                Answer::GuardLoaded { kill, standing }
+            }),
+            Effect::GateCheck(id) => self.spawn(move |c| async move {
+                let result = c.gate_check(&id).await.map(Box::new);
+                Answer::GateChecked { id, result }
+            }),
+            Effect::GateApproveOverride { id, overrides } => self.spawn(move |c| async move {
+                let result = c.gate_approve(&id, &overrides).await.map(Box::new);
+                Answer::GateDecided {
+                    id,
+                    approve: true,
+                    result,
+                }
+            }),
+            Effect::GateSetKill { on, reason } => self.spawn(move |c| async move {
+                let result = c.gate_set_kill_switch(on, &reason).await;
+                Answer::KillSwitchSet { on, result }
+            }),
+            Effect::GateCreateStanding(request) => self.spawn(move |c| async move {
+                let what = format!(
+                    "standing approval for {} ({} minutes)",
+                    request.agent, request.minutes
+                );
+                let result = c.gate_create_standing_approval(&request).await.map(|_| ());
+                Answer::StandingChanged { what, result }
+            }),
+            Effect::GateRevokeStanding(n) => self.spawn(move |c| async move {
+                let result = c.gate_delete_standing_approval(n).await;
+                Answer::StandingChanged {
+                    what: format!("revoke standing approval {n}"),
+                    result,
+                }
+            }),
             Effect::GateReject { id, reason } => self.spawn(move |c| async move {
                 let result = c.gate_reject(&id, &reason).await.map(Box::new);
                 Answer::GateDecided {

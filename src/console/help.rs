@@ -27,6 +27,10 @@ const KEYS: &[(KeyAction, &str)] = &[
     ),
     (KeyAction::Approve, "approve the selected proposal (then y)"),
     (KeyAction::ConfirmYes, "yes, in a dialog"),
+    (
+        KeyAction::Override,
+        "approve dialog on a gateway: override the broken rules (then y; journaled)",
+    ),
     (KeyAction::Reject, "reject (dismiss) the selected proposal"),
     (
         KeyAction::Undo,
@@ -85,6 +89,16 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme, area: Rect, scroll: u16) {
     );
     f.render_widget(Clear, r);
     let mut lines = Vec::new();
+    if let Some(reason) = crate::console::gate::guard::kill_reason(app.gate.kill.as_ref()) {
+        lines.push(Line::styled(
+            format!(
+                "KILL SWITCH ON: {}",
+                crate::console::gate::guard::kill_refusal(&reason)
+            ),
+            theme.bad,
+        ));
+        lines.push(Line::raw(""));
+    }
     if let Some(connect) = &app.gate.connect {
         lines.push(Line::styled("Connect an agent", theme.accent));
         for l in connect.lines() {

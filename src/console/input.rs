@@ -241,9 +241,19 @@ impl App {
             Modal::DestinationForm(_) => self.on_destination_form_key(key, fx),
             Modal::Secret(_) => self.on_secret_key(action, fx),
             Modal::BuilderFee(_) => self.on_builder_fee_key(action, fx),
+            // `o` arms an override of the rules a gateway item breaks; `y` then sends it.
+            Modal::Approve(id) if action == Some(KeyAction::Override) => {
+                let id = id.clone();
+                self.arm_override(&id);
+            }
             Modal::Approve(id) => match action {
                 Some(KeyAction::ConfirmYes) => {
                     let id = id.clone();
+                    // Refused (kill switch, a broken rule not overridden): the dialog stays
+                    // and a toast says why.
+                    if self.gate_refuses(&id) {
+                        return;
+                    }
                     self.modal = None;
                     self.approve(&id, fx);
                 }
@@ -273,6 +283,21 @@ impl App {
                     self.inbox_state.dialog_scroll = next.clamp(0, max as i32) as u16;
                 }
                 _ => {}
+            },
+            Modal::KillConfirm { on, reason } => match action {
+                Some(KeyAction::ConfirmYes) => {
+                    fx.push(Effect::GateSetKill {
+                        on: *on,
+                        reason: reason.clone(),
+                    });
+                    self.modal = None;
+                }
+                Some(KeyAction::Cancel | KeyAction::Quit) => self.modal = None,
+                _ => {}
+            },
+            Modal::Standing { scroll } => match scrolled(*scroll, action, page) {
+                Some(s) => *scroll = s,
+                None => self.modal = None,
             },
             Modal::QuitConfirm => match action {
                 Some(KeyAction::ConfirmYes) => {

@@ -64,6 +64,8 @@ pub enum KeyAction {
     BuilderFee,
     /// Copy (the signing secret, with OSC 52).
     Copy,
+    /// Approve dialog on a gateway: arm an override of the rules the item breaks.
+    Override,
 }
 
 impl KeyAction {
@@ -112,6 +114,7 @@ impl KeyAction {
         KeyAction::Fanout,
         KeyAction::BuilderFee,
         KeyAction::Copy,
+        KeyAction::Override,
     ];
 
     /// The snake_case name used in TOML (`next_tab`, `go_tab_3`).
@@ -152,6 +155,7 @@ impl KeyAction {
             KeyAction::Fanout => "fanout",
             KeyAction::BuilderFee => "builder_fee",
             KeyAction::Copy => "copy",
+            KeyAction::Override => "override",
         };
         simple.to_string()
     }
@@ -194,6 +198,7 @@ impl KeyAction {
             KeyAction::Fanout => "Toggle the fan-out default of /trade",
             KeyAction::BuilderFee => "Open the builder-fee panel",
             KeyAction::Copy => "Copy the signing secret (OSC 52)",
+            KeyAction::Override => "Override the broken policy rules (then y)",
         };
         text.to_string()
     }

@@ -40,6 +40,15 @@ pub enum Modal {
     /// The signing secret of a destination just created, shown once.
     Secret(Revealed),
     BuilderFee(BuilderPanel),
+    /// Asks before turning the gateway's kill switch on (with this reason) or off.
+    KillConfirm {
+        on: bool,
+        reason: String,
+    },
+    /// The gateway's live standing approvals with their countdown (`/auto`).
+    Standing {
+        scroll: u16,
+    },
 }
 
 /// The command line (`:`), with its history and Tab completion; `command_line.rs` runs what it

@@ -63,6 +63,17 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
         Modal::BuilderFee(panel) => signals::view::builder_fee(f, app, theme, area, panel),
         Modal::BacktestForm(form) => backtests::view::form(f, theme, area, form),
         Modal::ToolEditor(editor) => tools::view::editor(f, app, theme, area, editor),
+        Modal::KillConfirm { on, reason } => {
+            crate::console::gate::guard::kill_dialog(f, theme, area, *on, reason)
+        }
+        Modal::Standing { scroll } => crate::console::gate::guard::standing_panel(
+            f,
+            theme,
+            area,
+            &app.gate.standing,
+            app.now,
+            *scroll,
+        ),
         // On the status line, drawn with it.
         Modal::CommandLine(_) | Modal::Filter => {}
     }

@@ -110,3 +110,50 @@ fn e2e_no_config_shows_the_demo_agents_proposal_and_a_y_executes_it() {
 
     tmux.quit_and_check_restored();
 }
+
+/// The guardrails from the console on the embedded gateway: `/kill` asks, `y` turns the switch on
+/// (the header turns to KILL SWITCH), `/kill off` turns it off; `/auto` creates a standing approval
+/// and lists it with its countdown.
+#[test]
+fn e2e_kill_asks_then_the_header_says_kill_switch_and_auto_lists_a_countdown() {
+    if !tmux_available() {
+        return;
+    }
+    let dirs = Dirs::new();
+    let tmux = Tmux::start("guard", &dirs.path("home"), &bare_command(&dirs));
+    tmux.wait_for("the header's GATE badge", WAIT, |s| {
+        header(s).contains(" GATE ")
+    });
+    let command = |line: &str| {
+        tmux.send(":");
+        tmux.send(line);
+        tmux.send("Enter");
+    };
+    command("/kill e2e drill");
+    tmux.wait_for("the kill switch question", WAIT, |s| {
+        s.contains("Turn the kill switch ON for every agent? y/esc")
+    });
+    tmux.send("y");
+    tmux.wait_for("KILL SWITCH in the header", WAIT, |s| {
+        header(s).contains("KILL SWITCH")
+    });
+    command("/kill off");
+    tmux.wait_for("the question to turn it off", WAIT, |s| {
+        s.contains("Turn the kill switch OFF")
+    });
+    tmux.send("y");
+    tmux.wait_for("GATE back in the header", WAIT, |s| {
+        header(s).contains(" GATE ") && !header(s).contains("KILL SWITCH")
+    });
+    command("/auto * BTC,ETH 1000 10 e2e");
+    command("/auto");
+    tmux.wait_for("the standing approval with its countdown", WAIT, |s| {
+        s.contains("Standing approvals") && s.contains("#1") && s.contains(" left · agent *")
+    });
+    tmux.send("Escape");
+    // Closed before `q`: an escape and a q sent together would read as alt-q.
+    tmux.wait_for("the standing approvals panel closed", WAIT, |s| {
+        !s.contains("Standing approvals")
+    });
+    tmux.quit_and_check_restored();
+}

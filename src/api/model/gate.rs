@@ -47,6 +47,12 @@ pub struct GateItem {
     /// "waiting for the agent to reconnect", and the like.
     #[serde(default)]
     pub note: Option<String>,
+    /// Every policy rule's verdict at staging time.
+    #[serde(default)]
+    pub verdicts: Vec<GateVerdict>,
+    /// The standing approval that approved the item, when one did.
+    #[serde(default)]
+    pub standing_approval: Option<i64>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -112,4 +118,132 @@ pub struct GateAgents {
     pub gateway: Option<GateInfo>,
     #[serde(default)]
     pub agents: Vec<GateAgent>,
+}
+
+/// One policy rule's answer for one trade (`verdicts` of an item or of a check).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GateVerdict {
+    pub rule: String,
+    pub ok: bool,
+    #[serde(default)]
+    pub limit: Value,
+    #[serde(default)]
+    pub value: Value,
+    /// Passes, at or past 80% of its limit.
+    #[serde(default)]
+    pub near: bool,
+    #[serde(default)]
+    pub message: String,
+}
+
+/// The kill switch as the gateway holds it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct GateKillSwitch {
+    #[serde(default)]
+    pub on: bool,
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub by: Option<String>,
+    #[serde(default)]
+    pub at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GateKillSwitchAnswer {
+    pub kill_switch: GateKillSwitch,
+}
+
+/// `GET /gate/v1/inbox/{id}/check`: the verdicts an approval would meet now.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GateCheck {
+    #[serde(default)]
+    pub id: String,
+    #[serde(default)]
+    pub status: String,
+    #[serde(default)]
+    pub verdicts: Vec<GateVerdict>,
+    /// The rules an approval now has to override.
+    #[serde(default)]
+    pub needs_override: Vec<String>,
+    #[serde(default)]
+    pub kill_switch: GateCheckKill,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct GateCheckKill {
+    #[serde(default)]
+    pub on: bool,
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// The kill switch refuses this item's approval (it adds exposure).
+    #[serde(default)]
+    pub blocks: bool,
+}
+
+/// What a standing approval approved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GateStandingItem {
+    #[serde(default)]
+    pub id: String,
+    #[serde(default)]
+    pub proposal_id: Option<String>,
+    #[serde(default)]
+    pub kind: String,
+    #[serde(default)]
+    pub status: String,
+    #[serde(default)]
+    pub notional: Option<f64>,
+    #[serde(default)]
+    pub created_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GateStanding {
+    pub id: i64,
+    /// An agent's label, or `*` for every agent.
+    #[serde(default)]
+    pub agent: String,
+    /// Empty: every coin.
+    #[serde(default)]
+    pub coins: Vec<String>,
+    #[serde(default)]
+    pub max_notional_usd: f64,
+    #[serde(default)]
+    pub reason: String,
+    #[serde(default)]
+    pub created_by: Option<String>,
+    #[serde(default)]
+    pub created_at: Option<DateTime<Utc>>,
+    pub expires_at: DateTime<Utc>,
+    #[serde(default)]
+    pub approved: Vec<GateStandingItem>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GateStandingList {
+    #[serde(default)]
+    pub standing_approvals: Vec<GateStanding>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GateStandingCreated {
+    pub standing_approval: GateStanding,
+}
+
+/// A standing approval to create: `POST /gate/v1/standing-approvals`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GateStandingRequest {
+    pub agent: String,
+    pub coins: Vec<String>,
+    pub max_notional_usd: f64,
+    pub minutes: u64,
+    pub reason: String,
 }

@@ -6,6 +6,8 @@
 //! /confirm <proposalId>
 //! /reject <id> [reason]
 //! /agent <name|all>
+//! /kill <reason> | /kill off
+//! /auto <agent|*> <coins,...|*> <maxNotionalUsd> <minutes> [reason] | /auto revoke <id> | /auto
 //! /close <coin|all>
 //! /backtest <strategyId> <pair> <timeframe> <days> [param=N ...]
 //! /top <backtests|live|combos> [key=value ...]
@@ -45,6 +47,7 @@
 
 mod args;
 mod complete;
+mod guard;
 mod parse;
 mod spec;
 #[cfg(test)]
@@ -60,6 +63,7 @@ use parse::*;
 use values::*;
 
 pub use complete::{complete, complete_with};
+pub use guard::{AutoArgs, AutoCommand, DEFAULT_AUTO_REASON};
 pub use parse::parse;
 use spec::*;
 pub use spec::{COMMANDS, CommandSpec};
@@ -82,6 +86,13 @@ pub enum Command {
     },
     /// The inbox's agent filter: an agent's name or fingerprint, or None for every agent.
     Agent(Option<String>),
+    /// The gateway's kill switch on (with the reason agents are told) or off; asked first.
+    Kill {
+        on: bool,
+        reason: String,
+    },
+    /// The gateway's standing approvals: list, create, revoke.
+    Auto(AutoCommand),
     Close(CloseTarget),
     /// Submit a backtest job.
     Backtest(BacktestArgs),
@@ -362,6 +373,9 @@ impl fmt::Display for Command {
             },
             Command::Agent(Some(name)) => write!(f, "/agent {name}"),
             Command::Agent(None) => f.write_str("/agent all"),
+            Command::Kill { on: false, .. } => f.write_str("/kill off"),
+            Command::Kill { on: true, reason } => write!(f, "/kill {reason}"),
+            Command::Auto(a) => write!(f, "{a}"),
             Command::Close(CloseTarget::Coin(coin)) => write!(f, "/close {coin}"),
             Command::Close(CloseTarget::All) => f.write_str("/close all"),
             Command::Backtest(b) => {

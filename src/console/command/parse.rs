@@ -53,6 +53,8 @@ pub fn parse(input: &str) -> Result<Command, ParseError> {
                 (!name.text.eq_ignore_ascii_case("all")).then(|| name.text.to_string()),
             ))
         }
+        "kill" => guard::parse_kill(input, args, end),
+        "auto" => guard::parse_auto(input, args, end),
         "close" => {
             let target = args
                 .first()

@@ -62,6 +62,18 @@ pub const COMMANDS: &[CommandSpec] = &[
         service: false,
     },
     CommandSpec {
+        name: "kill",
+        usage: super::guard::KILL_USAGE,
+        summary: "On a gateway: turn the kill switch on for every agent (asks first; agents are told the reason); /kill off turns it off",
+        service: false,
+    },
+    CommandSpec {
+        name: "auto",
+        usage: super::guard::AUTO_USAGE,
+        summary: "On a gateway: approve fitting trades for N minutes (e.g. /auto * BTC,ETH 1000 10); alone: list them with their countdown; revoke N ends one",
+        service: false,
+    },
+    CommandSpec {
         name: "close",
         usage: CLOSE_USAGE,
         summary: "Stage a close of one coin, or of every position, for approval",

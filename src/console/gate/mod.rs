@@ -3,13 +3,15 @@
 //! go through its supervisor API (`inbox/update.rs` routes them here). Lower layer: the data;
 //! `update.rs` is App's part.
 
+pub mod guard;
+mod guard_update;
 mod update;
 
 use super::inbox::InboxItem;
 use super::poll::Poll;
 use super::theme::Theme;
 use crate::api::ApiError;
-use crate::api::model::{GateAgent, GateItem};
+use crate::api::model::{GateAgent, GateItem, GateKillSwitch, GateStanding};
 use chrono::{DateTime, Duration as TimeDelta, Utc};
 use ratatui::text::Span;
 use std::collections::HashMap;
@@ -114,6 +116,12 @@ pub struct GateState {
     /// until a decision goes through.
     pub refused: HashMap<String, String>,
     pub connect: Option<ConnectInfo>,
+    /// The kill switch as last polled (None: not known yet).
+    pub kill: Option<GateKillSwitch>,
+    /// The live standing approvals as last polled.
+    pub standing: Vec<GateStanding>,
+    /// The open approve dialog's re-check and armed override.
+    pub check: Option<guard::ApproveCheck>,
 }
 
 impl GateState {
@@ -129,12 +137,21 @@ impl GateState {
             hidden: Vec::new(),
             refused: HashMap::new(),
             connect: None,
+            kill: None,
+            standing: Vec::new(),
+            check: None,
         }
     }
 
     /// The header's GATE badge: nothing unless the service is a gateway; says so when its
     /// supervisor API refuses the token.
     pub fn badge(&self, theme: &Theme) -> Span<'static> {
+        if self.kill.as_ref().is_some_and(|k| k.on) {
+            return Span::styled(
+                " KILL SWITCH ",
+                theme.bad.add_modifier(ratatui::style::Modifier::BOLD),
+            );
+        }
         match (&self.detected, &self.error) {
             (Detected::Yes, Some(ApiError::Unauthorized { .. })) => Span::styled(
                 " GATE: no supervisor token (AGENTDESK_GATE_TOKEN) ",

@@ -57,11 +57,17 @@ fn local_of(g: &GateItem) -> Option<LocalState> {
 
 /// "bought 0.01 BTC at 65000 (oid 1234)" from the upstream's answer to the execution.
 fn executed_text(g: &GateItem) -> String {
-    g.result_body()
+    let text = g
+        .result_body()
         .and_then(|b| serde_json::from_value::<ExecutionResult>(b.clone()).ok())
         .map(|done| execution_summary(&done))
         .filter(|t| !t.is_empty())
-        .unwrap_or_else(|| "executed".into())
+        .unwrap_or_else(|| "executed".into());
+    // Nobody clicked: the outcome says which standing approval let it through.
+    match g.standing_approval {
+        Some(n) => format!("{text} · auto-approved by standing approval {n}"),
+        None => text,
+    }
 }
 
 fn failed_text(g: &GateItem) -> String {
@@ -84,9 +90,11 @@ fn failed_text(g: &GateItem) -> String {
 
 impl App {
     pub(crate) fn schedule_gate(&mut self, fx: &mut Vec<Effect>) {
-        if self.gate.detected != Detected::No && self.gate.poll.start(self.now) {
+        let polled = self.gate.detected != Detected::No && self.gate.poll.start(self.now);
+        if polled {
             fx.push(Effect::FetchGate);
         }
+        self.schedule_guard(polled, fx);
     }
 
     pub(crate) fn on_gate_loaded(

@@ -425,6 +425,7 @@ impl App {
         match self.item(id) {
             Some(item) if item.can_approve(now) => {
                 self.inbox_state.dialog_scroll = 0;
+                self.open_gate_check(id);
                 self.modal = Some(Modal::Approve(id.to_string()))
             }
             Some(item) if item.status(now) == Status::Unknown => self.toast(
@@ -452,6 +453,10 @@ impl App {
         }
         // On a gateway an agent's own confirm is refused: the supervisor API executes it.
         let via_gate = self.gate.is_gateway();
+        if via_gate && self.gate_refuses(id) {
+            return;
+        }
+        let overrides = self.armed_overrides(id);
         let Some(item) = self.item_mut(id) else {
             return;
         };
@@ -466,7 +471,14 @@ impl App {
         }
         item.local = LocalState::Confirming;
         if via_gate && item.tool.is_none() {
-            fx.push(Effect::GateApprove(id.to_string()));
+            fx.push(if overrides.is_empty() {
+                Effect::GateApprove(id.to_string())
+            } else {
+                Effect::GateApproveOverride {
+                    id: id.to_string(),
+                    overrides,
+                }
+            });
             return;
         }
         if let Some(t) = &item.tool {

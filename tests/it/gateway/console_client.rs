@@ -211,3 +211,141 @@ async fn the_embedded_gateway_applies_the_config_files_policy() {
     assert_eq!(refused.code(), Some("policy_violation"), "{refused}");
     embedded.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_console_client_turns_the_kill_switch_on_and_staging_is_refused_403_kill_switch() {
+    let s = setup().await;
+    let c = console(&s);
+    assert!(!c.gate_kill_switch().await.unwrap().on);
+    let k = c.gate_set_kill_switch(true, "drill").await.unwrap();
+    assert!(k.on);
+    let k = c.gate_kill_switch().await.unwrap();
+    assert_eq!((k.on, k.reason.as_deref()), (true, Some("drill")));
+
+    let key = s.sandbox.key(Scope::McpMutate);
+    let messenger = s.sandbox.running.messenger_id.clone();
+    let err = s
+        .agent(&key)
+        .propose_trade(&long_btc(&messenger))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ApiError::Forbidden { .. }), "{err:?}");
+    assert_eq!(err.code(), Some("kill_switch"));
+    assert!(err.to_string().contains("drill"), "{err}");
+
+    assert!(!c.gate_set_kill_switch(false, "").await.unwrap().on);
+    s.agent(&key)
+        .propose_trade(&long_btc(&messenger))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_standing_approval_from_the_console_executes_a_fitting_proposal_at_once() {
+    use agentdesk::api::model::GateStandingRequest;
+    let s = setup().await;
+    let c = console(&s);
+    let bad = c
+        .gate_create_standing_approval(&GateStandingRequest {
+            agent: "*".into(),
+            coins: vec!["BTC".into()],
+            max_notional_usd: 5_000.0,
+            minutes: 0,
+            reason: "too short".into(),
+        })
+        .await
+        .unwrap_err();
+    assert!(bad.to_string().contains("minutes"), "{bad}");
+    let standing = c
+        .gate_create_standing_approval(&GateStandingRequest {
+            agent: "*".into(),
+            coins: vec!["BTC".into(), "ETH".into()],
+            max_notional_usd: 5_000.0,
+            minutes: 10,
+            reason: "quiet market".into(),
+        })
+        .await
+        .unwrap();
+    assert!(standing.approved.is_empty());
+
+    let key = s.sandbox.key(Scope::McpMutate);
+    let messenger = s.sandbox.running.messenger_id.clone();
+    let staged = s
+        .agent(&key)
+        .propose_trade(&long_btc(&messenger))
+        .await
+        .unwrap();
+    let inbox = c.gate_inbox(Some("all")).await.unwrap();
+    let item = inbox
+        .items
+        .iter()
+        .find(|i| i.proposal_id.as_deref() == Some(staged.proposal_id.as_str()))
+        .expect("the auto-approved item is listed");
+    assert_eq!(item.status, "executed", "{item:?}");
+    assert_eq!(item.standing_approval, Some(standing.id));
+    assert_eq!(s.upstream_confirms(&staged.proposal_id), 1);
+
+    let list = c.gate_standing_approvals().await.unwrap();
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0].approved.len(), 1);
+    assert_eq!(
+        list[0].approved[0].proposal_id.as_deref(),
+        Some(staged.proposal_id.as_str())
+    );
+    c.gate_delete_standing_approval(standing.id).await.unwrap();
+    assert!(c.gate_standing_approvals().await.unwrap().is_empty());
+    let again = c
+        .gate_delete_standing_approval(standing.id)
+        .await
+        .unwrap_err();
+    assert!(matches!(again, ApiError::NotFound { .. }), "{again:?}");
+}
+
+#[tokio::test]
+async fn an_override_from_the_console_executes_a_breaking_item_and_is_journaled_with_the_rule() {
+    let s = setup().await;
+    let c = console(&s);
+    let key = s.sandbox.key(Scope::McpMutate);
+    let messenger = s.sandbox.running.messenger_id.clone();
+    // Passes at staging (no policy), breaks once the limit drops below its 2,000 USD.
+    let staged = s
+        .agent(&key)
+        .propose_trade(&long_btc(&messenger))
+        .await
+        .unwrap();
+    let (st, body) = s
+        .supervisor(
+            reqwest::Method::PUT,
+            "/gate/v1/policy",
+            Some(serde_json::json!({"max_notional_usd": 1000})),
+        )
+        .await;
+    assert_eq!(st, reqwest::StatusCode::OK, "{body}");
+
+    let check = c.gate_check(&staged.proposal_id).await.unwrap();
+    assert_eq!(check.needs_override, vec!["max_notional_usd".to_string()]);
+    let broken = check
+        .verdicts
+        .iter()
+        .find(|v| v.rule == "max_notional_usd")
+        .unwrap();
+    assert!(!broken.ok);
+    let refused = c.gate_approve(&staged.proposal_id, &[]).await.unwrap_err();
+    assert_eq!(refused.code(), Some("policy_violation"), "{refused:?}");
+    assert_eq!(s.upstream_confirms(&staged.proposal_id), 0);
+
+    let done = c
+        .gate_approve(&staged.proposal_id, &["max_notional_usd".to_string()])
+        .await
+        .unwrap();
+    assert_eq!(done.item.status, "executed", "{:?}", done.item);
+    let journal = c.gate_journal(None).await.unwrap();
+    let records = journal["records"].as_array().unwrap();
+    let last = records.last().unwrap();
+    assert_eq!(last["kind"], "override", "{last}");
+    assert_eq!(
+        last["detail"]["overridden"],
+        serde_json::json!(["max_notional_usd"])
+    );
+    assert_eq!(last["item"], serde_json::json!(done.item.id));
+}

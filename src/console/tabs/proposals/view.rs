@@ -193,6 +193,11 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
         if let Some(reason) = g.reason.as_deref().filter(|_| g.status == "rejected") {
             lines.push(kv(theme, "Rejected", reason.to_string()));
         }
+        lines.extend(crate::console::gate::guard::detail_lines(
+            theme,
+            g,
+            app.gate.kill.as_ref(),
+        ));
     }
     if let Some(refusal) = app.gate.refused.get(item.id()) {
         lines.push(Line::from(vec![
@@ -498,6 +503,17 @@ pub fn approve_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, id: &
     } else {
         keys[1] = Span::raw(" approve   ");
     }
+    if let Some(check) = app.gate.check.as_ref().filter(|c| c.id == id)
+        && !check.unarmed(app.gate.items.get(id)).is_empty()
+    {
+        keys.splice(
+            0..0,
+            [
+                Span::styled(" o ", theme.selected),
+                Span::raw(" override then y  "),
+            ],
+        );
+    }
     f.render_widget(Paragraph::new(Line::from(keys)).style(theme.base), d.keys);
 }
 
@@ -679,6 +695,14 @@ pub fn approve_body_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec
                 signed(c.est_pnl, 2)
             )));
         }
+    }
+    if let Some(g) = app.gate.items.get(id) {
+        lines.extend(crate::console::gate::guard::approve_lines(
+            theme,
+            app.gate.check.as_ref().filter(|c| c.id == id),
+            Some(g),
+            app.gate.kill.as_ref(),
+        ));
     }
     if let Some(left) = item.remaining(app.now) {
         let mut spans = vec![Span::raw("Time left ")];

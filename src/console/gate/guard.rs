@@ -1,0 +1,353 @@
+//! The gateway's guardrails as the console shows them: every rule's verdict on an item (ok, near
+//! its limit, broken), the approve dialog's live re-check and its armed override, the kill switch,
+//! and the live standing approvals with their countdown. Lower layer: data and lines; `update.rs`
+//! and `guard_update.rs` change `App`.
+
+use super::super::theme::Theme;
+use crate::api::model::{GateCheck, GateItem, GateKillSwitch, GateStanding, GateVerdict};
+use chrono::{DateTime, Utc};
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use serde_json::Value;
+
+/// The approve dialog's re-check of one gateway item (`GET /gate/v1/inbox/{id}/check`) and the
+/// rules the supervisor armed an override for (`o`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ApproveCheck {
+    pub id: String,
+    /// Asked (the effect went out).
+    pub sent: bool,
+    /// The gateway's answer, or why it did not come.
+    pub answer: Option<Result<GateCheck, String>>,
+    /// The rules `o` armed an override for; `y` sends them.
+    pub armed: Vec<String>,
+}
+
+impl ApproveCheck {
+    pub fn new(id: &str) -> ApproveCheck {
+        ApproveCheck {
+            id: id.to_string(),
+            ..Default::default()
+        }
+    }
+
+    /// The rules an approval has to override: the live answer's, else (not answered yet, or
+    /// no answer) the staging's broken rules.
+    pub fn breaking(&self, item: Option<&GateItem>) -> Vec<String> {
+        match &self.answer {
+            Some(Ok(c)) => {
+                let mut rules = c.needs_override.clone();
+                for v in c.verdicts.iter().filter(|v| !v.ok) {
+                    if !rules.contains(&v.rule) {
+                        rules.push(v.rule.clone());
+                    }
+                }
+                rules
+            }
+            _ => item
+                .map(|g| {
+                    g.verdicts
+                        .iter()
+                        .filter(|v| !v.ok)
+                        .map(|v| v.rule.clone())
+                        .collect()
+                })
+                .unwrap_or_default(),
+        }
+    }
+
+    /// The rules still to override before `y` may approve (none once `o` armed them all).
+    pub fn unarmed(&self, item: Option<&GateItem>) -> Vec<String> {
+        self.breaking(item)
+            .into_iter()
+            .filter(|r| !self.armed.contains(r))
+            .collect()
+    }
+}
+
+/// The kill switch's reason, while it is on.
+pub fn kill_reason(kill: Option<&GateKillSwitch>) -> Option<String> {
+    kill.filter(|k| k.on)
+        .map(|k| k.reason.clone().unwrap_or_default())
+}
+
+/// The words approvals are refused with while the kill switch is on.
+pub fn kill_refusal(reason: &str) -> String {
+    format!(
+        "the kill switch is on ({reason}): pending items cannot be approved; /kill off turns it off"
+    )
+}
+
+fn show(v: &Value) -> String {
+    match v {
+        Value::Null => "—".into(),
+        Value::String(s) => s.clone(),
+        Value::Number(n) => match n.as_f64() {
+            Some(x) if x.fract() != 0.0 => format!("{x:.2}"),
+            Some(x) => format!("{x:.0}"),
+            None => n.to_string(),
+        },
+        Value::Array(a) => a.iter().map(show).collect::<Vec<_>>().join(","),
+        other => other.to_string(),
+    }
+}
+
+/// One line per rule: `✓ ok`, `! near` (passes at or past 80% of its limit), `✗ broken`, with
+/// its value and limit.
+pub fn verdict_lines<'a>(theme: &Theme, verdicts: &[GateVerdict]) -> Vec<Line<'a>> {
+    verdicts
+        .iter()
+        .map(|v| {
+            let (mark, word, style) = match (v.ok, v.near) {
+                (false, _) => ("✗", "broken", theme.bad.add_modifier(Modifier::BOLD)),
+                (true, true) => ("!", "near", theme.warn),
+                (true, false) => ("✓", "ok", theme.good),
+            };
+            Line::from(vec![
+                Span::styled(format!("  {mark} {word:<6} "), style),
+                Span::styled(format!("{:<22}", v.rule), style),
+                Span::styled(
+                    format!("{} / limit {}", show(&v.value), show(&v.limit)),
+                    theme.muted,
+                ),
+            ])
+        })
+        .collect()
+}
+
+/// The detail panel's guardrail lines for a gateway item: its verdicts at staging, the standing
+/// approval that approved it, and the kill switch while it is on.
+pub fn detail_lines<'a>(
+    theme: &Theme,
+    item: &GateItem,
+    kill: Option<&GateKillSwitch>,
+) -> Vec<Line<'a>> {
+    let mut lines = Vec::new();
+    if let Some(n) = item.standing_approval {
+        lines.push(Line::from(vec![
+            Span::styled(format!("{:<13}", "Auto"), theme.muted),
+            Span::styled(
+                format!("auto-approved by standing approval {n}"),
+                theme.good,
+            ),
+        ]));
+    }
+    if let Some(reason) = kill_reason(kill).filter(|_| item.status == "pending") {
+        lines.push(Line::from(vec![
+            Span::styled(format!("{:<13}", "Kill switch"), theme.muted),
+            Span::styled(kill_refusal(&reason), theme.bad),
+        ]));
+    }
+    if !item.verdicts.is_empty() {
+        lines.push(Line::styled("Policy at staging", theme.muted));
+        lines.extend(verdict_lines(theme, &item.verdicts));
+    }
+    lines
+}
+
+/// The approve dialog's guardrail lines: the live re-check (or "checking…"), what an approval
+/// must override, and the armed override.
+pub fn approve_lines<'a>(
+    theme: &Theme,
+    check: Option<&ApproveCheck>,
+    item: Option<&GateItem>,
+    kill: Option<&GateKillSwitch>,
+) -> Vec<Line<'a>> {
+    let mut lines = Vec::new();
+    if let Some(reason) = kill_reason(kill) {
+        lines.push(Line::styled(
+            format!("KILL SWITCH ON — {}", kill_refusal(&reason)),
+            theme.bad.add_modifier(Modifier::BOLD),
+        ));
+    }
+    let Some(check) = check else { return lines };
+    match &check.answer {
+        None => lines.push(Line::styled(
+            "Policy now: checking… (the staging's verdicts until the gateway answers)",
+            theme.muted,
+        )),
+        Some(Err(e)) => lines.push(Line::styled(
+            format!("Policy now: the re-check failed ({e}); the staging's verdicts:"),
+            theme.warn,
+        )),
+        Some(Ok(c)) => {
+            if c.verdicts.is_empty() {
+                lines.push(Line::styled(
+                    "Policy now (re-checked live): no rule applies to this item",
+                    theme.muted,
+                ));
+            } else {
+                lines.push(Line::styled("Policy now (re-checked live):", theme.muted));
+                lines.extend(verdict_lines(theme, &c.verdicts));
+            }
+            if c.kill_switch.blocks && kill_reason(kill).is_none() {
+                lines.push(Line::styled(
+                    kill_refusal(c.kill_switch.reason.as_deref().unwrap_or("")),
+                    theme.bad,
+                ));
+            }
+        }
+    }
+    if !matches!(check.answer, Some(Ok(_)))
+        && let Some(g) = item
+    {
+        lines.extend(verdict_lines(theme, &g.verdicts));
+    }
+    let breaking = check.breaking(item);
+    if breaking.is_empty() {
+        return lines;
+    }
+    if check.unarmed(item).is_empty() {
+        lines.push(Line::styled(
+            format!(
+                "override: {} — y to approve anyway, journaled",
+                breaking.join(", ")
+            ),
+            theme.critical,
+        ));
+    } else {
+        lines.push(Line::styled(
+            format!(
+                "Breaks {}: y alone will not approve; o then y overrides (journaled with the rule)",
+                breaking.join(", ")
+            ),
+            theme.bad,
+        ));
+    }
+    lines
+}
+
+/// "mm:ss" left until `at` (0:00 once past).
+pub fn countdown(now: DateTime<Utc>, at: DateTime<Utc>) -> String {
+    let secs = (at - now).num_seconds().max(0);
+    format!("{}:{:02}", secs / 60, secs % 60)
+}
+
+/// The standing approvals panel's lines: one per live standing approval with its countdown, then
+/// what it approved.
+pub fn standing_lines<'a>(
+    theme: &Theme,
+    list: &[GateStanding],
+    now: DateTime<Utc>,
+) -> Vec<Line<'a>> {
+    let live: Vec<&GateStanding> = list.iter().filter(|s| s.expires_at > now).collect();
+    if live.is_empty() {
+        return vec![
+            Line::styled("No live standing approvals.", theme.muted),
+            Line::styled(
+                "/auto <agent|*> <coins,...|*> <maxNotionalUsd> <minutes> [reason] creates one.",
+                theme.muted,
+            ),
+        ];
+    }
+    let mut lines = Vec::new();
+    for s in live {
+        let coins = if s.coins.is_empty() {
+            "every coin".to_string()
+        } else {
+            s.coins.join(",")
+        };
+        lines.push(Line::from(vec![
+            Span::styled(format!("#{:<3} ", s.id), theme.accent),
+            Span::styled(countdown(now, s.expires_at), theme.warn),
+            Span::raw(format!(
+                " left · agent {} · {coins} · up to {:.2} USD · ",
+                s.agent, s.max_notional_usd
+            )),
+            Span::styled(format!("{} approved", s.approved.len()), theme.good),
+        ]));
+        lines.push(Line::styled(format!("      {}", s.reason), theme.muted));
+        for a in &s.approved {
+            lines.push(Line::styled(
+                format!(
+                    "      · {} {} {}{}",
+                    a.proposal_id.as_deref().unwrap_or(&a.id),
+                    a.kind,
+                    a.status,
+                    a.notional
+                        .map(|n| format!(" ({n:.2} USD)"))
+                        .unwrap_or_default()
+                ),
+                theme.base,
+            ));
+        }
+    }
+    lines.push(Line::styled(
+        "/auto revoke <id> ends one now · esc closes",
+        theme.muted,
+    ));
+    lines
+}
+
+/// `/kill`'s question: nothing is sent before `y`.
+pub fn kill_dialog(
+    f: &mut ratatui::Frame,
+    theme: &Theme,
+    area: ratatui::layout::Rect,
+    on: bool,
+    reason: &str,
+) {
+    use ratatui::widgets::{Clear, Paragraph, Wrap};
+    let lines = if on {
+        vec![
+            Line::styled(
+                "Turn the kill switch ON for every agent? y/esc",
+                theme.bad.add_modifier(Modifier::BOLD),
+            ),
+            Line::from(format!("Reason (agents are told): {reason}")),
+            Line::styled(
+                "Nothing that adds exposure passes; closes, cancels and reduce-only orders do. \
+                 Pending items cannot be approved. It stays on until /kill off.",
+                theme.muted,
+            ),
+        ]
+    } else {
+        vec![
+            Line::styled(
+                "Turn the kill switch OFF for every agent? y/esc",
+                theme.warn.add_modifier(Modifier::BOLD),
+            ),
+            Line::styled(
+                "Agents may then add exposure again, within the policy.",
+                theme.muted,
+            ),
+        ]
+    };
+    let r = super::super::widgets::centered(area, 64, 7);
+    f.render_widget(Clear, r);
+    let p = Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .block(super::super::widgets::block(
+            theme,
+            Line::from(" Kill switch "),
+            true,
+        ))
+        .style(theme.base);
+    f.render_widget(p, r);
+}
+
+/// `/auto`'s panel: the live standing approvals, each with its countdown and what it approved.
+pub fn standing_panel(
+    f: &mut ratatui::Frame,
+    theme: &Theme,
+    area: ratatui::layout::Rect,
+    list: &[GateStanding],
+    now: DateTime<Utc>,
+    scroll: u16,
+) {
+    use ratatui::widgets::{Clear, Paragraph, Wrap};
+    let lines = standing_lines(theme, list, now);
+    let height = (lines.len() as u16).saturating_add(2).min(area.height);
+    let r = super::super::widgets::centered(area, 90, height);
+    f.render_widget(Clear, r);
+    let p = Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .scroll((scroll, 0))
+        .block(super::super::widgets::block(
+            theme,
+            Line::from(" Standing approvals "),
+            true,
+        ))
+        .style(theme.base);
+    f.render_widget(p, r);
+}

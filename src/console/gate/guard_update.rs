@@ -1,0 +1,229 @@
+//! App's part of the guardrails: the kill switch and standing approvals polled with the gate
+//! feed, the approve dialog's live re-check, the override (`o` then `y`), `/kill` (asked first)
+//! and `/auto` (upper layer: it changes `App`).
+
+use super::guard::{ApproveCheck, kill_reason, kill_refusal};
+use crate::api::ApiError;
+use crate::api::model::{GateCheck, GateKillSwitch, GateStanding, GateStandingRequest};
+use crate::console::action::Effect;
+use crate::console::app::{App, ToastLevel};
+use crate::console::modal::Modal;
+use chrono::{DateTime, Utc};
+
+impl App {
+    /// With each gate poll: the kill switch and the standing approvals; and the open approve
+    /// dialog's re-check, once.
+    pub(crate) fn schedule_guard(&mut self, polled: bool, fx: &mut Vec<Effect>) {
+        if polled && self.gate.is_gateway() {
+            fx.push(Effect::FetchGuard);
+        }
+        if let Some(check) = self.gate.check.as_mut()
+            && !check.sent
+        {
+            check.sent = true;
+            fx.push(Effect::GateCheck(check.id.clone()));
+        }
+    }
+
+    /// The approve dialog opens on a gateway item: its verdicts are re-checked live.
+    pub(crate) fn open_gate_check(&mut self, id: &str) {
+        self.gate.check = (self.gate.is_gateway() && self.gate.items.contains_key(id))
+            .then(|| ApproveCheck::new(id));
+    }
+
+    pub(crate) fn on_guard_loaded(
+        &mut self,
+        kill: Result<GateKillSwitch, ApiError>,
+        standing: Result<Vec<GateStanding>, ApiError>,
+    ) {
+        // A failed poll keeps what was last known: a kill switch never looks off for want of
+        // an answer.
+        if let Ok(k) = kill {
+            self.gate.kill = Some(k);
+        }
+        if let Ok(s) = standing {
+            self.gate.standing = s;
+        }
+    }
+
+    pub(crate) fn on_gate_checked(&mut self, id: &str, result: Result<Box<GateCheck>, ApiError>) {
+        if let Some(check) = self.gate.check.as_mut().filter(|c| c.id == id) {
+            check.answer = Some(result.map(|c| *c).map_err(|e| e.to_string()));
+        }
+    }
+
+    /// Why `y` must not approve this gateway item now (said in a toast; the dialog stays), or
+    /// None when it may.
+    pub(crate) fn gate_refuses(&mut self, id: &str) -> bool {
+        if !self.gate.is_gateway() || !self.gate.items.contains_key(id) {
+            return false;
+        }
+        if let Some(reason) = kill_reason(self.gate.kill.as_ref()) {
+            self.toast(kill_refusal(&reason), ToastLevel::Error);
+            return true;
+        }
+        let item = self.gate.items.get(id);
+        let fresh = ApproveCheck::new(id);
+        let check = self
+            .gate
+            .check
+            .as_ref()
+            .filter(|c| c.id == id)
+            .unwrap_or(&fresh);
+        if let Some(Ok(c)) = &check.answer
+            && c.kill_switch.blocks
+        {
+            let reason = c.kill_switch.reason.clone().unwrap_or_default();
+            self.toast(kill_refusal(&reason), ToastLevel::Error);
+            return true;
+        }
+        let unarmed = check.unarmed(item);
+        if unarmed.is_empty() {
+            return false;
+        }
+        self.toast(
+            format!(
+                "{id} breaks {}: not approved; o then y overrides (journaled with the rule)",
+                unarmed.join(", ")
+            ),
+            ToastLevel::Error,
+        );
+        true
+    }
+
+    /// The rules `y` overrides for this item (armed with `o`).
+    pub(crate) fn armed_overrides(&self, id: &str) -> Vec<String> {
+        self.gate
+            .check
+            .as_ref()
+            .filter(|c| c.id == id)
+            .map(|c| c.armed.clone())
+            .unwrap_or_default()
+    }
+
+    /// `o` in the approve dialog: arms an override of every rule the item now breaks.
+    pub(crate) fn arm_override(&mut self, id: &str) {
+        let item = self.gate.items.get(id).cloned();
+        let Some(check) = self.gate.check.as_mut().filter(|c| c.id == id) else {
+            self.toast(
+                "o overrides a gateway's policy rule: this item has none to override",
+                ToastLevel::Error,
+            );
+            return;
+        };
+        let breaking = check.breaking(item.as_ref());
+        if breaking.is_empty() {
+            self.toast(
+                "no rule is broken: nothing to override (y approves)",
+                ToastLevel::Info,
+            );
+            return;
+        }
+        check.armed = breaking.clone();
+        self.toast(
+            format!(
+                "override: {} — y to approve anyway, journaled",
+                breaking.join(", ")
+            ),
+            ToastLevel::Info,
+        );
+        self.dirty = true;
+    }
+
+    /// `/kill <reason>` and `/kill off`: asked first.
+    pub(crate) fn ask_kill_switch(&mut self, on: bool, reason: String) {
+        if !self.gate.is_gateway() {
+            self.toast(
+                "not on a gateway: /kill turns a gateway's kill switch on or off",
+                ToastLevel::Error,
+            );
+            return;
+        }
+        self.modal = Some(Modal::KillConfirm { on, reason });
+    }
+
+    pub(crate) fn on_kill_switch_set(
+        &mut self,
+        on: bool,
+        result: Result<GateKillSwitch, ApiError>,
+        at: DateTime<Utc>,
+    ) {
+        match result {
+            Ok(k) => {
+                let text = if k.on {
+                    format!(
+                        "KILL SWITCH ON ({}): agents' new exposure is refused; pending items cannot be approved",
+                        k.reason.clone().unwrap_or_default()
+                    )
+                } else {
+                    "kill switch off: agents may trade again within the policy".to_string()
+                };
+                self.gate.kill = Some(k);
+                self.toast(text, ToastLevel::Info);
+            }
+            Err(e) => {
+                let what = if on { "on" } else { "off" };
+                self.toast(
+                    format!("the kill switch did not turn {what}: {e}"),
+                    ToastLevel::Error,
+                );
+            }
+        }
+        self.gate.poll.ask_at(at);
+    }
+
+    /// `/auto` alone: the standing approvals panel (refreshed now).
+    pub(crate) fn show_standing(&mut self) {
+        if !self.gate.is_gateway() {
+            self.toast(
+                "not on a gateway: /auto lists a gateway's standing approvals",
+                ToastLevel::Error,
+            );
+            return;
+        }
+        self.gate.poll.ask_at(self.now);
+        self.modal = Some(Modal::Standing { scroll: 0 });
+    }
+
+    pub(crate) fn create_standing(&mut self, request: GateStandingRequest, fx: &mut Vec<Effect>) {
+        if !self.gate.is_gateway() {
+            self.toast(
+                "not on a gateway: /auto creates a gateway's standing approval",
+                ToastLevel::Error,
+            );
+            return;
+        }
+        fx.push(Effect::GateCreateStanding(request));
+    }
+
+    pub(crate) fn revoke_standing(&mut self, n: i64, fx: &mut Vec<Effect>) {
+        if !self.gate.is_gateway() {
+            self.toast(
+                "not on a gateway: /auto revoke ends a gateway's standing approval",
+                ToastLevel::Error,
+            );
+            return;
+        }
+        fx.push(Effect::GateRevokeStanding(n));
+    }
+
+    pub(crate) fn on_standing_changed(
+        &mut self,
+        what: &str,
+        result: Result<(), ApiError>,
+        at: DateTime<Utc>,
+    ) {
+        match result {
+            Ok(()) => {
+                let text = if let Some(rest) = what.strip_prefix("revoke ") {
+                    format!("revoked {rest}")
+                } else {
+                    format!("created a {what}; /auto lists it")
+                };
+                self.toast(text, ToastLevel::Info);
+            }
+            Err(e) => self.toast(format!("{what}: refused: {e}"), ToastLevel::Error),
+        }
+        self.gate.poll.ask_at(at);
+    }
+}
