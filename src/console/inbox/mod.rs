@@ -425,17 +425,18 @@ pub enum Outcome {
     Unknown,
 }
 
-/// Reads the evidence for proposal `id`: the proposals list when it has the proposal, else the
-/// audit log (every delegated execute attempt, with the proposal it named). Positions and open
-/// orders cannot say which proposal made them, so they are not evidence.
-pub fn outcome(id: &str, evidence: &Evidence) -> Outcome {
+/// Reads the evidence for proposal `id`, staged at `staged_at`: the proposals list when it has
+/// the proposal, else the audit log (every delegated execute attempt, with the proposal it named,
+/// or — the deployment's log names none — at least when). Positions and open orders cannot say
+/// which proposal made them, so they are not evidence.
+pub fn outcome(id: &str, staged_at: DateTime<Utc>, evidence: &Evidence) -> Outcome {
     if let Some(Ok(list)) = &evidence.proposals
         && let Some(p) = list.iter().find(|p| p.proposal_id == id)
     {
         return outcome_of(p);
     }
     match &evidence.audit {
-        Ok(rows) => outcome_in_audit(id, rows),
+        Ok(rows) => outcome_in_audit(id, staged_at, rows),
         Err(_) => Outcome::Unknown,
     }
 }
@@ -461,7 +462,11 @@ pub fn outcome_of(p: &Proposal) -> Outcome {
     }
 }
 
-fn outcome_in_audit(id: &str, rows: &[AuditEntry]) -> Outcome {
+/// How far before its staging an audit row may be stamped and still be about the proposal: the
+/// service's clock and this console's may differ.
+const CLOCK_SLACK: TimeDelta = TimeDelta::seconds(60);
+
+fn outcome_in_audit(id: &str, staged_at: DateTime<Utc>, rows: &[AuditEntry]) -> Outcome {
     let mine = || rows.iter().filter(|r| r.proposal_id.as_deref() == Some(id));
     if let Some(ok) = mine().find(|r| r.outcome == "ok" && r.operation != "propose_trade") {
         return Outcome::Executed(format!(
@@ -470,12 +475,28 @@ fn outcome_in_audit(id: &str, rows: &[AuditEntry]) -> Outcome {
             ok.oid.map(|o| format!(", oid {o}")).unwrap_or_default()
         ));
     }
-    // Absence proves something only in a log that names proposals and reaches back far enough.
-    let names_proposals = rows.iter().any(|r| r.proposal_id.is_some());
-    if names_proposals && rows.len() < AUDIT_WINDOW as usize {
-        Outcome::NotExecuted
-    } else {
+    // Absence proves something only in a log that reaches back far enough.
+    if rows.len() >= AUDIT_WINDOW as usize {
+        return Outcome::Unknown;
+    }
+    if rows.iter().any(|r| r.proposal_id.is_some()) {
+        return Outcome::NotExecuted;
+    }
+    // A log that names no proposal (the deployment's) still tells whether any execution was
+    // attempted since the staging: none means the confirm never arrived. One that was cannot be
+    // told from another proposal's, so the question stays open. Should this be wrong (a clock far
+    // off), approving again is harmless: the service executes a proposal once and answers 409.
+    let since = staged_at - CLOCK_SLACK;
+    let attempted = rows.iter().any(|r| {
+        let op = r.operation.to_ascii_lowercase();
+        let executes = op.contains("confirm") || op.contains("execute") || op.contains("close");
+        // A row without a readable time may be recent.
+        executes && (r.time == DateTime::<Utc>::default() || r.time >= since)
+    });
+    if attempted {
         Outcome::Unknown
+    } else {
+        Outcome::NotExecuted
     }
 }
 
@@ -509,6 +530,39 @@ mod tests {
         assert_eq!(sel.id.as_deref(), Some("n"));
     }
 
+    fn t() -> DateTime<Utc> {
+        "2026-06-01T12:00:00Z".parse().unwrap()
+    }
+
+    #[test]
+    fn a_log_that_names_no_proposal_proves_absence_when_nothing_executed_since_the_staging() {
+        let audit = |rows: Vec<AuditEntry>| Evidence {
+            proposals: None,
+            audit: Ok(rows),
+        };
+        let at = |op: &str, secs: i64| AuditEntry {
+            operation: op.into(),
+            outcome: "ok".into(),
+            time: t() + TimeDelta::seconds(secs),
+            ..AuditEntry::default()
+        };
+        // The deployment's log: the staging and nothing after it.
+        let staged_only = audit(vec![at("propose_trade", 0)]);
+        assert_eq!(outcome("p1", t(), &staged_only), Outcome::NotExecuted);
+        // An execution long before the staging is another proposal's.
+        let old = audit(vec![at("confirm_trade", -3_600), at("propose_trade", 0)]);
+        assert_eq!(outcome("p1", t(), &old), Outcome::NotExecuted);
+        // One since, or one whose time cannot be read, may be this proposal's.
+        let since = audit(vec![at("propose_trade", 0), at("confirm_trade", 5)]);
+        assert_eq!(outcome("p1", t(), &since), Outcome::Unknown);
+        let untimed = audit(vec![AuditEntry {
+            operation: "confirm_trade".into(),
+            outcome: "ok".into(),
+            ..AuditEntry::default()
+        }]);
+        assert_eq!(outcome("p1", t(), &untimed), Outcome::Unknown);
+    }
+
     fn row(id: Option<&str>, op: &str, outcome: &str) -> AuditEntry {
         AuditEntry {
             operation: op.into(),
@@ -525,7 +579,11 @@ mod tests {
             proposals: None,
             audit: Ok(rows),
         };
-        let executed = outcome("p1", &audit(vec![row(Some("p1"), "confirm_trade", "ok")]));
+        let executed = outcome(
+            "p1",
+            t(),
+            &audit(vec![row(Some("p1"), "confirm_trade", "ok")]),
+        );
         assert_eq!(
             executed,
             Outcome::Executed("executed (confirm_trade ok in the audit log, oid 9)".into())
@@ -535,15 +593,15 @@ mod tests {
             row(Some("p1"), "propose_trade", "ok"),
             row(Some("p1"), "confirm_trade", "error"),
         ]);
-        assert_eq!(outcome("p1", &staged), Outcome::NotExecuted);
+        assert_eq!(outcome("p1", t(), &staged), Outcome::NotExecuted);
         assert_eq!(
-            outcome("p1", &audit(vec![row(None, "confirm_trade", "ok")])),
+            outcome("p1", t(), &audit(vec![row(None, "confirm_trade", "ok")])),
             Outcome::Unknown
         );
         let full: Vec<AuditEntry> = (0..AUDIT_WINDOW)
             .map(|_| row(Some("other"), "confirm_trade", "ok"))
             .collect();
-        assert_eq!(outcome("p1", &audit(full)), Outcome::Unknown);
+        assert_eq!(outcome("p1", t(), &audit(full)), Outcome::Unknown);
         // The list, when it has the proposal, decides over the log.
         let mut p = Proposal {
             proposal_id: "p1".into(),
@@ -554,10 +612,10 @@ mod tests {
             proposals: Some(Ok(vec![p])),
             audit: Ok(vec![row(Some("p1"), "confirm_trade", "ok")]),
         };
-        assert_eq!(outcome("p1", &both(p.clone())), Outcome::NotExecuted);
+        assert_eq!(outcome("p1", t(), &both(p.clone())), Outcome::NotExecuted);
         p.status = "failed".into();
         assert_eq!(
-            outcome("p1", &both(p)),
+            outcome("p1", t(), &both(p)),
             Outcome::Failed("the service marked it failed".into())
         );
         assert!(

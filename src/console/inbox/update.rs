@@ -639,7 +639,13 @@ impl App {
             {
                 item.merge(p.clone());
             }
-            let found = outcome(&id, evidence);
+            let Some(staged_at) = self
+                .item(&id)
+                .map(|i| i.proposal.created_at.unwrap_or(i.first_seen))
+            else {
+                continue;
+            };
+            let found = outcome(&id, staged_at, evidence);
             self.settle_unknown(&id, found, fx);
         }
     }
