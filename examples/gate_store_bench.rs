@@ -27,20 +27,9 @@ fn arg(n: usize, default: usize) -> usize {
 }
 
 async fn fresh_schema(base: &str) -> String {
-    use rand::RngExt;
-    let (client, conn) = tokio_postgres::connect(base, tokio_postgres::NoTls)
+    agentdesk::gateway::store::postgres::fresh_schema(base, "bench")
         .await
-        .unwrap_or_else(|e| panic!("AGENTDESK_BENCH_PG={base}: {e}"));
-    let conn = tokio::spawn(conn);
-    let schema = format!("bench_{}", hex::encode(rand::rng().random::<[u8; 6]>()));
-    client
-        .batch_execute(&format!("CREATE SCHEMA {schema}"))
-        .await
-        .unwrap();
-    drop(client);
-    let _ = conn.await;
-    let sep = if base.contains('?') { '&' } else { '?' };
-    format!("{base}{sep}options=-c%20search_path%3D{schema}")
+        .unwrap_or_else(|e| panic!("AGENTDESK_BENCH_PG: {e}"))
 }
 
 async fn gateway(upstream: &str, db: GateDb) -> Running {

@@ -224,18 +224,7 @@ async fn check(
     Path(id): Path<String>,
 ) -> Result<Response, GateError> {
     supervisor(&gate, &headers).await?;
-    let item = gate
-        .store
-        .item(super::store::ItemRef::IdOrProposal(&id))
-        .await
-        .map_err(GateError::store)?
-        .ok_or_else(|| {
-            GateError::new(
-                StatusCode::NOT_FOUND,
-                "not_found",
-                format!("no inbox item with id or proposalId {id:?}"),
-            )
-        })?;
+    let item = inbox::find(&gate, &id).await?;
     let trade = guard::trade_of_item(&item);
     let verdicts = match &trade {
         Some(t) => guard::check(&gate, &item.agent, t).await?,

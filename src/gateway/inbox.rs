@@ -432,12 +432,7 @@ pub async fn execute(gate: &Arc<Gate>, id: &str) -> Result<Item, GateError> {
     let give_up =
         std::time::Instant::now() + gate.settings.timeout() + std::time::Duration::from_secs(5);
     loop {
-        let item = gate
-            .store
-            .item(ItemRef::IdOrProposal(id))
-            .await
-            .map_err(GateError::store)?
-            .ok_or_else(|| not_found(id))?;
+        let item = find(gate, id).await?;
         match item.status {
             Status::Approved => {
                 let Some(key) = gate.key_of(&item.agent) else {
@@ -549,11 +544,7 @@ async fn run(gate: &Arc<Gate>, item: Item, key: &crate::secret::Secret) -> Resul
             return Err(e);
         }
     }
-    gate.store
-        .item(ItemRef::IdOrProposal(&item.id))
-        .await
-        .map_err(GateError::store)?
-        .ok_or_else(|| not_found(&item.id))
+    find(gate, &item.id).await
 }
 
 /// Approved items that waited for this agent's key (the gateway restarted since the approval).
@@ -708,7 +699,8 @@ pub async fn reject(
     }
 }
 
-async fn find(gate: &Gate, id: &str) -> Result<Item, GateError> {
+/// The item with this id (or this proposalId), or 404 naming it.
+pub(super) async fn find(gate: &Gate, id: &str) -> Result<Item, GateError> {
     gate.store
         .item(ItemRef::IdOrProposal(id))
         .await

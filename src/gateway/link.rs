@@ -3,7 +3,7 @@
 //! store keeps only its SHA-256, so a copy of the database approves nothing. A link is bound to one
 //! item, lives as long as the item, and is spent by the first decision made with it.
 
-use super::store::{Item, ItemRef, Link, Status};
+use super::store::{Item, Link, Status};
 use super::{Gate, GateError, api, guard, json_response, sha256_hex};
 use axum::Router;
 use axum::extract::{Path, State};
@@ -157,18 +157,7 @@ async fn mint_handler(
         .expire_due(gate.now())
         .await
         .map_err(GateError::store)?;
-    let item = gate
-        .store
-        .item(ItemRef::IdOrProposal(&id))
-        .await
-        .map_err(GateError::store)?
-        .ok_or_else(|| {
-            GateError::new(
-                StatusCode::NOT_FOUND,
-                "not_found",
-                format!("no inbox item with id or proposalId {id:?}"),
-            )
-        })?;
+    let item = super::inbox::find(&gate, &id).await?;
     let url = mint(&gate, &item, &api::who(&token)).await?;
     Ok(json_response(
         StatusCode::OK,

@@ -41,22 +41,10 @@ impl Backend {
     }
 }
 
-/// Creates a schema with a random name and returns `base` with that schema as its search path.
 pub async fn fresh_schema(base: &str) -> String {
-    use rand::RngExt;
-    let (client, conn) = tokio_postgres::connect(base, tokio_postgres::NoTls)
+    super::postgres::fresh_schema(base, "t")
         .await
-        .unwrap_or_else(|e| panic!("{TEST_PG}={base}: {e}"));
-    let conn = tokio::spawn(conn);
-    let schema = format!("t_{}", hex::encode(rand::rng().random::<[u8; 6]>()));
-    client
-        .batch_execute(&format!("CREATE SCHEMA {schema}"))
-        .await
-        .unwrap();
-    drop(client);
-    let _ = conn.await;
-    let sep = if base.contains('?') { '&' } else { '?' };
-    format!("{base}{sep}options=-c%20search_path%3D{schema}")
+        .unwrap_or_else(|e| panic!("{TEST_PG}: {e}"))
 }
 
 fn item(id: &str, proposal: &str, at: DateTime<Utc>) -> Item {

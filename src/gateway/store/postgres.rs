@@ -153,6 +153,26 @@ impl From<deadpool_postgres::PoolError> for StoreError {
 }
 
 /// The URL with its password replaced, for messages and logs.
+/// Creates a schema with a random name (`prefix_` and 12 hex digits) on the server at `base` and
+/// answers `base` with that schema as its search path: a database of its own for each test or
+/// bench run, side by side on one server.
+pub async fn fresh_schema(base: &str, prefix: &str) -> Result<String, String> {
+    use rand::RngExt;
+    let (client, conn) = tokio_postgres::connect(base, NoTls)
+        .await
+        .map_err(|e| format!("{}: {e}", redact(base)))?;
+    let conn = tokio::spawn(conn);
+    let schema = format!("{prefix}_{}", hex::encode(rand::rng().random::<[u8; 6]>()));
+    client
+        .batch_execute(&format!("CREATE SCHEMA {schema}"))
+        .await
+        .map_err(|e| format!("{}: cannot create schema {schema}: {e}", redact(base)))?;
+    drop(client);
+    let _ = conn.await;
+    let sep = if base.contains('?') { '&' } else { '?' };
+    Ok(format!("{base}{sep}options=-c%20search_path%3D{schema}"))
+}
+
 pub fn redact(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();

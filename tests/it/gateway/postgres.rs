@@ -25,20 +25,11 @@ async fn pg(test: &str) -> Option<String> {
         let _ = writeln!(std::io::stderr(), "skipped: {test}: {TEST_PG} not set");
         return None;
     };
-    use rand::RngExt;
-    let (client, conn) = tokio_postgres::connect(&base, tokio_postgres::NoTls)
-        .await
-        .unwrap_or_else(|e| panic!("{TEST_PG}={base}: {e}"));
-    let conn = tokio::spawn(conn);
-    let schema = format!("t_{}", hex::encode(rand::rng().random::<[u8; 6]>()));
-    client
-        .batch_execute(&format!("CREATE SCHEMA {schema}"))
-        .await
-        .unwrap();
-    drop(client);
-    let _ = conn.await;
-    let sep = if base.contains('?') { '&' } else { '?' };
-    Some(format!("{base}{sep}options=-c%20search_path%3D{schema}"))
+    Some(
+        agentdesk::gateway::store::postgres::fresh_schema(&base, "t")
+            .await
+            .unwrap_or_else(|e| panic!("{TEST_PG}: {e}")),
+    )
 }
 
 async fn instance(sandbox: &TestServer, url: &str) -> Running {
