@@ -31,6 +31,9 @@ pub struct Risk {
     pub resulting_szi: Option<f64>,
     /// What could not be computed, and why.
     pub unknown: Vec<String>,
+    /// What looks wrong with the trade as staged: a TP or SL on the wrong side of the entry,
+    /// which would fill at once.
+    pub warnings: Vec<String>,
 }
 
 /// `account_value`: the account value, or why it is not known.
@@ -91,6 +94,34 @@ pub fn risk(
     if preview.tp.is_some() && tp.is_none() {
         unknown.push("TP distance unknown: no entry price".into());
     }
+    // A stop or target on the wrong side of the entry fills at once: the supervisor should see
+    // that before approving, whatever the service accepted.
+    let mut warnings = Vec::new();
+    let side = if long { "long" } else { "short" };
+    let wrong = |level: f64, above: bool| {
+        entry > 0.0
+            && if above {
+                level <= entry
+            } else {
+                level >= entry
+            }
+    };
+    if let Some(l) = preview.sl.filter(|l| wrong(*l, !long)) {
+        warnings.push(format!(
+            "SL {} is {} the entry {} of a {side}: it would fill at once",
+            crate::api::model::fmt_decimal(l),
+            if long { "at or above" } else { "at or below" },
+            crate::api::model::fmt_decimal(entry)
+        ));
+    }
+    if let Some(l) = preview.tp.filter(|l| wrong(*l, long)) {
+        warnings.push(format!(
+            "TP {} is {} the entry {} of a {side}: it would fill at once",
+            crate::api::model::fmt_decimal(l),
+            if long { "at or below" } else { "at or above" },
+            crate::api::model::fmt_decimal(entry)
+        ));
+    }
     let reward_risk = match (tp, sl) {
         (Some((_, reward)), Some((_, risk))) if risk > 0.0 => Some(reward / risk),
         _ => None,
@@ -145,6 +176,7 @@ pub fn risk(
         existing,
         resulting_szi: resulting_szi.filter(|_| size > 0.0),
         unknown,
+        warnings,
     }
 }
 
@@ -152,6 +184,39 @@ pub fn risk(
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_stop_or_target_on_the_wrong_side_of_the_entry_is_named() {
+        let short = |sl: f64, tp: f64| Preview {
+            kind: "trade".into(),
+            coin: "ETH".into(),
+            direction: "short".into(),
+            size: 0.5,
+            mark_px: 3000.0,
+            leverage: 3,
+            sl: Some(sl),
+            tp: Some(tp),
+            ..Preview::default()
+        };
+        let fine = risk(&short(3300.0, 2700.0), &[], Ok(100_000.0));
+        assert_eq!(fine.warnings, Vec::<String>::new());
+        let wrong = risk(&short(2400.0, 3600.0), &[], Ok(100_000.0));
+        assert_eq!(
+            wrong.warnings,
+            [
+                "SL 2400 is at or below the entry 3000 of a short: it would fill at once",
+                "TP 3600 is at or above the entry 3000 of a short: it would fill at once",
+            ]
+        );
+        let mut long = short(2400.0, 3600.0);
+        long.direction = "long".into();
+        assert_eq!(
+            risk(&long, &[], Ok(100_000.0)).warnings,
+            Vec::<String>::new()
+        );
+        long.sl = Some(3000.0);
+        assert_eq!(risk(&long, &[], Ok(100_000.0)).warnings.len(), 1);
+    }
 
     fn btc(size: f64, lev: u32) -> Preview {
         Preview {

@@ -739,5 +739,6 @@ fn risk_record(r: &super::risk::Risk) -> serde_json::Value {
         "liquidationPx": r.est_liquidation,
         "resultingSzi": r.resulting_szi,
         "unknown": r.unknown,
+        "warnings": r.warnings,
     })
 }

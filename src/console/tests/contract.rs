@@ -300,3 +300,34 @@ fn research_transcript_shows_unread_fields() {
     );
     assert!(lines[1].contains("done [tokens=812]"), "{lines:?}");
 }
+
+/// A stop on the wrong side of the entry fills at once: the detail panel and the approve dialog
+/// say so before anyone approves, whatever the service accepted.
+#[test]
+fn a_stop_on_the_wrong_side_is_named_before_approval() {
+    let mut app = loaded_app("ours");
+    let mut staged: Proposal = fixture("propose_trade", "ours");
+    // The service took it as asked.
+    staged.preview.sl = Some(90_000.0);
+    let id = staged.proposal_id.clone();
+    let mut signal = btc_request();
+    signal.sl = Some(90_000.0);
+    app.update(Action::answered(
+        t0(),
+        LATENCY,
+        Answer::Proposed {
+            signal: Box::new(signal),
+            result: Ok(Box::new(staged)),
+        },
+    ));
+    app.update(key('2'));
+    app.select_proposal(crate::console::layout::Pane::Inbox, &id);
+    let detail = render(&app);
+    assert!(
+        detail.contains("SL 90000 is at or above the entry"),
+        "{detail}"
+    );
+    app.update(key('a'));
+    let dialog = snap("contract_wrong_side_sl", &app);
+    assert!(dialog.contains("check: SL 90000"), "{dialog}");
+}

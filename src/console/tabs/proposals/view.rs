@@ -341,6 +341,12 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
         if let Some(after) = r.resulting_szi.filter(|_| status == Status::Staged) {
             lines.push(kv(theme, "After fill", resulting(after, &p.coin)));
         }
+        for w in &r.warnings {
+            lines.push(Line::from(vec![
+                Span::styled(format!("{:<13}", "Check"), theme.muted),
+                Span::styled(w.clone(), theme.critical),
+            ]));
+        }
         for u in &r.unknown {
             lines.push(Line::from(vec![
                 Span::styled(format!("{:<13}", "Not known"), theme.muted),
@@ -677,6 +683,9 @@ pub fn approve_body_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec
                 "After fill: {}",
                 resulting(after, &p.coin)
             )));
+        }
+        for w in &r.warnings {
+            lines.push(Line::styled(format!("check: {w}"), theme.critical));
         }
         for u in &r.unknown {
             lines.push(Line::styled(format!("not known: {u}"), theme.warn));
