@@ -20,19 +20,19 @@ pub mod policy;
 mod shared;
 pub mod store;
 
-use crate::api::catalog::{self, Method as OpMethod, OPERATIONS, Operation};
+use crate::api::catalog::{self, Method as OpMethod, Operation};
+use crate::api::routes::catalog_router;
 use crate::secret::Secret;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{MethodFilter, MethodRouter, on};
 use chrono::{DateTime, Utc};
 use policy::{GateSettings, Policy};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -657,25 +657,11 @@ pub async fn mint_token(
 }
 
 fn router(gate: Arc<Gate>) -> Router {
-    let mut by_path: BTreeMap<&'static str, MethodRouter> = BTreeMap::new();
-    for op in OPERATIONS {
+    let catalog = {
         let gate = gate.clone();
-        let filter = match op.method {
-            OpMethod::Get => MethodFilter::GET,
-            OpMethod::Post => MethodFilter::POST,
-        };
-        let handler = move |req: Request| handle(gate, op, req);
-        let route = match by_path.remove(op.path) {
-            Some(existing) => existing.on(filter, handler),
-            None => on(filter, handler),
-        };
-        by_path.insert(op.path, route);
-    }
-    let mut router = Router::new();
-    for (path, route) in by_path {
-        router = router.route(path, route);
-    }
-    router
+        catalog_router(move |op, req| handle(gate.clone(), op, req))
+    };
+    catalog
         .merge(api::router(gate.clone()))
         .merge(link::router(gate.clone()))
         .merge(page::router(gate))

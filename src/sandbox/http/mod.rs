@@ -8,13 +8,13 @@ pub mod serve;
 use super::core::Shared;
 use super::error::{AppError, ErrorKind};
 use super::ops::{self, Reply, Step};
-use crate::api::catalog::{Method, OPERATIONS, Operation};
+use crate::api::catalog::Operation;
+use crate::api::routes::catalog_router;
 use axum::Router;
 use axum::extract::Request;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{MethodFilter, MethodRouter, on};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Request bodies larger than this are refused with 413 before they are parsed.
@@ -28,31 +28,15 @@ impl IntoResponse for Reply {
 }
 
 pub fn router(shared: Arc<Shared>) -> Router {
-    let mut by_path: BTreeMap<&'static str, MethodRouter> = BTreeMap::new();
-    for op in OPERATIONS {
-        let shared = shared.clone();
-        let filter = match op.method {
-            Method::Get => MethodFilter::GET,
-            Method::Post => MethodFilter::POST,
-        };
-        let handler = move |req: Request| serve(shared, op, req);
-        let route = match by_path.remove(op.path) {
-            Some(existing) => existing.on(filter, handler),
-            None => on(filter, handler),
-        };
-        by_path.insert(op.path, route);
-    }
-    let mut router = Router::new();
-    for (path, route) in by_path {
-        router = router.route(path, route);
-    }
-    router.fallback(|req: Request| async move {
-        AppError::not_found(format!(
-            "no operation at {} {}; GET /api/delegated/tools lists them",
-            req.method(),
-            req.uri().path()
-        ))
-    })
+    catalog_router(move |op, req| serve(shared.clone(), op, req)).fallback(
+        |req: Request| async move {
+            AppError::not_found(format!(
+                "no operation at {} {}; GET /api/delegated/tools lists them",
+                req.method(),
+                req.uri().path()
+            ))
+        },
+    )
 }
 
 async fn serve(shared: Arc<Shared>, op: &'static Operation, req: Request) -> Response {
