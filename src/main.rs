@@ -307,10 +307,7 @@ fn console(flags: agentdesk::config::Flags) -> Result<(), String> {
         .open(&log_path)
         .map_err(|e| format!("cannot open the log file {}: {e}", log_path.display()))?;
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("AGENTDESK_LOG")
-                .unwrap_or_else(|_| "info".into()),
-        )
+        .with_env_filter(log_filter("info"))
         .with_ansi(false)
         .with_writer(std::sync::Mutex::new(log))
         .init();
@@ -352,13 +349,7 @@ fn console(flags: agentdesk::config::Flags) -> Result<(), String> {
 }
 
 fn serve(args: ServeArgs, config: Option<PathBuf>) -> Result<(), String> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("AGENTDESK_LOG")
-                .unwrap_or_else(|_| "warn".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    log_to_stderr("warn");
     let settings = load_settings(config.as_deref())?;
     let db = db_path(args.db)?;
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
@@ -795,13 +786,7 @@ fn gate_serve(
     runtime: tokio::runtime::Runtime,
 ) -> Result<(), String> {
     use agentdesk::gateway::{GateConfig, Gateway};
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("AGENTDESK_LOG")
-                .unwrap_or_else(|_| "info".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    log_to_stderr("info");
     let upstream = args.upstream.ok_or(
         "--upstream URL is required: the service (or sandbox) the gateway stands in front of",
     )?;
@@ -867,4 +852,17 @@ fn gate_serve(
         }
         Ok(())
     })
+}
+
+/// `AGENTDESK_LOG` if set (an EnvFilter directive), else `default`.
+fn log_filter(default: &str) -> tracing_subscriber::EnvFilter {
+    tracing_subscriber::EnvFilter::try_from_env("AGENTDESK_LOG").unwrap_or_else(|_| default.into())
+}
+
+/// The servers (`serve`, `gate`) log to stderr; stdout carries what scripts read.
+fn log_to_stderr(default: &str) {
+    tracing_subscriber::fmt()
+        .with_env_filter(log_filter(default))
+        .with_writer(std::io::stderr)
+        .init();
 }
