@@ -40,6 +40,15 @@ impl Resource {
         Resource::Audit,
     ];
 
+    /// What an execution changes on the account, polled again at once after one (with whatever
+    /// else the caller's execution touched).
+    pub const TRADED: [Resource; 4] = [
+        Resource::Positions,
+        Resource::Orders,
+        Resource::Pnl,
+        Resource::Audit,
+    ];
+
     /// The catalog operation that fetches it.
     pub fn operation(self) -> &'static str {
         match self {

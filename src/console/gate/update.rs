@@ -307,16 +307,9 @@ impl App {
             }
         }
         self.gate.poll.ask_at(at);
-        self.poll_now(
-            &[
-                Resource::Positions,
-                Resource::Orders,
-                Resource::Pnl,
-                Resource::Proposals,
-                Resource::Audit,
-            ],
-            at,
-        );
+        // Executed with the agent's key: the console key's usage has not changed.
+        self.poll_now(&Resource::TRADED, at);
+        self.poll_now(&[Resource::Proposals], at);
     }
 
     /// `/agent NAME|all`: the inbox shows one agent's items, or every agent's.

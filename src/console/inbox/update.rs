@@ -407,17 +407,8 @@ impl App {
             }
         }
         // What the confirm changed shows up now, not at the next scheduled poll.
-        self.poll_now(
-            &[
-                Resource::Positions,
-                Resource::Orders,
-                Resource::Pnl,
-                Resource::Proposals,
-                Resource::Audit,
-                Resource::Usage,
-            ],
-            at,
-        );
+        self.poll_now(&Resource::TRADED, at);
+        self.poll_now(&[Resource::Proposals, Resource::Usage], at);
     }
 
     pub(crate) fn start_approval(&mut self, id: &str) {

@@ -366,16 +366,8 @@ impl App {
                 )
             }
         }
-        self.poll_now(
-            &[
-                Resource::Positions,
-                Resource::Orders,
-                Resource::Pnl,
-                Resource::Audit,
-                Resource::Usage,
-            ],
-            at,
-        );
+        self.poll_now(&Resource::TRADED, at);
+        self.poll_now(&[Resource::Usage], at);
         if self.signals.deliveries_for.is_some() {
             self.signals.deliv_poll.next_due = Some(at);
         }

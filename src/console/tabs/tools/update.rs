@@ -286,17 +286,8 @@ impl App {
                 self.set_outcome(name, shown_args, at, Err(text), None);
             }
         }
-        self.poll_now(
-            &[
-                Resource::Positions,
-                Resource::Orders,
-                Resource::Pnl,
-                Resource::Proposals,
-                Resource::Audit,
-                Resource::Usage,
-            ],
-            at,
-        );
+        self.poll_now(&Resource::TRADED, at);
+        self.poll_now(&[Resource::Proposals, Resource::Usage], at);
     }
 
     /// Puts a confirm token (`{confirmToken, expiresAt, summary, preview}`) into the inbox; returns
