@@ -60,7 +60,7 @@ pub struct GateItem {
 impl GateItem {
     /// The trade preview, when the item is a trade or a close the upstream previewed.
     pub fn trade_preview(&self) -> Preview {
-        serde_json::from_value(self.preview.clone()).unwrap_or_default()
+        super::lenient::preview(self.preview.clone())
     }
 
     /// The upstream's answer body to the execution, when it ran.

@@ -154,6 +154,15 @@ pub fn normalize(operation: &str, mut value: Value) -> Value {
     value
 }
 
+/// A trade preview in whatever shape a service sent it (a gateway passes the upstream's on as
+/// is), read as a propose answer's is: reshaped, then leniently.
+pub fn preview(mut value: Value) -> super::Preview {
+    if let Value::Object(p) = &mut value {
+        normalize_preview(p);
+    }
+    row(value)
+}
+
 /// The deployment's preview names the venue's way: `sz`, `side` "B"/"A".
 fn normalize_preview(p: &mut Map<String, Value>) {
     if !p.contains_key("size")
@@ -290,6 +299,27 @@ mod tests {
         assert_eq!((p.preview.coin.as_str(), p.preview.size), ("BTC", 0.5));
         assert_eq!(p.preview.direction, "long");
         assert_eq!(p.preview.extra["leverage"], "five");
+    }
+
+    #[test]
+    fn a_preview_passed_on_by_a_gateway_is_read_in_the_deployments_shape() {
+        let item: crate::api::model::GateItem = serde_json::from_value(json!({
+            "id": "gi_1", "kind": "trade", "status": "pending",
+            "preview": {"coin": "ETH", "side": "B", "sz": "0.265759", "leverage": "2",
+                        "markPx": "3010.25", "notional": "800", "sl": "2700"}
+        }))
+        .unwrap();
+        let p = item.trade_preview();
+        assert_eq!(
+            (
+                p.kind.as_str(),
+                p.direction.as_str(),
+                p.size,
+                p.leverage,
+                p.sl
+            ),
+            ("trade", "long", 0.265759, 2, Some(2700.0))
+        );
     }
 
     #[test]
