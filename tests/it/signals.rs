@@ -84,6 +84,35 @@ impl Receiver {
     }
 }
 
+/// The receiver sees a delivery before the sandbox records its outcome (the row is updated after
+/// the answer arrives), so a test that has seen the request waits for the log to say so too.
+pub(crate) async fn wait_deliveries(
+    c: &Client,
+    destination_id: &str,
+    n: usize,
+    status: &str,
+) -> Vec<agentdesk::api::model::SignalDelivery> {
+    let start = Instant::now();
+    loop {
+        let log = c
+            .list_signal_deliveries(destination_id, None)
+            .await
+            .unwrap();
+        if log.deliveries.len() >= n && log.deliveries.iter().all(|r| r.status == status) {
+            return log.deliveries;
+        }
+        assert!(
+            start.elapsed().as_secs() < 10,
+            "{destination_id}: not {n} {status} after 10 s: {:?}",
+            log.deliveries
+                .iter()
+                .map(|r| (&r.status, r.attempts))
+                .collect::<Vec<_>>()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
 /// A self-signed certificate for localhost / 127.0.0.1, written as the CA file the sandbox trusts.
 fn certificate(dir: &std::path::Path) -> (std::path::PathBuf, Arc<ServerConfig>) {
     let ck =
@@ -537,6 +566,7 @@ async fn trades_deliver_signed_signals_only_when_they_fan_out() {
     assert!(rx.at("/ema").is_empty(), "strategy filter");
 
     // The delivery log (extension) of the own account; 404 for another account.
+    wait_deliveries(&c, &d.id, 2, "delivered").await;
     let log = c.list_signal_deliveries(&d.id, Some(10)).await.unwrap();
     assert_eq!(log.deliveries.len(), 2);
     assert!(log.deliveries.iter().all(|r| r.status == "delivered"
