@@ -111,10 +111,9 @@ async fn non_idempotent_posts_are_not_retried_and_success_false_is_an_error() {
 
 #[tokio::test]
 async fn an_unreachable_service_is_a_transport_error() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    drop(listener);
-    let client = Client::new(&format!("http://{addr}"), None).unwrap();
+    // Held, not listening: a freed port could be given to a server another test starts.
+    let (_held, port) = crate::common::refused_port();
+    let client = Client::new(&format!("http://127.0.0.1:{port}"), None).unwrap();
     let err = client.whoami(false).await.unwrap_err();
     assert!(matches!(err, ApiError::Transport(_)), "{err:?}");
     assert!(Client::new("ftp://x", None).is_err());

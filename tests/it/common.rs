@@ -225,3 +225,13 @@ pub async fn start_gateway_with(
     f(&mut config);
     Gateway::start(config).await.expect("gateway starts")
 }
+
+/// A loopback port that refuses connections for as long as the returned socket lives: bound, so
+/// no other test's server can be given it, but not listening. A port bound and then freed could
+/// be handed to a server another test starts meanwhile, which would then answer.
+pub fn refused_port() -> (tokio::net::TcpSocket, u16) {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let port = socket.local_addr().unwrap().port();
+    (socket, port)
+}

@@ -1006,12 +1006,8 @@ async fn the_supervisor_api_wants_a_token_and_lists_agents() {
 #[tokio::test]
 async fn an_unreachable_upstream_is_a_502_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
-    // A port nothing listens on: bind one, then free it.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // A port nothing listens on, held so no other test's server is given it meanwhile.
+    let (_held, port) = common::refused_port();
     let clock = agentdesk::sandbox::TestClock::new(common::t0());
     let gate = common::start_gateway(
         &format!("http://127.0.0.1:{port}"),
