@@ -374,18 +374,22 @@ async fn an_approval_after_a_restart_waits_for_the_agent_and_runs_on_its_next_re
     // Any request of the agent brings its key back; the approved item then runs.
     let agent = s.agent(&key);
     agent.get_positions().await.unwrap();
-    let mut status = String::new();
-    for _ in 0..100 {
-        status = s.inbox("all").await[0]["status"]
+    // It runs in the background after that request: poll, with room for a loaded machine.
+    let start = std::time::Instant::now();
+    loop {
+        let status = s.inbox("all").await[0]["status"]
             .as_str()
             .unwrap()
             .to_string();
         if status == "executed" {
             break;
         }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "the approved item is {status}, not executed, 20 s after the agent's request"
+        );
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    assert_eq!(status, "executed");
     assert_eq!(s.upstream_confirms(&p.proposal_id), 1);
     let done = agent.confirm_trade(&p.proposal_id).await.unwrap();
     assert_eq!(done.status, "executed");
@@ -1545,18 +1549,25 @@ async fn stagings_are_read_in_the_real_deployments_shapes() {
 #[tokio::test]
 async fn answers_are_streamed_not_held_until_complete() {
     use axum::routing::get;
-    // The upstream sends the first part of its answer at once and the rest only after a pause.
+    // The upstream sends the first part of its answer at once and the rest only once the test
+    // has read that part through the gateway: a gateway that held the answer until complete
+    // never shows the first part, however long the test waits (no race with a fixed pause).
+    let rest_may_go = std::sync::Arc::new(tokio::sync::Notify::new());
+    let gate_rest = rest_may_go.clone();
     let app = axum::Router::new().route(
         "/api/delegated/logs",
-        get(|| async {
-            let parts = futures::stream::unfold(0, |n| async move {
-                match n {
-                    0 => Some((Ok::<_, std::io::Error>("{\"logs\": [".to_string()), 1)),
-                    1 => {
-                        tokio::time::sleep(std::time::Duration::from_secs(3)).await;
-                        Some((Ok("]}".to_string()), 2))
+        get(move || async move {
+            let parts = futures::stream::unfold(0, move |n| {
+                let gate_rest = gate_rest.clone();
+                async move {
+                    match n {
+                        0 => Some((Ok::<_, std::io::Error>("{\"logs\": [".to_string()), 1)),
+                        1 => {
+                            gate_rest.notified().await;
+                            Some((Ok("]}".to_string()), 2))
+                        }
+                        _ => None,
                     }
-                    _ => None,
                 }
             });
             axum::body::Body::from_stream(parts)
@@ -1583,12 +1594,13 @@ async fn answers_are_streamed_not_held_until_complete() {
         .send()
         .await
         .unwrap();
-    let first = tokio::time::timeout(std::time::Duration::from_secs(2), resp.chunk())
+    let first = tokio::time::timeout(std::time::Duration::from_secs(20), resp.chunk())
         .await
-        .expect("the first part arrives before the upstream finished")
+        .expect("the first part arrives while the upstream holds back the rest")
         .unwrap()
         .unwrap();
     assert_eq!(&first[..], b"{\"logs\": [");
+    rest_may_go.notify_one();
     let mut rest = Vec::new();
     while let Some(chunk) = resp.chunk().await.unwrap() {
         rest.extend_from_slice(&chunk);
