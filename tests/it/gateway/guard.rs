@@ -655,9 +655,11 @@ async fn a_waiting_item_is_notified_with_a_standard_webhooks_signature_retried_u
     })
     .await;
     let key = s.sandbox.key(Scope::McpMutate);
+    // Before the proposal: the first attempt leaves while it is being answered, so a clock
+    // started after the answer could see less than the backoff on a loaded machine.
+    let start = std::time::Instant::now();
     let p = passed(&propose(&s, &key, trade("BTC", 1000.0)).await);
 
-    let start = std::time::Instant::now();
     // Two 500s, then the third attempt is taken (after 0.5 s and 1 s of backoff).
     let deliveries = loop {
         let got = got.lock().unwrap().clone();
@@ -667,7 +669,11 @@ async fn a_waiting_item_is_notified_with_a_standard_webhooks_signature_retried_u
         assert!(start.elapsed().as_secs() < 15, "{} deliveries", got.len());
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     };
-    assert!(start.elapsed() >= std::time::Duration::from_millis(1400));
+    assert!(
+        start.elapsed() >= std::time::Duration::from_millis(1500),
+        "three attempts within {:?}, less than the 0.5 s + 1 s of backoff",
+        start.elapsed()
+    );
     tokio::time::sleep(std::time::Duration::from_millis(700)).await;
     assert_eq!(
         got.lock().unwrap().len(),
@@ -817,6 +823,9 @@ async fn sighup_reloads_the_policy_and_a_broken_file_keeps_the_old_one() {
     let (ok, token, err) = gate_cli(&["token", "--db", db]);
     assert!(ok, "{err}");
     let token = token.trim().to_string();
+    // Its log says when a reload was refused: the broken file's check waits for that, not for
+    // a fixed pause a loaded machine may outlast.
+    let log = dir.path().join("gate.log");
     let mut child = std::process::Command::new(super::BIN)
         .args([
             "gate",
@@ -826,8 +835,9 @@ async fn sighup_reloads_the_policy_and_a_broken_file_keeps_the_old_one() {
             "127.0.0.1:0",
         ])
         .args(["--db", db, "--config", config.to_str().unwrap()])
+        .env("AGENTDESK_LOG", "info")
         .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .unwrap();
     let pid = child.id().to_string();
@@ -840,10 +850,6 @@ async fn sighup_reloads_the_policy_and_a_broken_file_keeps_the_old_one() {
         .strip_prefix("listening on ")
         .unwrap()
         .to_string();
-    assert_eq!(
-        served_policy(&base, &token).await,
-        json!({"max_notional_usd": 1000.0})
-    );
 
     let hup = || {
         let status = std::process::Command::new("kill")
@@ -852,17 +858,38 @@ async fn sighup_reloads_the_policy_and_a_broken_file_keeps_the_old_one() {
             .unwrap();
         assert!(status.success());
     };
-    // Reloads are asynchronous: wait for the answer to change (or stay, for the broken file).
+    // A supervisor may reload as soon as the gateway says it listens: that SIGHUP is a reload
+    // (here of the same file), not the end of the process.
+    hup();
+    let logged = |what: &str| {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .contains(what)
+    };
+    let start = std::time::Instant::now();
+    while !logged("policy unchanged") {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "no reload logged 20 s after a SIGHUP sent at once: {}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        served_policy(&base, &token).await,
+        json!({"max_notional_usd": 1000.0})
+    );
+
+    // Reloads are asynchronous: wait for the answer to change.
     async fn settle(base: &str, token: &str, want: &Value) -> Value {
-        let mut got = Value::Null;
-        for _ in 0..100 {
-            got = served_policy(base, token).await;
-            if &got == want {
-                break;
+        let start = std::time::Instant::now();
+        loop {
+            let got = served_policy(base, token).await;
+            if &got == want || start.elapsed() > std::time::Duration::from_secs(20) {
+                return got;
             }
             tokio::time::sleep(std::time::Duration::from_millis(30)).await;
         }
-        got
     }
     std::fs::write(
         &config,
@@ -875,7 +902,15 @@ async fn sighup_reloads_the_policy_and_a_broken_file_keeps_the_old_one() {
 
     std::fs::write(&config, "[policy]\nmax_notional = 5\n").unwrap();
     hup();
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let start = std::time::Instant::now();
+    while !logged("policy not reloaded") {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "the broken file's reload was not logged within 20 s: {}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     assert_eq!(served_policy(&base, &token).await, want);
     let changes = journal_at(&base, &token)
         .await
