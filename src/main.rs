@@ -812,18 +812,21 @@ fn gate_serve(
         config.public_url = public_url;
         config.upstream_key = upstream_key;
         let running = Arc::new(Gateway::start(config).await.map_err(|e| e.to_string())?);
+        // SIGHUP is caught before `listening on` is printed: until then its default action
+        // ends the process, and a supervisor may reload as soon as it reads that line.
+        #[cfg(unix)]
+        let hup = config_path.clone().and_then(|path| {
+            use tokio::signal::unix::{SignalKind, signal};
+            signal(SignalKind::hangup()).ok().map(|hup| (path, hup))
+        });
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "listening on {}", running.base_url());
         let _ = out.flush();
         drop(out);
         #[cfg(unix)]
-        let reload = config_path.clone().map(|path| {
+        let reload = hup.map(|(path, mut hup)| {
             let running = running.clone();
             tokio::spawn(async move {
-                use tokio::signal::unix::{SignalKind, signal};
-                let Ok(mut hup) = signal(SignalKind::hangup()) else {
-                    return;
-                };
                 while hup.recv().await.is_some() {
                     // A bad file keeps the policy in force: the supervisor fixes it and sends
                     // SIGHUP again.
