@@ -116,6 +116,22 @@ impl Server {
         }
     }
 
+    /// Starts `agentdesk serve` on a port a test can start it on again after killing it: one
+    /// below the kernel's ephemeral range (10000–19999), so no server another test starts on
+    /// port 0, and no outgoing connection, takes the port while this one is down.
+    pub(crate) fn start_restartable(db: &Path, log: &Path) -> Server {
+        let mut last = String::new();
+        for _ in 0..50 {
+            let port: u16 = 10_000 + rand::random::<u16>() % 10_000;
+            match Server::start(db, &format!("127.0.0.1:{port}"), log) {
+                Ok(s) => return s,
+                // Taken by something else on the machine: another port.
+                Err(e) => last = e,
+            }
+        }
+        panic!("serve did not start on any of 50 ports in 10000-19999; the last: {last}");
+    }
+
     /// SIGKILL, and reap.
     pub(crate) fn kill(&mut self) {
         let _ = self.child.kill();
