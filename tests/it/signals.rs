@@ -493,7 +493,7 @@ async fn trades_deliver_signed_signals_only_when_they_fan_out() {
     let c = s.client(Scope::WebhookAlerts);
     let (d, secret) = create(&c, &request(&rx.url("/hook"), &["*"], &ALL)).await;
     // Only SELL: the BUY and CLOSE signals below do not reach it.
-    let (_, _) = create(&c, &request(&rx.url("/momo"), &["*"], &["SELL"])).await;
+    let (momo, _) = create(&c, &request(&rx.url("/momo"), &["*"], &["SELL"])).await;
 
     // Only trades labelled with this engine strategy id.
     let (labelled, _) = create(&c, &request(&rx.url("/ema"), &["ema_cross"], &ALL)).await;
@@ -564,6 +564,15 @@ async fn trades_deliver_signed_signals_only_when_they_fan_out() {
     assert_eq!(rx.at("/hook").len(), 2, "only the fanned-out trades arrive");
     assert!(rx.at("/momo").is_empty(), "direction filter");
     assert!(rx.at("/ema").is_empty(), "strategy filter");
+    // The pause above cannot prove a negative on a slow machine; the queue can: deliveries are
+    // queued with the trade, before it is answered, so what is not queued now never goes out.
+    for (id, what) in [
+        (&momo.id, "direction filter"),
+        (&labelled.id, "strategy filter"),
+    ] {
+        let queued = c.list_signal_deliveries(id, None).await.unwrap().deliveries;
+        assert!(queued.is_empty(), "{what}: {} queued", queued.len());
+    }
 
     // The delivery log (extension) of the own account; 404 for another account.
     wait_deliveries(&c, &d.id, 2, "delivered").await;
@@ -842,7 +851,7 @@ fn target_at(spec_id: &str, pair: &str, now: chrono::DateTime<chrono::Utc>) -> i
 async fn strategies_fire_on_the_live_feed() {
     let (s, rx, _dir) = setup().await;
     let c = s.client(Scope::WebhookAlerts);
-    let (_, secret) = create(&c, &request(&rx.url("/live"), &["*"], &ALL)).await;
+    let (live, secret) = create(&c, &request(&rx.url("/live"), &["*"], &ALL)).await;
     let conn = Connection::open(&s.db).unwrap();
     let expected_rows = (strategies::STRATEGIES.len() * 3) as i64;
     let state = |conn: &Connection| -> (i64, i64) {
@@ -860,6 +869,14 @@ async fn strategies_fire_on_the_live_feed() {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     assert!(rx.at("/live").is_empty());
+    // Deliveries are queued with the state, so the queue says so exactly, however slow the
+    // delivery would be.
+    let queued = c.list_signal_deliveries(&live.id, None).await.unwrap();
+    assert!(
+        queued.deliveries.is_empty(),
+        "first sight fired: {} queued",
+        queued.deliveries.len()
+    );
     let mut bar = state(&conn).1;
     for _ in 0..288 {
         s.clock.advance(Duration::minutes(5));
