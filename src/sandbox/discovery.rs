@@ -19,6 +19,7 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
 
@@ -35,6 +36,9 @@ pub const SCAN_DAYS: u32 = 60;
 pub const SCAN_RANDOM: usize = 16;
 /// Parameter sets per strategy in an optimizer grid.
 pub const GRID_POINTS: usize = 125;
+/// Candidates optimized between two looks at [`Cache::stop`]: a multiple of the optimizer's
+/// batch per thread, so steps keep both threads busy.
+const STOP_CHECK_EVERY: usize = 16;
 /// Extra history before a live-replay window so indicators are warmed up when it starts.
 pub const WARMUP_DAYS: u32 = 30;
 /// The live replay's timeframe.
@@ -102,9 +106,16 @@ pub struct Ctx {
     pub csv_dir: Option<PathBuf>,
     pub settings: Settings,
     pub now: DateTime<Utc>,
+    /// Set when the sandbox stops: a grid over a year of minute bars runs for a minute or more,
+    /// and nobody is left to read it.
+    stopped: Arc<AtomicBool>,
 }
 
 impl Ctx {
+    fn stopped(&self) -> bool {
+        self.stopped.load(Ordering::Relaxed)
+    }
+
     fn bars(&self, coin: &str, tf: Timeframe, days: u32) -> Result<Vec<Bar>, String> {
         data::bars(
             &self.market,
@@ -121,9 +132,16 @@ impl Ctx {
 pub struct Cache {
     entries: Mutex<HashMap<(Kind, String), Entry>>,
     changed: Notify,
+    stopped: Arc<AtomicBool>,
 }
 
 impl Cache {
+    /// Ends the computations under way at their next step; what they found so far is dropped,
+    /// not cached as complete.
+    pub fn stop(&self) {
+        self.stopped.store(true, Ordering::Relaxed);
+    }
+
     /// Fills the cache from what earlier runs persisted.
     pub fn load(&self, rows: Vec<super::store::CachedAnswer>) {
         let mut entries = self.lock();
@@ -170,12 +188,14 @@ pub async fn get(
     compute: Compute,
 ) -> Result<Entry, String> {
     let cache = shared.discovery.clone();
+    let stopped = cache.stopped.clone();
     let ctx = shared
-        .run_raw(|core, now| Ctx {
+        .run_raw(move |core, now| Ctx {
             market: core.market.clone(),
             csv_dir: core.settings.csv_dir.clone(),
             settings: core.settings.clone(),
             now,
+            stopped,
         })
         .await
         .map_err(|e| e.to_string())?;
@@ -227,6 +247,7 @@ async fn run(shared: Arc<Shared>, kind: Kind, key: String, ctx: Ctx, compute: Co
     })
     .await;
     let rows = match rows {
+        Ok(_) if cache.stopped.load(Ordering::Relaxed) => return,
         Ok(rows) => rows,
         Err(e) => {
             tracing::error!("discovery {} {key} failed: {e}", kind.as_str());
@@ -327,6 +348,9 @@ pub fn compute_top_backtests(
                 continue;
             }
             for (k, spec) in STRATEGIES.iter().enumerate() {
+                if ctx.stopped() {
+                    return rows;
+                }
                 let mut candidates = vec![Params::defaults(spec)];
                 candidates.extend(strategies::random(spec, SCAN_RANDOM, 7 + k as u64));
                 let results = optimizer::optimize(spec, &bars, &cfg, &candidates, 1);
@@ -437,7 +461,14 @@ pub fn compute_combos(
     let mut rows = Vec::new();
     for spec in STRATEGIES {
         let grid = strategies::grid(spec, GRID_POINTS);
-        let results = optimizer::optimize(spec, &bars, &cfg, &grid, threads);
+        // In steps, so that a stopped sandbox is noticed within seconds even on a year of 1m bars.
+        let mut results = Vec::with_capacity(grid.len());
+        for step in grid.chunks(STOP_CHECK_EVERY) {
+            if ctx.stopped() {
+                return rows;
+            }
+            results.extend(optimizer::optimize(spec, &bars, &cfg, step, threads));
+        }
         let mut strategy_rows: Vec<DiscoveryRow> = results
             .iter()
             .map(|(p, s)| row(spec, p, coin, tf, days, s))
@@ -450,4 +481,33 @@ pub fn compute_combos(
         publish(rows.clone());
     }
     rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx(stopped: bool) -> Ctx {
+        Ctx {
+            market: Arc::new(Market::new(42)),
+            csv_dir: None,
+            settings: Settings::default(),
+            now: Utc::now(),
+            stopped: Arc::new(AtomicBool::new(stopped)),
+        }
+    }
+
+    #[test]
+    fn a_stopped_sandbox_computes_no_grid() {
+        let running = ctx(false);
+        let key = "BTC:1h:20";
+        let rows = compute_combos(&running, key, &|_| {});
+        assert_eq!(rows.len(), STRATEGIES.len() * GRID_POINTS);
+        let stopped = ctx(true);
+        let published = Mutex::new(0);
+        let rows = compute_combos(&stopped, key, &|_| *published.lock().unwrap() += 1);
+        assert!(rows.is_empty(), "{} rows", rows.len());
+        assert_eq!(*published.lock().unwrap(), 0);
+        assert!(compute_top_backtests(&stopped, "scan", &|_| {}).is_empty());
+    }
 }

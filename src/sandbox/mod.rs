@@ -267,6 +267,15 @@ impl Sandbox {
     }
 }
 
+/// A sandbox dropped without [`Running::shutdown`] (a test's end, a failed start of what embeds
+/// it) still ends its discovery computations, which would otherwise hold a blocking thread, and
+/// the runtime's shutdown with it, for as long as a year-long grid takes.
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.shared.discovery.stop();
+    }
+}
+
 impl Running {
     pub fn base_url(&self) -> String {
         format!("http://{}", self.addr)
@@ -287,6 +296,7 @@ impl Running {
 
     /// Stops accepting requests, lets in-flight ones finish, and closes the database.
     pub async fn shutdown(mut self) {
+        self.shared.discovery.stop();
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }
