@@ -379,10 +379,11 @@ fn serve(args: ServeArgs, config: Option<PathBuf>) -> Result<(), String> {
                 );
             }
         }
+        let stop = shutdown_signal();
         let _ = writeln!(out, "listening on {}", running.base_url());
         let _ = out.flush();
         drop(out);
-        shutdown_signal().await;
+        stop.await;
         running.shutdown().await;
         Ok(())
     })
@@ -402,33 +403,46 @@ fn standin(addr: SocketAddr, minimal: bool) -> Result<(), String> {
             .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "key {key}");
+        let stop = shutdown_signal();
         let _ = writeln!(out, "listening on {}", running.base_url());
         let _ = out.flush();
         drop(out);
-        shutdown_signal().await;
+        stop.await;
         running.shutdown().await;
         Ok(())
     })
 }
 
-async fn shutdown_signal() {
+/// Registers SIGTERM and SIGINT at once and resolves on either. Called before `listening on` is
+/// printed: until a handler is registered the default action ends the process without the
+/// graceful shutdown, and a supervisor may stop the server as soon as it reads that line.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
+        use tokio::signal::unix::{Signal, SignalKind, signal};
+        let term = signal(SignalKind::terminate()).ok();
+        let int = signal(SignalKind::interrupt()).ok();
+        async fn next(signal: Option<Signal>) {
+            match signal {
+                Some(mut s) => {
+                    s.recv().await;
                 }
+                None => std::future::pending().await,
             }
-            Err(_) => {
+        }
+        async move {
+            if term.is_none() && int.is_none() {
                 let _ = tokio::signal::ctrl_c().await;
+                return;
+            }
+            tokio::select! {
+                _ = next(term) => {}
+                _ = next(int) => {}
             }
         }
     }
     #[cfg(not(unix))]
-    {
+    async {
         let _ = tokio::signal::ctrl_c().await;
     }
 }
@@ -819,6 +833,7 @@ fn gate_serve(
             use tokio::signal::unix::{SignalKind, signal};
             signal(SignalKind::hangup()).ok().map(|hup| (path, hup))
         });
+        let stop = shutdown_signal();
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "listening on {}", running.base_url());
         let _ = out.flush();
@@ -844,7 +859,7 @@ fn gate_serve(
                 }
             })
         });
-        shutdown_signal().await;
+        stop.await;
         #[cfg(unix)]
         if let Some(task) = reload {
             task.abort();

@@ -101,3 +101,54 @@ async fn serve_and_manage_keys() {
     let (ok, _, err) = keys(&["revoke", "--db", db, prefix]);
     assert!(!ok && err.contains("no active key"), "{err}");
 }
+
+/// Starts `args`, reads up to `listening on`, sends `signal` at once and returns how it ended.
+fn stop_at_once(args: &[&str], signal: &str) -> std::process::ExitStatus {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let listening = lines.any(|l| l.is_ok_and(|l| l.starts_with("listening on ")));
+    assert!(listening, "{args:?} never said it listens");
+    let sent = Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{args:?} still running 30 s after {signal}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// A supervisor (or systemd, or a test) may stop a server the moment it says it listens: that
+/// stop is the graceful one (in-flight requests finish, the database is closed, exit 0), not the
+/// signal's default action.
+#[test]
+fn a_stop_right_after_listening_on_is_graceful() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("stop.db");
+    let serve = [
+        "serve",
+        "--addr",
+        "127.0.0.1:0",
+        "--db",
+        db.to_str().unwrap(),
+    ];
+    for signal in ["-TERM", "-INT"] {
+        let status = stop_at_once(&serve, signal);
+        assert!(status.success(), "serve after {signal}: {status}");
+    }
+    let status = stop_at_once(&["standin", "--addr", "127.0.0.1:0"], "-TERM");
+    assert!(status.success(), "standin: {status}");
+}
