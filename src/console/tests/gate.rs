@@ -439,3 +439,27 @@ fn what_this_console_staged_through_the_gateway_says_so_in_the_agent_column() {
     let row = text.lines().find(|l| l.contains("0.01 BTC")).unwrap();
     assert!(row.contains("this console"), "{row}");
 }
+
+#[test]
+fn gate_approve_dialog_names_the_agent_120x40() {
+    let mut app = gate_app(120, 40);
+    let i = app.inbox.iter().position(|i| i.id() == DEMO_ID).unwrap();
+    app.selected.insert(crate::console::layout::Pane::Inbox, i);
+    app.update(key('a'));
+    assert!(matches!(&app.modal, Some(Modal::Approve(id)) if id == DEMO_ID));
+    let body: String = crate::console::tabs::proposals::view::approve_body_lines(
+        &app,
+        &crate::console::theme::Theme::dark(),
+        app.item(DEMO_ID).unwrap(),
+    )
+    .iter()
+    .map(|l| format!("{l}\n"))
+    .collect();
+    assert!(
+        body.contains("proposed by agent demo-agent · account 1817426543"),
+        "{body}"
+    );
+    let text = render(&app);
+    insta::assert_snapshot!("gate_approve_dialog_120x40", text);
+    assert!(text.contains("proposed by agent demo-agent"), "{text}");
+}

@@ -607,6 +607,21 @@ fn resulting(after: f64, coin: &str) -> String {
     }
 }
 
+/// "proposed by agent demo-agent · account 1817426543" for an item the gateway lists; None when
+/// the console is not on a gateway or the gateway does not list it.
+fn proposed_by(app: &App, id: &str) -> Option<String> {
+    let g = app.gate.items.get(id)?;
+    let own = app.gate.agent_label(id, &app.service.key_fingerprint) == "this console";
+    let mut text = format!("proposed by agent {}", g.agent);
+    if own {
+        text.push_str(" (this console's key)");
+    }
+    if let Some(account) = g.account.as_deref().filter(|a| !a.is_empty()) {
+        text.push_str(&format!(" · account {account}"));
+    }
+    Some(text)
+}
+
 /// The approve dialog's body (without its keys line): the proposal as it will execute, what
 /// this console asked for, the risk priced now and what of it is unknown.
 pub fn approve_body_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<'a>> {
@@ -620,6 +635,10 @@ pub fn approve_body_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec
         ]),
         Line::styled(item.describe(), theme.base.patch(theme.accent)),
     ];
+    // On a gateway any agent may have staged it: who is asking is part of what is approved.
+    if let Some(who) = proposed_by(app, id) {
+        lines.insert(1, Line::styled(who, theme.base));
+    }
     if let Some(r) = &item.request {
         lines.push(Line::styled(
             format!(
