@@ -2,7 +2,7 @@
 //! through the supervisor API and their answers, and the agent filter (upper layer: it changes
 //! `App`).
 
-use super::{DEFAULT_REJECT_REASON, Detected, agent_matches, inbox_id, is_listed};
+use super::{AWAIT, DEFAULT_REJECT_REASON, Detected, agent_matches, inbox_id, is_listed};
 use crate::api::ApiError;
 use crate::api::model::{
     ExecutionResult, GateAgents, GateDecision, GateInbox, GateItem, Proposal, TradeSignal,
@@ -70,6 +70,37 @@ fn executed_text(g: &GateItem) -> String {
     }
 }
 
+/// The decision's result for an execution: "executed: bought 0.25 ETH at 2117.2 (oid 1)".
+fn executed_line(g: &GateItem) -> String {
+    let text = executed_text(g);
+    if text.starts_with("executed") {
+        text
+    } else {
+        format!("executed: {text}")
+    }
+}
+
+/// What became of an item this console approved, once the gateway says: None while it has not
+/// run yet.
+fn outcome_of_approved(g: &GateItem) -> Option<(DecisionKind, String)> {
+    match g.status.as_str() {
+        "executed" => Some((DecisionKind::Executed, executed_line(g))),
+        "failed" => Some((DecisionKind::Failed, failed_text(g))),
+        "rejected" => Some((
+            DecisionKind::Failed,
+            format!(
+                "not executed: rejected on the gateway after the approval ({})",
+                g.reason.as_deref().unwrap_or("no reason given")
+            ),
+        )),
+        "expired" => Some((
+            DecisionKind::Failed,
+            "not executed: it expired before the gateway could execute it".into(),
+        )),
+        _ => None,
+    }
+}
+
 fn failed_text(g: &GateItem) -> String {
     let body = g.result_body();
     let message = body
@@ -114,6 +145,13 @@ impl App {
                 self.gate.poll.succeeded(at, latency, interval);
                 self.gate.agents = agents.agents;
                 self.merge_gate(inbox.items, fx);
+                // This answer may have been asked before a decision it does not show yet; and an
+                // approved item's execution is shown as soon as the gateway reports it.
+                if std::mem::take(&mut self.gate.refresh) {
+                    self.gate.poll.probe_by(at);
+                } else if !self.gate.awaiting.is_empty() {
+                    self.gate.poll.probe_by(at + AWAIT);
+                }
             }
             // No /gate/v1 here: an ordinary service (a 404, or whatever else a service answers for
             // a path it does not know: an HTML page, a 405, a 500); never asked again. Only a 401
@@ -141,8 +179,14 @@ impl App {
     fn merge_gate(&mut self, items: Vec<GateItem>, fx: &mut Vec<Effect>) {
         let now = self.now;
         let mut fresh = 0;
+        let mut outcomes = Vec::new();
         for g in items.into_iter().filter(|g| is_listed(g, now)) {
             let id = inbox_id(&g);
+            if self.gate.awaiting.contains(&id)
+                && let Some((kind, text)) = outcome_of_approved(&g)
+            {
+                outcomes.push((id.clone(), kind, text));
+            }
             let proposal = to_proposal(&g, &id);
             let local = local_of(&g);
             let agent = g.agent.clone();
@@ -166,7 +210,11 @@ impl App {
                 if item.proposal.preview.kind.is_empty() {
                     item.proposal.preview = proposal.preview;
                 }
-                item.proposal.status = proposal.status;
+                // A poll sent before the approval was answered must not take an execution back.
+                let settled = matches!(item.proposal.status.as_str(), "executed" | "failed");
+                if !(settled && proposal.status == "staged") {
+                    item.proposal.status = proposal.status;
+                }
                 item.proposal.expires_at = item.proposal.expires_at.or(proposal.expires_at);
                 // An answer this console waits for decides, not a poll.
                 if item.local != LocalState::Confirming
@@ -202,6 +250,21 @@ impl App {
             fx.push(Effect::Bell);
         }
         self.sort_inbox();
+        for (id, kind, text) in outcomes {
+            self.gate.awaiting.remove(&id);
+            let summary = self
+                .item(&id)
+                .or_else(|| self.gate.hidden.iter().find(|i| i.id() == id))
+                .map(|i| i.describe())
+                .unwrap_or_else(|| id.clone());
+            let level = if kind == DecisionKind::Executed {
+                ToastLevel::Info
+            } else {
+                ToastLevel::Error
+            };
+            self.toast(format!("{id}: {text}"), level);
+            self.decide(&id, kind, summary, text, fx);
+        }
     }
 
     /// `x` and `/reject`: on a gateway the rejection is the gateway's, with a reason the agent's
@@ -259,16 +322,20 @@ impl App {
                         ToastLevel::Info,
                     ),
                     (true, "executed") => {
-                        (DecisionKind::Approved, executed_text(&g), ToastLevel::Info)
+                        (DecisionKind::Approved, executed_line(&g), ToastLevel::Info)
                     }
                     (true, "failed") => (DecisionKind::Failed, failed_text(&g), ToastLevel::Error),
-                    (true, _) => (
-                        DecisionKind::Approved,
-                        g.note
-                            .clone()
-                            .unwrap_or_else(|| format!("approved ({})", g.status)),
-                        ToastLevel::Info,
-                    ),
+                    (true, _) => {
+                        // Not run yet: its outcome is journaled when a poll reports it.
+                        self.gate.awaiting.insert(id.to_string());
+                        (
+                            DecisionKind::Approved,
+                            g.note.clone().unwrap_or_else(|| {
+                                format!("approved ({}); not executed yet", g.status)
+                            }),
+                            ToastLevel::Info,
+                        )
+                    }
                 };
                 let proposal = to_proposal(&g, id);
                 if let Some(item) = self.item_mut(id) {
@@ -276,7 +343,8 @@ impl App {
                     item.local = match kind {
                         DecisionKind::Rejected => LocalState::Rejected,
                         DecisionKind::Failed => LocalState::Failed(text.clone()),
-                        _ => LocalState::Approved(text.clone()),
+                        // The row's words, as a poll of the same item would set them.
+                        _ => local_of(&g).unwrap_or_else(|| LocalState::Approved(text.clone())),
                     };
                 }
                 self.gate.items.insert(id.to_string(), g);
@@ -307,6 +375,9 @@ impl App {
             }
         }
         self.gate.poll.ask_at(at);
+        if self.gate.poll.in_flight {
+            self.gate.refresh = true;
+        }
         // Executed with the agent's key: the console key's usage has not changed.
         self.poll_now(&Resource::TRADED, at);
         self.poll_now(&[Resource::Proposals], at);

@@ -82,7 +82,9 @@ pub enum Status {
     Rejected,
     Expired,
     Failed,
-    /// Executed, but not by this console.
+    /// Executed, but not by this console; or, on a gateway, executed by the gateway once this
+    /// console approved it (there the approval and the execution are two steps, and the row says
+    /// which one the gateway reports).
     Executed,
     /// A confirm went out and no answer came back: being reconciled with the service.
     Unknown,
@@ -111,6 +113,13 @@ impl InboxItem {
     pub fn status(&self, now: DateTime<Utc>) -> Status {
         match &self.local {
             LocalState::Confirming => return Status::Confirming,
+            // A gateway approves first and executes after (at once, or once the agent is back):
+            // "approved" there is not yet an execution.
+            LocalState::Approved(_)
+                if self.source == Source::Gateway && self.proposal.status == "executed" =>
+            {
+                return Status::Executed;
+            }
             LocalState::Approved(_) => return Status::Approved,
             LocalState::Rejected => return Status::Rejected,
             LocalState::Failed(_) => return Status::Failed,
@@ -223,6 +232,8 @@ pub enum DecisionKind {
     Failed,
     /// A dismissal taken back while the proposal was live.
     Undone,
+    /// What a gateway did with an item this console approved, once it says so.
+    Executed,
 }
 
 impl DecisionKind {
@@ -233,6 +244,7 @@ impl DecisionKind {
             DecisionKind::Expired => "expired",
             DecisionKind::Failed => "failed",
             DecisionKind::Undone => "undone",
+            DecisionKind::Executed => "executed",
         }
     }
 }

@@ -237,12 +237,153 @@ fn approve_goes_through_the_supervisor_api_and_shows_the_execution() {
         LocalState::Approved("bought 0.25 ETH at 2117.2 (oid 100000000)".into())
     );
     assert_eq!(app.decisions[0].proposal_id, DEMO_ID);
+    assert_eq!(
+        app.decisions[0].result,
+        "executed: bought 0.25 ETH at 2117.2 (oid 100000000)"
+    );
+    // The gateway executed it: the row says so, not merely "approved".
+    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Executed);
     // A later poll that still says executed keeps the outcome.
     let (items, agents) = two_agents();
     let mut items = items;
     items[0].status = "executed".into();
     app.update(gate_loaded(items, agents, t0() + secs(6)));
+    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Executed);
+    let row = render(&app)
+        .lines()
+        .find(|l| l.contains("0.25 ETH 2x"))
+        .unwrap()
+        .to_string();
+    assert!(row.contains("executed"), "{row}");
+}
+
+fn executed_demo() -> GateItem {
+    let mut done = gate_item(
+        DEMO_ID,
+        "demo-agent",
+        "a1b2c3d4",
+        "executed",
+        trade("ETH", "long", 0.25, 2),
+    );
+    done.result = Some(
+        json!({"status": 200, "body": {"success": true, "status": "executed",
+        "execution": {"fills": [{"coin": "ETH", "side": "B", "sz": "0.25", "px": "2117.2", "oid": 100000000}]}}}),
+    );
+    done
+}
+
+fn approve_demo(app: &mut App) {
+    let i = app.inbox.iter().position(|i| i.id() == DEMO_ID).unwrap();
+    app.selected.insert(crate::console::layout::Pane::Inbox, i);
+    app.update(key('a'));
+    assert_eq!(
+        app.update(key('y')),
+        vec![Effect::GateApprove(DEMO_ID.into())]
+    );
+}
+
+#[test]
+fn an_execution_reported_after_the_approval_answer_is_shown_and_journaled() {
+    let mut app = gate_app(120, 40);
+    approve_demo(&mut app);
+    // The gateway approved it but does not hold the agent's key yet.
+    let mut waiting = gate_item(
+        DEMO_ID,
+        "demo-agent",
+        "a1b2c3d4",
+        "approved",
+        trade("ETH", "long", 0.25, 2),
+    );
+    waiting.note = Some("waiting for the agent to reconnect".into());
+    app.update(decided(DEMO_ID, true, Ok(waiting.clone())));
     assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Approved);
+    assert!(app.decisions[0].result.contains("waiting for the agent"));
+    let decisions = app.decisions.len();
+    // The inbox is asked again at once after the answer, and soon while it has not run.
+    let fx = app.update(Action::Tick(t0() + secs(5)));
+    assert!(fx.contains(&Effect::FetchGate), "{fx:?}");
+    let (mut items, agents) = two_agents();
+    items[0] = waiting;
+    app.update(gate_loaded(items, agents.clone(), t0() + secs(5)));
+    assert_eq!(app.decisions.len(), decisions, "nothing new to journal");
+    let fx = app.update(Action::Tick(t0() + secs(6)));
+    assert!(fx.contains(&Effect::FetchGate), "{fx:?}");
+    // The agent came back: the gateway executed it.
+    let (mut items, _) = two_agents();
+    items[0] = executed_demo();
+    let fx = app.update(gate_loaded(items.clone(), agents.clone(), t0() + secs(6)));
+    let item = app.item(DEMO_ID).unwrap();
+    assert_eq!(item.status(app.now), Status::Executed);
+    assert_eq!(
+        item.local,
+        LocalState::Approved("bought 0.25 ETH at 2117.2 (oid 100000000)".into())
+    );
+    assert_eq!(app.decisions.len(), decisions + 1);
+    let d = &app.decisions[0];
+    assert_eq!(d.kind, crate::console::inbox::DecisionKind::Executed);
+    assert_eq!(
+        d.result,
+        "executed: bought 0.25 ETH at 2117.2 (oid 100000000)"
+    );
+    let journaled = fx
+        .iter()
+        .find_map(|e| match e {
+            Effect::Journal(line) => Some(line.clone()),
+            _ => None,
+        })
+        .expect("the execution is journaled");
+    assert!(
+        journaled.contains(r#""decision":"executed""#) && journaled.contains("bought 0.25 ETH"),
+        "{journaled}"
+    );
+    let back = crate::console::journal::decision_of(&journaled).expect("read back at start");
+    assert_eq!(back.kind, crate::console::inbox::DecisionKind::Executed);
+    // Said once: the next poll journals nothing more.
+    app.update(gate_loaded(items, agents, t0() + secs(8)));
+    assert_eq!(app.decisions.len(), decisions + 1);
+    let text = render(&app);
+    let row = text.lines().find(|l| l.contains("0.25 ETH 2x")).unwrap();
+    assert!(row.contains("executed"), "{row}");
+}
+
+#[test]
+fn a_failed_execution_after_the_approval_says_why() {
+    let mut app = gate_app(120, 40);
+    approve_demo(&mut app);
+    let pending = gate_item(
+        DEMO_ID,
+        "demo-agent",
+        "a1b2c3d4",
+        "executing",
+        trade("ETH", "long", 0.25, 2),
+    );
+    app.update(decided(DEMO_ID, true, Ok(pending)));
+    let (mut items, agents) = two_agents();
+    items[0].status = "failed".into();
+    items[0].result = Some(json!({"status": 409, "body": {"success": false,
+        "error": {"code": "insufficient_margin", "message": "not enough margin for 0.25 ETH"}}}));
+    app.update(gate_loaded(items, agents, t0() + secs(7)));
+    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Failed);
+    let d = &app.decisions[0];
+    assert_eq!(d.kind, crate::console::inbox::DecisionKind::Failed);
+    assert_eq!(d.result, "upstream 409: not enough margin for 0.25 ETH");
+}
+
+#[test]
+fn a_poll_sent_before_the_approval_answer_does_not_take_the_execution_back() {
+    let mut app = gate_app(120, 40);
+    app.gate.poll.ask_at(t0() + secs(1));
+    let fx = app.update(Action::Tick(t0() + secs(1)));
+    assert!(fx.contains(&Effect::FetchGate), "{fx:?}");
+    approve_demo(&mut app);
+    app.update(decided(DEMO_ID, true, Ok(executed_demo())));
+    // The poll sent before the approval answers now: it still says pending.
+    let (items, agents) = two_agents();
+    app.update(gate_loaded(items, agents, t0() + secs(5)));
+    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Executed);
+    // So it is asked again at once, not after the interval.
+    let fx = app.update(Action::Tick(t0() + secs(5)));
+    assert!(fx.contains(&Effect::FetchGate), "{fx:?}");
 }
 
 #[test]
