@@ -396,6 +396,20 @@ pub struct InboxState {
     pub recheck: Poll,
     /// How far the approve dialog's body is scrolled (its keys line never scrolls away).
     pub dialog_scroll: u16,
+    /// Proposals whose confirm the service refused for now (a quota or rate limit, a 503 with
+    /// `Retry-After`): until when, and what it said. Nothing executed; they stay staged, and
+    /// approving them waits until then. Never re-sent on their own.
+    pub limited: std::collections::HashMap<String, (DateTime<Utc>, String)>,
+}
+
+impl InboxState {
+    /// Whole seconds left of the wait the service asked for before `id` is confirmed again;
+    /// None when there is none (any more).
+    pub fn wait_left(&self, id: &str, now: DateTime<Utc>) -> Option<i64> {
+        let (until, _) = self.limited.get(id)?;
+        let ms = (*until - now).num_milliseconds();
+        (ms > 0).then(|| (ms + 999) / 1000)
+    }
 }
 
 /// What the service answered when asked what became of a confirm that got no answer.

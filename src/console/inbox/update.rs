@@ -394,10 +394,32 @@ impl App {
                     ToastLevel::Error,
                 );
             }
-            Err(e) => {
-                if let ApiError::QuotaExceeded { retry_after, .. } = &e {
-                    self.quota_until = Some(at + to_delta(*retry_after));
+            // The service asked to wait: nothing executed, the proposal is still staged. It is
+            // approved again by hand after the wait, never re-sent from here.
+            Err(ApiError::QuotaExceeded {
+                retry_after,
+                message,
+            }) => {
+                let until = at + to_delta(retry_after);
+                self.quota_until = Some(until);
+                if let Some(item) = self.item_mut(id)
+                    && item.local == LocalState::Confirming
+                {
+                    item.local = LocalState::None;
                 }
+                self.inbox_state
+                    .limited
+                    .insert(id.to_string(), (until, message.clone()));
+                self.toast(
+                    format!(
+                        "{id} not confirmed: rate limited — retry in {} s ({message}). Nothing \
+                         executed and it is still staged: a then y approves it after the wait",
+                        retry_after.as_secs()
+                    ),
+                    ToastLevel::Error,
+                );
+            }
+            Err(e) => {
                 let text = e.to_string();
                 if let Some(item) = self.item_mut(id) {
                     item.local = LocalState::Failed(text.clone());
@@ -413,6 +435,9 @@ impl App {
 
     pub(crate) fn start_approval(&mut self, id: &str) {
         let now = self.now;
+        if self.rate_limited(id) {
+            return;
+        }
         match self.item(id) {
             Some(item) if item.can_approve(now) => {
                 self.inbox_state.dialog_scroll = 0;
@@ -445,6 +470,9 @@ impl App {
         // On a gateway an agent's own confirm is refused: the supervisor API executes it.
         let via_gate = self.gate.is_gateway();
         if via_gate && self.gate_refuses(id) {
+            return;
+        }
+        if self.rate_limited(id) {
             return;
         }
         let overrides = self.armed_overrides(id);
@@ -705,6 +733,26 @@ impl App {
 }
 
 impl App {
+    /// True, saying so, while the service's wait for this proposal's confirm runs.
+    fn rate_limited(&mut self, id: &str) -> bool {
+        let now = self.now;
+        let Some(left) = self.inbox_state.wait_left(id, now) else {
+            self.inbox_state.limited.remove(id);
+            return false;
+        };
+        let said = self
+            .inbox_state
+            .limited
+            .get(id)
+            .map(|(_, m)| m.clone())
+            .unwrap_or_default();
+        self.toast(
+            format!("{id}: rate limited — retry in {left} s ({said}); it is still staged"),
+            ToastLevel::Error,
+        );
+        true
+    }
+
     /// A dismissal `u` could take back: the footer offers the key only then.
     pub fn can_undo(&self) -> bool {
         self.inbox_state.dismissed.iter().any(|id| {

@@ -78,7 +78,10 @@ fn inbox(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         |i| {
             let item = &app.inbox[i];
             let status = item.status(app.now);
-            let first: Line = if status == Status::Staged {
+            let wait = app.inbox_state.wait_left(item.id(), app.now);
+            let first: Line = if let Some(left) = wait.filter(|_| status == Status::Staged) {
+                Line::styled(format!("rate limited {left}s"), theme.warn)
+            } else if status == Status::Staged {
                 Line::from(countdown(
                     theme,
                     item.remaining(app.now).unwrap_or_default(),
@@ -179,6 +182,28 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
                 theme.muted,
             ));
         }
+    }
+    if let Some(left) = app.inbox_state.wait_left(item.id(), app.now)
+        && status == Status::Staged
+    {
+        let said = app
+            .inbox_state
+            .limited
+            .get(item.id())
+            .map(|(_, m)| m.as_str())
+            .unwrap_or_default();
+        lines.push(Line::from(vec![
+            Span::styled(format!("{:<13}", "Confirm"), theme.muted),
+            Span::styled(
+                format!("rate limited — retry in {left} s ({said})"),
+                theme.warn,
+            ),
+        ]));
+        lines.push(Line::styled(
+            "Nothing executed: still staged. a then y approves it after the wait; never re-sent \
+             on its own.",
+            theme.muted,
+        ));
     }
     if let Some(g) = app.gate.items.get(item.id()) {
         let account = g.account.as_deref().unwrap_or("?");
