@@ -488,6 +488,37 @@ pub fn outcome_of(p: &Proposal) -> Outcome {
     }
 }
 
+/// What the audit log says became of a mutate tool's re-submission whose answer never came: the
+/// tool runs its operation as an ordinary call (`service_place_order` runs `place_order`), which
+/// the log records, while the first call (the one that got the token, at `staged_at`) only
+/// staged. A run of that operation since then is taken as this one. Absence proves something only
+/// in a log that is not full; should a service not log tool runs, approving again is harmless: a
+/// confirm token runs once, and a used one is refused.
+pub fn tool_outcome(tool: &str, staged_at: DateTime<Utc>, evidence: &Evidence) -> Outcome {
+    let Ok(rows) = &evidence.audit else {
+        return Outcome::Unknown;
+    };
+    let op = tool.strip_prefix("service_").unwrap_or(tool);
+    let since = staged_at - CLOCK_SLACK;
+    let ran = rows.iter().find(|r| {
+        (r.operation == op || r.operation == tool)
+            && r.outcome == "ok"
+            && (r.time == DateTime::<Utc>::default() || r.time >= since)
+    });
+    if let Some(r) = ran {
+        return Outcome::Executed(format!(
+            "executed ({} ok in the audit log{})",
+            r.operation,
+            r.oid.map(|o| format!(", oid {o}")).unwrap_or_default()
+        ));
+    }
+    if rows.len() >= AUDIT_WINDOW as usize {
+        Outcome::Unknown
+    } else {
+        Outcome::NotExecuted
+    }
+}
+
 /// How far before its staging an audit row may be stamped and still be about the proposal: the
 /// service's clock and this console's may differ.
 const CLOCK_SLACK: TimeDelta = TimeDelta::seconds(60);

@@ -4,6 +4,7 @@
 use super::{
     Decision, DecisionKind, Evidence, InboxItem, LocalState, Outcome, PaneSelection, RECHECK,
     SETTLE, Source, Status, describe_preview, execution_summary, outcome, outcome_of, staged,
+    tool_outcome,
 };
 use crate::api::ApiError;
 use crate::api::model::{Proposal, TradeSignal};
@@ -658,13 +659,18 @@ impl App {
             {
                 item.merge(p.clone());
             }
-            let Some(staged_at) = self
-                .item(&id)
-                .map(|i| i.proposal.created_at.unwrap_or(i.first_seen))
-            else {
+            let Some((staged_at, tool)) = self.item(&id).map(|i| {
+                (
+                    i.proposal.created_at.unwrap_or(i.first_seen),
+                    i.tool.as_ref().map(|t| t.tool.clone()),
+                )
+            }) else {
                 continue;
             };
-            let found = outcome(&id, staged_at, evidence);
+            let found = match tool {
+                Some(tool) => tool_outcome(&tool, staged_at, evidence),
+                None => outcome(&id, staged_at, evidence),
+            };
             self.settle_unknown(&id, found, fx);
         }
     }
