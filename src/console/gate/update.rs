@@ -182,6 +182,9 @@ impl App {
         let mut outcomes = Vec::new();
         for g in items.into_iter().filter(|g| is_listed(g, now)) {
             let id = inbox_id(&g);
+            if g.kind.starts_with("tool:") {
+                self.adopt_tool_approval(&g, &id);
+            }
             if self.gate.awaiting.contains(&id)
                 && let Some((kind, text)) = outcome_of_approved(&g)
             {
@@ -264,6 +267,62 @@ impl App {
             };
             self.toast(format!("{id}: {text}"), level);
             self.decide(&id, kind, summary, text, fx);
+        }
+    }
+
+    /// A mutate tool this console's Tools or Chat tab called through the gateway: the gateway
+    /// captured its confirm token as an inbox item of kind `tool:<name>`, and refuses the token's
+    /// re-submission until a supervisor approves that item. So the console's own item becomes the
+    /// gateway's (one item, under the gateway's id), approved and rejected through the
+    /// supervisor API like any agent's. Matched on this console's key, the tool and its arguments;
+    /// the oldest such item of the console's that the gateway has not been matched to yet.
+    fn adopt_tool_approval(&mut self, g: &GateItem, id: &str) {
+        if self.inbox.iter().any(|i| i.id() == id) {
+            return;
+        }
+        let own = &self.service.key_fingerprint;
+        if g.agent_fingerprint != *own {
+            return;
+        }
+        let tool = g.request.get("name").and_then(|n| n.as_str());
+        let args = g
+            .request
+            .get("args")
+            .cloned()
+            .unwrap_or(serde_json::Value::Null);
+        let args = match args {
+            serde_json::Value::Object(mut m) => {
+                m.remove("confirmToken");
+                serde_json::Value::Object(m)
+            }
+            other => other,
+        };
+        let Some(item) = self
+            .inbox
+            .iter_mut()
+            .filter(|i| i.source == Source::Console)
+            .filter(|i| {
+                i.tool
+                    .as_ref()
+                    .is_some_and(|t| Some(t.tool.as_str()) == tool && t.args == args)
+            })
+            .min_by_key(|i| i.first_seen)
+        else {
+            return;
+        };
+        let old = item.id().to_string();
+        item.proposal.proposal_id = id.to_string();
+        item.source = Source::Gateway;
+        self.seen.insert(id.to_string());
+        for sel in [&mut self.inbox_state.list, &mut self.inbox_state.strip] {
+            if sel.id.as_deref() == Some(old.as_str()) {
+                sel.id = Some(id.to_string());
+            }
+        }
+        if let Some(o) = self.tools.outcome.as_mut()
+            && o.awaiting.as_deref() == Some(old.as_str())
+        {
+            o.awaiting = Some(id.to_string());
         }
     }
 

@@ -489,8 +489,31 @@ impl App {
             );
             return;
         }
+        // On a gateway a tool's token runs only once the gateway's copy is approved: this
+        // console's tool call is approved there, as its item (see `adopt_tool_approval`). Not
+        // listed yet, it waits for the next poll rather than sending a token the gateway refuses.
+        // A propose or close tool is the exception: its re-submission only stages a proposal,
+        // which the gateway captures and the supervisor approves next.
+        let stages_only = item.tool.as_ref().is_some_and(|t| {
+            matches!(
+                t.tool.as_str(),
+                "service_propose_trade" | "service_close_position"
+            )
+        });
+        if via_gate && item.tool.is_some() && item.source != Source::Gateway && !stages_only {
+            let origin = item.tool.as_ref().map(|t| t.origin).unwrap_or("tools");
+            self.gate.poll.probe_by(now);
+            self.toast(
+                format!(
+                    "{id}: the gateway approves this {origin} tool call in its inbox and has not \
+                     listed it yet; it becomes the gateway's item with the next poll, then a, y"
+                ),
+                ToastLevel::Error,
+            );
+            return;
+        }
         item.local = LocalState::Confirming;
-        if via_gate && item.tool.is_none() {
+        if via_gate && (item.tool.is_none() || item.source == Source::Gateway) {
             fx.push(if overrides.is_empty() {
                 Effect::GateApprove(id.to_string())
             } else {
@@ -519,7 +542,11 @@ impl App {
     }
 
     pub(crate) fn reject(&mut self, id: &str, fx: &mut Vec<Effect>) {
-        if self.gate.is_gateway() && self.item(id).is_some_and(|i| i.tool.is_none()) {
+        if self.gate.is_gateway()
+            && self
+                .item(id)
+                .is_some_and(|i| i.tool.is_none() || i.source == Source::Gateway)
+        {
             return self.reject_on_gate(id, None, fx);
         }
         let now = self.now;

@@ -604,3 +604,109 @@ fn gate_approve_dialog_names_the_agent_120x40() {
     insta::assert_snapshot!("gate_approve_dialog_120x40", text);
     assert!(text.contains("proposed by agent demo-agent"), "{text}");
 }
+
+/// A mutate tool this console called through the gateway: the gateway captured its token.
+fn tool_item(own: &str, status: &str) -> GateItem {
+    serde_json::from_value(json!({
+        "id": "gi_tool0001",
+        "agent": own,
+        "agentFingerprint": own,
+        "account": "1817426543",
+        "kind": "tool:service_place_order",
+        "status": status,
+        "request": {"name": "service_place_order",
+                    "args": {"coin": "ETH", "side": "buy", "size": 0.1}},
+        "preview": {"operation": "place_order"},
+        "expiresAt": (t0() + secs(60)).to_rfc3339(),
+        "createdAt": t0().to_rfc3339(),
+    }))
+    .unwrap()
+}
+
+#[test]
+fn a_tool_call_of_this_console_is_approved_through_the_gateways_copy() {
+    let mut app = gate_app(120, 40);
+    let own = app.service.key_fingerprint.clone();
+    let mut fx = Vec::new();
+    let id = app
+        .add_tool_approval(
+            "service_place_order",
+            &json!({"coin": "ETH", "side": "buy", "size": 0.1}),
+            &json!({"confirmToken": "ct_secret", "expiresAt": (t0() + secs(60)).to_rfc3339(),
+                    "summary": "service_place_order will buy 0.1 ETH"}),
+            Source::Console,
+            &mut fx,
+        )
+        .unwrap();
+    assert_eq!(id, "tool-1");
+    app.select_proposal(crate::console::layout::Pane::Inbox, "tool-1");
+    // Not listed by the gateway yet: y sends no token (the gateway would refuse it with 403
+    // human_approval_required), says why, and asks the gateway now.
+    app.update(key('a'));
+    let fx = app.update(key('y'));
+    assert!(
+        !fx.iter().any(|e| matches!(e, Effect::ExecuteTool { .. })),
+        "{fx:?}"
+    );
+    assert_eq!(app.item("tool-1").unwrap().status(app.now), Status::Staged);
+    let last = &app.toasts.last().unwrap().text;
+    assert!(last.contains("has not listed it yet"), "{last}");
+    // The gateway lists it: one item, the gateway's, still showing what the tool will do.
+    let (mut items, agents) = two_agents();
+    items.push(tool_item(&own, "pending"));
+    app.update(gate_loaded(items, agents.clone(), t0() + secs(2)));
+    assert!(app.item("tool-1").is_none());
+    let item = app.item("gi_tool0001").expect("the gateway's copy");
+    assert_eq!(item.source, Source::Gateway);
+    assert_eq!(item.describe(), "service_place_order will buy 0.1 ETH");
+    assert_eq!(app.inbox.iter().filter(|i| i.tool.is_some()).count(), 1);
+    assert_eq!(app.gate.agent_label("gi_tool0001", &own), "this console");
+    // Approved through the supervisor API; the token never leaves for the gateway again.
+    app.select_proposal(crate::console::layout::Pane::Inbox, "gi_tool0001");
+    app.update(key('a'));
+    assert!(matches!(&app.modal, Some(Modal::Approve(id)) if id == "gi_tool0001"));
+    assert_eq!(
+        app.update(key('y')),
+        vec![Effect::GateApprove("gi_tool0001".into())]
+    );
+    let mut done = tool_item(&own, "executed");
+    done.result = Some(json!({"status": 200, "body": {"success": true,
+        "result": {"status": "filled", "oid": 4242}}}));
+    app.update(decided("gi_tool0001", true, Ok(done)));
+    assert_eq!(
+        app.item("gi_tool0001").unwrap().status(app.now),
+        Status::Executed
+    );
+    assert_eq!(app.decisions[0].proposal_id, "gi_tool0001");
+    assert!(
+        app.decisions[0].result.starts_with("executed"),
+        "{}",
+        app.decisions[0].result
+    );
+}
+
+#[test]
+fn a_tool_call_of_this_console_is_rejected_on_the_gateway() {
+    let mut app = gate_app(120, 40);
+    let own = app.service.key_fingerprint.clone();
+    let mut fx = Vec::new();
+    app.add_tool_approval(
+        "service_place_order",
+        &json!({"coin": "ETH", "side": "buy", "size": 0.1}),
+        &json!({"confirmToken": "ct_secret", "expiresAt": (t0() + secs(60)).to_rfc3339()}),
+        Source::Console,
+        &mut fx,
+    );
+    let (mut items, agents) = two_agents();
+    items.push(tool_item(&own, "pending"));
+    app.update(gate_loaded(items, agents, t0() + secs(2)));
+    app.select_proposal(crate::console::layout::Pane::Inbox, "gi_tool0001");
+    let fx = app.update(key('x'));
+    assert_eq!(
+        fx,
+        vec![Effect::GateReject {
+            id: "gi_tool0001".into(),
+            reason: crate::console::gate::DEFAULT_REJECT_REASON.into()
+        }]
+    );
+}
