@@ -57,8 +57,12 @@ fn local_of(g: &GateItem) -> Option<LocalState> {
 
 /// "bought 0.01 BTC at 65000 (oid 1234)" from the upstream's answer to the execution.
 fn executed_text(g: &GateItem) -> String {
-    let text = g
-        .result_body()
+    // A tool's answer wraps what its operation answered in `result`.
+    let body = g.result_body().map(|b| match b.get("result") {
+        Some(r) if g.kind.starts_with("tool:") && r.is_object() => r,
+        _ => b,
+    });
+    let text = body
         .and_then(|b| serde_json::from_value::<ExecutionResult>(b.clone()).ok())
         .map(|done| execution_summary(&done))
         .filter(|t| !t.is_empty())
