@@ -385,9 +385,13 @@ impl App {
                         ToastLevel::Info,
                     ),
                     (true, "executed") => {
+                        self.gate.awaiting.remove(id);
                         (DecisionKind::Approved, executed_line(&g), ToastLevel::Info)
                     }
-                    (true, "failed") => (DecisionKind::Failed, failed_text(&g), ToastLevel::Error),
+                    (true, "failed") => {
+                        self.gate.awaiting.remove(id);
+                        (DecisionKind::Failed, failed_text(&g), ToastLevel::Error)
+                    }
                     (true, _) => {
                         // Not run yet: its outcome is journaled when a poll reports it.
                         self.gate.awaiting.insert(id.to_string());
@@ -416,9 +420,29 @@ impl App {
                 self.toast(format!("{done} {id} ({agent}): {text}"), level);
                 self.decide(id, kind, summary, text, fx);
             }
+            // No answer: the approval may have reached the gateway and executed. Nothing is
+            // journaled as failed; the next polls say what the gateway did (journaled then, as
+            // for an approval that ran later). Approving again is safe: the gateway approves an
+            // item once and answers a repeat with its state.
+            Err(e) if approve && e.is_transient() => {
+                if let Some(item) = self.item_mut(id)
+                    && item.local == LocalState::Confirming
+                {
+                    item.local = LocalState::None;
+                }
+                self.gate.awaiting.insert(id.to_string());
+                self.toast(
+                    format!(
+                        "Approve {id}: no answer from the gateway ({e}); it may have gone \
+                         through — the inbox shows what the gateway says. Approving again is safe: \
+                         the gateway executes an item once"
+                    ),
+                    ToastLevel::Error,
+                );
+            }
             Err(e) => {
-                // Refused (policy_violation, kill_switch, already decided...) or not answered:
-                // the item stays as the gateway has it; its next poll shows that.
+                // Refused (policy_violation, kill_switch, already decided...): the item stays
+                // as the gateway has it; its next poll shows that.
                 if let Some(item) = self.item_mut(id)
                     && item.local == LocalState::Confirming
                 {

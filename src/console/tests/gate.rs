@@ -707,3 +707,45 @@ fn a_tool_call_of_this_console_is_rejected_on_the_gateway() {
         }]
     );
 }
+
+#[test]
+fn an_approval_the_gateway_never_answered_is_settled_by_its_inbox_not_journaled_as_failed() {
+    // It went through: the next poll shows the execution, journaled once.
+    let mut app = gate_app(120, 40);
+    approve_demo(&mut app);
+    app.update(decided(
+        DEMO_ID,
+        true,
+        Err(ApiError::Transport("connection reset".into())),
+    ));
+    assert!(app.decisions.is_empty(), "{:?}", app.decisions);
+    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Staged);
+    let (mut items, agents) = two_agents();
+    items[0] = executed_demo();
+    app.update(gate_loaded(items.clone(), agents.clone(), t0() + secs(6)));
+    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Executed);
+    assert_eq!(app.decisions.len(), 1);
+    assert_eq!(
+        app.decisions[0].kind,
+        crate::console::inbox::DecisionKind::Executed
+    );
+
+    // It did not: still pending, approved again, executed once, journaled once.
+    let mut app = gate_app(120, 40);
+    approve_demo(&mut app);
+    app.update(decided(
+        DEMO_ID,
+        true,
+        Err(ApiError::Transport("connection refused".into())),
+    ));
+    let (pending, agents) = two_agents();
+    app.update(gate_loaded(pending, agents.clone(), t0() + secs(6)));
+    approve_demo(&mut app);
+    app.update(decided(DEMO_ID, true, Ok(executed_demo())));
+    app.update(gate_loaded(items, agents, t0() + secs(8)));
+    assert_eq!(app.decisions.len(), 1, "{:?}", app.decisions);
+    assert_eq!(
+        app.decisions[0].kind,
+        crate::console::inbox::DecisionKind::Approved
+    );
+}
