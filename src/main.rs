@@ -77,6 +77,10 @@ enum Command {
         /// Only the documented fields, instead of the deployment's extra ones.
         #[arg(long)]
         minimal: bool,
+        /// Rate-limit confirm_trade to N a minute, answered as the deployment does (200 with
+        /// success:false and the wait), to try the console's handling of it.
+        #[arg(long, value_name = "N")]
+        confirms_per_minute: Option<u32>,
     },
     /// Account settings of the sandbox.
     Account {
@@ -269,7 +273,11 @@ fn main() -> ExitCode {
             no_demo_agent: cli.no_demo_agent,
         }),
         Some(Command::Serve(args)) => serve(args, cli.config),
-        Some(Command::Standin { addr, minimal }) => standin(addr, minimal),
+        Some(Command::Standin {
+            addr,
+            minimal,
+            confirms_per_minute,
+        }) => standin(addr, minimal, confirms_per_minute),
         Some(Command::Keys { command }) => keys_command(command),
         Some(Command::Account { command }) => account_command(command),
         Some(Command::Follow {
@@ -389,7 +397,11 @@ fn serve(args: ServeArgs, config: Option<PathBuf>) -> Result<(), String> {
     })
 }
 
-fn standin(addr: SocketAddr, minimal: bool) -> Result<(), String> {
+fn standin(
+    addr: SocketAddr,
+    minimal: bool,
+    confirms_per_minute: Option<u32>,
+) -> Result<(), String> {
     use agentdesk::standin::{self, Shape, StandInConfig};
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     runtime.block_on(async move {
@@ -398,6 +410,7 @@ fn standin(addr: SocketAddr, minimal: bool) -> Result<(), String> {
         if minimal {
             config.shape = Shape::Minimal;
         }
+        config.confirms_per_minute = confirms_per_minute;
         let running = standin::start(config)
             .await
             .map_err(|e| format!("cannot listen on {addr}: {e}"))?;

@@ -56,6 +56,9 @@ pub struct StandInConfig {
     /// The one key the stand-in accepts; any other is refused as the deployment refuses it.
     pub key: String,
     pub messenger_id: String,
+    /// At most this many confirm_trade calls a minute; beyond it the deployment's rate-limit
+    /// answer (HTTP 200, `success:false`, the wait in the message and in `retryAfter`).
+    pub confirms_per_minute: Option<u32>,
 }
 
 impl StandInConfig {
@@ -66,6 +69,7 @@ impl StandInConfig {
             errors: ErrorPlace::Message,
             key: key.into(),
             messenger_id: "tg_700100".into(),
+            confirms_per_minute: None,
         }
     }
 }
@@ -104,6 +108,8 @@ struct Book {
     audit: Vec<Value>,
     realized: f64,
     posts: u64,
+    /// When the confirms of the last minute came, for the rate limit.
+    confirms: Vec<DateTime<Utc>>,
 }
 
 struct Inner {
@@ -275,7 +281,10 @@ impl Inner {
             }
             "list_open_orders" => self.orders(&book, now),
             "propose_trade" => self.propose(&mut book, &parsed, now),
-            "confirm_trade" => self.confirm(&mut book, &parsed, now),
+            "confirm_trade" => match self.confirm_limited(&mut book, now) {
+                Some(refusal) => refusal,
+                None => self.confirm(&mut book, &parsed, now),
+            },
             "discover_strategies" => json!({"success": true, "strategies": [{
                 "id": "sma_cross", "name": "SMA cross", "tier": "free", "type": "trend",
                 "category": "trend", "timeframe": "1h", "description": "Fast SMA crosses slow SMA",
@@ -320,6 +329,24 @@ impl Inner {
             }));
         }
         self.decorate(answer)
+    }
+
+    /// The deployment's rate-limit refusal when the minute's confirms are used up; None (and the
+    /// confirm counted) otherwise.
+    fn confirm_limited(&self, book: &mut Book, now: DateTime<Utc>) -> Option<Value> {
+        let limit = self.config.confirms_per_minute?;
+        book.confirms.retain(|t| now - *t < TimeDelta::minutes(1));
+        if book.confirms.len() < limit as usize {
+            book.confirms.push(now);
+            return None;
+        }
+        let oldest = book.confirms.first().copied().unwrap_or(now);
+        let wait = (oldest + TimeDelta::minutes(1) - now).num_seconds().max(1);
+        let mut v = self.fail(&format!(
+            "Rate limit exceeded. Try again in {wait} seconds."
+        ));
+        v["retryAfter"] = json!(wait.to_string());
+        Some(v)
     }
 
     fn whoami(&self, book: &Book) -> Value {

@@ -10,7 +10,9 @@ pub enum ApiError {
     Unauthorized { message: String },
     #[error("{message}")]
     Forbidden { code: String, message: String },
-    #[error("daily quota exceeded, retry in {}s: {message}", retry_after.as_secs())]
+    /// The service asked to wait before trying again: a 429 (a daily quota or a rate limit), a
+    /// 503 with `Retry-After`, or the deployment's `success:false` saying so. Nothing was done.
+    #[error("rate limited, retry in {}s: {message}", retry_after.as_secs())]
     QuotaExceeded {
         retry_after: Duration,
         message: String,
@@ -87,6 +89,14 @@ impl ApiError {
         let (code, message, field) = extract(body);
         let code = code.unwrap_or_else(|| default_code(status).to_string());
         let message = message.unwrap_or_else(|| format!("HTTP {status}"));
+        // Where the header is missing (or the deployment answers 200), the body may say how long.
+        let wait = || {
+            Duration::from_secs(
+                retry_after
+                    .or_else(|| retry_after_in(body, &message))
+                    .unwrap_or(60),
+            )
+        };
         match status {
             401 => ApiError::Unauthorized { message },
             402 => ApiError::PaymentRequired {
@@ -99,10 +109,16 @@ impl ApiError {
             410 => ApiError::Expired { code, message },
             413 => ApiError::PayloadTooLarge { message },
             429 => ApiError::QuotaExceeded {
-                retry_after: Duration::from_secs(retry_after.unwrap_or(60)),
+                retry_after: wait(),
                 message,
             },
             503 if code == "audit_unavailable" => ApiError::AuditUnavailable { message },
+            // Busy, and saying when to come back: the request was not handled (RFC 9110 15.6.4),
+            // so it is a wait, not an outage to retry through at once.
+            503 if retry_after.is_some() => ApiError::QuotaExceeded {
+                retry_after: wait(),
+                message,
+            },
             400 | 422 => ApiError::Invalid {
                 code,
                 field,
@@ -112,11 +128,11 @@ impl ApiError {
             200..=299 if code == "unauthorized" || refuses_the_key(&message) => {
                 ApiError::Unauthorized { message }
             }
+            200..=299 if says_rate_limited(&code, &message) => ApiError::QuotaExceeded {
+                retry_after: wait(),
+                message,
+            },
             200..=299 => match code.as_str() {
-                "quota_exceeded" => ApiError::QuotaExceeded {
-                    retry_after: Duration::from_secs(retry_after.unwrap_or(60)),
-                    message,
-                },
                 "audit_unavailable" => ApiError::AuditUnavailable { message },
                 _ => ApiError::Invalid {
                     code,
@@ -167,6 +183,81 @@ fn refuses_the_key(message: &str) -> bool {
     .iter()
     .any(|w| m.contains(w));
     (about_key && refused) || m.contains("unauthorized") || m.contains("unauthenticated")
+}
+
+/// Whether a `success:false` answer on HTTP 200 is a quota or rate limit: the deployment has no 429
+/// to say so, only a code (`quota_exceeded`, `RATE_LIMITED`, `too_many_requests`) or a message.
+fn says_rate_limited(code: &str, message: &str) -> bool {
+    let c = code.to_ascii_lowercase().replace(['-', ' '], "_");
+    let m = message.to_ascii_lowercase();
+    c.contains("quota_exceeded")
+        || c.contains("rate_limit")
+        || c == "too_many_requests"
+        || m.contains("rate limit")
+        || m.contains("rate-limit")
+        || m.contains("too many requests")
+        || m.contains("quota exceeded")
+}
+
+/// The wait a body names: `retryAfter` / `retry_after` (seconds; `retryAfterMs` in milliseconds)
+/// at the top, in `error` or in `result`, else "in 30 s" / "after 30 seconds" in the message.
+fn retry_after_in(body: &Value, message: &str) -> Option<u64> {
+    let number = |v: &Value| match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse::<f64>().ok(),
+        _ => None,
+    };
+    for at in ["", "/error", "/result"] {
+        let Some(obj) = body.pointer(at).filter(|v| v.is_object()) else {
+            continue;
+        };
+        for key in ["retryAfter", "retry_after", "retryAfterSeconds"] {
+            if let Some(s) = obj.get(key).and_then(number).filter(|s| *s >= 0.0) {
+                return Some(s.ceil() as u64);
+            }
+        }
+        if let Some(ms) = obj
+            .get("retryAfterMs")
+            .and_then(number)
+            .filter(|s| *s >= 0.0)
+        {
+            return Some((ms / 1000.0).ceil() as u64);
+        }
+    }
+    // "Too many requests, retry in 30s", "try again after 30 seconds".
+    let m = message.to_ascii_lowercase();
+    let words: Vec<&str> = m
+        .split(|c: char| c.is_whitespace() || c == ',' || c == '(' || c == ')')
+        .filter(|w| !w.is_empty())
+        .collect();
+    for (i, w) in words.iter().enumerate() {
+        if !matches!(*w, "in" | "after") {
+            continue;
+        }
+        let Some(next) = words.get(i + 1) else {
+            continue;
+        };
+        let digits: String = next.chars().take_while(char::is_ascii_digit).collect();
+        let Ok(n) = digits.parse::<u64>() else {
+            continue;
+        };
+        let unit = next[digits.len()..].trim_end_matches('.');
+        let unit = if unit.is_empty() {
+            words
+                .get(i + 2)
+                .map(|u| u.trim_end_matches('.'))
+                .unwrap_or("")
+        } else {
+            unit
+        };
+        match unit {
+            "s" | "sec" | "secs" | "second" | "seconds" => return Some(n),
+            "m" | "min" | "mins" | "minute" | "minutes" => return Some(n * 60),
+            "ms" => return Some(n.div_ceil(1000)),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Finds code, message and field wherever the server put them: `error` (string or object),
@@ -229,6 +320,79 @@ mod tests {
         assert!(
             matches!(e, ApiError::QuotaExceeded { retry_after, .. } if retry_after.as_secs() == 42)
         );
+    }
+
+    fn waits(e: &ApiError) -> Option<u64> {
+        match e {
+            ApiError::QuotaExceeded { retry_after, .. } => Some(retry_after.as_secs()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_rate_limit_is_a_wait_in_every_shape_with_the_wait_from_the_header_or_the_body() {
+        // A 503 that says when to come back is a wait; one that does not is an outage.
+        let e = ApiError::from_response(503, &json!({"message": "busy"}), Some(7), None);
+        assert_eq!(waits(&e), Some(7));
+        let e = ApiError::from_response(503, &json!({"message": "busy"}), None, None);
+        assert!(e.is_transient() && waits(&e).is_none(), "{e:?}");
+        // A 429 without the header: the body's wait.
+        let e = ApiError::from_response(429, &json!({"retryAfter": "12"}), None, None);
+        assert_eq!(waits(&e), Some(12));
+        // The deployment's shape: HTTP 200, success:false, the wait wherever it sits.
+        for (body, secs) in [
+            (
+                json!({"success": false, "code": "RATE_LIMITED", "retryAfter": 30}),
+                30,
+            ),
+            (
+                json!({"success": false, "error": "Too many requests, retry in 45s"}),
+                45,
+            ),
+            (
+                json!({"success": false, "message": "Rate limit exceeded. Try again in 2 minutes."}),
+                120,
+            ),
+            (
+                json!({"success": false, "error": {"code": "quota_exceeded", "message": "daily cap", "retryAfterMs": 1500}}),
+                2,
+            ),
+            (
+                json!({"success": false, "result": {"error": "rate limit hit", "retry_after": 9}}),
+                9,
+            ),
+        ] {
+            let e = ApiError::from_response(200, &body, None, None);
+            assert_eq!(waits(&e), Some(secs), "{body}: {e:?}");
+            assert!(!e.is_transient());
+        }
+        // The header wins over the body; no wait said anywhere is a minute.
+        let e = ApiError::from_response(
+            200,
+            &json!({"success": false, "message": "Too many requests, retry in 45s"}),
+            Some(3),
+            None,
+        );
+        assert_eq!(waits(&e), Some(3));
+        let e = ApiError::from_response(
+            200,
+            &json!({"success": false, "code": "too_many_requests"}),
+            None,
+            None,
+        );
+        assert_eq!(waits(&e), Some(60));
+        assert!(
+            e.to_string().starts_with("rate limited, retry in 60s"),
+            "{e}"
+        );
+        // Other failures are not waits.
+        let e = ApiError::from_response(
+            200,
+            &json!({"success": false, "message": "Proposal expired"}),
+            None,
+            None,
+        );
+        assert!(waits(&e).is_none());
     }
 
     #[test]

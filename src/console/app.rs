@@ -458,7 +458,9 @@ impl App {
             Some(until) if until > now => {
                 let secs = (until - now).num_seconds();
                 self.toast(
-                    format!("daily POST quota used up: POSTs are held for {secs}s"),
+                    format!(
+                        "the service asked to wait (quota or rate limit): POSTs are held for {secs}s"
+                    ),
                     ToastLevel::Error,
                 );
                 true

@@ -222,6 +222,7 @@ pub fn decision_of(line: &str) -> Option<Decision> {
         "rejected" => DecisionKind::Rejected,
         "expired" => DecisionKind::Expired,
         "failed" => DecisionKind::Failed,
+        "executed" => DecisionKind::Executed,
         _ => return None,
     };
     let at = DateTime::parse_from_rfc3339(&text("time")?)

@@ -418,3 +418,43 @@ mod fixtures {
         assert!(failures.is_empty(), "{}", failures.join("\n"));
     }
 }
+
+/// The deployment answers a rate limit as it answers every error (HTTP 200, `success:false`):
+/// the client still reads it as a wait, with the wait the answer names, wherever its message sits.
+/// Nothing was executed.
+#[tokio::test]
+async fn a_rate_limited_confirm_in_the_deployment_shape_is_a_wait_not_a_failure() {
+    for place in [
+        ErrorPlace::ErrorString,
+        ErrorPlace::ErrorMessage,
+        ErrorPlace::ResultError,
+        ErrorPlace::Message,
+        ErrorPlace::Code,
+    ] {
+        let mut config = StandInConfig::new("127.0.0.1:0".parse().unwrap(), KEY);
+        config.errors = place;
+        config.confirms_per_minute = Some(1);
+        let running = standin::start(config).await.unwrap();
+        let client = Client::new(&running.base_url(), Some(Secret::new(KEY))).unwrap();
+        let first = client.propose_trade(&btc_long()).await.unwrap();
+        let second = client.propose_trade(&btc_long()).await.unwrap();
+        client.confirm_trade(&first.proposal_id).await.unwrap();
+        match client.confirm_trade(&second.proposal_id).await {
+            Err(ApiError::QuotaExceeded { retry_after, .. }) => {
+                assert!(
+                    (1..=60).contains(&retry_after.as_secs()),
+                    "{place:?}: {retry_after:?}"
+                );
+            }
+            other => panic!("{place:?}: {other:?}"),
+        }
+        // Only the first executed.
+        let positions = client.get_positions().await.unwrap();
+        assert_eq!(positions.positions.len(), 1, "{place:?}");
+        assert!(
+            (positions.positions[0].szi - first.preview.size).abs() < 1e-9,
+            "{place:?}: {:?}",
+            positions.positions[0]
+        );
+    }
+}

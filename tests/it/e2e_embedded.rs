@@ -56,12 +56,17 @@ fn e2e_no_config_shows_the_demo_agents_proposal_and_a_y_executes_it() {
         .unwrap()
         .to_string();
     tmux.send("a");
-    tmux.wait_for("the approve dialog", WAIT, |s| {
-        s.contains("Approve proposal")
+    // The dialog names who proposed it.
+    tmux.wait_for("the approve dialog naming the agent", WAIT, |s| {
+        s.contains("Approve proposal") && s.contains("proposed by agent demo-agent · account")
     });
     tmux.send("y");
+    // The gateway executed it: the row says executed (not merely approved), the decision the fill.
     let screen = tmux.wait_for("the execution in the inbox", WAIT, |s| {
-        s.contains("approved") && (s.contains("bought") || s.contains("sold"))
+        s.lines()
+            .any(|l| l.contains("demo-agent") && l.trim_start_matches('│').starts_with("executed"))
+            && s.contains("executed: ")
+            && (s.contains("bought") || s.contains("sold"))
     });
     assert!(
         screen.contains("Decisions") && screen.contains("demo-agent"),

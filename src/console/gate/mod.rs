@@ -20,6 +20,9 @@ use std::time::Duration;
 /// Decided items stay in the inbox this long after their decision, so an outcome is seen.
 pub const RECENT: TimeDelta = TimeDelta::minutes(30);
 
+/// How soon the inbox is polled again while an item this console approved has not executed yet.
+pub const AWAIT: TimeDelta = TimeDelta::seconds(1);
+
 /// The reason sent with `x` (no reason typed); `/reject <id> <reason>` sends one.
 pub const DEFAULT_REJECT_REASON: &str = "rejected by the supervisor in agentdesk";
 
@@ -122,6 +125,13 @@ pub struct GateState {
     pub standing: Vec<GateStanding>,
     /// The open approve dialog's re-check and armed override.
     pub check: Option<guard::ApproveCheck>,
+    /// Items this console approved whose execution the gateway had not reported in its answer
+    /// (approved, executing, waiting for the agent): their outcome is journaled when a poll
+    /// says it, and the inbox is polled soon until then.
+    pub awaiting: std::collections::HashSet<String>,
+    /// An approve or reject was answered while a poll was in flight: that poll's answer may
+    /// predate the decision, so another is asked for at once.
+    pub refresh: bool,
 }
 
 impl GateState {
@@ -140,6 +150,8 @@ impl GateState {
             kill: None,
             standing: Vec::new(),
             check: None,
+            awaiting: std::collections::HashSet::new(),
+            refresh: false,
         }
     }
 

@@ -2,7 +2,7 @@
 //! through the supervisor API and their answers, and the agent filter (upper layer: it changes
 //! `App`).
 
-use super::{DEFAULT_REJECT_REASON, Detected, agent_matches, inbox_id, is_listed};
+use super::{AWAIT, DEFAULT_REJECT_REASON, Detected, agent_matches, inbox_id, is_listed};
 use crate::api::ApiError;
 use crate::api::model::{
     ExecutionResult, GateAgents, GateDecision, GateInbox, GateItem, Proposal, TradeSignal,
@@ -57,8 +57,12 @@ fn local_of(g: &GateItem) -> Option<LocalState> {
 
 /// "bought 0.01 BTC at 65000 (oid 1234)" from the upstream's answer to the execution.
 fn executed_text(g: &GateItem) -> String {
-    let text = g
-        .result_body()
+    // A tool's answer wraps what its operation answered in `result`.
+    let body = g.result_body().map(|b| match b.get("result") {
+        Some(r) if g.kind.starts_with("tool:") && r.is_object() => r,
+        _ => b,
+    });
+    let text = body
         .and_then(|b| serde_json::from_value::<ExecutionResult>(b.clone()).ok())
         .map(|done| execution_summary(&done))
         .filter(|t| !t.is_empty())
@@ -67,6 +71,37 @@ fn executed_text(g: &GateItem) -> String {
     match g.standing_approval {
         Some(n) => format!("{text} · auto-approved by standing approval {n}"),
         None => text,
+    }
+}
+
+/// The decision's result for an execution: "executed: bought 0.25 ETH at 2117.2 (oid 1)".
+fn executed_line(g: &GateItem) -> String {
+    let text = executed_text(g);
+    if text.starts_with("executed") {
+        text
+    } else {
+        format!("executed: {text}")
+    }
+}
+
+/// What became of an item this console approved, once the gateway says: None while it has not
+/// run yet.
+fn outcome_of_approved(g: &GateItem) -> Option<(DecisionKind, String)> {
+    match g.status.as_str() {
+        "executed" => Some((DecisionKind::Executed, executed_line(g))),
+        "failed" => Some((DecisionKind::Failed, failed_text(g))),
+        "rejected" => Some((
+            DecisionKind::Failed,
+            format!(
+                "not executed: rejected on the gateway after the approval ({})",
+                g.reason.as_deref().unwrap_or("no reason given")
+            ),
+        )),
+        "expired" => Some((
+            DecisionKind::Failed,
+            "not executed: it expired before the gateway could execute it".into(),
+        )),
+        _ => None,
     }
 }
 
@@ -114,6 +149,13 @@ impl App {
                 self.gate.poll.succeeded(at, latency, interval);
                 self.gate.agents = agents.agents;
                 self.merge_gate(inbox.items, fx);
+                // This answer may have been asked before a decision it does not show yet; and an
+                // approved item's execution is shown as soon as the gateway reports it.
+                if std::mem::take(&mut self.gate.refresh) {
+                    self.gate.poll.probe_by(at);
+                } else if !self.gate.awaiting.is_empty() {
+                    self.gate.poll.probe_by(at + AWAIT);
+                }
             }
             // No /gate/v1 here: an ordinary service (a 404, or whatever else a service answers for
             // a path it does not know: an HTML page, a 405, a 500); never asked again. Only a 401
@@ -141,8 +183,17 @@ impl App {
     fn merge_gate(&mut self, items: Vec<GateItem>, fx: &mut Vec<Effect>) {
         let now = self.now;
         let mut fresh = 0;
+        let mut outcomes = Vec::new();
         for g in items.into_iter().filter(|g| is_listed(g, now)) {
             let id = inbox_id(&g);
+            if g.kind.starts_with("tool:") {
+                self.adopt_tool_approval(&g, &id);
+            }
+            if self.gate.awaiting.contains(&id)
+                && let Some((kind, text)) = outcome_of_approved(&g)
+            {
+                outcomes.push((id.clone(), kind, text));
+            }
             let proposal = to_proposal(&g, &id);
             let local = local_of(&g);
             let agent = g.agent.clone();
@@ -166,7 +217,11 @@ impl App {
                 if item.proposal.preview.kind.is_empty() {
                     item.proposal.preview = proposal.preview;
                 }
-                item.proposal.status = proposal.status;
+                // A poll sent before the approval was answered must not take an execution back.
+                let settled = matches!(item.proposal.status.as_str(), "executed" | "failed");
+                if !(settled && proposal.status == "staged") {
+                    item.proposal.status = proposal.status;
+                }
                 item.proposal.expires_at = item.proposal.expires_at.or(proposal.expires_at);
                 // An answer this console waits for decides, not a poll.
                 if item.local != LocalState::Confirming
@@ -202,6 +257,77 @@ impl App {
             fx.push(Effect::Bell);
         }
         self.sort_inbox();
+        for (id, kind, text) in outcomes {
+            self.gate.awaiting.remove(&id);
+            let summary = self
+                .item(&id)
+                .or_else(|| self.gate.hidden.iter().find(|i| i.id() == id))
+                .map(|i| i.describe())
+                .unwrap_or_else(|| id.clone());
+            let level = if kind == DecisionKind::Executed {
+                ToastLevel::Info
+            } else {
+                ToastLevel::Error
+            };
+            self.toast(format!("{id}: {text}"), level);
+            self.decide(&id, kind, summary, text, fx);
+        }
+    }
+
+    /// A mutate tool this console's Tools or Chat tab called through the gateway: the gateway
+    /// captured its confirm token as an inbox item of kind `tool:<name>`, and refuses the token's
+    /// re-submission until a supervisor approves that item. So the console's own item becomes the
+    /// gateway's (one item, under the gateway's id), approved and rejected through the
+    /// supervisor API like any agent's. Matched on this console's key, the tool and its arguments;
+    /// the oldest such item of the console's that the gateway has not been matched to yet.
+    fn adopt_tool_approval(&mut self, g: &GateItem, id: &str) {
+        if self.inbox.iter().any(|i| i.id() == id) {
+            return;
+        }
+        let own = &self.service.key_fingerprint;
+        if g.agent_fingerprint != *own {
+            return;
+        }
+        let tool = g.request.get("name").and_then(|n| n.as_str());
+        let args = g
+            .request
+            .get("args")
+            .cloned()
+            .unwrap_or(serde_json::Value::Null);
+        let args = match args {
+            serde_json::Value::Object(mut m) => {
+                m.remove("confirmToken");
+                serde_json::Value::Object(m)
+            }
+            other => other,
+        };
+        let Some(item) = self
+            .inbox
+            .iter_mut()
+            .filter(|i| i.source == Source::Console)
+            .filter(|i| {
+                i.tool
+                    .as_ref()
+                    .is_some_and(|t| Some(t.tool.as_str()) == tool && t.args == args)
+            })
+            .min_by_key(|i| i.first_seen)
+        else {
+            return;
+        };
+        let old = item.id().to_string();
+        item.proposal.proposal_id = id.to_string();
+        item.source = Source::Gateway;
+        self.seen.insert(id.to_string());
+        for sel in [&mut self.inbox_state.list, &mut self.inbox_state.strip] {
+            if sel.id.as_deref() == Some(old.as_str()) {
+                sel.id = Some(id.to_string());
+            }
+        }
+        if let Some(o) = self.tools.outcome.as_mut()
+            && o.awaiting.as_deref() == Some(old.as_str())
+        {
+            o.awaiting = Some(id.to_string());
+        }
     }
 
     /// `x` and `/reject`: on a gateway the rejection is the gateway's, with a reason the agent's
@@ -259,16 +385,24 @@ impl App {
                         ToastLevel::Info,
                     ),
                     (true, "executed") => {
-                        (DecisionKind::Approved, executed_text(&g), ToastLevel::Info)
+                        self.gate.awaiting.remove(id);
+                        (DecisionKind::Approved, executed_line(&g), ToastLevel::Info)
                     }
-                    (true, "failed") => (DecisionKind::Failed, failed_text(&g), ToastLevel::Error),
-                    (true, _) => (
-                        DecisionKind::Approved,
-                        g.note
-                            .clone()
-                            .unwrap_or_else(|| format!("approved ({})", g.status)),
-                        ToastLevel::Info,
-                    ),
+                    (true, "failed") => {
+                        self.gate.awaiting.remove(id);
+                        (DecisionKind::Failed, failed_text(&g), ToastLevel::Error)
+                    }
+                    (true, _) => {
+                        // Not run yet: its outcome is journaled when a poll reports it.
+                        self.gate.awaiting.insert(id.to_string());
+                        (
+                            DecisionKind::Approved,
+                            g.note.clone().unwrap_or_else(|| {
+                                format!("approved ({}); not executed yet", g.status)
+                            }),
+                            ToastLevel::Info,
+                        )
+                    }
                 };
                 let proposal = to_proposal(&g, id);
                 if let Some(item) = self.item_mut(id) {
@@ -276,7 +410,8 @@ impl App {
                     item.local = match kind {
                         DecisionKind::Rejected => LocalState::Rejected,
                         DecisionKind::Failed => LocalState::Failed(text.clone()),
-                        _ => LocalState::Approved(text.clone()),
+                        // The row's words, as a poll of the same item would set them.
+                        _ => local_of(&g).unwrap_or_else(|| LocalState::Approved(text.clone())),
                     };
                 }
                 self.gate.items.insert(id.to_string(), g);
@@ -285,9 +420,29 @@ impl App {
                 self.toast(format!("{done} {id} ({agent}): {text}"), level);
                 self.decide(id, kind, summary, text, fx);
             }
+            // No answer: the approval may have reached the gateway and executed. Nothing is
+            // journaled as failed; the next polls say what the gateway did (journaled then, as
+            // for an approval that ran later). Approving again is safe: the gateway approves an
+            // item once and answers a repeat with its state.
+            Err(e) if approve && e.is_transient() => {
+                if let Some(item) = self.item_mut(id)
+                    && item.local == LocalState::Confirming
+                {
+                    item.local = LocalState::None;
+                }
+                self.gate.awaiting.insert(id.to_string());
+                self.toast(
+                    format!(
+                        "Approve {id}: no answer from the gateway ({e}); it may have gone \
+                         through — the inbox shows what the gateway says. Approving again is safe: \
+                         the gateway executes an item once"
+                    ),
+                    ToastLevel::Error,
+                );
+            }
             Err(e) => {
-                // Refused (policy_violation, kill_switch, already decided...) or not answered:
-                // the item stays as the gateway has it; its next poll shows that.
+                // Refused (policy_violation, kill_switch, already decided...): the item stays
+                // as the gateway has it; its next poll shows that.
                 if let Some(item) = self.item_mut(id)
                     && item.local == LocalState::Confirming
                 {
@@ -307,6 +462,9 @@ impl App {
             }
         }
         self.gate.poll.ask_at(at);
+        if self.gate.poll.in_flight {
+            self.gate.refresh = true;
+        }
         // Executed with the agent's key: the console key's usage has not changed.
         self.poll_now(&Resource::TRADED, at);
         self.poll_now(&[Resource::Proposals], at);

@@ -82,7 +82,9 @@ pub enum Status {
     Rejected,
     Expired,
     Failed,
-    /// Executed, but not by this console.
+    /// Executed, but not by this console; or, on a gateway, executed by the gateway once this
+    /// console approved it (there the approval and the execution are two steps, and the row says
+    /// which one the gateway reports).
     Executed,
     /// A confirm went out and no answer came back: being reconciled with the service.
     Unknown,
@@ -111,6 +113,13 @@ impl InboxItem {
     pub fn status(&self, now: DateTime<Utc>) -> Status {
         match &self.local {
             LocalState::Confirming => return Status::Confirming,
+            // A gateway approves first and executes after (at once, or once the agent is back):
+            // "approved" there is not yet an execution.
+            LocalState::Approved(_)
+                if self.source == Source::Gateway && self.proposal.status == "executed" =>
+            {
+                return Status::Executed;
+            }
             LocalState::Approved(_) => return Status::Approved,
             LocalState::Rejected => return Status::Rejected,
             LocalState::Failed(_) => return Status::Failed,
@@ -223,6 +232,8 @@ pub enum DecisionKind {
     Failed,
     /// A dismissal taken back while the proposal was live.
     Undone,
+    /// What a gateway did with an item this console approved, once it says so.
+    Executed,
 }
 
 impl DecisionKind {
@@ -233,6 +244,7 @@ impl DecisionKind {
             DecisionKind::Expired => "expired",
             DecisionKind::Failed => "failed",
             DecisionKind::Undone => "undone",
+            DecisionKind::Executed => "executed",
         }
     }
 }
@@ -384,6 +396,20 @@ pub struct InboxState {
     pub recheck: Poll,
     /// How far the approve dialog's body is scrolled (its keys line never scrolls away).
     pub dialog_scroll: u16,
+    /// Proposals whose confirm the service refused for now (a quota or rate limit, a 503 with
+    /// `Retry-After`): until when, and what it said. Nothing executed; they stay staged, and
+    /// approving them waits until then. Never re-sent on their own.
+    pub limited: std::collections::HashMap<String, (DateTime<Utc>, String)>,
+}
+
+impl InboxState {
+    /// Whole seconds left of the wait the service asked for before `id` is confirmed again;
+    /// None when there is none (any more).
+    pub fn wait_left(&self, id: &str, now: DateTime<Utc>) -> Option<i64> {
+        let (until, _) = self.limited.get(id)?;
+        let ms = (*until - now).num_milliseconds();
+        (ms > 0).then(|| (ms + 999) / 1000)
+    }
 }
 
 /// What the service answered when asked what became of a confirm that got no answer.
@@ -459,6 +485,37 @@ pub fn outcome_of(p: &Proposal) -> Outcome {
                 .unwrap_or_else(|| "the service marked it failed".into()),
         ),
         _ => Outcome::NotExecuted,
+    }
+}
+
+/// What the audit log says became of a mutate tool's re-submission whose answer never came: the
+/// tool runs its operation as an ordinary call (`service_place_order` runs `place_order`), which
+/// the log records, while the first call (the one that got the token, at `staged_at`) only
+/// staged. A run of that operation since then is taken as this one. Absence proves something only
+/// in a log that is not full; should a service not log tool runs, approving again is harmless: a
+/// confirm token runs once, and a used one is refused.
+pub fn tool_outcome(tool: &str, staged_at: DateTime<Utc>, evidence: &Evidence) -> Outcome {
+    let Ok(rows) = &evidence.audit else {
+        return Outcome::Unknown;
+    };
+    let op = tool.strip_prefix("service_").unwrap_or(tool);
+    let since = staged_at - CLOCK_SLACK;
+    let ran = rows.iter().find(|r| {
+        (r.operation == op || r.operation == tool)
+            && r.outcome == "ok"
+            && (r.time == DateTime::<Utc>::default() || r.time >= since)
+    });
+    if let Some(r) = ran {
+        return Outcome::Executed(format!(
+            "executed ({} ok in the audit log{})",
+            r.operation,
+            r.oid.map(|o| format!(", oid {o}")).unwrap_or_default()
+        ));
+    }
+    if rows.len() >= AUDIT_WINDOW as usize {
+        Outcome::Unknown
+    } else {
+        Outcome::NotExecuted
     }
 }
 

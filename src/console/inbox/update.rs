@@ -4,6 +4,7 @@
 use super::{
     Decision, DecisionKind, Evidence, InboxItem, LocalState, Outcome, PaneSelection, RECHECK,
     SETTLE, Source, Status, describe_preview, execution_summary, outcome, outcome_of, staged,
+    tool_outcome,
 };
 use crate::api::ApiError;
 use crate::api::model::{Proposal, TradeSignal};
@@ -394,10 +395,32 @@ impl App {
                     ToastLevel::Error,
                 );
             }
-            Err(e) => {
-                if let ApiError::QuotaExceeded { retry_after, .. } = &e {
-                    self.quota_until = Some(at + to_delta(*retry_after));
+            // The service asked to wait: nothing executed, the proposal is still staged. It is
+            // approved again by hand after the wait, never re-sent from here.
+            Err(ApiError::QuotaExceeded {
+                retry_after,
+                message,
+            }) => {
+                let until = at + to_delta(retry_after);
+                self.quota_until = Some(until);
+                if let Some(item) = self.item_mut(id)
+                    && item.local == LocalState::Confirming
+                {
+                    item.local = LocalState::None;
                 }
+                self.inbox_state
+                    .limited
+                    .insert(id.to_string(), (until, message.clone()));
+                self.toast(
+                    format!(
+                        "{id} not confirmed: rate limited — retry in {} s ({message}). Nothing \
+                         executed and it is still staged: a then y approves it after the wait",
+                        retry_after.as_secs()
+                    ),
+                    ToastLevel::Error,
+                );
+            }
+            Err(e) => {
                 let text = e.to_string();
                 if let Some(item) = self.item_mut(id) {
                     item.local = LocalState::Failed(text.clone());
@@ -413,6 +436,9 @@ impl App {
 
     pub(crate) fn start_approval(&mut self, id: &str) {
         let now = self.now;
+        if self.rate_limited(id) {
+            return;
+        }
         match self.item(id) {
             Some(item) if item.can_approve(now) => {
                 self.inbox_state.dialog_scroll = 0;
@@ -447,6 +473,9 @@ impl App {
         if via_gate && self.gate_refuses(id) {
             return;
         }
+        if self.rate_limited(id) {
+            return;
+        }
         let overrides = self.armed_overrides(id);
         let Some(item) = self.item_mut(id) else {
             return;
@@ -460,8 +489,31 @@ impl App {
             );
             return;
         }
+        // On a gateway a tool's token runs only once the gateway's copy is approved: this
+        // console's tool call is approved there, as its item (see `adopt_tool_approval`). Not
+        // listed yet, it waits for the next poll rather than sending a token the gateway refuses.
+        // A propose or close tool is the exception: its re-submission only stages a proposal,
+        // which the gateway captures and the supervisor approves next.
+        let stages_only = item.tool.as_ref().is_some_and(|t| {
+            matches!(
+                t.tool.as_str(),
+                "service_propose_trade" | "service_close_position"
+            )
+        });
+        if via_gate && item.tool.is_some() && item.source != Source::Gateway && !stages_only {
+            let origin = item.tool.as_ref().map(|t| t.origin).unwrap_or("tools");
+            self.gate.poll.probe_by(now);
+            self.toast(
+                format!(
+                    "{id}: the gateway approves this {origin} tool call in its inbox and has not \
+                     listed it yet; it becomes the gateway's item with the next poll, then a, y"
+                ),
+                ToastLevel::Error,
+            );
+            return;
+        }
         item.local = LocalState::Confirming;
-        if via_gate && item.tool.is_none() {
+        if via_gate && (item.tool.is_none() || item.source == Source::Gateway) {
             fx.push(if overrides.is_empty() {
                 Effect::GateApprove(id.to_string())
             } else {
@@ -490,7 +542,11 @@ impl App {
     }
 
     pub(crate) fn reject(&mut self, id: &str, fx: &mut Vec<Effect>) {
-        if self.gate.is_gateway() && self.item(id).is_some_and(|i| i.tool.is_none()) {
+        if self.gate.is_gateway()
+            && self
+                .item(id)
+                .is_some_and(|i| i.tool.is_none() || i.source == Source::Gateway)
+        {
             return self.reject_on_gate(id, None, fx);
         }
         let now = self.now;
@@ -630,13 +686,18 @@ impl App {
             {
                 item.merge(p.clone());
             }
-            let Some(staged_at) = self
-                .item(&id)
-                .map(|i| i.proposal.created_at.unwrap_or(i.first_seen))
-            else {
+            let Some((staged_at, tool)) = self.item(&id).map(|i| {
+                (
+                    i.proposal.created_at.unwrap_or(i.first_seen),
+                    i.tool.as_ref().map(|t| t.tool.clone()),
+                )
+            }) else {
                 continue;
             };
-            let found = outcome(&id, staged_at, evidence);
+            let found = match tool {
+                Some(tool) => tool_outcome(&tool, staged_at, evidence),
+                None => outcome(&id, staged_at, evidence),
+            };
             self.settle_unknown(&id, found, fx);
         }
     }
@@ -705,6 +766,26 @@ impl App {
 }
 
 impl App {
+    /// True, saying so, while the service's wait for this proposal's confirm runs.
+    fn rate_limited(&mut self, id: &str) -> bool {
+        let now = self.now;
+        let Some(left) = self.inbox_state.wait_left(id, now) else {
+            self.inbox_state.limited.remove(id);
+            return false;
+        };
+        let said = self
+            .inbox_state
+            .limited
+            .get(id)
+            .map(|(_, m)| m.clone())
+            .unwrap_or_default();
+        self.toast(
+            format!("{id}: rate limited — retry in {left} s ({said}); it is still staged"),
+            ToastLevel::Error,
+        );
+        true
+    }
+
     /// A dismissal `u` could take back: the footer offers the key only then.
     pub fn can_undo(&self) -> bool {
         self.inbox_state.dismissed.iter().any(|id| {

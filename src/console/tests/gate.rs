@@ -237,12 +237,153 @@ fn approve_goes_through_the_supervisor_api_and_shows_the_execution() {
         LocalState::Approved("bought 0.25 ETH at 2117.2 (oid 100000000)".into())
     );
     assert_eq!(app.decisions[0].proposal_id, DEMO_ID);
+    assert_eq!(
+        app.decisions[0].result,
+        "executed: bought 0.25 ETH at 2117.2 (oid 100000000)"
+    );
+    // The gateway executed it: the row says so, not merely "approved".
+    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Executed);
     // A later poll that still says executed keeps the outcome.
     let (items, agents) = two_agents();
     let mut items = items;
     items[0].status = "executed".into();
     app.update(gate_loaded(items, agents, t0() + secs(6)));
+    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Executed);
+    let row = render(&app)
+        .lines()
+        .find(|l| l.contains("0.25 ETH 2x"))
+        .unwrap()
+        .to_string();
+    assert!(row.contains("executed"), "{row}");
+}
+
+fn executed_demo() -> GateItem {
+    let mut done = gate_item(
+        DEMO_ID,
+        "demo-agent",
+        "a1b2c3d4",
+        "executed",
+        trade("ETH", "long", 0.25, 2),
+    );
+    done.result = Some(
+        json!({"status": 200, "body": {"success": true, "status": "executed",
+        "execution": {"fills": [{"coin": "ETH", "side": "B", "sz": "0.25", "px": "2117.2", "oid": 100000000}]}}}),
+    );
+    done
+}
+
+fn approve_demo(app: &mut App) {
+    let i = app.inbox.iter().position(|i| i.id() == DEMO_ID).unwrap();
+    app.selected.insert(crate::console::layout::Pane::Inbox, i);
+    app.update(key('a'));
+    assert_eq!(
+        app.update(key('y')),
+        vec![Effect::GateApprove(DEMO_ID.into())]
+    );
+}
+
+#[test]
+fn an_execution_reported_after_the_approval_answer_is_shown_and_journaled() {
+    let mut app = gate_app(120, 40);
+    approve_demo(&mut app);
+    // The gateway approved it but does not hold the agent's key yet.
+    let mut waiting = gate_item(
+        DEMO_ID,
+        "demo-agent",
+        "a1b2c3d4",
+        "approved",
+        trade("ETH", "long", 0.25, 2),
+    );
+    waiting.note = Some("waiting for the agent to reconnect".into());
+    app.update(decided(DEMO_ID, true, Ok(waiting.clone())));
     assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Approved);
+    assert!(app.decisions[0].result.contains("waiting for the agent"));
+    let decisions = app.decisions.len();
+    // The inbox is asked again at once after the answer, and soon while it has not run.
+    let fx = app.update(Action::Tick(t0() + secs(5)));
+    assert!(fx.contains(&Effect::FetchGate), "{fx:?}");
+    let (mut items, agents) = two_agents();
+    items[0] = waiting;
+    app.update(gate_loaded(items, agents.clone(), t0() + secs(5)));
+    assert_eq!(app.decisions.len(), decisions, "nothing new to journal");
+    let fx = app.update(Action::Tick(t0() + secs(6)));
+    assert!(fx.contains(&Effect::FetchGate), "{fx:?}");
+    // The agent came back: the gateway executed it.
+    let (mut items, _) = two_agents();
+    items[0] = executed_demo();
+    let fx = app.update(gate_loaded(items.clone(), agents.clone(), t0() + secs(6)));
+    let item = app.item(DEMO_ID).unwrap();
+    assert_eq!(item.status(app.now), Status::Executed);
+    assert_eq!(
+        item.local,
+        LocalState::Approved("bought 0.25 ETH at 2117.2 (oid 100000000)".into())
+    );
+    assert_eq!(app.decisions.len(), decisions + 1);
+    let d = &app.decisions[0];
+    assert_eq!(d.kind, crate::console::inbox::DecisionKind::Executed);
+    assert_eq!(
+        d.result,
+        "executed: bought 0.25 ETH at 2117.2 (oid 100000000)"
+    );
+    let journaled = fx
+        .iter()
+        .find_map(|e| match e {
+            Effect::Journal(line) => Some(line.clone()),
+            _ => None,
+        })
+        .expect("the execution is journaled");
+    assert!(
+        journaled.contains(r#""decision":"executed""#) && journaled.contains("bought 0.25 ETH"),
+        "{journaled}"
+    );
+    let back = crate::console::journal::decision_of(&journaled).expect("read back at start");
+    assert_eq!(back.kind, crate::console::inbox::DecisionKind::Executed);
+    // Said once: the next poll journals nothing more.
+    app.update(gate_loaded(items, agents, t0() + secs(8)));
+    assert_eq!(app.decisions.len(), decisions + 1);
+    let text = render(&app);
+    let row = text.lines().find(|l| l.contains("0.25 ETH 2x")).unwrap();
+    assert!(row.contains("executed"), "{row}");
+}
+
+#[test]
+fn a_failed_execution_after_the_approval_says_why() {
+    let mut app = gate_app(120, 40);
+    approve_demo(&mut app);
+    let pending = gate_item(
+        DEMO_ID,
+        "demo-agent",
+        "a1b2c3d4",
+        "executing",
+        trade("ETH", "long", 0.25, 2),
+    );
+    app.update(decided(DEMO_ID, true, Ok(pending)));
+    let (mut items, agents) = two_agents();
+    items[0].status = "failed".into();
+    items[0].result = Some(json!({"status": 409, "body": {"success": false,
+        "error": {"code": "insufficient_margin", "message": "not enough margin for 0.25 ETH"}}}));
+    app.update(gate_loaded(items, agents, t0() + secs(7)));
+    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Failed);
+    let d = &app.decisions[0];
+    assert_eq!(d.kind, crate::console::inbox::DecisionKind::Failed);
+    assert_eq!(d.result, "upstream 409: not enough margin for 0.25 ETH");
+}
+
+#[test]
+fn a_poll_sent_before_the_approval_answer_does_not_take_the_execution_back() {
+    let mut app = gate_app(120, 40);
+    app.gate.poll.ask_at(t0() + secs(1));
+    let fx = app.update(Action::Tick(t0() + secs(1)));
+    assert!(fx.contains(&Effect::FetchGate), "{fx:?}");
+    approve_demo(&mut app);
+    app.update(decided(DEMO_ID, true, Ok(executed_demo())));
+    // The poll sent before the approval answers now: it still says pending.
+    let (items, agents) = two_agents();
+    app.update(gate_loaded(items, agents, t0() + secs(5)));
+    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Executed);
+    // So it is asked again at once, not after the interval.
+    let fx = app.update(Action::Tick(t0() + secs(5)));
+    assert!(fx.contains(&Effect::FetchGate), "{fx:?}");
 }
 
 #[test]
@@ -438,4 +579,173 @@ fn what_this_console_staged_through_the_gateway_says_so_in_the_agent_column() {
     let text = render(&app);
     let row = text.lines().find(|l| l.contains("0.01 BTC")).unwrap();
     assert!(row.contains("this console"), "{row}");
+}
+
+#[test]
+fn gate_approve_dialog_names_the_agent_120x40() {
+    let mut app = gate_app(120, 40);
+    let i = app.inbox.iter().position(|i| i.id() == DEMO_ID).unwrap();
+    app.selected.insert(crate::console::layout::Pane::Inbox, i);
+    app.update(key('a'));
+    assert!(matches!(&app.modal, Some(Modal::Approve(id)) if id == DEMO_ID));
+    let body: String = crate::console::tabs::proposals::view::approve_body_lines(
+        &app,
+        &crate::console::theme::Theme::dark(),
+        app.item(DEMO_ID).unwrap(),
+    )
+    .iter()
+    .map(|l| format!("{l}\n"))
+    .collect();
+    assert!(
+        body.contains("proposed by agent demo-agent · account 1817426543"),
+        "{body}"
+    );
+    let text = render(&app);
+    insta::assert_snapshot!("gate_approve_dialog_120x40", text);
+    assert!(text.contains("proposed by agent demo-agent"), "{text}");
+}
+
+/// A mutate tool this console called through the gateway: the gateway captured its token.
+fn tool_item(own: &str, status: &str) -> GateItem {
+    serde_json::from_value(json!({
+        "id": "gi_tool0001",
+        "agent": own,
+        "agentFingerprint": own,
+        "account": "1817426543",
+        "kind": "tool:service_place_order",
+        "status": status,
+        "request": {"name": "service_place_order",
+                    "args": {"coin": "ETH", "side": "buy", "size": 0.1}},
+        "preview": {"operation": "place_order"},
+        "expiresAt": (t0() + secs(60)).to_rfc3339(),
+        "createdAt": t0().to_rfc3339(),
+    }))
+    .unwrap()
+}
+
+#[test]
+fn a_tool_call_of_this_console_is_approved_through_the_gateways_copy() {
+    let mut app = gate_app(120, 40);
+    let own = app.service.key_fingerprint.clone();
+    let mut fx = Vec::new();
+    let id = app
+        .add_tool_approval(
+            "service_place_order",
+            &json!({"coin": "ETH", "side": "buy", "size": 0.1}),
+            &json!({"confirmToken": "ct_secret", "expiresAt": (t0() + secs(60)).to_rfc3339(),
+                    "summary": "service_place_order will buy 0.1 ETH"}),
+            Source::Console,
+            &mut fx,
+        )
+        .unwrap();
+    assert_eq!(id, "tool-1");
+    app.select_proposal(crate::console::layout::Pane::Inbox, "tool-1");
+    // Not listed by the gateway yet: y sends no token (the gateway would refuse it with 403
+    // human_approval_required), says why, and asks the gateway now.
+    app.update(key('a'));
+    let fx = app.update(key('y'));
+    assert!(
+        !fx.iter().any(|e| matches!(e, Effect::ExecuteTool { .. })),
+        "{fx:?}"
+    );
+    assert_eq!(app.item("tool-1").unwrap().status(app.now), Status::Staged);
+    let last = &app.toasts.last().unwrap().text;
+    assert!(last.contains("has not listed it yet"), "{last}");
+    // The gateway lists it: one item, the gateway's, still showing what the tool will do.
+    let (mut items, agents) = two_agents();
+    items.push(tool_item(&own, "pending"));
+    app.update(gate_loaded(items, agents.clone(), t0() + secs(2)));
+    assert!(app.item("tool-1").is_none());
+    let item = app.item("gi_tool0001").expect("the gateway's copy");
+    assert_eq!(item.source, Source::Gateway);
+    assert_eq!(item.describe(), "service_place_order will buy 0.1 ETH");
+    assert_eq!(app.inbox.iter().filter(|i| i.tool.is_some()).count(), 1);
+    assert_eq!(app.gate.agent_label("gi_tool0001", &own), "this console");
+    // Approved through the supervisor API; the token never leaves for the gateway again.
+    app.select_proposal(crate::console::layout::Pane::Inbox, "gi_tool0001");
+    app.update(key('a'));
+    assert!(matches!(&app.modal, Some(Modal::Approve(id)) if id == "gi_tool0001"));
+    assert_eq!(
+        app.update(key('y')),
+        vec![Effect::GateApprove("gi_tool0001".into())]
+    );
+    let mut done = tool_item(&own, "executed");
+    done.result = Some(json!({"status": 200, "body": {"success": true,
+        "result": {"status": "filled", "oid": 4242}}}));
+    app.update(decided("gi_tool0001", true, Ok(done)));
+    assert_eq!(
+        app.item("gi_tool0001").unwrap().status(app.now),
+        Status::Executed
+    );
+    assert_eq!(app.decisions[0].proposal_id, "gi_tool0001");
+    // What the tool's operation answered, not the wrapper around it.
+    assert_eq!(app.decisions[0].result, "executed: oid 4242");
+}
+
+#[test]
+fn a_tool_call_of_this_console_is_rejected_on_the_gateway() {
+    let mut app = gate_app(120, 40);
+    let own = app.service.key_fingerprint.clone();
+    let mut fx = Vec::new();
+    app.add_tool_approval(
+        "service_place_order",
+        &json!({"coin": "ETH", "side": "buy", "size": 0.1}),
+        &json!({"confirmToken": "ct_secret", "expiresAt": (t0() + secs(60)).to_rfc3339()}),
+        Source::Console,
+        &mut fx,
+    );
+    let (mut items, agents) = two_agents();
+    items.push(tool_item(&own, "pending"));
+    app.update(gate_loaded(items, agents, t0() + secs(2)));
+    app.select_proposal(crate::console::layout::Pane::Inbox, "gi_tool0001");
+    let fx = app.update(key('x'));
+    assert_eq!(
+        fx,
+        vec![Effect::GateReject {
+            id: "gi_tool0001".into(),
+            reason: crate::console::gate::DEFAULT_REJECT_REASON.into()
+        }]
+    );
+}
+
+#[test]
+fn an_approval_the_gateway_never_answered_is_settled_by_its_inbox_not_journaled_as_failed() {
+    // It went through: the next poll shows the execution, journaled once.
+    let mut app = gate_app(120, 40);
+    approve_demo(&mut app);
+    app.update(decided(
+        DEMO_ID,
+        true,
+        Err(ApiError::Transport("connection reset".into())),
+    ));
+    assert!(app.decisions.is_empty(), "{:?}", app.decisions);
+    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Staged);
+    let (mut items, agents) = two_agents();
+    items[0] = executed_demo();
+    app.update(gate_loaded(items.clone(), agents.clone(), t0() + secs(6)));
+    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Executed);
+    assert_eq!(app.decisions.len(), 1);
+    assert_eq!(
+        app.decisions[0].kind,
+        crate::console::inbox::DecisionKind::Executed
+    );
+
+    // It did not: still pending, approved again, executed once, journaled once.
+    let mut app = gate_app(120, 40);
+    approve_demo(&mut app);
+    app.update(decided(
+        DEMO_ID,
+        true,
+        Err(ApiError::Transport("connection refused".into())),
+    ));
+    let (pending, agents) = two_agents();
+    app.update(gate_loaded(pending, agents.clone(), t0() + secs(6)));
+    approve_demo(&mut app);
+    app.update(decided(DEMO_ID, true, Ok(executed_demo())));
+    app.update(gate_loaded(items, agents, t0() + secs(8)));
+    assert_eq!(app.decisions.len(), 1, "{:?}", app.decisions);
+    assert_eq!(
+        app.decisions[0].kind,
+        crate::console::inbox::DecisionKind::Approved
+    );
 }

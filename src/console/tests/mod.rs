@@ -11,6 +11,7 @@ mod gate;
 mod guard;
 mod inbox;
 mod journal;
+mod limits;
 mod reconcile;
 mod signals;
 mod snapshots;

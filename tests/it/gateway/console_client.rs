@@ -349,3 +349,50 @@ async fn an_override_from_the_console_executes_a_breaking_item_and_is_journaled_
     );
     assert_eq!(last["item"], serde_json::json!(done.item.id));
 }
+
+/// What the console matches its own tool call to on a gateway (README "A console on a gateway"):
+/// the gateway's item of kind `tool:<name>` carries the console key's fingerprint, the tool's name
+/// and the arguments exactly as the console sent them; the token's re-submission is refused until
+/// that item is approved, and approving it through the supervisor API runs the tool.
+#[tokio::test]
+async fn a_tool_call_of_the_console_is_listed_as_its_own_item_and_runs_when_that_is_approved() {
+    let s = setup().await;
+    let c = console(&s);
+    let args = serde_json::to_value(long_btc(&s.sandbox.running.messenger_id)).unwrap();
+    let first = c
+        .execute_mcp_tool("service_place_order", args.clone())
+        .await
+        .unwrap();
+    let token = first.result["confirmToken"].as_str().unwrap().to_string();
+    let inbox = c.gate_inbox(Some("pending")).await.unwrap();
+    let item = inbox
+        .items
+        .iter()
+        .find(|i| i.kind == "tool:service_place_order")
+        .unwrap_or_else(|| panic!("{inbox:?}"));
+    assert_eq!(
+        item.agent_fingerprint,
+        s.sandbox.key(Scope::Legacy).fingerprint()
+    );
+    assert_eq!(item.request["name"], "service_place_order");
+    assert_eq!(item.request["args"], args);
+    assert!(item.proposal_id.is_none(), "{item:?}");
+    let mut again = args.clone();
+    again["confirmToken"] = serde_json::json!(token);
+    match c.execute_mcp_tool("service_place_order", again).await {
+        Err(ApiError::Forbidden { code, .. }) => assert_eq!(code, "human_approval_required"),
+        other => panic!("{other:?}"),
+    }
+    let decided = c.gate_approve(&item.id, &[]).await.unwrap();
+    assert_eq!(decided.item.status, "executed", "{decided:?}");
+    assert_eq!(
+        s.sandbox
+            .legacy()
+            .get_positions()
+            .await
+            .unwrap()
+            .positions
+            .len(),
+        1
+    );
+}

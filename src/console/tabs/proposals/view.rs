@@ -78,7 +78,10 @@ fn inbox(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         |i| {
             let item = &app.inbox[i];
             let status = item.status(app.now);
-            let first: Line = if status == Status::Staged {
+            let wait = app.inbox_state.wait_left(item.id(), app.now);
+            let first: Line = if let Some(left) = wait.filter(|_| status == Status::Staged) {
+                Line::styled(format!("rate limited {left}s"), theme.warn)
+            } else if status == Status::Staged {
                 Line::from(countdown(
                     theme,
                     item.remaining(app.now).unwrap_or_default(),
@@ -179,6 +182,28 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
                 theme.muted,
             ));
         }
+    }
+    if let Some(left) = app.inbox_state.wait_left(item.id(), app.now)
+        && status == Status::Staged
+    {
+        let said = app
+            .inbox_state
+            .limited
+            .get(item.id())
+            .map(|(_, m)| m.as_str())
+            .unwrap_or_default();
+        lines.push(Line::from(vec![
+            Span::styled(format!("{:<13}", "Confirm"), theme.muted),
+            Span::styled(
+                format!("rate limited — retry in {left} s ({said})"),
+                theme.warn,
+            ),
+        ]));
+        lines.push(Line::styled(
+            "Nothing executed: still staged. a then y approves it after the wait; never re-sent \
+             on its own.",
+            theme.muted,
+        ));
     }
     if let Some(g) = app.gate.items.get(item.id()) {
         let account = g.account.as_deref().unwrap_or("?");
@@ -607,6 +632,21 @@ fn resulting(after: f64, coin: &str) -> String {
     }
 }
 
+/// "proposed by agent demo-agent · account 1817426543" for an item the gateway lists; None when
+/// the console is not on a gateway or the gateway does not list it.
+fn proposed_by(app: &App, id: &str) -> Option<String> {
+    let g = app.gate.items.get(id)?;
+    let own = app.gate.agent_label(id, &app.service.key_fingerprint) == "this console";
+    let mut text = format!("proposed by agent {}", g.agent);
+    if own {
+        text.push_str(" (this console's key)");
+    }
+    if let Some(account) = g.account.as_deref().filter(|a| !a.is_empty()) {
+        text.push_str(&format!(" · account {account}"));
+    }
+    Some(text)
+}
+
 /// The approve dialog's body (without its keys line): the proposal as it will execute, what
 /// this console asked for, the risk priced now and what of it is unknown.
 pub fn approve_body_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<'a>> {
@@ -620,6 +660,10 @@ pub fn approve_body_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec
         ]),
         Line::styled(item.describe(), theme.base.patch(theme.accent)),
     ];
+    // On a gateway any agent may have staged it: who is asking is part of what is approved.
+    if let Some(who) = proposed_by(app, id) {
+        lines.insert(1, Line::styled(who, theme.base));
+    }
     if let Some(r) = &item.request {
         lines.push(Line::styled(
             format!(

@@ -272,6 +272,53 @@ impl App {
                 self.decide(id, DecisionKind::Approved, summary, text, fx);
                 self.set_outcome(name, shown_args, at, Ok(res.result), None);
             }
+            // No answer: the token may have run the tool. Checked with the audit log, never
+            // re-sent without a second y (as a confirm_trade that got no answer).
+            Err(e) if e.is_transient() => {
+                let text = e.to_string();
+                if let Some(item) = self.item_mut(id) {
+                    item.local = LocalState::Unknown {
+                        error: text.clone(),
+                        checking: true,
+                    };
+                }
+                self.inbox_state.recheck.ask_at(at);
+                self.toast(
+                    format!("{id}: outcome unknown ({text}) — checking with the service"),
+                    ToastLevel::Error,
+                );
+                self.set_outcome(
+                    name,
+                    shown_args,
+                    at,
+                    Err(format!("outcome unknown — checking: {text}")),
+                    None,
+                );
+            }
+            // The service asked to wait: the token did not run and is still good until it
+            // expires. Approved again by hand after the wait.
+            Err(ApiError::QuotaExceeded {
+                retry_after,
+                message,
+            }) => {
+                if let Some(item) = self.item_mut(id)
+                    && item.local == LocalState::Confirming
+                {
+                    item.local = LocalState::None;
+                }
+                self.inbox_state.limited.insert(
+                    id.to_string(),
+                    (at + to_delta(retry_after), message.clone()),
+                );
+                self.toast(
+                    format!(
+                        "{id} not run: rate limited — retry in {} s ({message}). Still waiting \
+                         for approval: a then y after the wait",
+                        retry_after.as_secs()
+                    ),
+                    ToastLevel::Error,
+                );
+            }
             other => {
                 let text = match other {
                     Ok(_) => "the service asked for confirmation again (token expired or used)"

@@ -173,3 +173,113 @@ fn proposals_and_tokens_share_the_inbox() {
     );
     assert_eq!(app.strip_items().len(), 2);
 }
+
+/// Approves the token (a, y) and answers the re-submission with `error`.
+fn resubmission_fails(app: &mut App, error: ApiError) -> Vec<Effect> {
+    app.update(key('2'));
+    app.update(key('a'));
+    let calls = tool_calls(&app.update(key('y')));
+    assert_eq!(calls.len(), 1);
+    app.update(executed(
+        "service_propose_trade",
+        calls[0].1.clone(),
+        Some("tool-1"),
+        Err(error),
+        t0() + secs(21),
+    ))
+}
+
+fn audit(rows: Vec<crate::api::model::AuditEntry>) -> crate::console::inbox::Evidence {
+    crate::console::inbox::Evidence {
+        proposals: None,
+        audit: Ok(rows),
+    }
+}
+
+fn audit_row(op: &str, at: DateTime<Utc>) -> crate::api::model::AuditEntry {
+    crate::api::model::AuditEntry {
+        operation: op.into(),
+        outcome: "ok".into(),
+        time: at,
+        oid: Some(7),
+        ..Default::default()
+    }
+}
+
+fn reconciled(
+    app: &mut App,
+    at: DateTime<Utc>,
+    evidence: crate::console::inbox::Evidence,
+) -> Vec<Effect> {
+    app.update(Action::answered(
+        at,
+        LATENCY,
+        Answer::Reconciled {
+            evidence: Box::new(evidence),
+        },
+    ))
+}
+
+#[test]
+fn a_resubmission_without_an_answer_is_an_unknown_outcome_settled_by_the_audit_log() {
+    // The tool ran: its operation is in the audit log after the token was issued.
+    let mut app = token_in_inbox();
+    let fx = resubmission_fails(&mut app, ApiError::Transport("connection reset".into()));
+    let item = app.item("tool-1").unwrap();
+    assert_eq!(item.status(app.now), Status::Unknown, "{:?}", item.local);
+    assert!(app.decisions.is_empty(), "nothing decided yet");
+    assert!(journal_lines(&fx).is_empty());
+    assert!(
+        toast_texts(&app)
+            .iter()
+            .any(|t| t.contains("tool-1: outcome unknown")),
+        "{:?}",
+        toast_texts(&app)
+    );
+    let fx = app.update(Action::Tick(t0() + secs(21)));
+    assert!(
+        fx.iter().any(|e| matches!(e, Effect::Reconcile { .. })),
+        "{fx:?}"
+    );
+    // Not approvable while it is being checked: nothing is re-sent.
+    let fx = app.update(key('a'));
+    assert!(app.modal.is_none());
+    assert!(tool_calls(&fx).is_empty());
+    let fx = reconciled(
+        &mut app,
+        t0() + secs(22),
+        audit(vec![
+            audit_row("execute_mcp_tool", t0()),
+            audit_row("propose_trade", t0() + secs(21)),
+        ]),
+    );
+    assert_eq!(
+        app.item("tool-1").unwrap().status(app.now),
+        Status::Approved
+    );
+    assert_eq!(app.decisions[0].kind, DecisionKind::Approved);
+    assert!(
+        app.decisions[0]
+            .result
+            .contains("propose_trade ok in the audit log"),
+        "{}",
+        app.decisions[0].result
+    );
+    assert_eq!(journal_lines(&fx).len(), 1);
+
+    // It did not run: the log has only the first call. Staged again, approved by hand.
+    let mut app = token_in_inbox();
+    resubmission_fails(&mut app, ApiError::Transport("connection refused".into()));
+    app.update(Action::Tick(t0() + secs(21)));
+    let fx = reconciled(
+        &mut app,
+        t0() + secs(22),
+        audit(vec![audit_row("execute_mcp_tool", t0())]),
+    );
+    assert!(tool_calls(&fx).is_empty(), "never re-sent on its own");
+    assert_eq!(app.item("tool-1").unwrap().status(app.now), Status::Staged);
+    assert!(app.decisions.is_empty());
+    app.update(key('a'));
+    assert!(matches!(&app.modal, Some(Modal::Approve(id)) if id == "tool-1"));
+    assert_eq!(tool_calls(&app.update(key('y'))).len(), 1);
+}
