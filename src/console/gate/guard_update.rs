@@ -2,9 +2,10 @@
 //! feed, the approve dialog's live re-check, the override (`o` then `y`), `/kill` (asked first)
 //! and `/auto` (upper layer: it changes `App`).
 
+use super::Detected;
 use super::guard::{ApproveCheck, kill_reason, kill_refusal};
 use crate::api::ApiError;
-use crate::api::model::{GateCheck, GateKillSwitch, GateStanding, GateStandingRequest};
+use crate::api::model::{GateCheck, GateKillSwitch, GatePolicy, GateStanding, GateStandingRequest};
 use crate::console::action::Effect;
 use crate::console::app::{App, ToastLevel};
 use crate::console::modal::Modal;
@@ -16,6 +17,10 @@ impl App {
     pub(crate) fn schedule_guard(&mut self, polled: bool, fx: &mut Vec<Effect>) {
         if polled && self.gate.is_gateway() {
             fx.push(Effect::FetchGuard);
+        }
+        // The policy rides the gate poll only while its panel is open: closed, it costs nothing.
+        if polled && matches!(self.modal, Some(Modal::Policy { .. })) {
+            self.fetch_policy(fx);
         }
         if let Some(check) = self.gate.check.as_mut()
             && !check.sent
@@ -183,6 +188,55 @@ impl App {
         }
         self.gate.poll.ask_at(self.now);
         self.modal = Some(Modal::Standing { scroll: 0 });
+    }
+
+    /// `/policy` (and `P`): the policy panel, read now and then with each gate poll while open.
+    pub(crate) fn show_policy(&mut self, fx: &mut Vec<Effect>) {
+        if self.gate.detected == Detected::No {
+            self.toast(
+                format!(
+                    "not a gateway: {} has no supervisor API (/gate/v1), so there is no policy to show; \
+                     /policy shows the guardrails of an agentdesk gateway",
+                    self.service.host
+                ),
+                ToastLevel::Error,
+            );
+            return;
+        }
+        self.modal = Some(Modal::Policy { scroll: 0 });
+        self.fetch_policy(fx);
+    }
+
+    fn fetch_policy(&mut self, fx: &mut Vec<Effect>) {
+        if !self.gate.policy.in_flight {
+            self.gate.policy.in_flight = true;
+            fx.push(Effect::FetchPolicy);
+        }
+    }
+
+    pub(crate) fn on_policy_loaded(
+        &mut self,
+        result: Result<Box<GatePolicy>, ApiError>,
+        at: DateTime<Utc>,
+    ) {
+        let state = &mut self.gate.policy;
+        state.in_flight = false;
+        match result {
+            Ok(p) => {
+                state.policy = Some(*p);
+                state.read_at = Some(at);
+                state.error = None;
+            }
+            Err(e) => {
+                // A 404 settles what the service is, as the gate poll's own 404 does.
+                if matches!(e, ApiError::NotFound { .. }) && self.gate.detected != Detected::Yes {
+                    self.gate.detected = Detected::No;
+                    state.policy = None;
+                }
+                state.error = Some(super::policy::error_text(&e));
+            }
+        }
+        self.dirty = true;
     }
 
     pub(crate) fn create_standing(&mut self, request: GateStandingRequest, fx: &mut Vec<Effect>) {

@@ -5,6 +5,7 @@
 
 pub mod guard;
 mod guard_update;
+pub mod policy;
 mod update;
 
 use super::inbox::InboxItem;
@@ -122,6 +123,8 @@ pub struct GateState {
     pub standing: Vec<GateStanding>,
     /// The open approve dialog's re-check and armed override.
     pub check: Option<guard::ApproveCheck>,
+    /// The policy in force, read while `/policy` is open.
+    pub policy: policy::PolicyState,
 }
 
 impl GateState {
@@ -140,6 +143,7 @@ impl GateState {
             kill: None,
             standing: Vec::new(),
             check: None,
+            policy: policy::PolicyState::default(),
         }
     }
 

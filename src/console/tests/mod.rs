@@ -11,6 +11,7 @@ mod gate;
 mod guard;
 mod inbox;
 mod journal;
+mod policy;
 mod reconcile;
 mod signals;
 mod snapshots;
