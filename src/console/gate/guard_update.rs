@@ -9,13 +9,24 @@ use crate::api::model::{GateCheck, GateKillSwitch, GatePolicy, GateStanding, Gat
 use crate::console::action::Effect;
 use crate::console::app::{App, ToastLevel};
 use crate::console::modal::Modal;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Duration as TimeDelta, Utc};
+
+/// How often the kill switch and the standing approvals are asked. They change only by a
+/// supervisor's decision: this console's own is asked after at once, another supervisor's shows
+/// within this. Asked with every 1 s inbox poll they doubled the console's requests to the
+/// gateway and most of its idle CPU; the gateway refuses what the kill switch forbids either way.
+pub const GUARD_EVERY: TimeDelta = TimeDelta::seconds(5);
 
 impl App {
-    /// With each gate poll: the kill switch and the standing approvals; and the open approve
-    /// dialog's re-check, once.
+    /// With a gate poll, at most every [`GUARD_EVERY`]: the kill switch and the standing
+    /// approvals; and the open approve dialog's re-check, once.
     pub(crate) fn schedule_guard(&mut self, polled: bool, fx: &mut Vec<Effect>) {
-        if polled && self.gate.is_gateway() {
+        let due = self
+            .gate
+            .guard_asked
+            .is_none_or(|t| self.now - t >= GUARD_EVERY);
+        if polled && self.gate.is_gateway() && due {
+            self.gate.guard_asked = Some(self.now);
             fx.push(Effect::FetchGuard);
         }
         // The policy rides the gate poll only while its panel is open: closed, it costs nothing.
@@ -174,6 +185,7 @@ impl App {
                 );
             }
         }
+        self.gate.guard_asked = None;
         self.gate.poll.ask_at(at);
     }
 
@@ -186,6 +198,7 @@ impl App {
             );
             return;
         }
+        self.gate.guard_asked = None;
         self.gate.poll.ask_at(self.now);
         self.modal = Some(Modal::Standing { scroll: 0 });
     }
@@ -278,6 +291,7 @@ impl App {
             }
             Err(e) => self.toast(format!("{what}: refused: {e}"), ToastLevel::Error),
         }
+        self.gate.guard_asked = None;
         self.gate.poll.ask_at(at);
     }
 }

@@ -121,6 +121,8 @@ pub struct GateState {
     pub kill: Option<GateKillSwitch>,
     /// The live standing approvals as last polled.
     pub standing: Vec<GateStanding>,
+    /// When the kill switch and standing approvals were last asked (None: ask with the next poll).
+    pub guard_asked: Option<DateTime<Utc>>,
     /// The open approve dialog's re-check and armed override.
     pub check: Option<guard::ApproveCheck>,
     /// The policy in force, read while `/policy` is open.
@@ -142,6 +144,7 @@ impl GateState {
             connect: None,
             kill: None,
             standing: Vec::new(),
+            guard_asked: None,
             check: None,
             policy: policy::PolicyState::default(),
         }
