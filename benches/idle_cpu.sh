@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Idle CPU of the console against the embedded sandbox, measured from /proc.
+# Idle CPU of the default picture (console, embedded gateway, demo agent, sandbox), from /proc.
 #
 # Builds the release binary, starts `agentdesk` (no arguments: the console with the embedded
 # sandbox) in a detached tmux session of 120×40 with HOME / XDG_* pointed at a fresh temp dir, lets
@@ -65,7 +65,10 @@ failed() {
 pid=$pane_pid
 if [[ $(cat "/proc/$pid/comm" 2>/dev/null) != agentdesk ]]; then
     sleep 0.5
-    pid=$(pgrep -P "$pane_pid" -x agentdesk | head -n1 || true)
+    # Read too early, the pane's process may not have exec'd yet: it is then agentdesk itself.
+    if [[ $(cat "/proc/$pid/comm" 2>/dev/null) != agentdesk ]]; then
+        pid=$(pgrep -P "$pane_pid" -x agentdesk | head -n1 || true)
+    fi
 fi
 [[ -n $pid && -d /proc/$pid ]] || failed "agentdesk did not start"
 

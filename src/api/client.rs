@@ -664,8 +664,8 @@ impl Client {
         self.gate(Method::Get, &path, Request::default()).await
     }
 
-    /// `GET /gate/v1/policy`: the policy in force, as the gateway writes it.
-    pub async fn gate_policy(&self) -> Result<Value, ApiError> {
+    /// `GET /gate/v1/policy`: the policy in force, and each agent's notional executed today.
+    pub async fn gate_policy(&self) -> Result<GatePolicy, ApiError> {
         self.gate(Method::Get, "/policy", Request::default()).await
     }
 

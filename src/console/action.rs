@@ -218,6 +218,10 @@ pub enum Answer {
         what: String,
         result: Result<(), ApiError>,
     },
+    /// The gateway's policy in force, read for `/policy`.
+    PolicyLoaded {
+        result: Result<Box<crate::api::model::GatePolicy>, ApiError>,
+    },
 }
 
 impl Answer {
@@ -250,6 +254,7 @@ impl Answer {
             Answer::GateChecked { .. } => "gate_check",
             Answer::KillSwitchSet { .. } => "gate_set_kill_switch",
             Answer::StandingChanged { .. } => "gate_standing_approvals",
+            Answer::PolicyLoaded { .. } => "gate_policy",
         }
     }
 
@@ -284,6 +289,7 @@ impl Answer {
             Answer::GateChecked { result, .. } => err(result),
             Answer::KillSwitchSet { result, .. } => err(result),
             Answer::StandingChanged { result, .. } => err(result),
+            Answer::PolicyLoaded { result } => err(result),
         }
     }
 }
@@ -355,6 +361,8 @@ pub enum Effect {
     },
     GateCreateStanding(crate::api::model::GateStandingRequest),
     GateRevokeStanding(i64),
+    /// Read the gateway's policy in force (while `/policy` is open).
+    FetchPolicy,
     /// Put text on the terminal's clipboard with OSC 52: the loop writes
     /// `ESC ] 52 ; c ; <base64> BEL`. The payload is the base64 text, kept redacted.
     Clipboard(Secret),

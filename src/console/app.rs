@@ -349,6 +349,7 @@ impl App {
             Answer::GateChecked { id, result } => self.on_gate_checked(&id, result),
             Answer::KillSwitchSet { on, result } => self.on_kill_switch_set(on, result, at),
             Answer::StandingChanged { what, result } => self.on_standing_changed(&what, result, at),
+            Answer::PolicyLoaded { result } => self.on_policy_loaded(result, at),
         }
     }
 

@@ -177,6 +177,7 @@ impl App {
             }
             Command::Kill { on, reason } => self.ask_kill_switch(on, reason),
             Command::Auto(command::AutoCommand::List) => self.show_standing(),
+            Command::Policy => self.show_policy(fx),
             Command::Auto(command::AutoCommand::Revoke(n)) => self.revoke_standing(n, fx),
             Command::Auto(command::AutoCommand::Create(a)) => self.create_standing(
                 crate::api::model::GateStandingRequest {

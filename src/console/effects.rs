@@ -128,6 +128,10 @@ impl Runner {
                     tokio::join!(c.gate_kill_switch(), c.gate_standing_approvals());
                 Answer::GuardLoaded { kill, standing }
             }),
+            Effect::FetchPolicy => self.spawn(move |c| async move {
+                let result = c.gate_policy().await.map(Box::new);
+                Answer::PolicyLoaded { result }
+            }),
             Effect::GateCheck(id) => self.spawn(move |c| async move {
                 let result = c.gate_check(&id).await.map(Box::new);
                 Answer::GateChecked { id, result }

@@ -31,6 +31,10 @@ const KEYS: &[(KeyAction, &str)] = &[
         KeyAction::Override,
         "approve dialog on a gateway: override the broken rules (then y; journaled)",
     ),
+    (
+        KeyAction::Policy,
+        "on a gateway: the policy in force (as /policy)",
+    ),
     (KeyAction::Reject, "reject (dismiss) the selected proposal"),
     (
         KeyAction::Undo,

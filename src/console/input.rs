@@ -66,6 +66,7 @@ impl App {
             }
             KeyAction::Undo => self.undo_dismissal(fx),
             KeyAction::BuilderFee => self.open_builder_fee(fx),
+            KeyAction::Policy => self.show_policy(fx),
             _ => return false,
         }
         true
@@ -297,6 +298,18 @@ impl App {
             },
             Modal::Standing { scroll } => match scrolled(*scroll, action, page) {
                 Some(s) => *scroll = s,
+                None => self.modal = None,
+            },
+            Modal::Policy { scroll } => match scrolled(*scroll, action, page) {
+                Some(s) => {
+                    let max =
+                        crate::console::gate::policy::max_scroll(&self.gate.policy, self.size);
+                    *scroll = if action == Some(KeyAction::Bottom) {
+                        max
+                    } else {
+                        s.min(max)
+                    };
+                }
                 None => self.modal = None,
             },
             Modal::QuitConfirm => match action {

@@ -66,6 +66,8 @@ pub enum KeyAction {
     Copy,
     /// Approve dialog on a gateway: arm an override of the rules the item breaks.
     Override,
+    /// On a gateway: the policy in force (as `/policy`).
+    Policy,
 }
 
 impl KeyAction {
@@ -115,6 +117,7 @@ impl KeyAction {
         KeyAction::BuilderFee,
         KeyAction::Copy,
         KeyAction::Override,
+        KeyAction::Policy,
     ];
 
     /// The snake_case name used in TOML (`next_tab`, `go_tab_3`).
@@ -156,6 +159,7 @@ impl KeyAction {
             KeyAction::BuilderFee => "builder_fee",
             KeyAction::Copy => "copy",
             KeyAction::Override => "override",
+            KeyAction::Policy => "policy",
         };
         simple.to_string()
     }
@@ -199,6 +203,7 @@ impl KeyAction {
             KeyAction::BuilderFee => "Open the builder-fee panel",
             KeyAction::Copy => "Copy the signing secret (OSC 52)",
             KeyAction::Override => "Override the broken policy rules (then y)",
+            KeyAction::Policy => "Show the gateway's policy in force",
         };
         text.to_string()
     }

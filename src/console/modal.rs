@@ -49,6 +49,10 @@ pub enum Modal {
     Standing {
         scroll: u16,
     },
+    /// The gateway's policy in force: default rules, agents' overrides, today's use (`/policy`).
+    Policy {
+        scroll: u16,
+    },
 }
 
 /// The command line (`:`), with its history and Tab completion; `command_line.rs` runs what it

@@ -74,6 +74,9 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
             app.now,
             *scroll,
         ),
+        Modal::Policy { scroll } => {
+            crate::console::gate::policy::policy_panel(f, theme, area, &app.gate.policy, *scroll)
+        }
         // On the status line, drawn with it.
         Modal::CommandLine(_) | Modal::Filter => {}
     }

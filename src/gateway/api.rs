@@ -408,7 +408,9 @@ pub fn openapi(gate: &Gate) -> Value {
             "responses": ok_object("{url, itemId, expiresAt}")},
     }));
     paths.insert("/gate/v1/policy".into(), json!({
-        "get": gate_op("gate_policy", "The policy in force, and every rule's name", None, "{policy, rules}"),
+        "get": gate_op("gate_policy",
+            "The policy in force, every rule's name, and each agent's notional executed this UTC day against its max_daily_notional_usd",
+            None, "{policy, rules, today: {since, agents: [{agent, fingerprint, executedNotionalUsd, maxDailyNotionalUsd}]}}"),
         "put": gate_op("gate_policy_put",
             "Replace the policy; refused whole (400 invalid_policy, field = the wrong key) when any key is wrong",
             Some(json!({"max_notional_usd": 3000, "allowed_coins": ["BTC"], "agents": {"bot": {"max_leverage": 3}}})),
@@ -537,9 +539,11 @@ async fn get_policy(
 ) -> Result<Response, GateError> {
     supervisor(&gate, &headers).await?;
     let policy = guard::policy(&gate).await?;
+    let today = guard::today(&gate, &policy).await?;
     Ok(json_response(
         StatusCode::OK,
-        &json!({"success": true, "policy": policy.to_json(), "rules": super::policy::RULES}),
+        &json!({"success": true, "policy": policy.to_json(), "rules": super::policy::RULES,
+                "today": today}),
     ))
 }
 

@@ -165,6 +165,37 @@ pub fn trade_of_item(item: &Item) -> Option<Trade> {
     trade_of(op, &item.request)
 }
 
+/// Each known agent's notional executed this UTC day against its `max_daily_notional_usd`, so a
+/// supervisor reading the policy sees how much of the daily limit is used:
+/// `{"since", "agents": [{"agent", "fingerprint", "executedNotionalUsd", "maxDailyNotionalUsd"}]}`.
+pub async fn today(gate: &Gate, policy: &Policy) -> Result<Value, GateError> {
+    let since = day_start(gate.now());
+    let mut agents = Vec::new();
+    for a in gate.store.agents().await.map_err(GateError::store)? {
+        let executed = gate
+            .store
+            .executed_since(&a.key_hash, since)
+            .await
+            .map_err(GateError::store)?;
+        let labels: Vec<&str> = a
+            .name
+            .as_deref()
+            .into_iter()
+            .chain([a.fingerprint.as_str()])
+            .collect();
+        agents.push(json!({
+            "agent": a.label(),
+            "fingerprint": a.fingerprint,
+            "executedNotionalUsd": executed,
+            "maxDailyNotionalUsd": policy.for_agent(&labels).max_daily_notional_usd,
+        }));
+    }
+    Ok(json!({
+        "since": since.to_rfc3339_opts(SecondsFormat::Secs, true),
+        "agents": agents,
+    }))
+}
+
 /// The labels an agent's policy table may be under: its name, then its fingerprint.
 pub async fn labels(gate: &Gate, agent: &str) -> Result<Vec<String>, GateError> {
     let name = gate

@@ -247,3 +247,68 @@ pub struct GateStandingRequest {
     pub minutes: u64,
     pub reason: String,
 }
+
+/// One set of policy rules as the gateway writes them (snake_case, as in `[policy]`); unset means
+/// no limit (at the top level) or "as the default" (in an agent's table).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct GateRules {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed_coins: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_notional_usd: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_leverage: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub require_stop_loss: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_open_positions: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_daily_notional_usd: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daily_loss_limit_usd: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_immediate: Option<bool>,
+    /// Rules a newer gateway knows and this console does not: shown as written, never dropped.
+    #[serde(flatten)]
+    pub other: std::collections::BTreeMap<String, Value>,
+}
+
+/// The policy in force: the default rules and each agent's overrides (by label).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct GatePolicyRules {
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub agents: std::collections::BTreeMap<String, GateRules>,
+    #[serde(flatten)]
+    pub rules: GateRules,
+}
+
+/// One agent's notional executed this UTC day, against its daily limit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GateDailyUse {
+    pub agent: String,
+    #[serde(default)]
+    pub fingerprint: String,
+    pub executed_notional_usd: f64,
+    #[serde(default)]
+    pub max_daily_notional_usd: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GateToday {
+    /// The start of the UTC day the amounts count from.
+    pub since: DateTime<Utc>,
+    #[serde(default)]
+    pub agents: Vec<GateDailyUse>,
+}
+
+/// `GET /gate/v1/policy`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GatePolicy {
+    pub policy: GatePolicyRules,
+    #[serde(default)]
+    pub rules: Vec<String>,
+    /// Absent from gateways older than the daily-use report.
+    #[serde(default)]
+    pub today: Option<GateToday>,
+}

@@ -8,6 +8,7 @@
 //! /agent <name|all>
 //! /kill <reason> | /kill off
 //! /auto <agent|*> <coins,...|*> <maxNotionalUsd> <minutes> [reason] | /auto revoke <id> | /auto
+//! /policy
 //! /close <coin|all>
 //! /backtest <strategyId> <pair> <timeframe> <days> [param=N ...]
 //! /top <backtests|live|combos> [key=value ...]
@@ -93,6 +94,8 @@ pub enum Command {
     },
     /// The gateway's standing approvals: list, create, revoke.
     Auto(AutoCommand),
+    /// The gateway's policy in force.
+    Policy,
     Close(CloseTarget),
     /// Submit a backtest job.
     Backtest(BacktestArgs),
@@ -376,6 +379,7 @@ impl fmt::Display for Command {
             Command::Kill { on: false, .. } => f.write_str("/kill off"),
             Command::Kill { on: true, reason } => write!(f, "/kill {reason}"),
             Command::Auto(a) => write!(f, "{a}"),
+            Command::Policy => f.write_str("/policy"),
             Command::Close(CloseTarget::Coin(coin)) => write!(f, "/close {coin}"),
             Command::Close(CloseTarget::All) => f.write_str("/close all"),
             Command::Backtest(b) => {

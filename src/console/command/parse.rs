@@ -55,6 +55,7 @@ pub fn parse(input: &str) -> Result<Command, ParseError> {
         }
         "kill" => guard::parse_kill(input, args, end),
         "auto" => guard::parse_auto(input, args, end),
+        "policy" => no_more(args, "/policy").map(|()| Command::Policy),
         "close" => {
             let target = args
                 .first()

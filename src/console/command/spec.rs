@@ -74,6 +74,12 @@ pub const COMMANDS: &[CommandSpec] = &[
         service: false,
     },
     CommandSpec {
+        name: "policy",
+        usage: "/policy",
+        summary: "On a gateway: the policy in force (default rules, each agent's overrides, today's executed notional); also P",
+        service: false,
+    },
+    CommandSpec {
         name: "close",
         usage: CLOSE_USAGE,
         summary: "Stage a close of one coin, or of every position, for approval",

@@ -2,20 +2,36 @@
 //! feed, the approve dialog's live re-check, the override (`o` then `y`), `/kill` (asked first)
 //! and `/auto` (upper layer: it changes `App`).
 
+use super::Detected;
 use super::guard::{ApproveCheck, kill_reason, kill_refusal};
 use crate::api::ApiError;
-use crate::api::model::{GateCheck, GateKillSwitch, GateStanding, GateStandingRequest};
+use crate::api::model::{GateCheck, GateKillSwitch, GatePolicy, GateStanding, GateStandingRequest};
 use crate::console::action::Effect;
 use crate::console::app::{App, ToastLevel};
 use crate::console::modal::Modal;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Duration as TimeDelta, Utc};
+
+/// How often the kill switch and the standing approvals are asked. They change only by a
+/// supervisor's decision: this console's own is asked after at once, another supervisor's shows
+/// within this. Asked with every 1 s inbox poll they doubled the console's requests to the
+/// gateway and most of its idle CPU; the gateway refuses what the kill switch forbids either way.
+pub const GUARD_EVERY: TimeDelta = TimeDelta::seconds(5);
 
 impl App {
-    /// With each gate poll: the kill switch and the standing approvals; and the open approve
-    /// dialog's re-check, once.
+    /// With a gate poll, at most every [`GUARD_EVERY`]: the kill switch and the standing
+    /// approvals; and the open approve dialog's re-check, once.
     pub(crate) fn schedule_guard(&mut self, polled: bool, fx: &mut Vec<Effect>) {
-        if polled && self.gate.is_gateway() {
+        let due = self
+            .gate
+            .guard_asked
+            .is_none_or(|t| self.now - t >= GUARD_EVERY);
+        if polled && self.gate.is_gateway() && due {
+            self.gate.guard_asked = Some(self.now);
             fx.push(Effect::FetchGuard);
+        }
+        // The policy rides the gate poll only while its panel is open: closed, it costs nothing.
+        if polled && matches!(self.modal, Some(Modal::Policy { .. })) {
+            self.fetch_policy(fx);
         }
         if let Some(check) = self.gate.check.as_mut()
             && !check.sent
@@ -169,6 +185,7 @@ impl App {
                 );
             }
         }
+        self.gate.guard_asked = None;
         self.gate.poll.ask_at(at);
     }
 
@@ -181,8 +198,58 @@ impl App {
             );
             return;
         }
+        self.gate.guard_asked = None;
         self.gate.poll.ask_at(self.now);
         self.modal = Some(Modal::Standing { scroll: 0 });
+    }
+
+    /// `/policy` (and `P`): the policy panel, read now and then with each gate poll while open.
+    pub(crate) fn show_policy(&mut self, fx: &mut Vec<Effect>) {
+        if self.gate.detected == Detected::No {
+            self.toast(
+                format!(
+                    "not a gateway: {} has no supervisor API (/gate/v1), so there is no policy to show; \
+                     /policy shows the guardrails of an agentdesk gateway",
+                    self.service.host
+                ),
+                ToastLevel::Error,
+            );
+            return;
+        }
+        self.modal = Some(Modal::Policy { scroll: 0 });
+        self.fetch_policy(fx);
+    }
+
+    fn fetch_policy(&mut self, fx: &mut Vec<Effect>) {
+        if !self.gate.policy.in_flight {
+            self.gate.policy.in_flight = true;
+            fx.push(Effect::FetchPolicy);
+        }
+    }
+
+    pub(crate) fn on_policy_loaded(
+        &mut self,
+        result: Result<Box<GatePolicy>, ApiError>,
+        at: DateTime<Utc>,
+    ) {
+        let state = &mut self.gate.policy;
+        state.in_flight = false;
+        match result {
+            Ok(p) => {
+                state.policy = Some(*p);
+                state.read_at = Some(at);
+                state.error = None;
+            }
+            Err(e) => {
+                // A 404 settles what the service is, as the gate poll's own 404 does.
+                if matches!(e, ApiError::NotFound { .. }) && self.gate.detected != Detected::Yes {
+                    self.gate.detected = Detected::No;
+                    state.policy = None;
+                }
+                state.error = Some(super::policy::error_text(&e));
+            }
+        }
+        self.dirty = true;
     }
 
     pub(crate) fn create_standing(&mut self, request: GateStandingRequest, fx: &mut Vec<Effect>) {
@@ -224,6 +291,7 @@ impl App {
             }
             Err(e) => self.toast(format!("{what}: refused: {e}"), ToastLevel::Error),
         }
+        self.gate.guard_asked = None;
         self.gate.poll.ask_at(at);
     }
 }

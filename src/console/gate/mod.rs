@@ -5,6 +5,7 @@
 
 pub mod guard;
 mod guard_update;
+pub mod policy;
 mod update;
 
 use super::inbox::InboxItem;
@@ -123,6 +124,8 @@ pub struct GateState {
     pub kill: Option<GateKillSwitch>,
     /// The live standing approvals as last polled.
     pub standing: Vec<GateStanding>,
+    /// When the kill switch and standing approvals were last asked (None: ask with the next poll).
+    pub guard_asked: Option<DateTime<Utc>>,
     /// The open approve dialog's re-check and armed override.
     pub check: Option<guard::ApproveCheck>,
     /// Items this console approved whose execution the gateway had not reported in its answer
@@ -132,6 +135,8 @@ pub struct GateState {
     /// An approve or reject was answered while a poll was in flight: that poll's answer may
     /// predate the decision, so another is asked for at once.
     pub refresh: bool,
+    /// The policy in force, read while `/policy` is open.
+    pub policy: policy::PolicyState,
 }
 
 impl GateState {
@@ -149,9 +154,11 @@ impl GateState {
             connect: None,
             kill: None,
             standing: Vec::new(),
+            guard_asked: None,
             check: None,
             awaiting: std::collections::HashSet::new(),
             refresh: false,
+            policy: policy::PolicyState::default(),
         }
     }
 

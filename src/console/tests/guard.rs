@@ -462,3 +462,48 @@ fn the_kill_switch_and_standing_approvals_are_polled_with_the_gate_feed() {
     app.update(code(KeyCode::Esc));
     assert!(app.modal.is_none());
 }
+
+#[test]
+fn the_guard_is_asked_every_five_seconds_and_at_once_after_this_consoles_kill_switch_change() {
+    let mut app = guard_app(false);
+    let mut asked = Vec::new();
+    let poll = |app: &mut App, s: i64, asked: &mut Vec<i64>| {
+        let fx = app.update(Action::Tick(t0() + secs(s)));
+        assert!(
+            fx.contains(&Effect::FetchGate),
+            "the inbox every second, at {s}: {fx:?}"
+        );
+        let mut answer = loaded(vec![item(false)]);
+        if let Action::Answered { at, .. } = &mut answer {
+            *at = t0() + secs(s);
+        }
+        app.update(answer);
+        if fx.contains(&Effect::FetchGuard) {
+            asked.push(s);
+            app.update(guard_loaded(GateKillSwitch::default(), Vec::new()));
+        }
+    };
+    for s in 1..=12 {
+        poll(&mut app, s, &mut asked);
+    }
+    assert_eq!(asked, [1, 6, 11]);
+
+    run(&mut app, "/kill drill");
+    let fx = app.update(key('y'));
+    assert!(
+        fx.iter()
+            .any(|e| matches!(e, Effect::GateSetKill { on: true, .. }))
+    );
+    let fx = app.update(Action::answered(
+        t0() + secs(12),
+        LATENCY,
+        Answer::KillSwitchSet {
+            on: true,
+            result: Ok(kill_on("drill")),
+        },
+    ));
+    assert!(
+        fx.contains(&Effect::FetchGate) && fx.contains(&Effect::FetchGuard),
+        "asked at once after the change, not 5 s later: {fx:?}"
+    );
+}

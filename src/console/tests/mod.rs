@@ -12,6 +12,7 @@ mod guard;
 mod inbox;
 mod journal;
 mod limits;
+mod policy;
 mod reconcile;
 mod signals;
 mod snapshots;

@@ -16,6 +16,7 @@ mod console_client;
 mod guard;
 mod link_page;
 mod links;
+mod policy_view;
 mod postgres;
 
 struct Setup {
