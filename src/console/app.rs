@@ -9,7 +9,7 @@
 //! `tabs/<tab>/update.rs`.
 
 use super::action::{Action, Answer, Effect, Resource};
-use super::feeds::{Account, Feed, Options};
+use super::feeds::{self, Account, Feed, Options};
 use super::gate::GateState;
 use super::inbox::{Decision, InboxItem, InboxState};
 use super::keymap::KeyAction;
@@ -359,8 +359,9 @@ impl App {
             return;
         }
         let now = self.now;
+        let gateway = self.gate.is_gateway();
         for (resource, feed) in self.feeds.iter_mut() {
-            if feed.supported && feed.poll.start(now) {
+            if feeds::polled(*resource, feed, gateway) && feed.poll.start(now) {
                 fx.push(Effect::Fetch(*resource));
             }
         }

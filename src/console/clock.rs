@@ -3,6 +3,7 @@
 
 use crate::console::action::Resource;
 use crate::console::app::App;
+use crate::console::feeds;
 use crate::console::inbox::Status;
 use crate::console::modal::Modal;
 use crate::console::tab::Tab;
@@ -66,7 +67,12 @@ impl App {
     pub fn next_wakeup(&self) -> DateTime<Utc> {
         let mut next = self.now + TimeDelta::seconds(3600);
         if self.auth_failed.is_none() {
-            for feed in self.feeds.values().filter(|f| f.supported) {
+            let gateway = self.gate.is_gateway();
+            for (_, feed) in self
+                .feeds
+                .iter()
+                .filter(|(r, f)| feeds::polled(**r, f, gateway))
+            {
                 next = next.min(feed.poll.wakeup().unwrap_or(next));
             }
         }

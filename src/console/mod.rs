@@ -60,10 +60,9 @@ use crate::secret::Secret;
 use action::{Action, Effect};
 use app::{App, ServiceInfo};
 use chrono::Utc;
-use crossterm::event::{DisableMouseCapture, EnableMouseCapture, Event, EventStream};
+use crossterm::event::{DisableMouseCapture, EnableMouseCapture, Event};
 use crossterm::execute;
 use feeds::Options;
-use futures::StreamExt;
 use keymap::Keymap;
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -228,7 +227,7 @@ pub async fn run(prepared: Prepared) -> Result<(), String> {
     if let Ok(size) = terminal.size() {
         app.size = (size.width, size.height);
     }
-    let mut events = EventStream::new();
+    let mut events = terminal_events();
     let mut term = signal_stream();
     let mut last_draw: Option<Instant> = None;
     let result: Result<(), String> = loop {
@@ -249,7 +248,7 @@ pub async fn run(prepared: Prepared) -> Result<(), String> {
             sleep_for = sleep_for.min(FRAME);
         }
         let action = tokio::select! {
-            ev = events.next() => match ev {
+            ev = events.recv() => match ev {
                 Some(Ok(Event::Key(k))) => Action::Key(k),
                 Some(Ok(Event::Mouse(m))) => Action::Mouse(m),
                 Some(Ok(Event::Resize(w, h))) => Action::Resize(w, h),
@@ -301,6 +300,32 @@ pub async fn run(prepared: Prepared) -> Result<(), String> {
         journal.finish();
     }
     result
+}
+
+/// Terminal input, read by a thread of its own that blocks in `read`. crossterm's `EventStream`
+/// checks the reader on every turn of the loop, and while its waker thread holds the reader that
+/// check spins (`sched_yield`) before giving up: about a hundred syscalls a second with nothing to
+/// read, the largest part of the idle console's CPU.
+fn terminal_events() -> mpsc::UnboundedReceiver<std::io::Result<Event>> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let spawned = std::thread::Builder::new()
+        .name("input".into())
+        .spawn(move || {
+            loop {
+                let event = crossterm::event::read();
+                let failed = event.is_err();
+                // The console has ended (or the read failed): nothing reads any more.
+                if tx.send(event).is_err() || failed {
+                    break;
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let _ = tx.send(Err(e));
+        return rx;
+    }
+    rx
 }
 
 /// SIGTERM and SIGHUP, as one receiver (never fires where signals do not exist).

@@ -126,6 +126,14 @@ pub struct Options {
     pub bell: bool,
 }
 
+/// Whether `feed` is polled: what the service supports, and on a gateway not the upstream's
+/// proposals list — the gateway's inbox holds every proposal that can be approved there (it
+/// refuses a confirm for anything not staged through it). The scheduler and the loop's wake-up
+/// both ask this, so a feed never polled is never waited for.
+pub fn polled(resource: Resource, feed: &Feed, gateway: bool) -> bool {
+    feed.supported && !(gateway && resource == Resource::Proposals)
+}
+
 impl Default for Options {
     fn default() -> Self {
         let ms = |n| Duration::from_millis(n);

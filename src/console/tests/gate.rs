@@ -749,3 +749,22 @@ fn an_approval_the_gateway_never_answered_is_settled_by_its_inbox_not_journaled_
         crate::console::inbox::DecisionKind::Approved
     );
 }
+
+/// On a gateway the upstream's proposals list is not polled (the gateway's inbox holds what can be
+/// approved there), and the loop is not woken for it: a feed skipped by the scheduler but still
+/// waited for kept the idle console spinning at 7 % of a core.
+#[test]
+fn on_a_gateway_the_upstream_proposals_are_not_polled_nor_waited_for() {
+    use crate::console::action::Resource;
+    let mut app = gate_app(120, 40);
+    for s in [10, 20, 30] {
+        let at = t0() + secs(s);
+        let fx = app.update(Action::Tick(at));
+        assert!(!fx.contains(&Effect::Fetch(Resource::Proposals)), "{fx:?}");
+        assert!(
+            app.next_wakeup() > at,
+            "the loop would wake at once: {}",
+            app.next_wakeup()
+        );
+    }
+}
