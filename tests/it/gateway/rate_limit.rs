@@ -5,8 +5,8 @@
 
 use super::send;
 use crate::common;
-use agentdesk::gateway::Running;
 use agentdesk::gateway::policy::GateSettings;
+use agentdesk::gateway::{GateDb, Running};
 use agentdesk::sandbox::TestClock;
 use axum::response::{IntoResponse, Response};
 use reqwest::StatusCode;
@@ -65,17 +65,21 @@ struct Rig {
 }
 
 async fn rig(limited: fn() -> Response) -> Rig {
+    rig_on(limited, None).await
+}
+
+/// With `store`, the gateway keeps its inbox in that PostgreSQL database instead of SQLite.
+async fn rig_on(limited: fn() -> Response, store: Option<String>) -> Rig {
     let clock = TestClock::new(common::t0());
     let (url, confirms, upstream) =
         limiting_upstream(common::t0() + chrono::Duration::minutes(5), limited).await;
     let dir = tempfile::tempdir().unwrap();
-    let gate = common::start_gateway(
-        &url,
-        &clock,
-        &dir.path().join("g.db"),
-        GateSettings::default(),
-        None,
-    )
+    let gate = common::start_gateway_with(&url, &clock, &dir.path().join("g.db"), |c| {
+        c.settings = GateSettings::default();
+        if let Some(store) = store {
+            c.db = GateDb::Postgres(store);
+        }
+    })
     .await;
     let token = gate.mint_token("").await.unwrap().expose().to_string();
     let (st, body) = send(
@@ -155,7 +159,19 @@ fn too_many_requests() -> Response {
 
 #[tokio::test]
 async fn a_429_to_the_execution_keeps_the_approval_and_it_runs_once_after_the_wait() {
-    let r = rig(too_many_requests).await;
+    waits_then_runs_once(rig(too_many_requests).await).await;
+}
+
+#[tokio::test]
+async fn on_postgresql_a_429_to_the_execution_keeps_the_approval_too() {
+    let test = "on_postgresql_a_429_to_the_execution_keeps_the_approval_too";
+    let Some(store) = super::postgres::pg(test).await else {
+        return;
+    };
+    waits_then_runs_once(rig_on(too_many_requests, Some(store)).await).await;
+}
+
+async fn waits_then_runs_once(r: Rig) {
     let (st, body) = r.approve().await;
     assert_eq!(st, StatusCode::OK, "{body}");
     assert_eq!(body["item"]["status"], "approved", "{body}");
