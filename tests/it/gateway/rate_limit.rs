@@ -271,3 +271,99 @@ async fn a_rate_limited_item_whose_proposal_expires_meanwhile_is_expired() {
     assert_eq!(r.confirms(), 1);
     r.upstream.abort();
 }
+
+/// The stand-in of the real deployment, limited to one confirm a minute, answers the second in its
+/// own rate-limit shape (HTTP 200 `success:false`, the wait in the message and in `retryAfter`).
+#[tokio::test]
+async fn the_stand_ins_rate_limit_keeps_the_second_approval_waiting() {
+    use agentdesk::standin::{self, StandInConfig};
+    let key = "standin_gate_key";
+    let mut config = StandInConfig::new("127.0.0.1:0".parse().unwrap(), key);
+    config.confirms_per_minute = Some(1);
+    let upstream = standin::start(config).await.unwrap();
+    // The stand-in keeps real time; so does this gateway's clock here.
+    let clock = TestClock::new(chrono::Utc::now());
+    let dir = tempfile::tempdir().unwrap();
+    let gate = common::start_gateway(
+        &upstream.base_url(),
+        &clock,
+        &dir.path().join("g.db"),
+        GateSettings::default(),
+        None,
+    )
+    .await;
+    let token = gate.mint_token("").await.unwrap();
+    let base = gate.base_url();
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let (st, body) = send(
+            &base,
+            reqwest::Method::POST,
+            "/api/delegated/propose",
+            Some(key),
+            Some(
+                json!({"strategy": "Agent", "a": "BTCUSDT", "d": "long", "o": "market",
+                        "sizeUsd": "2000", "leverage": 5, "tp": "70000", "sl": "58000"}),
+            ),
+        )
+        .await;
+        assert_eq!(st, StatusCode::OK, "{body}");
+        let id = body["proposalId"]
+            .as_str()
+            .or(body["data"]["proposalId"].as_str())
+            .unwrap_or_else(|| panic!("{body}"))
+            .to_string();
+        ids.push(id);
+    }
+    let approve = |id: &str| {
+        let path = format!("/gate/v1/inbox/{id}/approve");
+        let (base, token) = (base.clone(), token.clone());
+        async move {
+            send(
+                &base,
+                reqwest::Method::POST,
+                &path,
+                Some(token.expose()),
+                None,
+            )
+            .await
+        }
+    };
+    let (st, body) = approve(&ids[0]).await;
+    assert_eq!(
+        (st, &body["item"]["status"]),
+        (StatusCode::OK, &json!("executed")),
+        "{body}"
+    );
+    let (st, body) = approve(&ids[1]).await;
+    assert_eq!(
+        (st, &body["item"]["status"]),
+        (StatusCode::OK, &json!("approved")),
+        "{body}"
+    );
+    let note = body["item"]["note"].as_str().unwrap();
+    let at = note
+        .strip_prefix("rate limited by the service — retry after ")
+        .unwrap_or_else(|| panic!("{note}"));
+    let at: chrono::DateTime<chrono::Utc> = at.parse().unwrap();
+    let wait = (at - clock_now(&clock)).num_seconds();
+    assert!((50..=61).contains(&wait), "{note}: {wait} s");
+    let (st, body) = send(
+        &base,
+        reqwest::Method::POST,
+        "/api/delegated/confirm",
+        Some(key),
+        Some(json!({"proposalId": ids[1]})),
+    )
+    .await;
+    assert_eq!(
+        (st, &body["error"]["code"]),
+        (StatusCode::SERVICE_UNAVAILABLE, &json!("execution_pending")),
+        "{body}"
+    );
+}
+
+fn clock_now(clock: &TestClock) -> chrono::DateTime<chrono::Utc> {
+    use agentdesk::sandbox::Clock;
+    clock.now()
+}
