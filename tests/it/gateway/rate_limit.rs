@@ -272,6 +272,34 @@ async fn a_rate_limited_item_whose_proposal_expires_meanwhile_is_expired() {
     r.upstream.abort();
 }
 
+#[tokio::test]
+async fn a_rate_limited_item_rejected_while_it_waits_never_runs() {
+    let r = rig(too_many_requests).await;
+    let (_, body) = r.approve().await;
+    assert_eq!(body["item"]["status"], "approved", "{body}");
+    let (st, body) = send(
+        &r.gate.base_url(),
+        reqwest::Method::POST,
+        "/gate/v1/inbox/rl-1/reject",
+        Some(&r.token),
+        Some(json!({"reason": "not at this price any more"})),
+    )
+    .await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    r.clock.advance(chrono::Duration::seconds(31));
+    // Past the wait: whatever was scheduled finds it rejected.
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let (st, _, body) = r.confirm().await;
+    assert_eq!(
+        (st, &body["error"]["code"]),
+        (StatusCode::FORBIDDEN, &json!("rejected_by_supervisor")),
+        "{body}"
+    );
+    assert_eq!(r.item().await["status"], "rejected");
+    assert_eq!(r.confirms(), 1);
+    r.upstream.abort();
+}
+
 /// The stand-in of the real deployment, limited to one confirm a minute, answers the second in its
 /// own rate-limit shape (HTTP 200 `success:false`, the wait in the message and in `retryAfter`).
 #[tokio::test]
