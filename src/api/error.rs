@@ -149,6 +149,18 @@ impl ApiError {
     }
 }
 
+/// How long the service asked to wait, when an answer (status, body, `Retry-After` in seconds) is a
+/// quota or rate-limit refusal in any of its shapes: a 429, a 503 with `Retry-After`, or HTTP 200
+/// `success:false` saying so. None for every other answer. The same reading as [`ApiError`]'s, for
+/// callers that hold a raw answer (the gateway's executions) and must not tell a wait from a
+/// failure differently.
+pub fn rate_limit_wait(status: u16, body: &Value, retry_after: Option<u64>) -> Option<Duration> {
+    match ApiError::from_response(status, body, retry_after, None) {
+        ApiError::QuotaExceeded { retry_after, .. } => Some(retry_after),
+        _ => None,
+    }
+}
+
 fn default_code(status: u16) -> &'static str {
     match status {
         400 => "invalid_body",
@@ -393,6 +405,35 @@ mod tests {
             None,
         );
         assert!(waits(&e).is_none());
+    }
+
+    #[test]
+    fn rate_limit_wait_reads_a_raw_answer_as_from_response_does() {
+        assert_eq!(
+            rate_limit_wait(429, &json!({}), Some(5)),
+            Some(Duration::from_secs(5))
+        );
+        assert_eq!(
+            rate_limit_wait(
+                200,
+                &json!({"success": false, "message": "Rate limit exceeded. Try again in 7 seconds."}),
+                None
+            ),
+            Some(Duration::from_secs(7))
+        );
+        assert_eq!(rate_limit_wait(503, &json!({}), None), None);
+        assert_eq!(
+            rate_limit_wait(
+                200,
+                &json!({"success": false, "error": "Proposal expired"}),
+                None
+            ),
+            None
+        );
+        assert_eq!(
+            rate_limit_wait(400, &json!({"error": "bad"}), Some(5)),
+            None
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@
 
 use super::store::{Exec, Item, ItemRef, Record, Status, Transition};
 use super::{AgentKey, Buffered, Gate, GateError, Incoming, guard, policy};
-use crate::api::catalog;
+use crate::api::{catalog, error::rate_limit_wait};
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
@@ -17,6 +17,25 @@ use std::sync::Arc;
 
 /// The note of an approved item whose agent's key this instance does not hold.
 pub const WAITING_FOR_KEY: &str = "waiting for the agent to reconnect";
+
+/// The note of an approved item the upstream refused to run yet (a quota or rate limit: nothing was
+/// done, the proposal is still staged), followed by the time it may run again in RFC 3339. The time
+/// is read back from the note ([`retry_at`]), so both stores keep it without a column of its own.
+pub const RATE_LIMITED: &str = "rate limited by the service — retry after";
+
+fn rate_limited_note(until: DateTime<Utc>) -> String {
+    format!(
+        "{RATE_LIMITED} {}",
+        until.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    )
+}
+
+/// When an item the upstream rate-limited may run again, from its note.
+pub fn retry_at(item: &Item) -> Option<DateTime<Utc>> {
+    let rest = item.note.as_deref()?.strip_prefix(RATE_LIMITED)?;
+    let t = DateTime::parse_from_rfc3339(rest.split_whitespace().next()?).ok()?;
+    Some(t.with_timezone(&Utc))
+}
 
 /// Lifetime the interface gives proposals, for an upstream answer that does not say.
 const DEFAULT_TTL_MINUTES: i64 = 5;
@@ -362,10 +381,10 @@ async fn decided(
         Status::Approved | Status::Executing => execute(gate, &item.id).await?,
         _ => item,
     };
-    answer_for(&item, shown)
+    answer_for(&item, shown, gate.now())
 }
 
-fn answer_for(item: &Item, shown: &str) -> Result<Response, GateError> {
+fn answer_for(item: &Item, shown: &str, now: DateTime<Utc>) -> Result<Response, GateError> {
     match item.status {
         Status::Pending => Err(GateError::new(
             StatusCode::FORBIDDEN,
@@ -394,16 +413,23 @@ fn answer_for(item: &Item, shown: &str) -> Result<Response, GateError> {
                     .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
             ),
         )),
-        Status::Approved | Status::Executing => Err(GateError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "execution_pending",
-            format!(
-                "{shown} is approved and not executed yet ({}); call again",
-                item.note
-                    .as_deref()
-                    .unwrap_or("the execution is in progress")
-            ),
-        )),
+        Status::Approved | Status::Executing => {
+            let mut e = GateError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "execution_pending",
+                format!(
+                    "{shown} is approved and not executed yet ({}); call again",
+                    item.note
+                        .as_deref()
+                        .unwrap_or("the execution is in progress")
+                ),
+            );
+            // Whole seconds, rounded up: a caller that waits this long finds the wait over.
+            e.retry_after = retry_at(item)
+                .filter(|t| *t > now)
+                .map(|t| ((t - now).num_milliseconds() as u64).div_ceil(1000));
+            Err(e)
+        }
         Status::Executed | Status::Failed => Ok(stored_answer(item)),
     }
 }
@@ -435,6 +461,11 @@ pub async fn execute(gate: &Arc<Gate>, id: &str) -> Result<Item, GateError> {
         let item = find(gate, id).await?;
         match item.status {
             Status::Approved => {
+                // The upstream asked to wait: asking again before then would only be refused again
+                // (and could extend the wait), so nobody's call reaches it until then.
+                if retry_at(&item).is_some_and(|t| t > gate.now()) {
+                    return Ok(item);
+                }
                 let Some(key) = gate.key_of(&item.agent) else {
                     if item.note.is_some() {
                         return Ok(item);
@@ -504,6 +535,24 @@ async fn run(gate: &Arc<Gate>, item: Item, key: &crate::secret::Secret) -> Resul
     };
     let now = gate.now();
     match gate.post_json(op, key, &body).await {
+        Ok(answer) if let Some(wait) = waits(&answer) => {
+            // A quota or rate limit: the upstream did not run it and the proposal is still
+            // staged, so the supervisor's approval stands and it runs once the wait is over.
+            let until = round_up(now + Duration::from_std(wait).unwrap_or(Duration::minutes(1)));
+            let t = Transition {
+                note: Some(rate_limited_note(until)),
+                ..Transition::new(&[Status::Executing], Status::Approved, now)
+            };
+            if gate
+                .store
+                .transition(&item.id, t)
+                .await
+                .map_err(GateError::store)?
+            {
+                tracing::info!(item = %item.id, %until, "rate limited upstream; runs after the wait");
+                run_after_wait(gate, &item.id, until);
+            }
+        }
         Ok(answer) => {
             let to = if answer.is_success() {
                 Status::Executed
@@ -545,6 +594,59 @@ async fn run(gate: &Arc<Gate>, item: Item, key: &crate::secret::Secret) -> Resul
         }
     }
     find(gate, &item.id).await
+}
+
+/// The wait a refusal asks for, when the answer is a quota or rate limit in any of its shapes.
+fn waits(answer: &super::Buffered) -> Option<std::time::Duration> {
+    if answer.is_success() {
+        return None;
+    }
+    let retry_after = answer
+        .headers
+        .get(header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    rate_limit_wait(answer.status.as_u16(), &answer.json(), retry_after)
+}
+
+/// The next whole second at or after `t` (the note keeps whole seconds; rounding down would let a
+/// call through before the wait is over).
+fn round_up(t: DateTime<Utc>) -> DateTime<Utc> {
+    let secs = t.timestamp() + i64::from(t.timestamp_subsec_nanos() > 0);
+    Utc.timestamp_opt(secs, 0).single().unwrap_or(t)
+}
+
+/// Runs a rate-limited item once its wait is over, without anyone calling: the supervisor approved
+/// it and the upstream's wait was all that stood in the way. Exactly once still holds through the
+/// claim in [`execute`] (an agent's confirm or an approval that comes first wins it and this one
+/// finds the item decided). Follows the gateway's clock in steps of at most a second; gives up when
+/// the item is no longer approved with this wait (executed, rejected, expired, or waiting anew),
+/// and on a restart the item runs on the agent's next request or the supervisor's next approve.
+fn run_after_wait(gate: &Arc<Gate>, id: &str, until: DateTime<Utc>) {
+    let (gate, id) = (gate.clone(), id.to_string());
+    tokio::spawn(async move {
+        loop {
+            if let Ok(left) = (until - gate.now()).to_std()
+                && !left.is_zero()
+            {
+                tokio::time::sleep(left.min(std::time::Duration::from_secs(1))).await;
+                continue;
+            }
+            if let Err(e) = gate.store.expire_due(gate.now()).await {
+                tracing::warn!(item = %id, "rate-limited item not retried: {e}");
+                return;
+            }
+            match find(&gate, &id).await {
+                Ok(item) if item.status == Status::Approved && retry_at(&item) == Some(until) => {
+                    if let Err(e) = execute(&gate, &id).await {
+                        tracing::warn!(item = %id, "rate-limited item did not run: {}", e.message);
+                    }
+                }
+                _ => {}
+            }
+            return;
+        }
+    });
 }
 
 /// Approved items that waited for this agent's key (the gateway restarted since the approval).

@@ -412,6 +412,8 @@ pub struct GateError {
     pub field: Option<String>,
     /// More members of the error object (a `policy_violation`'s `rule`, `rules`, `verdicts`).
     pub extra: Option<Box<Value>>,
+    /// Seconds for a `Retry-After` header: when this call can be made again with a chance.
+    pub retry_after: Option<u64>,
 }
 
 impl GateError {
@@ -422,6 +424,7 @@ impl GateError {
             message: message.into(),
             field: None,
             extra: None,
+            retry_after: None,
         }
     }
 
@@ -451,11 +454,16 @@ impl IntoResponse for GateError {
                 error[k] = v;
             }
         }
-        (
+        let mut resp = (
             self.status,
             axum::Json(json!({"success": false, "error": error})),
         )
-            .into_response()
+            .into_response();
+        if let Some(secs) = self.retry_after {
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        resp
     }
 }
 

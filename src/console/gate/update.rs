@@ -46,13 +46,27 @@ fn local_of(g: &GateItem) -> Option<LocalState> {
         "rejected" => Some(LocalState::Rejected),
         "approved" | "executing" => Some(LocalState::Approved(
             g.note
-                .clone()
+                .as_deref()
+                .map(approved_note)
                 .unwrap_or_else(|| "approved; executing".into()),
         )),
         "executed" => Some(LocalState::Approved(executed_text(g))),
         "failed" => Some(LocalState::Failed(failed_text(g))),
         _ => None,
     }
+}
+
+/// The gateway's note on an approved item that has not run, in the row's words. A rate-limited one
+/// says it is approved and when it runs (the gateway's note: "rate limited by the service — retry
+/// after <RFC 3339>"), so the row does not look stuck.
+fn approved_note(note: &str) -> String {
+    let Some(rest) = note.strip_prefix("rate limited by the service — retry after ") else {
+        return note.to_string();
+    };
+    let at = DateTime::parse_from_rfc3339(rest.trim())
+        .map(|t| format!("{} UTC", t.with_timezone(&Utc).format("%H:%M:%S")))
+        .unwrap_or_else(|_| rest.trim().to_string());
+    format!("approved — rate limited by the service, retry after {at}")
 }
 
 /// "bought 0.01 BTC at 65000 (oid 1234)" from the upstream's answer to the execution.
@@ -397,7 +411,7 @@ impl App {
                         self.gate.awaiting.insert(id.to_string());
                         (
                             DecisionKind::Approved,
-                            g.note.clone().unwrap_or_else(|| {
+                            g.note.as_deref().map(approved_note).unwrap_or_else(|| {
                                 format!("approved ({}); not executed yet", g.status)
                             }),
                             ToastLevel::Info,

@@ -347,6 +347,34 @@ fn an_execution_reported_after_the_approval_answer_is_shown_and_journaled() {
 }
 
 #[test]
+fn an_approval_the_service_rate_limited_says_approved_and_when_it_runs() {
+    let mut app = gate_app(120, 40);
+    approve_demo(&mut app);
+    let mut waiting = gate_item(
+        DEMO_ID,
+        "demo-agent",
+        "a1b2c3d4",
+        "approved",
+        trade("ETH", "long", 0.25, 2),
+    );
+    waiting.note = Some("rate limited by the service — retry after 2026-06-01T12:00:42Z".into());
+    app.update(decided(DEMO_ID, true, Ok(waiting.clone())));
+    let said = "approved — rate limited by the service, retry after 12:00:42 UTC";
+    let item = app.item(DEMO_ID).unwrap();
+    assert_eq!(item.status(app.now), Status::Approved);
+    assert_eq!(item.local, LocalState::Approved(said.into()));
+    assert_eq!(app.decisions[0].result, said);
+    // A poll says the same, rather than leaving the row looking stuck.
+    let (mut items, agents) = two_agents();
+    items[0] = waiting;
+    app.update(gate_loaded(items, agents, t0() + secs(5)));
+    assert_eq!(
+        app.item(DEMO_ID).unwrap().local,
+        LocalState::Approved(said.into())
+    );
+}
+
+#[test]
 fn a_failed_execution_after_the_approval_says_why() {
     let mut app = gate_app(120, 40);
     approve_demo(&mut app);

@@ -18,6 +18,7 @@ mod link_page;
 mod links;
 mod policy_view;
 mod postgres;
+mod rate_limit;
 
 struct Setup {
     sandbox: TestServer,

@@ -19,7 +19,7 @@ const TEST_PG: &str = "AGENTDESK_TEST_PG";
 
 /// A fresh schema on the test server as a URL whose search path is that schema, or None (the skip
 /// said past the harness's capture, so it shows in a passing run).
-async fn pg(test: &str) -> Option<String> {
+pub(super) async fn pg(test: &str) -> Option<String> {
     let Some(base) = std::env::var(TEST_PG).ok().filter(|v| !v.is_empty()) else {
         use std::io::Write;
         let _ = writeln!(std::io::stderr(), "skipped: {test}: {TEST_PG} not set");
