@@ -188,9 +188,10 @@ pub enum Answer {
     BuilderFeeApproved {
         result: Result<Box<BuilderFeeStatus>, ApiError>,
     },
-    /// A gateway's inbox (every status) and its agents; a 404 says the service is no gateway.
+    /// A gateway's inbox (every status) and, when asked, its agents; a 404 says the service is
+    /// no gateway.
     GateLoaded {
-        result: Result<Box<(GateInbox, GateAgents)>, ApiError>,
+        result: Result<Box<(GateInbox, Option<GateAgents>)>, ApiError>,
     },
     /// A gateway's answer to an approve (`approve`) or a reject of the inbox item `id`.
     GateDecided {
@@ -338,6 +339,8 @@ pub enum Effect {
     ApproveBuilderFee(BuilderFeeApproval),
     /// Poll the gateway's inbox and agents (`/gate/v1`).
     FetchGate,
+    /// Poll the gateway's inbox only: the agents change rarely and are asked every few seconds.
+    FetchGateInbox,
     /// Approve an inbox item through the gateway's supervisor API (it executes upstream).
     GateApprove(String),
     /// Reject an inbox item through the gateway, with the reason the agent is told.

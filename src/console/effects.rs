@@ -112,7 +112,11 @@ impl Runner {
             }),
             Effect::FetchGate => self.spawn(move |c| async move {
                 let (inbox, agents) = tokio::join!(c.gate_inbox(Some("all")), c.gate_agents());
-                let result = inbox.and_then(|i| Ok(Box::new((i, agents?))));
+                let result = inbox.and_then(|i| Ok(Box::new((i, Some(agents?)))));
+                Answer::GateLoaded { result }
+            }),
+            Effect::FetchGateInbox => self.spawn(move |c| async move {
+                let result = c.gate_inbox(Some("all")).await.map(|i| Box::new((i, None)));
                 Answer::GateLoaded { result }
             }),
             Effect::GateApprove(id) => self.spawn(move |c| async move {

@@ -124,6 +124,8 @@ pub struct GateState {
     pub kill: Option<GateKillSwitch>,
     /// The live standing approvals as last polled.
     pub standing: Vec<GateStanding>,
+    /// When the agents were last asked (None: with the next poll).
+    pub agents_asked: Option<DateTime<Utc>>,
     /// When the kill switch and standing approvals were last asked (None: ask with the next poll).
     pub guard_asked: Option<DateTime<Utc>>,
     /// The open approve dialog's re-check and armed override.
@@ -155,6 +157,7 @@ impl GateState {
             kill: None,
             standing: Vec::new(),
             guard_asked: None,
+            agents_asked: None,
             check: None,
             awaiting: std::collections::HashSet::new(),
             refresh: false,

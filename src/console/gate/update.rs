@@ -15,6 +15,10 @@ use crate::console::inbox::{
 use chrono::{DateTime, Utc};
 use std::time::Duration;
 
+/// How often the gateway's agents are asked beside its inbox: labels and connections change
+/// rarely, and each request wakes the gateway and the console.
+const AGENTS_EVERY: chrono::TimeDelta = chrono::TimeDelta::seconds(5);
+
 /// The gateway's item as the inbox's proposal: its status in the words the inbox knows.
 fn to_proposal(g: &GateItem, id: &str) -> Proposal {
     let status = match g.status.as_str() {
@@ -141,14 +145,25 @@ impl App {
     pub(crate) fn schedule_gate(&mut self, fx: &mut Vec<Effect>) {
         let polled = self.gate.detected != Detected::No && self.gate.poll.start(self.now);
         if polled {
-            fx.push(Effect::FetchGate);
+            // Until the gateway answered, every poll asks both: the agents say it is one.
+            let agents_due = self.gate.detected != Detected::Yes
+                || self
+                    .gate
+                    .agents_asked
+                    .is_none_or(|t| self.now - t >= AGENTS_EVERY || t > self.now);
+            if agents_due {
+                self.gate.agents_asked = Some(self.now);
+                fx.push(Effect::FetchGate);
+            } else {
+                fx.push(Effect::FetchGateInbox);
+            }
         }
         self.schedule_guard(polled, fx);
     }
 
     pub(crate) fn on_gate_loaded(
         &mut self,
-        result: Result<Box<(GateInbox, GateAgents)>, ApiError>,
+        result: Result<Box<(GateInbox, Option<GateAgents>)>, ApiError>,
         latency: Duration,
         at: DateTime<Utc>,
         fx: &mut Vec<Effect>,
@@ -161,7 +176,9 @@ impl App {
                 self.gate.detected = Detected::Yes;
                 self.gate.error = None;
                 self.gate.poll.succeeded(at, latency, interval);
-                self.gate.agents = agents.agents;
+                if let Some(agents) = agents {
+                    self.gate.agents = agents.agents;
+                }
                 self.merge_gate(inbox.items, fx);
                 // This answer may have been asked before a decision it does not show yet; and an
                 // approved item's execution is shown as soon as the gateway reports it.

@@ -95,10 +95,10 @@ fn gate_loaded(
         Answer::GateLoaded {
             result: Ok(Box::new((
                 GateInbox { items },
-                GateAgents {
+                Some(GateAgents {
                     gateway: None,
                     agents,
-                },
+                }),
             ))),
         },
     )
@@ -154,7 +154,7 @@ fn a_service_without_gate_v1_is_asked_once() {
     ] {
         let mut app = app_with(quiet_options());
         let fx = app.update(Action::Tick(t0()));
-        assert!(fx.contains(&Effect::FetchGate), "{fx:?}");
+        assert!(polls_gate(&fx), "{fx:?}");
         app.update(Action::answered(
             t0(),
             LATENCY,
@@ -165,7 +165,7 @@ fn a_service_without_gate_v1_is_asked_once() {
         assert_eq!(app.gate.detected, Detected::No, "{answer:?}");
         app.refresh();
         let fx = app.update(Action::Tick(t0() + secs(7200)));
-        assert!(!fx.contains(&Effect::FetchGate), "{fx:?}");
+        assert!(!polls_gate(&fx), "{fx:?}");
         assert!(!render(&app).contains("GATE"));
     }
 }
@@ -183,7 +183,7 @@ fn a_gateway_not_answering_yet_is_asked_again() {
     ));
     assert_eq!(app.gate.detected, Detected::Unknown);
     let fx = app.update(Action::Tick(t0() + secs(60)));
-    assert!(fx.contains(&Effect::FetchGate), "{fx:?}");
+    assert!(polls_gate(&fx), "{fx:?}");
 }
 
 #[test]
@@ -301,13 +301,13 @@ fn an_execution_reported_after_the_approval_answer_is_shown_and_journaled() {
     let decisions = app.decisions.len();
     // The inbox is asked again at once after the answer, and soon while it has not run.
     let fx = app.update(Action::Tick(t0() + secs(5)));
-    assert!(fx.contains(&Effect::FetchGate), "{fx:?}");
+    assert!(polls_gate(&fx), "{fx:?}");
     let (mut items, agents) = two_agents();
     items[0] = waiting;
     app.update(gate_loaded(items, agents.clone(), t0() + secs(5)));
     assert_eq!(app.decisions.len(), decisions, "nothing new to journal");
     let fx = app.update(Action::Tick(t0() + secs(6)));
-    assert!(fx.contains(&Effect::FetchGate), "{fx:?}");
+    assert!(polls_gate(&fx), "{fx:?}");
     // The agent came back: the gateway executed it.
     let (mut items, _) = two_agents();
     items[0] = executed_demo();
@@ -402,7 +402,7 @@ fn a_poll_sent_before_the_approval_answer_does_not_take_the_execution_back() {
     let mut app = gate_app(120, 40);
     app.gate.poll.ask_at(t0() + secs(1));
     let fx = app.update(Action::Tick(t0() + secs(1)));
-    assert!(fx.contains(&Effect::FetchGate), "{fx:?}");
+    assert!(polls_gate(&fx), "{fx:?}");
     approve_demo(&mut app);
     app.update(decided(DEMO_ID, true, Ok(executed_demo())));
     // The poll sent before the approval answers now: it still says pending.
@@ -411,7 +411,7 @@ fn a_poll_sent_before_the_approval_answer_does_not_take_the_execution_back() {
     assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Executed);
     // So it is asked again at once, not after the interval.
     let fx = app.update(Action::Tick(t0() + secs(5)));
-    assert!(fx.contains(&Effect::FetchGate), "{fx:?}");
+    assert!(polls_gate(&fx), "{fx:?}");
 }
 
 #[test]

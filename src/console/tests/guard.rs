@@ -61,10 +61,10 @@ fn loaded(items: Vec<GateItem>) -> Action {
         Answer::GateLoaded {
             result: Ok(Box::new((
                 GateInbox { items },
-                GateAgents {
+                Some(GateAgents {
                     gateway: None,
                     agents: Vec::new(),
-                },
+                }),
             ))),
         },
     )
@@ -449,7 +449,7 @@ fn the_kill_switch_and_standing_approvals_are_polled_with_the_gate_feed() {
     let mut polled = Vec::new();
     for s in 1..=120 {
         let fx = app.update(Action::Tick(t0() + secs(s)));
-        if fx.contains(&Effect::FetchGate) {
+        if polls_gate(&fx) {
             polled = fx;
             break;
         }
@@ -469,10 +469,7 @@ fn the_guard_is_asked_every_five_seconds_and_at_once_after_this_consoles_kill_sw
     let mut asked = Vec::new();
     let poll = |app: &mut App, s: i64, asked: &mut Vec<i64>| {
         let fx = app.update(Action::Tick(t0() + secs(s)));
-        assert!(
-            fx.contains(&Effect::FetchGate),
-            "the inbox every second, at {s}: {fx:?}"
-        );
+        assert!(polls_gate(&fx), "the inbox every second, at {s}: {fx:?}");
         let mut answer = loaded(vec![item(false)]);
         if let Action::Answered { at, .. } = &mut answer {
             *at = t0() + secs(s);
@@ -503,7 +500,7 @@ fn the_guard_is_asked_every_five_seconds_and_at_once_after_this_consoles_kill_sw
         },
     ));
     assert!(
-        fx.contains(&Effect::FetchGate) && fx.contains(&Effect::FetchGuard),
+        polls_gate(&fx) && fx.contains(&Effect::FetchGuard),
         "asked at once after the change, not 5 s later: {fx:?}"
     );
 }

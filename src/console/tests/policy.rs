@@ -20,10 +20,10 @@ fn gate_loaded(at: chrono::DateTime<chrono::Utc>) -> Action {
         Answer::GateLoaded {
             result: Ok(Box::new((
                 GateInbox { items: Vec::new() },
-                GateAgents {
+                Some(GateAgents {
                     gateway: None,
                     agents: Vec::new(),
-                },
+                }),
             ))),
         },
     )
@@ -183,7 +183,7 @@ fn the_policy_is_read_with_the_gate_poll_only_while_open() {
     let mut app = gate_app(120, 40);
     // Closed: a gate poll does not read it.
     let fx = app.update(Action::Tick(t0() + secs(1)));
-    assert!(fx.contains(&Effect::FetchGate), "{fx:?}");
+    assert!(polls_gate(&fx), "{fx:?}");
     assert_eq!(reads(&fx), 0, "{fx:?}");
     app.update(gate_loaded(t0() + secs(1)));
 
@@ -192,7 +192,7 @@ fn the_policy_is_read_with_the_gate_poll_only_while_open() {
     assert!(matches!(app.modal, Some(Modal::Policy { .. })));
     // Not asked twice while a read is out.
     let fx = app.update(Action::Tick(t0() + secs(2)));
-    assert!(fx.contains(&Effect::FetchGate), "{fx:?}");
+    assert!(polls_gate(&fx), "{fx:?}");
     assert_eq!(reads(&fx), 0, "{fx:?}");
     app.update(gate_loaded(t0() + secs(2)));
     app.update(policy_loaded(Ok(policy()), t0() + secs(2)));
@@ -208,7 +208,7 @@ fn the_policy_is_read_with_the_gate_poll_only_while_open() {
     app.update(code(KeyCode::Esc));
     assert!(app.modal.is_none());
     let fx = app.update(Action::Tick(t0() + secs(4)));
-    assert!(fx.contains(&Effect::FetchGate), "{fx:?}");
+    assert!(polls_gate(&fx), "{fx:?}");
     assert_eq!(reads(&fx), 0, "closed again: {fx:?}");
 }
 
