@@ -707,4 +707,116 @@ mod tests {
         assert!(m.candles("NOPE", 60, from, 5).is_empty());
         assert_eq!(m.candles("ETH", 1, from, 100_000).len(), MAX_CANDLES);
     }
+
+    fn digest(values: impl IntoIterator<Item = u64>) -> u64 {
+        values.into_iter().fold(0xCBF2_9CE4_8422_2325u64, |h, v| {
+            (h ^ v).wrapping_mul(0x0000_0100_0000_01B3).rotate_left(29)
+        })
+    }
+
+    fn candle_bits(c: &[Candle]) -> Vec<u64> {
+        c.iter()
+            .flat_map(|c| {
+                [
+                    c.time.timestamp() as u64,
+                    c.open.to_bits(),
+                    c.high.to_bits(),
+                    c.low.to_bits(),
+                    c.close.to_bits(),
+                    c.volume.to_bits(),
+                ]
+            })
+            .collect()
+    }
+
+    /// Candles, knots, marks and minute prices are pinned bit for bit, as recorded from the
+    /// day-by-day generator before it was made faster: across the origin (where the feed is
+    /// flat), off-grid starts, day boundaries and every interval the venue serves.
+    #[test]
+    fn feed_values_are_pinned() {
+        let m = Market::new(42);
+        let cases = [
+            (
+                "XRP",
+                1,
+                "2023-12-31T22:13:05Z",
+                5000,
+                0x51c4_c497_d284_dfb6,
+            ),
+            (
+                "BTC",
+                1,
+                "2024-09-30T23:59:59Z",
+                5000,
+                0xc9da_f3b8_5abe_5aa3,
+            ),
+            (
+                "ETH",
+                5,
+                "2024-03-03T03:03:03Z",
+                5000,
+                0xfe3d_fe2b_1091_4bf5,
+            ),
+            (
+                "AVAX",
+                15,
+                "2023-12-30T00:00:00Z",
+                700,
+                0x2405_0692_c4b0_0629,
+            ),
+            (
+                "LINK",
+                60,
+                "2024-06-01T10:30:00Z",
+                5000,
+                0x8b29_8eab_f248_1d26,
+            ),
+            (
+                "ARB",
+                240,
+                "2024-02-02T02:00:00Z",
+                2000,
+                0x927a_b354_ce67_f02f,
+            ),
+            (
+                "SUI",
+                1440,
+                "2024-01-01T00:00:00Z",
+                800,
+                0x0cea_26bf_0c7e_0ce7,
+            ),
+            (
+                "SOL",
+                7,
+                "2024-04-04T04:04:04Z",
+                3000,
+                0xe903_5d90_421c_d179,
+            ),
+        ];
+        for (coin, interval, from, count, want) in cases {
+            let candles = m.candles(coin, interval, at(from), count);
+            assert_eq!(candles.len(), count, "{coin} {interval}");
+            assert_eq!(digest(candle_bits(&candles)), want, "{coin} {interval}");
+        }
+        let knots = m.knots(
+            "DOGE",
+            at("2024-07-07T07:07:07.5Z"),
+            at("2024-07-09T01:02:03Z"),
+        );
+        let bits = knots
+            .iter()
+            .flat_map(|(t, p)| [t.timestamp_micros() as u64, p.to_bits()]);
+        assert_eq!(knots.len(), 2517);
+        assert_eq!(digest(bits), 0xe57c_a4a4_e96a_3e69);
+        let prices = [0, 1, 1439, 1440, 777_777, 1_000_001]
+            .map(|minute| m.minute_price("BNB", minute).unwrap_or(0.0).to_bits());
+        assert_eq!(digest(prices), 0xd4eb_a2af_c826_a0d0);
+        let marks = [
+            "2024-01-01T00:00:30Z",
+            "2024-05-05T05:05:05.005Z",
+            "2025-12-31T23:59:59Z",
+        ]
+        .map(|t| m.mark("ETH", at(t)).unwrap_or(0.0).to_bits());
+        assert_eq!(digest(marks), 0x583a_3cc8_03e1_42c1);
+    }
 }
