@@ -4,13 +4,11 @@
 
 use super::engine::Bar;
 use super::venue::market::Market;
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use std::path::Path;
 
 /// Longest history a backtest may ask for.
 pub const MAX_DAYS: u32 = 365;
-/// Candles per call to the feed's aggregator (its own cap).
-const CHUNK: usize = 5_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Timeframe {
@@ -103,34 +101,21 @@ pub fn feed_window(
     count: usize,
     now: DateTime<Utc>,
 ) -> Vec<Bar> {
-    let interval = i64::from(tf.minutes());
-    let from = now - Duration::minutes(interval * count as i64);
+    // The last bar that closed by `now` opened one step before the step `now` is in.
+    let step = i64::from(tf.minutes()) * 60;
+    let last = now.timestamp().div_euclid(step) * step - step;
+    let first = last - (count as i64 - 1) * step;
     let mut out = Vec::with_capacity(count);
-    let mut cursor = from;
-    while out.len() < count + 1 {
-        let want = (count + 1 - out.len()).min(CHUNK);
-        let chunk = market.candles(coin, tf.minutes(), cursor, want);
-        if chunk.is_empty() {
-            break;
-        }
-        for c in &chunk {
-            out.push(Bar {
-                time: c.time.timestamp(),
-                open: c.open,
-                high: c.high,
-                low: c.low,
-                close: c.close,
-                volume: c.volume,
-            });
-        }
-        let last = chunk[chunk.len() - 1].time;
-        cursor = last + Duration::minutes(interval);
-    }
-    let now_s = now.timestamp();
-    out.retain(|b| b.time + interval * 60 <= now_s);
-    if out.len() > count {
-        out.drain(..out.len() - count);
-    }
+    market.candle_series(coin, tf.minutes(), first, count, |time, c| {
+        out.push(Bar {
+            time,
+            open: c.open,
+            high: c.high,
+            low: c.low,
+            close: c.close,
+            volume: c.volume,
+        })
+    });
     out
 }
 
