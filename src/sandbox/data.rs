@@ -104,19 +104,38 @@ pub fn feed_window(
     // The last bar that closed by `now` opened one step before the step `now` is in.
     let step = i64::from(tf.minutes()) * 60;
     let last = now.timestamp().div_euclid(step) * step - step;
-    let first = last - (count as i64 - 1) * step;
-    let mut out = Vec::with_capacity(count);
-    market.candle_series(coin, tf.minutes(), first, count, |time, c| {
-        out.push(Bar {
-            time,
-            open: c.open,
-            high: c.high,
-            low: c.low,
-            close: c.close,
-            volume: c.volume,
-        })
-    });
+    let mut out = vec![Bar::default(); count];
+    let made = feed_range_into(market, coin, tf, last - (count as i64 - 1) * step, &mut out);
+    out.truncate(made);
     out
+}
+
+/// Writes the feed's bars from the one opening at `first` (unix seconds, on the timeframe's
+/// grid) into `out`, one per slot, and returns how many it wrote: all of them, unless the coin
+/// is unknown (none) or `out` spans more than the feed serves in one call (1000 days).
+pub fn feed_range_into(
+    market: &Market,
+    coin: &str,
+    tf: Timeframe,
+    first: i64,
+    out: &mut [Bar],
+) -> usize {
+    let mut slots = out.iter_mut();
+    let mut made = 0;
+    market.candle_series(coin, tf.minutes(), first, slots.len(), |time, c| {
+        if let Some(slot) = slots.next() {
+            *slot = Bar {
+                time,
+                open: c.open,
+                high: c.high,
+                low: c.low,
+                close: c.close,
+                volume: c.volume,
+            };
+            made += 1;
+        }
+    });
+    made
 }
 
 /// Whether `dir` holds a CSV file for this coin and timeframe (which then replaces the feed).
@@ -226,6 +245,7 @@ mod tests {
             bars.iter()
                 .all(|b| b.low <= b.open.min(b.close) && b.high >= b.open.max(b.close))
         );
+        assert!(feed_bars(&market, "NOPE", Timeframe::M5, 2, now).is_empty());
         // Long histories span many feed chunks.
         assert_eq!(
             feed_bars(&market, "ETH", Timeframe::M1, 5, now).len(),
