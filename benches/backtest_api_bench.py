@@ -11,8 +11,12 @@ API side: one keep-alive HTTP/1.1 connection; each round POSTs /api/delegated/ba
 back to back (no sleep between polls, so the figure is the job's latency plus at most one
 poll's round trip, not a polling interval) until the job is done. A round is timed from
 before the POST is sent to the end of the `done` answer, which carries the whole result. The
-first round generates the bars (a cold cache); the later ones find them cached (in builds with
-the bar cache). The time includes the client's parse of the final answer.
+first round generates the bars (a cold cache: on a sandbox just started, this includes walking the
+feed from its origin to the window); the later ones find them cached (in builds with the bar
+cache). Then one first job on each of --cold-pairs (other coins, so their bars are generated too)
+gives more first-job samples; before each, an untimed five-day 1h backtest on that coin walks the
+feed to now, as any earlier read of the coin (a mark, a proposal, discovery's warm-up) has on a
+sandbox that has been running, so these time the year's bars, not the walk from the feed's origin. The time includes the client's parse of the final answer.
 
 backtesting.py side: `Backtest.run()` of benches/backtesting_py_compare.py's mirror strategy
 (SMA(fast) vs SMA(slow), fills at the next open, commission per side) on a DataFrame of the same
@@ -34,16 +38,16 @@ import warnings
 GOAL = 100.0
 
 
-def api_rounds(base, key, fast, slow, rounds, poll_s):
+def api_rounds(base, key, fast, slow, rounds, poll_s, pair="BTC-USD", timeframe="1m", days=365):
     url = urllib.parse.urlparse(base)
     conn = http.client.HTTPConnection(url.hostname, url.port)
     headers = {"x-api-key": key, "content-type": "application/json"}
     body = json.dumps(
         {
             "strategyId": "sma_cross",
-            "pair": "BTC-USD",
-            "timeframe": "1m",
-            "days": 365,
+            "pair": pair,
+            "timeframe": timeframe,
+            "days": days,
             "parameters": {"fast": fast, "slow": slow},
         }
     )
@@ -126,6 +130,7 @@ def main():
     ap.add_argument("--fee", type=float, default=0.001)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--py-repeat", type=int, default=2)
+    ap.add_argument("--cold-pairs", default="ETH-USD,SOL-USD", help="more first jobs, one per pair")
     a = ap.parse_args()
 
     # The bars the sandbox's job will use: the last 525,600 one-minute bars closed by now.
@@ -136,10 +141,24 @@ def main():
     )
     rounds = api_rounds(a.base, a.key, a.fast, a.slow, a.rounds, a.poll_ms / 1000)
     for i, r in enumerate(rounds):
-        kind = "first: bars generated" if i == 0 else "repeat: bars cached, if the build caches"
+        kind = (
+            "first on a fresh sandbox: feed walked from its origin, bars generated"
+            if i == 0
+            else "repeat: bars cached, if the build caches"
+        )
         print(
             f"api round {i + 1}: {r['seconds'] * 1000:.1f} ms, {r['polls']} polls, "
             f"{r['bars']} bars, {r['trades']} trades, final answer {r['bytes']} bytes  [{kind}]"
+        )
+    # After the BTC rounds: a cache miss on another coin may evict BTC's bars.
+    others = []
+    for pair in filter(None, a.cold_pairs.split(",")):
+        api_rounds(a.base, a.key, a.fast, a.slow, 1, a.poll_ms / 1000, pair.strip(), "1h", 5)
+        r = api_rounds(a.base, a.key, a.fast, a.slow, 1, a.poll_ms / 1000, pair.strip())[0]
+        others.append((pair.strip(), r))
+        print(
+            f"api first job on {pair.strip()}: {r['seconds'] * 1000:.1f} ms, {r['polls']} polls, "
+            f"{r['bars']} bars, {r['trades']} trades  [first: bars generated, feed already at now]"
         )
     df, py_s, stats = py_run(a.bars, a.fast, a.slow, a.fee, a.py_repeat)
     bars = len(df)
@@ -161,13 +180,31 @@ def main():
     cold = rounds[0]["seconds"]
     warm = [r["seconds"] for r in rounds[1:]] or [cold]
     med = statistics.median(warm)
-    print(f"api end to end, first round (cold): {cold * 1000:.1f} ms -> {py_s / cold:.0f}x backtesting.py")
+    print(
+        f"api end to end, first job on a fresh sandbox (BTC): {cold * 1000:.1f} ms -> "
+        f"{py_s / cold:.0f}x backtesting.py"
+    )
+    firsts = [r["seconds"] for _, r in others]
+    if firsts:
+        fmed = statistics.median(firsts)
+        print(
+            f"api end to end, first jobs with the feed at now ({', '.join(p for p, _ in others)}), "
+            f"median: {fmed * 1000:.1f} ms (worst {max(firsts) * 1000:.1f}) -> "
+            f"{py_s / fmed:.0f}x backtesting.py"
+        )
     print(
         f"api end to end, repeats (warm), median of {len(warm)}: {med * 1000:.1f} ms "
         f"(best {min(warm) * 1000:.1f}) -> {py_s / med:.0f}x backtesting.py"
     )
-    ok = py_s / med >= GOAL
-    print(f"{'PASS' if ok else 'FAIL'}: warm ratio {py_s / med:.0f}x, goal >= {GOAL:.0f}x")
+    checks = [("fresh sandbox", cold), ("repeats", med)]
+    if firsts:
+        checks.insert(1, ("first jobs", statistics.median(firsts)))
+    ok = all(py_s / t >= GOAL for _, t in checks)
+    print(
+        f"{'PASS' if ok else 'FAIL'}: "
+        + ", ".join(f"{name} {py_s / t:.0f}x" for name, t in checks)
+        + f"; goal >= {GOAL:.0f}x for each"
+    )
     return 0 if ok else 1
 
 

@@ -5,6 +5,7 @@
 #
 #   benches/backtest_api_bench.sh
 #   ROUNDS=8 PY_REPEAT=3 NO_BUILD=1 benches/backtest_api_bench.sh
+#   COLD_PAIRS= benches/backtest_api_bench.sh    # only the BTC first job (default: also ETH, SOL)
 #   BIN=/path/to/older/agentdesk NO_BUILD=1 benches/backtest_api_bench.sh   # another build
 #
 # Goal (issue "Sandbox: serve reads in parallel"): >= 100x backtesting.py.
@@ -12,6 +13,7 @@ set -euo pipefail
 
 ROUNDS=${ROUNDS:-5}
 PY_REPEAT=${PY_REPEAT:-2}
+COLD_PAIRS=${COLD_PAIRS-ETH-USD,SOL-USD}
 FAST=${FAST:-10}
 SLOW=${SLOW:-30}
 # A small fee keeps equity from wasting away over ~20,000 trades, so backtesting.py (whole
@@ -63,4 +65,4 @@ key=$("$bin" --config "$tmp/config.toml" keys create --db "$tmp/sandbox.db" --sc
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)"
 "$VENV/bin/python" benches/backtest_api_bench.py --base "$base" --key "$key" --bars "$tmp/bars.csv" --gen "$gen" \
     --fast "$FAST" --slow "$SLOW" --fee "$FEE" --rounds "$ROUNDS" --py-repeat "$PY_REPEAT" \
-    --poll-ms "$POLL_MS"
+    --poll-ms "$POLL_MS" --cold-pairs "$COLD_PAIRS"

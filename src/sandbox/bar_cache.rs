@@ -9,7 +9,7 @@
 use super::data::{self, Timeframe};
 use super::engine::Bar;
 use super::venue::market::Market;
-use chrono::{DateTime, TimeZone, Utc};
+use chrono::{DateTime, Utc};
 use std::ops::{Deref, Range};
 use std::sync::{Arc, Mutex};
 
@@ -153,26 +153,31 @@ impl BarCache {
 const PARALLEL_FROM: usize = 100_000;
 
 /// `count` bars from the one starting at `first` (unix seconds, on the timeframe's grid). A long
-/// range is cut in one part per core, generated side by side: each bar depends only on its own
-/// time, so the parts joined are the range generated in one go.
+/// range is cut in one part per core, generated side by side straight into its place in the
+/// result: each bar depends only on its own time (the feed's walk runs without the coin's lock
+/// once it has its starting price), so the parts joined are the range generated in one go.
 fn range(market: &Market, coin: &str, tf: Timeframe, first: i64, count: usize) -> Vec<Bar> {
     let step = i64::from(tf.minutes()) * 60;
-    let part = |from: i64, n: usize| {
-        // feed_window's window that ends with the bar `n - 1` steps after `from` is exactly these.
-        let now = Utc.timestamp_opt(from + n as i64 * step, 0).single();
-        data::feed_window(market, coin, tf, n, now.unwrap_or_default())
-    };
+    let mut bars = vec![Bar::default(); count];
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
     if count < PARALLEL_FROM || cores < 2 {
-        return part(first, count);
+        let made = data::feed_range_into(market, coin, tf, first, &mut bars);
+        bars.truncate(made);
+        return bars;
     }
     let size = count.div_ceil(cores);
-    let parts: Vec<Vec<Bar>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..count)
-            .step_by(size)
-            .map(|at| {
-                let n = size.min(count - at);
-                scope.spawn(move || part(first + at as i64 * step, n))
+    let made: Vec<(usize, usize)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = bars
+            .chunks_mut(size)
+            .enumerate()
+            .map(|(k, part)| {
+                let from = first + (k * size) as i64 * step;
+                scope.spawn(move || {
+                    (
+                        part.len(),
+                        data::feed_range_into(market, coin, tf, from, part),
+                    )
+                })
             })
             .collect();
         handles
@@ -180,10 +185,15 @@ fn range(market: &Market, coin: &str, tf: Timeframe, first: i64, count: usize) -
             .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect()
     });
-    let mut bars = Vec::with_capacity(count);
-    for p in parts {
-        bars.extend(p);
+    // A part the feed could not fill ends the range there, as one call over it would.
+    let mut whole = 0;
+    for (len, made) in made {
+        whole += made;
+        if made < len {
+            break;
+        }
     }
+    bars.truncate(whole);
     bars
 }
 
@@ -223,6 +233,14 @@ mod tests {
         }
         let kept: Vec<_> = cache.contents().into_iter().map(|(_, tf, _)| tf).collect();
         assert_eq!(kept, [Timeframe::M5, Timeframe::H1, Timeframe::M1]);
+        // An unknown coin has no bars, whether generated in one part or side by side.
+        for days in [1, 80] {
+            assert!(
+                cache
+                    .feed_bars(&market, "NOPE", Timeframe::M1, days, t0)
+                    .is_empty()
+            );
+        }
     }
 
     #[test]

@@ -4,13 +4,11 @@
 
 use super::engine::Bar;
 use super::venue::market::Market;
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use std::path::Path;
 
 /// Longest history a backtest may ask for.
 pub const MAX_DAYS: u32 = 365;
-/// Candles per call to the feed's aggregator (its own cap).
-const CHUNK: usize = 5_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Timeframe {
@@ -103,35 +101,41 @@ pub fn feed_window(
     count: usize,
     now: DateTime<Utc>,
 ) -> Vec<Bar> {
-    let interval = i64::from(tf.minutes());
-    let from = now - Duration::minutes(interval * count as i64);
-    let mut out = Vec::with_capacity(count);
-    let mut cursor = from;
-    while out.len() < count + 1 {
-        let want = (count + 1 - out.len()).min(CHUNK);
-        let chunk = market.candles(coin, tf.minutes(), cursor, want);
-        if chunk.is_empty() {
-            break;
-        }
-        for c in &chunk {
-            out.push(Bar {
-                time: c.time.timestamp(),
+    // The last bar that closed by `now` opened one step before the step `now` is in.
+    let step = i64::from(tf.minutes()) * 60;
+    let last = now.timestamp().div_euclid(step) * step - step;
+    let mut out = vec![Bar::default(); count];
+    let made = feed_range_into(market, coin, tf, last - (count as i64 - 1) * step, &mut out);
+    out.truncate(made);
+    out
+}
+
+/// Writes the feed's bars from the one opening at `first` (unix seconds, on the timeframe's
+/// grid) into `out`, one per slot, and returns how many it wrote: all of them, unless the coin
+/// is unknown (none) or `out` spans more than the feed serves in one call (1000 days).
+pub fn feed_range_into(
+    market: &Market,
+    coin: &str,
+    tf: Timeframe,
+    first: i64,
+    out: &mut [Bar],
+) -> usize {
+    let mut slots = out.iter_mut();
+    let mut made = 0;
+    market.candle_series(coin, tf.minutes(), first, slots.len(), |time, c| {
+        if let Some(slot) = slots.next() {
+            *slot = Bar {
+                time,
                 open: c.open,
                 high: c.high,
                 low: c.low,
                 close: c.close,
                 volume: c.volume,
-            });
+            };
+            made += 1;
         }
-        let last = chunk[chunk.len() - 1].time;
-        cursor = last + Duration::minutes(interval);
-    }
-    let now_s = now.timestamp();
-    out.retain(|b| b.time + interval * 60 <= now_s);
-    if out.len() > count {
-        out.drain(..out.len() - count);
-    }
-    out
+    });
+    made
 }
 
 /// Whether `dir` holds a CSV file for this coin and timeframe (which then replaces the feed).
@@ -241,11 +245,52 @@ mod tests {
             bars.iter()
                 .all(|b| b.low <= b.open.min(b.close) && b.high >= b.open.max(b.close))
         );
+        assert!(feed_bars(&market, "NOPE", Timeframe::M5, 2, now).is_empty());
         // Long histories span many feed chunks.
         assert_eq!(
             feed_bars(&market, "ETH", Timeframe::M1, 5, now).len(),
             5 * 1440
         );
+    }
+
+    /// Order-sensitive digest of every bit of every bar, so a faster generator can be proven to
+    /// make exactly the bars the original one made.
+    fn digest(bars: &[Bar]) -> u64 {
+        bars.iter().fold(0xCBF2_9CE4_8422_2325u64, |h, b| {
+            [
+                b.time as u64,
+                b.open.to_bits(),
+                b.high.to_bits(),
+                b.low.to_bits(),
+                b.close.to_bits(),
+                b.volume.to_bits(),
+            ]
+            .into_iter()
+            .fold(h, |h, v| {
+                (h ^ v).wrapping_mul(0x0000_0100_0000_01B3).rotate_left(29)
+            })
+        })
+    }
+
+    /// The values of a year of one-minute bars (and of longer timeframes) are pinned bit for bit:
+    /// they were recorded from the day-by-day generator, before it was made faster.
+    #[test]
+    fn feed_bar_values_are_pinned() {
+        let market = Market::new(42);
+        let now: DateTime<Utc> = "2025-03-01T08:30:45Z".parse().unwrap();
+        let cases = [
+            ("BTC", Timeframe::M1, 365, 525_600, 0xadef_6a84_6282_1df0),
+            ("ETH", Timeframe::M1, 365, 525_600, 0x8c2f_a93f_37d8_55bd),
+            ("SOL", Timeframe::M5, 30, 8_640, 0x2f65_04b4_b92c_10d5),
+            ("DOGE", Timeframe::H1, 365, 8_760, 0xcc8f_d14e_31ff_3e01),
+            ("SUI", Timeframe::H4, 200, 1_200, 0x41d4_0c7f_c350_184b),
+            ("BNB", Timeframe::D1, 365, 365, 0x310e_aeae_c2b5_1e95),
+        ];
+        for (coin, tf, days, count, want) in cases {
+            let bars = feed_bars(&market, coin, tf, days, now);
+            assert_eq!(bars.len(), count, "{coin} {tf:?}");
+            assert_eq!(digest(&bars), want, "{coin} {tf:?}");
+        }
     }
 
     #[test]

@@ -188,19 +188,103 @@ fn minute_hash(key: u64, minute: i64) -> u64 {
     splitmix64(key ^ splitmix64(minute as u64))
 }
 
-/// Standard normal shock for the step from `minute` to `minute + 1`.
+/// Standard normal shock for the step from `minute` to `minute + 1`: the definition that
+/// [`Shocks::fill`] computes a day at a time.
 fn shock(key: u64, minute: i64) -> f64 {
     let h1 = minute_hash(key, minute);
     let h2 = splitmix64(h1);
     (-2.0 * unit(h1).ln()).sqrt() * (TAU * unit(h2)).cos()
 }
 
-/// One coin's walk parameters plus what has been computed of it so far.
-struct CoinPath {
+/// Angle buckets for [`Shocks::fill`]: libm's cosine branches on where its argument lies on the
+/// circle, and in minute order that is a coin toss it mispredicts. Grouping by sixteenths of the
+/// circle makes the branches predictable, which halves the cosine's cost.
+const ANGLE_BUCKETS: usize = 16;
+
+/// The shocks of up to a day of consecutive steps, computed together before the walk uses them,
+/// with the minute hashes the volume reuses. Every value comes from the same operations as
+/// [`shock`] and [`minute_hash`]; only the order in which the cosines are taken differs.
+#[derive(Default)]
+struct Shocks {
+    hash: Vec<u64>,
+    shock: Vec<f64>,
+    radius: Vec<f64>,
+    angle: Vec<f64>,
+    bucket: Vec<u8>,
+    order: Vec<u16>,
+}
+
+impl Shocks {
+    /// Shocks of the steps from minutes `first .. first + n` (`n` at most a day).
+    fn fill(&mut self, key: u64, first: i64, n: usize) {
+        debug_assert!(n <= MINUTES_PER_DAY as usize);
+        for v in [&mut self.shock, &mut self.radius, &mut self.angle] {
+            v.resize(n, 0.0);
+        }
+        self.hash.resize(n, 0);
+        self.bucket.resize(n, 0);
+        self.order.resize(n, 0);
+        let mut starts = [0u16; ANGLE_BUCKETS + 1];
+        for i in 0..n {
+            let h1 = minute_hash(key, first + i as i64);
+            let u2 = unit(splitmix64(h1));
+            self.hash[i] = h1;
+            self.radius[i] = (-2.0 * unit(h1).ln()).sqrt();
+            self.angle[i] = TAU * u2;
+            let b = ((u2 * ANGLE_BUCKETS as f64) as usize).min(ANGLE_BUCKETS - 1);
+            self.bucket[i] = b as u8;
+            starts[b + 1] += 1;
+        }
+        for b in 0..ANGLE_BUCKETS {
+            starts[b + 1] += starts[b];
+        }
+        for i in 0..n {
+            let b = usize::from(self.bucket[i]);
+            self.order[usize::from(starts[b])] = i as u16;
+            starts[b] += 1;
+        }
+        for &i in &self.order {
+            let i = usize::from(i);
+            self.shock[i] = self.radius[i] * self.angle[i].cos();
+        }
+    }
+}
+
+/// A coin's walk parameters: all the walk needs besides a starting value, so it can run
+/// without the coin's lock.
+#[derive(Debug, Clone, Copy)]
+struct Walk {
     key: u64,
     mean_log: f64,
     theta: f64,
     sigma: f64,
+}
+
+impl Walk {
+    /// Walks `x` (the log price at minute `first`) through the `n` steps that start at minutes
+    /// `first .. first + n` (at most a day, all inside the feed's range), calling
+    /// `f(i, minute hash of step i, log price after step i)`; returns the last value.
+    fn run(
+        &self,
+        mut x: f64,
+        first: i64,
+        n: usize,
+        shocks: &mut Shocks,
+        mut f: impl FnMut(usize, u64, f64),
+    ) -> f64 {
+        shocks.fill(self.key, first, n);
+        for (i, (&shock, &hash)) in shocks.shock.iter().zip(&shocks.hash).enumerate() {
+            x = x + self.theta * (self.mean_log - x) + self.sigma * shock;
+            f(i, hash, x);
+        }
+        x
+    }
+}
+
+/// One coin's walk parameters plus what has been computed of it so far.
+struct CoinPath {
+    walk: Walk,
+    mean_log: f64,
     /// Log price at each day boundary: `checkpoints[d]` is minute `d * 1440`.
     /// Only ever extended, so it is consistent even after a panic elsewhere.
     checkpoints: Vec<f64>,
@@ -213,17 +297,16 @@ impl CoinPath {
     fn new(seed: u64, index: usize, spec: &AssetSpec) -> Self {
         let mean_log = spec.base_price.ln();
         CoinPath {
-            key: coin_key(seed, index),
+            walk: Walk {
+                key: coin_key(seed, index),
+                mean_log,
+                theta: LN_2 / HALF_LIFE_MINUTES,
+                sigma: spec.daily_vol / (MINUTES_PER_DAY as f64).sqrt(),
+            },
             mean_log,
-            theta: LN_2 / HALF_LIFE_MINUTES,
-            sigma: spec.daily_vol / (MINUTES_PER_DAY as f64).sqrt(),
             checkpoints: vec![mean_log],
             day: None,
         }
-    }
-
-    fn step(&self, x: f64, minute: i64) -> f64 {
-        x + self.theta * (self.mean_log - x) + self.sigma * shock(self.key, minute)
     }
 
     /// Log price at the start of `day`, walking forward from the last cached
@@ -231,12 +314,17 @@ impl CoinPath {
     /// operations in the same order, so cached and cold answers are identical.
     fn checkpoint(&mut self, day: i64) -> f64 {
         let day = day.clamp(0, MAX_MINUTE / MINUTES_PER_DAY) as usize;
+        // Minute by minute, not through [`Shocks`]: with nothing else to do per step, the
+        // processor overlaps consecutive shocks better than the grouped cosines save (measured).
+        let walk = self.walk;
         while self.checkpoints.len() <= day {
             let last = self.checkpoints.len() - 1;
             let mut x = self.checkpoints[last];
             let first_minute = last as i64 * MINUTES_PER_DAY;
             for k in 0..MINUTES_PER_DAY {
-                x = self.step(x, first_minute + k);
+                x = x
+                    + walk.theta * (walk.mean_log - x)
+                    + walk.sigma * shock(walk.key, first_minute + k);
             }
             self.checkpoints.push(x);
         }
@@ -251,12 +339,13 @@ impl CoinPath {
             let mut xs = self.day.take().map(|(_, v)| v).unwrap_or_default();
             xs.clear();
             xs.push(x0);
-            let mut x = x0;
-            let first_minute = day * MINUTES_PER_DAY;
-            for k in 0..MINUTES_PER_DAY {
-                x = self.step(x, first_minute + k);
-                xs.push(x);
-            }
+            let x = self.walk.run(
+                x0,
+                day * MINUTES_PER_DAY,
+                MINUTES_PER_DAY as usize,
+                &mut Shocks::default(),
+                |_, _, x| xs.push(x),
+            );
             // The day's end is the next checkpoint; keep it since we have it.
             if self.checkpoints.len() as i64 == day + 1 {
                 self.checkpoints.push(x);
@@ -451,43 +540,158 @@ impl Market {
         let origin_epoch_minute = ORIGIN_UNIX_SECONDS / 60;
         let epoch_minute = origin_epoch_minute + floor_minute(from);
         let start = epoch_minute - epoch_minute.rem_euclid(interval) - origin_epoch_minute;
-        let end = start + count as i64 * interval;
-
-        let key = coin_key(self.seed, index);
-        let sigma = ASSETS[index].daily_vol / (MINUTES_PER_DAY as f64).sqrt();
         let mut candles: Vec<Candle> = Vec::with_capacity(count);
-        let mut prev: Option<f64> = None;
-        self.visit(index, start, end, |m, x| {
-            let p = x.exp();
-            if let Some(c) = candles.last_mut() {
-                if let Some(prev_x) = prev {
-                    c.volume += step_volume(key, m - 1, (x - prev_x).abs() / sigma, p);
-                }
-                c.high = c.high.max(p);
-                c.low = c.low.min(p);
-                c.close = p;
-            }
-            if (m - start) % interval == 0 && candles.len() < count {
-                candles.push(Candle {
-                    time: minute_time(m),
-                    open: p,
-                    high: p,
-                    low: p,
-                    close: p,
-                    volume: 0.0,
-                });
-            }
-            prev = Some(x);
+        self.aggregate(index, start, interval, count, |k, c| {
+            candles.push(Candle {
+                time: minute_time(start + k as i64 * interval),
+                open: c.open,
+                high: c.high,
+                low: c.low,
+                close: c.close,
+                volume: c.volume,
+            })
         });
         candles
     }
+
+    /// `count` candles of `interval_minutes`, the first opening at `first` (unix seconds, on
+    /// the interval's grid; rounded down to a minute), passed to `emit` with their opening time
+    /// in unix seconds, oldest first. The same candles as [`Self::candles`] without its cap on
+    /// the count: for the sandbox's own readers of long histories (backtests), which bound what
+    /// they ask. Still at most 1000 days of path per call.
+    pub fn candle_series(
+        &self,
+        coin: &str,
+        interval_minutes: u32,
+        first: i64,
+        count: usize,
+        mut emit: impl FnMut(i64, Ohlcv),
+    ) {
+        let Some(index) = asset_index(coin) else {
+            return;
+        };
+        if interval_minutes == 0 || count == 0 {
+            return;
+        }
+        let interval = i64::from(interval_minutes);
+        let max_by_span = usize::try_from(MAX_CANDLE_SPAN_MINUTES / interval)
+            .unwrap_or(0)
+            .max(1);
+        let count = count.min(max_by_span);
+        let origin_epoch_minute = ORIGIN_UNIX_SECONDS / 60;
+        let start = (first.div_euclid(60) - origin_epoch_minute).clamp(-MAX_MINUTE, MAX_MINUTE);
+        self.aggregate(index, start, interval, count, |k, c| {
+            emit((origin_epoch_minute + start + k as i64 * interval) * 60, c)
+        });
+    }
+
+    /// Aggregates `count` candles of `interval` minutes from minute `start` and passes each
+    /// to `emit` with its index. A candle spans its minute boundaries inclusive; its volume is
+    /// that of the steps inside it.
+    fn aggregate(
+        &self,
+        index: usize,
+        start: i64,
+        interval: i64,
+        count: usize,
+        mut emit: impl FnMut(usize, Ohlcv),
+    ) {
+        let end = start + count as i64 * interval;
+        let mut candle = Ohlcv::at(0.0);
+        let mut prev = 0.0;
+        let mut k = 0;
+        let mut left = interval;
+        self.walk_minutes(index, start, end, |m, hash, x, sigma| {
+            let p = x.exp();
+            if m == start {
+                candle = Ohlcv::at(p);
+                prev = x;
+                return;
+            }
+            candle.volume += step_volume(hash, (x - prev).abs() / sigma, p);
+            candle.high = candle.high.max(p);
+            candle.low = candle.low.min(p);
+            candle.close = p;
+            prev = x;
+            left -= 1;
+            if left == 0 {
+                emit(k, candle);
+                k += 1;
+                left = interval;
+                candle = Ohlcv::at(p);
+            }
+        });
+    }
+
+    /// Calls `f(minute, hash of the step into it, log price, sigma)` for every minute in
+    /// `m0..=m1` (the hash is meaningless for `m0`, which no step of the range reaches). The
+    /// coin's lock is held only to find the log price at `m0`; the walk from there runs
+    /// without it, so long ranges of one coin can be generated side by side. Minutes outside
+    /// the feed's range see the clamped value.
+    fn walk_minutes(&self, index: usize, m0: i64, m1: i64, mut f: impl FnMut(i64, u64, f64, f64)) {
+        let (walk, mut x) = {
+            let Some(mut path) = self.lock(index) else {
+                return;
+            };
+            let m = m0.clamp(0, MAX_MINUTE);
+            let xs = path.day_path(m.div_euclid(MINUTES_PER_DAY));
+            let x = xs[m.rem_euclid(MINUTES_PER_DAY) as usize];
+            (path.walk, x)
+        };
+        let sigma = walk.sigma;
+        f(m0, 0, x, sigma);
+        let mut shocks = Shocks::default();
+        // `m` is the minute `x` belongs to; each round steps it forward.
+        let mut m = m0;
+        while m < m1 {
+            if !(0..MAX_MINUTE).contains(&m) {
+                // Flat outside the feed's range, though each step still has its volume.
+                let stop = if m < 0 { m1.min(0) } else { m1 };
+                while m < stop {
+                    let hash = minute_hash(walk.key, m);
+                    m += 1;
+                    f(m, hash, x, sigma);
+                }
+                continue;
+            }
+            let day_end = m - m.rem_euclid(MINUTES_PER_DAY) + MINUTES_PER_DAY;
+            let n = (m1.min(MAX_MINUTE).min(day_end) - m) as usize;
+            let first = m;
+            x = walk.run(x, first, n, &mut shocks, |i, hash, x| {
+                f(first + i as i64 + 1, hash, x, sigma)
+            });
+            m += n as i64;
+        }
+    }
 }
 
-/// Coin volume traded during the step starting at `minute`: noisy but
+/// A candle's prices and volume (coin units).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ohlcv {
+    pub open: f64,
+    pub high: f64,
+    pub low: f64,
+    pub close: f64,
+    pub volume: f64,
+}
+
+impl Ohlcv {
+    fn at(p: f64) -> Ohlcv {
+        Ohlcv {
+            open: p,
+            high: p,
+            low: p,
+            close: p,
+            volume: 0.0,
+        }
+    }
+}
+
+/// Coin volume traded during the step with this minute hash: noisy but
 /// reproducible, and larger when the move (in standard deviations) is larger,
 /// as on a real venue.
-fn step_volume(key: u64, minute: i64, move_in_sigmas: f64, price: f64) -> f64 {
-    let u = unit(splitmix64(minute_hash(key, minute) ^ VOLUME_SALT));
+fn step_volume(minute_hash: u64, move_in_sigmas: f64, price: f64) -> f64 {
+    let u = unit(splitmix64(minute_hash ^ VOLUME_SALT));
     VOLUME_USD_PER_MINUTE * (0.25 + 1.5 * u) * (1.0 + move_in_sigmas) / price
 }
 
@@ -706,5 +910,134 @@ mod tests {
         assert!(m.candles("ETH", 60, from, 0).is_empty());
         assert!(m.candles("NOPE", 60, from, 5).is_empty());
         assert_eq!(m.candles("ETH", 1, from, 100_000).len(), MAX_CANDLES);
+    }
+
+    fn digest(values: impl IntoIterator<Item = u64>) -> u64 {
+        values.into_iter().fold(0xCBF2_9CE4_8422_2325u64, |h, v| {
+            (h ^ v).wrapping_mul(0x0000_0100_0000_01B3).rotate_left(29)
+        })
+    }
+
+    fn candle_bits(c: &[Candle]) -> Vec<u64> {
+        c.iter()
+            .flat_map(|c| {
+                [
+                    c.time.timestamp() as u64,
+                    c.open.to_bits(),
+                    c.high.to_bits(),
+                    c.low.to_bits(),
+                    c.close.to_bits(),
+                    c.volume.to_bits(),
+                ]
+            })
+            .collect()
+    }
+
+    /// Candles, knots, marks and minute prices are pinned bit for bit, as recorded from the
+    /// day-by-day generator before it was made faster: across the origin (where the feed is
+    /// flat), off-grid starts, day boundaries and every interval the venue serves.
+    #[test]
+    fn feed_values_are_pinned() {
+        let m = Market::new(42);
+        let cases = [
+            (
+                "XRP",
+                1,
+                "2023-12-31T22:13:05Z",
+                5000,
+                0x51c4_c497_d284_dfb6,
+            ),
+            (
+                "BTC",
+                1,
+                "2024-09-30T23:59:59Z",
+                5000,
+                0xc9da_f3b8_5abe_5aa3,
+            ),
+            (
+                "ETH",
+                5,
+                "2024-03-03T03:03:03Z",
+                5000,
+                0xfe3d_fe2b_1091_4bf5,
+            ),
+            (
+                "AVAX",
+                15,
+                "2023-12-30T00:00:00Z",
+                700,
+                0x2405_0692_c4b0_0629,
+            ),
+            (
+                "LINK",
+                60,
+                "2024-06-01T10:30:00Z",
+                5000,
+                0x8b29_8eab_f248_1d26,
+            ),
+            (
+                "ARB",
+                240,
+                "2024-02-02T02:00:00Z",
+                2000,
+                0x927a_b354_ce67_f02f,
+            ),
+            (
+                "SUI",
+                1440,
+                "2024-01-01T00:00:00Z",
+                800,
+                0x0cea_26bf_0c7e_0ce7,
+            ),
+            (
+                "SOL",
+                7,
+                "2024-04-04T04:04:04Z",
+                3000,
+                0xe903_5d90_421c_d179,
+            ),
+        ];
+        for (coin, interval, from, count, want) in cases {
+            let candles = m.candles(coin, interval, at(from), count);
+            assert_eq!(candles.len(), count, "{coin} {interval}");
+            assert_eq!(digest(candle_bits(&candles)), want, "{coin} {interval}");
+        }
+        let knots = m.knots(
+            "DOGE",
+            at("2024-07-07T07:07:07.5Z"),
+            at("2024-07-09T01:02:03Z"),
+        );
+        let bits = knots
+            .iter()
+            .flat_map(|(t, p)| [t.timestamp_micros() as u64, p.to_bits()]);
+        assert_eq!(knots.len(), 2517);
+        assert_eq!(digest(bits), 0xe57c_a4a4_e96a_3e69);
+        let prices = [0, 1, 1439, 1440, 777_777, 1_000_001]
+            .map(|minute| m.minute_price("BNB", minute).unwrap_or(0.0).to_bits());
+        assert_eq!(digest(prices), 0xd4eb_a2af_c826_a0d0);
+        let marks = [
+            "2024-01-01T00:00:30Z",
+            "2024-05-05T05:05:05.005Z",
+            "2025-12-31T23:59:59Z",
+        ]
+        .map(|t| m.mark("ETH", at(t)).unwrap_or(0.0).to_bits());
+        assert_eq!(digest(marks), 0x583a_3cc8_03e1_42c1);
+    }
+
+    /// A day's shocks computed together (cosines grouped by angle) are the per-minute ones,
+    /// bit for bit, and come with each minute's hash.
+    #[test]
+    fn batched_shocks_are_the_per_minute_shocks() {
+        let key = coin_key(42, 3);
+        let mut shocks = Shocks::default();
+        for (first, n) in [(0, 1440), (777_600, 1440), (5, 1), (1_000_017, 613)] {
+            shocks.fill(key, first, n);
+            assert_eq!(shocks.shock.len(), n);
+            for i in 0..n {
+                let minute = first + i as i64;
+                assert_eq!(shocks.shock[i].to_bits(), shock(key, minute).to_bits());
+                assert_eq!(shocks.hash[i], minute_hash(key, minute));
+            }
+        }
     }
 }
