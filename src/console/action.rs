@@ -226,6 +226,22 @@ pub enum Answer {
 }
 
 impl Answer {
+    /// Whether this answers a periodic poll (nobody pressed anything for it), so its change to the
+    /// screen may wait for the clock's next second.
+    pub fn is_poll(&self) -> bool {
+        matches!(
+            self,
+            Answer::Loaded { .. }
+                | Answer::GateLoaded { .. }
+                | Answer::GuardLoaded { .. }
+                | Answer::JobLoaded { .. }
+                | Answer::ResearchLoaded { .. }
+                | Answer::DeliveriesLoaded { .. }
+                | Answer::PolicyLoaded { .. }
+                | Answer::Reconciled { .. }
+        )
+    }
+
     /// The catalog operation that was called, for the request log.
     pub fn operation(&self) -> &'static str {
         match self {

@@ -119,6 +119,8 @@ pub struct App {
     pub should_quit: bool,
     /// Something visible changed since the last draw.
     pub dirty: bool,
+    /// A poll's answer changed the screen; drawn with the clock's next tick.
+    pub pending_draw: bool,
     /// Proposal ids seen before, so a proposal rings the bell once.
     pub(crate) seen: HashSet<String>,
 }
@@ -179,6 +181,7 @@ impl App {
             size: (120, 40),
             should_quit: false,
             dirty: true,
+            pending_draw: false,
             seen: HashSet::new(),
         }
     }
@@ -257,7 +260,8 @@ impl App {
                 let toasts = self.toasts.len();
                 self.toasts.retain(|t| t.until > now);
                 self.note_expiries(&mut fx);
-                if self.toasts.len() != toasts || self.needs_clock() {
+                let pending = std::mem::take(&mut self.pending_draw);
+                if self.toasts.len() != toasts || self.needs_clock() || pending {
                     self.dirty = true;
                 }
             }
@@ -273,8 +277,17 @@ impl App {
                 answer,
             } => {
                 self.log_request(answer.operation(), answer.error(), latency, at);
-                self.dirty = true;
+                let polled = answer.is_poll();
                 self.on_answer(*answer, latency, at, &mut fx);
+                // A poll's answer is drawn with the clock's next second when one comes anyway
+                // (the header's age ticks once anything answered), so an idle console draws once
+                // a second rather than once per answer. What the user waits for, and any toast,
+                // is drawn at once.
+                if polled && self.needs_clock() {
+                    self.pending_draw = true;
+                } else {
+                    self.dirty = true;
+                }
             }
             Action::Terminate => {
                 self.should_quit = true;
@@ -288,6 +301,10 @@ impl App {
         }
         self.schedule(&mut fx);
         self.sync_inbox_selection(by_user);
+        // The next draw shows everything, a waiting poll answer too.
+        if self.dirty {
+            self.pending_draw = false;
+        }
         fx
     }
 

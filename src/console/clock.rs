@@ -76,7 +76,7 @@ impl App {
                 next = next.min(feed.poll.wakeup().unwrap_or(next));
             }
         }
-        if self.needs_clock() {
+        if self.needs_clock() || self.pending_draw {
             let ms = self.now.timestamp_subsec_millis() as i64;
             next = next.min(self.now + TimeDelta::milliseconds(1000 - ms));
         }

@@ -130,3 +130,35 @@ fn completion_coins_come_from_the_service_once_it_named_any() {
     app.discovery.top = rows;
     assert!(app.known_coins().contains(&"AVAX".to_string()));
 }
+
+/// Once the header's age ticks every second, a poll's answer is drawn with that tick rather than
+/// on arrival (an idle console drew three to four frames a second, one per answer); a key is
+/// drawn at once, and so is an answer that brings a toast.
+#[test]
+fn poll_answers_are_drawn_with_the_next_tick_keys_at_once() {
+    let mut app = app_with(quiet_options());
+    app.update(Action::Tick(t0()));
+    app.update(loaded(
+        Resource::Positions,
+        Payload::Positions(positions()),
+        t0(),
+    ));
+    assert!(app.needs_clock());
+    app.dirty = false;
+    app.update(loaded(
+        Resource::Positions,
+        Payload::Positions(Vec::new()),
+        t0() + ms(300),
+    ));
+    assert!(!app.dirty, "drawn with the next second, not now");
+    assert!(app.pending_draw);
+    assert!(app.next_wakeup() <= t0() + secs(1));
+    assert!(tick_redraws(&mut app, t0() + secs(1)));
+    assert!(!app.pending_draw);
+    app.dirty = false;
+    app.update(key('2'));
+    assert!(app.dirty, "a key is drawn at once");
+    app.dirty = false;
+    app.update(proposals(vec![btc_long("prop_new", t0())], t0() + ms(1200)));
+    assert!(app.dirty, "a new proposal's toast is drawn at once");
+}
