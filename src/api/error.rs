@@ -90,11 +90,14 @@ impl ApiError {
         let code = code.unwrap_or_else(|| default_code(status).to_string());
         let message = message.unwrap_or_else(|| format!("HTTP {status}"));
         // Where the header is missing (or the deployment answers 200), the body may say how long.
+        // At most a day: a wait is added to clock times, and an absurd one (a header of 1e13)
+        // would overflow them; a day already says "not today".
         let wait = || {
             Duration::from_secs(
                 retry_after
                     .or_else(|| retry_after_in(body, &message))
-                    .unwrap_or(60),
+                    .unwrap_or(60)
+                    .min(MAX_WAIT_SECS),
             )
         };
         match status {
@@ -197,6 +200,9 @@ fn refuses_the_key(message: &str) -> bool {
     (about_key && refused) || m.contains("unauthorized") || m.contains("unauthenticated")
 }
 
+/// The longest wait taken from a `Retry-After` or a body: a day.
+pub const MAX_WAIT_SECS: u64 = 86_400;
+
 /// Whether a `success:false` answer on HTTP 200 is a quota or rate limit: the deployment has no 429
 /// to say so, only a code (`quota_exceeded`, `RATE_LIMITED`, `too_many_requests`) or a message.
 fn says_rate_limited(code: &str, message: &str) -> bool {
@@ -264,7 +270,7 @@ fn retry_after_in(body: &Value, message: &str) -> Option<u64> {
         };
         match unit {
             "s" | "sec" | "secs" | "second" | "seconds" => return Some(n),
-            "m" | "min" | "mins" | "minute" | "minutes" => return Some(n * 60),
+            "m" | "min" | "mins" | "minute" | "minutes" => return Some(n.saturating_mul(60)),
             "ms" => return Some(n.div_ceil(1000)),
             _ => {}
         }
@@ -405,6 +411,30 @@ mod tests {
             None,
         );
         assert!(waits(&e).is_none());
+    }
+
+    #[test]
+    fn an_absurd_wait_is_a_day_not_an_overflow() {
+        let max = Duration::from_secs(MAX_WAIT_SECS);
+        let day = Some(max);
+        assert_eq!(
+            rate_limit_wait(429, &json!({}), Some(10_000_000_000_000)),
+            day
+        );
+        assert_eq!(
+            rate_limit_wait(429, &json!({"retryAfter": 1e300}), None),
+            day
+        );
+        assert_eq!(
+            rate_limit_wait(
+                200,
+                &json!({"success": false, "message": "rate limited, retry in 999999999999999999 minutes"}),
+                None
+            ),
+            day
+        );
+        // What the gateway and the console do with it: add it to a clock time.
+        let _ = chrono::Utc::now() + chrono::Duration::from_std(max).unwrap();
     }
 
     #[test]

@@ -538,7 +538,11 @@ async fn run(gate: &Arc<Gate>, item: Item, key: &crate::secret::Secret) -> Resul
         Ok(answer) if let Some(wait) = waits(&answer) => {
             // A quota or rate limit: the upstream did not run it and the proposal is still
             // staged, so the supervisor's approval stands and it runs once the wait is over.
-            let until = round_up(now + Duration::from_std(wait).unwrap_or(Duration::minutes(1)));
+            // Counted from the answer, not from the call (a slow answer must not shorten it), and
+            // at least a second, so a `Retry-After: 0` is not a loop against the upstream.
+            let wait = wait.max(std::time::Duration::from_secs(1));
+            let until =
+                round_up(gate.now() + Duration::from_std(wait).unwrap_or(Duration::minutes(1)));
             let t = Transition {
                 note: Some(rate_limited_note(until)),
                 ..Transition::new(&[Status::Executing], Status::Approved, now)
@@ -550,7 +554,7 @@ async fn run(gate: &Arc<Gate>, item: Item, key: &crate::secret::Secret) -> Resul
                 .map_err(GateError::store)?
             {
                 tracing::info!(item = %item.id, %until, "rate limited upstream; runs after the wait");
-                run_after_wait(gate, &item.id, until);
+                run_after_wait(gate, &item.id, until, item.expires_at);
             }
         }
         Ok(answer) => {
@@ -622,11 +626,14 @@ fn round_up(t: DateTime<Utc>) -> DateTime<Utc> {
 /// finds the item decided). Follows the gateway's clock in steps of at most a second; gives up when
 /// the item is no longer approved with this wait (executed, rejected, expired, or waiting anew),
 /// and on a restart the item runs on the agent's next request or the supervisor's next approve.
-fn run_after_wait(gate: &Arc<Gate>, id: &str, until: DateTime<Utc>) {
+fn run_after_wait(gate: &Arc<Gate>, id: &str, until: DateTime<Utc>, expires_at: DateTime<Utc>) {
     let (gate, id) = (gate.clone(), id.to_string());
+    // A proposal that expires before the wait is over is looked at (and expired) then, not kept
+    // in a task for the hours a daily quota may name.
+    let wake = until.min(expires_at);
     tokio::spawn(async move {
         loop {
-            if let Ok(left) = (until - gate.now()).to_std()
+            if let Ok(left) = (wake - gate.now()).to_std()
                 && !left.is_zero()
             {
                 tokio::time::sleep(left.min(std::time::Duration::from_secs(1))).await;

@@ -247,7 +247,11 @@ async fn run(shared: Arc<Shared>, kind: Kind, key: String, ctx: Ctx, compute: Co
     })
     .await;
     let rows = match rows {
-        Ok(_) if cache.stopped.load(Ordering::Relaxed) => return,
+        // Stopped: nothing is cached as complete; a request still waiting hears at once.
+        Ok(_) if cache.stopped.load(Ordering::Relaxed) => {
+            cache.publish(kind, &key, |e| e.computing = false);
+            return;
+        }
         Ok(rows) => rows,
         Err(e) => {
             tracing::error!("discovery {} {key} failed: {e}", kind.as_str());

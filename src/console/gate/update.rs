@@ -56,9 +56,15 @@ fn local_of(g: &GateItem) -> Option<LocalState> {
         )),
         "executed" => Some(LocalState::Approved(executed_text(g))),
         "failed" => Some(LocalState::Failed(failed_text(g))),
+        // Approved, then expired while it waited (for the agent's key, or a rate limit): the row
+        // must not go on saying approved. A pending one that expired shows as expired.
+        "expired" if g.decided_at.is_some() => Some(LocalState::Failed(APPROVED_EXPIRED.into())),
         _ => None,
     }
 }
+
+const APPROVED_EXPIRED: &str =
+    "not executed: approved, but it expired before the gateway could execute it";
 
 /// The gateway's note on an approved item that has not run, in the row's words. A rate-limited one
 /// says it is approved and when it runs (the gateway's note: "rate limited by the service — retry
@@ -111,14 +117,13 @@ fn outcome_of_approved(g: &GateItem) -> Option<(DecisionKind, String)> {
         "rejected" => Some((
             DecisionKind::Failed,
             format!(
-                "not executed: rejected on the gateway after the approval ({})",
+                "not executed: rejected on the gateway ({})",
                 g.reason.as_deref().unwrap_or("no reason given")
             ),
         )),
-        "expired" => Some((
-            DecisionKind::Failed,
-            "not executed: it expired before the gateway could execute it".into(),
-        )),
+        "expired" if g.decided_at.is_some() => {
+            Some((DecisionKind::Failed, APPROVED_EXPIRED.into()))
+        }
         _ => None,
     }
 }
@@ -189,11 +194,15 @@ impl App {
                 }
             }
             // No /gate/v1 here: an ordinary service (a 404, or whatever else a service answers for
-            // a path it does not know: an HTML page, a 405, a 500); never asked again. Only a 401
-            // or no answer at all leaves the question open.
+            // a path it does not know: an HTML page, a 405, a 500); never asked again. Only a 401,
+            // a "wait" (429, or a 503 with Retry-After: a gateway starting or behind a proxy in
+            // maintenance) or no answer at all leaves the question open.
             Err(e)
                 if self.gate.detected != Detected::Yes
-                    && !matches!(e, ApiError::Unauthorized { .. })
+                    && !matches!(
+                        e,
+                        ApiError::Unauthorized { .. } | ApiError::QuotaExceeded { .. }
+                    )
                     && !e.is_transient() =>
             {
                 self.gate.detected = Detected::No;
@@ -220,10 +229,14 @@ impl App {
             if g.kind.starts_with("tool:") {
                 self.adopt_tool_approval(&g, &id);
             }
-            if self.gate.awaiting.contains(&id)
-                && let Some((kind, text)) = outcome_of_approved(&g)
-            {
-                outcomes.push((id.clone(), kind, text));
+            if self.gate.awaiting.contains(&id) {
+                if let Some((kind, text)) = outcome_of_approved(&g) {
+                    outcomes.push((id.clone(), kind, text));
+                } else if g.status == "expired" {
+                    // The approval never reached the gateway: it expired pending, which the
+                    // inbox journals as an expiry, not as an approval that failed.
+                    self.gate.awaiting.remove(&id);
+                }
             }
             let proposal = to_proposal(&g, &id);
             let local = local_of(&g);
@@ -407,14 +420,18 @@ impl App {
                 let g = decision.item;
                 let agent = g.agent.clone();
                 let (kind, text, level) = match (approve, g.status.as_str()) {
-                    (false, _) => (
-                        DecisionKind::Rejected,
-                        format!(
-                            "rejected on the gateway: {}",
-                            g.reason.clone().unwrap_or_default()
-                        ),
-                        ToastLevel::Info,
-                    ),
+                    (false, _) => {
+                        // An earlier approve that got no answer did not go through after all.
+                        self.gate.awaiting.remove(id);
+                        (
+                            DecisionKind::Rejected,
+                            format!(
+                                "rejected on the gateway: {}",
+                                g.reason.clone().unwrap_or_default()
+                            ),
+                            ToastLevel::Info,
+                        )
+                    }
                     (true, "executed") => {
                         self.gate.awaiting.remove(id);
                         (DecisionKind::Approved, executed_line(&g), ToastLevel::Info)
@@ -498,7 +515,6 @@ impl App {
         }
         // Executed with the agent's key: the console key's usage has not changed.
         self.poll_now(&Resource::TRADED, at);
-        self.poll_now(&[Resource::Proposals], at);
     }
 
     /// `/agent NAME|all`: the inbox shows one agent's items, or every agent's.

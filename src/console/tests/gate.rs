@@ -796,3 +796,83 @@ fn on_a_gateway_the_upstream_proposals_are_not_polled_nor_waited_for() {
         );
     }
 }
+
+fn expired_demo(approved: bool) -> GateItem {
+    let mut gone = gate_item(
+        DEMO_ID,
+        "demo-agent",
+        "a1b2c3d4",
+        "expired",
+        trade("ETH", "long", 0.25, 2),
+    );
+    gone.decided_at = approved.then(|| t0() + secs(5));
+    gone
+}
+
+/// An approve that got no answer never reached the gateway: the item expires pending there (or the
+/// supervisor rejects it). Nothing says an approval happened, and nothing says it failed.
+#[test]
+fn an_unanswered_approval_that_never_landed_is_not_journaled_as_a_failed_approval() {
+    use crate::console::inbox::DecisionKind;
+    let mut app = gate_app(120, 40);
+    approve_demo(&mut app);
+    app.update(decided(
+        DEMO_ID,
+        true,
+        Err(ApiError::Transport("connection refused".into())),
+    ));
+    let (mut items, agents) = two_agents();
+    items[0] = expired_demo(false);
+    app.update(gate_loaded(items, agents, t0() + secs(400)));
+    assert!(
+        app.decisions.iter().all(|d| d.kind != DecisionKind::Failed),
+        "{:?}",
+        app.decisions
+    );
+    assert!(app.gate.awaiting.is_empty());
+
+    let mut app = gate_app(120, 40);
+    approve_demo(&mut app);
+    app.update(decided(
+        DEMO_ID,
+        true,
+        Err(ApiError::Transport("connection refused".into())),
+    ));
+    let mut rejected = gate_item(
+        DEMO_ID,
+        "demo-agent",
+        "a1b2c3d4",
+        "rejected",
+        trade("ETH", "long", 0.25, 2),
+    );
+    rejected.reason = Some("changed my mind".into());
+    app.update(decided(DEMO_ID, false, Ok(rejected.clone())));
+    let (mut items, agents) = two_agents();
+    items[0] = rejected;
+    app.update(gate_loaded(items, agents, t0() + secs(8)));
+    let kinds: Vec<_> = app.decisions.iter().map(|d| d.kind).collect();
+    assert_eq!(kinds, vec![DecisionKind::Rejected], "{:?}", app.decisions);
+}
+
+/// Approved, then expired on the gateway before it ran (it waited for the agent's key or a rate
+/// limit): the row says it did not execute, not "approved".
+#[test]
+fn an_approved_item_that_expired_on_the_gateway_is_shown_not_executed() {
+    let mut app = gate_app(120, 40);
+    approve_demo(&mut app);
+    let mut waiting = expired_demo(true);
+    waiting.status = "approved".into();
+    waiting.note = Some("waiting for the agent to reconnect".into());
+    app.update(decided(DEMO_ID, true, Ok(waiting)));
+    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Approved);
+    let (mut items, agents) = two_agents();
+    items[0] = expired_demo(true);
+    app.update(gate_loaded(items, agents, t0() + secs(400)));
+    let item = app.item(DEMO_ID).unwrap();
+    assert_ne!(item.status(app.now), Status::Approved, "{:?}", item.local);
+    assert!(
+        matches!(&item.local, LocalState::Failed(t) if t.contains("expired")),
+        "{:?}",
+        item.local
+    );
+}
