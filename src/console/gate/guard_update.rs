@@ -21,10 +21,7 @@ impl App {
     /// With a gate poll, at most every [`GUARD_EVERY`]: the kill switch and the standing
     /// approvals; and the open approve dialog's re-check, once.
     pub(crate) fn schedule_guard(&mut self, polled: bool, fx: &mut Vec<Effect>) {
-        let due = self
-            .gate
-            .guard_asked
-            .is_none_or(|t| self.now - t >= GUARD_EVERY);
+        let due = super::due_again(self.gate.guard_asked, self.now, GUARD_EVERY);
         if polled && self.gate.is_gateway() && due {
             self.gate.guard_asked = Some(self.now);
             fx.push(Effect::FetchGuard);

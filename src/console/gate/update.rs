@@ -152,10 +152,7 @@ impl App {
         if polled {
             // Until the gateway answered, every poll asks both: the agents say it is one.
             let agents_due = self.gate.detected != Detected::Yes
-                || self
-                    .gate
-                    .agents_asked
-                    .is_none_or(|t| self.now - t >= AGENTS_EVERY || t > self.now);
+                || super::due_again(self.gate.agents_asked, self.now, AGENTS_EVERY);
             if agents_due {
                 self.gate.agents_asked = Some(self.now);
                 fx.push(Effect::FetchGate);
@@ -329,7 +326,9 @@ impl App {
             return;
         }
         let own = &self.service.key_fingerprint;
-        if g.agent_fingerprint != *own {
+        // Only a waiting item can be this console's waiting call: an executed or rejected one
+        // with the same tool and arguments is an earlier call (before a restart, say).
+        if g.agent_fingerprint != *own || g.status != "pending" {
             return;
         }
         let tool = g.request.get("name").and_then(|n| n.as_str());
@@ -345,10 +344,18 @@ impl App {
             }
             other => other,
         };
+        let now = self.now;
+        // Captured when this console's call went through: not before the call was made (the
+        // clocks may differ by a minute).
+        let made_after = |i: &InboxItem| {
+            g.created_at
+                .is_none_or(|c| c >= i.first_seen - chrono::TimeDelta::seconds(60))
+        };
         let Some(item) = self
             .inbox
             .iter_mut()
-            .filter(|i| i.source == Source::Console)
+            .filter(|i| i.source == Source::Console && i.status(now) == Status::Staged)
+            .filter(|i| made_after(i))
             .filter(|i| {
                 i.tool
                     .as_ref()

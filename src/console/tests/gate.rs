@@ -876,3 +876,32 @@ fn an_approved_item_that_expired_on_the_gateway_is_shown_not_executed() {
         item.local
     );
 }
+
+/// An earlier call with the same tool and arguments (executed, or from before a restart) is not
+/// this console's waiting call: only a pending item made since the call is taken as its copy.
+#[test]
+fn a_tool_call_is_not_taken_for_an_earlier_gateway_item_with_the_same_arguments() {
+    let mut app = gate_app(120, 40);
+    let own = app.service.key_fingerprint.clone();
+    app.update(Action::Tick(t0() + secs(600)));
+    let mut fx = Vec::new();
+    app.add_tool_approval(
+        "service_place_order",
+        &json!({"coin": "ETH", "side": "buy", "size": 0.1}),
+        &json!({"confirmToken": "ct_secret", "expiresAt": (t0() + secs(900)).to_rfc3339(),
+                "summary": "service_place_order will buy 0.1 ETH"}),
+        Source::Console,
+        &mut fx,
+    )
+    .unwrap();
+    let (mut items, agents) = two_agents();
+    // Executed ten minutes ago, and pending but made ten minutes before this call.
+    items.push(tool_item(&own, "executed"));
+    let mut old_pending = tool_item(&own, "pending");
+    old_pending.id = "gi_tool0002".into();
+    items.push(old_pending);
+    app.update(gate_loaded(items, agents, t0() + secs(601)));
+    let mine = app.item("tool-1").expect("still this console's own item");
+    assert_eq!(mine.source, Source::Console);
+    assert_eq!(mine.status(app.now), Status::Staged);
+}
