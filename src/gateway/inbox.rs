@@ -535,7 +535,7 @@ async fn run(gate: &Arc<Gate>, item: Item, key: &crate::secret::Secret) -> Resul
     };
     let now = gate.now();
     match gate.post_json(op, key, &body).await {
-        Ok(answer) if let Some(wait) = waits(&answer) => {
+        Ok(answer) if let Some(wait) = waits(&answer, item.exec) => {
             // A quota or rate limit: the upstream did not run it and the proposal is still
             // staged, so the supervisor's approval stands and it runs once the wait is over.
             // Counted from the answer, not from the call (a slow answer must not shorten it), and
@@ -558,7 +558,7 @@ async fn run(gate: &Arc<Gate>, item: Item, key: &crate::secret::Secret) -> Resul
             }
         }
         Ok(answer) => {
-            let to = if answer.is_success() {
+            let to = if succeeded(&answer, item.exec) {
                 Status::Executed
             } else {
                 Status::Failed
@@ -601,16 +601,37 @@ async fn run(gate: &Arc<Gate>, item: Item, key: &crate::secret::Secret) -> Resul
 }
 
 /// The wait a refusal asks for, when the answer is a quota or rate limit in any of its shapes.
-fn waits(answer: &super::Buffered) -> Option<std::time::Duration> {
-    if answer.is_success() {
+fn waits(answer: &super::Buffered, exec: Exec) -> Option<std::time::Duration> {
+    if !answer.is_success() {
+        let retry_after = answer
+            .headers
+            .get(header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        return rate_limit_wait(answer.status.as_u16(), &answer.json(), retry_after);
+    }
+    let inner = tool_result(answer, exec)?;
+    (inner.get("success") == Some(&Value::Bool(false)))
+        .then(|| rate_limit_wait(200, &inner, None))
+        .flatten()
+}
+
+/// Whether the execution succeeded. A tool's answer wraps what its operation answered in
+/// `result` (`{"result": {...}}`), and a deployment may say `success: false` only in there.
+fn succeeded(answer: &super::Buffered, exec: Exec) -> bool {
+    answer.is_success()
+        && tool_result(answer, exec).is_none_or(|r| r.get("success") != Some(&Value::Bool(false)))
+}
+
+fn tool_result(answer: &super::Buffered, exec: Exec) -> Option<Value> {
+    if exec != Exec::Tool {
         return None;
     }
-    let retry_after = answer
-        .headers
-        .get(header::RETRY_AFTER)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok());
-    rate_limit_wait(answer.status.as_u16(), &answer.json(), retry_after)
+    answer
+        .json()
+        .get("result")
+        .filter(|r| r.is_object())
+        .cloned()
 }
 
 /// The next whole second at or after `t` (the note keeps whole seconds; rounding down would let a
@@ -856,5 +877,36 @@ mod tests {
         assert_eq!(kind_of(&json!({"action": "close_all"})), "close_all");
         assert_eq!(kind_of(&json!({"d": "close", "a": "BTCUSDT"})), "close");
         assert_eq!(kind_of(&json!({"d": "long"})), "trade");
+    }
+
+    fn answer(body: Value) -> super::super::Buffered {
+        super::super::Buffered {
+            status: StatusCode::OK,
+            headers: Default::default(),
+            body: body.to_string().into(),
+        }
+    }
+
+    /// A deployment's tool answer is `{"result": {...}}` on HTTP 200 with the operation's failure,
+    /// or its rate limit, only inside: neither is an execution.
+    #[test]
+    fn a_tools_inner_failure_or_rate_limit_is_not_an_execution() {
+        let filled = answer(json!({"result": {"status": "filled", "oid": 7}}));
+        assert!(succeeded(&filled, Exec::Tool));
+        assert_eq!(waits(&filled, Exec::Tool), None);
+        let refused =
+            answer(json!({"result": {"success": false, "message": "insufficient margin"}}));
+        assert!(!succeeded(&refused, Exec::Tool));
+        assert_eq!(waits(&refused, Exec::Tool), None);
+        let limited = answer(json!({"result": {"success": false,
+            "message": "Rate limit exceeded. Try again in 12 seconds."}}));
+        assert!(!succeeded(&limited, Exec::Tool));
+        assert_eq!(
+            waits(&limited, Exec::Tool),
+            Some(std::time::Duration::from_secs(12))
+        );
+        // A confirm's answer has no such wrapper: its `result` is what it says.
+        let confirmed = answer(json!({"success": true, "result": {"success": false}}));
+        assert!(succeeded(&confirmed, Exec::Confirm));
     }
 }

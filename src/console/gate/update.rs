@@ -131,7 +131,12 @@ fn outcome_of_approved(g: &GateItem) -> Option<(DecisionKind, String)> {
 fn failed_text(g: &GateItem) -> String {
     let body = g.result_body();
     let message = body
-        .and_then(|b| b.pointer("/error/message").or_else(|| b.get("message")))
+        .and_then(|b| {
+            b.pointer("/error/message")
+                .or_else(|| b.get("message"))
+                // A tool's failure is inside its `result`.
+                .or_else(|| b.pointer("/result/message"))
+        })
         .and_then(|m| m.as_str());
     let status = g
         .result
