@@ -218,14 +218,14 @@ impl GateState {
     }
 }
 
-/// `/agent NAME` matches the agent's label or its key fingerprint (a prefix of it will do),
-/// case-insensitively.
 /// Whether something asked at `last` is due again `every` later; a clock that stepped back
 /// behind `last` makes it due at once rather than frozen for the length of the step.
 pub fn due_again(last: Option<DateTime<Utc>>, now: DateTime<Utc>, every: TimeDelta) -> bool {
     last.is_none_or(|t| now - t >= every || t > now)
 }
 
+/// `/agent NAME` matches the agent's label or its key fingerprint (a prefix of it will do),
+/// case-insensitively.
 pub fn agent_matches(item: &GateItem, filter: &str) -> bool {
     let f = filter.to_ascii_lowercase();
     item.agent.to_ascii_lowercase() == f
