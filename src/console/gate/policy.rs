@@ -47,27 +47,7 @@ pub fn error_text(e: &ApiError) -> String {
 }
 
 fn usd(x: f64) -> String {
-    let whole = x.abs().trunc() as u64;
-    let cents = ((x.abs() - x.abs().trunc()) * 100.0).round() as u64;
-    let (whole, cents) = if cents == 100 {
-        (whole + 1, 0)
-    } else {
-        (whole, cents)
-    };
-    let digits = whole.to_string();
-    let mut grouped = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            grouped.push(',');
-        }
-        grouped.push(c);
-    }
-    let sign = if x < 0.0 && (whole > 0 || cents > 0) {
-        "-"
-    } else {
-        ""
-    };
-    format!("{sign}{grouped}.{cents:02} USD")
+    format!("{} USD", super::super::widgets::num(x, 2))
 }
 
 fn number(x: f64) -> String {
