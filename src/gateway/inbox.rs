@@ -7,6 +7,7 @@
 
 use super::store::{Exec, Item, ItemRef, Record, Status, Transition};
 use super::{AgentKey, Buffered, Gate, GateError, Incoming, guard, policy};
+use crate::api::model::{rate_limited_note, rate_limited_until};
 use crate::api::{catalog, error::rate_limit_wait};
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
@@ -18,23 +19,9 @@ use std::sync::Arc;
 /// The note of an approved item whose agent's key this instance does not hold.
 pub const WAITING_FOR_KEY: &str = "waiting for the agent to reconnect";
 
-/// The note of an approved item the upstream refused to run yet (a quota or rate limit: nothing was
-/// done, the proposal is still staged), followed by the time it may run again in RFC 3339. The time
-/// is read back from the note ([`retry_at`]), so both stores keep it without a column of its own.
-pub const RATE_LIMITED: &str = "rate limited by the service — retry after";
-
-fn rate_limited_note(until: DateTime<Utc>) -> String {
-    format!(
-        "{RATE_LIMITED} {}",
-        until.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-    )
-}
-
 /// When an item the upstream rate-limited may run again, from its note.
 pub fn retry_at(item: &Item) -> Option<DateTime<Utc>> {
-    let rest = item.note.as_deref()?.strip_prefix(RATE_LIMITED)?;
-    let t = DateTime::parse_from_rfc3339(rest.split_whitespace().next()?).ok()?;
-    Some(t.with_timezone(&Utc))
+    rate_limited_until(item.note.as_deref()?)
 }
 
 /// Lifetime the interface gives proposals, for an upstream answer that does not say.

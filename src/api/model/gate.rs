@@ -6,6 +6,26 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// The note of a gateway item approved but not yet run because the upstream asked to wait (a quota
+/// or rate limit: nothing was done, the proposal is still staged), followed by the time it may run
+/// again in RFC 3339. The gateway writes it and reads the time back (both stores keep it without a
+/// column of its own); the console shows it in its own words.
+pub const RATE_LIMITED_NOTE: &str = "rate limited by the service — retry after";
+
+pub fn rate_limited_note(until: DateTime<Utc>) -> String {
+    format!(
+        "{RATE_LIMITED_NOTE} {}",
+        until.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    )
+}
+
+/// The time in a [`RATE_LIMITED_NOTE`] note.
+pub fn rate_limited_until(note: &str) -> Option<DateTime<Utc>> {
+    let rest = note.strip_prefix(RATE_LIMITED_NOTE)?;
+    let t = DateTime::parse_from_rfc3339(rest.split_whitespace().next()?).ok()?;
+    Some(t.with_timezone(&Utc))
+}
+
 /// One staging an agent made through the gateway.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -5,7 +5,8 @@
 use super::{AWAIT, DEFAULT_REJECT_REASON, Detected, agent_matches, inbox_id, is_listed};
 use crate::api::ApiError;
 use crate::api::model::{
-    ExecutionResult, GateAgents, GateDecision, GateInbox, GateItem, Proposal, TradeSignal,
+    ExecutionResult, GateAgents, GateDecision, GateInbox, GateItem, Proposal, RATE_LIMITED_NOTE,
+    TradeSignal, rate_limited_until,
 };
 use crate::console::action::{Effect, Resource};
 use crate::console::app::{App, ToastLevel};
@@ -70,12 +71,12 @@ const APPROVED_EXPIRED: &str =
 /// says it is approved and when it runs (the gateway's note: "rate limited by the service — retry
 /// after <RFC 3339>"), so the row does not look stuck.
 fn approved_note(note: &str) -> String {
-    let Some(rest) = note.strip_prefix("rate limited by the service — retry after ") else {
+    let Some(rest) = note.strip_prefix(RATE_LIMITED_NOTE) else {
         return note.to_string();
     };
-    let at = DateTime::parse_from_rfc3339(rest.trim())
-        .map(|t| format!("{} UTC", t.with_timezone(&Utc).format("%H:%M:%S")))
-        .unwrap_or_else(|_| rest.trim().to_string());
+    let at = rate_limited_until(note)
+        .map(|t| format!("{} UTC", t.format("%H:%M:%S")))
+        .unwrap_or_else(|| rest.trim().to_string());
     format!("approved — rate limited by the service, retry after {at}")
 }
 
