@@ -62,13 +62,7 @@ fn agent(name: &str, fp: &str, pending: u64) -> GateAgent {
 fn two_agents() -> (Vec<GateItem>, Vec<GateAgent>) {
     (
         vec![
-            gate_item(
-                DEMO_ID,
-                "demo-agent",
-                "a1b2c3d4",
-                "pending",
-                trade("ETH", "long", 0.25, 2),
-            ),
+            demo_item("pending"),
             gate_item(
                 MINE_ID,
                 "9f8e7d6c",
@@ -219,13 +213,7 @@ fn approve_goes_through_the_supervisor_api_and_shows_the_execution() {
         Status::Confirming
     );
 
-    let mut done = gate_item(
-        DEMO_ID,
-        "demo-agent",
-        "a1b2c3d4",
-        "executed",
-        trade("ETH", "long", 0.25, 2),
-    );
+    let mut done = demo_item("executed");
     done.result = Some(
         json!({"status": 200, "body": {"success": true, "status": "executed",
         "execution": {"fills": [{"coin": "ETH", "side": "B", "sz": "0.25", "px": "2117.2", "oid": 100000000}]}}}),
@@ -257,14 +245,19 @@ fn approve_goes_through_the_supervisor_api_and_shows_the_execution() {
     assert!(row.contains("executed"), "{row}");
 }
 
-fn executed_demo() -> GateItem {
-    let mut done = gate_item(
+/// The demo agent's ETH item as the gateway lists it in `status`.
+fn demo_item(status: &str) -> GateItem {
+    gate_item(
         DEMO_ID,
         "demo-agent",
         "a1b2c3d4",
-        "executed",
+        status,
         trade("ETH", "long", 0.25, 2),
-    );
+    )
+}
+
+fn executed_demo() -> GateItem {
+    let mut done = demo_item("executed");
     done.result = Some(
         json!({"status": 200, "body": {"success": true, "status": "executed",
         "execution": {"fills": [{"coin": "ETH", "side": "B", "sz": "0.25", "px": "2117.2", "oid": 100000000}]}}}),
@@ -287,13 +280,7 @@ fn an_execution_reported_after_the_approval_answer_is_shown_and_journaled() {
     let mut app = gate_app(120, 40);
     approve_demo(&mut app);
     // The gateway approved it but does not hold the agent's key yet.
-    let mut waiting = gate_item(
-        DEMO_ID,
-        "demo-agent",
-        "a1b2c3d4",
-        "approved",
-        trade("ETH", "long", 0.25, 2),
-    );
+    let mut waiting = demo_item("approved");
     waiting.note = Some("waiting for the agent to reconnect".into());
     app.update(decided(DEMO_ID, true, Ok(waiting.clone())));
     assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Approved);
@@ -350,13 +337,7 @@ fn an_execution_reported_after_the_approval_answer_is_shown_and_journaled() {
 fn an_approval_the_service_rate_limited_says_approved_and_when_it_runs() {
     let mut app = gate_app(120, 40);
     approve_demo(&mut app);
-    let mut waiting = gate_item(
-        DEMO_ID,
-        "demo-agent",
-        "a1b2c3d4",
-        "approved",
-        trade("ETH", "long", 0.25, 2),
-    );
+    let mut waiting = demo_item("approved");
     waiting.note = Some("rate limited by the service — retry after 2026-06-01T12:00:42Z".into());
     app.update(decided(DEMO_ID, true, Ok(waiting.clone())));
     let said = "approved — rate limited by the service, retry after 12:00:42 UTC";
@@ -378,13 +359,7 @@ fn an_approval_the_service_rate_limited_says_approved_and_when_it_runs() {
 fn a_failed_execution_after_the_approval_says_why() {
     let mut app = gate_app(120, 40);
     approve_demo(&mut app);
-    let pending = gate_item(
-        DEMO_ID,
-        "demo-agent",
-        "a1b2c3d4",
-        "executing",
-        trade("ETH", "long", 0.25, 2),
-    );
+    let pending = demo_item("executing");
     app.update(decided(DEMO_ID, true, Ok(pending)));
     let (mut items, agents) = two_agents();
     items[0].status = "failed".into();
@@ -798,13 +773,7 @@ fn on_a_gateway_the_upstream_proposals_are_not_polled_nor_waited_for() {
 }
 
 fn expired_demo(approved: bool) -> GateItem {
-    let mut gone = gate_item(
-        DEMO_ID,
-        "demo-agent",
-        "a1b2c3d4",
-        "expired",
-        trade("ETH", "long", 0.25, 2),
-    );
+    let mut gone = demo_item("expired");
     gone.decided_at = approved.then(|| t0() + secs(5));
     gone
 }
@@ -838,13 +807,7 @@ fn an_unanswered_approval_that_never_landed_is_not_journaled_as_a_failed_approva
         true,
         Err(ApiError::Transport("connection refused".into())),
     ));
-    let mut rejected = gate_item(
-        DEMO_ID,
-        "demo-agent",
-        "a1b2c3d4",
-        "rejected",
-        trade("ETH", "long", 0.25, 2),
-    );
+    let mut rejected = demo_item("rejected");
     rejected.reason = Some("changed my mind".into());
     app.update(decided(DEMO_ID, false, Ok(rejected.clone())));
     let (mut items, agents) = two_agents();
