@@ -483,7 +483,19 @@ pub async fn execute(gate: &Arc<Gate>, id: &str) -> Result<Item, GateError> {
                     gate.store.expire_due(now).await.map_err(GateError::store)?;
                     continue;
                 }
-                return run(gate, item, &key).await;
+                // On a task of its own: a caller that goes away (a supervisor's client that timed
+                // out while the upstream was slow) drops this future, and a run dropped at its
+                // upstream call would leave the item claimed, executing, for good.
+                let (gate, key) = (gate.clone(), key.clone());
+                return tokio::spawn(async move { run(&gate, item, &key).await })
+                    .await
+                    .unwrap_or_else(|e| {
+                        Err(GateError::new(
+                            StatusCode::INTERNAL_SERVER_ERROR,
+                            "execution_failed",
+                            format!("the execution stopped: {e}"),
+                        ))
+                    });
             }
             Status::Executing if std::time::Instant::now() < give_up => {
                 tokio::time::sleep(std::time::Duration::from_millis(25)).await;

@@ -868,3 +868,14 @@ fn a_tool_call_is_not_taken_for_an_earlier_gateway_item_with_the_same_arguments(
     assert_eq!(mine.source, Source::Console);
     assert_eq!(mine.status(app.now), Status::Staged);
 }
+
+/// A deployment behind the gateway lists no proposals, but the inbox on a gateway is the gateway's:
+/// its title must not say it shows only this console's stagings.
+#[test]
+fn on_a_gateway_the_inbox_title_does_not_say_it_shows_only_this_consoles() {
+    use crate::console::action::Resource;
+    let mut app = gate_app(120, 40);
+    app.feeds.get_mut(&Resource::Proposals).unwrap().supported = false;
+    let text = render(&app);
+    assert!(!text.contains("this service lists no proposals"), "{text}");
+}

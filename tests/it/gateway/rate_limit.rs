@@ -21,6 +21,7 @@ const KEY: &str = "rl_agent_key_1";
 async fn limiting_upstream(
     expires: chrono::DateTime<chrono::Utc>,
     limited: fn() -> Response,
+    first_after: std::time::Duration,
 ) -> (String, Arc<AtomicUsize>, tokio::task::JoinHandle<()>) {
     use axum::routing::{get, post};
     let confirms = Arc::new(AtomicUsize::new(0));
@@ -41,6 +42,7 @@ async fn limiting_upstream(
             "/api/delegated/confirm",
             post(move || async move {
                 if counted.fetch_add(1, Ordering::SeqCst) == 0 {
+                    tokio::time::sleep(first_after).await;
                     return limited();
                 }
                 axum::Json(json!({"success": true, "status": "executed", "proposalId": "rl-1"}))
@@ -70,9 +72,22 @@ async fn rig(limited: fn() -> Response) -> Rig {
 
 /// With `store`, the gateway keeps its inbox in that PostgreSQL database instead of SQLite.
 async fn rig_on(limited: fn() -> Response, store: Option<String>) -> Rig {
+    rig_with(limited, store, std::time::Duration::ZERO).await
+}
+
+/// `first_after`: how long the upstream takes to answer the first confirm.
+async fn rig_with(
+    limited: fn() -> Response,
+    store: Option<String>,
+    first_after: std::time::Duration,
+) -> Rig {
     let clock = TestClock::new(common::t0());
-    let (url, confirms, upstream) =
-        limiting_upstream(common::t0() + chrono::Duration::minutes(5), limited).await;
+    let (url, confirms, upstream) = limiting_upstream(
+        common::t0() + chrono::Duration::minutes(5),
+        limited,
+        first_after,
+    )
+    .await;
     let dir = tempfile::tempdir().unwrap();
     let gate = common::start_gateway_with(&url, &clock, &dir.path().join("g.db"), |c| {
         c.settings = GateSettings::default();
@@ -397,4 +412,33 @@ async fn the_stand_ins_rate_limit_keeps_the_second_approval_waiting() {
 fn clock_now(clock: &TestClock) -> chrono::DateTime<chrono::Utc> {
     use agentdesk::sandbox::Clock;
     clock.now()
+}
+
+fn executed() -> Response {
+    axum::Json(json!({"success": true, "status": "executed", "proposalId": "rl-1"})).into_response()
+}
+
+/// A supervisor's client that gives up while the upstream is slow to answer the confirm does not
+/// strand the item: the execution the approval started finishes and is recorded.
+#[tokio::test]
+async fn an_approval_whose_caller_gives_up_still_finishes_its_execution() {
+    let r = rig_with(executed, None, std::time::Duration::from_millis(1500)).await;
+    let gone = reqwest::Client::new()
+        .post(format!("{}/gate/v1/inbox/rl-1/approve", r.gate.base_url()))
+        .header("x-api-key", &r.token)
+        .timeout(std::time::Duration::from_millis(300))
+        .send()
+        .await;
+    assert!(gone.is_err(), "the caller was meant to give up: {gone:?}");
+    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let item = loop {
+        let item = r.item().await;
+        if item["status"] == "executed" || std::time::Instant::now() > give_up {
+            break item;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert_eq!(item["status"], "executed", "{item}");
+    assert_eq!(r.confirms(), 1);
+    r.upstream.abort();
 }

@@ -53,7 +53,9 @@ fn inbox(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         format!(" {} ", Pane::Inbox.title()),
         theme.accent,
     )];
-    if !app.feeds[&crate::console::action::Resource::Proposals].supported {
+    // On a gateway the inbox is the gateway's (every agent's), whatever the upstream lists.
+    if !app.feeds[&crate::console::action::Resource::Proposals].supported && !app.gate.is_gateway()
+    {
         title.push(Span::styled(
             " (this service lists no proposals: showing this console's) ",
             theme.muted,
