@@ -59,7 +59,8 @@ fn local_of(g: &GateItem) -> Option<LocalState> {
         "failed" => Some(LocalState::Failed(failed_text(g))),
         // Approved, then expired while it waited (for the agent's key, or a rate limit): the row
         // must not go on saying approved. A pending one that expired shows as expired.
-        "expired" if g.decided_at.is_some() => Some(LocalState::Failed(APPROVED_EXPIRED.into())),
+        // (An expiry stamps `decidedAt` too; only an approval names who decided.)
+        "expired" if g.decided_by.is_some() => Some(LocalState::Failed(APPROVED_EXPIRED.into())),
         _ => None,
     }
 }
@@ -122,7 +123,7 @@ fn outcome_of_approved(g: &GateItem) -> Option<(DecisionKind, String)> {
                 g.reason.as_deref().unwrap_or("no reason given")
             ),
         )),
-        "expired" if g.decided_at.is_some() => {
+        "expired" if g.decided_by.is_some() => {
             Some((DecisionKind::Failed, APPROVED_EXPIRED.into()))
         }
         _ => None,

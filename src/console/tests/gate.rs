@@ -774,7 +774,9 @@ fn on_a_gateway_the_upstream_proposals_are_not_polled_nor_waited_for() {
 
 fn expired_demo(approved: bool) -> GateItem {
     let mut gone = demo_item("expired");
-    gone.decided_at = approved.then(|| t0() + secs(5));
+    // As the gateway answers: an expiry stamps decidedAt; an approval also names who decided.
+    gone.decided_at = Some(t0() + secs(300));
+    gone.decided_by = approved.then(|| "token 1".to_string());
     gone
 }
 
