@@ -167,6 +167,9 @@ async fn start_gateway(
         // The gateway's own key for the account: what a supervisor token reads with.
         gc.upstream_key = Some(console_key.clone());
         gc.settings = config.gate_settings.clone();
+        // The embedded gateway knows its upstream's defaults: they are this sandbox's settings.
+        // What the config file states under [gate.defaults] still wins.
+        gc.settings.defaults = sandbox_defaults(&config.settings).over(&gc.settings.defaults);
         // The console's own immediate trades (`/trade`) are the supervisor's, not an agent's.
         gc.settings.allow_immediate.push(console_key.fingerprint());
         gc.policy = config.policy.clone();
@@ -179,6 +182,16 @@ async fn start_gateway(
         }
     }
     Err(format!("cannot start the embedded gateway: {last}"))
+}
+
+/// What the sandbox does with a trade request that leaves sizing or leverage out.
+pub fn sandbox_defaults(settings: &Settings) -> gateway::trade::Defaults {
+    gateway::trade::Defaults {
+        trade_usd: Some(settings.default_trade_usd),
+        leverage: Some(f64::from(settings.default_leverage)),
+        platform_leverage: Some(1.0),
+        platform_sizing_mode: Some("account".into()),
+    }
 }
 
 /// An agent like any other: an HTTP client of the gateway with its own key. It stages a

@@ -705,6 +705,31 @@ pub static OPERATIONS: &[Operation] = &[
 
 /// Looks an operation up by its seed name. Panics on an unknown name: names are compile-time constants
 /// in this crate, so a miss is a programming error caught by the tests.
+/// Every tool name is an operation's name behind this prefix (`service_get_positions`).
+pub const TOOL_PREFIX: &str = "service_";
+
+/// The operations that are the tool mechanism itself. They are not tools: a tool that runs tools
+/// (or a whole chat turn) would nest loops outside the chat loop's bounds.
+const NOT_TOOLS: &[&str] = &[
+    "list_mcp_capabilities",
+    "execute_mcp_tool",
+    "mcp_agent_chat",
+];
+
+/// Whether an operation is offered as a tool: every seed operation and extension except the tool
+/// mechanism itself, aliases (`get_usage_v1` is `get_usage`) and meta (`get_openapi`).
+pub fn is_tool(op: &Operation) -> bool {
+    op.alias_of.is_none() && op.section != Section::Meta && !NOT_TOOLS.contains(&op.name)
+}
+
+/// The operation behind a tool name, matched byte for byte: `" service_place_order"` names no
+/// tool, whatever a lenient reader would make of it.
+pub fn tool_op(name: &str) -> Option<&'static Operation> {
+    name.strip_prefix(TOOL_PREFIX)
+        .and_then(find)
+        .filter(|op| is_tool(op))
+}
+
 pub fn op(name: &str) -> &'static Operation {
     find(name).unwrap_or_else(|| panic!("operation {name} is not in the catalog"))
 }

@@ -225,7 +225,13 @@ async fn check(
 ) -> Result<Response, GateError> {
     supervisor(&gate, &headers).await?;
     let item = inbox::find(&gate, &id).await?;
-    let trade = guard::trade_of_item(&item);
+    let trade = guard::item_trade(&gate, &item).await.map_err(|why| {
+        GateError::new(
+            StatusCode::CONFLICT,
+            "unclassifiable_item",
+            format!("item {} cannot be judged ({why})", item.id),
+        )
+    })?;
     let verdicts = match &trade {
         Some(t) => guard::check(&gate, &item.agent, t).await?,
         None => Vec::new(),

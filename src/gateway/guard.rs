@@ -2,26 +2,20 @@
 //! approvals. All three live in the store, not in this process, so every gateway instance sharing
 //! one database applies the same ones, and every change to them is journaled with it.
 
-use super::policy::{self, Account, Policy, Trade, Verdict};
+use super::policy::{self, Account, Policy, Verdict};
+use super::request;
 use super::store::{Item, Record, Standing};
+use super::trade::{self, Facts, Needs, Trade};
 use super::{Gate, GateError};
 use crate::api::catalog;
+use crate::api::model::{OpenOrders, PnlSummary};
+use crate::secret::Secret;
 use axum::http::StatusCode;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Value, json};
 
 const POLICY: &str = "policy";
 const KILL_SWITCH: &str = "kill_switch";
-
-/// The operations the rules look at: everything else that passes the gateway cannot trade.
-pub const TRADING: [&str; 6] = [
-    "propose_trade",
-    "close_position",
-    "place_order",
-    "platform_place_order",
-    "platform_close_position",
-    "platform_cancel_order",
-];
 
 pub async fn policy(gate: &Gate) -> Result<Policy, GateError> {
     match gate.store.state(POLICY).await.map_err(GateError::store)? {
@@ -142,27 +136,177 @@ pub fn kill_switch_error(reason: &str) -> GateError {
     )
 }
 
-/// What a trading request asks for, when it is one: by operation, or by the tool it calls.
-pub fn trade_of(op: &str, body: &Value) -> Option<Trade> {
-    if op == "execute_mcp_tool" {
-        let tool = body
-            .get("name")
-            .and_then(Value::as_str)
-            .and_then(super::mutate_tool)?;
-        let args = body.get("args").cloned().unwrap_or(Value::Null);
-        return trade_of(tool.name, &args);
+/// The live facts a trade's meaning depends on, read upstream with the agent's own key (its own
+/// account). What cannot be read stays an error, and the rules that need it fail closed.
+pub async fn facts(gate: &Gate, key: &Secret, needs: Needs) -> Facts {
+    let mut facts = Facts::default();
+    if needs.account_value {
+        facts.account_value = account_value(gate, key).await;
     }
-    TRADING.contains(&op).then(|| Trade::of(op, body))
+    if needs.open_orders {
+        facts.stop_orders = stop_orders(gate, key).await;
+    }
+    facts
 }
 
-/// What an inbox item trades, if it trades.
-pub fn trade_of_item(item: &Item) -> Option<Trade> {
-    let op = match item.exec {
+async fn account_value(gate: &Gate, key: &Secret) -> Result<f64, String> {
+    let answer = gate
+        .get_json(catalog::op("pnl_summary"), key)
+        .await
+        .map_err(|e| format!("the account's value could not be read ({})", e.message))?;
+    if !answer.is_success() {
+        return Err(format!(
+            "the account's value could not be read (HTTP {})",
+            answer.status
+        ));
+    }
+    let v = answer.json();
+    let scope = v.get("data").unwrap_or(&v);
+    let pnl: PnlSummary = serde_json::from_value(scope.clone()).unwrap_or_default();
+    [pnl.total_portfolio_value, pnl.margin_summary.account_value]
+        .into_iter()
+        .find(|x| x.is_finite() && *x > 0.0)
+        .ok_or_else(|| "the service's PnL summary names no account value".to_string())
+}
+
+/// Oids of the resting orders that stop a position's loss. An order whose kind cannot be told is
+/// counted as one: cancelling it may take the stop away.
+async fn stop_orders(gate: &Gate, key: &Secret) -> Result<Vec<u64>, String> {
+    let answer = gate
+        .get_json(catalog::op("list_open_orders"), key)
+        .await
+        .map_err(|e| format!("the open orders could not be read ({})", e.message))?;
+    if !answer.is_success() {
+        return Err(format!(
+            "the open orders could not be read (HTTP {})",
+            answer.status
+        ));
+    }
+    let v = answer.json();
+    let scope = v.get("data").unwrap_or(&v);
+    let orders: OpenOrders = serde_json::from_value(scope.clone())
+        .map_err(|e| format!("the open orders are in a shape the gateway cannot read ({e})"))?;
+    Ok(orders
+        .orders
+        .iter()
+        .filter(|o| {
+            let kind = o.order_type.to_ascii_lowercase();
+            kind.contains("stop") || (o.is_trigger && !kind.contains("take profit"))
+        })
+        .map(|o| o.oid)
+        .collect())
+}
+
+/// The trade an immediate request will execute. A trade signal the request cannot price alone (a
+/// size in coins at market, a default nobody stated) is priced by the service itself: a mutate
+/// tool's first call previews without running anything.
+pub async fn immediate_trade(
+    gate: &Gate,
+    agent: &super::AgentKey,
+    incoming: &super::Incoming,
+) -> Result<Trade, GateError> {
+    let parsed = incoming.parsed();
+    let defaults = &gate.settings.defaults;
+    let facts = facts(gate, &agent.secret, trade::needs(parsed, defaults)).await;
+    let request =
+        trade::of_request(incoming.op.name, parsed, defaults, &facts).ok_or_else(|| {
+            GateError::new(
+                StatusCode::FORBIDDEN,
+                "unclassifiable_request",
+                format!(
+                    "the gateway cannot tell what {} trades, so it is not forwarded",
+                    incoming.op.name
+                ),
+            )
+        })?;
+    if incoming.op.name == "place_order"
+        && !request.reduces
+        && (request.notional.is_none() || request.leverage.is_none())
+        && let Some(preview) = tool_preview(gate, agent, incoming).await
+    {
+        return Ok(trade::with_preview(
+            Some(request),
+            &preview,
+            incoming.op.name,
+        ));
+    }
+    Ok(request)
+}
+
+/// The service's own preview of an immediate trade signal, from the first call of its mutate tool
+/// (which stages a confirm token and runs nothing). `None` where the service offers no such tool.
+async fn tool_preview(
+    gate: &Gate,
+    agent: &super::AgentKey,
+    incoming: &super::Incoming,
+) -> Option<crate::api::model::Preview> {
+    let body = json!({"name": incoming.op.tool_name(), "args": incoming.canonical()});
+    let answer = gate
+        .post_json(catalog::op("execute_mcp_tool"), &agent.secret, &body)
+        .await
+        .ok()?;
+    if !answer.is_success() {
+        return None;
+    }
+    let v = answer.json();
+    let preview = v
+        .get("result")
+        .and_then(|r| r.get("preview"))
+        .or_else(|| v.get("preview"))?;
+    trade::preview_of(preview)
+}
+
+/// Refuses a trade the kill switch or a rule stops; the verdicts otherwise.
+pub async fn judge(gate: &Gate, agent: &str, trade: &Trade) -> Result<Vec<Verdict>, GateError> {
+    if !trade.reduces
+        && let Some(reason) = killed(gate).await?
+    {
+        return Err(kill_switch_error(&reason));
+    }
+    let verdicts = check(gate, agent, trade).await?;
+    if let Some(e) = violation(&verdicts) {
+        return Err(e);
+    }
+    Ok(verdicts)
+}
+
+/// The operation an item's stored request is the body of.
+fn item_op(item: &Item) -> &'static str {
+    match item.exec {
         super::store::Exec::Confirm => "propose_trade",
         super::store::Exec::Close => "close_position",
         super::store::Exec::Tool => "execute_mcp_tool",
+    }
+}
+
+/// What an inbox item will execute: its stored (checked) request, priced by the service's preview
+/// when it gave one. `None` for an item that does not trade; an error when its stored request
+/// does not read as its operation's (an item staged before the strict reading), which nobody may
+/// approve unjudged.
+pub async fn item_trade(gate: &Gate, item: &Item) -> Result<Option<Trade>, String> {
+    let op = item_op(item);
+    let checked = request::read(catalog::op(op), item.request.to_string().as_bytes())
+        .map_err(|e| format!("its stored request does not read as {op}'s: {e:?}"))?;
+    let defaults = &gate.settings.defaults;
+    let needs = trade::needs(&checked.parsed, defaults);
+    let facts = match gate.key_of(&item.agent) {
+        Some(key) if needs != Needs::default() => facts(gate, &key, needs).await,
+        _ => Facts::default(),
     };
-    trade_of(op, &item.request)
+    let request = trade::of_request(op, &checked.parsed, defaults, &facts);
+    let traded_op = match &checked.parsed {
+        request::Parsed::Tool(call) => call.op.name,
+        _ => op,
+    };
+    Ok(match trade::preview_of(&item.preview) {
+        Some(p) if request.is_some() => Some(trade::with_preview(request, &p, traded_op)),
+        _ => request,
+    })
+}
+
+/// The digest of what an item will execute, which an approval binds to.
+pub fn item_digest(item: &Item) -> String {
+    trade::digest(&item.request, &item.preview)
 }
 
 /// Each known agent's notional executed this UTC day against its `max_daily_notional_usd`, so a

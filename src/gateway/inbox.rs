@@ -5,8 +5,9 @@
 //! errors as 200 with `success: false`), so answers are read as JSON values with lookups, never
 //! through the typed models.
 
+use super::request::Parsed;
 use super::store::{Exec, Item, ItemRef, Record, Status, Transition};
-use super::{AgentKey, Buffered, Gate, GateError, Incoming, guard, policy};
+use super::{AgentKey, Buffered, Gate, GateError, Incoming, guard, policy, trade};
 use crate::api::model::{rate_limited_note, rate_limited_until};
 use crate::api::{catalog, error::rate_limit_wait};
 use axum::body::Body;
@@ -65,10 +66,6 @@ fn parse_time(v: &Value) -> Option<DateTime<Utc>> {
     Utc.timestamp_millis_opt(millis as i64).single()
 }
 
-pub fn proposal_id_of(incoming: &Incoming) -> Option<String> {
-    lookup_str(&incoming.json()?, &["proposalId", "proposal_id"])
-}
-
 fn new_item_id() -> String {
     use rand::RngExt;
     let bytes: [u8; 8] = rand::rng().random();
@@ -87,83 +84,150 @@ fn require_agent(incoming: &Incoming) -> Result<&AgentKey, GateError> {
 
 /// Forwards a staging with the agent's key and, when the upstream staged something, records it as a
 /// pending item before the agent gets the answer (unchanged).
+///
+/// Judged twice: on the checked request before anything goes upstream (a rule it already breaks
+/// leaves no proposal behind), then on the trade the service staged (its preview), which is the
+/// one that would execute. A staging the second judgement refuses is kept in the inbox as
+/// refused by the policy, so the supervisor sees what the agent tried.
 pub async fn stage(
     gate: &Arc<Gate>,
     incoming: &Incoming,
     exec: Exec,
 ) -> Result<Response, GateError> {
     let agent = require_agent(incoming)?;
-    // Checked before anything goes upstream: a refused staging leaves no proposal behind.
-    let trade = guard::trade_of(incoming.op.name, &incoming.json().unwrap_or(Value::Null));
-    let mut verdicts = Vec::new();
-    if let Some(trade) = &trade {
-        if !trade.reduces
+    let defaults = &gate.settings.defaults;
+    let parsed = incoming.parsed();
+    let facts = guard::facts(gate, &agent.secret, trade::needs(parsed, defaults)).await;
+    let asked = trade::of_request(incoming.op.name, parsed, defaults, &facts);
+    if let Some(t) = &asked {
+        if !t.reduces
             && let Some(reason) = guard::killed(gate).await?
         {
             return Err(guard::kill_switch_error(&reason));
         }
-        verdicts = guard::check(gate, &agent.hash, trade).await?;
-        if let Some(e) = guard::violation(&verdicts) {
+        // Only values the request states: what it leaves to the service is priced by the
+        // service's preview below.
+        let verdicts = guard::check(gate, &agent.hash, t).await?;
+        if verdicts.iter().any(|v| !v.ok && !v.value.is_null())
+            && let Some(e) = guard::violation(&verdicts)
+        {
             return Err(e);
         }
     }
     let answer = send_buffered(gate, incoming).await?;
-    if answer.is_success() {
-        gate.remember(agent).await;
-        let body = answer.json();
-        let request = incoming.json().unwrap_or(Value::Null);
-        let capture = match exec {
-            Exec::Tool => {
-                lookup_str(&body, &["confirmToken", "confirm_token"]).map(|t| (None, Some(t)))
-            }
-            _ => lookup_str(&body, &["proposalId", "proposal_id"]).map(|p| (Some(p), None)),
-        };
-        if let Some((proposal_id, confirm_token)) = capture {
-            let kind = match exec {
-                Exec::Tool => format!(
-                    "tool:{}",
-                    request.get("name").and_then(Value::as_str).unwrap_or("?")
-                ),
-                _ => lookup_str(&body, &["kind"]).unwrap_or_else(|| kind_of(&request)),
-            };
-            let now = gate.now();
-            let item = Item {
-                id: new_item_id(),
-                agent: agent.hash.clone(),
-                account: account_of(gate, agent).await,
-                kind,
-                exec,
-                proposal_id,
-                confirm_token,
-                request,
-                preview: lookup(&body, &["preview"]).cloned().unwrap_or(Value::Null),
-                expires_at: lookup(&body, &["expiresAt", "expires_at"])
-                    .and_then(parse_time)
-                    .unwrap_or(now + Duration::minutes(DEFAULT_TTL_MINUTES)),
-                created_at: now,
-                status: Status::Pending,
-                decided_at: None,
-                decided_by: None,
-                reason: None,
-                result: None,
-                note: None,
-                notional: trade.as_ref().and_then(|t| t.notional),
-                verdicts: policy::verdicts_json(&verdicts),
-                standing: None,
-            };
-            let (id, kind) = (item.id.clone(), item.kind.clone());
-            if gate
-                .store
-                .insert_item(item)
-                .await
-                .map_err(GateError::store)?
-            {
-                tracing::info!(item = %id, agent = agent.fingerprint(), kind = %kind, "staged");
-                if !auto_approve(gate, &id, &agent.hash, trade.as_ref()).await? {
-                    super::api::notify_pending(gate, &id).await;
-                }
-            }
+    if !answer.is_success() {
+        return Ok(answer.into_response());
+    }
+    gate.remember(agent).await;
+    let body = answer.json();
+    let capture = match exec {
+        Exec::Tool => {
+            lookup_str(&body, &["confirmToken", "confirm_token"]).map(|t| (None, Some(t)))
         }
+        _ => lookup_str(&body, &["proposalId", "proposal_id"]).map(|p| (Some(p), None)),
+    };
+    let Some((proposal_id, confirm_token)) = capture else {
+        return Ok(answer.into_response());
+    };
+    // What the item keeps is the checked request of the operation that will run: for a proposal
+    // staged through a tool, the tool's arguments (the propose body), never the wrapper.
+    let (request, traded_op) = match parsed {
+        Parsed::Tool(call) if exec != Exec::Tool => {
+            (Value::Object(call.args.clone()), call.op.name)
+        }
+        Parsed::Tool(call) => (incoming.canonical(), call.op.name),
+        _ => (incoming.canonical(), incoming.op.name),
+    };
+    let preview = lookup(&body, &["preview"]).cloned().unwrap_or(Value::Null);
+    let trade = match (asked, trade::preview_of(&preview)) {
+        (Some(r), Some(p)) => Some(trade::with_preview(Some(r), &p, traded_op)),
+        (r, _) => r,
+    };
+    let (verdicts, refusal) = match &trade {
+        None => (Vec::new(), None),
+        Some(t) => {
+            let killed = match t.reduces {
+                true => None,
+                false => guard::killed(gate).await?,
+            };
+            let verdicts = guard::check(gate, &agent.hash, t).await?;
+            let refusal = killed
+                .map(|r| guard::kill_switch_error(&r))
+                .or_else(|| guard::violation(&verdicts));
+            (verdicts, refusal)
+        }
+    };
+    let kind = match (exec, parsed) {
+        (Exec::Tool, Parsed::Tool(call)) => format!("tool:{}", call.op.tool_name()),
+        _ => lookup_str(&body, &["kind"]).unwrap_or_else(|| kind_of(&request)),
+    };
+    let now = gate.now();
+    let item = Item {
+        id: new_item_id(),
+        agent: agent.hash.clone(),
+        account: account_of(gate, agent).await,
+        kind,
+        exec,
+        proposal_id,
+        confirm_token,
+        request,
+        preview,
+        expires_at: lookup(&body, &["expiresAt", "expires_at"])
+            .and_then(parse_time)
+            .unwrap_or(now + Duration::minutes(DEFAULT_TTL_MINUTES)),
+        created_at: now,
+        status: Status::Pending,
+        decided_at: None,
+        decided_by: None,
+        reason: None,
+        result: None,
+        note: None,
+        notional: trade.as_ref().and_then(|t| t.notional),
+        verdicts: policy::verdicts_json(&verdicts),
+        standing: None,
+    };
+    let (id, kind, digest) = (
+        item.id.clone(),
+        item.kind.clone(),
+        guard::item_digest(&item),
+    );
+    if !gate
+        .store
+        .insert_item(item)
+        .await
+        .map_err(GateError::store)?
+    {
+        return Ok(answer.into_response());
+    }
+    tracing::info!(item = %id, agent = agent.fingerprint(), kind = %kind, "staged");
+    if let Some(mut e) = refusal {
+        let record = Record::new(
+            "policy_refusal",
+            "policy",
+            now,
+            json!({"message": e.message, "verdicts": policy::verdicts_json(&verdicts),
+                   "trade": trade, "tradeDigest": digest}),
+        )
+        .item(&id);
+        let t = Transition {
+            decided_by: Some("policy".into()),
+            reason: Some(e.message.clone()),
+            ..Transition::new(&[Status::Pending], Status::Rejected, now)
+        }
+        .journaled(record);
+        gate.store
+            .transition(&id, t)
+            .await
+            .map_err(GateError::store)?;
+        e.message = format!(
+            "{}; the service priced the staging that way, so it is refused here and will not \
+             execute through this gateway",
+            e.message
+        );
+        return Err(e);
+    }
+    if !auto_approve(gate, &id, &agent.hash, trade.as_ref(), &digest).await? {
+        super::api::notify_pending(gate, &id).await;
     }
     Ok(answer.into_response())
 }
@@ -174,7 +238,8 @@ async fn auto_approve(
     gate: &Arc<Gate>,
     id: &str,
     agent: &str,
-    trade: Option<&policy::Trade>,
+    trade: Option<&trade::Trade>,
+    digest: &str,
 ) -> Result<bool, GateError> {
     let Some(trade) = trade else {
         return Ok(false);
@@ -192,7 +257,8 @@ async fn auto_approve(
         &by,
         now,
         json!({"standingApproval": standing.id, "reason": standing.reason,
-               "message": format!("auto-approved by standing approval {}", standing.id)}),
+               "message": format!("auto-approved by standing approval {}", standing.id),
+               "trade": trade, "tradeDigest": digest}),
     )
     .item(id);
     let t = Transition {
@@ -274,20 +340,21 @@ async fn send_buffered(gate: &Gate, incoming: &Incoming) -> Result<Buffered, Gat
 }
 
 /// `execute_mcp_tool`: a mutate tool's first call is a staging, its re-submission with a
-/// `confirmToken` is a confirm. Other tools pass through.
+/// `confirmToken` is a confirm. Tools of the other tiers pass through (as checked).
 pub async fn tool(gate: &Arc<Gate>, incoming: &Incoming) -> Result<Response, GateError> {
-    let body = incoming.json().unwrap_or(Value::Null);
-    let Some(op) = body
-        .get("name")
-        .and_then(Value::as_str)
-        .and_then(super::mutate_tool)
-    else {
-        return super::pass_through(gate, incoming).await;
+    let Parsed::Tool(call) = incoming.parsed() else {
+        return Err(GateError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_body",
+            "execute_mcp_tool takes name and args",
+        ));
     };
-    let args = body.get("args").cloned().unwrap_or(Value::Null);
+    let op = call.op;
+    if op.tier != catalog::Tier::Mutate {
+        return super::pass_through(gate, incoming).await;
+    }
     let executes_proposal = op.name == "confirm_trade"
-        || (op.name == "close_position"
-            && lookup_str(&args, &["proposalId", "proposal_id"]).is_some());
+        || matches!(&call.body, Parsed::Close(c) if c.proposal_id.is_some());
     if executes_proposal {
         return Err(GateError::new(
             StatusCode::FORBIDDEN,
@@ -299,17 +366,16 @@ pub async fn tool(gate: &Arc<Gate>, incoming: &Incoming) -> Result<Response, Gat
             ),
         ));
     }
-    let token = lookup_str(&args, &["confirmToken"]);
     if op.name == "propose_trade" || op.name == "close_position" {
         // Staging through a tool changes nothing on the account: both calls pass, and the proposal
         // the second one stages is what the supervisor approves, as if it came through propose.
-        return match token {
+        return match &call.confirm_token {
             None => super::pass_through(gate, incoming).await,
             Some(_) => stage(gate, incoming, Exec::Confirm).await,
         };
     }
-    match token {
-        Some(token) => decided(gate, incoming, ItemRef::ConfirmToken(&token), &token).await,
+    match &call.confirm_token {
+        Some(token) => decided(gate, incoming, ItemRef::ConfirmToken(token), token).await,
         None => stage(gate, incoming, Exec::Tool).await,
     }
 }
@@ -317,7 +383,13 @@ pub async fn tool(gate: &Arc<Gate>, incoming: &Incoming) -> Result<Response, Gat
 /// The agent's own confirm of a proposal (`confirm_trade`, or `close_position` with a proposalId).
 pub async fn confirm(gate: &Arc<Gate>, incoming: &Incoming) -> Result<Response, GateError> {
     require_agent(incoming)?;
-    let Some(id) = proposal_id_of(incoming) else {
+    let id = match incoming.parsed() {
+        Parsed::Confirm(c) => Some(c.proposal_id.clone()),
+        Parsed::Close(c) => c.proposal_id.clone(),
+        _ => None,
+    }
+    .filter(|id| !id.trim().is_empty());
+    let Some(id) = id else {
         return Err(GateError::new(
             StatusCode::BAD_REQUEST,
             "invalid_body",
@@ -716,10 +788,22 @@ pub async fn approve(
     let now = gate.now();
     gate.store.expire_due(now).await.map_err(GateError::store)?;
     let item = find(gate, id).await?;
-    let mut record = Record::new("approve", by, now, json!({})).item(&item.id);
-    if item.status == Status::Pending
-        && let Some(trade) = guard::trade_of_item(&item)
-    {
+    let digest = guard::item_digest(&item);
+    let mut record = Record::new("approve", by, now, json!({"tradeDigest": digest})).item(&item.id);
+    let trade = match item.status {
+        Status::Pending => guard::item_trade(gate, &item).await.map_err(|why| {
+            GateError::new(
+                StatusCode::CONFLICT,
+                "unclassifiable_item",
+                format!(
+                    "item {} cannot be judged ({why}); it is not approved: the agent can stage it again",
+                    item.id
+                ),
+            )
+        })?,
+        _ => None,
+    };
+    if let Some(trade) = trade {
         if !trade.reduces
             && let Some(reason) = guard::killed(gate).await?
         {
@@ -745,7 +829,8 @@ pub async fn approve(
             );
             return Err(e);
         }
-        let detail = json!({"verdicts": policy::verdicts_json(&verdicts), "overridden": broken});
+        let detail = json!({"verdicts": policy::verdicts_json(&verdicts), "overridden": broken,
+                            "trade": trade, "tradeDigest": digest});
         record = if broken.is_empty() {
             Record::new("approve", by, now, detail)
         } else {

@@ -17,14 +17,19 @@ pub mod link;
 pub mod notify;
 pub mod page;
 pub mod policy;
+pub mod request;
 mod shared;
 pub mod store;
+pub mod trade;
+mod upstream;
+pub use upstream::Buffered;
+use upstream::stream_back;
 
-use crate::api::catalog::{self, Method as OpMethod, Operation};
+use crate::api::catalog::{Method as OpMethod, Operation};
 use crate::api::routes::catalog_router;
 use crate::secret::Secret;
 use axum::Router;
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -231,176 +236,6 @@ impl Gate {
             }
         });
     }
-
-    /// One request to the upstream. `headers` are the caller's, filtered; the key is `key`.
-    async fn send(
-        &self,
-        method: reqwest::Method,
-        path_and_query: &str,
-        headers: &HeaderMap,
-        key: Option<&Secret>,
-        body: Bytes,
-    ) -> Result<reqwest::Response, GateError> {
-        let url = format!("{}{path_and_query}", self.upstream);
-        let mut out = reqwest::header::HeaderMap::new();
-        for (name, value) in headers {
-            if !is_hop_by_hop(name) && name != "x-api-key" {
-                out.append(name.clone(), value.clone());
-            }
-        }
-        if let Some(key) = key {
-            let mut v = HeaderValue::from_str(key.expose()).map_err(|_| {
-                GateError::new(
-                    StatusCode::UNAUTHORIZED,
-                    "unauthorized",
-                    "the x-api-key header holds characters a key cannot have",
-                )
-            })?;
-            v.set_sensitive(true);
-            out.insert("x-api-key", v);
-        }
-        // The deployment guards POSTs against CSRF with this header (observed-shapes.md).
-        if method == reqwest::Method::POST && !out.contains_key("x-requested-with") {
-            out.insert(
-                "x-requested-with",
-                HeaderValue::from_static("XMLHttpRequest"),
-            );
-        }
-        let mut req = self
-            .http
-            .request(method.clone(), &url)
-            .headers(out)
-            .timeout(self.settings.timeout());
-        if method == reqwest::Method::POST {
-            req = req.body(body);
-        }
-        req.send().await.map_err(|e| self.transport_error(&e))
-    }
-
-    fn transport_error(&self, e: &reqwest::Error) -> GateError {
-        if e.is_timeout() {
-            return GateError::new(
-                StatusCode::GATEWAY_TIMEOUT,
-                "upstream_timeout",
-                format!(
-                    "the upstream {} did not answer within {} s",
-                    self.upstream, self.settings.timeout_secs
-                ),
-            );
-        }
-        let mut reason = e.to_string();
-        let mut source = std::error::Error::source(e);
-        while let Some(s) = source {
-            reason = format!("{reason}: {s}");
-            source = s.source();
-        }
-        GateError::new(
-            StatusCode::BAD_GATEWAY,
-            "upstream_unreachable",
-            format!("the upstream {} is unreachable ({reason})", self.upstream),
-        )
-    }
-
-    /// A POST of a JSON body to a catalog operation with an agent's key, answer read whole.
-    async fn post_json(
-        &self,
-        op: &Operation,
-        key: &Secret,
-        body: &Value,
-    ) -> Result<Buffered, GateError> {
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        let resp = self
-            .send(
-                reqwest::Method::POST,
-                op.path,
-                &headers,
-                Some(key),
-                Bytes::from(body.to_string()),
-            )
-            .await?;
-        Buffered::read(self, resp).await
-    }
-
-    async fn get_json(&self, op: &Operation, key: &Secret) -> Result<Buffered, GateError> {
-        let resp = self
-            .send(
-                reqwest::Method::GET,
-                op.path,
-                &HeaderMap::new(),
-                Some(key),
-                Bytes::new(),
-            )
-            .await?;
-        Buffered::read(self, resp).await
-    }
-}
-
-/// An upstream answer read whole (stagings and executions are inspected before they are passed on).
-pub struct Buffered {
-    pub status: StatusCode,
-    pub headers: HeaderMap,
-    pub body: Bytes,
-}
-
-impl Buffered {
-    async fn read(gate: &Gate, resp: reqwest::Response) -> Result<Buffered, GateError> {
-        let status = resp.status();
-        let headers = response_headers(resp.headers());
-        let body = resp.bytes().await.map_err(|e| gate.transport_error(&e))?;
-        Ok(Buffered {
-            status,
-            headers,
-            body,
-        })
-    }
-
-    pub fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
-    }
-
-    /// A success in the upstream's own terms: a 2xx that does not say `success: false` (the real
-    /// deployment answers some errors as 200 with `success: false`).
-    pub fn is_success(&self) -> bool {
-        self.status.is_success() && self.json().get("success") != Some(&Value::Bool(false))
-    }
-
-    fn into_response(self) -> Response {
-        let mut resp = Response::new(Body::from(self.body));
-        *resp.status_mut() = self.status;
-        *resp.headers_mut() = self.headers;
-        resp
-    }
-}
-
-/// Connection-level headers that belong to one hop, never forwarded.
-fn is_hop_by_hop(name: &HeaderName) -> bool {
-    matches!(
-        name.as_str(),
-        "connection"
-            | "keep-alive"
-            | "proxy-authenticate"
-            | "proxy-authorization"
-            | "te"
-            | "trailer"
-            | "transfer-encoding"
-            | "upgrade"
-            | "host"
-            | "content-length"
-    )
-}
-
-fn response_headers(from: &reqwest::header::HeaderMap) -> HeaderMap {
-    let mut out = HeaderMap::new();
-    for (name, value) in from {
-        if !is_hop_by_hop(name) {
-            out.append(name.clone(), value.clone());
-        }
-    }
-    out
 }
 
 /// An error the gateway answers itself, in the project's wire convention.
@@ -717,13 +552,83 @@ pub struct Incoming {
     pub method: reqwest::Method,
     pub path_and_query: String,
     pub headers: HeaderMap,
+    /// For a POST, the checked request serialised again: what goes upstream.
     pub body: Bytes,
     pub agent: Option<AgentKey>,
+    /// The strict reading of a POST's body ([`request::read`]).
+    pub checked: Option<request::Checked>,
 }
 
 impl Incoming {
-    pub fn json(&self) -> Option<Value> {
-        serde_json::from_slice(&self.body).ok()
+    pub fn parsed(&self) -> &request::Parsed {
+        static OTHER: request::Parsed = request::Parsed::Other;
+        self.checked.as_ref().map(|c| &c.parsed).unwrap_or(&OTHER)
+    }
+
+    pub fn canonical(&self) -> Value {
+        self.checked
+            .as_ref()
+            .map(|c| c.canonical.clone())
+            .unwrap_or(Value::Null)
+    }
+}
+
+/// The headers of a POST that go upstream with the checked body: those that say something about
+/// the operation the interface defines. Anything else (a `Content-Encoding` that would make the
+/// service read other bytes, a header the gateway never judged) stays here.
+const POST_HEADERS: [&str; 7] = [
+    "idempotency-key",
+    "x-service-fanout",
+    "payment-signature",
+    "x-request-id",
+    "accept",
+    "accept-language",
+    "user-agent",
+];
+
+fn post_headers(from: &HeaderMap) -> HeaderMap {
+    let mut out = HeaderMap::new();
+    for name in POST_HEADERS {
+        for v in from.get_all(name) {
+            out.append(HeaderName::from_static(name), v.clone());
+        }
+    }
+    out.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    out
+}
+
+impl From<request::ReadError> for GateError {
+    fn from(e: request::ReadError) -> Self {
+        match e {
+            request::ReadError::Invalid { field, message } => {
+                GateError::new(StatusCode::BAD_REQUEST, "invalid_body", message).with_field(field)
+            }
+            request::ReadError::Query { name, message } => {
+                GateError::new(StatusCode::BAD_REQUEST, "invalid_query", message).with_field(name)
+            }
+            request::ReadError::UnknownTool { name } => {
+                let hint = request::near_tool(&name)
+                    .map(|op| {
+                        format!(
+                            " (the catalog's name is {:?}, byte for byte)",
+                            op.tool_name()
+                        )
+                    })
+                    .unwrap_or_default();
+                GateError::new(
+                    StatusCode::FORBIDDEN,
+                    "unknown_tool",
+                    format!(
+                        "no tool is named {name:?}{hint}; the gateway forwards only tools of the \
+                         catalog (GET /api/delegated/mcp/capabilities), matched exactly"
+                    ),
+                )
+                .with_field("name")
+            }
+        }
     }
 }
 
@@ -746,8 +651,23 @@ async fn handle(gate: Arc<Gate>, op: &'static Operation, req: Request) -> Respon
     if op.name == "get_openapi" {
         return json_response(StatusCode::OK, &api::openapi(&gate));
     }
-    let key = parts
-        .headers
+    let (checked, body, headers) = if op.method == OpMethod::Post {
+        let checked = match request::check_query(op, parts.uri.query())
+            .and_then(|()| request::read(op, &body))
+        {
+            Ok(c) => c,
+            Err(e) => return GateError::from(e).into_response(),
+        };
+        let bytes = Bytes::from(checked.bytes());
+        let mut headers = post_headers(&parts.headers);
+        if let Some(v) = parts.headers.get("x-api-key") {
+            headers.insert("x-api-key", v.clone());
+        }
+        (Some(checked), bytes, headers)
+    } else {
+        (None, Bytes::new(), parts.headers.clone())
+    };
+    let key = headers
         .get("x-api-key")
         .and_then(|v| v.to_str().ok())
         .map(str::trim)
@@ -765,9 +685,10 @@ async fn handle(gate: Arc<Gate>, op: &'static Operation, req: Request) -> Respon
             .path_and_query()
             .map(|p| p.as_str().to_string())
             .unwrap_or_else(|| parts.uri.path().to_string()),
-        headers: parts.headers,
+        headers,
         body,
         agent: key.map(AgentKey::new),
+        checked,
     };
     let result = match &incoming.agent {
         Some(agent) if agent.secret.expose().starts_with(TOKEN_PREFIX) => {
@@ -803,15 +724,16 @@ async fn supervisor_read(gate: &Arc<Gate>, incoming: Incoming) -> Result<Respons
 }
 
 async fn route(gate: &Arc<Gate>, incoming: Incoming) -> Result<Response, GateError> {
+    use request::Parsed;
     let name = incoming.op.name;
-    match name {
-        "confirm_trade" => inbox::confirm(gate, &incoming).await,
-        "close_position" if inbox::proposal_id_of(&incoming).is_some() => {
+    match (name, incoming.parsed()) {
+        ("confirm_trade", _) => inbox::confirm(gate, &incoming).await,
+        ("close_position", Parsed::Close(c)) if c.proposal_id.is_some() => {
             inbox::confirm(gate, &incoming).await
         }
-        "propose_trade" => inbox::stage(gate, &incoming, store::Exec::Confirm).await,
-        "close_position" => inbox::stage(gate, &incoming, store::Exec::Close).await,
-        "execute_mcp_tool" => inbox::tool(gate, &incoming).await,
+        ("propose_trade", _) => inbox::stage(gate, &incoming, store::Exec::Confirm).await,
+        ("close_position", _) => inbox::stage(gate, &incoming, store::Exec::Close).await,
+        ("execute_mcp_tool", _) => inbox::tool(gate, &incoming).await,
         _ if policy::IMMEDIATE.contains(&name) => {
             let (agent, trade) = immediate(gate, &incoming).await?;
             let resp = pass_through(gate, &incoming).await?;
@@ -831,11 +753,12 @@ async fn route(gate: &Arc<Gate>, incoming: Incoming) -> Result<Response, GateErr
 }
 
 /// Refuses an immediate trade unless the config lets this agent trade without staging, the kill
-/// switch lets it through and it keeps to every rule. Returns the agent and what it trades.
+/// switch lets it through and the trade that will execute keeps to every rule. Returns the agent
+/// and that trade.
 async fn immediate(
     gate: &Arc<Gate>,
     incoming: &Incoming,
-) -> Result<(String, policy::Trade), GateError> {
+) -> Result<(String, trade::Trade), GateError> {
     let refuse = || {
         GateError::new(
             StatusCode::FORBIDDEN,
@@ -853,16 +776,8 @@ async fn immediate(
     if !guard::allows_immediate(gate, &agent.hash).await? {
         return Err(refuse());
     }
-    let trade = policy::Trade::of(incoming.op.name, &incoming.json().unwrap_or(Value::Null));
-    if !trade.reduces
-        && let Some(reason) = guard::killed(gate).await?
-    {
-        return Err(guard::kill_switch_error(&reason));
-    }
-    let verdicts = guard::check(gate, &agent.hash, &trade).await?;
-    if let Some(e) = guard::violation(&verdicts) {
-        return Err(e);
-    }
+    let trade = guard::immediate_trade(gate, agent, incoming).await?;
+    guard::judge(gate, &agent.hash, &trade).await?;
     Ok((agent.hash.clone(), trade))
 }
 
@@ -902,26 +817,4 @@ async fn forward(
         )
         .await?;
     Ok(stream_back(resp))
-}
-
-fn stream_back(resp: reqwest::Response) -> Response {
-    let status = resp.status();
-    let headers = response_headers(resp.headers());
-    let chunks = futures::stream::unfold(Some(resp), |state| async move {
-        let mut resp = state?;
-        match resp.chunk().await {
-            Ok(Some(chunk)) => Some((Ok(chunk), Some(resp))),
-            Ok(None) => None,
-            Err(e) => Some((Err(std::io::Error::other(e)), None)),
-        }
-    });
-    let mut out = Response::new(Body::from_stream(chunks));
-    *out.status_mut() = status;
-    *out.headers_mut() = headers;
-    out
-}
-
-/// The tool a mutate tool call names, if it is one.
-pub fn mutate_tool(name: &str) -> Option<&'static Operation> {
-    catalog::find(name.strip_prefix("service_")?).filter(|op| op.tier == catalog::Tier::Mutate)
 }

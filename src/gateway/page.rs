@@ -9,6 +9,7 @@
 //! without `decision=approve|reject`. Every page but the first has nothing to press.
 
 use super::store::{Item, ItemRef, Link, Status};
+use super::trade::{PricedBy, Trade};
 use super::{Gate, GateError, guard, inbox, link, sha256_hex};
 use axum::Router;
 use axum::extract::rejection::FormRejection;
@@ -242,14 +243,6 @@ async fn refusal(gate: &Gate, link: &Link, item: &Item) -> Option<Response> {
     None
 }
 
-fn num(v: Option<&Value>) -> Option<f64> {
-    match v? {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => s.trim().parse().ok(),
-        _ => None,
-    }
-}
-
 fn text_of(v: Option<&Value>) -> Option<String> {
     match v? {
         Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
@@ -263,51 +256,67 @@ fn usd(x: f64) -> String {
     format!("{x:.2} USD")
 }
 
-/// What will execute, as rows: from the request, with the upstream's preview filling gaps.
-fn what_rows(item: &Item) -> Vec<(&'static str, String)> {
-    let (r, p) = (&item.request, &item.preview);
-    let pick = |names: &[&str]| {
-        names
-            .iter()
-            .find_map(|n| text_of(r.get(*n)).or_else(|| text_of(p.get(*n))))
-    };
-    let trade = guard::trade_of_item(item);
+/// What will execute, as rows: the canonical trade (the service's preview where it gave one), the
+/// same one the rules judged.
+fn what_rows(item: &Item, trade: &Result<Option<Trade>, String>) -> Vec<(&'static str, String)> {
     let mut rows = vec![("Kind", item.kind.clone())];
-    if let Some(coin) = trade
-        .as_ref()
-        .and_then(|t| t.coin.clone())
-        .or_else(|| pick(&["coin", "a", "symbol"]))
-    {
-        rows.push(("Coin", coin));
+    let t = match trade {
+        Err(why) => {
+            rows.push(("Trade", format!("cannot be judged: {why}")));
+            return rows;
+        }
+        Ok(None) => {
+            rows.push(("Arguments", item.request.to_string()));
+            return rows;
+        }
+        Ok(Some(t)) => t,
+    };
+    let unknown = |what: &str| match t.why_unknown(what) {
+        Some(why) => format!("unknown: {why}"),
+        None => "unknown".into(),
+    };
+    if let Some(coin) = &t.coin {
+        rows.push(("Coin", coin.clone()));
     }
-    if let Some(side) = pick(&["d", "side", "direction"]) {
-        rows.push(("Side", side));
+    if let Some(side) = &t.side {
+        rows.push(("Side", side.clone()));
     }
-    if let Some(size) = pick(&["size", "sz", "quantity"]) {
-        rows.push(("Size", size));
+    if let Some(size) = t.size {
+        rows.push(("Size", format!("{size}")));
     }
-    let notional = item
-        .notional
-        .or_else(|| trade.as_ref().and_then(|t| t.notional))
-        .or_else(|| num(p.get("notional")).or_else(|| num(p.get("sizeUsd"))));
-    if let Some(n) = notional {
-        rows.push(("Notional", usd(n)));
-    }
-    if let Some(l) = trade
-        .as_ref()
-        .and_then(|t| t.leverage)
-        .or_else(|| num(p.get("leverage")))
-    {
-        rows.push(("Leverage", format!("{l}x")));
+    if !t.reduces && !t.removes_stop_loss {
+        rows.push((
+            "Notional",
+            t.notional.map(usd).unwrap_or_else(|| unknown("notional")),
+        ));
+        rows.push((
+            "Leverage",
+            t.leverage
+                .map(|l| format!("{l}x"))
+                .unwrap_or_else(|| unknown("leverage")),
+        ));
+        let tp = text_of(item.request.get("tp")).or_else(|| text_of(item.preview.get("tp")));
+        rows.push(("Take profit", tp.unwrap_or("none".into())));
+        let sl = text_of(item.request.get("sl")).or_else(|| text_of(item.preview.get("sl")));
+        rows.push((
+            "Stop loss",
+            match (t.stop_loss, sl) {
+                (true, Some(sl)) => sl,
+                (true, None) => "set".into(),
+                (false, _) => "none".into(),
+            },
+        ));
     }
     rows.push((
-        "Take profit",
-        pick(&["tp", "takeProfit"]).unwrap_or("none".into()),
+        "Priced by",
+        match t.priced_by {
+            PricedBy::Preview => "the service's preview".into(),
+            PricedBy::Request => "the request and the stated defaults".into(),
+        },
     ));
-    rows.push((
-        "Stop loss",
-        pick(&["sl", "stopLoss"]).unwrap_or("none".into()),
-    ));
+    if !t.disagreements.is_empty() {
+        rows.push(("Differs from the request", t.disagreements.join("; ")));
+    }
     if item.kind.starts_with("tool:") {
         rows.push(("Arguments", item.request.to_string()));
     }
@@ -381,7 +390,8 @@ async fn show(State(gate): State<Arc<Gate>>, Path(token): Path<String>) -> Respo
         remaining % 60,
         time(item.expires_at)
     );
-    for (k, v) in what_rows(&item) {
+    let trade = guard::item_trade(&gate, &item).await;
+    for (k, v) in what_rows(&item, &trade) {
         let _ = write!(body, "<tr><td>{k}</td><td>{}</td></tr>", escape(&v));
     }
     body.push_str("</table><h2>Policy verdicts</h2>");

@@ -35,6 +35,8 @@ pub struct GateSettings {
     /// Where the gateway keeps its state: a `postgres://` URL (several instances share it) or a
     /// SQLite file path. `--store`/`--db` on the command line win over it.
     pub store: Option<String>,
+    /// The service's defaults for what a trade request leaves out (`[gate.defaults]`).
+    pub defaults: super::trade::Defaults,
 }
 
 impl Default for GateSettings {
@@ -45,6 +47,7 @@ impl Default for GateSettings {
             timeout_secs: 30,
             max_body_bytes: 1 << 20,
             store: None,
+            defaults: Default::default(),
         }
     }
 }
@@ -91,6 +94,7 @@ impl GateSettings {
         if self.max_body_bytes == 0 {
             return Err("gate.max_body_bytes must be at least 1".into());
         }
+        self.defaults.validate()?;
         if self.store.as_deref().is_some_and(|s| s.trim().is_empty()) {
             return Err(
                 "gate.store must be a postgres:// URL or a SQLite file path, not empty".into(),
@@ -317,67 +321,7 @@ pub fn coin_of(asset: &str) -> String {
     a
 }
 
-/// What a trade request asks for, as far as the rules look at it.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Trade {
-    pub coin: Option<String>,
-    pub notional: Option<f64>,
-    pub leverage: Option<f64>,
-    pub stop_loss: bool,
-    /// A close, a cancel or a reduce-only order: it cannot add exposure.
-    pub reduces: bool,
-}
-
-fn number(v: Option<&Value>) -> Option<f64> {
-    match v? {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => s.trim().parse().ok(),
-        _ => None,
-    }
-    .filter(|x: &f64| x.is_finite())
-}
-
-fn field<'a>(v: &'a Value, names: &[&str]) -> Option<&'a Value> {
-    names
-        .iter()
-        .find_map(|n| v.get(*n).filter(|x| !x.is_null()))
-}
-
-impl Trade {
-    /// Reads the request body of a trading operation (by its catalog name).
-    pub fn of(op: &str, body: &Value) -> Trade {
-        let coin = field(body, &["a", "coin", "pair", "asset", "symbol"])
-            .and_then(Value::as_str)
-            .map(coin_of)
-            .filter(|c| !c.is_empty());
-        let reduces = match op {
-            "close_position" | "platform_close_position" | "platform_cancel_order" => true,
-            _ => {
-                matches!(
-                    field(body, &["action"]).and_then(Value::as_str),
-                    Some("close" | "close_all")
-                ) || field(body, &["d", "side"]).and_then(Value::as_str) == Some("close")
-                    || field(body, &["reduceOnly", "reduce_only"]).and_then(Value::as_bool)
-                        == Some(true)
-            }
-        };
-        let price = number(field(body, &["p", "price", "limitPrice"]));
-        let notional = number(field(
-            body,
-            &["sizeUsd", "size_usd", "usdAmount", "notionalUsd"],
-        ))
-        .or_else(|| Some(number(field(body, &["size", "sz"]))? * price?));
-        let stop_loss = number(field(body, &["sl", "stopLoss", "stop_loss"])).is_some()
-            || field(body, &["slEnabled"]).and_then(Value::as_bool) == Some(true);
-        Trade {
-            coin,
-            notional,
-            leverage: number(field(body, &["leverage", "lev"])),
-            stop_loss,
-            reduces,
-        }
-    }
-}
+pub use super::trade::Trade;
 
 /// What the account looks like now, read upstream with the gateway's own key.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -442,6 +386,7 @@ fn ceiling(
     limit: f64,
     value: Option<f64>,
     what: &str,
+    why_unknown: Option<&str>,
     unit: fn(f64) -> String,
 ) -> Verdict {
     match value {
@@ -452,8 +397,9 @@ fn ceiling(
             Value::Null,
             false,
             format!(
-                "{rule} is {} and the request names no {what} the gateway can check",
-                unit(limit)
+                "{rule} is {} and the {what} of this trade is not known ({}), so it cannot pass",
+                unit(limit),
+                why_unknown.unwrap_or("nothing states it")
             ),
         ),
         Some(x) => {
@@ -484,9 +430,12 @@ pub fn verdicts(
     executed_today: f64,
 ) -> Vec<Verdict> {
     let mut out = Vec::new();
+    // A cancel that takes a stop away opens nothing: only the stop-loss rule (and the kill
+    // switch) speak to it.
+    let opens_nothing = trade.reduces || trade.removes_stop_loss;
     if let Some(coins) = &rules.allowed_coins {
         let limit = json!(coins);
-        out.push(if trade.reduces {
+        out.push(if opens_nothing {
             reducing("allowed_coins", limit)
         } else {
             let ok = trade.coin.as_ref().is_some_and(|c| coins.contains(c));
@@ -506,21 +455,51 @@ pub fn verdicts(
         });
     }
     if let Some(limit) = rules.max_notional_usd {
-        out.push(if trade.reduces {
+        out.push(if opens_nothing {
             reducing("max_notional_usd", json!(limit))
         } else {
-            ceiling("max_notional_usd", limit, trade.notional, "notional", money)
+            ceiling(
+                "max_notional_usd",
+                limit,
+                trade.notional,
+                "notional",
+                trade.why_unknown("notional"),
+                money,
+            )
         });
     }
     if let Some(limit) = rules.max_leverage {
-        out.push(if trade.reduces {
+        out.push(if opens_nothing {
             reducing("max_leverage", json!(limit))
         } else {
-            ceiling("max_leverage", limit, trade.leverage, "leverage", times)
+            ceiling(
+                "max_leverage",
+                limit,
+                trade.leverage,
+                "leverage",
+                trade.why_unknown("leverage"),
+                times,
+            )
         });
     }
     if rules.require_stop_loss == Some(true) {
-        out.push(if trade.reduces {
+        out.push(if trade.removes_stop_loss {
+            verdict(
+                "require_stop_loss",
+                false,
+                json!(true),
+                json!(false),
+                false,
+                format!(
+                    "require_stop_loss is on and this cancel takes a stop loss away (or the gateway \
+                     cannot tell that it does not{})",
+                    trade
+                        .why_unknown("stop_loss")
+                        .map(|w| format!(": {w}"))
+                        .unwrap_or_default()
+                ),
+            )
+        } else if trade.reduces {
             reducing("require_stop_loss", json!(true))
         } else {
             verdict(
@@ -532,14 +511,14 @@ pub fn verdicts(
                 if trade.stop_loss {
                     "the request sets a stop loss".into()
                 } else {
-                    "require_stop_loss is on and the request sets no stop loss (sl)".into()
+                    "require_stop_loss is on and the trade sets no stop loss (sl, or slEnabled with slPercentage)".into()
                 },
             )
         });
     }
     if let Some(limit) = rules.max_open_positions {
         out.push(match account {
-            _ if trade.reduces => reducing("max_open_positions", json!(limit)),
+            _ if opens_nothing => reducing("max_open_positions", json!(limit)),
             None => verdict(
                 "max_open_positions",
                 false,
@@ -567,7 +546,7 @@ pub fn verdicts(
         });
     }
     if let Some(limit) = rules.max_daily_notional_usd {
-        out.push(if trade.reduces {
+        out.push(if opens_nothing {
             reducing("max_daily_notional_usd", json!(limit))
         } else {
             ceiling(
@@ -575,6 +554,7 @@ pub fn verdicts(
                 limit,
                 trade.notional.map(|n| n + executed_today),
                 "today's executed notional with this trade",
+                trade.why_unknown("notional"),
                 money,
             )
         });
@@ -677,11 +657,11 @@ mod tests {
             max_daily_notional_usd: Some(10_000.0),
             ..Default::default()
         };
-        let t = Trade::of(
-            "propose_trade",
-            &json!({"a": "BTCUSDT", "d": "long", "sizeUsd": 900}),
-        );
-        assert_eq!(t.coin.as_deref(), Some("BTC"));
+        let t = Trade {
+            coin: Some("BTC".into()),
+            notional: Some(900.0),
+            ..Default::default()
+        };
         let vs = verdicts(&rules, &t, None, 9_500.0);
         assert!(vs[0].ok && vs[0].near, "{vs:?}");
         assert!(!vs[1].ok);
@@ -690,13 +670,13 @@ mod tests {
             "{}",
             vs[1].message
         );
-        let close = Trade::of("propose_trade", &json!({"a": "BTCUSDT", "d": "close"}));
+        let close = Trade {
+            reduces: true,
+            ..Default::default()
+        };
         assert!(verdicts(&rules, &close, None, 1e9).iter().all(|v| v.ok));
-        let reduce = Trade::of(
-            "platform_place_order",
-            &json!({"pair": "BTC-USD", "reduceOnly": true}),
-        );
-        assert!(reduce.reduces);
+        let unknown = verdicts(&rules, &Trade::default(), None, 0.0);
+        assert!(unknown.iter().all(|v| !v.ok), "{unknown:?}");
         assert_eq!(coin_of("eth-perp"), "ETH");
     }
 }

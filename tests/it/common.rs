@@ -202,6 +202,7 @@ pub async fn start_gateway(
     let clock = clock.clone();
     config.now = Arc::new(move || clock.now());
     config.settings = settings;
+    config.settings.defaults = sandbox_defaults().over(&config.settings.defaults);
     config.upstream_key = upstream_key;
     Gateway::start(config).await.expect("gateway starts")
 }
@@ -222,8 +223,14 @@ pub async fn start_gateway_with(
     );
     let clock = clock.clone();
     config.now = Arc::new(move || clock.now());
+    config.settings.defaults = sandbox_defaults();
     f(&mut config);
     Gateway::start(config).await.expect("gateway starts")
+}
+
+/// The test sandbox's defaults, as a supervisor states them for its gateway.
+pub fn sandbox_defaults() -> agentdesk::gateway::trade::Defaults {
+    agentdesk::embedded::sandbox_defaults(&agentdesk::sandbox::Settings::default())
 }
 
 /// A loopback port that refuses connections for as long as the returned socket lives: bound, so

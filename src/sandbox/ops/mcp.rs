@@ -9,7 +9,7 @@
 
 use super::auth;
 use super::{AppError, Call, Caller, ErrorKind, parse_json};
-use crate::api::catalog::{self, Method, Operation, Section, Tier};
+use crate::api::catalog::{self, Method, Operation, Tier};
 use crate::api::model::{
     BuilderFeeApproval, CancelRequest, CloseRequest, ConfirmRequest, PlatformClose, PlatformOrder,
     Preview, SignalDestinationRequest, ToolResult, TradeSignal,
@@ -27,32 +27,11 @@ use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-pub const TOOL_PREFIX: &str = "service_";
+pub use crate::api::catalog::{TOOL_PREFIX, is_tool, tool_op};
 /// The argument that carries a mutate tool's confirm token on the second call.
 pub const CONFIRM_TOKEN_ARG: &str = "confirmToken";
 /// Lifetime of a confirm token.
 pub const CONFIRM_TTL: Duration = Duration::minutes(5);
-
-/// The operations that are the tool mechanism itself. They are not tools: a tool that runs tools
-/// (or a whole chat turn) would nest loops outside the chat loop's bounds.
-const NOT_TOOLS: &[&str] = &[
-    "list_mcp_capabilities",
-    "execute_mcp_tool",
-    "mcp_agent_chat",
-];
-
-/// Whether an operation is offered as a tool: every seed operation and extension except the tool
-/// mechanism itself, aliases (`get_usage_v1` is `get_usage`) and meta (`get_openapi`).
-pub fn is_tool(op: &Operation) -> bool {
-    op.alias_of.is_none() && op.section != Section::Meta && !NOT_TOOLS.contains(&op.name)
-}
-
-/// The operation behind a tool name.
-pub fn tool_op(name: &str) -> Option<&'static Operation> {
-    name.strip_prefix(TOOL_PREFIX)
-        .and_then(catalog::find)
-        .filter(|op| is_tool(op))
-}
 
 pub fn tier_name(tier: Tier) -> &'static str {
     match tier {
@@ -625,7 +604,10 @@ mod tests {
                 op.name,
                 op.tier
             );
-            if matches!(op.section, Section::Backtests | Section::Research) {
+            if matches!(
+                op.section,
+                catalog::Section::Backtests | catalog::Section::Research
+            ) {
                 assert_eq!(op.tier, Tier::Experiment, "{}", op.name);
             }
         }

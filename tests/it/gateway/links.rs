@@ -121,10 +121,19 @@ async fn a_link_shows_the_item_approves_it_once_and_is_then_spent() {
     assert_eq!(st, StatusCode::OK, "{html}");
     assert_page_headers(&headers);
     assert!(html.contains("name=\"viewport\""));
+    // The notional shown is the service's preview of the staging: what will execute.
+    let priced = format!(
+        "{:.2} USD",
+        s.inbox("pending").await[0]["preview"]["notional"]
+            .as_f64()
+            .unwrap()
+    );
+    assert!((990.0..=1010.0).contains(&priced[..priced.len() - 4].parse::<f64>().unwrap()));
     for shown in [
         "BTC",
         "long",
-        "1000.00 USD",
+        &priced,
+        "the service&#39;s preview",
         "3x",
         "id=\"countdown\"",
         "data-remaining=\"",

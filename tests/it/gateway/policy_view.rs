@@ -85,7 +85,10 @@ async fn the_console_reads_the_policy_it_was_started_with_todays_use_and_a_put_c
         .find(|a| a.agent == "bot")
         .expect("bot is listed");
     assert_eq!(bot.fingerprint, key.fingerprint());
-    assert_eq!(bot.executed_notional_usd, 500.0);
+    // Counted as the service priced it (its preview), not as the request worded it.
+    let priced = done.trade_preview().notional;
+    assert_eq!(bot.executed_notional_usd, priced);
+    assert!((490.0..=510.0).contains(&priced), "{priced}");
     assert_eq!(bot.max_daily_notional_usd, Some(2000.0));
 
     // A PUT replaces it; the console's next read shows the change.
@@ -105,7 +108,7 @@ async fn the_console_reads_the_policy_it_was_started_with_todays_use_and_a_put_c
     let bot = &read.today.unwrap().agents[0];
     assert_eq!(
         (bot.executed_notional_usd, bot.max_daily_notional_usd),
-        (500.0, None),
+        (priced, None),
         "the daily limit went with the PUT; the use stays"
     );
 }
