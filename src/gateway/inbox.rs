@@ -629,13 +629,27 @@ async fn run(gate: &Arc<Gate>, item: Item, key: &crate::secret::Secret) -> Resul
             }
         }
         Ok(answer) => {
-            let to = if succeeded(&answer, item.exec) {
-                Status::Executed
-            } else {
-                Status::Failed
+            let (to, note) = match outcome(&answer, item.exec) {
+                Outcome::Executed => (Status::Executed, None),
+                Outcome::ExecutedEarlier(why) => (Status::Executed, Some(why)),
+                Outcome::Failed => (Status::Failed, None),
+                Outcome::Unknown(why) => {
+                    // Neither executed nor failed as far as anyone can tell: approved, with why,
+                    // and the agent's next confirm or the supervisor's next approve asks again.
+                    let t = Transition {
+                        note: Some(why),
+                        ..Transition::new(&[Status::Executing], Status::Approved, now)
+                    };
+                    gate.store
+                        .transition(&item.id, t)
+                        .await
+                        .map_err(GateError::store)?;
+                    return find(gate, &item.id).await;
+                }
             };
             let t = Transition {
                 result: Some(json!({"status": answer.status.as_u16(), "body": answer.json()})),
+                note,
                 ..Transition::new(&[Status::Executing], to, now)
             };
             let moved = gate
@@ -655,20 +669,113 @@ async fn run(gate: &Arc<Gate>, item: Item, key: &crate::secret::Secret) -> Resul
             tracing::info!(item = %item.id, status = to.as_str(), "executed upstream");
         }
         Err(e) => {
-            // Nothing was decided upstream that a second confirm could repeat: the upstream runs a
-            // proposal once. The item goes back to approved and runs on the next try.
+            // The confirm may or may not have reached the service: its outcome is unknown, not a
+            // failure. The service runs a proposal (and a confirm token) once, so asking again is
+            // how the gateway finds out: again and again until it knows or the item expires.
             let t = Transition {
-                note: Some(format!("{}: {}", e.code, e.message)),
+                note: Some(format!(
+                    "outcome unknown, asking the service again ({}: {})",
+                    e.code, e.message
+                )),
                 ..Transition::new(&[Status::Executing], Status::Approved, now)
             };
             gate.store
                 .transition(&item.id, t)
                 .await
                 .map_err(GateError::store)?;
+            ask_again(gate, &item.id, item.expires_at);
             return Err(e);
         }
     }
     find(gate, &item.id).await
+}
+
+/// What an execution's answer says happened.
+#[derive(Debug, PartialEq)]
+enum Outcome {
+    Executed,
+    /// An earlier attempt whose answer never arrived ran it: the service says so.
+    ExecutedEarlier(String),
+    Failed,
+    Unknown(String),
+}
+
+fn outcome(answer: &super::Buffered, exec: Exec) -> Outcome {
+    if succeeded(answer, exec) {
+        return Outcome::Executed;
+    }
+    let body = answer.json();
+    let inner = tool_result(answer, exec).unwrap_or_else(|| body.clone());
+    let code = [&body, &inner]
+        .iter()
+        .find_map(|v| {
+            v.get("error")
+                .and_then(|e| e.get("code").or(Some(e)))
+                .and_then(Value::as_str)
+                .or_else(|| v.get("code").and_then(Value::as_str))
+        })
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let message = [&body, &inner]
+        .iter()
+        .find_map(|v| {
+            v.get("error")
+                .and_then(|e| e.get("message"))
+                .or_else(|| v.get("message"))
+                .and_then(Value::as_str)
+        })
+        .unwrap_or("")
+        .to_string();
+    let said = |what: &str| code.contains(what) || message.to_ascii_lowercase().contains(what);
+    match exec {
+        Exec::Confirm | Exec::Close if said("already_executed") || said("already executed") => {
+            Outcome::ExecutedEarlier(format!(
+                "executed by an earlier attempt whose answer was lost (the service says: {message})"
+            ))
+        }
+        Exec::Tool if said("confirm_token_used") || said("already used") => {
+            let lower = message.to_ascii_lowercase();
+            if lower.contains("answered: ok") {
+                Outcome::ExecutedEarlier(format!(
+                    "executed by an earlier attempt whose answer was lost (the service says: {message})"
+                ))
+            } else if lower.contains("answered: error") {
+                Outcome::Failed
+            } else {
+                Outcome::Unknown(format!(
+                    "outcome unknown: the service says the confirm token was used and not how that \
+                     call ended ({message})"
+                ))
+            }
+        }
+        _ => Outcome::Failed,
+    }
+}
+
+/// After an execution whose answer was lost, asks the service again every 2 s (by running the
+/// approved item, which the service executes at most once) until the item is settled or expires.
+fn ask_again(gate: &Arc<Gate>, id: &str, expires_at: DateTime<Utc>) {
+    let (gate, id) = (gate.clone(), id.to_string());
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+            if gate.now() >= expires_at {
+                let _ = gate.store.expire_due(gate.now()).await;
+                return;
+            }
+            match find(&gate, &id).await {
+                Ok(item) if item.status == Status::Approved && retry_at(&item).is_none() => {
+                    match execute(&gate, &id).await {
+                        // A transport error spawned the next round itself.
+                        Err(_) => return,
+                        Ok(item) if item.status == Status::Approved => continue,
+                        Ok(_) => return,
+                    }
+                }
+                _ => return,
+            }
+        }
+    });
 }
 
 /// The wait a refusal asks for, when the answer is a quota or rate limit in any of its shapes.
