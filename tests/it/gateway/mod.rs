@@ -11,6 +11,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 
+mod attacks;
 mod config;
 mod console_client;
 mod guard;
