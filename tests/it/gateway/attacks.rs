@@ -944,9 +944,12 @@ async fn an_unparseable_member_does_not_run_an_immediate_tool() {
     let s = armed(json!({})).await;
     let supervisor = supervisor_key(&s).await;
     let key = s.sandbox.key(Scope::Legacy);
-    // Control: with a member the gateway reads, the tool is staged and nothing runs.
+    // Control: a well-formed call is staged and nothing runs; with a member the tool does not
+    // have, it is refused as a 400 naming it (the strict reading) and nothing is staged.
     let before = executed(&s);
-    let answers = tool_twice(
+    let answers = tool_twice(&s, &key, "\"service_place_order\"", &trade(), None).await;
+    assert_eq!(answers.len(), 2, "{answers:?}");
+    let refused = tool_twice(
         &s,
         &key,
         "\"service_place_order\"",
@@ -954,7 +957,11 @@ async fn an_unparseable_member_does_not_run_an_immediate_tool() {
         Some(b"\"x\":1"),
     )
     .await;
-    assert_eq!(answers.len(), 2, "{answers:?}");
+    assert_eq!(
+        (refused[0].0, &refused[0].1["error"]["field"]),
+        (StatusCode::BAD_REQUEST, &json!("x")),
+        "{refused:?}"
+    );
     assert!(executed(&s).since(&before).fills.is_empty());
     assert_eq!(s.inbox("pending").await.len(), 1);
 
