@@ -10,6 +10,7 @@
 //! fingerprint), never a key.
 
 pub mod api;
+pub mod execute;
 pub mod guard;
 pub mod inbox;
 pub mod journal;

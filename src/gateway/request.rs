@@ -492,10 +492,70 @@ pub fn near_tool(name: &str) -> Option<&'static Operation> {
         .filter(|_| trimmed != name || !name.starts_with(TOOL_PREFIX))
 }
 
+/// The fields of each POST operation's request, as the README's interface notes list them.
+pub fn fields_by_operation() -> Vec<(&'static str, Vec<String>)> {
+    vec![
+        ("propose_trade", fields_of::<TradeSignal>()),
+        ("place_order", fields_of::<TradeSignal>()),
+        ("confirm_trade", fields_of::<ConfirmRequest>()),
+        ("close_position", fields_of::<CloseRequest>()),
+        ("platform_place_order", fields_of::<PlatformOrder>()),
+        ("platform_close_position", fields_of::<PlatformClose>()),
+        ("platform_cancel_order", fields_of::<CancelRequest>()),
+        ("approve_builder_fee", fields_of::<BuilderFeeApproval>()),
+        (
+            "create_signal_destination",
+            fields_of::<SignalDestinationRequest>(),
+        ),
+        ("run_backtest", fields_of::<BacktestRequest>()),
+        ("execute_mcp_tool", vec!["name".into(), "args".into()]),
+        ("mcp_agent_chat", fields_of::<ChatRequest>()),
+        ("mcp_cli", fields_of::<CliRequest>()),
+        ("research_start", fields_of::<ResearchStartRequest>()),
+        ("research_message", fields_of::<ResearchMessageRequest>()),
+        ("research_stop", fields_of::<NoBody>()),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The README's list of accepted fields is the typed requests', one line per operation.
+    #[test]
+    fn the_readme_lists_exactly_the_fields_each_operation_accepts() {
+        let readme = include_str!("../../README.md");
+        let posts: Vec<&str> = catalog::OPERATIONS
+            .iter()
+            .filter(|o| o.method == Method::Post)
+            .map(|o| o.name)
+            .collect();
+        let listed = fields_by_operation();
+        assert_eq!(
+            listed
+                .iter()
+                .map(|(n, _)| *n)
+                .collect::<std::collections::BTreeSet<_>>(),
+            posts.iter().copied().collect(),
+            "every POST of the catalog has a reading"
+        );
+        for (op, fields) in listed {
+            let line = readme
+                .lines()
+                .find(|l| {
+                    l.starts_with("- `") && l.contains(&format!("`{op}`")) && l.contains("`:")
+                })
+                .unwrap_or_else(|| panic!("README lists no fields for {op}"));
+            let after = line.split("`:").nth(1).unwrap_or("");
+            let after = after.split(" (").next().unwrap_or(after);
+            let shown: std::collections::BTreeSet<&str> =
+                after.split('`').skip(1).step_by(2).collect();
+            let want: std::collections::BTreeSet<&str> =
+                fields.iter().map(String::as_str).collect();
+            assert_eq!(shown, want, "{op}: {line}");
+        }
+    }
 
     fn op(name: &str) -> &'static Operation {
         catalog::op(name)
