@@ -439,27 +439,9 @@ fn disagreements(request: &Trade, preview: &Trade) -> Vec<String> {
 
 /// SHA-256 of the trade's canonical form: what an approval binds to.
 pub fn digest(request: &Value, preview: &Value) -> String {
-    let text = canonical_text(&serde_json::json!({"request": request, "preview": preview}));
+    let text =
+        crate::api::canonical_json(&serde_json::json!({"request": request, "preview": preview}));
     hex::encode(Sha256::digest(text.as_bytes()))
-}
-
-fn canonical_text(v: &Value) -> String {
-    fn sorted(v: &Value) -> Value {
-        match v {
-            Value::Object(map) => {
-                let mut keys: Vec<&String> = map.keys().collect();
-                keys.sort();
-                Value::Object(
-                    keys.into_iter()
-                        .map(|k| (k.clone(), sorted(&map[k])))
-                        .collect(),
-                )
-            }
-            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
-            other => other.clone(),
-        }
-    }
-    sorted(v).to_string()
 }
 
 #[cfg(test)]

@@ -267,28 +267,7 @@ fn scalar_text(v: &Value) -> Option<String> {
 
 // ---- confirm tokens -------------------------------------------------------------------------------
 
-/// JSON with object keys sorted at every level, so equal arguments hash equally whatever their
-/// order on the wire.
-pub fn canonical_json(v: &Value) -> String {
-    fn sorted(v: &Value) -> Value {
-        match v {
-            Value::Object(map) => {
-                let mut keys: Vec<&String> = map.keys().collect();
-                keys.sort();
-                let mut out = Map::new();
-                for k in keys {
-                    out.insert(k.clone(), sorted(&map[k]));
-                }
-                Value::Object(out)
-            }
-            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
-            other => other.clone(),
-        }
-    }
-    // With serde_json's default map the insertion above is already sorted; with `preserve_order`
-    // it keeps the sorted insertion order. Either way the text is canonical.
-    sorted(v).to_string()
-}
+pub use crate::api::canonical_json;
 
 pub fn args_hash(args: &Map<String, Value>) -> String {
     let text = canonical_json(&Value::Object(args.clone()));
