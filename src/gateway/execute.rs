@@ -2,14 +2,16 @@
 //! outcome established from the service's answer (never guessed), the waits a service asks for,
 //! and the asking again after an answer was lost.
 
+use super::core::Gate;
+use super::error::{GateError, Kind};
 use super::inbox::{WAITING_FOR_KEY, find, retry_at};
+use super::store::{Exec, Item, Status, Transition};
+use super::upstream::Buffered;
 use crate::api::catalog;
 use crate::api::error::rate_limit_wait;
 use crate::api::model::rate_limited_note;
-use crate::gateway::store::{Exec, Item, Status, Transition};
-use crate::gateway::{Gate, GateError};
-use axum::http::{StatusCode, header};
 use chrono::{DateTime, Duration, TimeZone, Utc};
+use reqwest::header;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -65,7 +67,7 @@ pub async fn execute(gate: &Arc<Gate>, id: &str) -> Result<Item, GateError> {
                     .await
                     .unwrap_or_else(|e| {
                         Err(GateError::new(
-                            StatusCode::INTERNAL_SERVER_ERROR,
+                            Kind::Internal,
                             "execution_failed",
                             format!("the execution stopped: {e}"),
                         ))
@@ -202,7 +204,7 @@ enum Outcome {
     Unknown(String),
 }
 
-fn outcome(answer: &super::Buffered, exec: Exec) -> Outcome {
+fn outcome(answer: &Buffered, exec: Exec) -> Outcome {
     if succeeded(answer, exec) {
         return Outcome::Executed;
     }
@@ -281,7 +283,7 @@ fn ask_again(gate: &Arc<Gate>, id: &str, expires_at: DateTime<Utc>) {
 }
 
 /// The wait a refusal asks for, when the answer is a quota or rate limit in any of its shapes.
-fn waits(answer: &super::Buffered, exec: Exec) -> Option<std::time::Duration> {
+fn waits(answer: &Buffered, exec: Exec) -> Option<std::time::Duration> {
     if !answer.is_success() {
         let retry_after = answer
             .headers
@@ -298,12 +300,12 @@ fn waits(answer: &super::Buffered, exec: Exec) -> Option<std::time::Duration> {
 
 /// Whether the execution succeeded. A tool's answer wraps what its operation answered in
 /// `result` (`{"result": {...}}`), and a deployment may say `success: false` only in there.
-fn succeeded(answer: &super::Buffered, exec: Exec) -> bool {
+fn succeeded(answer: &Buffered, exec: Exec) -> bool {
     answer.is_success()
         && tool_result(answer, exec).is_none_or(|r| r.get("success") != Some(&Value::Bool(false)))
 }
 
-fn tool_result(answer: &super::Buffered, exec: Exec) -> Option<Value> {
+fn tool_result(answer: &Buffered, exec: Exec) -> Option<Value> {
     if exec != Exec::Tool {
         return None;
     }
@@ -378,9 +380,9 @@ pub async fn run_waiting(gate: &Arc<Gate>, agent: &str) -> Result<(), GateError>
 mod tests {
     use super::*;
 
-    fn answer(body: Value) -> crate::gateway::Buffered {
-        crate::gateway::Buffered {
-            status: StatusCode::OK,
+    fn answer(body: Value) -> super::Buffered {
+        super::Buffered {
+            status: reqwest::StatusCode::OK,
             headers: Default::default(),
             body: body.to_string().into(),
         }

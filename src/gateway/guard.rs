@@ -2,15 +2,15 @@
 //! approvals. All three live in the store, not in this process, so every gateway instance sharing
 //! one database applies the same ones, and every change to them is journaled with it.
 
+use super::core::Gate;
+use super::error::{GateError, Kind};
 use super::policy::{self, Account, Policy, Verdict};
 use super::request;
 use super::store::{Item, Record, Standing};
 use super::trade::{self, Facts, Needs, Trade};
-use super::{Gate, GateError};
 use crate::api::catalog;
 use crate::api::model::{OpenOrders, PnlSummary};
 use crate::secret::Secret;
-use axum::http::StatusCode;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Value, json};
 
@@ -22,7 +22,7 @@ pub async fn policy(gate: &Gate) -> Result<Policy, GateError> {
         // What is stored was validated when it was set.
         Some(v) => Policy::from_json(&v).map_err(|e| {
             GateError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
+                Kind::Unavailable,
                 "policy_unreadable",
                 format!("the stored policy no longer reads ({e}); PUT /gate/v1/policy a new one"),
             )
@@ -127,7 +127,7 @@ pub async fn set_kill_switch(
 
 pub fn kill_switch_error(reason: &str) -> GateError {
     GateError::new(
-        StatusCode::FORBIDDEN,
+        Kind::Forbidden,
         "kill_switch",
         format!(
             "the supervisor's kill switch is on ({reason}): nothing that adds exposure passes; \
@@ -202,8 +202,8 @@ async fn stop_orders(gate: &Gate, key: &Secret) -> Result<Vec<u64>, String> {
 /// tool's first call previews without running anything.
 pub async fn immediate_trade(
     gate: &Gate,
-    agent: &super::AgentKey,
-    incoming: &super::Incoming,
+    agent: &super::core::AgentKey,
+    incoming: &super::upstream::Incoming,
 ) -> Result<Trade, GateError> {
     let parsed = incoming.parsed();
     let defaults = &gate.settings.defaults;
@@ -211,7 +211,7 @@ pub async fn immediate_trade(
     let request =
         trade::of_request(incoming.op.name, parsed, defaults, &facts).ok_or_else(|| {
             GateError::new(
-                StatusCode::FORBIDDEN,
+                Kind::Forbidden,
                 "unclassifiable_request",
                 format!(
                     "the gateway cannot tell what {} trades, so it is not forwarded",
@@ -237,8 +237,8 @@ pub async fn immediate_trade(
 /// (which stages a confirm token and runs nothing). `None` where the service offers no such tool.
 async fn tool_preview(
     gate: &Gate,
-    agent: &super::AgentKey,
-    incoming: &super::Incoming,
+    agent: &super::core::AgentKey,
+    incoming: &super::upstream::Incoming,
 ) -> Option<crate::api::model::Preview> {
     let body = json!({"name": incoming.op.tool_name(), "args": incoming.canonical()});
     let answer = gate
@@ -282,26 +282,48 @@ fn item_op(item: &Item) -> &'static str {
 /// What an inbox item will execute: its stored (checked) request, priced by the service's preview
 /// when it gave one. `None` for an item that does not trade; an error when its stored request
 /// does not read as its operation's (an item staged before the strict reading), which nobody may
-/// approve unjudged.
+/// approve unjudged. Values only the live account states (account value, stop orders) are read
+/// with the agent's key when the gateway holds it.
 pub async fn item_trade(gate: &Gate, item: &Item) -> Result<Option<Trade>, String> {
-    let op = item_op(item);
-    let checked = request::read(catalog::op(op), item.request.to_string().as_bytes())
-        .map_err(|e| format!("its stored request does not read as {op}'s: {e:?}"))?;
-    let defaults = &gate.settings.defaults;
-    let needs = trade::needs(&checked.parsed, defaults);
+    let (op, checked) = item_request(item)?;
+    let needs = trade::needs(&checked.parsed, &gate.settings.defaults);
     let facts = match gate.key_of(&item.agent) {
         Some(key) if needs != Needs::default() => facts(gate, &key, needs).await,
         _ => Facts::default(),
     };
-    let request = trade::of_request(op, &checked.parsed, defaults, &facts);
+    Ok(item_trade_with(gate, item, op, &checked, &facts))
+}
+
+/// [`item_trade`] without asking the service: a value only the live account states stays
+/// unknown (for listings, which must not cost an upstream call per item).
+pub fn item_trade_offline(gate: &Gate, item: &Item) -> Result<Option<Trade>, String> {
+    let (op, checked) = item_request(item)?;
+    Ok(item_trade_with(gate, item, op, &checked, &Facts::default()))
+}
+
+fn item_request(item: &Item) -> Result<(&'static str, request::Checked), String> {
+    let op = item_op(item);
+    let checked = request::read(catalog::op(op), item.request.to_string().as_bytes())
+        .map_err(|e| format!("its stored request does not read as {op}'s: {e:?}"))?;
+    Ok((op, checked))
+}
+
+fn item_trade_with(
+    gate: &Gate,
+    item: &Item,
+    op: &'static str,
+    checked: &request::Checked,
+    facts: &Facts,
+) -> Option<Trade> {
+    let request = trade::of_request(op, &checked.parsed, &gate.settings.defaults, facts);
     let traded_op = match &checked.parsed {
         request::Parsed::Tool(call) => call.op.name,
         _ => op,
     };
-    Ok(match trade::preview_of(&item.preview) {
+    match trade::preview_of(&item.preview) {
         Some(p) if request.is_some() => Some(trade::with_preview(request, &p, traded_op)),
         _ => request,
-    })
+    }
 }
 
 /// The digest of what an item will execute, which an approval binds to.
@@ -372,14 +394,14 @@ fn num(v: &Value) -> Option<f64> {
 pub async fn account(gate: &Gate) -> Result<Account, GateError> {
     let Some(key) = gate.upstream_key.clone() else {
         return Err(GateError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
+            Kind::Unavailable,
             "upstream_key_not_configured",
             "the policy reads the account and this gateway has no key of its own for it; start it with --upstream-key-env VAR",
         ));
     };
     let unreadable = |what: &str, detail: String| {
         GateError::new(
-            StatusCode::BAD_GATEWAY,
+            Kind::Upstream,
             "account_unreadable",
             format!(
                 "the policy needs the account's {what} and the upstream did not give them ({detail})"
@@ -459,7 +481,7 @@ pub fn violation(verdicts: &[Verdict]) -> Option<GateError> {
     let broken: Vec<&Verdict> = verdicts.iter().filter(|v| !v.ok).collect();
     let first = broken.first()?;
     let mut e = GateError::new(
-        StatusCode::FORBIDDEN,
+        Kind::Forbidden,
         "policy_violation",
         broken
             .iter()

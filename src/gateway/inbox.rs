@@ -7,14 +7,17 @@
 
 pub use super::execute::{execute, run_waiting};
 
+use super::core::{AgentKey, Gate};
+use super::error::{GateError, Kind};
+use super::guard;
+use super::items;
+use super::policy;
 use super::request::Parsed;
 use super::store::{Exec, Item, ItemRef, Record, Status, Transition};
-use super::{AgentKey, Buffered, Gate, GateError, Incoming, guard, policy, trade};
+use super::trade;
+use super::upstream::{Answer, Buffered, Incoming};
 use crate::api::catalog;
 use crate::api::model::rate_limited_until;
-use axum::body::Body;
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::Response;
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -77,7 +80,7 @@ fn new_item_id() -> String {
 fn require_agent(incoming: &Incoming) -> Result<&AgentKey, GateError> {
     incoming.agent.as_ref().ok_or_else(|| {
         GateError::new(
-            StatusCode::UNAUTHORIZED,
+            Kind::Unauthorized,
             "unauthorized",
             "send your API key in the x-api-key header",
         )
@@ -91,11 +94,7 @@ fn require_agent(incoming: &Incoming) -> Result<&AgentKey, GateError> {
 /// leaves no proposal behind), then on the trade the service staged (its preview), which is the
 /// one that would execute. A staging the second judgement refuses is kept in the inbox as
 /// refused by the policy, so the supervisor sees what the agent tried.
-pub async fn stage(
-    gate: &Arc<Gate>,
-    incoming: &Incoming,
-    exec: Exec,
-) -> Result<Response, GateError> {
+pub async fn stage(gate: &Arc<Gate>, incoming: &Incoming, exec: Exec) -> Result<Answer, GateError> {
     let agent = require_agent(incoming)?;
     let defaults = &gate.settings.defaults;
     let parsed = incoming.parsed();
@@ -118,7 +117,7 @@ pub async fn stage(
     }
     let answer = send_buffered(gate, incoming).await?;
     if !answer.is_success() {
-        return Ok(answer.into_response());
+        return Ok(Answer::Read(answer));
     }
     gate.remember(agent).await;
     let body = answer.json();
@@ -129,7 +128,7 @@ pub async fn stage(
         _ => lookup_str(&body, &["proposalId", "proposal_id"]).map(|p| (Some(p), None)),
     };
     let Some((proposal_id, confirm_token)) = capture else {
-        return Ok(answer.into_response());
+        return Ok(Answer::Read(answer));
     };
     // What the item keeps is the checked request of the operation that will run: for a proposal
     // staged through a tool, the tool's arguments (the propose body), never the wrapper.
@@ -199,7 +198,7 @@ pub async fn stage(
         .await
         .map_err(GateError::store)?
     {
-        return Ok(answer.into_response());
+        return Ok(Answer::Read(answer));
     }
     tracing::info!(item = %id, agent = agent.fingerprint(), kind = %kind, "staged");
     if let Some(mut e) = refusal {
@@ -229,9 +228,9 @@ pub async fn stage(
         return Err(e);
     }
     if !auto_approve(gate, &id, &agent.hash, trade.as_ref(), &digest).await? {
-        super::api::notify_pending(gate, &id).await;
+        items::notify_pending(gate, &id).await;
     }
-    Ok(answer.into_response())
+    Ok(Answer::Read(answer))
 }
 
 /// Approves and executes a fresh item at once when a live standing approval covers it (and the
@@ -328,7 +327,7 @@ async fn send_buffered(gate: &Gate, incoming: &Incoming) -> Result<Buffered, Gat
     // The gateway reads this answer, and it decodes no compression: ask for it plain (the agent's
     // client accepts a plain answer whatever it offered).
     let mut headers = incoming.headers.clone();
-    headers.remove(axum::http::header::ACCEPT_ENCODING);
+    headers.remove(reqwest::header::ACCEPT_ENCODING);
     let resp = gate
         .send(
             incoming.method.clone(),
@@ -343,23 +342,23 @@ async fn send_buffered(gate: &Gate, incoming: &Incoming) -> Result<Buffered, Gat
 
 /// `execute_mcp_tool`: a mutate tool's first call is a staging, its re-submission with a
 /// `confirmToken` is a confirm. Tools of the other tiers pass through (as checked).
-pub async fn tool(gate: &Arc<Gate>, incoming: &Incoming) -> Result<Response, GateError> {
+pub async fn tool(gate: &Arc<Gate>, incoming: &Incoming) -> Result<Answer, GateError> {
     let Parsed::Tool(call) = incoming.parsed() else {
         return Err(GateError::new(
-            StatusCode::BAD_REQUEST,
+            Kind::Invalid,
             "invalid_body",
             "execute_mcp_tool takes name and args",
         ));
     };
     let op = call.op;
     if op.tier != catalog::Tier::Mutate {
-        return super::pass_through(gate, incoming).await;
+        return gate.pass_through(incoming).await;
     }
     let executes_proposal = op.name == "confirm_trade"
         || matches!(&call.body, Parsed::Close(c) if c.proposal_id.is_some());
     if executes_proposal {
         return Err(GateError::new(
-            StatusCode::FORBIDDEN,
+            Kind::Forbidden,
             "human_approval_required",
             format!(
                 "proposals staged through this gateway run when the supervisor approves them in agentdesk; \
@@ -372,7 +371,7 @@ pub async fn tool(gate: &Arc<Gate>, incoming: &Incoming) -> Result<Response, Gat
         // Staging through a tool changes nothing on the account: both calls pass, and the proposal
         // the second one stages is what the supervisor approves, as if it came through propose.
         return match &call.confirm_token {
-            None => super::pass_through(gate, incoming).await,
+            None => gate.pass_through(incoming).await,
             Some(_) => stage(gate, incoming, Exec::Confirm).await,
         };
     }
@@ -383,7 +382,7 @@ pub async fn tool(gate: &Arc<Gate>, incoming: &Incoming) -> Result<Response, Gat
 }
 
 /// The agent's own confirm of a proposal (`confirm_trade`, or `close_position` with a proposalId).
-pub async fn confirm(gate: &Arc<Gate>, incoming: &Incoming) -> Result<Response, GateError> {
+pub async fn confirm(gate: &Arc<Gate>, incoming: &Incoming) -> Result<Answer, GateError> {
     require_agent(incoming)?;
     let id = match incoming.parsed() {
         Parsed::Confirm(c) => Some(c.proposal_id.clone()),
@@ -393,7 +392,7 @@ pub async fn confirm(gate: &Arc<Gate>, incoming: &Incoming) -> Result<Response, 
     .filter(|id| !id.trim().is_empty());
     let Some(id) = id else {
         return Err(GateError::new(
-            StatusCode::BAD_REQUEST,
+            Kind::Invalid,
             "invalid_body",
             "the body must be a JSON object with the proposalId that propose answered",
         )
@@ -409,7 +408,7 @@ async fn decided(
     incoming: &Incoming,
     which: ItemRef<'_>,
     shown: &str,
-) -> Result<Response, GateError> {
+) -> Result<Answer, GateError> {
     let agent = require_agent(incoming)?;
     let now = gate.now();
     gate.store.expire_due(now).await.map_err(GateError::store)?;
@@ -420,7 +419,7 @@ async fn decided(
         .map_err(GateError::store)?
         .ok_or_else(|| {
             GateError::new(
-                StatusCode::FORBIDDEN,
+                Kind::Forbidden,
                 "human_approval_required",
                 format!(
                     "{shown} was not staged through this gateway, so no supervisor can approve it; \
@@ -430,7 +429,7 @@ async fn decided(
         })?;
     if item.agent != agent.hash {
         return Err(GateError::new(
-            StatusCode::FORBIDDEN,
+            Kind::Forbidden,
             "proposal_key_mismatch",
             format!(
                 "{shown} was staged with another API key; only that key receives its execution"
@@ -445,10 +444,10 @@ async fn decided(
     answer_for(&item, shown, gate.now())
 }
 
-fn answer_for(item: &Item, shown: &str, now: DateTime<Utc>) -> Result<Response, GateError> {
+fn answer_for(item: &Item, shown: &str, now: DateTime<Utc>) -> Result<Answer, GateError> {
     match item.status {
         Status::Pending => Err(GateError::new(
-            StatusCode::FORBIDDEN,
+            Kind::Forbidden,
             "human_approval_required",
             format!(
                 "{shown} waits for a supervisor's approval in agentdesk (until {}); once approved the gateway \
@@ -458,7 +457,7 @@ fn answer_for(item: &Item, shown: &str, now: DateTime<Utc>) -> Result<Response, 
             ),
         )),
         Status::Rejected => Err(GateError::new(
-            StatusCode::FORBIDDEN,
+            Kind::Forbidden,
             "rejected_by_supervisor",
             format!(
                 "the supervisor rejected {shown}: {}",
@@ -466,7 +465,7 @@ fn answer_for(item: &Item, shown: &str, now: DateTime<Utc>) -> Result<Response, 
             ),
         )),
         Status::Expired => Err(GateError::new(
-            StatusCode::GONE,
+            Kind::Expired,
             "proposal_expired",
             format!(
                 "{shown} expired at {} before a supervisor approved it; stage it again",
@@ -476,7 +475,7 @@ fn answer_for(item: &Item, shown: &str, now: DateTime<Utc>) -> Result<Response, 
         )),
         Status::Approved | Status::Executing => {
             let mut e = GateError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
+                Kind::Unavailable,
                 "execution_pending",
                 format!(
                     "{shown} is approved and not executed yet ({}); call again",
@@ -496,26 +495,21 @@ fn answer_for(item: &Item, shown: &str, now: DateTime<Utc>) -> Result<Response, 
 }
 
 /// The upstream's answer to the execution, as it was.
-fn stored_answer(item: &Item) -> Response {
+fn stored_answer(item: &Item) -> Answer {
     let result = item.result.clone().unwrap_or(Value::Null);
     let status = result
         .get("status")
         .and_then(Value::as_u64)
-        .and_then(|s| StatusCode::from_u16(s as u16).ok())
-        .unwrap_or(StatusCode::OK);
+        .and_then(|s| u16::try_from(s).ok())
+        .filter(|s| (100..600).contains(s))
+        .unwrap_or(200);
     let body = result.get("body").cloned().unwrap_or(Value::Null);
-    let mut resp = Response::new(Body::from(body.to_string()));
-    *resp.status_mut() = status;
-    resp.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    resp
+    Answer::Stored { status, body }
 }
 
 fn not_found(id: &str) -> GateError {
     GateError::new(
-        StatusCode::NOT_FOUND,
+        Kind::NotFound,
         "not_found",
         format!("no inbox item with id or proposalId {id:?}"),
     )
@@ -541,7 +535,7 @@ pub async fn approve(
     let trade = match item.status {
         Status::Pending => guard::item_trade(gate, &item).await.map_err(|why| {
             GateError::new(
-                StatusCode::CONFLICT,
+                Kind::Conflict,
                 "unclassifiable_item",
                 format!(
                     "item {} cannot be judged ({why}); it is not approved: the agent can stage it again",
@@ -604,7 +598,7 @@ pub async fn approve(
     match item.status {
         Status::Approved | Status::Executing => execute(gate, &item.id).await,
         Status::Rejected => Err(GateError::new(
-            StatusCode::CONFLICT,
+            Kind::Conflict,
             "already_rejected",
             format!(
                 "item {} was rejected; the agent can stage it again",
@@ -612,7 +606,7 @@ pub async fn approve(
             ),
         )),
         Status::Expired => Err(GateError::new(
-            StatusCode::GONE,
+            Kind::Expired,
             "proposal_expired",
             format!("item {} expired before it was approved", item.id),
         )),
@@ -650,7 +644,7 @@ pub async fn reject(
     match item.status {
         Status::Rejected => Ok(item),
         other => Err(GateError::new(
-            StatusCode::CONFLICT,
+            Kind::Conflict,
             "already_decided",
             format!(
                 "item {} is {} and can no longer be rejected",

@@ -1,31 +1,19 @@
-//! Single-use approval links: `POST /gate/v1/inbox/{id}/link` mints one for an item that waits for
-//! a human, and [`super::page`] serves it. The token in the URL is 256 random bits (base64url); the
+//! Single-use approval links: a supervisor (or a notification) mints one for an item that waits
+//! for a human, and the edge's approval page serves it. The token in the URL is 256 random bits (base64url); the
 //! store keeps only its SHA-256, so a copy of the database approves nothing. A link is bound to one
 //! item, lives as long as the item, and is spent by the first decision made with it.
 
+use super::core::{Gate, sha256_hex};
+use super::error::{GateError, Kind};
+use super::guard;
 use super::store::{Item, Link, Status};
-use super::{Gate, GateError, api, guard, json_response, sha256_hex};
-use axum::Router;
-use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::Response;
-use axum::routing::post;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use chrono::SecondsFormat;
-use serde_json::json;
-use std::sync::Arc;
 
 /// Where the page lives, under the gateway's base URL.
 pub const PAGE_PATH: &str = "/gate/approve/";
 /// The label of links minted for `[[notify]]` deliveries (no supervisor token minted them).
 pub const NOTIFICATION_LABEL: &str = "notification";
-
-pub fn router(gate: Arc<Gate>) -> Router {
-    Router::new()
-        .route("/gate/v1/inbox/{id}/link", post(mint_handler))
-        .with_state(gate)
-}
 
 /// Reads the top-level `public_url` of the gateway's config file, validated.
 pub fn public_url_from_toml(text: &str) -> Result<Option<String>, String> {
@@ -94,7 +82,7 @@ pub async fn mint(gate: &Gate, item: &Item, label: &str) -> Result<String, GateE
     }
     if let Some(reason) = guard::killed(gate).await? {
         return Err(GateError::new(
-            StatusCode::FORBIDDEN,
+            Kind::Forbidden,
             "kill_switch",
             format!("the supervisor's kill switch is on ({reason}): approval links are disabled"),
         ));
@@ -118,13 +106,13 @@ pub async fn mint(gate: &Gate, item: &Item, label: &str) -> Result<String, GateE
 fn not_pending(item: &Item) -> GateError {
     if item.status == Status::Expired || item.status == Status::Pending {
         return GateError::new(
-            StatusCode::GONE,
+            Kind::Expired,
             "proposal_expired",
             format!("item {} has expired; it gets no approval link", item.id),
         );
     }
     GateError::new(
-        StatusCode::CONFLICT,
+        Kind::Conflict,
         "not_pending",
         format!(
             "item {} is {}: only items waiting for a human get approval links",
@@ -145,29 +133,6 @@ pub async fn for_notification(gate: &Gate, item: &Item) -> Option<String> {
             None
         }
     }
-}
-
-async fn mint_handler(
-    State(gate): State<Arc<Gate>>,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-) -> Result<Response, GateError> {
-    let token = api::supervisor(&gate, &headers).await?;
-    gate.store
-        .expire_due(gate.now())
-        .await
-        .map_err(GateError::store)?;
-    let item = super::inbox::find(&gate, &id).await?;
-    let url = mint(&gate, &item, &api::who(&token)).await?;
-    Ok(json_response(
-        StatusCode::OK,
-        &json!({
-            "success": true,
-            "url": url,
-            "itemId": item.id,
-            "expiresAt": item.expires_at.to_rfc3339_opts(SecondsFormat::Secs, true),
-        }),
-    ))
 }
 
 #[cfg(test)]

@@ -1,7 +1,10 @@
 //! Several instances on one shared store (PostgreSQL): what each does besides serving requests.
 
+use super::core::Gate;
+use super::error::GateError;
+use super::inbox;
 use super::policy::GateSettings;
-use super::{Gate, GateError, inbox, store};
+use super::store;
 use std::sync::Arc;
 
 /// How often an instance on a shared store looks for approvals made on other instances (it runs

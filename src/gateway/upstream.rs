@@ -1,13 +1,92 @@
 //! The client to the upstream service: one request with the agent's key, answers read whole (for
-//! what the gateway inspects) or streamed back (for what it forwards).
+//! what the gateway inspects) or handed back to the edge to stream (for what it forwards).
+//! No server types here: the edge turns an [`Answer`] into its response.
 
-use super::{Gate, GateError};
+use super::core::{AgentKey, Gate};
+use super::error::{GateError, Kind};
+use super::request;
 use crate::api::catalog::Operation;
 use crate::secret::Secret;
-use axum::body::{Body, Bytes};
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
-use axum::response::Response;
+use bytes::Bytes;
+use reqwest::StatusCode;
+use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
+use std::sync::Arc;
+
+/// A request to a catalog path as the edge read it: for a POST, its body is the checked request
+/// serialised again, and its headers are those allowed to go upstream with it.
+pub struct Incoming {
+    pub op: &'static Operation,
+    pub method: reqwest::Method,
+    pub path_and_query: String,
+    pub headers: HeaderMap,
+    /// For a POST, the checked request serialised again: what goes upstream.
+    pub body: Bytes,
+    pub agent: Option<AgentKey>,
+    /// The strict reading of a POST's body ([`request::read`]).
+    pub checked: Option<request::Checked>,
+}
+
+impl Incoming {
+    pub fn parsed(&self) -> &request::Parsed {
+        static OTHER: request::Parsed = request::Parsed::Other;
+        self.checked.as_ref().map(|c| &c.parsed).unwrap_or(&OTHER)
+    }
+
+    pub fn canonical(&self) -> Value {
+        self.checked
+            .as_ref()
+            .map(|c| c.canonical.clone())
+            .unwrap_or(Value::Null)
+    }
+}
+
+/// What the agent gets back for a request the gateway let through or answered from its inbox.
+pub enum Answer {
+    /// The upstream's answer, not read: the edge streams it back.
+    Streamed(reqwest::Response),
+    /// The upstream's answer, read whole (the gateway inspected it).
+    Read(Buffered),
+    /// An answer the inbox kept: an execution's, given again to the agent's confirm.
+    Stored { status: u16, body: Value },
+}
+
+impl Gate {
+    /// Forwards with the caller's own credentials; the answer is streamed back.
+    pub async fn pass_through(self: &Arc<Self>, incoming: &Incoming) -> Result<Answer, GateError> {
+        let resp = self
+            .send(
+                incoming.method.clone(),
+                &incoming.path_and_query,
+                &incoming.headers,
+                incoming.agent.as_ref().map(|a| &a.secret),
+                incoming.body.clone(),
+            )
+            .await?;
+        // Only an accepted request proves the key: a refused one must not replace a good key in
+        // memory, nor add an agent.
+        if let Some(agent) = &incoming.agent
+            && resp.status().is_success()
+        {
+            self.remember(agent).await;
+        }
+        Ok(Answer::Streamed(resp))
+    }
+
+    /// Forwards with this key instead of the caller's (the supervisor's reads).
+    pub async fn forward(&self, incoming: &Incoming, key: &Secret) -> Result<Answer, GateError> {
+        let resp = self
+            .send(
+                incoming.method.clone(),
+                &incoming.path_and_query,
+                &incoming.headers,
+                Some(key),
+                incoming.body.clone(),
+            )
+            .await?;
+        Ok(Answer::Streamed(resp))
+    }
+}
 
 impl Gate {
     /// One request to the upstream. `headers` are the caller's, filtered; the key is `key`.
@@ -30,7 +109,7 @@ impl Gate {
         if let Some(key) = key {
             let mut v = HeaderValue::from_str(key.expose()).map_err(|_| {
                 GateError::new(
-                    StatusCode::UNAUTHORIZED,
+                    Kind::Unauthorized,
                     "unauthorized",
                     "the x-api-key header holds characters a key cannot have",
                 )
@@ -59,7 +138,7 @@ impl Gate {
     pub(super) fn transport_error(&self, e: &reqwest::Error) -> GateError {
         if e.is_timeout() {
             return GateError::new(
-                StatusCode::GATEWAY_TIMEOUT,
+                Kind::UpstreamTimeout,
                 "upstream_timeout",
                 format!(
                     "the upstream {} did not answer within {} s",
@@ -74,7 +153,7 @@ impl Gate {
             source = s.source();
         }
         GateError::new(
-            StatusCode::BAD_GATEWAY,
+            Kind::Upstream,
             "upstream_unreachable",
             format!("the upstream {} is unreachable ({reason})", self.upstream),
         )
@@ -150,13 +229,6 @@ impl Buffered {
     pub fn is_success(&self) -> bool {
         self.status.is_success() && self.json().get("success") != Some(&Value::Bool(false))
     }
-
-    pub(super) fn into_response(self) -> Response {
-        let mut resp = Response::new(Body::from(self.body));
-        *resp.status_mut() = self.status;
-        *resp.headers_mut() = self.headers;
-        resp
-    }
 }
 
 /// Connection-level headers that belong to one hop, never forwarded.
@@ -176,29 +248,12 @@ fn is_hop_by_hop(name: &HeaderName) -> bool {
     )
 }
 
-fn response_headers(from: &reqwest::header::HeaderMap) -> HeaderMap {
+pub fn response_headers(from: &HeaderMap) -> HeaderMap {
     let mut out = HeaderMap::new();
     for (name, value) in from {
         if !is_hop_by_hop(name) {
             out.append(name.clone(), value.clone());
         }
     }
-    out
-}
-
-pub(super) fn stream_back(resp: reqwest::Response) -> Response {
-    let status = resp.status();
-    let headers = response_headers(resp.headers());
-    let chunks = futures::stream::unfold(Some(resp), |state| async move {
-        let mut resp = state?;
-        match resp.chunk().await {
-            Ok(Some(chunk)) => Some((Ok(chunk), Some(resp))),
-            Ok(None) => None,
-            Err(e) => Some((Err(std::io::Error::other(e)), None)),
-        }
-    });
-    let mut out = Response::new(Body::from_stream(chunks));
-    *out.status_mut() = status;
-    *out.headers_mut() = headers;
     out
 }

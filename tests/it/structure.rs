@@ -598,6 +598,36 @@ fn the_sandbox_domain_does_not_import_its_http_layer() {
     assert!(offenders.is_empty(), "{offenders:#?}");
 }
 
+const GATEWAY_ROOT: &str = "gateway/mod.rs";
+
+/// The gateway's domain (the canonical trade, the rules, the inbox, the execution) decides what
+/// may execute; the edge (`gateway/http/`) only routes, reads and answers. The domain knows
+/// nothing of the server: neither the edge's modules nor the server's types.
+#[test]
+fn the_gateway_domain_does_not_import_its_edge() {
+    let files = library_files();
+    let graph = import_graph(&files);
+    assert!(
+        graph[GATEWAY_ROOT]
+            .iter()
+            .any(|t| t.starts_with("gateway/http/")),
+        "the checker no longer sees the composition root start the HTTP server"
+    );
+    let domain =
+        |f: &str| f.starts_with("gateway/") && !f.starts_with("gateway/http/") && f != GATEWAY_ROOT;
+    let offenders = imports_into(&graph, domain, "gateway/http/");
+    assert!(offenders.is_empty(), "{offenders:#?}");
+    let servers: Vec<&str> = files
+        .iter()
+        .filter(|f| domain(&f.rel) && f.code.contains("axum::"))
+        .map(|f| f.rel.as_str())
+        .collect();
+    assert!(
+        servers.is_empty(),
+        "server types in the domain: {servers:?}"
+    );
+}
+
 #[test]
 fn configuration_does_not_import_the_console() {
     let graph = import_graph(&library_files());

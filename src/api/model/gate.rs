@@ -64,8 +64,8 @@ pub struct GateItem {
     /// The upstream's answer to the execution: `{"status", "body"}`.
     #[serde(default)]
     pub result: Option<Value>,
-    /// "waiting for the agent to reconnect", and the like.
-    #[serde(default)]
+    /// "waiting for the agent to reconnect", and the like; absent when there is nothing to say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     /// Every policy rule's verdict at staging time.
     #[serde(default)]
@@ -73,8 +73,59 @@ pub struct GateItem {
     /// The standing approval that approved the item, when one did.
     #[serde(default)]
     pub standing_approval: Option<i64>,
+    /// USD notional of the trade that will execute, as the rules and the daily counter use it.
+    #[serde(default)]
+    pub notional: Option<f64>,
+    /// The trade that will execute (the service's preview wins over the request), as the rules
+    /// judge it; absent for an item that does not trade.
+    #[serde(default)]
+    pub trade: Option<GateTrade>,
+    /// Why the item cannot be judged (its stored request does not read as its operation's): no
+    /// one may approve it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trade_error: Option<String>,
+    /// The digest an approval binds to (journaled with the decision).
+    #[serde(default)]
+    pub trade_digest: Option<String>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+/// The canonical trade of an item (README "The strict reading"): what the gateway judged.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GateTrade {
+    #[serde(default)]
+    pub operation: String,
+    #[serde(default)]
+    pub coin: Option<String>,
+    /// `long`, `short`, `close` or `cancel`.
+    #[serde(default)]
+    pub side: Option<String>,
+    /// Coins.
+    #[serde(default)]
+    pub size: Option<f64>,
+    /// USD.
+    #[serde(default)]
+    pub notional: Option<f64>,
+    #[serde(default)]
+    pub leverage: Option<f64>,
+    #[serde(default)]
+    pub stop_loss: bool,
+    #[serde(default)]
+    pub reduces: bool,
+    #[serde(default)]
+    pub removes_stop_loss: bool,
+    /// `preview` (the service priced it) or `request` (the checked request with the stated
+    /// defaults).
+    #[serde(default)]
+    pub priced_by: String,
+    /// Values nobody states, with why.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub unknown: std::collections::BTreeMap<String, String>,
+    /// Where the service's preview says other than the request.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disagreements: Vec<String>,
 }
 
 impl GateItem {

@@ -730,8 +730,9 @@ async fn a_waiting_item_is_notified_with_a_standard_webhooks_signature_retried_u
     assert_eq!(v["verdicts"][0]["near"], true);
     assert_eq!(v["expiresAt"], v["item"]["expiresAt"]);
     let text = v["text"].as_str().unwrap();
+    // The notification names the trade that will execute: the coin, not the agent's spelling.
     assert!(
-        text.contains("BTCUSDT") && text.contains("max_notional_usd"),
+        text.contains("trade BTC ") && text.contains("max_notional_usd"),
         "{text}"
     );
 }

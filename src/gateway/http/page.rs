@@ -8,9 +8,14 @@
 //! POST without the link's CSRF token, and every link while the kill switch is on; 400 a form
 //! without `decision=approve|reject`. Every page but the first has nothing to press.
 
-use super::store::{Item, ItemRef, Link, Status};
-use super::trade::{PricedBy, Trade};
-use super::{Gate, GateError, guard, inbox, link, sha256_hex};
+use super::super::core::{Gate, sha256_hex};
+use super::super::error::GateError;
+use super::super::guard;
+use super::super::inbox;
+use super::super::link;
+use super::super::store::{Item, ItemRef, Link, Status};
+use super::super::trade::{PricedBy, Trade};
+use super::error::status_of;
 use axum::Router;
 use axum::extract::rejection::FormRejection;
 use axum::extract::{Form, Path, State};
@@ -141,9 +146,9 @@ fn unknown() -> Response {
     )
 }
 
-fn store_error(e: super::store::StoreError) -> Response {
+fn store_error(e: super::super::store::StoreError) -> Response {
     let e = GateError::store(e);
-    message(e.status, "Try again", &e.message)
+    message(status_of(&e), "Try again", &e.message)
 }
 
 /// What happened to an item that can no longer be decided here, in words.
@@ -202,7 +207,7 @@ async fn usable(gate: &Arc<Gate>, token: &str) -> Result<(Link, Item), Response>
 /// Why a link that exists cannot decide now, if it cannot.
 async fn refusal(gate: &Gate, link: &Link, item: &Item) -> Option<Response> {
     match guard::killed(gate).await {
-        Err(e) => return Some(message(e.status, "Try again", &e.message)),
+        Err(e) => return Some(message(status_of(&e), "Try again", &e.message)),
         Ok(Some(reason)) => {
             return Some(message(
                 StatusCode::FORBIDDEN,
@@ -509,7 +514,7 @@ async fn decide(
                     e.message
                 ),
             };
-            message(e.status, "Not done", &text)
+            message(status_of(&e), "Not done", &text)
         }
     }
 }

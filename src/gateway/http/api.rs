@@ -1,9 +1,16 @@
 //! The supervisor API under `/gate/v1`, for the console and for scripts. Every call carries a
 //! supervisor token (`agentdesk gate token`) in `x-api-key`.
 
-use super::policy::Policy;
-use super::store::{Agent, Item, Record, Standing, Status, Token};
-use super::{Gate, GateError, guard, inbox, journal, json_response, sha256_hex};
+use super::super::core::{Gate, sha256_hex};
+use super::super::error::{GateError, Kind};
+use super::super::guard;
+use super::super::inbox;
+use super::super::items::{self, agent_map};
+use super::super::journal;
+use super::super::store::{Record, Standing, Status, Token};
+use super::json_response;
+use super::policy::{self, Policy};
+use crate::api::model::{GateDecision, GateInbox};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
@@ -41,13 +48,8 @@ pub fn router(gate: Arc<Gate>) -> Router {
 
 /// The token's row when `x-api-key` holds a supervisor token of this gateway.
 pub async fn supervisor(gate: &Gate, headers: &HeaderMap) -> Result<Token, GateError> {
-    let unauthorized = |message: &str| {
-        GateError::new(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            message.to_string(),
-        )
-    };
+    let unauthorized =
+        |message: &str| GateError::new(Kind::Unauthorized, "unauthorized", message.to_string());
     let token = headers
         .get("x-api-key")
         .and_then(|v| v.to_str().ok())
@@ -75,51 +77,6 @@ fn time(t: DateTime<Utc>) -> Value {
     json!(t.to_rfc3339_opts(SecondsFormat::Secs, true))
 }
 
-fn item_json(gate: &Gate, item: &Item, agents: &HashMap<String, Agent>) -> Value {
-    let agent = agents.get(&item.agent);
-    let mut v = json!({
-        "id": item.id,
-        "agent": agent.map(Agent::label).unwrap_or(&item.agent[..8]),
-        "agentFingerprint": &item.agent[..8],
-        "account": item.account,
-        "kind": item.kind,
-        "status": item.status.as_str(),
-        "proposalId": item.proposal_id,
-        "request": item.request,
-        "preview": item.preview,
-        "expiresAt": time(item.expires_at),
-        "createdAt": time(item.created_at),
-        "decidedAt": item.decided_at.map(time),
-        "decidedBy": item.decided_by,
-        "reason": item.reason,
-        "result": item.result,
-        "verdicts": item.verdicts,
-        "notional": item.notional,
-        "standingApproval": item.standing,
-    });
-    let note = match (item.status, &item.note) {
-        (Status::Approved, _) if gate.key_of(&item.agent).is_none() => {
-            Some("waiting for the agent to reconnect".to_string())
-        }
-        (_, note) => note.clone(),
-    };
-    if let Some(note) = note {
-        v["note"] = json!(note);
-    }
-    v
-}
-
-async fn agent_map(gate: &Gate) -> Result<HashMap<String, Agent>, GateError> {
-    Ok(gate
-        .store
-        .agents()
-        .await
-        .map_err(GateError::store)?
-        .into_iter()
-        .map(|a| (a.key_hash.clone(), a))
-        .collect())
-}
-
 async fn list(
     State(gate): State<Arc<Gate>>,
     headers: HeaderMap,
@@ -131,7 +88,7 @@ async fn list(
         "all" => None,
         s => Some(Status::parse(s).ok_or_else(|| {
             GateError::new(
-                StatusCode::BAD_REQUEST,
+                Kind::Invalid,
                 "invalid_query",
                 format!(
                     "status must be pending, approved, executing, executed, failed, rejected, expired or all, got {s:?}"
@@ -150,11 +107,11 @@ async fn list(
         .await
         .map_err(GateError::store)?;
     let agents = agent_map(&gate).await?;
-    let items: Vec<Value> = items.iter().map(|i| item_json(&gate, i, &agents)).collect();
-    Ok(json_response(
-        StatusCode::OK,
-        &json!({"success": true, "items": items}),
-    ))
+    let items = items
+        .iter()
+        .map(|i| items::model(&gate, i, &agents))
+        .collect();
+    Ok(super::success(GateInbox { items }))
 }
 
 /// A body that may be empty, else a JSON object.
@@ -165,12 +122,12 @@ fn object_body(body: &Bytes, example: &str) -> Result<Value, GateError> {
     match serde_json::from_slice::<Value>(body) {
         Ok(v @ Value::Object(_)) => Ok(v),
         Ok(_) => Err(GateError::new(
-            StatusCode::BAD_REQUEST,
+            Kind::Invalid,
             "invalid_body",
             format!("the body must be a JSON object like {example}"),
         )),
         Err(e) => Err(GateError::new(
-            StatusCode::BAD_REQUEST,
+            Kind::Invalid,
             "invalid_body",
             format!("the body must be a JSON object like {example} ({e})"),
         )),
@@ -193,7 +150,7 @@ async fn approve(
             .collect::<Option<Vec<_>>>()
             .ok_or_else(|| {
                 GateError::new(
-                    StatusCode::BAD_REQUEST,
+                    Kind::Invalid,
                     "invalid_body",
                     "override must be a list of rule names",
                 )
@@ -201,7 +158,7 @@ async fn approve(
             })?,
         Some(_) => {
             return Err(GateError::new(
-                StatusCode::BAD_REQUEST,
+                Kind::Invalid,
                 "invalid_body",
                 "override must be a list of rule names",
             )
@@ -210,10 +167,9 @@ async fn approve(
     };
     let item = inbox::approve(&gate, &id, &who(&token), &overrides).await?;
     let agents = agent_map(&gate).await?;
-    Ok(json_response(
-        StatusCode::OK,
-        &json!({"success": true, "item": item_json(&gate, &item, &agents)}),
-    ))
+    Ok(super::success(GateDecision {
+        item: items::model(&gate, &item, &agents),
+    }))
 }
 
 /// The verdicts an approval would meet now (live account, policy in force, kill switch), so an
@@ -227,7 +183,7 @@ async fn check(
     let item = inbox::find(&gate, &id).await?;
     let trade = guard::item_trade(&gate, &item).await.map_err(|why| {
         GateError::new(
-            StatusCode::CONFLICT,
+            Kind::Conflict,
             "unclassifiable_item",
             format!("item {} cannot be judged ({why})", item.id),
         )
@@ -245,7 +201,7 @@ async fn check(
             "success": true,
             "id": item.id,
             "status": item.status.as_str(),
-            "verdicts": super::policy::verdicts_json(&verdicts),
+            "verdicts": policy::verdicts_json(&verdicts),
             "needsOverride": needs_override,
             "killSwitch": {"on": killed.is_some(), "reason": killed, "blocks": blocked_by_kill_switch},
         }),
@@ -264,7 +220,7 @@ async fn reject(
     } else {
         let v: Value = serde_json::from_slice(&body).map_err(|e| {
             GateError::new(
-                StatusCode::BAD_REQUEST,
+                Kind::Invalid,
                 "invalid_body",
                 format!("the body must be a JSON object like {{\"reason\": \"...\"}} ({e})"),
             )
@@ -274,7 +230,7 @@ async fn reject(
             Some(Value::String(s)) => Some(s.trim().to_string()).filter(|s| !s.is_empty()),
             Some(_) => {
                 return Err(GateError::new(
-                    StatusCode::BAD_REQUEST,
+                    Kind::Invalid,
                     "invalid_body",
                     "reason must be a string",
                 )
@@ -285,10 +241,9 @@ async fn reject(
     let reason = reason.unwrap_or_else(|| "no reason given".into());
     let item = inbox::reject(&gate, &id, &who(&token), reason).await?;
     let agents = agent_map(&gate).await?;
-    Ok(json_response(
-        StatusCode::OK,
-        &json!({"success": true, "item": item_json(&gate, &item, &agents)}),
-    ))
+    Ok(super::success(GateDecision {
+        item: items::model(&gate, &item, &agents),
+    }))
 }
 
 async fn agents(State(gate): State<Arc<Gate>>, headers: HeaderMap) -> Result<Response, GateError> {
@@ -477,68 +432,6 @@ pub fn openapi(gate: &Gate) -> Value {
     doc
 }
 
-/// Tells the `[[notify]]` destinations about an item that now waits for a human.
-pub async fn notify_pending(gate: &Gate, id: &str) {
-    let Ok(Some(item)) = gate
-        .store
-        .item(super::store::ItemRef::IdOrProposal(id))
-        .await
-    else {
-        return;
-    };
-    let Ok(agents) = agent_map(gate).await else {
-        return;
-    };
-    let v = item_json(gate, &item, &agents);
-    let what = item
-        .request
-        .get("a")
-        .or_else(|| item.request.get("name"))
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let notional = item
-        .notional
-        .map(|n| format!(" {n:.0} USD"))
-        .unwrap_or_default();
-    let near: Vec<&str> = item
-        .verdicts
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|v| v["near"] == true)
-        .filter_map(|v| v["rule"].as_str())
-        .collect();
-    let text = format!(
-        "agentdesk: {} staged {} {}{}, waiting for approval until {}{}",
-        v["agent"].as_str().unwrap_or("an agent"),
-        item.kind,
-        what,
-        notional,
-        v["expiresAt"].as_str().unwrap_or(""),
-        if near.is_empty() {
-            String::new()
-        } else {
-            format!(" (near its limit: {})", near.join(", "))
-        }
-    );
-    let link = super::link::for_notification(gate, &item).await;
-    let text = match &link {
-        Some(url) => format!("{text}. Approve or reject: {url}"),
-        None => text,
-    };
-    let mut body = json!({
-        "type": "gate.item.pending",
-        "text": text,
-        "item": v,
-        "verdicts": item.verdicts,
-        "expiresAt": v["expiresAt"],
-    });
-    if let Some(url) = link {
-        body["approveUrl"] = json!(url);
-    }
-    gate.notifier.send(format!("msg_{}", item.id), body);
-}
-
 async fn get_policy(
     State(gate): State<Arc<Gate>>,
     headers: HeaderMap,
@@ -548,7 +441,7 @@ async fn get_policy(
     let today = guard::today(&gate, &policy).await?;
     Ok(json_response(
         StatusCode::OK,
-        &json!({"success": true, "policy": policy.to_json(), "rules": super::policy::RULES,
+        &json!({"success": true, "policy": policy.to_json(), "rules": policy::RULES,
                 "today": today}),
     ))
 }
@@ -563,8 +456,8 @@ async fn put_policy(
         &body,
         r#"{"max_notional_usd": 1000, "agents": {"bot": {"max_leverage": 3}}}"#,
     )?;
-    let invalid = |e: super::policy::PolicyError| {
-        GateError::new(StatusCode::BAD_REQUEST, "invalid_policy", e.message).with_field(e.key)
+    let invalid = |e: policy::PolicyError| {
+        GateError::new(Kind::Invalid, "invalid_policy", e.message).with_field(e.key)
     };
     let policy = Policy::from_json(&v).map_err(invalid)?;
     guard::validate(&policy, gate.upstream_key.is_some()).map_err(invalid)?;
@@ -595,28 +488,21 @@ async fn post_kill_switch(
     let token = supervisor(&gate, &headers).await?;
     let v = object_body(&body, r#"{"on": true, "reason": "..."}"#)?;
     let on = v.get("on").and_then(Value::as_bool).ok_or_else(|| {
-        GateError::new(
-            StatusCode::BAD_REQUEST,
-            "invalid_body",
-            "on must be true or false",
-        )
-        .with_field("on")
+        GateError::new(Kind::Invalid, "invalid_body", "on must be true or false").with_field("on")
     })?;
     let reason = match v.get("reason") {
         None | Some(Value::Null) => String::new(),
         Some(Value::String(s)) => s.trim().to_string(),
         Some(_) => {
-            return Err(GateError::new(
-                StatusCode::BAD_REQUEST,
-                "invalid_body",
-                "reason must be a string",
-            )
-            .with_field("reason"));
+            return Err(
+                GateError::new(Kind::Invalid, "invalid_body", "reason must be a string")
+                    .with_field("reason"),
+            );
         }
     };
     if on && reason.is_empty() {
         return Err(GateError::new(
-            StatusCode::BAD_REQUEST,
+            Kind::Invalid,
             "invalid_body",
             "say why the kill switch goes on: agents are told the reason",
         )
@@ -671,7 +557,7 @@ async fn add_standing(
         r#"{"agent": "*", "coins": ["BTC"], "maxNotionalUsd": 500, "minutes": 60, "reason": "..."}"#,
     )?;
     let bad = |field: &'static str, msg: &str| {
-        GateError::new(StatusCode::BAD_REQUEST, "invalid_body", msg.to_string()).with_field(field)
+        GateError::new(Kind::Invalid, "invalid_body", msg.to_string()).with_field(field)
     };
     let agent = v
         .get("agent")
@@ -689,7 +575,7 @@ async fn add_standing(
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(a)) => a
             .iter()
-            .map(|c| c.as_str().map(super::policy::coin_of))
+            .map(|c| c.as_str().map(policy::coin_of))
             .collect::<Option<Vec<_>>>()
             .ok_or_else(|| bad("coins", "coins must be a list of coin names"))?,
         Some(_) => return Err(bad("coins", "coins must be a list of coin names")),
@@ -761,7 +647,7 @@ async fn revoke_standing(
     let token = supervisor(&gate, &headers).await?;
     let not_found = || {
         GateError::new(
-            StatusCode::NOT_FOUND,
+            Kind::NotFound,
             "not_found",
             format!("no live standing approval {id}"),
         )
@@ -802,7 +688,7 @@ async fn get_journal(
                 .filter(|n| (0..=max).contains(n))
                 .ok_or_else(|| {
                     GateError::new(
-                        StatusCode::BAD_REQUEST,
+                        Kind::Invalid,
                         "invalid_query",
                         format!("{name} must be a whole number from 0 to {max}"),
                     )

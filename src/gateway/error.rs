@@ -1,0 +1,111 @@
+//! The gateway's decision error: what kind of refusal or failure, the interface's snake_case code,
+//! one sentence, and the field it names. The domain (rules, inbox, execution) speaks only this;
+//! `http/` turns it into an answer, and the approval page into a page.
+
+use serde_json::Value;
+
+/// What kind of refusal or failure an error is. Each kind has one status on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// The request cannot be read as its operation; `field` names what is wrong.
+    Invalid,
+    /// No key, or a supervisor credential that is not valid.
+    Unauthorized,
+    /// Refused: a rule, the kill switch, an approval that is missing, a tool not in the catalog.
+    Forbidden,
+    NotFound,
+    /// The method is not an operation at that path.
+    NotAllowed,
+    /// The item is not in a state that allows this (already decided, cannot be judged).
+    Conflict,
+    /// Was valid once, is not any more (an expired item or link).
+    Expired,
+    TooLarge,
+    /// A fault of the gateway itself.
+    Internal,
+    /// The upstream answered nothing usable, or could not be reached.
+    Upstream,
+    /// The upstream did not answer in time.
+    UpstreamTimeout,
+    /// A part of the gateway is down (its store), or the outcome is not known yet.
+    Unavailable,
+}
+
+impl Kind {
+    /// The status this kind has on the wire. The number belongs here so the approval page and the
+    /// API agree on it.
+    pub fn status(self) -> u16 {
+        match self {
+            Kind::Invalid => 400,
+            Kind::Unauthorized => 401,
+            Kind::Forbidden => 403,
+            Kind::NotFound => 404,
+            Kind::NotAllowed => 405,
+            Kind::Conflict => 409,
+            Kind::Expired => 410,
+            Kind::TooLarge => 413,
+            Kind::Internal => 500,
+            Kind::Upstream => 502,
+            Kind::Unavailable => 503,
+            Kind::UpstreamTimeout => 504,
+        }
+    }
+}
+
+/// An error the gateway answers itself, in the project's wire convention.
+#[derive(Debug, Clone)]
+pub struct GateError {
+    pub kind: Kind,
+    pub code: &'static str,
+    pub message: String,
+    pub field: Option<String>,
+    /// More members of the error object (a `policy_violation`'s `rule`, `rules`, `verdicts`).
+    pub extra: Option<Box<Value>>,
+    /// Seconds for a `Retry-After` header: when this call can be made again with a chance.
+    pub retry_after: Option<u64>,
+}
+
+impl GateError {
+    pub fn new(kind: Kind, code: &'static str, message: impl Into<String>) -> Self {
+        GateError {
+            kind,
+            code,
+            message: message.into(),
+            field: None,
+            extra: None,
+            retry_after: None,
+        }
+    }
+
+    pub fn with_field(mut self, field: impl Into<String>) -> Self {
+        self.field = Some(field.into());
+        self
+    }
+
+    pub fn status(&self) -> u16 {
+        self.kind.status()
+    }
+
+    pub fn store(e: super::store::StoreError) -> Self {
+        tracing::error!("{e}");
+        GateError::new(
+            Kind::Unavailable,
+            "gateway_store_unavailable",
+            "the gateway's database failed; try again",
+        )
+    }
+
+    /// The error object of the wire convention: `{"success": false, "error": {...}}`.
+    pub fn body(&self) -> Value {
+        let mut error = serde_json::json!({"code": self.code, "message": self.message});
+        if let Some(field) = &self.field {
+            error["field"] = Value::String(field.clone());
+        }
+        if let Some(Value::Object(extra)) = self.extra.as_deref() {
+            for (k, v) in extra {
+                error[k] = v.clone();
+            }
+        }
+        serde_json::json!({"success": false, "error": error})
+    }
+}

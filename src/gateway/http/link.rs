@@ -1,0 +1,45 @@
+//! `POST /gate/v1/inbox/{id}/link`: a supervisor mints a single-use approval link for an item
+//! that waits for a human ([`crate::gateway::link`] keeps the rules, [`super::page`] serves it).
+
+use super::super::core::Gate;
+use super::super::error::GateError;
+use super::super::link::mint;
+use super::api;
+use super::json_response;
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use axum::routing::post;
+use chrono::SecondsFormat;
+use serde_json::json;
+use std::sync::Arc;
+
+pub fn router(gate: Arc<Gate>) -> Router {
+    Router::new()
+        .route("/gate/v1/inbox/{id}/link", post(mint_handler))
+        .with_state(gate)
+}
+
+async fn mint_handler(
+    State(gate): State<Arc<Gate>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response, GateError> {
+    let token = api::supervisor(&gate, &headers).await?;
+    gate.store
+        .expire_due(gate.now())
+        .await
+        .map_err(GateError::store)?;
+    let item = super::super::inbox::find(&gate, &id).await?;
+    let url = mint(&gate, &item, &api::who(&token)).await?;
+    Ok(json_response(
+        StatusCode::OK,
+        &json!({
+            "success": true,
+            "url": url,
+            "itemId": item.id,
+            "expiresAt": item.expires_at.to_rfc3339_opts(SecondsFormat::Secs, true),
+        }),
+    ))
+}

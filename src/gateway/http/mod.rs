@@ -1,0 +1,278 @@
+//! The gateway's edge: the routes, the credentials, the strict reading of each request, and the
+//! answers. It decides nothing itself: what may execute is the domain's ([`super::inbox`],
+//! [`super::guard`]); what goes upstream is [`super::upstream`]'s.
+
+pub mod api;
+mod error;
+pub mod link;
+pub mod page;
+
+use super::core::{AgentKey, Gate, TOKEN_PREFIX};
+use super::error::{GateError, Kind};
+use super::guard;
+use super::inbox;
+use super::policy;
+use super::request;
+use super::store;
+use super::trade;
+use super::upstream::{Answer, Incoming};
+use crate::api::catalog::{Method as OpMethod, Operation};
+use crate::api::routes::catalog_router;
+use crate::secret::Secret;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::Request;
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// Every answer of a gateway carries this header, so a client can tell it talks to one.
+pub const GATEWAY_HEADER: &str = "x-agentdesk-gateway";
+
+pub(super) fn json_response(status: StatusCode, body: &Value) -> Response {
+    (status, axum::Json(body)).into_response()
+}
+
+/// A typed answer of the supervisor API in the wire convention: `{"success": true, ...}`.
+pub(super) fn success<T: serde::Serialize>(body: T) -> Response {
+    #[derive(serde::Serialize)]
+    struct Success<T> {
+        success: bool,
+        #[serde(flatten)]
+        body: T,
+    }
+    (
+        StatusCode::OK,
+        axum::Json(Success {
+            success: true,
+            body,
+        }),
+    )
+        .into_response()
+}
+
+pub fn router(gate: Arc<Gate>) -> Router {
+    let catalog = {
+        let gate = gate.clone();
+        catalog_router(move |op, req| handle(gate.clone(), op, req))
+    };
+    catalog
+        .merge(api::router(gate.clone()))
+        .merge(link::router(gate.clone()))
+        .merge(page::router(gate))
+        .fallback(|req: Request| async move {
+            GateError::new(
+                Kind::NotFound,
+                "not_found",
+                format!(
+                    "no operation at {} {}; GET /api/agent/openapi.json lists them",
+                    req.method(),
+                    req.uri().path()
+                ),
+            )
+        })
+        .method_not_allowed_fallback(|req: Request| async move {
+            GateError::new(
+                Kind::NotAllowed,
+                "method_not_allowed",
+                format!(
+                    "{} is not an operation at {}",
+                    req.method(),
+                    req.uri().path()
+                ),
+            )
+        })
+        .layer(axum::middleware::map_response(|mut resp: Response| async {
+            resp.headers_mut()
+                .insert(GATEWAY_HEADER, HeaderValue::from_static("1"));
+            resp
+        }))
+}
+
+fn too_large(limit: usize) -> Response {
+    GateError::new(
+        Kind::TooLarge,
+        "payload_too_large",
+        format!("request bodies are limited to {limit} bytes"),
+    )
+    .into_response()
+}
+
+/// The headers of a POST that go upstream with the checked body: those that say something about
+/// the operation the interface defines. Anything else (a `Content-Encoding` that would make the
+/// service read other bytes, a header the gateway never judged) stays here.
+const POST_HEADERS: [&str; 7] = [
+    "idempotency-key",
+    "x-service-fanout",
+    "payment-signature",
+    "x-request-id",
+    "accept",
+    "accept-language",
+    "user-agent",
+];
+
+fn post_headers(from: &HeaderMap) -> HeaderMap {
+    let mut out = HeaderMap::new();
+    for name in POST_HEADERS {
+        for v in from.get_all(name) {
+            out.append(HeaderName::from_static(name), v.clone());
+        }
+    }
+    out.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    out
+}
+
+async fn handle(gate: Arc<Gate>, op: &'static Operation, req: Request) -> Response {
+    let (parts, body) = req.into_parts();
+    let limit = gate.settings.max_body_bytes;
+    if let Some(len) = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok())
+        && len > limit
+    {
+        return too_large(limit);
+    }
+    let body = match axum::body::to_bytes(body, limit).await {
+        Ok(b) => b,
+        Err(_) => return too_large(limit),
+    };
+    if op.name == "get_openapi" {
+        return json_response(StatusCode::OK, &api::openapi(&gate));
+    }
+    let (checked, body, headers) = if op.method == OpMethod::Post {
+        let checked = match request::check_query(op, parts.uri.query())
+            .and_then(|()| request::read(op, &body))
+        {
+            Ok(c) => c,
+            Err(e) => return error::read_error(e).into_response(),
+        };
+        let bytes = Bytes::from(checked.bytes());
+        let mut headers = post_headers(&parts.headers);
+        if let Some(v) = parts.headers.get("x-api-key") {
+            headers.insert("x-api-key", v.clone());
+        }
+        (Some(checked), bytes, headers)
+    } else {
+        (None, Bytes::new(), parts.headers.clone())
+    };
+    let key = headers
+        .get("x-api-key")
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|k| !k.is_empty())
+        .map(|k| Secret::new(k.to_string()));
+    let incoming = Incoming {
+        op,
+        method: if op.method == OpMethod::Post {
+            reqwest::Method::POST
+        } else {
+            reqwest::Method::GET
+        },
+        path_and_query: parts
+            .uri
+            .path_and_query()
+            .map(|p| p.as_str().to_string())
+            .unwrap_or_else(|| parts.uri.path().to_string()),
+        headers,
+        body,
+        agent: key.map(AgentKey::new),
+        checked,
+    };
+    let result = match &incoming.agent {
+        Some(agent) if agent.secret.expose().starts_with(TOKEN_PREFIX) => {
+            // A token that is not ours is refused here rather than sent to the upstream: it is
+            // some gateway's secret, never an upstream key.
+            match api::supervisor(&gate, &incoming.headers).await {
+                Ok(_) => supervisor_read(&gate, incoming).await,
+                Err(e) => Err(e),
+            }
+        }
+        _ => route(&gate, incoming).await,
+    };
+    match result {
+        Ok(answer) => answer.into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// The supervisor's console reads the account with the gateway's own key.
+async fn supervisor_read(gate: &Arc<Gate>, incoming: Incoming) -> Result<Answer, GateError> {
+    if incoming.op.method != OpMethod::Get {
+        return Err(GateError::new(
+            Kind::Forbidden,
+            "supervisor_token_read_only",
+            "a supervisor token reads the account through the gateway; changes go through the inbox (/gate/v1)",
+        ));
+    }
+    let Some(key) = gate.upstream_key.clone() else {
+        return Err(GateError::new(
+            Kind::Unavailable,
+            "upstream_key_not_configured",
+            "this gateway has no key of its own for the account; start it with --upstream-key-env VAR",
+        ));
+    };
+    gate.forward(&incoming, &key).await
+}
+
+async fn route(gate: &Arc<Gate>, incoming: Incoming) -> Result<Answer, GateError> {
+    let name = incoming.op.name;
+    match (name, incoming.parsed()) {
+        ("confirm_trade", _) => inbox::confirm(gate, &incoming).await,
+        ("close_position", request::Parsed::Close(c)) if c.proposal_id.is_some() => {
+            inbox::confirm(gate, &incoming).await
+        }
+        ("propose_trade", _) => inbox::stage(gate, &incoming, store::Exec::Confirm).await,
+        ("close_position", _) => inbox::stage(gate, &incoming, store::Exec::Close).await,
+        ("execute_mcp_tool", _) => inbox::tool(gate, &incoming).await,
+        _ if policy::IMMEDIATE.contains(&name) => {
+            let (agent, trade) = immediate(gate, &incoming).await?;
+            let resp = gate.pass_through(&incoming).await?;
+            if matches!(&resp, Answer::Streamed(r) if r.status().is_success())
+                && !trade.reduces
+                && let Some(notional) = trade.notional
+            {
+                gate.store
+                    .add_executed(&agent, gate.now(), notional)
+                    .await
+                    .map_err(GateError::store)?;
+            }
+            Ok(resp)
+        }
+        _ => gate.pass_through(&incoming).await,
+    }
+}
+
+/// Refuses an immediate trade unless the config lets this agent trade without staging, the kill
+/// switch lets it through and the trade that will execute keeps to every rule. Returns the agent
+/// and that trade.
+async fn immediate(
+    gate: &Arc<Gate>,
+    incoming: &Incoming,
+) -> Result<(String, trade::Trade), GateError> {
+    let refuse = || {
+        GateError::new(
+            Kind::Forbidden,
+            "staging_required_by_supervisor",
+            format!(
+                "{} trades without a human's approval, and this gateway's supervisor requires one: \
+                 stage it with POST /api/delegated/propose and the supervisor approves it in agentdesk",
+                incoming.op.name
+            ),
+        )
+    };
+    let Some(agent) = &incoming.agent else {
+        return Err(refuse());
+    };
+    if !guard::allows_immediate(gate, &agent.hash).await? {
+        return Err(refuse());
+    }
+    let trade = guard::immediate_trade(gate, agent, incoming).await?;
+    guard::judge(gate, &agent.hash, &trade).await?;
+    Ok((agent.hash.clone(), trade))
+}

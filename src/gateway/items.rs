@@ -1,0 +1,161 @@
+//! Inbox items as the supervisor sees them: the typed model of the supervisor API
+//! ([`GateItem`]), with the trade that will execute and the digest an approval binds to, and the
+//! notification that tells the `[[notify]]` destinations an item waits for a human.
+
+use super::core::Gate;
+use super::error::GateError;
+use super::guard;
+use super::link;
+use super::store::{Agent, Item, ItemRef, Status};
+use super::trade::{PricedBy, Trade};
+use crate::api::model::{GateItem, GateTrade, GateVerdict};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+
+/// The known agents by key hash, for labelling items.
+pub async fn agent_map(gate: &Gate) -> Result<HashMap<String, Agent>, GateError> {
+    Ok(gate
+        .store
+        .agents()
+        .await
+        .map_err(GateError::store)?
+        .into_iter()
+        .map(|a| (a.key_hash.clone(), a))
+        .collect())
+}
+
+impl From<&Trade> for GateTrade {
+    fn from(t: &Trade) -> Self {
+        GateTrade {
+            operation: t.operation.clone(),
+            coin: t.coin.clone(),
+            side: t.side.clone(),
+            size: t.size,
+            notional: t.notional,
+            leverage: t.leverage,
+            stop_loss: t.stop_loss,
+            reduces: t.reduces,
+            removes_stop_loss: t.removes_stop_loss,
+            priced_by: match t.priced_by {
+                PricedBy::Preview => "preview",
+                PricedBy::Request => "request",
+            }
+            .to_string(),
+            unknown: t.unknown.clone(),
+            disagreements: t.disagreements.clone(),
+        }
+    }
+}
+
+/// An item as the supervisor API answers it. The trade is priced without asking the service
+/// (a listing must not cost an upstream call per item): a value only the live account states
+/// shows as unknown here, and is read live when the item is approved.
+pub fn model(gate: &Gate, item: &Item, agents: &HashMap<String, Agent>) -> GateItem {
+    let agent = agents.get(&item.agent);
+    let note = match (item.status, &item.note) {
+        (Status::Approved, _) if gate.key_of(&item.agent).is_none() => {
+            Some(super::inbox::WAITING_FOR_KEY.to_string())
+        }
+        (_, note) => note.clone(),
+    };
+    let (trade, trade_error) = match guard::item_trade_offline(gate, item) {
+        Ok(t) => (t.as_ref().map(GateTrade::from), None),
+        Err(why) => (None, Some(why)),
+    };
+    GateItem {
+        id: item.id.clone(),
+        agent: agent
+            .map(Agent::label)
+            .unwrap_or(&item.agent[..8])
+            .to_string(),
+        agent_fingerprint: item.agent[..8].to_string(),
+        account: item.account.clone(),
+        kind: item.kind.clone(),
+        status: item.status.as_str().to_string(),
+        proposal_id: item.proposal_id.clone(),
+        request: item.request.clone(),
+        preview: item.preview.clone(),
+        expires_at: Some(item.expires_at),
+        created_at: Some(item.created_at),
+        decided_at: item.decided_at,
+        decided_by: item.decided_by.clone(),
+        reason: item.reason.clone(),
+        result: item.result.clone(),
+        note,
+        verdicts: serde_json::from_value::<Vec<GateVerdict>>(item.verdicts.clone())
+            .unwrap_or_default(),
+        standing_approval: item.standing,
+        notional: item.notional,
+        trade,
+        trade_error,
+        trade_digest: Some(guard::item_digest(item)),
+        extra: Default::default(),
+    }
+}
+
+/// Tells the `[[notify]]` destinations about an item that now waits for a human.
+pub async fn notify_pending(gate: &Gate, id: &str) {
+    let Ok(Some(item)) = gate.store.item(ItemRef::IdOrProposal(id)).await else {
+        return;
+    };
+    let Ok(agents) = agent_map(gate).await else {
+        return;
+    };
+    let v = model(gate, &item, &agents);
+    let expires = item
+        .expires_at
+        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let what = v
+        .trade
+        .as_ref()
+        .and_then(|t| t.coin.clone())
+        .or_else(|| {
+            item.request
+                .get("name")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .unwrap_or_default();
+    let notional = v
+        .trade
+        .as_ref()
+        .and_then(|t| t.notional)
+        .or(item.notional)
+        .map(|n| format!(" {n:.0} USD"))
+        .unwrap_or_default();
+    let near: Vec<&str> = v
+        .verdicts
+        .iter()
+        .filter(|v| v.near)
+        .map(|v| v.rule.as_str())
+        .collect();
+    let text = format!(
+        "agentdesk: {} staged {} {}{}, waiting for approval until {}{}",
+        v.agent,
+        item.kind,
+        what,
+        notional,
+        expires,
+        if near.is_empty() {
+            String::new()
+        } else {
+            format!(" (near its limit: {})", near.join(", "))
+        }
+    );
+    let link = link::for_notification(gate, &item).await;
+    let text = match &link {
+        Some(url) => format!("{text}. Approve or reject: {url}"),
+        None => text,
+    };
+    let mut body = json!({
+        "type": "gate.item.pending",
+        "text": text,
+        "item": v,
+        "verdicts": item.verdicts,
+        "expiresAt": expires,
+    });
+    if let Some(url) = link {
+        body["approveUrl"] = json!(url);
+    }
+    gate.notifier.send(format!("msg_{}", item.id), body);
+}
