@@ -9,9 +9,11 @@ use super::request;
 use super::store::{Item, Record, Standing};
 use super::trade::{self, Facts, Needs, Trade};
 use crate::api::catalog;
-use crate::api::model::{OpenOrders, PnlSummary};
+use crate::api::model::{
+    GateDailyUse, GateKillSwitch, GateStanding, GateStandingItem, GateToday, OpenOrders, PnlSummary,
+};
 use crate::secret::Secret;
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
 const POLICY: &str = "policy";
@@ -82,20 +84,28 @@ pub async fn set_policy(gate: &Gate, new: &Policy, by: &str) -> Result<bool, Gat
     Ok(true)
 }
 
-/// The kill switch's state: `{"on", "reason", "by", "at"}`.
-pub async fn kill_switch(gate: &Gate) -> Result<Value, GateError> {
-    Ok(gate
+/// The kill switch's state. A stored state that does not read as one counts as on: the switch
+/// fails closed.
+pub async fn kill_switch(gate: &Gate) -> Result<GateKillSwitch, GateError> {
+    let stored = gate
         .store
         .state(KILL_SWITCH)
         .await
-        .map_err(GateError::store)?
-        .unwrap_or_else(|| json!({"on": false, "reason": null, "by": null, "at": null})))
+        .map_err(GateError::store)?;
+    Ok(match stored {
+        None => GateKillSwitch::default(),
+        Some(v) => serde_json::from_value(v.clone()).unwrap_or_else(|e| GateKillSwitch {
+            on: true,
+            reason: Some(format!("the stored kill switch does not read ({e}): {v}")),
+            ..Default::default()
+        }),
+    })
 }
 
 /// The reason, while the kill switch is on.
 pub async fn killed(gate: &Gate) -> Result<Option<String>, GateError> {
     let ks = kill_switch(gate).await?;
-    Ok((ks["on"] == true).then(|| ks["reason"].as_str().unwrap_or("").to_string()))
+    Ok(ks.on.then(|| ks.reason.unwrap_or_default()))
 }
 
 pub async fn set_kill_switch(
@@ -103,14 +113,16 @@ pub async fn set_kill_switch(
     on: bool,
     reason: &str,
     by: &str,
-) -> Result<Value, GateError> {
+) -> Result<GateKillSwitch, GateError> {
     let now = gate.now();
-    let value = json!({
-        "on": on,
-        "reason": reason,
-        "by": by,
-        "at": now.to_rfc3339_opts(SecondsFormat::Secs, true),
-    });
+    let ks = GateKillSwitch {
+        on,
+        reason: Some(reason.to_string()),
+        by: Some(by.to_string()),
+        at: Some(now),
+    };
+    let value = serde_json::to_value(&ks)
+        .map_err(|e| GateError::new(Kind::Internal, "internal", format!("kill switch: {e}")))?;
     let kind = if on {
         "kill_switch_on"
     } else {
@@ -118,11 +130,11 @@ pub async fn set_kill_switch(
     };
     let record = Record::new(kind, by, now, json!({"reason": reason}));
     gate.store
-        .set_state(KILL_SWITCH, value.clone(), record)
+        .set_state(KILL_SWITCH, value, record)
         .await
         .map_err(GateError::store)?;
     tracing::warn!(on, by, reason, "kill switch");
-    Ok(value)
+    Ok(ks)
 }
 
 pub fn kill_switch_error(reason: &str) -> GateError {
@@ -332,9 +344,8 @@ pub fn item_digest(item: &Item) -> String {
 }
 
 /// Each known agent's notional executed this UTC day against its `max_daily_notional_usd`, so a
-/// supervisor reading the policy sees how much of the daily limit is used:
-/// `{"since", "agents": [{"agent", "fingerprint", "executedNotionalUsd", "maxDailyNotionalUsd"}]}`.
-pub async fn today(gate: &Gate, policy: &Policy) -> Result<Value, GateError> {
+/// supervisor reading the policy sees how much of the daily limit is used.
+pub async fn today(gate: &Gate, policy: &Policy) -> Result<GateToday, GateError> {
     let since = day_start(gate.now());
     let mut agents = Vec::new();
     for a in gate.store.agents().await.map_err(GateError::store)? {
@@ -349,17 +360,14 @@ pub async fn today(gate: &Gate, policy: &Policy) -> Result<Value, GateError> {
             .into_iter()
             .chain([a.fingerprint.as_str()])
             .collect();
-        agents.push(json!({
-            "agent": a.label(),
-            "fingerprint": a.fingerprint,
-            "executedNotionalUsd": executed,
-            "maxDailyNotionalUsd": policy.for_agent(&labels).max_daily_notional_usd,
-        }));
+        agents.push(GateDailyUse {
+            agent: a.label().to_string(),
+            fingerprint: a.fingerprint.clone(),
+            executed_notional_usd: executed,
+            max_daily_notional_usd: policy.for_agent(&labels).max_daily_notional_usd,
+        });
     }
-    Ok(json!({
-        "since": since.to_rfc3339_opts(SecondsFormat::Secs, true),
-        "agents": agents,
-    }))
+    Ok(GateToday { since, agents })
 }
 
 /// The labels an agent's policy table may be under: its name, then its fingerprint.
@@ -519,25 +527,27 @@ pub async fn standing_for(
     }))
 }
 
-pub fn standing_json(s: &Standing, now: DateTime<Utc>, approved: &[Item]) -> Value {
-    let time = |t: DateTime<Utc>| t.to_rfc3339_opts(SecondsFormat::Secs, true);
-    json!({
-        "id": s.id,
-        "agent": s.agent,
-        "coins": s.coins,
-        "maxNotionalUsd": s.max_notional_usd,
-        "reason": s.reason,
-        "createdBy": s.created_by,
-        "createdAt": time(s.created_at),
-        "expiresAt": time(s.expires_at),
-        "remainingSecs": (s.expires_at - now).num_seconds().max(0),
-        "approved": approved.iter().map(|i| json!({
-            "id": i.id,
-            "proposalId": i.proposal_id,
-            "kind": i.kind,
-            "status": i.status.as_str(),
-            "notional": i.notional,
-            "createdAt": time(i.created_at),
-        })).collect::<Vec<_>>(),
-    })
+pub fn standing_model(s: &Standing, now: DateTime<Utc>, approved: &[Item]) -> GateStanding {
+    GateStanding {
+        id: s.id,
+        agent: s.agent.clone(),
+        coins: s.coins.clone(),
+        max_notional_usd: s.max_notional_usd,
+        reason: s.reason.clone(),
+        created_by: Some(s.created_by.clone()),
+        created_at: Some(s.created_at),
+        expires_at: s.expires_at,
+        remaining_secs: Some((s.expires_at - now).num_seconds().max(0)),
+        approved: approved
+            .iter()
+            .map(|i| GateStandingItem {
+                id: i.id.clone(),
+                proposal_id: i.proposal_id.clone(),
+                kind: i.kind.clone(),
+                status: i.status.as_str().to_string(),
+                notional: i.notional,
+                created_at: Some(i.created_at),
+            })
+            .collect(),
+    }
 }

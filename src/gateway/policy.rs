@@ -343,6 +343,20 @@ pub struct Verdict {
     pub message: String,
 }
 
+impl Verdict {
+    /// The verdict as the supervisor API writes it.
+    pub fn model(&self) -> crate::api::model::GateVerdict {
+        crate::api::model::GateVerdict {
+            rule: self.rule.to_string(),
+            ok: self.ok,
+            limit: self.limit.clone(),
+            value: self.value.clone(),
+            near: self.near,
+            message: self.message.clone(),
+        }
+    }
+}
+
 fn money(x: f64) -> String {
     format!("{x:.2} USD")
 }

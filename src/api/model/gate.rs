@@ -291,6 +291,9 @@ pub struct GateStanding {
     #[serde(default)]
     pub created_at: Option<DateTime<Utc>>,
     pub expires_at: DateTime<Utc>,
+    /// Seconds left when the gateway answered.
+    #[serde(default)]
+    pub remaining_secs: Option<i64>,
     #[serde(default)]
     pub approved: Vec<GateStandingItem>,
 }

@@ -10,14 +10,16 @@ use super::super::journal;
 use super::super::store::{Record, Standing, Status, Token};
 use super::json_response;
 use super::policy::{self, Policy};
-use crate::api::model::{GateDecision, GateInbox};
+use crate::api::model::{
+    GateAgent, GateAgents, GateCheck, GateCheckKill, GateDecision, GateInbox, GateInfo,
+    GateKillSwitchAnswer, GatePolicy, GateStanding, GateStandingCreated, GateStandingList,
+};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::routing::{delete, get, post};
-use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -71,10 +73,6 @@ pub fn who(token: &Token) -> String {
     } else {
         token.label.clone()
     }
-}
-
-fn time(t: DateTime<Utc>) -> Value {
-    json!(t.to_rfc3339_opts(SecondsFormat::Secs, true))
 }
 
 async fn list(
@@ -194,18 +192,21 @@ async fn check(
     };
     let killed = guard::killed(&gate).await?;
     let blocked_by_kill_switch = killed.is_some() && trade.as_ref().is_some_and(|t| !t.reduces);
-    let needs_override: Vec<&str> = verdicts.iter().filter(|v| !v.ok).map(|v| v.rule).collect();
-    Ok(json_response(
-        StatusCode::OK,
-        &json!({
-            "success": true,
-            "id": item.id,
-            "status": item.status.as_str(),
-            "verdicts": policy::verdicts_json(&verdicts),
-            "needsOverride": needs_override,
-            "killSwitch": {"on": killed.is_some(), "reason": killed, "blocks": blocked_by_kill_switch},
-        }),
-    ))
+    Ok(super::success(GateCheck {
+        id: item.id,
+        status: item.status.as_str().to_string(),
+        verdicts: verdicts.iter().map(policy::Verdict::model).collect(),
+        needs_override: verdicts
+            .iter()
+            .filter(|v| !v.ok)
+            .map(|v| v.rule.to_string())
+            .collect(),
+        kill_switch: GateCheckKill {
+            on: killed.is_some(),
+            reason: killed,
+            blocks: blocked_by_kill_switch,
+        },
+    }))
 }
 
 async fn reject(
@@ -257,33 +258,30 @@ async fn agents(State(gate): State<Arc<Gate>>, headers: HeaderMap) -> Result<Res
         .items(Some(Status::Pending), LIST_LIMIT)
         .await
         .map_err(GateError::store)?;
-    let agents: Vec<Value> = gate
+    let agents = gate
         .store
         .agents()
         .await
         .map_err(GateError::store)?
         .iter()
-        .map(|a| {
-            json!({
-                "agent": a.label(),
-                "fingerprint": a.fingerprint,
-                "name": a.name,
-                "account": a.account,
-                "firstSeen": time(a.first_seen),
-                "lastSeen": time(gate.last_seen(&a.key_hash).unwrap_or(a.last_seen)),
-                "connected": gate.key_of(&a.key_hash).is_some(),
-                "pending": pending.iter().filter(|i| i.agent == a.key_hash).count(),
-            })
+        .map(|a| GateAgent {
+            agent: a.label().to_string(),
+            fingerprint: a.fingerprint.clone(),
+            name: a.name.clone(),
+            account: a.account.clone(),
+            first_seen: Some(a.first_seen),
+            last_seen: Some(gate.last_seen(&a.key_hash).unwrap_or(a.last_seen)),
+            connected: gate.key_of(&a.key_hash).is_some(),
+            pending: pending.iter().filter(|i| i.agent == a.key_hash).count() as u64,
         })
         .collect();
-    Ok(json_response(
-        StatusCode::OK,
-        &json!({
-            "success": true,
-            "gateway": {"version": env!("CARGO_PKG_VERSION"), "upstream": gate.upstream},
-            "agents": agents,
+    Ok(super::success(GateAgents {
+        gateway: Some(GateInfo {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            upstream: gate.upstream.clone(),
         }),
-    ))
+        agents,
+    }))
 }
 
 /// The interface's OpenAPI document with the supervisor API added.
@@ -439,11 +437,12 @@ async fn get_policy(
     supervisor(&gate, &headers).await?;
     let policy = guard::policy(&gate).await?;
     let today = guard::today(&gate, &policy).await?;
-    Ok(json_response(
-        StatusCode::OK,
-        &json!({"success": true, "policy": policy.to_json(), "rules": policy::RULES,
-                "today": today}),
-    ))
+    Ok(super::success(GatePolicy {
+        // Lossless: rules this model does not name are kept in its `other`.
+        policy: serde_json::from_value(policy.to_json()).unwrap_or_default(),
+        rules: policy::RULES.iter().map(|r| r.to_string()).collect(),
+        today: Some(today),
+    }))
 }
 
 async fn put_policy(
@@ -473,11 +472,8 @@ async fn get_kill_switch(
     headers: HeaderMap,
 ) -> Result<Response, GateError> {
     supervisor(&gate, &headers).await?;
-    let ks = guard::kill_switch(&gate).await?;
-    Ok(json_response(
-        StatusCode::OK,
-        &json!({"success": true, "killSwitch": ks}),
-    ))
+    let kill_switch = guard::kill_switch(&gate).await?;
+    Ok(super::success(GateKillSwitchAnswer { kill_switch }))
 }
 
 async fn post_kill_switch(
@@ -508,14 +504,11 @@ async fn post_kill_switch(
         )
         .with_field("reason"));
     }
-    let ks = guard::set_kill_switch(&gate, on, &reason, &who(&token)).await?;
-    Ok(json_response(
-        StatusCode::OK,
-        &json!({"success": true, "killSwitch": ks}),
-    ))
+    let kill_switch = guard::set_kill_switch(&gate, on, &reason, &who(&token)).await?;
+    Ok(super::success(GateKillSwitchAnswer { kill_switch }))
 }
 
-async fn standing_list_json(gate: &Gate, list: &[Standing]) -> Result<Vec<Value>, GateError> {
+async fn standing_models(gate: &Gate, list: &[Standing]) -> Result<Vec<GateStanding>, GateError> {
     let now = gate.now();
     let mut out = Vec::new();
     for s in list {
@@ -524,7 +517,7 @@ async fn standing_list_json(gate: &Gate, list: &[Standing]) -> Result<Vec<Value>
             .items_of_standing(s.id)
             .await
             .map_err(GateError::store)?;
-        out.push(guard::standing_json(s, now, &approved));
+        out.push(guard::standing_model(s, now, &approved));
     }
     Ok(out)
 }
@@ -539,11 +532,8 @@ async fn list_standing(
         .standings(gate.now())
         .await
         .map_err(GateError::store)?;
-    let list = standing_list_json(&gate, &list).await?;
-    Ok(json_response(
-        StatusCode::OK,
-        &json!({"success": true, "standingApprovals": list}),
-    ))
+    let standing_approvals = standing_models(&gate, &list).await?;
+    Ok(super::success(GateStandingList { standing_approvals }))
 }
 
 async fn add_standing(
@@ -633,10 +623,9 @@ async fn add_standing(
         .await
         .map_err(GateError::store)?;
     let standing = Standing { id, ..standing };
-    Ok(json_response(
-        StatusCode::OK,
-        &json!({"success": true, "standingApproval": guard::standing_json(&standing, now, &[])}),
-    ))
+    Ok(super::success(GateStandingCreated {
+        standing_approval: guard::standing_model(&standing, now, &[]),
+    }))
 }
 
 async fn revoke_standing(
