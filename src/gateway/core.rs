@@ -108,6 +108,8 @@ pub struct Gate {
     pub(super) public_url: Option<String>,
     /// Agents' keys by hash, with when each last made an accepted request. Memory only.
     pub(super) keys: Mutex<HashMap<String, (Secret, DateTime<Utc>)>>,
+    /// The service's tool catalog, as last read.
+    pub(super) tools: super::tools::ToolCatalog,
 }
 
 impl Gate {

@@ -246,12 +246,17 @@ pub async fn immediate_trade(
 }
 
 /// The service's own preview of an immediate trade signal, from the first call of its mutate tool
-/// (which stages a confirm token and runs nothing). `None` where the service offers no such tool.
+/// (which stages a confirm token and runs nothing). `None` where the service offers no such tool,
+/// and where its catalog does not say the tool confirms first: that call would be the trade.
 async fn tool_preview(
     gate: &Gate,
     agent: &super::core::AgentKey,
     incoming: &super::upstream::Incoming,
 ) -> Option<crate::api::model::Preview> {
+    let class = super::tools::classify(gate, incoming.op, Some(&agent.secret)).await;
+    if class.ok()? != super::tools::ToolClass::Staged {
+        return None;
+    }
     let body = json!({"name": incoming.op.tool_name(), "args": incoming.canonical()});
     let answer = gate
         .post_json(catalog::op("execute_mcp_tool"), &agent.secret, &body)

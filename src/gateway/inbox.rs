@@ -14,6 +14,7 @@ use super::items;
 use super::policy;
 use super::request::Parsed;
 use super::store::{Exec, Item, ItemRef, Record, Status, Transition};
+use super::tools::{self, ToolClass};
 use super::trade;
 use super::upstream::{Answer, Buffered, Incoming};
 use crate::api::catalog;
@@ -351,7 +352,8 @@ pub async fn tool(gate: &Arc<Gate>, incoming: &Incoming) -> Result<Answer, GateE
         ));
     };
     let op = call.op;
-    if op.tier != catalog::Tier::Mutate {
+    let key = incoming.agent.as_ref().map(|a| &a.secret);
+    if tools::classify(gate, op, key.or(gate.upstream_key.as_ref())).await? == ToolClass::Reads {
         return gate.pass_through(incoming).await;
     }
     let executes_proposal = op.name == "confirm_trade"

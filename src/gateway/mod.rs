@@ -23,6 +23,7 @@ pub mod policy;
 pub mod request;
 mod shared;
 pub mod store;
+pub mod tools;
 pub mod trade;
 mod upstream;
 
@@ -175,6 +176,7 @@ impl Gateway {
             notifier: notify::Notifier::new(config.notify),
             public_url,
             keys: Mutex::new(HashMap::new()),
+            tools: Default::default(),
         });
         guard::set_policy(&gate, &config.policy, "config")
             .await

@@ -188,12 +188,21 @@ impl Gate {
         op: &Operation,
         key: &Secret,
     ) -> Result<Buffered, GateError> {
+        self.get_json_as(op, Some(key)).await
+    }
+
+    /// A GET with this key, or with none.
+    pub(super) async fn get_json_as(
+        &self,
+        op: &Operation,
+        key: Option<&Secret>,
+    ) -> Result<Buffered, GateError> {
         let resp = self
             .send(
                 reqwest::Method::GET,
                 op.path,
                 &HeaderMap::new(),
-                Some(key),
+                key,
                 Bytes::new(),
             )
             .await?;
