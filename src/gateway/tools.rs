@@ -195,10 +195,10 @@ mod tests {
         }))
         .unwrap();
         let tools = confirms_first(&caps);
-        assert_eq!(tools["service_place_order"], false);
-        assert_eq!(tools["service_cancel_order"], true);
-        assert_eq!(tools["service_get_positions"], true);
-        assert_eq!(tools["service_get_usage"], false);
+        assert!(!tools["service_place_order"]);
+        assert!(tools["service_cancel_order"]);
+        assert!(tools["service_get_positions"]);
+        assert!(!tools["service_get_usage"]);
         assert_eq!(tools.len(), 4);
     }
 }
