@@ -94,6 +94,9 @@ pub struct App {
     pub selected: BTreeMap<Pane, usize>,
     /// The dialog, form or line that has the keys, if any.
     pub modal: Option<Modal>,
+    /// When the last key of the burst that closed the approve dialog came: the rest of that
+    /// burst is dropped (see `on_key`).
+    pub(crate) swallow_burst: Option<DateTime<Utc>>,
     /// Kept when the line closes, so Up recalls earlier commands.
     pub history: Vec<String>,
     pub command_error: Option<String>,
@@ -159,6 +162,7 @@ impl App {
             focus: 0,
             selected: BTreeMap::new(),
             modal: None,
+            swallow_burst: None,
             history: Vec::new(),
             command_error: None,
             toasts: Vec::new(),

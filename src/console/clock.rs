@@ -58,7 +58,7 @@ impl App {
     }
 
     fn modal_shows_time(&self) -> bool {
-        matches!(&self.modal, Some(Modal::Approve(id)) if self.item(id).is_some_and(|i| i.remaining(self.now).is_some()))
+        matches!(&self.modal, Some(Modal::Approve(d)) if self.item(&d.id).is_some_and(|i| i.remaining(self.now).is_some()))
             || matches!(&self.modal, Some(Modal::Standing { .. }))
     }
 

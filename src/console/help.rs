@@ -29,7 +29,7 @@ const KEYS: &[(KeyAction, &str)] = &[
     (KeyAction::ConfirmYes, "yes, in a dialog"),
     (
         KeyAction::Override,
-        "approve dialog on a gateway: override the broken rules (then y; journaled)",
+        "approve dialog on a gateway: override broken rules (type the coin, Enter)",
     ),
     (
         KeyAction::Policy,

@@ -2,7 +2,9 @@
 //! movement in the focused pane; clicks pick tabs, views and rows, the wheel scrolls.
 
 use crate::console::action::Effect;
-use crate::console::app::App;
+use crate::console::app::{App, ToastLevel};
+use crate::console::gate::guard::{ApproveCheck, kill_reason};
+use crate::console::inbox::dialog::{ApproveDialog, BURST, Context, Outcome};
 use crate::console::keymap::KeyAction;
 use crate::console::layout::{self, Pane};
 use crate::console::modal::Modal;
@@ -24,6 +26,14 @@ impl App {
         }
         if self.modal.is_some() {
             self.on_modal_key(key, fx);
+            return;
+        }
+        // Keys that came in one burst with the stray key that closed the approve dialog (pasted
+        // or typed ahead, meant for something else) reach no binding either.
+        if let Some(at) = self.swallow_burst.take()
+            && self.now - at < BURST
+        {
+            self.swallow_burst = Some(self.now);
             return;
         }
         let Some(action) = self.keymap.action(&key) else {
@@ -242,49 +252,7 @@ impl App {
             Modal::DestinationForm(_) => self.on_destination_form_key(key, fx),
             Modal::Secret(_) => self.on_secret_key(action, fx),
             Modal::BuilderFee(_) => self.on_builder_fee_key(action, fx),
-            // `o` arms an override of the rules a gateway item breaks; `y` then sends it.
-            Modal::Approve(id) if action == Some(KeyAction::Override) => {
-                let id = id.clone();
-                self.arm_override(&id);
-            }
-            Modal::Approve(id) => match action {
-                Some(KeyAction::ConfirmYes) => {
-                    let id = id.clone();
-                    // Refused (kill switch, a broken rule not overridden): the dialog stays
-                    // and a toast says why.
-                    if self.gate_refuses(&id) {
-                        return;
-                    }
-                    self.modal = None;
-                    self.approve(&id, fx);
-                }
-                Some(KeyAction::Cancel | KeyAction::Quit) => self.modal = None,
-                // Enter alone never confirms: only an explicit `y` does. The movement keys
-                // scroll a body taller than the dialog; its keys line stays put.
-                Some(
-                    a @ (KeyAction::Up
-                    | KeyAction::Down
-                    | KeyAction::PageUp
-                    | KeyAction::PageDown
-                    | KeyAction::Top
-                    | KeyAction::Bottom),
-                ) => {
-                    let id = id.clone();
-                    let max = proposals::view::approve_max_scroll(self, &id, self.size);
-                    let cur = self.inbox_state.dialog_scroll.min(max) as i32;
-                    let page = (self.size.1 as i32 / 2).max(1);
-                    let next = match a {
-                        KeyAction::Up => cur - 1,
-                        KeyAction::Down => cur + 1,
-                        KeyAction::PageUp => cur - page,
-                        KeyAction::PageDown => cur + page,
-                        KeyAction::Top => 0,
-                        _ => max as i32,
-                    };
-                    self.inbox_state.dialog_scroll = next.clamp(0, max as i32) as u16;
-                }
-                _ => {}
-            },
+            Modal::Approve(_) => self.on_approve_key(key, action, fx),
             Modal::KillConfirm { on, reason } => match action {
                 Some(KeyAction::ConfirmYes) => {
                     fx.push(Effect::GateSetKill {
@@ -360,6 +328,81 @@ impl App {
                     None => self.modal = None,
                 },
             },
+        }
+    }
+
+    /// The approve dialog decides what a key means (`inbox/dialog.rs`); this performs it. The
+    /// key goes nowhere else, whatever it was.
+    fn on_approve_key(&mut self, key: KeyEvent, action: Option<KeyAction>, fx: &mut Vec<Effect>) {
+        let Some(Modal::Approve(d)) = &self.modal else {
+            return;
+        };
+        let ctx = self.approve_context(d);
+        let now = self.now;
+        let Some(Modal::Approve(d)) = self.modal.as_mut() else {
+            return;
+        };
+        match d.on_key(&key, action, now, &ctx) {
+            Outcome::Nothing => {}
+            Outcome::Hint(text) => self.toast(text, ToastLevel::Info),
+            Outcome::Close(why) => {
+                self.modal = None;
+                if let Some(text) = why {
+                    // The rest of a burst the stray key came in goes nowhere either.
+                    self.swallow_burst = Some(now);
+                    self.toast(text, ToastLevel::Info);
+                }
+            }
+            Outcome::Approve { overrides } => {
+                let id = d.id.clone();
+                let check = d.check.clone();
+                // Refused (kill switch, a rule broken and not overridden): the dialog stays
+                // and a toast says why.
+                if self.gate_refuses(&id, check.as_ref(), &overrides) {
+                    return;
+                }
+                self.modal = None;
+                self.approve(&id, overrides, fx);
+            }
+        }
+    }
+
+    /// What the approve dialog needs to know of the rest of the console to judge a key.
+    pub(crate) fn approve_context(&self, d: &ApproveDialog) -> Context {
+        let gate_item = self.gate.items.get(&d.id);
+        let gateway = self.gate.is_gateway() && gate_item.is_some();
+        let breaking = if gateway {
+            let fresh = ApproveCheck::new(&d.id);
+            d.check_for(&d.id).unwrap_or(&fresh).breaking(gate_item)
+        } else {
+            Vec::new()
+        };
+        let kill = if gateway {
+            kill_reason(self.gate.kill.as_ref())
+                .or_else(|| d.check_for(&d.id).and_then(ApproveCheck::blocked_by_kill))
+        } else {
+            None
+        };
+        let word = self
+            .item(&d.id)
+            .map(|i| {
+                let p = &i.proposal.preview;
+                if p.coin.is_empty() {
+                    p.closes.first().map(|c| c.coin.clone()).unwrap_or_default()
+                } else {
+                    p.coin.clone()
+                }
+            })
+            .filter(|w| !w.trim().is_empty())
+            // No coin to type (never for a trade or a close): the rule's own name confirms.
+            .unwrap_or_else(|| breaking.first().cloned().unwrap_or_default());
+        Context {
+            breaking,
+            word,
+            kill,
+            gateway,
+            max_scroll: proposals::view::approve_max_scroll(self, &d.id, self.size),
+            page: (self.size.1 / 2).max(1),
         }
     }
 

@@ -202,7 +202,7 @@ impl KeyAction {
             KeyAction::Fanout => "Toggle the fan-out default of /trade",
             KeyAction::BuilderFee => "Open the builder-fee panel",
             KeyAction::Copy => "Copy the signing secret (OSC 52)",
-            KeyAction::Override => "Override the broken policy rules (then y)",
+            KeyAction::Override => "Override the broken policy rules (then type the coin, Enter)",
             KeyAction::Policy => "Show the gateway's policy in force",
         };
         text.to_string()

@@ -8,6 +8,7 @@
 use super::forms::backtest::BacktestForm;
 use super::forms::signals::{BuilderPanel, DestinationForm, Revealed};
 use super::forms::tool_editor::ToolEditor;
+use super::inbox::dialog::ApproveDialog;
 use ratatui_textarea::TextArea;
 
 #[derive(Debug)]
@@ -16,8 +17,9 @@ pub enum Modal {
     Help {
         scroll: u16,
     },
-    /// Asks before confirming this inbox item.
-    Approve(String),
+    /// Asks before confirming an inbox item; the dialog owns its scroll, re-check and override
+    /// step, and every key while it is open.
+    Approve(ApproveDialog),
     /// Asks before quitting while a confirm is in flight.
     QuitConfirm,
     /// Everything about the selected Discovery row.

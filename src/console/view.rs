@@ -41,7 +41,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
     let Some(modal) = &app.modal else { return };
     match modal {
         Modal::Help { scroll } => help::draw(f, app, theme, area, *scroll),
-        Modal::Approve(id) => proposals::view::approve_dialog(f, app, theme, area, id),
+        Modal::Approve(d) => proposals::view::approve_dialog(f, app, theme, area, d),
         Modal::QuitConfirm => {
             let r = widgets::centered(area, 52, 5);
             f.render_widget(Clear, r);

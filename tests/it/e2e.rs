@@ -145,7 +145,7 @@ fn e2e_agent_proposal_approved_in_console() {
     tmux.wait_for("the approve dialog", WAIT, |s| {
         s.contains("Approve proposal") && s.contains(&format!("Approve {id}?"))
     });
-    tmux.send("y");
+    tmux.send_after_reading("y");
     let screen = tmux.wait_for("the proposal approved", WAIT, |s| {
         s.lines()
             .any(|l| l.contains("approved") && l.contains(&id) && l.contains("bought"))

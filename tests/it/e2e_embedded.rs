@@ -2,10 +2,62 @@
 //! front of it and a demo agent; the console, on the gateway, shows the demo agent's proposal with
 //! its Agent, and `a` `y` executes it — checked on screen and through the gateway's supervisor API.
 
-use crate::tui::{BIN, Dirs, Tmux, WAIT, header, sq, tmux_available};
+use crate::tui::{BIN, Dirs, READ, Tmux, WAIT, header, sq, tmux_available};
 use serde_json::Value;
 use std::process::Command;
 use std::time::Duration;
+
+/// A supervisor token minted on the embedded gateway's database, and a runtime to ask with.
+fn supervisor(dirs: &Dirs) -> (String, tokio::runtime::Runtime) {
+    let gate_db = dirs.path("data").join("agentdesk").join("gateway.db");
+    let out = Command::new(BIN)
+        .args([
+            "gate",
+            "token",
+            "--db",
+            gate_db.to_str().unwrap(),
+            "--label",
+            "e2e",
+        ])
+        .env("HOME", dirs.path("home"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let token = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    (token, rt)
+}
+
+fn get(rt: &tokio::runtime::Runtime, url: String, token: &str) -> Value {
+    rt.block_on(async {
+        reqwest::Client::new()
+            .get(&url)
+            .header("x-api-key", token)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{url}: {e}"))
+            .json()
+            .await
+            .unwrap()
+    })
+}
+
+/// The console's host (the gateway's address) from its header.
+fn host(screen: &str) -> String {
+    header(screen)
+        .split_whitespace()
+        .skip_while(|w| *w != "@")
+        .nth(1)
+        .expect("the header names the host")
+        .to_string()
+}
 
 /// The console with nothing configured: no flags, no AGENTDESK_* variables, an empty HOME.
 fn bare_command(dirs: &Dirs) -> String {
@@ -33,12 +85,7 @@ fn e2e_no_config_shows_the_demo_agents_proposal_and_a_y_executes_it() {
         header(s).contains("SANDBOX") && header(s).contains(" GATE ")
     });
     // The console is on the gateway: its host is the gateway's address.
-    let host = header(&screen)
-        .split_whitespace()
-        .skip_while(|w| *w != "@")
-        .nth(1)
-        .expect("the header names the host")
-        .to_string();
+    let host = host(&screen);
     tmux.send("2");
     let screen = tmux.wait_for(
         "a proposal from the demo agent in the inbox",
@@ -60,7 +107,7 @@ fn e2e_no_config_shows_the_demo_agents_proposal_and_a_y_executes_it() {
     tmux.wait_for("the approve dialog naming the agent", WAIT, |s| {
         s.contains("Approve proposal") && s.contains("proposed by agent demo-agent · account")
     });
-    tmux.send("y");
+    tmux.send_after_reading("y");
     // The gateway executed it: the row says executed (not merely approved), the decision the fill.
     let screen = tmux.wait_for("the execution in the inbox", WAIT, |s| {
         s.lines()
@@ -74,29 +121,7 @@ fn e2e_no_config_shows_the_demo_agents_proposal_and_a_y_executes_it() {
     );
 
     // The gateway's own record says the same: a supervisor token minted on its database.
-    let gate_db = dirs.path("data").join("agentdesk").join("gateway.db");
-    let out = Command::new(BIN)
-        .args([
-            "gate",
-            "token",
-            "--db",
-            gate_db.to_str().unwrap(),
-            "--label",
-            "e2e",
-        ])
-        .env("HOME", dirs.path("home"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let token = String::from_utf8(out.stdout).unwrap().trim().to_string();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let (token, rt) = supervisor(&dirs);
     let items: Value = rt.block_on(async {
         reqwest::Client::new()
             .get(format!("http://{host}/gate/v1/inbox?status=executed"))
@@ -160,5 +185,68 @@ fn e2e_kill_asks_then_the_header_says_kill_switch_and_auto_lists_a_countdown() {
     tmux.wait_for("the standing approvals panel closed", WAIT, |s| {
         !s.contains("Standing approvals")
     });
+    tmux.quit_and_check_restored();
+}
+
+/// Issue 20: a supervisor who forgot the approve dialog types a command into it. Its `:` closes
+/// the dialog, saying nothing was decided, and the rest (`/policy`, Enter: an `o` and a `y` the
+/// old dialog took as override and approve) reaches nothing; the gateway has decided nothing.
+#[test]
+fn e2e_a_command_typed_into_the_approve_dialog_decides_nothing_at_the_gateway() {
+    if !tmux_available() {
+        return;
+    }
+    let dirs = Dirs::new();
+    let tmux = Tmux::start("dialog", &dirs.path("home"), &bare_command(&dirs));
+    let screen = tmux.wait_for("the header's GATE badge", WAIT, |s| {
+        header(s).contains(" GATE ")
+    });
+    let host = host(&screen);
+    tmux.send("2");
+    tmux.wait_for(
+        "a proposal from the demo agent in the inbox",
+        Duration::from_secs(90),
+        |s| {
+            s.lines()
+                .any(|l| l.contains('█') && l.contains("demo-agent"))
+        },
+    );
+    tmux.send("a");
+    tmux.wait_for("the approve dialog", WAIT, |s| {
+        s.contains("Approve proposal") && s.contains("proposed by agent demo-agent")
+    });
+    // Read, then typed as a person types a command, a key at a time.
+    std::thread::sleep(READ);
+    for k in [":", "/", "p", "o", "l", "i", "c", "y", "Enter"] {
+        tmux.send(k);
+        std::thread::sleep(Duration::from_millis(120));
+    }
+    let screen = tmux.wait_for("the dialog closed, saying so", WAIT, |s| {
+        s.contains("approve dialog closed") && !s.contains("Approve proposal")
+    });
+    assert!(!screen.contains("KILL SWITCH"), "{screen}");
+
+    // Time for anything sent to have been decided and executed, then ask the gateway.
+    std::thread::sleep(Duration::from_secs(3));
+    let (token, rt) = supervisor(&dirs);
+    let items = get(
+        &rt,
+        format!("http://{host}/gate/v1/inbox?status=all"),
+        &token,
+    );
+    let items = items["items"].as_array().expect("items").clone();
+    assert!(!items.is_empty(), "the demo agent's item is listed");
+    for i in &items {
+        assert_eq!(i["status"], "pending", "nothing was decided: {i}");
+    }
+    let journal = get(&rt, format!("http://{host}/gate/v1/journal"), &token);
+    let records = journal["records"].as_array().expect("records").clone();
+    for r in &records {
+        assert!(
+            !["approve", "override", "reject", "auto_approve"]
+                .contains(&r["kind"].as_str().unwrap_or("")),
+            "the journal has a decision: {r}"
+        );
+    }
     tmux.quit_and_check_restored();
 }

@@ -248,7 +248,7 @@ fn e2e_confirm_without_answer_is_reconciled_when_the_service_is_back() {
     tmux.wait_for("the approve dialog", WAIT, |s| {
         s.contains(&format!("Approve {id}?"))
     });
-    tmux.send("y");
+    tmux.send_after_reading("y");
     let screen = tmux.wait_for("outcome unknown", WAIT, |s| {
         row(s, "BTC").is_some_and(|l| l.contains("unknown — checking"))
             && s.contains("checking with the service")
@@ -290,7 +290,7 @@ fn e2e_confirm_without_answer_is_reconciled_when_the_service_is_back() {
     tmux.wait_for("the approve dialog again", WAIT, |s| {
         s.contains(&format!("Approve {id}?"))
     });
-    tmux.send("y");
+    tmux.send_after_reading("y");
     tmux.wait_for("the proposal approved", WAIT, |s| {
         row(s, "BTC").is_some_and(|l| l.contains("approved")) && s.contains("bought")
     });
@@ -338,7 +338,7 @@ fn e2e_confirm_while_the_service_is_paused() {
     tmux.wait_for("the approve dialog", WAIT, |s| {
         s.contains(&format!("Approve {id}?"))
     });
-    tmux.send("y");
+    tmux.send_after_reading("y");
     // The client gives up after its 10 s timeout.
     tmux.wait_for("outcome unknown", Duration::from_secs(40), |s| {
         row(s, "BTC").is_some_and(|l| l.contains("unknown — checking"))
@@ -356,7 +356,7 @@ fn e2e_confirm_while_the_service_is_paused() {
         tmux.wait_for("the approve dialog again", WAIT, |s| {
             s.contains(&format!("Approve {id}?"))
         });
-        tmux.send("y");
+        tmux.send_after_reading("y");
         tmux.wait_for("the proposal approved", WAIT, |s| {
             row(s, "BTC").is_some_and(|l| l.contains("approved"))
         });

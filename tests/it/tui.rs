@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_agentdesk");
 pub(crate) const POLL: Duration = Duration::from_millis(100);
 pub(crate) const WAIT: Duration = Duration::from_secs(30);
+/// Longer than the approve dialog's settle time (`console::inbox::dialog::SETTLE`, 400 ms).
+pub(crate) const READ: Duration = Duration::from_millis(700);
 
 /// True when tmux can be used; false (after a notice) to skip; panics on CI without tmux.
 pub(crate) fn tmux_available() -> bool {
@@ -231,6 +233,13 @@ impl Tmux {
             .expect("run tmux send-keys")
             .success();
         assert!(ok, "tmux send-keys {key} failed");
+    }
+
+    /// `key` once the approve dialog on screen has been read: past its settle time, in which
+    /// a deciding key decides nothing (a person reads before pressing y).
+    pub(crate) fn send_after_reading(&self, key: &str) {
+        std::thread::sleep(READ);
+        self.send(key);
     }
 
     /// Polls the screen until `pred` holds; panics with `what` and the last screen after `within`.

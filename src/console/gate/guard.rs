@@ -1,5 +1,5 @@
 //! The gateway's guardrails as the console shows them: every rule's verdict on an item (ok, near
-//! its limit, broken), the approve dialog's live re-check and its armed override, the kill switch,
+//! its limit, broken), the approve dialog's live re-check, the kill switch,
 //! and the live standing approvals with their countdown. Lower layer: data and lines; `update.rs`
 //! and `guard_update.rs` change `App`.
 
@@ -10,8 +10,8 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
-/// The approve dialog's re-check of one gateway item (`GET /gate/v1/inbox/{id}/check`) and the
-/// rules the supervisor armed an override for (`o`).
+/// The approve dialog's re-check of one gateway item (`GET /gate/v1/inbox/{id}/check`); the
+/// dialog (`inbox/dialog.rs`) owns it.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ApproveCheck {
     pub id: String,
@@ -19,8 +19,6 @@ pub struct ApproveCheck {
     pub sent: bool,
     /// The gateway's answer, or why it did not come.
     pub answer: Option<Result<GateCheck, String>>,
-    /// The rules `o` armed an override for; `y` sends them.
-    pub armed: Vec<String>,
 }
 
 impl ApproveCheck {
@@ -56,12 +54,14 @@ impl ApproveCheck {
         }
     }
 
-    /// The rules still to override before `y` may approve (none once `o` armed them all).
-    pub fn unarmed(&self, item: Option<&GateItem>) -> Vec<String> {
-        self.breaking(item)
-            .into_iter()
-            .filter(|r| !self.armed.contains(r))
-            .collect()
+    /// The kill switch's reason when the live answer says it blocks this item.
+    pub fn blocked_by_kill(&self) -> Option<String> {
+        match &self.answer {
+            Some(Ok(c)) if c.kill_switch.blocks => {
+                Some(c.kill_switch.reason.clone().unwrap_or_default())
+            }
+            _ => None,
+        }
     }
 }
 
@@ -145,8 +145,8 @@ pub fn detail_lines<'a>(
     lines
 }
 
-/// The approve dialog's guardrail lines: the live re-check (or "checking…"), what an approval
-/// must override, and the armed override.
+/// The approve dialog's guardrail lines: the live re-check (or "checking…") and what an approval
+/// must override (the override step's own lines are the dialog's).
 pub fn approve_lines<'a>(
     theme: &Theme,
     check: Option<&ApproveCheck>,
@@ -197,23 +197,22 @@ pub fn approve_lines<'a>(
     if breaking.is_empty() {
         return lines;
     }
-    if check.unarmed(item).is_empty() {
-        lines.push(Line::styled(
+    let killed = kill_reason(kill).is_some() || check.blocked_by_kill().is_some();
+    lines.push(Line::styled(
+        if killed {
             format!(
-                "override: {} — y to approve anyway, journaled",
+                "Breaks {}: and the kill switch is on, so there is no override to offer",
                 breaking.join(", ")
-            ),
-            theme.critical,
-        ));
-    } else {
-        lines.push(Line::styled(
+            )
+        } else {
             format!(
-                "Breaks {}: y alone will not approve; o then y overrides (journaled with the rule)",
+                "Breaks {}: y alone will not approve; o, then typing the coin, overrides \
+                 (journaled with the rule)",
                 breaking.join(", ")
-            ),
-            theme.bad,
-        ));
-    }
+            )
+        },
+        theme.bad,
+    ));
     lines
 }
 

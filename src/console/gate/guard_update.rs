@@ -1,5 +1,5 @@
 //! App's part of the guardrails: the kill switch and standing approvals polled with the gate
-//! feed, the approve dialog's live re-check, the override (`o` then `y`), `/kill` (asked first)
+//! feed, the approve dialog's live re-check and the last word on its approval, `/kill` (asked first)
 //! and `/auto` (upper layer: it changes `App`).
 
 use super::Detected;
@@ -30,7 +30,8 @@ impl App {
         if polled && matches!(self.modal, Some(Modal::Policy { .. })) {
             self.fetch_policy(fx);
         }
-        if let Some(check) = self.gate.check.as_mut()
+        if let Some(Modal::Approve(d)) = self.modal.as_mut()
+            && let Some(check) = d.check.as_mut()
             && !check.sent
         {
             check.sent = true;
@@ -39,9 +40,8 @@ impl App {
     }
 
     /// The approve dialog opens on a gateway item: its verdicts are re-checked live.
-    pub(crate) fn open_gate_check(&mut self, id: &str) {
-        self.gate.check = (self.gate.is_gateway() && self.gate.items.contains_key(id))
-            .then(|| ApproveCheck::new(id));
+    pub(crate) fn gate_check_for(&self, id: &str) -> Option<ApproveCheck> {
+        (self.gate.is_gateway() && self.gate.items.contains_key(id)).then(|| ApproveCheck::new(id))
     }
 
     pub(crate) fn on_guard_loaded(
@@ -60,87 +60,50 @@ impl App {
     }
 
     pub(crate) fn on_gate_checked(&mut self, id: &str, result: Result<Box<GateCheck>, ApiError>) {
-        if let Some(check) = self.gate.check.as_mut().filter(|c| c.id == id) {
+        if let Some(Modal::Approve(d)) = self.modal.as_mut()
+            && let Some(check) = d.check.as_mut().filter(|c| c.id == id)
+        {
             check.answer = Some(result.map(|c| *c).map_err(|e| e.to_string()));
         }
     }
 
-    /// Why `y` must not approve this gateway item now (said in a toast; the dialog stays), or
-    /// None when it may.
-    pub(crate) fn gate_refuses(&mut self, id: &str) -> bool {
+    /// Whether this gateway item must not be approved now, overriding `overrides` (said in a
+    /// toast; the dialog stays). The dialog's own rules let the approval out; this is the last
+    /// word, with what is known when it goes.
+    pub(crate) fn gate_refuses(
+        &mut self,
+        id: &str,
+        check: Option<&ApproveCheck>,
+        overrides: &[String],
+    ) -> bool {
         if !self.gate.is_gateway() || !self.gate.items.contains_key(id) {
             return false;
         }
-        if let Some(reason) = kill_reason(self.gate.kill.as_ref()) {
-            self.toast(kill_refusal(&reason), ToastLevel::Error);
-            return true;
-        }
-        let item = self.gate.items.get(id);
-        let fresh = ApproveCheck::new(id);
-        let check = self
-            .gate
-            .check
-            .as_ref()
-            .filter(|c| c.id == id)
-            .unwrap_or(&fresh);
-        if let Some(Ok(c)) = &check.answer
-            && c.kill_switch.blocks
+        if let Some(reason) = kill_reason(self.gate.kill.as_ref())
+            .or_else(|| check.and_then(ApproveCheck::blocked_by_kill))
         {
-            let reason = c.kill_switch.reason.clone().unwrap_or_default();
             self.toast(kill_refusal(&reason), ToastLevel::Error);
             return true;
         }
-        let unarmed = check.unarmed(item);
-        if unarmed.is_empty() {
+        let fresh = ApproveCheck::new(id);
+        let check = check.filter(|c| c.id == id).unwrap_or(&fresh);
+        let missing: Vec<String> = check
+            .breaking(self.gate.items.get(id))
+            .into_iter()
+            .filter(|r| !overrides.contains(r))
+            .collect();
+        if missing.is_empty() {
             return false;
         }
         self.toast(
             format!(
-                "{id} breaks {}: not approved; o then y overrides (journaled with the rule)",
-                unarmed.join(", ")
+                "{id} breaks {}: not approved; o, then typing the coin, overrides (journaled \
+                 with the rule)",
+                missing.join(", ")
             ),
             ToastLevel::Error,
         );
         true
-    }
-
-    /// The rules `y` overrides for this item (armed with `o`).
-    pub(crate) fn armed_overrides(&self, id: &str) -> Vec<String> {
-        self.gate
-            .check
-            .as_ref()
-            .filter(|c| c.id == id)
-            .map(|c| c.armed.clone())
-            .unwrap_or_default()
-    }
-
-    /// `o` in the approve dialog: arms an override of every rule the item now breaks.
-    pub(crate) fn arm_override(&mut self, id: &str) {
-        let item = self.gate.items.get(id).cloned();
-        let Some(check) = self.gate.check.as_mut().filter(|c| c.id == id) else {
-            self.toast(
-                "o overrides a gateway's policy rule: this item has none to override",
-                ToastLevel::Error,
-            );
-            return;
-        };
-        let breaking = check.breaking(item.as_ref());
-        if breaking.is_empty() {
-            self.toast(
-                "no rule is broken: nothing to override (y approves)",
-                ToastLevel::Info,
-            );
-            return;
-        }
-        check.armed = breaking.clone();
-        self.toast(
-            format!(
-                "override: {} — y to approve anyway, journaled",
-                breaking.join(", ")
-            ),
-            ToastLevel::Info,
-        );
-        self.dirty = true;
     }
 
     /// `/kill <reason>` and `/kill off`: asked first.

@@ -128,8 +128,6 @@ pub struct GateState {
     pub agents_asked: Option<DateTime<Utc>>,
     /// When the kill switch and standing approvals were last asked (None: ask with the next poll).
     pub guard_asked: Option<DateTime<Utc>>,
-    /// The open approve dialog's re-check and armed override.
-    pub check: Option<guard::ApproveCheck>,
     /// Items this console approved whose execution the gateway had not reported in its answer
     /// (approved, executing, waiting for the agent): their outcome is journaled when a poll
     /// says it, and the inbox is polled soon until then.
@@ -158,7 +156,6 @@ impl GateState {
             standing: Vec::new(),
             guard_asked: None,
             agents_asked: None,
-            check: None,
             awaiting: std::collections::HashSet::new(),
             refresh: false,
             policy: policy::PolicyState::default(),

@@ -5,6 +5,7 @@
 //! (`staged.rs`: the request completing a sparse preview) and the risk preview (`risk.rs`, pure);
 //! `update.rs` is App's part.
 
+pub mod dialog;
 pub mod risk;
 pub mod staged;
 mod update;
@@ -394,8 +395,6 @@ pub struct InboxState {
     /// may be that confirm's doing.
     pub unanswered: std::collections::HashSet<String>,
     pub recheck: Poll,
-    /// How far the approve dialog's body is scrolled (its keys line never scrolls away).
-    pub dialog_scroll: u16,
     /// Proposals whose confirm the service refused for now (a quota or rate limit, a 503 with
     /// `Retry-After`): until when, and what it said. Nothing executed; they stay staged, and
     /// approving them waits until then. Never re-sent on their own.

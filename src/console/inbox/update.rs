@@ -11,6 +11,7 @@ use crate::api::model::{Proposal, TradeSignal};
 use crate::console::action::{Effect, Resource};
 use crate::console::app::App;
 use crate::console::app::ToastLevel;
+use crate::console::inbox::dialog::ApproveDialog;
 use crate::console::layout::Pane;
 use crate::console::modal::Modal;
 use crate::console::poll::to_delta;
@@ -441,9 +442,8 @@ impl App {
         }
         match self.item(id) {
             Some(item) if item.can_approve(now) => {
-                self.inbox_state.dialog_scroll = 0;
-                self.open_gate_check(id);
-                self.modal = Some(Modal::Approve(id.to_string()))
+                let check = self.gate_check_for(id);
+                self.modal = Some(Modal::Approve(ApproveDialog::new(id, now, check)))
             }
             Some(item) if item.status(now) == Status::Unknown => self.toast(
                 format!(
@@ -463,20 +463,18 @@ impl App {
         }
     }
 
-    pub(crate) fn approve(&mut self, id: &str, fx: &mut Vec<Effect>) {
+    /// The dialog's approval, overriding `overrides` on a gateway (none: a plain approval); the
+    /// gateway's refusals were asked before (`gate_refuses`).
+    pub(crate) fn approve(&mut self, id: &str, overrides: Vec<String>, fx: &mut Vec<Effect>) {
         let now = self.now;
         if self.posts_held() {
             return;
         }
         // On a gateway an agent's own confirm is refused: the supervisor API executes it.
         let via_gate = self.gate.is_gateway();
-        if via_gate && self.gate_refuses(id) {
-            return;
-        }
         if self.rate_limited(id) {
             return;
         }
-        let overrides = self.armed_overrides(id);
         let Some(item) = self.item_mut(id) else {
             return;
         };

@@ -137,7 +137,7 @@ fn a_proposal_staged_here_shows_what_was_staged_in_every_shape() {
         }
         assert!(!text.contains(&format!("proposal {id}")), "{shape}\n{text}");
         // The journal record names the request and the risk it was shown.
-        app.update(key('y'));
+        yes(&mut app);
         let done: ExecutionResult = fixture("confirm_trade", shape);
         let fx = app.update(Action::answered(
             t0() + secs(2),

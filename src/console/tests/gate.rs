@@ -205,8 +205,8 @@ fn approve_goes_through_the_supervisor_api_and_shows_the_execution() {
     let i = app.inbox.iter().position(|i| i.id() == DEMO_ID).unwrap();
     app.selected.insert(crate::console::layout::Pane::Inbox, i);
     app.update(key('a'));
-    assert!(matches!(&app.modal, Some(Modal::Approve(id)) if id == DEMO_ID));
-    let fx = app.update(key('y'));
+    assert!(matches!(&app.modal, Some(Modal::Approve(d)) if d.id == DEMO_ID));
+    let fx = yes(&mut app);
     assert_eq!(fx, vec![Effect::GateApprove(DEMO_ID.into())]);
     assert_eq!(
         app.item(DEMO_ID).unwrap().status(app.now),
@@ -269,10 +269,7 @@ fn approve_demo(app: &mut App) {
     let i = app.inbox.iter().position(|i| i.id() == DEMO_ID).unwrap();
     app.selected.insert(crate::console::layout::Pane::Inbox, i);
     app.update(key('a'));
-    assert_eq!(
-        app.update(key('y')),
-        vec![Effect::GateApprove(DEMO_ID.into())]
-    );
+    assert_eq!(yes(app), vec![Effect::GateApprove(DEMO_ID.into())]);
 }
 
 #[test]
@@ -396,10 +393,10 @@ fn a_policy_refusal_is_shown_and_the_item_stays_approvable() {
         KeyCode::Char('a'),
     )));
     let id = match &app.modal {
-        Some(Modal::Approve(id)) => id.clone(),
+        Some(Modal::Approve(d)) => d.id.clone(),
         other => panic!("{other:?}"),
     };
-    app.update(key('y'));
+    yes(&mut app);
     app.update(decided(
         &id,
         true,
@@ -590,7 +587,7 @@ fn gate_approve_dialog_names_the_agent_120x40() {
     let i = app.inbox.iter().position(|i| i.id() == DEMO_ID).unwrap();
     app.selected.insert(crate::console::layout::Pane::Inbox, i);
     app.update(key('a'));
-    assert!(matches!(&app.modal, Some(Modal::Approve(id)) if id == DEMO_ID));
+    assert!(matches!(&app.modal, Some(Modal::Approve(d)) if d.id == DEMO_ID));
     let body: String = crate::console::tabs::proposals::view::approve_body_lines(
         &app,
         &crate::console::theme::Theme::dark(),
@@ -646,7 +643,7 @@ fn a_tool_call_of_this_console_is_approved_through_the_gateways_copy() {
     // Not listed by the gateway yet: y sends no token (the gateway would refuse it with 403
     // human_approval_required), says why, and asks the gateway now.
     app.update(key('a'));
-    let fx = app.update(key('y'));
+    let fx = yes(&mut app);
     assert!(
         !fx.iter().any(|e| matches!(e, Effect::ExecuteTool { .. })),
         "{fx:?}"
@@ -667,9 +664,9 @@ fn a_tool_call_of_this_console_is_approved_through_the_gateways_copy() {
     // Approved through the supervisor API; the token never leaves for the gateway again.
     app.select_proposal(crate::console::layout::Pane::Inbox, "gi_tool0001");
     app.update(key('a'));
-    assert!(matches!(&app.modal, Some(Modal::Approve(id)) if id == "gi_tool0001"));
+    assert!(matches!(&app.modal, Some(Modal::Approve(d)) if d.id == "gi_tool0001"));
     assert_eq!(
-        app.update(key('y')),
+        yes(&mut app),
         vec![Effect::GateApprove("gi_tool0001".into())]
     );
     let mut done = tool_item(&own, "executed");

@@ -154,7 +154,7 @@ fn y_on_a_breaking_item_does_nothing_but_say_why() {
     let mut app = guard_app(true);
     app.update(key('a'));
     app.update(checked(true));
-    let fx = app.update(key('y'));
+    let fx = yes(&mut app);
     assert!(
         !fx.iter().any(|e| matches!(
             e,
@@ -162,10 +162,10 @@ fn y_on_a_breaking_item_does_nothing_but_say_why() {
         )),
         "{fx:?}"
     );
-    assert!(matches!(&app.modal, Some(Modal::Approve(id)) if id == ID));
+    assert!(matches!(&app.modal, Some(Modal::Approve(d)) if d.id == ID));
     let t = toasts(&app);
     assert!(t.contains("breaks max_notional_usd"), "{t}");
-    assert!(t.contains("o then y overrides"), "{t}");
+    assert!(t.contains("o, then type ETH, overrides"), "{t}");
 }
 
 #[test]
@@ -173,19 +173,57 @@ fn a_rule_the_live_check_finds_broken_blocks_y_though_the_staging_passed() {
     let mut app = guard_app(false);
     app.update(key('a'));
     app.update(checked(true));
-    let fx = app.update(key('y'));
+    let fx = yes(&mut app);
     assert!(fx.is_empty(), "{fx:?}");
     assert!(toasts(&app).contains("breaks max_notional_usd"));
 }
 
+fn approvals(fx: &[Effect]) -> Vec<&Effect> {
+    fx.iter()
+        .filter(|e| {
+            matches!(
+                e,
+                Effect::GateApprove(_) | Effect::GateApproveOverride { .. } | Effect::Confirm(_)
+            )
+        })
+        .collect()
+}
+
+/// Typed at a person's pace: a key every 150 ms.
+fn type_slowly(app: &mut App, text: &str) -> Vec<Effect> {
+    let mut fx = Vec::new();
+    for c in text.chars() {
+        app.now += ms(150);
+        fx.extend(app.update(if c == '\n' {
+            code(KeyCode::Enter)
+        } else {
+            key(c)
+        }));
+    }
+    fx
+}
+
 #[test]
-fn o_arms_the_override_and_y_sends_it_with_the_rules() {
+fn o_then_y_does_not_approve_typing_the_coin_does() {
     let mut app = guard_app(true);
     app.update(key('a'));
     app.update(checked(true));
+    read(&mut app);
     app.update(key('o'));
-    assert!(render(&app).contains("override: max_notional_usd — y to approve anyway, journaled"));
-    let fx = app.update(key('y'));
+    let fx = yes(&mut app);
+    assert!(approvals(&fx).is_empty(), "{fx:?}");
+    // The y went into the coin's input: Enter refuses it and says what to type.
+    read(&mut app);
+    let fx = app.update(code(KeyCode::Enter));
+    assert!(approvals(&fx).is_empty(), "{fx:?}");
+    assert!(
+        toasts(&app).contains("`y` is not ETH: not overridden"),
+        "{}",
+        toasts(&app)
+    );
+    let mut fx = type_slowly(&mut app, "eth");
+    read(&mut app);
+    fx.extend(app.update(code(KeyCode::Enter)));
     assert_eq!(
         fx,
         vec![Effect::GateApproveOverride {
@@ -196,14 +234,92 @@ fn o_arms_the_override_and_y_sends_it_with_the_rules() {
     assert!(app.modal.is_none());
 }
 
+/// What a supervisor who forgot the dialog types: a command. Its `:` closes the dialog and
+/// nothing is decided, whether typed a while later at a person's pace or pasted at once.
+#[test]
+fn a_command_typed_with_the_dialog_open_decides_nothing() {
+    for (broken, text) in [
+        (true, ":/policy\n"),
+        (false, ":/research say hello"),
+        (true, ":/close BTC"),
+    ] {
+        for pasted in [false, true] {
+            let mut app = guard_app(broken);
+            app.update(key('a'));
+            app.update(checked(broken));
+            read(&mut app);
+            let mut fx = if pasted {
+                let mut fx = type_text(&mut app, text.trim_end_matches('\n'));
+                fx.extend(app.update(code(KeyCode::Enter)));
+                fx
+            } else {
+                type_slowly(&mut app, text)
+            };
+            assert!(
+                toasts(&app).contains(
+                    "approve dialog closed: `:` is not one of its keys — nothing was decided"
+                ),
+                "{text:?}: {}",
+                toasts(&app)
+            );
+            // No override is left armed for a later y either.
+            app.update(code(KeyCode::Esc));
+            fx.extend(yes(&mut app));
+            assert!(
+                approvals(&fx).is_empty(),
+                "{text:?} pasted {pasted}: {fx:?}"
+            );
+            assert!(
+                !matches!(app.modal, Some(Modal::Approve(_))),
+                "{text:?} pasted {pasted}"
+            );
+        }
+    }
+}
+
+#[test]
+fn y_right_after_the_dialog_opened_is_ignored() {
+    let mut app = guard_app(false);
+    app.update(key('a'));
+    app.update(checked(false));
+    let fx = app.update(key('y'));
+    assert!(approvals(&fx).is_empty(), "{fx:?}");
+    assert!(toasts(&app).contains("too soon — read the trade, then press y"));
+    assert!(matches!(app.modal, Some(Modal::Approve(_))));
+    assert_eq!(yes(&mut app), vec![Effect::GateApprove(ID.into())]);
+}
+
+#[test]
+fn under_the_kill_switch_the_dialog_offers_no_override() {
+    let mut app = guard_app(true);
+    app.update(guard_loaded(kill_on("drill"), Vec::new()));
+    app.update(key('a'));
+    app.update(checked(true));
+    let text = render(&app);
+    assert!(!text.contains(" o  override"), "{text}");
+    assert!(text.contains("no override to offer"), "{text}");
+    read(&mut app);
+    app.update(key('o'));
+    assert!(
+        toasts(&app).contains("nothing overridden"),
+        "{}",
+        toasts(&app)
+    );
+    let text = render(&app);
+    assert!(!text.contains("OVERRIDE"), "{text}");
+    let fx = yes(&mut app);
+    assert!(approvals(&fx).is_empty(), "{fx:?}");
+}
+
 #[test]
 fn an_item_that_breaks_nothing_is_approved_with_plain_y() {
     let mut app = guard_app(false);
     app.update(key('a'));
     app.update(checked(false));
+    read(&mut app);
     app.update(key('o'));
     assert!(toasts(&app).contains("nothing to override"));
-    let fx = app.update(key('y'));
+    let fx = yes(&mut app);
     assert_eq!(fx, vec![Effect::GateApprove(ID.into())]);
 }
 
@@ -221,7 +337,7 @@ fn kill_asks_first_then_turns_the_switch_on_or_off() {
     assert!(fx.is_empty(), "{fx:?}");
     assert!(app.modal.is_none());
     run(&mut app, "/kill agents misbehave");
-    let fx = app.update(key('y'));
+    let fx = yes(&mut app);
     assert_eq!(
         fx,
         vec![Effect::GateSetKill {
@@ -231,7 +347,7 @@ fn kill_asks_first_then_turns_the_switch_on_or_off() {
     );
     run(&mut app, "/kill off");
     assert!(render(&app).contains("Turn the kill switch OFF"));
-    let fx = app.update(key('y'));
+    let fx = yes(&mut app);
     assert_eq!(
         fx,
         vec![Effect::GateSetKill {
@@ -257,7 +373,7 @@ fn while_the_kill_switch_is_on_approvals_are_refused_in_the_console() {
     app.update(guard_loaded(kill_on("drill"), Vec::new()));
     app.update(key('a'));
     app.update(checked(false));
-    let fx = app.update(key('y'));
+    let fx = yes(&mut app);
     assert!(fx.is_empty(), "{fx:?}");
     let t = toasts(&app);
     assert!(t.contains("the kill switch is on (drill)"), "{t}");
@@ -365,18 +481,56 @@ fn guard_detail_verdicts_120x40() {
 }
 
 #[test]
-fn guard_approve_override_armed_120x40() {
+fn guard_approve_override_step_120x40() {
     let mut app = guard_app(true);
     app.update(key('a'));
     app.update(checked(true));
     let before = render(&app);
     assert!(before.contains("Breaks max_notional_usd"), "{before}");
-    assert!(before.contains(" o  override then y"), "{before}");
+    assert!(before.contains(" o  override: type the coin"), "{before}");
+    read(&mut app);
     app.update(key('o'));
+    type_slowly(&mut app, "ET");
     app.toasts.clear();
     let text = render(&app);
-    insta::assert_snapshot!("guard_approve_override_armed_120x40", text);
-    assert!(text.contains("override: max_notional_usd"), "{text}");
+    insta::assert_snapshot!("guard_approve_override_step_120x40", text);
+    assert!(
+        text.contains("OVERRIDE max_notional_usd — type ETH then Enter"),
+        "{text}"
+    );
+    assert!(
+        text.contains("type ETH to override max_notional_usd: ET▏"),
+        "{text}"
+    );
+}
+
+/// The dialog on a gateway item that breaks a rule, on small screens: the whole keys line shows.
+#[test]
+fn guard_approve_small_screens() {
+    for (w, h) in [(80, 24), (60, 20)] {
+        let mut app = guard_app(true);
+        app.update(Action::Resize(w, h));
+        app.update(key('a'));
+        app.update(checked(true));
+        let text = render(&app);
+        insta::assert_snapshot!(format!("guard_approve_broken_{w}x{h}"), text);
+        assert!(
+            text.lines()
+                .any(|l| l.contains(" o  override") && l.contains(" esc  cancel")),
+            "{w}x{h}: the keys line is whole\n{text}"
+        );
+        read(&mut app);
+        app.update(key('o'));
+        type_slowly(&mut app, "E");
+        app.toasts.clear();
+        let text = render(&app);
+        insta::assert_snapshot!(format!("guard_approve_override_step_{w}x{h}"), text);
+        assert!(
+            text.lines()
+                .any(|l| l.contains("type ETH") && l.contains(" enter ") && l.contains(" esc ")),
+            "{w}x{h}: the step's keys line is whole\n{text}"
+        );
+    }
 }
 
 #[test]
@@ -486,7 +640,7 @@ fn the_guard_is_asked_every_five_seconds_and_at_once_after_this_consoles_kill_sw
     assert_eq!(asked, [1, 6, 11]);
 
     run(&mut app, "/kill drill");
-    let fx = app.update(key('y'));
+    let fx = yes(&mut app);
     assert!(
         fx.iter()
             .any(|e| matches!(e, Effect::GateSetKill { on: true, .. }))

@@ -42,24 +42,22 @@ fn staged_counts_down_then_approve_needs_an_explicit_y() {
     // `a` opens the dialog and sends nothing.
     let fx = app.update(key('a'));
     assert!(
-        matches!(&app.modal, Some(Modal::Approve(id)) if *id == ID),
+        matches!(&app.modal, Some(Modal::Approve(d)) if d.id == ID),
         "{:?}",
         app.modal
     );
     assert!(fx.is_empty(), "{fx:?}");
 
-    // Enter is not a yes.
+    // Enter is not a yes: it is not one of the dialog's keys, so it closes it, deciding nothing.
     let fx = app.update(code(KeyCode::Enter));
     assert!(confirms(&fx).is_empty(), "{fx:?}");
-    assert!(
-        matches!(&app.modal, Some(Modal::Approve(id)) if *id == ID),
-        "{:?}",
-        app.modal
-    );
+    assert!(app.modal.is_none(), "{:?}", app.modal);
     assert_eq!(status(&app), Status::Staged);
+    app.now += ms(100);
+    app.update(key('a'));
 
     // `y` sends exactly one confirm, and the proposal waits for it.
-    let fx = app.update(key('y'));
+    let fx = yes(&mut app);
     assert_eq!(fx, vec![Effect::Confirm(ID.into())]);
     assert!(app.modal.is_none(), "{:?}", app.modal);
     assert_eq!(app.item(ID).unwrap().local, LocalState::Confirming);
@@ -181,7 +179,7 @@ fn dialog_open_while_the_countdown_runs_out_does_not_confirm() {
     tick(&mut app, t0() + secs(290));
     app.update(key('a'));
     assert!(
-        matches!(&app.modal, Some(Modal::Approve(id)) if *id == ID),
+        matches!(&app.modal, Some(Modal::Approve(d)) if d.id == ID),
         "{:?}",
         app.modal
     );
@@ -190,7 +188,7 @@ fn dialog_open_while_the_countdown_runs_out_does_not_confirm() {
     assert_eq!(journal_lines(&fx).len(), 1);
     assert_eq!(status(&app), Status::Expired);
 
-    let fx = app.update(key('y'));
+    let fx = yes(&mut app);
     assert!(confirms(&fx).is_empty(), "{fx:?}");
     assert_eq!(app.item(ID).unwrap().local, LocalState::None);
     assert_eq!(status(&app), Status::Expired);
@@ -256,7 +254,7 @@ fn failed_confirm_records_the_error() {
     for error in errors {
         let mut app = staged_app();
         app.update(key('a'));
-        assert_eq!(app.update(key('y')), vec![Effect::Confirm(ID.into())]);
+        assert_eq!(yes(&mut app), vec![Effect::Confirm(ID.into())]);
         let message = error.to_string();
         let fx = app.update(Action::answered(
             t0() + secs(1),
@@ -506,7 +504,7 @@ fn a_newer_proposal_sorting_on_top_does_not_change_what_x_dismisses() {
     assert_eq!(app.selected(Pane::Strip), 1);
     app.update(key('a'));
     assert!(
-        matches!(&app.modal, Some(Modal::Approve(id)) if *id == ETH),
+        matches!(&app.modal, Some(Modal::Approve(d)) if d.id == ETH),
         "{:?}",
         app.modal
     );
@@ -617,7 +615,7 @@ fn when_the_selected_proposal_leaves_the_next_older_is_selected_but_not_acted_on
     tick(&mut app, t0() + secs(23));
     app.update(key('a'));
     assert!(
-        matches!(&app.modal, Some(Modal::Approve(id)) if *id == ID),
+        matches!(&app.modal, Some(Modal::Approve(d)) if d.id == ID),
         "{:?}",
         app.modal
     );
@@ -663,7 +661,7 @@ fn undo_restores_a_dismissal_while_the_proposal_is_live() {
     assert!(!render(&app).contains(" u undo"));
     // It can be approved again, with the dialog and an explicit y.
     app.update(key('a'));
-    assert_eq!(app.update(key('y')), vec![Effect::Confirm(ID.into())]);
+    assert_eq!(yes(&mut app), vec![Effect::Confirm(ID.into())]);
 
     // Its expiry is recorded as usual when it runs out after an undo.
     let mut app = staged_app();

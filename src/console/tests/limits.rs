@@ -35,7 +35,7 @@ fn a_rate_limited_confirm_stays_staged_and_is_approved_again_by_hand_after_the_w
     for error in answers {
         let mut app = staged_app();
         app.update(key('a'));
-        assert_eq!(app.update(key('y')), vec![Effect::Confirm(ID.into())]);
+        assert_eq!(yes(&mut app), vec![Effect::Confirm(ID.into())]);
         let fx = app.update(Action::answered(
             t0() + secs(1),
             LATENCY,
@@ -81,10 +81,10 @@ fn a_rate_limited_confirm_stays_staged_and_is_approved_again_by_hand_after_the_w
         // After the wait: a then y sends it again.
         app.update(key('a'));
         assert!(
-            matches!(&app.modal, Some(Modal::Approve(id)) if id == ID),
+            matches!(&app.modal, Some(Modal::Approve(d)) if d.id == ID),
             "{:?}",
             app.modal
         );
-        assert_eq!(app.update(key('y')), vec![Effect::Confirm(ID.into())]);
+        assert_eq!(yes(&mut app), vec![Effect::Confirm(ID.into())]);
     }
 }

@@ -23,7 +23,7 @@ fn confirm_fails(error: ApiError) -> App {
 fn confirm_fails_on(mut app: App, error: ApiError) -> (App, Vec<Effect>) {
     tick(&mut app, t0() + secs(10));
     app.update(key('a'));
-    assert_eq!(app.update(key('y')), vec![Effect::Confirm(ID.into())]);
+    assert_eq!(yes(&mut app), vec![Effect::Confirm(ID.into())]);
     let fx = app.update(Action::answered(
         t0() + secs(10),
         LATENCY,
@@ -169,11 +169,11 @@ fn a_transport_failure_is_unknown_then_staged_again_needs_a_second_y() {
     let fx = run_command(&mut app, &format!("/confirm {ID}"));
     assert!(confirms(&fx).is_empty());
     assert!(
-        matches!(&app.modal, Some(Modal::Approve(id)) if *id == ID),
+        matches!(&app.modal, Some(Modal::Approve(d)) if d.id == ID),
         "{:?}",
         app.modal
     );
-    assert_eq!(app.update(key('y')), vec![Effect::Confirm(ID.into())]);
+    assert_eq!(yes(&mut app), vec![Effect::Confirm(ID.into())]);
 }
 
 #[test]
@@ -342,7 +342,7 @@ fn already_executed_after_a_confirm_without_answer_is_that_confirm() {
     answer(&mut app, 12, listed(btc_long(ID, t0())));
     assert_eq!(status(&app), Status::Staged);
     app.update(key('a'));
-    assert_eq!(app.update(key('y')), vec![Effect::Confirm(ID.into())]);
+    assert_eq!(yes(&mut app), vec![Effect::Confirm(ID.into())]);
     app.update(Action::answered(
         t0() + secs(13),
         LATENCY,

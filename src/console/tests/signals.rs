@@ -428,7 +428,7 @@ fn approvals(fx: &[Effect]) -> Vec<crate::api::model::BuilderFeeApproval> {
 fn builder_fee_without_a_key_says_what_to_set() {
     let mut app = builder_app(120, 40);
     app.wallet_key = || None;
-    let fx = app.update(key('y'));
+    let fx = yes(&mut app);
     assert!(approvals(&fx).is_empty());
     let err = builder_panel(&app).unwrap().error.clone().unwrap();
     assert!(err.contains("AGENTDESK_WALLET_KEY="), "{err}");
@@ -438,7 +438,7 @@ fn builder_fee_without_a_key_says_what_to_set() {
 fn builder_fee_refuses_a_key_of_another_wallet() {
     let mut app = builder_app(120, 40);
     app.wallet_key = || Some(Secret::new(OTHER_KEY));
-    let fx = app.update(key('y'));
+    let fx = yes(&mut app);
     assert!(approvals(&fx).is_empty(), "{fx:?}");
     let err = builder_panel(&app).unwrap().error.clone().unwrap();
     assert!(err.contains("not of the account's wallet"), "{err}");
@@ -451,7 +451,7 @@ fn builder_fee_refuses_a_key_of_another_wallet() {
 fn builder_fee_signs_with_the_wallet_key_and_posts() {
     let mut app = builder_app(120, 40);
     app.wallet_key = || Some(Secret::new(TEST_KEY));
-    let fx = app.update(key('y'));
+    let fx = yes(&mut app);
     let sent = approvals(&fx);
     assert_eq!(sent.len(), 1, "{fx:?}");
     let a = &sent[0];
@@ -483,7 +483,7 @@ fn builder_fee_signs_with_the_wallet_key_and_posts() {
         Some("builder fee approved for 0.001%")
     );
     // Already authorized: `y` signs nothing more.
-    assert!(approvals(&app.update(key('y'))).is_empty());
+    assert!(approvals(&yes(&mut app)).is_empty());
 }
 
 // ---- polling and feature detection -----------------------------------------------------------------

@@ -105,7 +105,7 @@ fn approve_dialog_120x40() {
     let mut app = on_tab(120, 40, '2');
     app.update(key('a'));
     assert!(
-        matches!(&app.modal, Some(Modal::Approve(id)) if *id == ID_FRESH),
+        matches!(&app.modal, Some(Modal::Approve(d)) if d.id == ID_FRESH),
         "{:?}",
         app.modal
     );
@@ -128,7 +128,7 @@ fn approve_dialog_amber_120x40() {
     app.update(code(KeyCode::Down));
     app.update(key('a'));
     assert!(
-        matches!(&app.modal, Some(Modal::Approve(id)) if *id == ID_AMBER),
+        matches!(&app.modal, Some(Modal::Approve(d)) if d.id == ID_AMBER),
         "{:?}",
         app.modal
     );
@@ -410,11 +410,18 @@ fn long_tool_approval(width: u16, height: u16) -> App {
     app.update(key('g'));
     app.update(key('a'));
     assert!(
-        matches!(&app.modal, Some(Modal::Approve(id)) if id == "tool-7"),
+        matches!(&app.modal, Some(Modal::Approve(d)) if d.id == "tool-7"),
         "{:?}",
         app.modal
     );
     app
+}
+
+fn dialog_scroll(app: &App) -> u16 {
+    match &app.modal {
+        Some(Modal::Approve(d)) => d.scroll,
+        other => panic!("no approve dialog: {other:?}"),
+    }
 }
 
 fn keys_line_shown(text: &str) {
@@ -436,24 +443,24 @@ fn approve_dialog_long_tool_60x20_scrolls_its_body() {
 
     // A page at a time, or straight to the end: the last lines, the keys line still there.
     app.update(code(KeyCode::PageDown));
-    assert_eq!(app.inbox_state.dialog_scroll, 10);
+    assert_eq!(dialog_scroll(&app), 10);
     app.update(code(KeyCode::PageUp));
-    assert_eq!(app.inbox_state.dialog_scroll, 0);
+    assert_eq!(dialog_scroll(&app), 0);
     app.update(key('G'));
     let text = snap("approve_dialog_long_tool_60x20_end", &app);
     keys_line_shown(&text);
     assert!(text.contains("Time left"), "{text}");
     assert!(text.contains("of 91 ┘"), "{text}");
     // Scrolling past the end stays at the end; one step up leaves it.
-    let end = app.inbox_state.dialog_scroll;
+    let end = dialog_scroll(&app);
     app.update(key('j'));
-    assert_eq!(app.inbox_state.dialog_scroll, end);
+    assert_eq!(dialog_scroll(&app), end);
     app.update(key('k'));
-    assert_eq!(app.inbox_state.dialog_scroll, end - 1);
+    assert_eq!(dialog_scroll(&app), end - 1);
     app.update(key('g'));
-    assert_eq!(app.inbox_state.dialog_scroll, 0);
+    assert_eq!(dialog_scroll(&app), 0);
     // Scrolling never approves; y still does.
-    let fx = app.update(key('y'));
+    let fx = yes(&mut app);
     assert!(
         fx.iter()
             .any(|e| matches!(e, crate::console::action::Effect::ExecuteTool { .. })),

@@ -150,11 +150,11 @@ fn quota_exceeded_holds_confirms() {
 
     app.update(key('a'));
     assert!(
-        matches!(&app.modal, Some(Modal::Approve(id)) if *id == ID),
+        matches!(&app.modal, Some(Modal::Approve(d)) if d.id == ID),
         "{:?}",
         app.modal
     );
-    let fx = app.update(key('y'));
+    let fx = yes(&mut app);
     assert!(confirms(&fx).is_empty(), "{fx:?}");
     assert_eq!(app.item(ID).unwrap().local, LocalState::None);
     assert!(
@@ -168,7 +168,7 @@ fn quota_exceeded_holds_confirms() {
     // Once the quota resets, the same proposal can be confirmed.
     tick(&mut app, at + secs(61));
     app.update(key('a'));
-    let fx = app.update(key('y'));
+    let fx = yes(&mut app);
     assert_eq!(confirms(&fx), vec![ID.to_string()]);
 }
 
@@ -182,7 +182,7 @@ fn quota_exceeded_on_confirm_holds_the_next_one() {
     ));
     tick(&mut app, t0() + secs(2));
     app.update(key('a'));
-    let fx = app.update(key('y'));
+    let fx = yes(&mut app);
     let first = confirms(&fx);
     assert_eq!(first.len(), 1);
     app.update(Action::answered(
@@ -207,11 +207,11 @@ fn quota_exceeded_on_confirm_holds_the_next_one() {
     app.update(code(KeyCode::Up));
     app.update(key('a'));
     assert!(
-        matches!(&app.modal, Some(Modal::Approve(id)) if *id == other),
+        matches!(&app.modal, Some(Modal::Approve(d)) if d.id == other),
         "{:?}",
         app.modal
     );
-    let fx = app.update(key('y'));
+    let fx = yes(&mut app);
     assert!(confirms(&fx).is_empty(), "{fx:?}");
     assert_eq!(app.item(other).unwrap().status(app.now), Status::Staged);
 }
@@ -295,7 +295,7 @@ fn q_quits_at_once_when_nothing_is_in_flight() {
 fn ctrl_c_while_typing_a_command_asks_in_place_of_the_line() {
     let mut app = staged_app();
     app.update(key('a'));
-    app.update(key('y'));
+    yes(&mut app);
     assert!(app.confirm_in_flight());
     app.update(key(':'));
     type_text(&mut app, "/propose");
@@ -307,7 +307,7 @@ fn ctrl_c_while_typing_a_command_asks_in_place_of_the_line() {
         "{:?}",
         app.modal
     );
-    let fx = app.update(key('y'));
+    let fx = yes(&mut app);
     assert!(fx.contains(&Effect::Quit), "{fx:?}");
 }
 
@@ -315,7 +315,7 @@ fn ctrl_c_while_typing_a_command_asks_in_place_of_the_line() {
 fn q_asks_first_while_a_confirm_is_in_flight() {
     let mut app = staged_app();
     app.update(key('a'));
-    app.update(key('y'));
+    yes(&mut app);
     assert!(app.confirm_in_flight());
 
     let fx = app.update(key('q'));
@@ -340,7 +340,7 @@ fn q_asks_first_while_a_confirm_is_in_flight() {
     );
     let fx = app.update(code(KeyCode::Enter));
     assert!(!fx.contains(&Effect::Quit));
-    let fx = app.update(key('y'));
+    let fx = yes(&mut app);
     assert_eq!(fx, vec![Effect::Quit]);
     assert!(app.should_quit);
 }
@@ -445,12 +445,12 @@ fn confirm_command_adds_the_proposal_and_opens_the_dialog() {
     assert_eq!(item.status(app.now), Status::Staged);
     assert_eq!(app.tab, Tab::Proposals);
     assert!(
-        matches!(&app.modal, Some(Modal::Approve(id)) if *id == "prop_x"),
+        matches!(&app.modal, Some(Modal::Approve(d)) if d.id == "prop_x"),
         "{:?}",
         app.modal
     );
     assert_eq!(app.inbox[app.selected(Pane::Inbox)].id(), "prop_x");
-    let fx = app.update(key('y'));
+    let fx = yes(&mut app);
     assert_eq!(fx, vec![Effect::Confirm("prop_x".into())]);
 
     // Naming a known proposal does not add it twice.
@@ -458,7 +458,7 @@ fn confirm_command_adds_the_proposal_and_opens_the_dialog() {
     run_command(&mut app, &format!("/confirm {ID}"));
     assert_eq!(app.inbox.len(), before);
     assert!(
-        matches!(&app.modal, Some(Modal::Approve(id)) if *id == ID),
+        matches!(&app.modal, Some(Modal::Approve(d)) if d.id == ID),
         "{:?}",
         app.modal
     );

@@ -496,11 +496,19 @@ fn tool_lines<'a>(
 /// Repeats the essentials, priced now, and asks for an explicit `y`. The keys line is pinned to
 /// the bottom; a body taller than the screen allows scrolls (arrows, j/k, PgUp/PgDn), with its
 /// position in the bottom border.
-pub fn approve_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, id: &str) {
-    let Some(item) = app.item(id) else { return };
+pub fn approve_dialog(
+    f: &mut Frame,
+    app: &App,
+    theme: &Theme,
+    area: Rect,
+    dialog: &crate::console::inbox::dialog::ApproveDialog,
+) {
+    let Some(item) = app.item(&dialog.id) else {
+        return;
+    };
     let body = Paragraph::new(approve_body_lines(app, theme, item)).wrap(Wrap { trim: false });
     let d = approve_layout(area, &body);
-    let scroll = app.inbox_state.dialog_scroll.min(d.max_scroll);
+    let scroll = dialog.scroll.min(d.max_scroll);
     let mut block = widgets::block(
         theme,
         Line::from(if item.tool.is_some() {
@@ -524,30 +532,9 @@ pub fn approve_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, id: &
     f.render_widget(Clear, d.dialog);
     f.render_widget(block.style(theme.base), d.dialog);
     f.render_widget(body.style(theme.base).scroll((scroll, 0)), d.body);
-    let mut keys = vec![
-        Span::styled(" y ", theme.selected),
-        Span::raw(" approve and execute    "),
-        Span::styled(" esc ", theme.selected),
-        Span::raw(" cancel"),
-    ];
-    let wide = Line::from(keys.clone()).width() + 21 <= d.keys.width as usize;
-    if wide {
-        keys.push(Span::raw("   (Enter does nothing)"));
-    } else {
-        keys[1] = Span::raw(" approve   ");
-    }
-    if let Some(check) = app.gate.check.as_ref().filter(|c| c.id == id)
-        && !check.unarmed(app.gate.items.get(id)).is_empty()
-    {
-        keys.splice(
-            0..0,
-            [
-                Span::styled(" o ", theme.selected),
-                Span::raw(" override then y  "),
-            ],
-        );
-    }
-    f.render_widget(Paragraph::new(Line::from(keys)).style(theme.base), d.keys);
+    let ctx = app.approve_context(dialog);
+    let keys = dialog.keys_line(theme, &ctx, d.keys.width);
+    f.render_widget(Paragraph::new(keys).style(theme.base), d.keys);
 }
 
 /// Where the approve dialog draws: its frame, its body, its keys line, and how far the body
@@ -751,13 +738,20 @@ pub fn approve_body_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec
             )));
         }
     }
+    let dialog = match &app.modal {
+        Some(crate::console::modal::Modal::Approve(d)) if d.id == id => Some(d),
+        _ => None,
+    };
     if let Some(g) = app.gate.items.get(id) {
         lines.extend(crate::console::gate::guard::approve_lines(
             theme,
-            app.gate.check.as_ref().filter(|c| c.id == id),
+            dialog.and_then(|d| d.check_for(id)),
             Some(g),
             app.gate.kill.as_ref(),
         ));
+    }
+    if let Some(d) = dialog {
+        lines.extend(d.step_lines(theme));
     }
     if let Some(left) = item.remaining(app.now) {
         let mut spans = vec![Span::raw("Time left ")];

@@ -161,10 +161,7 @@ fn keys_prefill_research_commands_and_stop_asks_first() {
     assert!(app.update(code(KeyCode::Esc)).is_empty());
     assert!(app.modal.is_none(), "{:?}", app.modal);
     app.update(key('X'));
-    assert_eq!(
-        app.update(key('y')),
-        vec![Effect::StopResearch(RUN_ID.into())]
-    );
+    assert_eq!(yes(&mut app), vec![Effect::StopResearch(RUN_ID.into())]);
     app.update(Action::answered(
         t0() + secs(1),
         LATENCY,

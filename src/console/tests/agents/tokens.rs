@@ -39,17 +39,20 @@ fn confirm_token_arrives_counts_down_and_is_approved_with_the_token() {
         "{line}"
     );
 
-    // Same dialog rules: a, Enter does nothing, y executes.
+    // Same dialog rules: a, Enter closes it deciding nothing, y executes.
     app.update(key('2'));
     let fx = app.update(key('a'));
     assert!(
-        matches!(&app.modal, Some(Modal::Approve(id)) if *id == "tool-1"),
+        matches!(&app.modal, Some(Modal::Approve(d)) if d.id == "tool-1"),
         "{:?}",
         app.modal
     );
     assert!(fx.is_empty(), "{fx:?}");
     assert!(tool_calls(&app.update(code(KeyCode::Enter))).is_empty());
-    let fx = app.update(key('y'));
+    assert!(app.modal.is_none(), "{:?}", app.modal);
+    app.now += ms(100);
+    app.update(key('a'));
+    let fx = yes(&mut app);
     let calls = tool_calls(&fx);
     assert_eq!(
         calls,
@@ -122,7 +125,7 @@ fn the_dialog_rechecks_expiry_and_reject_dismisses_locally() {
     app.update(key('a'));
     app.update(Action::Tick(t0() + secs(61)));
     assert!(
-        tool_calls(&app.update(key('y'))).is_empty(),
+        tool_calls(&yes(&mut app)).is_empty(),
         "expired while the dialog was open"
     );
 
@@ -140,7 +143,7 @@ fn a_failed_approval_is_recorded() {
     let mut app = token_in_inbox();
     app.update(key('2'));
     app.update(key('a'));
-    let fx = app.update(key('y'));
+    let fx = yes(&mut app);
     let (name, args, _) = tool_calls(&fx).remove(0);
     app.update(executed(
         &name,
@@ -178,7 +181,7 @@ fn proposals_and_tokens_share_the_inbox() {
 fn resubmission_fails(app: &mut App, error: ApiError) -> Vec<Effect> {
     app.update(key('2'));
     app.update(key('a'));
-    let calls = tool_calls(&app.update(key('y')));
+    let calls = tool_calls(&yes(app));
     assert_eq!(calls.len(), 1);
     app.update(executed(
         "service_propose_trade",
@@ -280,6 +283,6 @@ fn a_resubmission_without_an_answer_is_an_unknown_outcome_settled_by_the_audit_l
     assert_eq!(app.item("tool-1").unwrap().status(app.now), Status::Staged);
     assert!(app.decisions.is_empty());
     app.update(key('a'));
-    assert!(matches!(&app.modal, Some(Modal::Approve(id)) if id == "tool-1"));
-    assert_eq!(tool_calls(&app.update(key('y'))).len(), 1);
+    assert!(matches!(&app.modal, Some(Modal::Approve(d)) if d.id == "tool-1"));
+    assert_eq!(tool_calls(&yes(&mut app)).len(), 1);
 }

@@ -1,0 +1,729 @@
+//! The approve dialog as a component: its state (scroll, the gateway's live re-check, the
+//! override step, when it opened and when its last key came) and the rules of its keys, as a
+//! pure function of a key, the time and what the dialog is about (`Context`). `App` builds the
+//! context and performs the outcome; nothing here touches `App`, so every rule is tested with
+//! keys and times alone.
+//!
+//! The dialog decides money, so it takes only deliberate keys:
+//! - `y` approves, `n`/Esc cancels, the movement keys scroll; any other key closes it with a line
+//!   saying so, and goes nowhere else.
+//! - A key within [`SETTLE`] of the opening, or within [`BURST`] of the key before it, decides
+//!   nothing.
+//! - Overriding a broken rule is its own step: `o`, then type the coin and Enter. `o` then `y`
+//!   never approves.
+//! - Under the kill switch there is no override to offer.
+
+use crate::console::gate::guard::ApproveCheck;
+use crate::console::keymap::{KeyAction, KeyBinding};
+use crate::console::theme::Theme;
+use chrono::{DateTime, Duration as TimeDelta, Utc};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::text::{Line, Span};
+
+/// How long after opening the dialog ignores deciding keys. Reading one line takes longer than
+/// this; a key sooner was typed before the trade was on screen (typed ahead, or the `y` of a word
+/// that was meant for something else). Short enough that a supervisor who read the trade in the
+/// detail panel never waits for it.
+pub const SETTLE: TimeDelta = TimeDelta::milliseconds(400);
+
+/// Keys closer together than this are one burst: pasted text, or typing that was going on when
+/// the dialog opened. People do not press two separate keys this fast on purpose (a fast typist's
+/// keys are ~100 ms apart); a terminal delivers pasted text within a few milliseconds.
+pub const BURST: TimeDelta = TimeDelta::milliseconds(50);
+
+/// The longest text the override step takes: a coin's name, with room for typos to show.
+const TYPED_MAX: usize = 24;
+
+/// The override step: the rules to override and the word that confirms it (the coin).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OverrideStep {
+    pub rules: Vec<String>,
+    pub word: String,
+    pub typed: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApproveDialog {
+    /// The inbox item (a proposal id, a tool approval's `tool-N`).
+    pub id: String,
+    /// How far the body is scrolled (the keys line never scrolls away).
+    pub scroll: u16,
+    pub opened_at: DateTime<Utc>,
+    last_key_at: DateTime<Utc>,
+    /// The gateway's live re-check; gateway items only.
+    pub check: Option<ApproveCheck>,
+    /// Open while the supervisor types the coin to override the broken rules.
+    pub step: Option<OverrideStep>,
+}
+
+/// What the dialog is about, as `App` knows it when a key arrives.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Context {
+    /// The rules an approval would break (live re-check, else the staging's verdicts).
+    pub breaking: Vec<String>,
+    /// What the supervisor types to override: the item's coin.
+    pub word: String,
+    /// The kill switch's reason while it is on: nothing can be approved, so nothing overridden.
+    pub kill: Option<String>,
+    /// A gateway item: the only kind with rules to override.
+    pub gateway: bool,
+    pub max_scroll: u16,
+    pub page: u16,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Scrolled, typed, or nothing at all.
+    Nothing,
+    /// The dialog stays; the line says why the key decided nothing.
+    Hint(String),
+    /// The dialog closes, saying why when it was not a cancel.
+    Close(Option<String>),
+    /// Approve, overriding these rules (none: a plain approval).
+    Approve { overrides: Vec<String> },
+}
+
+impl ApproveDialog {
+    /// Opened by a key (or a command's Enter) at `now`: that key starts the settle time and is
+    /// the "previous key" of the first one the dialog gets.
+    pub fn new(id: &str, now: DateTime<Utc>, check: Option<ApproveCheck>) -> ApproveDialog {
+        ApproveDialog {
+            id: id.to_string(),
+            scroll: 0,
+            opened_at: now,
+            last_key_at: now,
+            check,
+            step: None,
+        }
+    }
+
+    /// Opened, and its last key came, `by` earlier: the tests' "the supervisor read it".
+    #[cfg(test)]
+    pub fn backdate(&mut self, by: TimeDelta) {
+        self.opened_at -= by;
+        self.last_key_at -= by;
+    }
+
+    /// The check for `id`, if this dialog asked the gateway for it.
+    pub fn check_for(&self, id: &str) -> Option<&ApproveCheck> {
+        self.check.as_ref().filter(|c| c.id == id)
+    }
+
+    /// One key, already mapped to its action (the keymap is the user's), at `now`.
+    pub fn on_key(
+        &mut self,
+        key: &KeyEvent,
+        action: Option<KeyAction>,
+        now: DateTime<Utc>,
+        ctx: &Context,
+    ) -> Outcome {
+        // Measured from the key before, whatever it did: a burst stays a burst even when its
+        // first keys were ignored.
+        let burst = now - self.last_key_at < BURST;
+        let early = now - self.opened_at < SETTLE;
+        self.last_key_at = now;
+        if self.step.is_some() {
+            return self.on_step_key(key, burst, ctx);
+        }
+        match action {
+            Some(KeyAction::ConfirmYes) => {
+                if let Some(why) = too_fast(early, burst, "y") {
+                    return Outcome::Hint(why);
+                }
+                if let Some(reason) = &ctx.kill {
+                    return Outcome::Hint(crate::console::gate::guard::kill_refusal(reason));
+                }
+                if !ctx.breaking.is_empty() {
+                    return Outcome::Hint(format!(
+                        "{} breaks {}: y alone does not approve it; o, then type {}, overrides \
+                         (journaled with the rule)",
+                        self.id,
+                        ctx.breaking.join(", "),
+                        ctx.word
+                    ));
+                }
+                Outcome::Approve {
+                    overrides: Vec::new(),
+                }
+            }
+            Some(KeyAction::Override) => {
+                if let Some(reason) = &ctx.kill {
+                    return Outcome::Hint(format!(
+                        "the kill switch is on ({reason}): nothing can be approved, so nothing \
+                         overridden; /kill off first"
+                    ));
+                }
+                if !ctx.gateway {
+                    return Outcome::Hint(
+                        "o overrides a gateway's policy rule: this item has none to override"
+                            .into(),
+                    );
+                }
+                if ctx.breaking.is_empty() {
+                    return Outcome::Hint(
+                        "no rule is broken: nothing to override (y approves)".into(),
+                    );
+                }
+                if let Some(why) = too_fast(early, burst, "o") {
+                    return Outcome::Hint(why);
+                }
+                self.step = Some(OverrideStep {
+                    rules: ctx.breaking.clone(),
+                    word: ctx.word.clone(),
+                    typed: String::new(),
+                });
+                // The step's lines close the body: scrolled to, whatever the screen's height
+                // (the view stops at the last line).
+                self.scroll = u16::MAX;
+                Outcome::Nothing
+            }
+            Some(KeyAction::Cancel) => Outcome::Close(None),
+            Some(
+                a @ (KeyAction::Up
+                | KeyAction::Down
+                | KeyAction::PageUp
+                | KeyAction::PageDown
+                | KeyAction::Top
+                | KeyAction::Bottom),
+            ) => {
+                let cur = self.scroll.min(ctx.max_scroll) as i32;
+                let page = ctx.page.max(1) as i32;
+                let next = match a {
+                    KeyAction::Up => cur - 1,
+                    KeyAction::Down => cur + 1,
+                    KeyAction::PageUp => cur - page,
+                    KeyAction::PageDown => cur + page,
+                    KeyAction::Top => 0,
+                    _ => ctx.max_scroll as i32,
+                };
+                self.scroll = next.clamp(0, ctx.max_scroll as i32) as u16;
+                Outcome::Nothing
+            }
+            _ => Outcome::Close(Some(format!(
+                "approve dialog closed: `{}` is not one of its keys — nothing was decided",
+                KeyBinding::from_event(key)
+            ))),
+        }
+    }
+
+    /// The override step has the keys: letters are the coin being typed (that is what the step
+    /// is for), Enter confirms only the exact coin, Esc backs out to the dialog.
+    fn on_step_key(&mut self, key: &KeyEvent, burst: bool, ctx: &Context) -> Outcome {
+        let Some(step) = self.step.as_mut() else {
+            return Outcome::Nothing;
+        };
+        match key.code {
+            KeyCode::Esc => {
+                self.step = None;
+                Outcome::Hint("override abandoned: nothing was decided".into())
+            }
+            KeyCode::Backspace => {
+                step.typed.pop();
+                Outcome::Nothing
+            }
+            KeyCode::Enter => {
+                if burst {
+                    return Outcome::Hint(
+                        "Enter came with other keys (pasted or typed ahead): nothing decided — \
+                         press Enter on its own"
+                            .into(),
+                    );
+                }
+                if let Some(reason) = &ctx.kill {
+                    self.step = None;
+                    return Outcome::Hint(crate::console::gate::guard::kill_refusal(reason));
+                }
+                let typed = step.typed.trim();
+                if !typed.eq_ignore_ascii_case(step.word.trim()) {
+                    let said = format!(
+                        "`{typed}` is not {}: not overridden — type {} to override {}, esc backs out",
+                        step.word,
+                        step.word,
+                        step.rules.join(", ")
+                    );
+                    step.typed.clear();
+                    return Outcome::Hint(said);
+                }
+                // The rules as the supervisor was shown them when the step opened: a rule that
+                // broke since is not overridden unseen (the gateway refuses it and says so).
+                let overrides = step.rules.clone();
+                self.step = None;
+                Outcome::Approve { overrides }
+            }
+            KeyCode::Char(c)
+                if !key
+                    .modifiers
+                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
+            {
+                if step.typed.chars().count() < TYPED_MAX {
+                    step.typed.push(c);
+                }
+                Outcome::Nothing
+            }
+            _ => Outcome::Nothing,
+        }
+    }
+
+    /// The override step's line in the body: what is overridden, and how.
+    pub fn step_lines<'a>(&self, theme: &Theme) -> Vec<Line<'a>> {
+        let Some(step) = &self.step else {
+            return Vec::new();
+        };
+        vec![Line::styled(
+            format!(
+                "OVERRIDE {} — type {} then Enter (journaled with the rule; esc backs out)",
+                step.rules.join(", "),
+                step.word
+            ),
+            theme.critical,
+        )]
+    }
+
+    /// The keys line, the longest wording that fits `width`: only the keys the dialog takes now.
+    pub fn keys_line<'a>(&self, theme: &Theme, ctx: &Context, width: u16) -> Line<'a> {
+        let key = |k: &str| Span::styled(format!(" {k} "), theme.selected);
+        let text = |t: &str| Span::raw(t.to_string());
+        let variants: Vec<Vec<Span>> = if let Some(step) = &self.step {
+            // What is typed shows here, on the line that never scrolls away.
+            let typed = || Span::styled(format!("{}▏", step.typed), theme.selected);
+            let word = || Span::styled(step.word.clone(), theme.critical);
+            vec![
+                vec![
+                    text(" type "),
+                    word(),
+                    text(&format!(" to override {}: ", step.rules.join(", "))),
+                    typed(),
+                    text("  "),
+                    key("enter"),
+                    text(" "),
+                    key("esc"),
+                    text(" back"),
+                ],
+                vec![
+                    text(" type "),
+                    word(),
+                    text(": "),
+                    typed(),
+                    text("  "),
+                    key("enter"),
+                    text(" override  "),
+                    key("esc"),
+                    text(" back"),
+                ],
+                vec![
+                    text(" type "),
+                    word(),
+                    text(": "),
+                    typed(),
+                    text(" "),
+                    key("enter"),
+                    key("esc"),
+                ],
+            ]
+        } else if ctx.kill.is_some() {
+            vec![
+                vec![
+                    key("esc"),
+                    text(" close — the kill switch is on: nothing can be approved"),
+                ],
+                vec![key("esc"), text(" close (kill switch on)")],
+            ]
+        } else if !ctx.breaking.is_empty() {
+            vec![
+                vec![
+                    key("o"),
+                    text(" override: type the coin   "),
+                    key("esc"),
+                    text(" cancel   other keys close"),
+                ],
+                vec![
+                    key("o"),
+                    text(" override (type the coin)  "),
+                    key("esc"),
+                    text(" cancel"),
+                ],
+                vec![key("o"), text(" override "), key("esc"), text(" cancel")],
+            ]
+        } else {
+            vec![
+                vec![
+                    key("y"),
+                    text(" approve and execute   "),
+                    key("esc"),
+                    text(" cancel   other keys close"),
+                ],
+                vec![
+                    key("y"),
+                    text(" approve and execute   "),
+                    key("esc"),
+                    text(" cancel"),
+                ],
+                vec![key("y"), text(" approve "), key("esc"), text(" cancel")],
+            ]
+        };
+        let last = variants.len() - 1;
+        let chosen = variants
+            .into_iter()
+            .enumerate()
+            .find(|(i, v)| *i == last || Line::from(v.clone()).width() <= width as usize)
+            .map(|(_, v)| v)
+            .unwrap_or_default();
+        Line::from(chosen)
+    }
+}
+
+/// Why a deciding key that came too soon or too fast decided nothing.
+fn too_fast(early: bool, burst: bool, key: &str) -> Option<String> {
+    if early {
+        Some(format!("too soon — read the trade, then press {key}"))
+    } else if burst {
+        Some(format!(
+            "{key} came with other keys (pasted or typed ahead): nothing decided — press {key} \
+             on its own"
+        ))
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The dialog's rules as keys at times: what a supervisor typing something else, a paste, a
+    //! quick `y` and the override step decide.
+
+    use super::*;
+    use crate::console::keymap::Keymap;
+    use chrono::TimeZone;
+
+    const RULE: &str = "max_notional_usd";
+
+    fn t0() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2025, 3, 14, 12, 0, 0).unwrap()
+    }
+
+    fn ms(n: i64) -> TimeDelta {
+        TimeDelta::milliseconds(n)
+    }
+
+    fn broken() -> Context {
+        Context {
+            breaking: vec![RULE.into()],
+            word: "BTC".into(),
+            kill: None,
+            gateway: true,
+            max_scroll: 10,
+            page: 5,
+        }
+    }
+
+    fn clean() -> Context {
+        Context {
+            breaking: Vec::new(),
+            ..broken()
+        }
+    }
+
+    fn killed() -> Context {
+        Context {
+            kill: Some("drill".into()),
+            ..broken()
+        }
+    }
+
+    fn open() -> ApproveDialog {
+        ApproveDialog::new("prop_1", t0(), None)
+    }
+
+    fn event(text: &str) -> KeyEvent {
+        let code = match text {
+            "Enter" => KeyCode::Enter,
+            "Esc" => KeyCode::Esc,
+            "Backspace" => KeyCode::Backspace,
+            "Down" => KeyCode::Down,
+            c => KeyCode::Char(c.chars().next().unwrap()),
+        };
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    /// One key at `at` ms after the dialog opened.
+    fn press(d: &mut ApproveDialog, ctx: &Context, text: &str, at: i64) -> Outcome {
+        let key = event(text);
+        let action = Keymap::default().action(&key);
+        d.on_key(&key, action, t0() + ms(at), ctx)
+    }
+
+    /// `text` typed key by key from `start` ms, `gap` ms apart (`\n` is Enter), until the dialog
+    /// closes; every outcome.
+    fn typed(
+        d: &mut ApproveDialog,
+        ctx: &Context,
+        text: &str,
+        start: i64,
+        gap: i64,
+    ) -> Vec<Outcome> {
+        let mut out = Vec::new();
+        for (i, c) in text.chars().enumerate() {
+            let key = if c == '\n' {
+                "Enter".to_string()
+            } else {
+                c.to_string()
+            };
+            let o = press(d, ctx, &key, start + i as i64 * gap);
+            let closed = matches!(o, Outcome::Close(_) | Outcome::Approve { .. });
+            out.push(o);
+            if closed {
+                break;
+            }
+        }
+        out
+    }
+
+    fn approved(out: &[Outcome]) -> bool {
+        out.iter().any(|o| matches!(o, Outcome::Approve { .. }))
+    }
+
+    #[test]
+    fn a_command_typed_into_the_dialog_decides_nothing_and_its_colon_closes_it() {
+        // Pasted right after the dialog opened, and typed at a person's pace a while later.
+        for (start, gap) in [(5, 5), (2_000, 150)] {
+            for (ctx, text) in [
+                (broken(), ":/policy\n"),
+                (clean(), ":/research say hello"),
+                (broken(), ":/close BTC"),
+            ] {
+                let mut d = open();
+                let out = typed(&mut d, &ctx, text, start, gap);
+                assert!(!approved(&out), "{text:?}: {out:?}");
+                assert_eq!(d.step, None, "{text:?} armed an override");
+                assert_eq!(out.len(), 1, "{text:?}: the first key closes it: {out:?}");
+                match &out[0] {
+                    Outcome::Close(Some(why)) => {
+                        assert!(why.contains("`:` is not one of its keys"), "{why}");
+                        assert!(why.contains("nothing was decided"), "{why}");
+                    }
+                    other => panic!("{text:?}: {other:?}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_key_it_does_not_bind_closes_it_saying_so() {
+        for key in ["Enter", "x", "q", "a", "p", "/"] {
+            let mut d = open();
+            let out = press(&mut d, &clean(), key, 2_000);
+            let Outcome::Close(Some(why)) = out else {
+                panic!("{key}: {out:?}");
+            };
+            let name = if key == "Enter" { "enter" } else { key };
+            assert!(why.contains(&format!("`{name}`")), "{key}: {why}");
+        }
+        // Esc and n cancel quietly; the movement keys scroll and keep it open.
+        assert_eq!(
+            press(&mut open(), &clean(), "Esc", 2_000),
+            Outcome::Close(None)
+        );
+        assert_eq!(
+            press(&mut open(), &clean(), "n", 2_000),
+            Outcome::Close(None)
+        );
+        let mut d = open();
+        assert_eq!(press(&mut d, &clean(), "j", 2_000), Outcome::Nothing);
+        assert_eq!(press(&mut d, &clean(), "Down", 2_100), Outcome::Nothing);
+        assert_eq!(d.scroll, 2);
+        assert_eq!(press(&mut d, &clean(), "G", 2_200), Outcome::Nothing);
+        assert_eq!(d.scroll, 10);
+    }
+
+    #[test]
+    fn y_within_the_settle_time_is_ignored_and_after_it_approves() {
+        let mut d = open();
+        let early = SETTLE.num_milliseconds() - 1;
+        let out = press(&mut d, &clean(), "y", early);
+        assert_eq!(
+            out,
+            Outcome::Hint("too soon — read the trade, then press y".into())
+        );
+        let out = press(&mut d, &clean(), "y", early + 300);
+        assert_eq!(
+            out,
+            Outcome::Approve {
+                overrides: Vec::new()
+            }
+        );
+    }
+
+    #[test]
+    fn y_in_a_burst_of_keys_decides_nothing() {
+        let mut d = open();
+        assert_eq!(press(&mut d, &clean(), "j", 1_000), Outcome::Nothing);
+        let out = press(&mut d, &clean(), "y", 1_000 + BURST.num_milliseconds() - 1);
+        assert!(
+            matches!(&out, Outcome::Hint(h) if h.contains("came with other keys")),
+            "{out:?}"
+        );
+        // The same y on its own approves.
+        assert!(matches!(
+            press(&mut d, &clean(), "y", 1_500),
+            Outcome::Approve { .. }
+        ));
+    }
+
+    #[test]
+    fn y_alone_does_not_approve_a_broken_rule() {
+        let mut d = open();
+        let out = press(&mut d, &broken(), "y", 2_000);
+        assert!(
+            matches!(&out, Outcome::Hint(h) if h.contains("breaks max_notional_usd") && h.contains("type BTC")),
+            "{out:?}"
+        );
+    }
+
+    #[test]
+    fn o_then_y_never_approves() {
+        let mut d = open();
+        assert_eq!(press(&mut d, &broken(), "o", 1_000), Outcome::Nothing);
+        assert!(d.step.is_some());
+        // The y is a letter of the coin being typed, not an approval.
+        assert_eq!(press(&mut d, &broken(), "y", 2_000), Outcome::Nothing);
+        let out = press(&mut d, &broken(), "Enter", 3_000);
+        assert!(
+            matches!(&out, Outcome::Hint(h) if h.contains("`y` is not BTC: not overridden")),
+            "{out:?}"
+        );
+        assert!(d.step.is_some(), "the step stays for the coin");
+    }
+
+    #[test]
+    fn o_then_the_coin_typed_and_enter_approves_with_the_override() {
+        let mut d = open();
+        press(&mut d, &broken(), "o", 1_000);
+        let out = typed(&mut d, &broken(), " btc\n", 2_000, 150);
+        assert_eq!(
+            out.last(),
+            Some(&Outcome::Approve {
+                overrides: vec![RULE.into()]
+            })
+        );
+        assert_eq!(d.step, None);
+    }
+
+    #[test]
+    fn a_wrong_coin_is_refused_with_a_message_and_may_be_typed_again() {
+        let mut d = open();
+        press(&mut d, &broken(), "o", 1_000);
+        let out = typed(&mut d, &broken(), "ETH\n", 2_000, 150);
+        assert!(!approved(&out), "{out:?}");
+        assert!(
+            matches!(out.last(), Some(Outcome::Hint(h)) if h.contains("`ETH` is not BTC") && h.contains(RULE)),
+            "{out:?}"
+        );
+        assert_eq!(
+            d.step.as_ref().unwrap().typed,
+            "",
+            "cleared for the next try"
+        );
+        let out = typed(&mut d, &broken(), "BTX", 3_000, 150);
+        assert!(!approved(&out));
+        press(&mut d, &broken(), "Backspace", 3_500);
+        let out = typed(&mut d, &broken(), "C\n", 3_700, 150);
+        assert!(approved(&out), "{out:?}");
+    }
+
+    #[test]
+    fn esc_backs_out_of_the_override_step_and_n_is_a_letter_there() {
+        let mut d = open();
+        press(&mut d, &broken(), "o", 1_000);
+        assert_eq!(press(&mut d, &broken(), "n", 1_500), Outcome::Nothing);
+        assert_eq!(d.step.as_ref().unwrap().typed, "n");
+        let out = press(&mut d, &broken(), "Esc", 2_000);
+        assert!(matches!(out, Outcome::Hint(_)), "{out:?}");
+        assert_eq!(d.step, None);
+        // Back in the dialog: y still does not approve the broken rule.
+        assert!(!matches!(
+            press(&mut d, &broken(), "y", 3_000),
+            Outcome::Approve { .. }
+        ));
+    }
+
+    #[test]
+    fn enter_of_the_override_in_a_burst_decides_nothing() {
+        let mut d = open();
+        press(&mut d, &broken(), "o", 1_000);
+        let out = typed(&mut d, &broken(), "BTC\n", 2_000, 5);
+        assert!(!approved(&out), "{out:?}");
+        assert!(
+            matches!(out.last(), Some(Outcome::Hint(h)) if h.contains("press Enter on its own")),
+            "{out:?}"
+        );
+        assert!(approved(&[press(&mut d, &broken(), "Enter", 2_500)]));
+    }
+
+    #[test]
+    fn o_too_soon_opens_no_step() {
+        let mut d = open();
+        let out = press(&mut d, &broken(), "o", 10);
+        assert!(
+            matches!(&out, Outcome::Hint(h) if h.contains("too soon")),
+            "{out:?}"
+        );
+        assert_eq!(d.step, None);
+    }
+
+    #[test]
+    fn under_the_kill_switch_o_offers_nothing_and_the_keys_line_no_override() {
+        let mut d = open();
+        let out = press(&mut d, &killed(), "o", 2_000);
+        assert!(
+            matches!(&out, Outcome::Hint(h) if h.contains("kill switch is on (drill)")),
+            "{out:?}"
+        );
+        assert_eq!(d.step, None);
+        let out = press(&mut d, &killed(), "y", 3_000);
+        assert!(
+            matches!(&out, Outcome::Hint(h) if h.contains("kill switch")),
+            "{out:?}"
+        );
+        let keys = d.keys_line(&Theme::default(), &killed(), 64).to_string();
+        assert!(!keys.contains(" o "), "{keys}");
+        assert!(keys.contains("kill switch"), "{keys}");
+    }
+
+    #[test]
+    fn o_on_an_item_without_broken_rules_explains() {
+        let out = press(&mut open(), &clean(), "o", 2_000);
+        assert_eq!(
+            out,
+            Outcome::Hint("no rule is broken: nothing to override (y approves)".into())
+        );
+        let not_gateway = Context {
+            gateway: false,
+            ..clean()
+        };
+        let out = press(&mut open(), &not_gateway, "o", 2_000);
+        assert!(
+            matches!(&out, Outcome::Hint(h) if h.contains("none to override")),
+            "{out:?}"
+        );
+    }
+
+    #[test]
+    fn the_keys_line_fits_a_60_and_an_80_column_screen() {
+        // The dialog's inner width at 60 and 80 columns (66 wide, less its borders).
+        for width in [58u16, 64] {
+            for (ctx, step) in [
+                (clean(), false),
+                (broken(), false),
+                (broken(), true),
+                (killed(), false),
+            ] {
+                let mut d = open();
+                if step {
+                    press(&mut d, &ctx, "o", 1_000);
+                }
+                let line = d.keys_line(&Theme::default(), &ctx, width);
+                assert!(line.width() <= width as usize, "{width}: {line}");
+            }
+        }
+    }
+}
