@@ -97,12 +97,21 @@ fn inbox(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
             };
             let style =
                 matches!(status, Status::Expired | Status::Rejected).then_some(theme.expired);
-            let levels = if item.tool.is_none() && item.proposal.preview.kind == "trade" {
+            let trade = item.tool.is_none() && item.proposal.preview.kind == "trade";
+            let levels = if trade {
                 crate::console::inbox::levels(&item.proposal.preview)
             } else {
                 String::new()
             };
-            let mut cells = vec![first, Line::from(item.describe()), Line::from(levels)];
+            // Wrong at any price, so the list says it before the row is even selected.
+            let levels = if trade
+                && crate::console::inbox::risk::inverted_levels(&item.proposal.preview).is_some()
+            {
+                Line::styled(levels, theme.critical)
+            } else {
+                Line::from(levels)
+            };
+            let mut cells = vec![first, Line::from(item.describe()), levels];
             if on_gate {
                 let agent = app
                     .gate
@@ -366,7 +375,7 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
         ));
         // Once executed, the position held already includes the fill.
         if let Some(after) = r.resulting_szi.filter(|_| status == Status::Staged) {
-            lines.push(kv(theme, "After fill", resulting(after, &p.coin)));
+            lines.push(kv(theme, "After fill", resulting(after, &r.coin)));
         }
         for w in &r.warnings {
             lines.push(Line::from(vec![
