@@ -829,3 +829,49 @@ fn a_target_beyond_the_stop_is_flagged_without_any_price() {
         .expect("a Check line");
     assert_eq!(check.spans[1].style, theme.critical);
 }
+
+#[test]
+fn proposals_stamped_in_the_same_second_are_still_newest_first() {
+    // The service stamps creation to the second; expiry (or arrival) tells them apart.
+    let mut older = coin_long(ETH, "ETH", t0());
+    older.expires_at = Some(t0() + LIFETIME + ms(100));
+    let mut newer = coin_long(BNB, "BNB", t0());
+    newer.expires_at = Some(t0() + LIFETIME + ms(700));
+    let mut app = staged_app();
+    app.update(proposals(vec![older, newer], t0() + secs(1)));
+    let order: Vec<&str> = app.inbox.iter().map(|i| i.id()).collect();
+    assert_eq!(&order[..2], [BNB, ETH], "{order:?}");
+}
+
+#[test]
+fn a_60x20_screen_shows_more_of_the_detail_than_two_lines() {
+    let mut app = seeded_app(60, 20);
+    app.update(key('2'));
+    let text = render(&app);
+    let lines: Vec<&str> = text.lines().collect();
+    let top = lines
+        .iter()
+        .position(|l| l.contains("As it will execute"))
+        .expect("the detail panel");
+    let inner = lines[top + 1..]
+        .iter()
+        .take_while(|l| !l.starts_with('└'))
+        .count();
+    assert!(inner >= 5, "{inner} detail lines\n{text}");
+}
+
+#[test]
+fn g_and_capital_g_go_to_the_first_and_last_row() {
+    let mut app = seeded_app(120, 40);
+    app.update(key('1'));
+    let pane = app.focused_pane();
+    app.update(key('G'));
+    assert_eq!(app.selected(pane), app.pane_len(pane) - 1, "{pane:?}");
+    app.update(key('g'));
+    assert_eq!(app.selected(pane), 0);
+    app.update(key('2'));
+    app.update(key('G'));
+    assert_eq!(app.selected(Pane::Inbox), app.inbox.len() - 1);
+    app.update(key('g'));
+    assert_eq!(app.selected(Pane::Inbox), 0);
+}
