@@ -128,7 +128,7 @@ fn pnl() -> PnlSummary {
     PnlSummary {
         total_portfolio_value: 1_234_567.89,
         total_unrealized_pnl: -4_321.5,
-        total_realized_pnl: 98_765.43,
+        total_realized_pnl: Some(98_765.43),
         total_positions: 0,
         pnl: PnlPeriods {
             total: 98_765.43,
@@ -138,11 +138,11 @@ fn pnl() -> PnlSummary {
         },
         margin_summary: MarginSummary {
             account_value: 1_234_567.89,
-            total_margin_used: 345_678.9,
+            total_margin_used: Some(345_678.9),
             total_ntl_pos: 2_345_678.9,
             total_raw_usd: 888_888.8,
         },
-        withdrawable: 876_543.21,
+        withdrawable: Some(876_543.21),
         as_of: Some(t0()),
         ..Default::default()
     }

@@ -10,6 +10,7 @@ pub mod openapi;
 pub mod payment;
 pub mod routes;
 pub mod ssrf;
+pub mod symbol;
 pub mod webhook_sig;
 
 pub use catalog::{OPERATIONS, Operation, Scope};

@@ -15,8 +15,14 @@ const KEYS: &[(KeyAction, &str)] = &[
     (KeyAction::Down, "move down"),
     (KeyAction::PageUp, "page up"),
     (KeyAction::PageDown, "page down"),
-    (KeyAction::Top, "first row"),
-    (KeyAction::Bottom, "last row"),
+    (
+        KeyAction::Top,
+        "first row of a list, oldest line of a transcript",
+    ),
+    (
+        KeyAction::Bottom,
+        "last row of a list, newest line of a transcript",
+    ),
     (KeyAction::FocusNext, "next pane"),
     (KeyAction::FocusPrev, "previous pane"),
     (KeyAction::NextTab, "next tab"),
@@ -140,9 +146,9 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme, area: Rect, scroll: u16) {
     let visible = r.height.saturating_sub(2);
     let scroll = scroll.min((lines.len() as u16).saturating_sub(visible));
     let title = if lines.len() as u16 > visible {
-        " Help — j/k scroll, Esc closes "
+        " agentdesk console help — j/k scroll, Esc closes "
     } else {
-        " Help — Esc closes "
+        " agentdesk console help — Esc closes "
     };
     let p = Paragraph::new(lines)
         .block(widgets::block(theme, Line::from(title), true))

@@ -310,13 +310,22 @@ pub fn compute(width: u16, height: u16, shape: &Shape) -> Screen {
             // Side by side when there is room; stacked on a narrow terminal, where a split would
             // cut both the proposal descriptions and the risk preview.
             let (inbox, detail) = if width >= 100 {
+                // From 140 columns the list gets half: at 45% a gateway's inbox (agent column
+                // included) lost its TP/SL column up to 166 columns.
+                let list = if width >= 140 { 50 } else { 45 };
                 let [inbox, detail] = Layout::default()
                     .direction(Direction::Horizontal)
-                    .constraints([Constraint::Percentage(45), Constraint::Percentage(55)])
+                    .constraints([
+                        Constraint::Percentage(list),
+                        Constraint::Percentage(100 - list),
+                    ])
                     .areas(top);
                 (inbox, detail)
             } else {
-                let listed = shape.inbox.clamp(1, 5) as u16 + TABLE_CHROME;
+                // On a short screen the detail comes first: with five rows listed, 60x20 left
+                // it two lines, too few for the trade and its risk.
+                let most = if height >= 24 { 5 } else { 2 };
+                let listed = shape.inbox.clamp(1, most) as u16 + TABLE_CHROME;
                 let [inbox, detail] = Layout::default()
                     .direction(Direction::Vertical)
                     .constraints([Constraint::Length(listed), Constraint::Min(4)])

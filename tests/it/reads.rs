@@ -63,8 +63,8 @@ async fn realized_pnl_is_the_sum_of_the_fills() {
     let from_fills = store.realized_from_fills(account).unwrap();
     assert!(from_fills != 0.0, "four fills pay fees");
     assert!(
-        (pnl.total_realized_pnl - from_fills).abs() < 1e-6,
-        "{} vs {from_fills}",
+        (pnl.total_realized_pnl.unwrap() - from_fills).abs() < 1e-6,
+        "{:?} vs {from_fills}",
         pnl.total_realized_pnl
     );
 }

@@ -41,7 +41,11 @@ async fn a_stop_loss_fires_when_the_feed_crosses_it_and_cancels_the_take_profit(
     // The take-profit went with the position (one-cancels-other on a position's TP/SL).
     assert!(c.list_open_orders(None).await.unwrap().orders.is_empty());
     let pnl = c.pnl_summary().await.unwrap();
-    assert!(pnl.total_realized_pnl < 0.0, "{}", pnl.total_realized_pnl);
+    assert!(
+        pnl.total_realized_pnl.unwrap() < 0.0,
+        "{:?}",
+        pnl.total_realized_pnl
+    );
     assert!(pnl.total_portfolio_value < 100_000.0);
 }
 

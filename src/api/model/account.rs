@@ -224,8 +224,14 @@ pub struct ExchangeBreakdown {
 pub struct MarginSummary {
     #[serde(default, serialize_with = "num::ser_dec", deserialize_with = "num::de")]
     pub account_value: f64,
-    #[serde(default, serialize_with = "num::ser_dec", deserialize_with = "num::de")]
-    pub total_margin_used: f64,
+    /// None when the service did not send it: a pane shows that, not a margin of 0.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "num::ser_dec_opt",
+        deserialize_with = "num::de_opt"
+    )]
+    pub total_margin_used: Option<f64>,
     #[serde(default, serialize_with = "num::ser_dec", deserialize_with = "num::de")]
     pub total_ntl_pos: f64,
     #[serde(default, serialize_with = "num::ser_dec", deserialize_with = "num::de")]
@@ -239,8 +245,14 @@ pub struct PnlSummary {
     pub total_portfolio_value: f64,
     #[serde(rename = "totalUnrealizedPnL", default, deserialize_with = "num::de")]
     pub total_unrealized_pnl: f64,
-    #[serde(rename = "totalRealizedPnL", default, deserialize_with = "num::de")]
-    pub total_realized_pnl: f64,
+    /// None when the service did not send it (the deployment does not).
+    #[serde(
+        rename = "totalRealizedPnL",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "num::de_opt"
+    )]
+    pub total_realized_pnl: Option<f64>,
     #[serde(default, deserialize_with = "num::int")]
     pub total_positions: u32,
     #[serde(default)]
@@ -249,8 +261,14 @@ pub struct PnlSummary {
     pub exchange_breakdown: Vec<ExchangeBreakdown>,
     #[serde(default)]
     pub margin_summary: MarginSummary,
-    #[serde(default, serialize_with = "num::ser_dec", deserialize_with = "num::de")]
-    pub withdrawable: f64,
+    /// None when the service did not send it (the deployment does not).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "num::ser_dec_opt",
+        deserialize_with = "num::de_opt"
+    )]
+    pub withdrawable: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub as_of: Option<DateTime<Utc>>,
     #[serde(flatten)]

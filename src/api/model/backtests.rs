@@ -75,6 +75,22 @@ pub struct BacktestStats {
     pub extra: Extra,
 }
 
+impl BacktestStats {
+    /// The win rate in percent. The interface names a win rate without a unit: the sandbox sends
+    /// percent (55.0), the deployment's rows a fraction (0.55). A value from 0 to 1 is read as a
+    /// fraction — a win rate of at most 1 % is far rarer than a fraction — and anything above as
+    /// percent (see the README's Interface notes).
+    pub fn win_rate_pct(&self) -> Metric {
+        self.win_rate.map(|w| {
+            if (0.0..=1.0).contains(&w) {
+                w * 100.0
+            } else {
+                w
+            }
+        })
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EquityPoint {

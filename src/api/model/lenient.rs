@@ -144,6 +144,16 @@ pub fn normalize(operation: &str, mut value: Value) -> Value {
                 }
             }
         }
+        // The deployment's audit rows may say `status: "success"` instead of `ok: true`.
+        "list_audit_logs" => {
+            if let Some(Value::Array(rows)) = obj.get_mut("logs") {
+                for row in rows {
+                    if let Value::Object(row) = row {
+                        normalize_audit_row(row);
+                    }
+                }
+            }
+        }
         "confirm_trade"
         | "close_position"
         | "place_order"
@@ -152,6 +162,30 @@ pub fn normalize(operation: &str, mut value: Value) -> Value {
         _ => {}
     }
     value
+}
+
+/// An audit row's `status`: a word is its outcome, a number its HTTP status.
+fn normalize_audit_row(row: &mut Map<String, Value>) {
+    if row.contains_key("outcome") || row.contains_key("ok") {
+        return;
+    }
+    match row.get("status") {
+        Some(Value::String(word)) if word.trim().parse::<u16>().is_err() => {
+            let outcome = match word.trim().to_ascii_lowercase().as_str() {
+                "success" | "succeeded" | "ok" | "done" | "executed" | "filled" => "ok".into(),
+                "error" | "failed" | "failure" | "rejected" => "error".into(),
+                other => other.to_string(),
+            };
+            row.remove("status");
+            row.insert("outcome".into(), json!(outcome));
+        }
+        Some(status @ (Value::Number(_) | Value::String(_))) if !row.contains_key("httpStatus") => {
+            let status = status.clone();
+            row.remove("status");
+            row.insert("httpStatus".into(), status);
+        }
+        _ => {}
+    }
 }
 
 /// A trade preview in whatever shape a service sent it (a gateway passes the upstream's on as
@@ -320,6 +354,26 @@ mod tests {
             ),
             ("trade", "long", 0.265759, 2, Some(2700.0))
         );
+    }
+
+    #[test]
+    fn the_deployments_status_success_audit_rows_have_an_outcome() {
+        let logs: super::super::AuditLogs = serde_json::from_value(normalize(
+            "list_audit_logs",
+            json!({"logs": [
+                {"id": 1, "action": "confirm_trade", "status": "success"},
+                {"id": 2, "action": "propose_trade", "status": "failed", "error": "no"},
+                {"id": 3, "action": "whoami", "status": 200},
+                {"id": 4, "action": "whoami", "ok": true, "status": "success"},
+            ]}),
+        ))
+        .unwrap();
+        let got: Vec<(&str, u16)> = logs
+            .logs
+            .iter()
+            .map(|l| (l.outcome.as_str(), l.http_status))
+            .collect();
+        assert_eq!(got, [("ok", 0), ("error", 0), ("", 200), ("ok", 0)]);
     }
 
     #[test]

@@ -82,7 +82,8 @@ impl App {
                 for (i, p) in rows.iter().enumerate() {
                     self.account
                         .position_index
-                        .entry(p.coin.clone())
+                        // Keyed as proposals are looked up: one coin however spelled.
+                        .entry(crate::api::symbol::coin_of(&p.coin))
                         .or_default()
                         .push(i);
                 }

@@ -25,7 +25,7 @@ pub const RECENT: TimeDelta = TimeDelta::minutes(30);
 pub const AWAIT: TimeDelta = TimeDelta::seconds(1);
 
 /// The reason sent with `x` (no reason typed); `/reject <id> <reason>` sends one.
-pub const DEFAULT_REJECT_REASON: &str = "rejected by the supervisor in agentdesk";
+pub const DEFAULT_REJECT_REASON: &str = "rejected by the supervisor in the agentdesk console";
 
 /// Whether the service is a gateway.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -163,11 +163,17 @@ impl InboxItem {
     /// One line: what the proposal does.
     pub fn describe(&self) -> String {
         if let Some(t) = &self.tool {
-            return if t.summary.is_empty() {
-                format!("{} (tool)", t.tool)
-            } else {
-                t.summary.clone()
-            };
+            if !t.summary.is_empty() {
+                return t.summary.clone();
+            }
+            // The trade first, as a proposal's row reads; the tool that carries it after.
+            for v in [&t.preview, &t.args] {
+                let p = crate::api::model::lenient::preview(v.clone());
+                if p.kind == "trade" && !p.coin.is_empty() {
+                    return format!("{} · via {}", describe_preview(&p, self.id()), t.tool);
+                }
+            }
+            return format!("{} (tool)", t.tool);
         }
         describe_preview(&self.proposal.preview, self.id())
     }

@@ -3,9 +3,44 @@
 //! `unknown`, so a supervisor never reads a blank as "no risk".
 
 use crate::api::model::{PositionRow, Preview};
+use crate::api::symbol::coin_of;
+
+/// The coin a preview trades, however the service spelled it (`BTCUSDT`, `BTC-USD`, ...): the
+/// key positions are matched on.
+pub fn preview_coin(preview: &Preview) -> String {
+    if preview.coin.trim().is_empty() {
+        coin_of(&preview.asset)
+    } else {
+        coin_of(&preview.coin)
+    }
+}
+
+/// A target on the losing side of the stop (below it for a long, above it for a short) is wrong
+/// at any price, so it is named even when no entry or mark price is known.
+pub fn inverted_levels(preview: &Preview) -> Option<String> {
+    let (Some(tp), Some(sl)) = (preview.tp, preview.sl) else {
+        return None;
+    };
+    let fmt = crate::api::model::fmt_decimal;
+    match preview.direction.as_str() {
+        "long" if tp <= sl => Some(format!(
+            "TP {} is at or below SL {} on a long: wrong at any price",
+            fmt(tp),
+            fmt(sl)
+        )),
+        "short" if tp >= sl => Some(format!(
+            "TP {} is at or above SL {} on a short: wrong at any price",
+            fmt(tp),
+            fmt(sl)
+        )),
+        _ => None,
+    }
+}
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Risk {
+    /// The coin traded, one spelling whatever the service sent.
+    pub coin: String,
     pub mark: f64,
     pub notional: f64,
     pub margin: f64,
@@ -43,10 +78,12 @@ pub fn risk(
     account_value: Result<f64, String>,
 ) -> Risk {
     let mut unknown = Vec::new();
+    let coin = preview_coin(preview);
     let existing = positions
         .iter()
         .find(|p| {
-            p.coin == preview.coin
+            !coin.is_empty()
+                && coin_of(&p.coin) == coin
                 && (preview.exchange.is_empty() || p.exchange == preview.exchange)
         })
         .cloned();
@@ -96,7 +133,7 @@ pub fn risk(
     }
     // A stop or target on the wrong side of the entry fills at once: the supervisor should see
     // that before approving, whatever the service accepted.
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<String> = inverted_levels(preview).into_iter().collect();
     let side = if long { "long" } else { "short" };
     let wrong = |level: f64, above: bool| {
         entry > 0.0
@@ -158,6 +195,7 @@ pub fn risk(
         unknown.push("resulting position unknown: size unknown".into());
     }
     Risk {
+        coin,
         mark,
         notional,
         margin,
@@ -204,6 +242,7 @@ mod tests {
         assert_eq!(
             wrong.warnings,
             [
+                "TP 3600 is at or above SL 2400 on a short: wrong at any price",
                 "SL 2400 is at or below the entry 3000 of a short: it would fill at once",
                 "TP 3600 is at or above the entry 3000 of a short: it would fill at once",
             ]

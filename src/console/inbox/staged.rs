@@ -6,18 +6,7 @@
 
 use crate::api::model::{Preview, TradeSignal};
 
-/// The coin of a pair as the seed writes it: `BTCUSDT`, `BTC-USD`, `BTC/USD`, `BTC-PERP` → `BTC`.
-pub fn coin_of(asset: &str) -> String {
-    let a = asset.trim().to_uppercase();
-    for suffix in ["-PERP", "USDT", "-USDC", "-USD", "/USDT", "/USD", "USDC"] {
-        if let Some(c) = a.strip_suffix(suffix)
-            && !c.is_empty()
-        {
-            return c.trim_end_matches(['-', '/']).to_string();
-        }
-    }
-    a
-}
+pub use crate::api::symbol::coin_of;
 
 /// The kind of proposal a request stages: `trade`, `close` or `close_all`.
 pub fn kind_of(request: &TradeSignal) -> &'static str {

@@ -220,11 +220,16 @@ impl App {
     }
 
     pub(crate) fn sort_inbox(&mut self) {
+        // Newest first, at full precision; a service that stamps whole seconds leaves ties,
+        // which the later expiry, then the later arrival, then the id settle, so the order is
+        // the same on every poll.
         self.inbox.sort_by(|a, b| {
-            b.proposal
-                .created_at
-                .unwrap_or(b.first_seen)
-                .cmp(&a.proposal.created_at.unwrap_or(a.first_seen))
+            let created = |i: &InboxItem| i.proposal.created_at.unwrap_or(i.first_seen);
+            created(b)
+                .cmp(&created(a))
+                .then_with(|| b.proposal.expires_at.cmp(&a.proposal.expires_at))
+                .then_with(|| b.first_seen.cmp(&a.first_seen))
+                .then_with(|| b.id().cmp(a.id()))
         });
     }
 

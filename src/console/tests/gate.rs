@@ -532,6 +532,18 @@ fn gate_proposals_120x40() {
 }
 
 #[test]
+fn a_160_column_gateway_inbox_keeps_its_tp_sl_column() {
+    let app = gate_app(160, 40);
+    let text = render(&app);
+    let header = text
+        .lines()
+        .find(|l| l.contains("Time left / status"))
+        .expect("the inbox header");
+    assert!(header.contains("Agent"), "{header}");
+    assert!(header.contains("Limit · TP · SL"), "{header}");
+}
+
+#[test]
 fn gate_proposals_filtered_120x40() {
     let mut app = gate_app(120, 40);
     type_text(&mut app, ":/agent demo-agent");

@@ -722,3 +722,154 @@ fn on_the_desk_keys_act_on_the_strip_whichever_pane_has_the_focus() {
     app.update(key('x'));
     assert_eq!(app.item(ID).unwrap().local, LocalState::Rejected);
 }
+
+// ---- one coin however spelled; levels wrong at any price -----------------------------------------
+
+/// The deployment's positions name the bare coin while an agent's proposal may carry the pair it
+/// was staged with: both are the same holding.
+#[test]
+fn a_proposal_naming_btcusdt_sees_the_btc_position_and_what_it_becomes() {
+    let mut app = app_with(quiet_options());
+    let fx = app.update(Action::Tick(t0()));
+    let mut preview = trade_preview("", "BTCUSDT", "long", 0.01, 66_000.0, 5, None, None);
+    preview.asset = "BTCUSDT".into();
+    for r in fetches(&fx) {
+        let payload = match r {
+            Resource::Proposals => crate::console::action::Payload::Proposals(vec![proposal(
+                ID,
+                t0(),
+                preview.clone(),
+            )]),
+            Resource::Positions => crate::console::action::Payload::Positions(positions()),
+            other => empty_payload(other),
+        };
+        app.update(loaded(r, payload, t0()));
+    }
+    app.update(Action::Resize(120, 40));
+    app.update(key('2'));
+    let r = app.risk_of(&app.item(ID).unwrap().proposal.preview);
+    assert_eq!(r.coin, "BTC");
+    assert_eq!(r.existing.as_ref().map(|e| e.coin.as_str()), Some("BTC"));
+    assert!((r.resulting_szi.unwrap() - 0.06).abs() < 1e-12, "{r:?}");
+    let screen = render(&app);
+    assert!(!screen.contains("nothing in this coin"), "{screen}");
+    assert!(screen.contains("After fill   long 0.06 BTC"), "{screen}");
+}
+
+#[test]
+fn a_target_beyond_the_stop_is_flagged_without_any_price() {
+    // No mark, no limit: nothing to compare with but the two levels themselves.
+    let long = trade_preview(
+        "venue",
+        "BTC",
+        "long",
+        0.01,
+        0.0,
+        5,
+        Some(60_000.0),
+        Some(65_000.0),
+    );
+    let r = risk(&long, &[], Err("no PnL yet".into()));
+    assert_eq!(
+        r.warnings,
+        ["TP 60000 is at or below SL 65000 on a long: wrong at any price"]
+    );
+    let short = trade_preview(
+        "venue",
+        "ETH",
+        "short",
+        1.0,
+        0.0,
+        2,
+        Some(3_300.0),
+        Some(3_000.0),
+    );
+    assert_eq!(
+        risk(&short, &[], Err("no PnL yet".into())).warnings,
+        ["TP 3300 is at or above SL 3000 on a short: wrong at any price"]
+    );
+    let fine = trade_preview(
+        "venue",
+        "BTC",
+        "long",
+        0.01,
+        0.0,
+        5,
+        Some(70_000.0),
+        Some(65_000.0),
+    );
+    assert!(
+        risk(&fine, &[], Err("no PnL yet".into()))
+            .warnings
+            .is_empty()
+    );
+
+    // In the detail it is a red "Check" line; in the list the row's levels are red.
+    let mut app = staged_app();
+    app.update(Action::Resize(120, 40));
+    app.update(proposals(vec![proposal(ID, t0(), long)], t0()));
+    app.update(key('2'));
+    let screen = render(&app);
+    assert!(
+        screen.contains("Check        TP 60000 is at or below SL 65000"),
+        "{screen}"
+    );
+    let theme = crate::console::theme::Theme::dark();
+    let lines =
+        crate::console::tabs::proposals::view::detail_lines(&app, &theme, app.item(ID).unwrap());
+    let check = lines
+        .iter()
+        .find(|l| {
+            l.spans
+                .iter()
+                .any(|s| s.content.contains("wrong at any price"))
+        })
+        .expect("a Check line");
+    assert_eq!(check.spans[1].style, theme.critical);
+}
+
+#[test]
+fn proposals_stamped_in_the_same_second_are_still_newest_first() {
+    // The service stamps creation to the second; expiry (or arrival) tells them apart.
+    let mut older = coin_long(ETH, "ETH", t0());
+    older.expires_at = Some(t0() + LIFETIME + ms(100));
+    let mut newer = coin_long(BNB, "BNB", t0());
+    newer.expires_at = Some(t0() + LIFETIME + ms(700));
+    let mut app = staged_app();
+    app.update(proposals(vec![older, newer], t0() + secs(1)));
+    let order: Vec<&str> = app.inbox.iter().map(|i| i.id()).collect();
+    assert_eq!(&order[..2], [BNB, ETH], "{order:?}");
+}
+
+#[test]
+fn a_60x20_screen_shows_more_of_the_detail_than_two_lines() {
+    let mut app = seeded_app(60, 20);
+    app.update(key('2'));
+    let text = render(&app);
+    let lines: Vec<&str> = text.lines().collect();
+    let top = lines
+        .iter()
+        .position(|l| l.contains("As it will execute"))
+        .expect("the detail panel");
+    let inner = lines[top + 1..]
+        .iter()
+        .take_while(|l| !l.starts_with('└'))
+        .count();
+    assert!(inner >= 5, "{inner} detail lines\n{text}");
+}
+
+#[test]
+fn g_and_capital_g_go_to_the_first_and_last_row() {
+    let mut app = seeded_app(120, 40);
+    app.update(key('1'));
+    let pane = app.focused_pane();
+    app.update(key('G'));
+    assert_eq!(app.selected(pane), app.pane_len(pane) - 1, "{pane:?}");
+    app.update(key('g'));
+    assert_eq!(app.selected(pane), 0);
+    app.update(key('2'));
+    app.update(key('G'));
+    assert_eq!(app.selected(Pane::Inbox), app.inbox.len() - 1);
+    app.update(key('g'));
+    assert_eq!(app.selected(Pane::Inbox), 0);
+}

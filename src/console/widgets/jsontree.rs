@@ -188,6 +188,40 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     }
 }
 
+/// A JSON value as labelled fields, one per scalar: `coin` → `ETH`, nested keys joined with a
+/// dot (`response.data.status`), array items by index (`statuses[0].oid`); an array of scalars
+/// is one field. Strings show without quotes.
+pub fn fields(v: &Value, prefix: &str, out: &mut Vec<(String, String)>) {
+    let name = |k: &str| {
+        if prefix.is_empty() {
+            k.to_string()
+        } else {
+            format!("{prefix}.{k}")
+        }
+    };
+    match v {
+        Value::Object(m) if !m.is_empty() => {
+            for (k, v) in m {
+                fields(v, &name(k), out);
+            }
+        }
+        Value::Array(items) if items.iter().any(|i| i.is_object() || i.is_array()) => {
+            for (i, item) in items.iter().enumerate() {
+                fields(item, &format!("{prefix}[{i}]"), out);
+            }
+        }
+        Value::Array(items) => out.push((
+            prefix.to_string(),
+            items
+                .iter()
+                .map(super::value_text)
+                .collect::<Vec<_>>()
+                .join(", "),
+        )),
+        other => out.push((prefix.to_string(), super::value_text(other))),
+    }
+}
+
 /// A one-line summary of a JSON value for lists: `4 positions`, `{"ok": true}` cut to `max`.
 pub fn summarize(v: &Value, max: usize) -> String {
     let text = match v {

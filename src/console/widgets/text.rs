@@ -108,13 +108,22 @@ pub fn pipe_table_len(lines: &[&str], start: usize) -> usize {
         .count()
 }
 
-/// A markdown pipe table as aligned text in at most `width` cells: a header, a rule, the rows;
-/// columns joined by ` │ `. When it is too wide, the widest columns give way and their cells end
-/// in `…`.
-pub fn pipe_table(lines: &[&str], width: usize) -> Vec<String> {
+/// Narrowest a column is cut to before a table gives up on columns: below this a name or a
+/// parameter set is unreadable (a 13-column ranking cut to fit once showed six characters each).
+const MIN_CELL: usize = 12;
+
+/// A markdown pipe table in at most `width` cells. When its columns fit (the widest giving way,
+/// none below [`MIN_CELL`] or its own width), aligned text: a header, a rule, the rows, columns
+/// joined by ` │ `. When they do not, each row as a block of `header  value` lines, so nothing is
+/// cut.
+pub fn pipe_table(lines: &[&str], width: usize) -> Vec<TextLine> {
     use unicode_width::UnicodeWidthStr;
+    let plain = |text: String| TextLine {
+        text,
+        style: LineStyle::Plain,
+    };
     let Some(align) = lines.get(1).and_then(|l| pipe_alignment(l)) else {
-        return lines.iter().map(|l| l.to_string()).collect();
+        return lines.iter().map(|l| plain(l.to_string())).collect();
     };
     let rows: Vec<Vec<String>> = std::iter::once(lines[0])
         .chain(lines.iter().skip(2).copied())
@@ -132,13 +141,19 @@ pub fn pipe_table(lines: &[&str], width: usize) -> Vec<String> {
             widths[i] = widths[i].max(c.width());
         }
     }
+    let floors: Vec<usize> = widths.iter().map(|w| (*w).min(MIN_CELL)).collect();
     let sep = 3;
     let room = width.saturating_sub(sep * n.saturating_sub(1));
+    if floors.iter().sum::<usize>() > room {
+        return pipe_blocks(&rows, width);
+    }
     while widths.iter().sum::<usize>() > room {
-        let widest = (0..n).max_by_key(|i| widths[*i]).unwrap_or(0);
-        if widths[widest] <= 3 {
+        let Some(widest) = (0..n)
+            .filter(|i| widths[*i] > floors[*i])
+            .max_by_key(|i| widths[*i])
+        else {
             break;
-        }
+        };
         widths[widest] -= 1;
     }
     let render = |row: &[String]| -> String {
@@ -157,15 +172,68 @@ pub fn pipe_table(lines: &[&str], width: usize) -> Vec<String> {
             .collect();
         cells.join(" │ ").trim_end().to_string()
     };
-    let mut out = vec![render(&rows[0])];
-    out.push(
-        widths
+    let mut out = vec![TextLine {
+        text: render(&rows[0]),
+        style: LineStyle::Accent,
+    }];
+    out.push(TextLine {
+        text: widths
             .iter()
             .map(|w| "─".repeat(*w))
             .collect::<Vec<_>>()
             .join("─┼─"),
-    );
-    out.extend(rows[1..].iter().map(|r| render(r)));
+        style: LineStyle::Muted,
+    });
+    out.extend(rows[1..].iter().map(|r| plain(render(r))));
+    out
+}
+
+/// Each data row of a table as a block: its first cell as a heading, then one `header  value`
+/// line per other cell, wrapped, never cut.
+fn pipe_blocks(rows: &[Vec<String>], width: usize) -> Vec<TextLine> {
+    use unicode_width::UnicodeWidthStr;
+    let header = &rows[0];
+    let label = header
+        .iter()
+        .skip(1)
+        .map(|h| h.width())
+        .max()
+        .unwrap_or(0)
+        .min(width / 3);
+    let mut out = Vec::new();
+    for row in &rows[1..] {
+        let title = match (header.first(), row.first()) {
+            (Some(h), Some(v)) if !h.is_empty() => format!("{h} {v}"),
+            (_, Some(v)) => v.clone(),
+            _ => String::new(),
+        };
+        for text in wrap(&title, width, "  ") {
+            out.push(TextLine {
+                text,
+                style: LineStyle::Accent,
+            });
+        }
+        for (i, value) in row.iter().enumerate().skip(1) {
+            let name = header.get(i).map_or("", String::as_str);
+            let name = super::truncate(name, label);
+            let pad = label.saturating_sub(name.width());
+            let indent = " ".repeat(label + 4);
+            for text in wrap(
+                &format!("  {name}{}  {value}", " ".repeat(pad)),
+                width,
+                &indent,
+            ) {
+                out.push(TextLine {
+                    text,
+                    style: LineStyle::Plain,
+                });
+            }
+        }
+        out.push(TextLine {
+            text: String::new(),
+            style: LineStyle::Plain,
+        });
+    }
     out
 }
 
@@ -184,9 +252,10 @@ mod tests {
         ];
         assert_eq!(pipe_table_len(&md, 0), 4);
         assert_eq!(pipe_table_len(&md, 1), 0);
+        let text = |t: Vec<TextLine>| t.into_iter().map(|l| l.text).collect::<Vec<_>>();
         let t = pipe_table(&md[..4], 80);
         assert_eq!(
-            t,
+            text(t),
             [
                 "strategy   │ return % │ trades",
                 "───────────┼──────────┼───────",
@@ -194,10 +263,21 @@ mod tests {
                 "rsi_revert │     -3.1 │   7",
             ]
         );
-        // Too wide: the widest column gives way, with an ellipsis.
-        let t = pipe_table(&md[..4], 24);
-        assert!(t.iter().all(|l| l.chars().count() <= 24), "{t:?}");
-        assert!(t[2].starts_with("ema_c…"), "{t:?}");
+        // Too narrow for its columns: each row a block, nothing cut.
+        let t = text(pipe_table(&md[..4], 24));
+        assert_eq!(
+            t,
+            [
+                "strategy ema_cross",
+                "  return %  12.4",
+                "  trades    23",
+                "",
+                "strategy rsi_revert",
+                "  return %  -3.1",
+                "  trades    7",
+                "",
+            ]
+        );
         // Not a table: a line with a pipe but no delimiter row.
         assert_eq!(pipe_table_len(&["a | b", "c | d"], 0), 0);
     }

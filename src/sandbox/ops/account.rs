@@ -156,17 +156,17 @@ pub fn pnl_summary(core: &View, call: &Call) -> Result<Reply, AppError> {
     let summary = PnlSummary {
         total_portfolio_value: equity,
         total_unrealized_pnl: total_upnl,
-        total_realized_pnl: realized,
+        total_realized_pnl: Some(realized),
         total_positions: book.positions.len() as u32,
         pnl,
         exchange_breakdown: breakdown,
         margin_summary: MarginSummary {
             account_value: equity,
-            total_margin_used: margin_used,
+            total_margin_used: Some(margin_used),
             total_ntl_pos: total_ntl,
             total_raw_usd: book.cash,
         },
-        withdrawable: available.max(0.0),
+        withdrawable: Some(available.max(0.0)),
         as_of: Some(now),
         extra: Default::default(),
     };

@@ -190,7 +190,7 @@ fn stats(f: &mut Frame, theme: &Theme, area: Rect, job: Option<&JobEntry>) {
         return;
     };
     // Column-major, two columns when there is room; the most important statistics first.
-    let items = stat_items(&data.stats);
+    let items = stat_items(&data.stats, data.days);
     // A column is a 13-cell label, a space and a 9-cell value.
     const COL_W: u16 = 23;
     let columns: u16 = if inner.width > 2 * COL_W { 2 } else { 1 };

@@ -15,6 +15,9 @@ use ratatui::layout::{Constraint, Layout};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Sparkline};
 
+/// What a pane shows for a number the service did not send.
+pub const NOT_SENT: &str = "not sent";
+
 pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     summary(f, app, theme, screen);
     positions(f, app, theme, screen);
@@ -88,11 +91,13 @@ fn summary(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         signed(p.total_unrealized_pnl, 2),
         pnl_style(theme, p.total_unrealized_pnl),
     ));
-    l1.extend(kv(
-        "Realized",
-        signed(p.total_realized_pnl, 2),
-        pnl_style(theme, p.total_realized_pnl),
-    ));
+    // A field the service did not send is said so, never shown as a 0 it did not report.
+    let unsent = || (NOT_SENT.to_string(), theme.muted);
+    let (realized, realized_style) = p
+        .total_realized_pnl
+        .map(|r| (signed(r, 2), pnl_style(theme, r)))
+        .unwrap_or_else(unsent);
+    l1.extend(kv("Realized", realized, realized_style));
     let mut l2 = kv(
         "Today",
         signed(p.pnl.today, 2),
@@ -113,12 +118,11 @@ fn summary(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         signed(p.pnl.total, 2),
         pnl_style(theme, p.pnl.total),
     ));
-    let mut l3 = kv(
-        "Margin used",
-        num(p.margin_summary.total_margin_used, 2),
-        theme.base,
-    );
-    l3.extend(kv("Withdrawable", num(p.withdrawable, 2), theme.base));
+    let amount = |x: Option<f64>| x.map(|v| (num(v, 2), theme.base)).unwrap_or_else(unsent);
+    let (margin, margin_style) = amount(p.margin_summary.total_margin_used);
+    let mut l3 = kv("Margin used", margin, margin_style);
+    let (withdrawable, withdrawable_style) = amount(p.withdrawable);
+    l3.extend(kv("Withdrawable", withdrawable, withdrawable_style));
     l3.extend(kv("Positions", p.total_positions.to_string(), theme.base));
     f.render_widget(
         Paragraph::new(vec![Line::from(l1), Line::from(l2), Line::from(l3)]),
@@ -129,6 +133,30 @@ fn summary(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     let low = points.iter().copied().fold(f64::INFINITY, f64::min);
     let high = points.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let range = (high - low).max(1e-9);
+    // Without a scale the bars say "it moved", not by how much: the session's high on the top
+    // row, its low on the bottom one.
+    let spark = if points.is_empty() || spark.width < 20 {
+        spark
+    } else {
+        let (top, bottom) = (num(high, 2), num(low, 2));
+        let label = top.len().max(bottom.len()) as u16 + 1;
+        let [scale, bars] =
+            Layout::horizontal([Constraint::Length(label), Constraint::Min(1)]).areas(spark);
+        let mut rows = vec![Line::styled(
+            format!("{top:>w$}", w = label as usize - 1),
+            theme.muted,
+        )];
+        rows.extend((2..scale.height).map(|_| Line::raw("")));
+        // A flat session has one level: a second label would only repeat it.
+        if scale.height > 1 && top != bottom {
+            rows.push(Line::styled(
+                format!("{bottom:>w$}", w = label as usize - 1),
+                theme.muted,
+            ));
+        }
+        f.render_widget(Paragraph::new(rows), scale);
+        bars
+    };
     let width = spark.width as usize;
     let data: Vec<u64> = points
         .iter()

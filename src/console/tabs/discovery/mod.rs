@@ -125,7 +125,7 @@ impl SortKey {
                 .cmp(&timeframe_minutes(&b.timeframe))
                 .then_with(|| a.timeframe.cmp(&b.timeframe)),
             SortKey::Return => desc(a.stats.total_return, b.stats.total_return),
-            SortKey::WinRate => desc(a.stats.win_rate, b.stats.win_rate),
+            SortKey::WinRate => desc(a.stats.win_rate_pct(), b.stats.win_rate_pct()),
             SortKey::MaxDrawdown => desc(a.stats.max_drawdown, b.stats.max_drawdown),
             SortKey::Sharpe => desc(a.stats.sharpe_ratio, b.stats.sharpe_ratio),
             SortKey::ProfitFactor => desc(a.stats.profit_factor, b.stats.profit_factor),

@@ -69,9 +69,16 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         DView::Strategies => app.discovery.strategies.len(),
         v => app.discovery.rows(v).len(),
     };
-    let rows = match st.feed.count {
-        Some(c) if c as usize > total => format!("{total} of {c} rows · "),
-        _ => format!("{total} rows · "),
+    // The count is of what shows: a filter hides rows, the service may hold more than it sent.
+    let shown = st.index.len();
+    let held = match st.feed.count {
+        Some(c) if c as usize > total => c as usize,
+        _ => total,
+    };
+    let rows = if shown < held {
+        format!("{shown} of {held} rows · ")
+    } else {
+        format!("{shown} rows · ")
     };
     title.push(Span::styled(rows, theme.muted));
     let key = app.discovery.sort_key(view);
@@ -193,7 +200,7 @@ fn ranked_cells<'a>(theme: &Theme, r: &DiscoveryRow) -> Vec<Line<'a>> {
             String::new()
         }),
         return_cell(theme, s.total_return),
-        Line::from(opt(s.win_rate, 1)),
+        Line::from(opt(s.win_rate_pct(), 1)),
         Line::from(opt(s.max_drawdown, 1)),
         Line::from(opt(s.sharpe_ratio, 2)),
         Line::from(opt(s.profit_factor, 2)),
@@ -215,7 +222,7 @@ fn combo_cells<'a>(theme: &Theme, r: &DiscoveryRow) -> Vec<Line<'a>> {
         Line::from(params_text(&r.parameters)),
         return_cell(theme, s.total_return),
         Line::from(s.total_trades.to_string()),
-        Line::from(opt(s.win_rate, 1)),
+        Line::from(opt(s.win_rate_pct(), 1)),
         Line::from(opt(s.max_drawdown, 1)),
         Line::from(opt(s.sharpe_ratio, 2)),
         Line::from(r.pair.clone()),
@@ -379,7 +386,7 @@ pub fn detail_lines<'a>(theme: &Theme, sel: Selected<'_>) -> Vec<Line<'a>> {
             }
             lines.push(Line::raw(""));
             lines.push(Line::styled("Statistics", theme.accent));
-            for (label, value) in stat_items(&r.stats) {
+            for (label, value) in stat_items(&r.stats, r.days) {
                 lines.push(kv(theme, label, value));
             }
             other_fields(theme, &r.stats.extra, &mut lines);

@@ -11,7 +11,7 @@ impl App {
         let held: Vec<PositionRow> = self
             .account
             .position_index
-            .get(&preview.coin)
+            .get(&crate::console::inbox::risk::preview_coin(preview))
             .into_iter()
             .flatten()
             .filter_map(|i| self.account.positions.get(*i))

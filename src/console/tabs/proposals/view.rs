@@ -97,12 +97,21 @@ fn inbox(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
             };
             let style =
                 matches!(status, Status::Expired | Status::Rejected).then_some(theme.expired);
-            let levels = if item.tool.is_none() && item.proposal.preview.kind == "trade" {
+            let trade = item.tool.is_none() && item.proposal.preview.kind == "trade";
+            let levels = if trade {
                 crate::console::inbox::levels(&item.proposal.preview)
             } else {
                 String::new()
             };
-            let mut cells = vec![first, Line::from(item.describe()), Line::from(levels)];
+            // Wrong at any price, so the list says it before the row is even selected.
+            let levels = if trade
+                && crate::console::inbox::risk::inverted_levels(&item.proposal.preview).is_some()
+            {
+                Line::styled(levels, theme.critical)
+            } else {
+                Line::from(levels)
+            };
+            let mut cells = vec![first, Line::from(item.describe()), levels];
             if on_gate {
                 let agent = app
                     .gate
@@ -239,6 +248,16 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
             crate::console::inbox::staged::describe_request(r),
         ));
     }
+    // The agent's stated reason: what the supervisor weighs the trade against.
+    if let Some(why) = p
+        .strategy
+        .as_deref()
+        .or_else(|| item.request.as_ref().and_then(|r| r.strategy.as_deref()))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
+        lines.push(kv(theme, "Strategy", why.to_string()));
+    }
     if let Some(t) = &item.tool {
         tool_lines(theme, t, &mut lines);
     } else if p.kind.is_empty() {
@@ -314,15 +333,16 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
         ));
         let at_risk = r
             .equity_at_risk_pct
+            // Say which loss the share is of: the stop's, or (without a priced stop) the whole
+            // margin, which is a different and larger figure.
             .map(|x| {
-                format!(
-                    "{x:.2}% of equity{}",
-                    if p.sl.is_some() {
-                        ""
-                    } else {
-                        " (margin, no SL)"
-                    }
-                )
+                if r.sl_usd.is_some() {
+                    format!("{x:.2}% of equity lost at the SL")
+                } else if p.sl.is_some() {
+                    format!("{x:.2}% of equity: the margin (SL not priced)")
+                } else {
+                    format!("{x:.2}% of equity: the margin (no SL)")
+                }
             })
             .unwrap_or_else(|| "-".into());
         let at_risk_style = match r.equity_at_risk_pct {
@@ -366,7 +386,7 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
         ));
         // Once executed, the position held already includes the fill.
         if let Some(after) = r.resulting_szi.filter(|_| status == Status::Staged) {
-            lines.push(kv(theme, "After fill", resulting(after, &p.coin)));
+            lines.push(kv(theme, "After fill", resulting(after, &r.coin)));
         }
         for w in &r.warnings {
             lines.push(Line::from(vec![
@@ -412,6 +432,8 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
         lines.push(Line::from(spans));
     }
     match &item.local {
+        // A tool's answer is already above, field by field.
+        LocalState::Approved(_) if item.tool.as_ref().is_some_and(|t| t.result.is_some()) => {}
         LocalState::Approved(result) => lines.push(Line::from(vec![
             Span::styled(format!("{:<13}", "Result"), theme.muted),
             Span::styled(result.clone(), theme.good),
@@ -483,15 +505,38 @@ fn tool_lines<'a>(
     if !t.summary.is_empty() {
         lines.push(kv(theme, "Does", t.summary.clone()));
     }
-    lines.push(kv(theme, "Arguments", t.args.to_string()));
-    if !t.preview.is_null() {
-        lines.push(Line::styled("Preview", theme.muted));
-        let text = serde_json::to_string_pretty(&t.preview).unwrap_or_default();
-        for l in text.lines().take(14) {
-            lines.push(Line::styled(format!("  {l}"), theme.base));
+    // Labelled fields, as the rest of the panel reads: JSON is for machines.
+    for (label, value) in [
+        ("Arguments", &t.args),
+        ("Preview", &t.preview),
+        (
+            "Result",
+            t.result.as_ref().unwrap_or(&serde_json::Value::Null),
+        ),
+    ] {
+        if value.is_null() {
+            continue;
+        }
+        match value {
+            serde_json::Value::Object(m) if !m.is_empty() => {
+                lines.push(Line::styled(label.to_string(), theme.muted));
+                let mut fields = Vec::new();
+                widgets::jsontree::fields(value, "", &mut fields);
+                let cut = fields.len() > TOOL_FIELDS;
+                for (k, v) in fields.into_iter().take(TOOL_FIELDS) {
+                    lines.push(kv(theme, &format!("  {k}"), v));
+                }
+                if cut {
+                    lines.push(Line::styled("  …", theme.muted));
+                }
+            }
+            other => lines.push(kv(theme, label, widgets::value_text(other))),
         }
     }
 }
+
+/// Fields of a tool's arguments, preview or result shown in the detail, each.
+const TOOL_FIELDS: usize = 14;
 
 /// Repeats the essentials, priced now, and asks for an explicit `y`. The keys line is pinned to
 /// the bottom; a body taller than the screen allows scrolls (arrows, j/k, PgUp/PgDn), with its

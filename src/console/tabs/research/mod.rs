@@ -147,16 +147,10 @@ pub fn artifact_lines(kind: &str, content: &str, width: usize) -> Vec<TextLine> 
             crate::console::widgets::text::pipe_table_len(&all, at - 1)
         };
         if table > 0 {
-            let rows =
-                crate::console::widgets::text::pipe_table(&all[at - 1..at - 1 + table], width);
-            for (i, text) in rows.into_iter().enumerate() {
-                let style = match i {
-                    0 => LineStyle::Accent,
-                    1 => LineStyle::Muted,
-                    _ => LineStyle::Plain,
-                };
-                out.push(TextLine { text, style });
-            }
+            out.extend(crate::console::widgets::text::pipe_table(
+                &all[at - 1..at - 1 + table],
+                width,
+            ));
             at += table - 1;
             continue;
         }

@@ -298,9 +298,10 @@ pub fn artifact(f: &mut Frame, app: &App, theme: &Theme, area: Rect, index: usiz
     else {
         return;
     };
+    // The whole width: a report's ranking table needs it more than prose needs a short line.
     let r = widgets::centered(
         area,
-        area.width.saturating_sub(4).min(110),
+        area.width.saturating_sub(4),
         area.height.saturating_sub(2),
     );
     f.render_widget(Clear, r);

@@ -456,6 +456,62 @@ fn research_artifact_viewer_120x40() {
     assert!(text.contains("\"timeframe\": \"1h\""), "{text}");
 }
 
+/// The sandbox's ranking: thirteen columns, parameters included.
+const RANKING: &str = "## Ranking\n\n\
+| # | Strategy | Pair | TF | Parameters | IS return | IS Sharpe | IS max DD | IS trades | OOS return | OOS Sharpe | OOS max DD | OOS trades |\n\
+|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n\
+| 1 | donchian_breakout | ETH-USD | 1h | lookback=20 exit=10 | +14.20% | 1.91 | -5.02% | 31 | +6.10% | 1.12 | -3.30% | 12 |\n\
+| 2 | ema_cross | ETH-USD | 1h | fast=9 slow=21 | +12.41% | 1.82 | -4.10% | 23 | +4.75% | 0.98 | -2.80% | 9 |\n";
+
+fn ranking_viewer(width: u16, height: u16) -> App {
+    let mut app = research_app(width, height, "completed");
+    let mut run = research_run("completed");
+    run.artifacts[1].content = RANKING.into();
+    app.update(research_loaded(Some(run), t0()));
+    app.update(code(KeyCode::Tab));
+    app.update(key('j'));
+    app.update(code(KeyCode::Enter));
+    assert!(matches!(app.modal, Some(Modal::Artifact { index: 1, .. })));
+    app
+}
+
+#[test]
+fn a_wide_ranking_uses_the_whole_width_or_shows_rows_as_blocks() {
+    // 200 columns hold every column whole.
+    let text = render(&ranking_viewer(200, 30));
+    for needle in [
+        "OOS max DD",
+        "OOS trades",
+        "donchian_breakout",
+        "lookback=20 exit=10",
+        "fast=9 slow=21",
+    ] {
+        assert!(text.contains(needle), "lacks {needle:?}\n{text}");
+    }
+    // (The header's key fingerprint is the screen's only ellipsis.)
+    assert!(
+        !text.replace("ak_…", "").contains('…'),
+        "nothing cut\n{text}"
+    );
+    // 100 columns do not: each row is a block of labelled values, still nothing cut.
+    let text = snap("research_ranking_blocks_100x40", &ranking_viewer(100, 40));
+    for needle in [
+        "# 1",
+        "Strategy    donchian_breakout",
+        "Parameters  lookback=20 exit=10",
+        "OOS trades  12",
+        "# 2",
+        "Parameters  fast=9 slow=21",
+    ] {
+        assert!(text.contains(needle), "lacks {needle:?}\n{text}");
+    }
+    // (The header's key fingerprint is the screen's only ellipsis.)
+    assert!(
+        !text.replace("ak_…", "").contains('…'),
+        "nothing cut\n{text}"
+    );
+}
+
 fn tools_screen(width: u16, height: u16) -> App {
     let mut app = seeded_app(width, height);
     app.update(key('7'));
