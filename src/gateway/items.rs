@@ -52,8 +52,10 @@ impl From<&Trade> for GateTrade {
 /// shows as unknown here, and is read live when the item is approved.
 pub fn model(gate: &Gate, item: &Item, agents: &HashMap<String, Agent>) -> GateItem {
     let agent = agents.get(&item.agent);
+    // A note that says more (an outcome unknown, a wait the service asked for) already says
+    // what happens next; waiting for the key is the note of an item that has none.
     let note = match (item.status, &item.note) {
-        (Status::Approved, _) if gate.key_of(&item.agent).is_none() => {
+        (Status::Approved, None) if gate.key_of(&item.agent).is_none() => {
             Some(super::inbox::WAITING_FOR_KEY.to_string())
         }
         (_, note) => note.clone(),

@@ -20,6 +20,7 @@ pub mod journal;
 pub mod link;
 pub mod notify;
 pub mod policy;
+pub mod reconcile;
 pub mod request;
 mod shared;
 pub mod store;
@@ -179,6 +180,14 @@ impl Gateway {
             tools: Default::default(),
         });
         guard::set_policy(&gate, &config.policy, "config")
+            .await
+            .map_err(|e| StartError::Database {
+                path: path_for_errors(&config.db),
+                message: e.message,
+            })?;
+        // Before the first request: an agent's confirm or a supervisor's look at the inbox must
+        // meet what the service did, not the stopped gateway's last word.
+        reconcile::settle_recovered(&gate)
             .await
             .map_err(|e| StartError::Database {
                 path: path_for_errors(&config.db),

@@ -38,10 +38,14 @@ pub async fn poll(gate: Arc<Gate>) {
 
 async fn poll_once(gate: &Arc<Gate>) -> Result<(), GateError> {
     let stale = gate.now() - stale_after(&gate.settings);
-    gate.store
+    let recovered = gate
+        .store
         .recover_executing(RECOVERED.into(), Some(stale))
         .await
         .map_err(GateError::store)?;
+    if recovered > 0 {
+        super::reconcile::settle_recovered(gate).await?;
+    }
     if gate.lock_keys().is_empty() {
         return Ok(());
     }

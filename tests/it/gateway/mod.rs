@@ -20,6 +20,7 @@ mod links;
 mod policy_view;
 mod postgres;
 mod rate_limit;
+mod reconcile;
 mod tool_catalog;
 
 struct Setup {

@@ -1,0 +1,145 @@
+//! At start, before the gateway serves: what became of the items a stopped gateway left executing
+//! (killed between sending the confirm and recording the answer). The service is asked with the
+//! gateway's own key for the account; what it says is recorded, so a trade that executed is never
+//! shown as waiting, failed or approvable again. What nobody can tell stays approved with its
+//! outcome unknown, and the agent's next request asks the service again (it runs a proposal at
+//! most once, and answers "already executed" when it had).
+
+use super::core::Gate;
+use super::error::GateError;
+use super::shared::RECOVERED;
+use super::store::{Exec, Item, Record, Status, Transition};
+use crate::api::catalog;
+use crate::api::model::{Proposal, Proposals};
+use serde_json::json;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The note of a recovered item whose fate the service could not tell.
+pub const OUTCOME_UNKNOWN: &str = "outcome unknown: the gateway stopped while executing it; it \
+     asks the service again (which runs it at most once) on the agent's next request";
+/// The note of a recovered item the service never ran.
+pub const NOT_RUN: &str = "not executed: the gateway stopped before the service ran it; it runs \
+     on the agent's next request";
+
+/// What the service's proposals say about the items left executing, by proposal id. Empty when
+/// the gateway has no key of its own or the service keeps no list (the real deployment).
+async fn proposals(gate: &Gate) -> HashMap<String, Proposal> {
+    let Some(key) = gate.upstream_key.as_ref() else {
+        return HashMap::new();
+    };
+    let op = catalog::op("list_proposals");
+    let answer = match gate.get_json(op, key).await {
+        Ok(a) if a.is_success() => a,
+        Ok(a) => {
+            tracing::info!(
+                status = a.status.as_u16(),
+                "the service lists no proposals; recovered items keep an unknown outcome"
+            );
+            return HashMap::new();
+        }
+        Err(e) => {
+            tracing::warn!(
+                "cannot ask the service about recovered items: {}",
+                e.message
+            );
+            return HashMap::new();
+        }
+    };
+    serde_json::from_slice::<Proposals>(&answer.body)
+        .map(|p| {
+            p.proposals
+                .into_iter()
+                .map(|p| (p.proposal_id.clone(), p))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Settles every item the start recovered from `executing`; returns how many it settled.
+pub async fn settle_recovered(gate: &Arc<Gate>) -> Result<usize, GateError> {
+    let recovered: Vec<Item> = gate
+        .store
+        .items(Some(Status::Approved), 10_000)
+        .await
+        .map_err(GateError::store)?
+        .into_iter()
+        .filter(|i| i.note.as_deref() == Some(RECOVERED))
+        .collect();
+    if recovered.is_empty() {
+        return Ok(0);
+    }
+    let known = proposals(gate).await;
+    let mut settled = 0;
+    for item in &recovered {
+        let said = match item.exec {
+            Exec::Confirm | Exec::Close => item.proposal_id.as_ref().and_then(|p| known.get(p)),
+            // A confirm token is not listed anywhere: its re-submission tells.
+            Exec::Tool => None,
+        };
+        if settle(gate, item, said).await? {
+            settled += 1;
+        }
+    }
+    tracing::info!(
+        recovered = recovered.len(),
+        settled,
+        "reconciled the items a stopped gateway left executing"
+    );
+    Ok(settled)
+}
+
+async fn settle(gate: &Gate, item: &Item, said: Option<&Proposal>) -> Result<bool, GateError> {
+    let now = gate.now();
+    let status = said.map(|p| p.status.to_ascii_lowercase());
+    let detail = |outcome: &str| json!({"outcome": outcome, "serviceStatus": status, "proposalId": item.proposal_id});
+    let t = match status.as_deref() {
+        Some("executed" | "filled") => {
+            let body = serde_json::to_value(said).unwrap_or_default();
+            Transition {
+                result: Some(json!({"status": 200, "body": body, "reconciled": true})),
+                note: Some(
+                    "executed before the gateway stopped (the service's proposals say so)".into(),
+                ),
+                ..Transition::new(&[Status::Approved], Status::Executed, now)
+            }
+            .journaled(Record::new("reconcile", "gateway", now, detail("executed")).item(&item.id))
+        }
+        Some("failed") => {
+            let body = serde_json::to_value(said).unwrap_or_default();
+            Transition {
+                result: Some(json!({"status": 200, "body": body, "reconciled": true})),
+                ..Transition::new(&[Status::Approved], Status::Failed, now)
+            }
+            .journaled(Record::new("reconcile", "gateway", now, detail("failed")).item(&item.id))
+        }
+        Some("expired") => Transition::new(&[Status::Approved], Status::Expired, now)
+            .journaled(Record::new("reconcile", "gateway", now, detail("expired")).item(&item.id)),
+        Some("staged" | "pending") => Transition {
+            note: Some(NOT_RUN.into()),
+            ..Transition::new(&[Status::Approved], Status::Approved, now)
+        }
+        .journaled(Record::new("reconcile", "gateway", now, detail("not_run")).item(&item.id)),
+        _ => Transition {
+            note: Some(OUTCOME_UNKNOWN.into()),
+            ..Transition::new(&[Status::Approved], Status::Approved, now)
+        }
+        .journaled(Record::new("reconcile", "gateway", now, detail("unknown")).item(&item.id)),
+    };
+    let to = t.to;
+    let moved = gate
+        .store
+        .transition(&item.id, t)
+        .await
+        .map_err(GateError::store)?;
+    if moved
+        && to == Status::Executed
+        && let Some(notional) = item.notional
+    {
+        gate.store
+            .add_executed(&item.agent, now, notional)
+            .await
+            .map_err(GateError::store)?;
+    }
+    Ok(moved && to != Status::Approved)
+}
