@@ -4,6 +4,7 @@
 pub mod api;
 pub mod config;
 pub mod console;
+pub mod edge;
 pub mod embedded;
 pub mod gateway;
 pub mod sandbox;

@@ -115,6 +115,8 @@ struct GateArgs {
     /// supervisor's mcp:mutate key): the console's reads through the gateway use it.
     #[arg(long)]
     upstream_key_env: Option<String>,
+    #[arg(long, value_enum, env = "AGENTDESK_LOG_FORMAT", default_value = "text")]
+    log_format: LogFormat,
 }
 
 #[derive(Subcommand)]
@@ -201,6 +203,17 @@ struct ServeArgs {
     /// SQLite database; created with a demo account if missing. Default: the data directory.
     #[arg(long)]
     db: Option<PathBuf>,
+    #[arg(long, value_enum, env = "AGENTDESK_LOG_FORMAT", default_value = "text")]
+    log_format: LogFormat,
+}
+
+/// How a server writes its log lines (to stderr).
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum LogFormat {
+    /// One human-readable line per event.
+    Text,
+    /// One JSON object per line, with the request's span (its id) on every line: for a collector.
+    Json,
 }
 
 #[derive(Subcommand)]
@@ -357,7 +370,7 @@ fn console(flags: agentdesk::config::Flags) -> Result<(), String> {
 }
 
 fn serve(args: ServeArgs, config: Option<PathBuf>) -> Result<(), String> {
-    log_to_stderr("warn");
+    log_to_stderr("warn", args.log_format);
     let settings = load_settings(config.as_deref())?;
     let db = db_path(args.db)?;
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
@@ -813,7 +826,7 @@ fn gate_serve(
     runtime: tokio::runtime::Runtime,
 ) -> Result<(), String> {
     use agentdesk::gateway::{GateConfig, Gateway};
-    log_to_stderr("info");
+    log_to_stderr("info", args.log_format);
     let upstream = args.upstream.ok_or(
         "--upstream URL is required: the service (or sandbox) the gateway stands in front of",
     )?;
@@ -887,13 +900,27 @@ fn gate_serve(
 
 /// `AGENTDESK_LOG` if set (an EnvFilter directive), else `default`.
 fn log_filter(default: &str) -> tracing_subscriber::EnvFilter {
-    tracing_subscriber::EnvFilter::try_from_env("AGENTDESK_LOG").unwrap_or_else(|_| default.into())
+    let filter = tracing_subscriber::EnvFilter::try_from_env("AGENTDESK_LOG")
+        .unwrap_or_else(|_| default.into());
+    // The request span (its id) is on every line of a request only if the span itself is on,
+    // whatever level the lines are filtered at.
+    match "agentdesk::edge=info".parse() {
+        Ok(d) => filter.add_directive(d),
+        Err(_) => filter,
+    }
 }
 
 /// The servers (`serve`, `gate`) log to stderr; stdout carries what scripts read.
-fn log_to_stderr(default: &str) {
-    tracing_subscriber::fmt()
+fn log_to_stderr(default: &str, format: LogFormat) {
+    let fmt = tracing_subscriber::fmt()
         .with_env_filter(log_filter(default))
-        .with_writer(std::io::stderr)
-        .init();
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => fmt.init(),
+        LogFormat::Json => fmt
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .init(),
+    }
 }

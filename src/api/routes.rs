@@ -22,7 +22,16 @@ where
             Method::Get => MethodFilter::GET,
             Method::Post => MethodFilter::POST,
         };
-        let handler = move |req: Request| handle(op, req);
+        let handler = move |req: Request| {
+            let answer = handle(op, req);
+            async move {
+                let mut resp = answer.await;
+                // The edge labels its metrics with the operation, not the path.
+                resp.extensions_mut()
+                    .insert(crate::edge::OperationName(op.name));
+                resp
+            }
+        };
         let route = match by_path.remove(op.path) {
             Some(existing) => existing.on(filter, handler),
             None => on(filter, handler),

@@ -108,6 +108,9 @@ pub struct Gate {
     pub(super) public_url: Option<String>,
     /// Agents' keys by hash, with when each last made an accepted request. Memory only.
     pub(super) keys: Mutex<HashMap<String, (Secret, DateTime<Utc>)>>,
+    /// When the upstream last answered anything (milliseconds since the epoch; 0: never), for
+    /// readiness.
+    pub(super) upstream_seen: std::sync::atomic::AtomicI64,
     /// The service's tool catalog, as last read.
     pub(super) tools: super::tools::ToolCatalog,
 }

@@ -63,15 +63,18 @@ pub async fn execute(gate: &Arc<Gate>, id: &str) -> Result<Item, GateError> {
                 // out while the upstream was slow) drops this future, and a run dropped at its
                 // upstream call would leave the item claimed, executing, for good.
                 let (gate, key) = (gate.clone(), key.clone());
-                return tokio::spawn(async move { run(&gate, item, &key).await })
-                    .await
-                    .unwrap_or_else(|e| {
-                        Err(GateError::new(
-                            Kind::Internal,
-                            "execution_failed",
-                            format!("the execution stopped: {e}"),
-                        ))
-                    });
+                let id = crate::api::request_id::request_id();
+                return tokio::spawn(crate::api::request_id::with_request_id(id, async move {
+                    run(&gate, item, &key).await
+                }))
+                .await
+                .unwrap_or_else(|e| {
+                    Err(GateError::new(
+                        Kind::Internal,
+                        "execution_failed",
+                        format!("the execution stopped: {e}"),
+                    ))
+                });
             }
             Status::Executing if std::time::Instant::now() < give_up => {
                 tokio::time::sleep(std::time::Duration::from_millis(25)).await;

@@ -178,6 +178,7 @@ impl Gateway {
             public_url,
             keys: Mutex::new(HashMap::new()),
             tools: Default::default(),
+            upstream_seen: Default::default(),
         });
         guard::set_policy(&gate, &config.policy, "config")
             .await

@@ -173,6 +173,7 @@ async fn deliver(
             delay = (delay * 2).min(Duration::from_secs(60));
         }
     }
+    metrics::counter!("agentdesk_gateway_notification_failures_total").increment(1);
     Err(format!("{} attempts, the last: {last}", d.max_attempts))
 }
 

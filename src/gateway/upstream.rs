@@ -117,6 +117,14 @@ impl Gate {
             v.set_sensitive(true);
             out.insert("x-api-key", v);
         }
+        // One request can be followed from the caller to the service: the id of the request
+        // this task serves goes along (an agent's own id is already among its headers).
+        if !out.contains_key(crate::api::request_id::HEADER)
+            && let Some(id) = crate::api::request_id::request_id()
+            && let Ok(v) = HeaderValue::from_str(&id)
+        {
+            out.insert(crate::api::request_id::HEADER, v);
+        }
         // The deployment guards POSTs against CSRF with this header (observed-shapes.md).
         if method == reqwest::Method::POST && !out.contains_key("x-requested-with") {
             out.insert(
@@ -132,7 +140,29 @@ impl Gate {
         if method == reqwest::Method::POST {
             req = req.body(body);
         }
-        req.send().await.map_err(|e| self.transport_error(&e))
+        let start = std::time::Instant::now();
+        let sent = req.send().await;
+        let method_label = method.as_str().to_string();
+        match &sent {
+            Ok(_) => {
+                self.upstream_seen.store(
+                    chrono::Utc::now().timestamp_millis(),
+                    std::sync::atomic::Ordering::Relaxed,
+                );
+                metrics::histogram!("agentdesk_gateway_upstream_duration_seconds", "method" => method_label)
+                    .record(start.elapsed().as_secs_f64());
+            }
+            Err(e) => {
+                let kind = if e.is_timeout() {
+                    "timeout"
+                } else {
+                    "unreachable"
+                };
+                metrics::counter!("agentdesk_gateway_upstream_errors_total", "kind" => kind)
+                    .increment(1);
+            }
+        }
+        sent.map_err(|e| self.transport_error(&e))
     }
 
     pub(super) fn transport_error(&self, e: &reqwest::Error) -> GateError {

@@ -22,6 +22,7 @@ mod e2e_research;
 mod gateway;
 mod immediate;
 mod openapi_statuses;
+mod operations;
 mod payments;
 mod quota;
 mod reads;

@@ -5,6 +5,7 @@
 pub mod api;
 mod error;
 pub mod link;
+mod ops;
 pub mod page;
 
 use super::core::{AgentKey, Gate, TOKEN_PREFIX};
@@ -57,10 +58,11 @@ pub fn router(gate: Arc<Gate>) -> Router {
         let gate = gate.clone();
         catalog_router(move |op, req| handle(gate.clone(), op, req))
     };
-    catalog
+    let routes = catalog
         .merge(api::router(gate.clone()))
         .merge(link::router(gate.clone()))
-        .merge(page::router(gate))
+        .merge(page::router(gate.clone()))
+        .merge(ops::router(gate))
         .fallback(|req: Request| async move {
             GateError::new(
                 Kind::NotFound,
@@ -87,7 +89,8 @@ pub fn router(gate: Arc<Gate>) -> Router {
             resp.headers_mut()
                 .insert(GATEWAY_HEADER, HeaderValue::from_static("1"));
             resp
-        }))
+        }));
+    crate::edge::layers(routes, "gateway")
 }
 
 fn too_large(limit: usize) -> Response {

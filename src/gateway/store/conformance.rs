@@ -127,6 +127,14 @@ async fn one_item_per_proposal_one_winner_per_transition_and_expiry(b: Backend) 
     // Newest first, by insertion when the times are equal.
     assert_eq!(all[0].id, "gi_3");
     assert_eq!(reopened.items(Some(Status::Pending), 10).await.unwrap(), []);
+    // What /metrics reports, counted by the database.
+    let counts = reopened.counts().await.unwrap();
+    assert_eq!(counts.items, [("expired".to_string(), 2)]);
+    assert!(
+        counts.journal.contains(&("expire".to_string(), 2)),
+        "{:?}",
+        counts.journal
+    );
 }
 
 async fn two_instances_appending_at_once_keep_one_chain_and_expiry_is_journaled(b: Backend) {

@@ -87,6 +87,13 @@ impl Exec {
     }
 }
 
+/// Items by status and journal records by kind (see [`Store::counts`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Counts {
+    pub items: Vec<(String, i64)>,
+    pub journal: Vec<(String, i64)>,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Item {
     pub id: String,
@@ -281,6 +288,9 @@ pub trait Store: Send + Sync + 'static {
     fn item(&self, which: ItemRef<'_>) -> BoxFuture<'_, StoreResult<Option<Item>>>;
     /// Newest first; `None` lists every status.
     fn items(&self, status: Option<Status>, limit: usize) -> BoxFuture<'_, StoreResult<Vec<Item>>>;
+    /// How many items are in each status, and how many journal records of each kind: what the
+    /// gateway's `/metrics` reports, counted by the database so every instance reports the same.
+    fn counts(&self) -> BoxFuture<'_, StoreResult<Counts>>;
     /// Approved items of this agent that have not run.
     fn approved_of(&self, agent: &str) -> BoxFuture<'_, StoreResult<Vec<Item>>>;
     /// True when this call made the change.

@@ -3,8 +3,8 @@
 //! blocking pool behind a mutex held only for that statement.
 
 use super::{
-    Agent, Exec, Item, ItemRef, JournalRow, Link, Record, Standing, Status, Store, StoreError,
-    StoreResult, Token, Transition,
+    Agent, Counts, Exec, Item, ItemRef, JournalRow, Link, Record, Standing, Status, Store,
+    StoreError, StoreResult, Token, Transition,
 };
 use crate::gateway::journal;
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -386,6 +386,20 @@ impl Store for SqliteStore {
             ))?;
             let rows = stmt.query_map(params![arg, limit as i64], item_row)?;
             rows.collect()
+        })
+    }
+
+    fn counts(&self) -> BoxFuture<'_, StoreResult<Counts>> {
+        self.run(|c| {
+            let grouped = |sql: &str| -> rusqlite::Result<Vec<(String, i64)>> {
+                let mut stmt = c.prepare(sql)?;
+                let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+                rows.collect()
+            };
+            Ok(Counts {
+                items: grouped("SELECT status, COUNT(*) FROM items GROUP BY status")?,
+                journal: grouped("SELECT kind, COUNT(*) FROM journal GROUP BY kind")?,
+            })
         })
     }
 

@@ -28,15 +28,54 @@ impl IntoResponse for Reply {
 }
 
 pub fn router(shared: Arc<Shared>) -> Router {
-    catalog_router(move |op, req| serve(shared.clone(), op, req)).fallback(
-        |req: Request| async move {
+    let ready = shared.clone();
+    let routes = catalog_router(move |op, req| serve(shared.clone(), op, req))
+        .route("/healthz", axum::routing::get(healthz))
+        .route("/readyz", axum::routing::get(move || readyz(ready.clone())))
+        .route(
+            "/metrics",
+            axum::routing::get(|| async { crate::edge::metrics_response() }),
+        )
+        .fallback(|req: Request| async move {
             AppError::not_found(format!(
                 "no operation at {} {}; GET /api/delegated/tools lists them",
                 req.method(),
                 req.uri().path()
             ))
-        },
-    )
+        });
+    crate::edge::layers(routes, "sandbox")
+}
+
+/// The process answers: for a load balancer's liveness probe. No key, outside the catalog.
+async fn healthz() -> Response {
+    axum::Json(serde_json::json!({"status": "ok"})).into_response()
+}
+
+/// Ready when the store answers within 2 s (a store held by a long write is not ready to serve).
+async fn readyz(shared: Arc<Shared>) -> Response {
+    let probe = shared.run_raw(|core, _| {
+        core.store
+            .conn
+            .query_row("SELECT 1", [], |r| r.get::<_, i64>(0))
+            .map_err(|e| e.to_string())
+    });
+    let store = match tokio::time::timeout(std::time::Duration::from_secs(2), probe).await {
+        Ok(Ok(Ok(_))) => Ok(()),
+        Ok(Ok(Err(e))) => Err(e),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err("no answer within 2 s".to_string()),
+    };
+    let (status, body) = match store {
+        Ok(()) => (
+            StatusCode::OK,
+            serde_json::json!({"status": "ready", "store": "ok"}),
+        ),
+        Err(e) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            serde_json::json!({"status": "not_ready", "store": e}),
+        ),
+    };
+    (status, axum::Json(body)).into_response()
 }
 
 async fn serve(shared: Arc<Shared>, op: &'static Operation, req: Request) -> Response {

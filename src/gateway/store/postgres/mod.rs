@@ -10,8 +10,8 @@
 mod schema;
 
 use super::{
-    Agent, Exec, Item, ItemRef, JournalRow, Link, Record, Standing, Status, Store, StoreError,
-    StoreResult, Token, Transition,
+    Agent, Counts, Exec, Item, ItemRef, JournalRow, Link, Record, Standing, Status, Store,
+    StoreError, StoreResult, Token, Transition,
 };
 use crate::gateway::journal;
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -386,6 +386,27 @@ impl Store for PostgresStore {
                 )
                 .await?,
             )
+        })
+    }
+
+    fn counts(&self) -> BoxFuture<'_, StoreResult<Counts>> {
+        self.run(|c| async move {
+            let mut counts = Counts::default();
+            for (sql, into) in [
+                (
+                    "SELECT status, COUNT(*) FROM items GROUP BY status",
+                    &mut counts.items,
+                ),
+                (
+                    "SELECT kind, COUNT(*) FROM journal GROUP BY kind",
+                    &mut counts.journal,
+                ),
+            ] {
+                for row in c.query(&c.prepare_cached(sql).await?, &[]).await? {
+                    into.push((row.get(0), row.get(1)));
+                }
+            }
+            Ok(counts)
         })
     }
 

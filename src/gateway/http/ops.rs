@@ -1,0 +1,101 @@
+//! What an operator's tools ask of a gateway, outside the catalog and without an agent's key:
+//! `/healthz` (the process answers), `/readyz` (its store answers and the upstream was reached
+//! lately), `/metrics` (Prometheus; behind a supervisor token once `public_url` says the gateway
+//! faces a network).
+
+use super::super::core::Gate;
+use super::super::error::GateError;
+use super::super::guard;
+use super::api;
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde_json::json;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// An upstream answer this recent proves it reachable without asking it again.
+const SEEN_LATELY: chrono::Duration = chrono::Duration::seconds(30);
+const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+
+pub fn router(gate: Arc<Gate>) -> Router {
+    Router::new()
+        .route(
+            "/healthz",
+            get(|| async { axum::Json(json!({"status": "ok"})) }),
+        )
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .with_state(gate)
+}
+
+async fn store_ready(gate: &Gate) -> Result<(), String> {
+    match tokio::time::timeout(PROBE_TIMEOUT, gate.store.counts()).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err(format!("no answer within {} s", PROBE_TIMEOUT.as_secs())),
+    }
+}
+
+/// Reached lately, or reachable now: any HTTP answer counts (the question is the network, not
+/// the service's opinion of a request without a key).
+async fn upstream_ready(gate: &Gate) -> Result<(), String> {
+    let seen = gate.upstream_seen.load(Ordering::Relaxed);
+    if seen > 0 && chrono::Utc::now().timestamp_millis() - seen < SEEN_LATELY.num_milliseconds() {
+        return Ok(());
+    }
+    let op = crate::api::catalog::op("get_openapi");
+    match tokio::time::timeout(PROBE_TIMEOUT, gate.get_json_as(op, None)).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(e.message),
+        Err(_) => Err(format!("no answer within {} s", PROBE_TIMEOUT.as_secs())),
+    }
+}
+
+async fn readyz(State(gate): State<Arc<Gate>>) -> Response {
+    let (store, upstream) = tokio::join!(store_ready(&gate), upstream_ready(&gate));
+    let word = |r: &Result<(), String>| match r {
+        Ok(()) => "ok".to_string(),
+        Err(e) => e.clone(),
+    };
+    let ready = store.is_ok() && upstream.is_ok();
+    let body = json!({
+        "status": if ready { "ready" } else { "not_ready" },
+        "store": word(&store),
+        "upstream": word(&upstream),
+    });
+    let status = if ready {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (status, axum::Json(body)).into_response()
+}
+
+async fn metrics(State(gate): State<Arc<Gate>>, headers: HeaderMap) -> Result<Response, GateError> {
+    if gate.public_url.is_some() {
+        api::supervisor(&gate, &headers).await?;
+    }
+    // Read from the store at scrape time, so every instance on a shared store reports the same
+    // inbox, and a restart does not reset the decision counts.
+    let counts = gate.store.counts().await.map_err(GateError::store)?;
+    for status in super::super::store::Status::ALL {
+        let n = counts
+            .items
+            .iter()
+            .find(|(s, _)| s == status.as_str())
+            .map_or(0, |(_, n)| *n);
+        metrics::gauge!("agentdesk_gateway_items", "status" => status.as_str()).set(n as f64);
+    }
+    for (kind, n) in &counts.journal {
+        metrics::counter!("agentdesk_gateway_decisions_total", "kind" => kind.clone())
+            .absolute(*n as u64);
+    }
+    let killed = guard::killed(&gate).await?.is_some();
+    metrics::gauge!("agentdesk_gateway_kill_switch").set(if killed { 1.0 } else { 0.0 });
+    metrics::gauge!("agentdesk_gateway_connected_agents").set(gate.lock_keys().len() as f64);
+    Ok(crate::edge::metrics_response())
+}

@@ -1,0 +1,322 @@
+//! What an operator's tools ask of both servers: liveness, readiness (failing while the store or
+//! the upstream is not there), Prometheus metrics, request ids carried end to end, and JSON logs.
+
+use crate::common;
+use agentdesk::api::Scope;
+use agentdesk::gateway::policy::GateSettings;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::sync::{Arc, Mutex};
+
+const BIN: &str = env!("CARGO_BIN_EXE_agentdesk");
+
+async fn get(
+    url: &str,
+    key: Option<&str>,
+    id: Option<&str>,
+) -> (StatusCode, String, Option<String>) {
+    let mut req = reqwest::Client::new().get(url);
+    if let Some(k) = key {
+        req = req.header("x-api-key", k);
+    }
+    if let Some(id) = id {
+        req = req.header("x-request-id", id);
+    }
+    let resp = req.send().await.unwrap();
+    let status = resp.status();
+    let rid = resp
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    (status, resp.text().await.unwrap(), rid)
+}
+
+#[tokio::test]
+async fn both_servers_answer_health_readiness_and_metrics_without_a_key() {
+    let sandbox = common::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let gate = common::start_gateway(
+        &sandbox.base_url(),
+        &sandbox.clock,
+        &dir.path().join("g.db"),
+        GateSettings::default(),
+        None,
+    )
+    .await;
+    let key = sandbox.key(Scope::McpMutate);
+    for base in [sandbox.base_url(), gate.base_url()] {
+        let (st, body, _) = get(&format!("{base}/healthz"), None, None).await;
+        assert_eq!(st, StatusCode::OK, "{base}: {body}");
+        let (st, body, _) = get(&format!("{base}/readyz"), None, None).await;
+        assert_eq!(st, StatusCode::OK, "{base}: {body}");
+        assert!(body.contains("\"ready\""), "{body}");
+        let (st, _, _) = get(
+            &format!("{base}/api/delegated/positions"),
+            Some(key.expose()),
+            None,
+        )
+        .await;
+        assert_eq!(st, StatusCode::OK);
+        let (st, text, _) = get(&format!("{base}/metrics"), None, None).await;
+        assert_eq!(st, StatusCode::OK);
+        assert!(
+            text.contains("agentdesk_http_requests_total")
+                && text.contains("operation=\"get_positions\"")
+                && text.contains("agentdesk_http_request_duration_seconds_bucket"),
+            "{text}"
+        );
+    }
+    // A staging, then the gateway's own figures: the inbox by status, decisions by kind, the
+    // kill switch, agents connected, the upstream's latency.
+    let agent = agentdesk::api::client::Client::new(&gate.base_url(), Some(key.clone())).unwrap();
+    let who = agent.whoami(false).await.unwrap();
+    let signal = agentdesk::api::model::TradeSignal {
+        id: Some(who.messenger_id.clone()),
+        a: Some("BTCUSDT".into()),
+        d: Some("long".into()),
+        size_usd: Some(100.0),
+        ..Default::default()
+    };
+    agent.propose_trade(&signal).await.unwrap();
+    let (_, text, _) = get(&format!("{}/metrics", gate.base_url()), None, None).await;
+    for series in [
+        "agentdesk_gateway_items{status=\"pending\"} 1",
+        "agentdesk_gateway_kill_switch 0",
+        "agentdesk_gateway_connected_agents",
+        "agentdesk_gateway_decisions_total{kind=\"policy_change\"}",
+        "agentdesk_gateway_upstream_duration_seconds_bucket",
+    ] {
+        assert!(text.contains(series), "{series} not in:\n{text}");
+    }
+}
+
+#[tokio::test]
+async fn readiness_fails_while_the_upstream_or_the_store_is_not_there() {
+    let (_hold, port) = common::refused_port();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("g.db");
+    let clock = agentdesk::sandbox::TestClock::new(common::t0());
+    let gate = common::start_gateway(
+        &format!("http://127.0.0.1:{port}"),
+        &clock,
+        &db,
+        GateSettings::default(),
+        None,
+    )
+    .await;
+    let (st, body, _) = get(&format!("{}/readyz", gate.base_url()), None, None).await;
+    assert_eq!(st, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["store"], "ok");
+    assert!(
+        v["upstream"].as_str().unwrap().contains("unreachable"),
+        "{v}"
+    );
+    // The liveness probe still answers: the process is fine, its surroundings are not.
+    let (st, _, _) = get(&format!("{}/healthz", gate.base_url()), None, None).await;
+    assert_eq!(st, StatusCode::OK);
+
+    // A store that does not answer what it is asked (its tables gone from under it) is not ready.
+    let sandbox = common::start().await;
+    let gate = common::start_gateway(
+        &sandbox.base_url(),
+        &sandbox.clock,
+        &dir.path().join("g2.db"),
+        GateSettings::default(),
+        None,
+    )
+    .await;
+    let db = rusqlite::Connection::open(dir.path().join("g2.db")).unwrap();
+    db.execute_batch("ALTER TABLE items RENAME TO items_gone")
+        .unwrap();
+    let (st, body, _) = get(&format!("{}/readyz", gate.base_url()), None, None).await;
+    assert_eq!(st, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert!(body.contains("\"upstream\":\"ok\""), "{body}");
+    db.execute_batch("ALTER TABLE items_gone RENAME TO items")
+        .unwrap();
+    let (st, body, _) = get(&format!("{}/readyz", gate.base_url()), None, None).await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+}
+
+#[tokio::test]
+async fn metrics_want_a_supervisor_token_once_the_gateway_faces_a_network() {
+    let sandbox = common::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let gate = common::start_gateway_with(
+        &sandbox.base_url(),
+        &sandbox.clock,
+        &dir.path().join("g.db"),
+        |c| c.public_url = Some("https://gate.example.com".into()),
+    )
+    .await;
+    let (st, _, _) = get(&format!("{}/metrics", gate.base_url()), None, None).await;
+    assert_eq!(st, StatusCode::UNAUTHORIZED);
+    let token = gate.mint_token("ops").await.unwrap();
+    let (st, text, _) = get(
+        &format!("{}/metrics", gate.base_url()),
+        Some(token.expose()),
+        None,
+    )
+    .await;
+    assert_eq!(st, StatusCode::OK);
+    assert!(text.contains("agentdesk_gateway_items"), "{text}");
+}
+
+/// An upstream that records the request id of every call it gets.
+async fn recording_upstream() -> (String, Arc<Mutex<Vec<(String, String)>>>) {
+    use axum::routing::{get, post};
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = |seen: Arc<Mutex<Vec<(String, String)>>>, what: &'static str| {
+        move |headers: axum::http::HeaderMap| {
+            let id = headers
+                .get("x-request-id")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_string();
+            seen.lock().unwrap().push((what.to_string(), id));
+            async move {
+                match what {
+                    "propose" => axum::Json(json!({"success": true, "proposalId": "p-1",
+                        "expiresAt": "2026-06-01T12:05:00Z"})),
+                    "confirm" => axum::Json(json!({"success": true, "status": "executed"})),
+                    _ => axum::Json(json!({"success": true, "positions": []})),
+                }
+            }
+        }
+    };
+    let app = axum::Router::new()
+        .route(
+            "/api/delegated/positions",
+            get(record(seen.clone(), "positions")),
+        )
+        .route("/api/delegated/whoami", get(record(seen.clone(), "whoami")))
+        .route(
+            "/api/delegated/propose",
+            post(record(seen.clone(), "propose")),
+        )
+        .route(
+            "/api/delegated/confirm",
+            post(record(seen.clone(), "confirm")),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (format!("http://{addr}"), seen)
+}
+
+#[tokio::test]
+async fn a_request_id_goes_from_the_caller_through_the_gateway_to_the_service() {
+    let (upstream, seen) = recording_upstream().await;
+    let dir = tempfile::tempdir().unwrap();
+    let clock = agentdesk::sandbox::TestClock::new(common::t0());
+    let gate =
+        common::start_gateway_with(&upstream, &clock, &dir.path().join("g.db"), |_| {}).await;
+    let base = gate.base_url();
+    // The caller's id is kept and answered; a read is forwarded with it.
+    let (st, _, rid) = get(
+        &format!("{base}/api/delegated/positions"),
+        Some("agent-key-1"),
+        Some("trace-abc-123"),
+    )
+    .await;
+    assert_eq!(st, StatusCode::OK);
+    assert_eq!(rid.as_deref(), Some("trace-abc-123"));
+    // No id, or one that could forge log lines: a new one is made and answered.
+    let (_, _, made) = get(&format!("{base}/healthz"), None, None).await;
+    assert!(
+        made.as_deref().is_some_and(|m| m.starts_with("req_")),
+        "{made:?}"
+    );
+    let (_, _, replaced) = get(&format!("{base}/healthz"), None, Some(&"x".repeat(300))).await;
+    assert!(
+        replaced.as_deref().is_some_and(|m| m.starts_with("req_")),
+        "{replaced:?}"
+    );
+
+    // A staging, then the supervisor's approval: the execution carries the approval's id.
+    let resp = reqwest::Client::new()
+        .post(format!("{base}/api/delegated/propose"))
+        .header("x-api-key", "agent-key-1")
+        .header("x-request-id", "stage-1")
+        .json(&json!({"a": "BTCUSDT", "d": "long", "sizeUsd": "100"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let token = gate.mint_token("").await.unwrap();
+    let resp = reqwest::Client::new()
+        .post(format!("{base}/gate/v1/inbox/p-1/approve"))
+        .header("x-api-key", token.expose())
+        .header("x-request-id", "approve-7")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        resp.status(),
+        StatusCode::OK,
+        "{}",
+        resp.text().await.unwrap()
+    );
+    let seen = seen.lock().unwrap().clone();
+    assert!(
+        seen.contains(&("positions".into(), "trace-abc-123".into())),
+        "{seen:?}"
+    );
+    assert!(
+        seen.contains(&("propose".into(), "stage-1".into())),
+        "{seen:?}"
+    );
+    assert!(
+        seen.contains(&("confirm".into(), "approve-7".into())),
+        "{seen:?}"
+    );
+}
+
+#[tokio::test]
+async fn json_logs_carry_the_request_id_on_every_line_of_the_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(BIN)
+        .args([
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--log-format",
+            "json",
+            "--db",
+        ])
+        .arg(dir.path().join("s.db"))
+        .env("AGENTDESK_LOG", "warn,tower_http=debug")
+        .env("HOME", dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let base = loop {
+        let mut line = String::new();
+        assert!(out.read_line(&mut line).unwrap() > 0, "no listening line");
+        if let Some(url) = line.trim().strip_prefix("listening on ") {
+            break url.to_string();
+        }
+    };
+    let (st, _, _) = get(&format!("{base}/healthz"), None, Some("log-me-42")).await;
+    assert_eq!(st, StatusCode::OK);
+    let _ = child.kill();
+    let stderr = child.wait_with_output().unwrap().stderr;
+    let lines: Vec<Value> = String::from_utf8_lossy(&stderr)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    let ours: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["span"]["request_id"] == "log-me-42")
+        .collect();
+    assert!(
+        ours.len() >= 2,
+        "request and response lines with the id: {lines:#?}"
+    );
+}
