@@ -37,7 +37,11 @@ pg_up() {
         tries=$((tries + 1))
         [ $tries -lt 50 ] || { echo "no free port for postgresql" >&2; return 1; }
     done
+    # TLS with a certificate made here (a CA and the server's, for 127.0.0.1 and localhost), so
+    # the tests can connect with sslmode=verify-full as a managed PostgreSQL is reached.
+    pg_certs "$PG_DIR"
     local opts="-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$PG_DIR -c max_connections=400"
+    opts="$opts -c ssl=on -c ssl_cert_file=$PG_DIR/server.crt -c ssl_key_file=$PG_DIR/server.key"
     if [ "${PG_DURABLE:-0}" != 1 ]; then
         opts="$opts -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
     fi
@@ -46,7 +50,22 @@ pg_up() {
     PG_BIN=$bin
     "$bin/createdb" -h 127.0.0.1 -p "$port" -U postgres agentdesk_test
     export AGENTDESK_TEST_PG="postgres://postgres@127.0.0.1:$port/agentdesk_test"
+    export AGENTDESK_TEST_PG_TLS="$AGENTDESK_TEST_PG?sslmode=verify-full&sslrootcert=$PG_DIR/ca.crt"
     echo "postgresql $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port ($PG_DIR)" >&2
+}
+
+pg_certs() {
+    local d=$1
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=agentdesk-test-ca \
+        -keyout "$d/ca.key" -out "$d/ca.crt" 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -subj /CN=localhost \
+        -keyout "$d/server.key" -out "$d/server.csr" 2>/dev/null
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$d/san.ext"
+    openssl x509 -req -in "$d/server.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -CAcreateserial \
+        -days 2 -extfile "$d/san.ext" -out "$d/server.crt" 2>/dev/null
+    chown postgres "$d/server.key" "$d/server.crt"
+    chmod 600 "$d/server.key"
+    chmod 644 "$d/ca.crt"
 }
 
 pg_down() {

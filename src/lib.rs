@@ -10,3 +10,4 @@ pub mod gateway;
 pub mod sandbox;
 pub mod secret;
 pub mod standin;
+pub mod tls;

@@ -22,7 +22,6 @@ pub mod signals;
 pub mod store;
 pub mod trading;
 pub mod venue;
-pub mod webhook_tls;
 
 use self::core::{Core, Shared};
 use crate::api::Scope;

@@ -357,16 +357,16 @@ fn record(conn: &Connection, id: i64, attempts: i64, out: &Outcome, now: DateTim
 }
 
 /// The TLS configuration of deliveries: the web's roots plus what `webhook_ca_file` lists (see
-/// [`super::webhook_tls`]). A file that cannot be read is logged and adds nothing.
+/// [`crate::tls`]). A file that cannot be read is logged and adds nothing.
 fn tls_config(settings: &super::settings::Settings) -> Option<rustls::ClientConfig> {
     let listed = match &settings.webhook_ca_file {
         None => Vec::new(),
-        Some(path) => super::webhook_tls::read_pem(path).unwrap_or_else(|e| {
+        Some(path) => crate::tls::read_pem(path).unwrap_or_else(|e| {
             tracing::error!("webhook_ca_file {e}");
             Vec::new()
         }),
     };
-    super::webhook_tls::client_config(&listed)
+    crate::tls::client_config(&listed)
         .map_err(|e| tracing::error!("webhook TLS: {e}"))
         .ok()
 }

@@ -316,10 +316,7 @@ async fn a_postgres_schema_from_a_newer_agentdesk_is_refused() {
         unreachable!()
     };
     drop(b.open().await);
-    let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(conn);
+    let (client, _conn) = super::postgres::tls::connect(url).await.unwrap();
     client
         .batch_execute("INSERT INTO schema_migrations (version) VALUES (99)")
         .await

@@ -302,10 +302,9 @@ async fn a_killed_instance_leaves_the_other_serving_and_its_claims_are_taken_ove
         sandbox.clock.now() - chrono::Duration::hours(1)
     };
     let store = PostgresStore::connect(&url).await.unwrap();
-    let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+    let (client, _conn) = agentdesk::gateway::store::postgres::tls::connect(&url)
         .await
         .unwrap();
-    tokio::spawn(conn);
     client
         .execute(
             "UPDATE items SET status = 'executing', claimed_at = $2 WHERE proposal_id = $1",
@@ -388,4 +387,45 @@ async fn the_gate_subcommands_take_a_store_url() {
     assert!(err.contains("--store takes a postgres:// URL"), "{err}");
     let (ok, _, err) = gate_cli(&["token", "--store", &url, "--db", "/tmp/g.db"]);
     assert!(!ok && err.contains("cannot be used with"), "{err}");
+}
+
+/// A managed PostgreSQL is reached over TLS with its certificate checked: `.ci/postgres.sh`
+/// starts the test server with a certificate of its own CA and names it in
+/// `AGENTDESK_TEST_PG_TLS` (`sslmode=verify-full&sslrootcert=...`).
+#[tokio::test]
+async fn postgres_over_tls_checks_the_certificate_it_is_given() {
+    const TLS: &str = "AGENTDESK_TEST_PG_TLS";
+    let Some(url) = std::env::var(TLS).ok().filter(|v| !v.is_empty()) else {
+        eprintln!("skipped: postgres_over_tls_checks_the_certificate_it_is_given: {TLS} not set");
+        return;
+    };
+    let url = agentdesk::gateway::store::postgres::fresh_schema(&url, "t")
+        .await
+        .unwrap();
+    let store = PostgresStore::connect(&url).await.unwrap();
+    let (client, _conn) = agentdesk::gateway::store::postgres::tls::connect(&url)
+        .await
+        .unwrap();
+    let ssl: bool = client
+        .query_one(
+            "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert!(ssl, "the connection is not encrypted");
+    drop(store);
+    // The same server, its CA not named: the public roots do not vouch for it.
+    let (base, _) = url.split_once('?').unwrap();
+    let refused = PostgresStore::connect(&format!("{base}?sslmode=verify-full")).await;
+    let e = refused.err().expect("an unknown CA is refused").to_string();
+    assert!(
+        e.to_lowercase().contains("certificate") || e.contains("tls"),
+        "{e}"
+    );
+    // require encrypts without checking, as libpq does.
+    PostgresStore::connect(&format!("{base}?sslmode=require"))
+        .await
+        .unwrap();
 }

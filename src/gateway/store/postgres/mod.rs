@@ -1,5 +1,5 @@
 //! The shared store: one PostgreSQL database behind several gateway instances (tokio-postgres with a
-//! deadpool pool, no TLS: the database is expected on loopback or a private network).
+//! deadpool pool, over TLS as the URL's `sslmode` says: see [`tls`]).
 //!
 //! Everything that must happen once is decided by the database, never by a lock in this process:
 //! a status change is a conditional `UPDATE ... WHERE status IN (...)` (a concurrent one waits for
@@ -8,6 +8,7 @@
 //! Lock order is always item rows first, the chain head last, so these cannot deadlock.
 
 mod schema;
+pub mod tls;
 
 use super::{
     Agent, Counts, Exec, Item, ItemRef, JournalRow, Link, Record, Standing, Status, Store,
@@ -21,7 +22,7 @@ use futures::future::BoxFuture;
 use schema::MIGRATIONS;
 pub use schema::fresh_schema;
 use serde_json::Value;
-use tokio_postgres::{NoTls, Row};
+use tokio_postgres::Row;
 
 /// Connections per instance: enough for a burst of concurrent decisions, few enough that several
 /// instances stay under the server's default `max_connections` (100).
@@ -216,18 +217,10 @@ impl PostgresStore {
     /// Connects (the pool opens connections as they are needed; one is opened now to migrate) and
     /// brings the schema to this version. Several instances starting at once migrate one at a time.
     pub async fn connect(url: &str) -> StoreResult<PostgresStore> {
-        let config: tokio_postgres::Config = url
-            .parse()
-            .map_err(|e| err(format!("not a PostgreSQL URL ({e})")))?;
-        if config.get_ssl_mode() == tokio_postgres::config::SslMode::Require {
-            return Err(err(
-                "sslmode=require is not supported: this gateway talks to PostgreSQL without TLS \
-                 (on loopback or a private network); drop sslmode or set it to disable/prefer",
-            ));
-        }
+        let target = tls::target(url).map_err(err)?;
         let manager = Manager::from_config(
-            config,
-            NoTls,
+            target.config,
+            target.tls,
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
             },

@@ -1,7 +1,6 @@
 //! The PostgreSQL store's schema: its versioned migrations, and fresh schemas for tests and benches.
 
 use super::redact;
-use tokio_postgres::NoTls;
 
 /// Applied in order, each in its own transaction; `schema_migrations` lists the applied ones.
 /// Append, never edit.
@@ -109,10 +108,9 @@ CREATE INDEX approval_links_item ON approval_links(item_id);
 /// bench run, side by side on one server.
 pub async fn fresh_schema(base: &str, prefix: &str) -> Result<String, String> {
     use rand::RngExt;
-    let (client, conn) = tokio_postgres::connect(base, NoTls)
+    let (client, conn) = super::tls::connect(base)
         .await
         .map_err(|e| format!("{}: {e}", redact(base)))?;
-    let conn = tokio::spawn(conn);
     let schema = format!("{prefix}_{}", hex::encode(rand::rng().random::<[u8; 6]>()));
     client
         .batch_execute(&format!("CREATE SCHEMA {schema}"))

@@ -1,5 +1,6 @@
-//! TLS for signal deliveries: the public web roots, plus the certificates the operator listed in
-//! `webhook_ca_file`.
+//! TLS to servers an operator names (signal deliveries, `[[notify]]` destinations, PostgreSQL):
+//! the public web roots, plus the certificates the operator listed (`webhook_ca_file`, a
+//! destination's `ca_file`, `sslrootcert`).
 //!
 //! A listed certificate is trusted as a root (a local CA signing the receiver's certificate) and
 //! also as the receiver's own certificate when the receiver presents exactly it. The second case
