@@ -380,9 +380,9 @@ impl App {
             return;
         }
         let now = self.now;
-        let gateway = self.gate.is_gateway();
+        let decider = self.decider();
         for (resource, feed) in self.feeds.iter_mut() {
-            if feeds::polled(*resource, feed, gateway) && feed.poll.start(now) {
+            if feeds::polled(*resource, feed, decider) && feed.poll.start(now) {
                 fx.push(Effect::Fetch(*resource));
             }
         }

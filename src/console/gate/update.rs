@@ -10,6 +10,7 @@ use crate::api::model::{
 };
 use crate::console::action::{Effect, Resource};
 use crate::console::app::{App, ToastLevel};
+use crate::console::decider::{Answered, Decider};
 use crate::console::inbox::{
     DecisionKind, InboxItem, LocalState, Source, Status, execution_summary,
 };
@@ -22,7 +23,7 @@ const AGENTS_EVERY: chrono::TimeDelta = chrono::TimeDelta::seconds(5);
 
 /// The gateway's item as the inbox's proposal: its status in the words the inbox knows.
 fn to_proposal(g: &GateItem, id: &str) -> Proposal {
-    let status = match g.status.as_str() {
+    let status = match status_of(g) {
         "executed" => "executed",
         "failed" => "failed",
         "expired" => "expired",
@@ -47,7 +48,7 @@ fn to_proposal(g: &GateItem, id: &str) -> Proposal {
 
 /// What the gateway's status says beyond the proposal's: a decision made there.
 fn local_of(g: &GateItem) -> Option<LocalState> {
-    match g.status.as_str() {
+    match status_of(g) {
         "rejected" => Some(LocalState::Rejected),
         "approved" | "executing" => Some(LocalState::Approved(
             g.note
@@ -88,6 +89,20 @@ fn executed_text(g: &GateItem) -> String {
         Some(r) if g.kind.starts_with("tool:") && r.is_object() => r,
         _ => b,
     });
+    // Executed by an earlier attempt whose answer was lost: the answer kept is the service's
+    // "already executed", which says nothing of the fills; the gateway's note says what happened.
+    if body.is_some_and(|b| b.get("success") == Some(&serde_json::Value::Bool(false)))
+        || said_already_executed(g)
+    {
+        let text = g
+            .note
+            .clone()
+            .unwrap_or_else(|| "executed by an earlier attempt whose answer was lost".into());
+        return match g.standing_approval {
+            Some(n) => format!("{text} · auto-approved by standing approval {n}"),
+            None => text,
+        };
+    }
     let text = body
         .and_then(|b| serde_json::from_value::<ExecutionResult>(b.clone()).ok())
         .map(|done| execution_summary(&done))
@@ -97,6 +112,27 @@ fn executed_text(g: &GateItem) -> String {
     match g.standing_approval {
         Some(n) => format!("{text} · auto-approved by standing approval {n}"),
         None => text,
+    }
+}
+
+/// A "failed" execution whose answer was the service's "already executed": it did execute (an
+/// attempt whose answer was lost ran it). Gateways before the one that records this as executed
+/// marked it failed while the position was open; the console reads it for what it is.
+fn said_already_executed(g: &GateItem) -> bool {
+    let Some(body) = g.result_body() else {
+        return false;
+    };
+    let text = body.to_string().to_ascii_lowercase();
+    !g.kind.starts_with("tool:")
+        && (text.contains("already_executed") || text.contains("already executed"))
+}
+
+/// The gateway's status, with an "already executed" failure read as the execution it was.
+fn status_of(g: &GateItem) -> &str {
+    if g.status == "failed" && said_already_executed(g) {
+        "executed"
+    } else {
+        g.status.as_str()
     }
 }
 
@@ -113,7 +149,7 @@ fn executed_line(g: &GateItem) -> String {
 /// What became of an item this console approved, once the gateway says: None while it has not
 /// run yet.
 fn outcome_of_approved(g: &GateItem) -> Option<(DecisionKind, String)> {
-    match g.status.as_str() {
+    match status_of(g) {
         "executed" => Some((DecisionKind::Executed, executed_line(g))),
         "failed" => Some((DecisionKind::Failed, failed_text(g))),
         "rejected" => Some((
@@ -433,7 +469,7 @@ impl App {
             Ok(decision) => {
                 let g = decision.item;
                 let agent = g.agent.clone();
-                let (kind, text, level) = match (approve, g.status.as_str()) {
+                let (kind, text, level) = match (approve, status_of(&g)) {
                     (false, _) => {
                         // An earlier approve that got no answer did not go through after all.
                         self.gate.awaiting.remove(id);
@@ -482,25 +518,18 @@ impl App {
                 self.toast(format!("{done} {id} ({agent}): {text}"), level);
                 self.decide(id, kind, summary, text, fx);
             }
-            // No answer: the approval may have reached the gateway and executed. Nothing is
-            // journaled as failed; the next polls say what the gateway did (journaled then, as
-            // for an approval that ran later). Approving again is safe: the gateway approves an
-            // item once and answers a repeat with its state.
-            Err(e) if approve && e.is_transient() => {
+            // No clear answer (none, a 5xx, the upstream's timeout, "already decided"): the
+            // approval may have gone through and executed. Nothing is journaled as failed; the
+            // gateway establishes the outcome (it asks the service again itself) and the next
+            // polls say it, journaled then as for an approval that ran later.
+            Err(e) if approve && Decider::Gateway.read_error(&e) == Answered::Open => {
                 if let Some(item) = self.item_mut(id)
                     && item.local == LocalState::Confirming
                 {
                     item.local = LocalState::None;
                 }
                 self.gate.awaiting.insert(id.to_string());
-                self.toast(
-                    format!(
-                        "Approve {id}: no answer from the gateway ({e}); it may have gone \
-                         through — the inbox shows what the gateway says. Approving again is safe: \
-                         the gateway executes an item once"
-                    ),
-                    ToastLevel::Error,
-                );
+                self.toast(Decider::Gateway.open_outcome(id, &e), ToastLevel::Error);
             }
             Err(e) => {
                 // Refused (policy_violation, kill_switch, already decided...): the item stays
@@ -529,6 +558,11 @@ impl App {
         }
         // Executed with the agent's key: the console key's usage has not changed.
         self.poll_now(&Resource::TRADED, at);
+    }
+
+    /// Why the gateway says item `id` cannot be judged (and so nobody may approve it).
+    pub(crate) fn gate_trade_error(&self, id: &str) -> Option<String> {
+        self.gate.items.get(id).and_then(|g| g.trade_error.clone())
     }
 
     /// `/agent NAME|all`: the inbox shows one agent's items, or every agent's.

@@ -400,6 +400,9 @@ pub struct InboxState {
     /// Proposals whose confirm from this console got no answer: a later "already executed"
     /// may be that confirm's doing.
     pub unanswered: std::collections::HashSet<String>,
+    /// Proposals whose confirm from this console the service answered "already executed": they
+    /// executed, and the records are read only for what they did.
+    pub said_executed: std::collections::HashSet<String>,
     pub recheck: Poll,
     /// Proposals whose confirm the service refused for now (a quota or rate limit, a 503 with
     /// `Retry-After`): until when, and what it said. Nothing executed; they stay staged, and

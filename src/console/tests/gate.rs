@@ -440,7 +440,14 @@ fn reject_sends_the_reason_and_x_a_default_one() {
     assert!(fx.is_empty());
     let fx = type_text(&mut app, &format!("/reject {MINE_ID} too large for a test"));
     assert!(fx.is_empty());
+    // A gateway's rejection is final: it is asked first, naming the reason the agent is told.
     let fx = app.update(code(KeyCode::Enter));
+    assert!(fx.is_empty(), "{fx:?}");
+    assert!(
+        matches!(&app.modal, Some(Modal::RejectConfirm { id, reason: Some(r) })
+        if id == MINE_ID && r == "too large for a test")
+    );
+    let fx = app.update(key('y'));
     assert_eq!(
         fx,
         vec![Effect::GateReject {
@@ -466,6 +473,13 @@ fn reject_sends_the_reason_and_x_a_default_one() {
     let i = app.inbox.iter().position(|i| i.id() == DEMO_ID).unwrap();
     app.selected.insert(crate::console::layout::Pane::Inbox, i);
     let fx = app.update(key('x'));
+    assert!(fx.is_empty(), "x asks first on a gateway: {fx:?}");
+    // Esc keeps it pending; x then y rejects.
+    app.update(code(KeyCode::Esc));
+    assert!(app.modal.is_none());
+    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Staged);
+    app.update(key('x'));
+    let fx = app.update(key('y'));
     assert_eq!(
         fx,
         vec![Effect::GateReject {
@@ -710,7 +724,8 @@ fn a_tool_call_of_this_console_is_rejected_on_the_gateway() {
     items.push(tool_item(&own, "pending"));
     app.update(gate_loaded(items, agents, t0() + secs(2)));
     app.select_proposal(crate::console::layout::Pane::Inbox, "gi_tool0001");
-    let fx = app.update(key('x'));
+    app.update(key('x'));
+    let fx = app.update(key('y'));
     assert_eq!(
         fx,
         vec![Effect::GateReject {
@@ -889,4 +904,87 @@ fn on_a_gateway_the_inbox_title_does_not_say_it_shows_only_this_consoles() {
     app.feeds.get_mut(&Resource::Proposals).unwrap().supported = false;
     let text = render(&app);
     assert!(!text.contains("this service lists no proposals"), "{text}");
+}
+
+#[test]
+fn a_rejection_on_a_gateway_is_asked_first_and_u_never_claims_to_undo_it() {
+    let mut app = gate_app(120, 40);
+    let i = app.inbox.iter().position(|i| i.id() == DEMO_ID).unwrap();
+    app.selected.insert(crate::console::layout::Pane::Inbox, i);
+    let fx = app.update(key('x'));
+    assert!(
+        fx.is_empty(),
+        "nothing is sent before the supervisor says y: {fx:?}"
+    );
+    assert!(
+        render(&app).contains("final"),
+        "the dialog says it is final"
+    );
+    app.update(key('y'));
+    let mut rejected = demo_item("rejected");
+    rejected.reason = Some(crate::console::gate::DEFAULT_REJECT_REASON.into());
+    rejected.decided_by = Some("supervisor".into());
+    app.update(decided(DEMO_ID, false, Ok(rejected.clone())));
+    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Rejected);
+    let decisions = app.decisions.len();
+    assert!(!app.can_undo(), "the footer does not offer u");
+    let fx = app.update(key('u'));
+    assert!(journal_lines(&fx).is_empty(), "nothing journaled: {fx:?}");
+    assert_eq!(app.decisions.len(), decisions);
+    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Rejected);
+    let toast = &app.toasts.last().unwrap().text;
+    assert!(
+        toast.contains("final") && !toast.contains("Restored"),
+        "{toast}"
+    );
+    // A poll does not change that either.
+    let (mut items, agents) = two_agents();
+    items[0] = rejected;
+    app.update(gate_loaded(items, agents, t0() + secs(8)));
+    app.update(key('u'));
+    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Rejected);
+}
+
+#[test]
+fn after_a_timeout_the_console_says_truthfully_who_drives_the_approved_item() {
+    let mut app = gate_app(120, 40);
+    approve_demo(&mut app);
+    // The gateway's own wait on the upstream ran out: a 504 upstream_timeout.
+    app.update(decided(
+        DEMO_ID,
+        true,
+        Err(ApiError::Server {
+            status: 504,
+            code: "upstream_timeout".into(),
+            message: "the upstream did not answer within 30 s".into(),
+        }),
+    ));
+    assert!(app.decisions.is_empty(), "not failed: {:?}", app.decisions);
+    let said = toast_texts(&app).join("\n");
+    assert!(!said.contains("Approving again is safe"), "{said}");
+    assert!(said.contains("gateway"), "{said}");
+    // The gateway keeps it approved while it asks the service again.
+    let mut open = demo_item("approved");
+    open.note = Some("outcome unknown, asking the service again (upstream_timeout: …)".into());
+    let (mut items, agents) = two_agents();
+    items[0] = open;
+    app.update(gate_loaded(items, agents.clone(), t0() + secs(7)));
+    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Approved);
+    app.toasts.clear();
+    app.update(key('a'));
+    assert!(app.modal.is_none());
+    let toast = &app.toasts.last().unwrap().text;
+    assert!(
+        toast.contains("the gateway runs it") && toast.contains("outcome unknown"),
+        "{toast}"
+    );
+    assert!(!toast.contains("can no longer be approved"), "{toast}");
+    // Then the gateway knows: executed, journaled once as such.
+    let (mut items, _) = two_agents();
+    items[0] = executed_demo();
+    let fx = app.update(gate_loaded(items, agents, t0() + secs(9)));
+    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Executed);
+    let lines = journal_lines(&fx);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["decision"], "executed");
 }

@@ -54,7 +54,8 @@ fn inbox(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         theme.accent,
     )];
     // On a gateway the inbox is the gateway's (every agent's), whatever the upstream lists.
-    if !app.feeds[&crate::console::action::Resource::Proposals].supported && !app.gate.is_gateway()
+    if !app.feeds[&crate::console::action::Resource::Proposals].supported
+        && app.decider().polls_service_proposals()
     {
         title.push(Span::styled(
             " (this service lists no proposals: showing this console's) ",
