@@ -17,6 +17,10 @@ use crate::console::inbox::{
 use chrono::{DateTime, Utc};
 use std::time::Duration;
 
+/// How much earlier than this console's start an item may be stamped and still be new to it:
+/// the gateway's clock and this console's may differ.
+const START_SLACK: chrono::TimeDelta = chrono::TimeDelta::seconds(5);
+
 /// How often the gateway's agents are asked beside its inbox: labels and connections change
 /// rarely, and each request wakes the gateway and the console.
 const AGENTS_EVERY: chrono::TimeDelta = chrono::TimeDelta::seconds(5);
@@ -263,6 +267,7 @@ impl App {
     fn merge_gate(&mut self, items: Vec<GateItem>, fx: &mut Vec<Effect>) {
         let now = self.now;
         let mut fresh = 0;
+        let mut waiting = 0;
         let mut outcomes = Vec::new();
         for g in items.into_iter().filter(|g| is_listed(g, now)) {
             let id = inbox_id(&g);
@@ -281,6 +286,28 @@ impl App {
             let proposal = to_proposal(&g, &id);
             let local = local_of(&g);
             let agent = g.agent.clone();
+            let g_created = g.created_at;
+            let policy_refused = (g.status == "rejected"
+                && g.decided_by.as_deref() == Some("policy"))
+            .then(|| g.reason.clone().unwrap_or_else(|| "no reason given".into()));
+            // Nobody clicked: a standing approval's execution is said once, as an approval's is.
+            if let Some(n) = g.standing_approval
+                && !self.gate.awaiting.contains(&id)
+                && matches!(status_of(&g), "executed" | "failed")
+                && g.decided_at
+                    .is_none_or(|t| t >= self.started_at - START_SLACK)
+                && self.seen.insert(format!("standing-outcome:{id}"))
+            {
+                let (text, level) = if status_of(&g) == "executed" {
+                    (executed_text(&g), ToastLevel::Info)
+                } else {
+                    (
+                        format!("{} · standing approval {n}", failed_text(&g)),
+                        ToastLevel::Error,
+                    )
+                };
+                self.toast(format!("{id} ({agent}), auto-approved: {text}"), level);
+            }
             // What the agent staged completes a sparse upstream preview, as for this console's
             // own stagings.
             let request = (g.kind == "trade")
@@ -324,11 +351,28 @@ impl App {
                 expiry_noted: false,
                 tool: None,
             };
-            if self.seen.insert(id.clone()) && item.status(now) == Status::Staged {
+            let first = self.seen.insert(id.clone());
+            // Staged before this console started (a restart): it was waiting, not new — said
+            // once for all of them, without the bell.
+            let before_start = g_created.is_some_and(|c| c < self.started_at - START_SLACK);
+            if first && item.status(now) == Status::Staged && before_start {
+                waiting += 1;
+            } else if first && item.status(now) == Status::Staged {
                 fresh += 1;
                 self.toast(
                     format!("New proposal from {agent}: {}", item.describe()),
                     ToastLevel::Info,
+                );
+            }
+            // A staging the policy refused never waits in the inbox: without this it would be
+            // invisible that an agent's proposals stop at a rule.
+            if first && let Some(reason) = &policy_refused {
+                self.toast(
+                    format!(
+                        "Refused by policy: {agent}'s {} ({reason})",
+                        item.describe()
+                    ),
+                    ToastLevel::Error,
                 );
             }
             if self.gate.hides(&id) {
@@ -339,6 +383,16 @@ impl App {
         }
         if fresh > 0 && self.options.bell {
             fx.push(Effect::Bell);
+        }
+        if waiting > 0 {
+            self.toast(
+                format!(
+                    "{waiting} item{} staged before this console started {} waiting in the inbox",
+                    if waiting == 1 { "" } else { "s" },
+                    if waiting == 1 { "is" } else { "are" }
+                ),
+                ToastLevel::Info,
+            );
         }
         self.sort_inbox();
         for (id, kind, text) in outcomes {
@@ -501,6 +555,12 @@ impl App {
                             ToastLevel::Info,
                         )
                     }
+                };
+                // An override is not a plain approval: the answer and the journal say which
+                // rules it overrode.
+                let text = match self.gate.overridden.get(id).filter(|_| approve) {
+                    Some(rules) => format!("overriding {}: {text}", rules.join(", ")),
+                    None => text,
                 };
                 let proposal = to_proposal(&g, id);
                 if let Some(item) = self.item_mut(id) {

@@ -244,6 +244,20 @@ pub enum DecisionKind {
 }
 
 impl DecisionKind {
+    pub const ALL: [DecisionKind; 6] = [
+        DecisionKind::Approved,
+        DecisionKind::Rejected,
+        DecisionKind::Expired,
+        DecisionKind::Failed,
+        DecisionKind::Undone,
+        DecisionKind::Executed,
+    ];
+
+    /// The kind a journal line names: every label this console writes reads back.
+    pub fn from_label(label: &str) -> Option<DecisionKind> {
+        Self::ALL.into_iter().find(|k| k.label() == label)
+    }
+
     pub fn label(self) -> &'static str {
         match self {
             DecisionKind::Approved => "approved",

@@ -570,6 +570,11 @@ impl App {
         }
         item.local = LocalState::Confirming;
         if decider == Decider::Gateway {
+            if !overrides.is_empty() {
+                self.gate
+                    .overridden
+                    .insert(id.to_string(), overrides.clone());
+            }
             fx.push(if overrides.is_empty() {
                 Effect::GateApprove(id.to_string())
             } else {
