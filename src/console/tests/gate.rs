@@ -1147,7 +1147,7 @@ fn the_approve_dialog_on_a_live_service_says_live() {
     app.service.sandbox = false;
     approve_dialog_open(&mut app);
     let live = render(&app);
-    assert!(live.contains("LIVE — approve proposal"), "{live}");
+    assert!(live.contains("LIVE — Approve proposal"), "{live}");
     app.service.sandbox = true;
     let paper = render(&app);
     assert!(!paper.contains("LIVE"), "{paper}");

@@ -634,7 +634,7 @@ pub fn approve_dialog(
             theme,
             Line::styled(
                 format!(
-                    " LIVE — approve {what}: real money on {} ",
+                    " LIVE — Approve {what}: real money on {} ",
                     app.service.host
                 ),
                 theme
