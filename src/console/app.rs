@@ -74,6 +74,8 @@ pub struct ServiceInfo {
 
 pub struct App {
     pub now: DateTime<Utc>,
+    /// When this console started: what was staged before was waiting, not new.
+    pub started_at: DateTime<Utc>,
     pub service: ServiceInfo,
     pub options: Options,
     pub keymap: Keymap,
@@ -148,6 +150,7 @@ impl App {
             .unwrap_or(Duration::from_secs(1));
         App {
             now,
+            started_at: now,
             service,
             options,
             keymap,
@@ -380,9 +383,9 @@ impl App {
             return;
         }
         let now = self.now;
-        let gateway = self.gate.is_gateway();
+        let decider = self.decider();
         for (resource, feed) in self.feeds.iter_mut() {
-            if feeds::polled(*resource, feed, gateway) && feed.poll.start(now) {
+            if feeds::polled(*resource, feed, decider) && feed.poll.start(now) {
                 fx.push(Effect::Fetch(*resource));
             }
         }

@@ -67,11 +67,11 @@ impl App {
     pub fn next_wakeup(&self) -> DateTime<Utc> {
         let mut next = self.now + TimeDelta::seconds(3600);
         if self.auth_failed.is_none() {
-            let gateway = self.gate.is_gateway();
+            let decider = self.decider();
             for (_, feed) in self
                 .feeds
                 .iter()
-                .filter(|(r, f)| feeds::polled(**r, f, gateway))
+                .filter(|(r, f)| feeds::polled(**r, f, decider))
             {
                 next = next.min(feed.poll.wakeup().unwrap_or(next));
             }

@@ -168,13 +168,7 @@ impl App {
                 self.select_proposal(Pane::Inbox, &id);
                 self.start_approval(&id);
             }
-            Command::Reject { id, reason } => {
-                if self.gate.is_gateway() {
-                    self.reject_on_gate(&id, reason, fx);
-                } else {
-                    self.reject(&id, fx);
-                }
-            }
+            Command::Reject { id, reason } => self.reject_with(&id, reason, fx),
             Command::Kill { on, reason } => self.ask_kill_switch(on, reason),
             Command::Auto(command::AutoCommand::List) => self.show_standing(),
             Command::Policy => self.show_policy(fx),

@@ -91,13 +91,42 @@ const KEYS: &[(KeyAction, &str)] = &[
     (KeyAction::Quit, "quit"),
 ];
 
-pub fn draw(f: &mut Frame, app: &App, theme: &Theme, area: Rect, scroll: u16) {
-    let r = widgets::centered(
+/// Where the help overlay sits on a screen of `area`.
+fn frame(area: Rect) -> Rect {
+    widgets::centered(
         area,
         area.width.saturating_sub(4).min(110),
         area.height.saturating_sub(2),
-    );
+    )
+}
+
+/// How far the help scrolls on a screen of `size`: until its last line is at the bottom.
+pub fn max_scroll(app: &App, size: (u16, u16)) -> u16 {
+    let r = frame(Rect::new(0, 0, size.0, size.1));
+    let theme = Theme::default();
+    (lines(app, &theme).len() as u16).saturating_sub(r.height.saturating_sub(2))
+}
+
+pub fn draw(f: &mut Frame, app: &App, theme: &Theme, area: Rect, scroll: u16) {
+    let r = frame(area);
     f.render_widget(Clear, r);
+    let lines = lines(app, theme);
+    // Scrolling stops where the last line is at the bottom.
+    let visible = r.height.saturating_sub(2);
+    let scroll = scroll.min((lines.len() as u16).saturating_sub(visible));
+    let title = if lines.len() as u16 > visible {
+        " agentdesk console help — j/k scroll, g/G top/bottom, Esc closes "
+    } else {
+        " agentdesk console help — Esc closes "
+    };
+    let p = Paragraph::new(lines)
+        .block(widgets::block(theme, Line::from(title), true))
+        .style(theme.base)
+        .scroll((scroll, 0));
+    f.render_widget(p, r);
+}
+
+fn lines(app: &App, theme: &Theme) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     if let Some(reason) = crate::console::gate::guard::kill_reason(app.gate.kill.as_ref()) {
         lines.push(Line::styled(
@@ -142,17 +171,5 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme, area: Rect, scroll: u16) {
         ]));
         lines.push(Line::styled(format!("      {}", c.summary), theme.base));
     }
-    // Scrolling stops where the last line is at the bottom.
-    let visible = r.height.saturating_sub(2);
-    let scroll = scroll.min((lines.len() as u16).saturating_sub(visible));
-    let title = if lines.len() as u16 > visible {
-        " agentdesk console help — j/k scroll, Esc closes "
-    } else {
-        " agentdesk console help — Esc closes "
-    };
-    let p = Paragraph::new(lines)
-        .block(widgets::block(theme, Line::from(title), true))
-        .style(theme.base)
-        .scroll((scroll, 0));
-    f.render_widget(p, r);
+    lines
 }

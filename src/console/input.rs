@@ -3,6 +3,7 @@
 
 use crate::console::action::Effect;
 use crate::console::app::{App, ToastLevel};
+use crate::console::decider::Decider;
 use crate::console::gate::guard::{ApproveCheck, kill_reason};
 use crate::console::inbox::dialog::{ApproveDialog, BURST, Context, Outcome};
 use crate::console::keymap::KeyAction;
@@ -241,6 +242,9 @@ impl App {
     pub(crate) fn on_modal_key(&mut self, key: KeyEvent, fx: &mut Vec<Effect>) {
         let action = self.keymap.action(&key);
         let page = self.page();
+        let help_max = matches!(self.modal, Some(Modal::Help { .. }))
+            .then(|| crate::console::help::max_scroll(self, self.size))
+            .unwrap_or(0);
         let Some(modal) = self.modal.as_mut() else {
             return;
         };
@@ -260,6 +264,15 @@ impl App {
                         reason: reason.clone(),
                     });
                     self.modal = None;
+                }
+                Some(KeyAction::Cancel | KeyAction::Quit) => self.modal = None,
+                _ => {}
+            },
+            Modal::RejectConfirm { id, reason } => match action {
+                Some(KeyAction::ConfirmYes) => {
+                    let (id, reason) = (id.clone(), reason.clone());
+                    self.modal = None;
+                    self.reject_on_gate(&id, reason, fx);
                 }
                 Some(KeyAction::Cancel | KeyAction::Quit) => self.modal = None,
                 _ => {}
@@ -303,7 +316,14 @@ impl App {
                     other => other,
                 });
                 match scrolled(*scroll, action, page) {
-                    Some(s) => *scroll = s,
+                    Some(s) => {
+                        // Kept within the text, so k moves at once after G or a long j.
+                        *scroll = if action == Some(KeyAction::Bottom) {
+                            help_max
+                        } else {
+                            s.min(help_max)
+                        };
+                    }
                     None => self.modal = None,
                 }
             }
@@ -370,7 +390,7 @@ impl App {
     /// What the approve dialog needs to know of the rest of the console to judge a key.
     pub(crate) fn approve_context(&self, d: &ApproveDialog) -> Context {
         let gate_item = self.gate.items.get(&d.id);
-        let gateway = self.gate.is_gateway() && gate_item.is_some();
+        let gateway = self.decider_for(&d.id) == Decider::Gateway && gate_item.is_some();
         let breaking = if gateway {
             let fresh = ApproveCheck::new(&d.id);
             d.check_for(&d.id).unwrap_or(&fresh).breaking(gate_item)

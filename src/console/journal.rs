@@ -217,14 +217,7 @@ fn parse_tail(tail: &[u8], n: usize) -> History {
 pub fn decision_of(line: &str) -> Option<Decision> {
     let v: serde_json::Value = serde_json::from_str(line).ok()?;
     let text = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
-    let kind = match text("decision")?.as_str() {
-        "approved" => DecisionKind::Approved,
-        "rejected" => DecisionKind::Rejected,
-        "expired" => DecisionKind::Expired,
-        "failed" => DecisionKind::Failed,
-        "executed" => DecisionKind::Executed,
-        _ => return None,
-    };
+    let kind = DecisionKind::from_label(&text("decision")?)?;
     let at = DateTime::parse_from_rfc3339(&text("time")?)
         .ok()?
         .with_timezone(&Utc);
@@ -315,6 +308,17 @@ mod tests {
         let all = load_last(&path, 5000).unwrap();
         assert_eq!(all.decisions.len(), 1000);
         assert_eq!(all.decisions[999].proposal_id, "prop_0000");
+    }
+
+    #[test]
+    fn every_decision_this_console_writes_reads_back() {
+        for kind in DecisionKind::ALL {
+            let line = serde_json::json!({"time": "2026-06-01T12:00:00Z", "proposalId": "p1",
+                              "decision": kind.label(), "summary": "s", "result": "r"});
+            let d = decision_of(&line.to_string())
+                .unwrap_or_else(|| panic!("{} is reported unreadable", kind.label()));
+            assert_eq!(d.kind, kind);
+        }
     }
 
     #[test]

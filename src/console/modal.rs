@@ -47,6 +47,12 @@ pub enum Modal {
         on: bool,
         reason: String,
     },
+    /// Asks before rejecting an item on a gateway, where a rejection is final (`decider.rs`);
+    /// `reason` is what the agent's confirm is refused with (None: the default reason).
+    RejectConfirm {
+        id: String,
+        reason: Option<String>,
+    },
     /// The gateway's live standing approvals with their countdown (`/auto`).
     Standing {
         scroll: u16,

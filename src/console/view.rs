@@ -66,6 +66,27 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
         Modal::KillConfirm { on, reason } => {
             crate::console::gate::guard::kill_dialog(f, theme, area, *on, reason)
         }
+        Modal::RejectConfirm { id, reason } => {
+            let r = widgets::centered(area, 72.min(area.width), 7);
+            f.render_widget(Clear, r);
+            let what = app
+                .item(id)
+                .map(|i| i.describe())
+                .unwrap_or_else(|| id.clone());
+            let reason = reason
+                .clone()
+                .unwrap_or_else(|| crate::console::gate::DEFAULT_REJECT_REASON.into());
+            let p = Paragraph::new(vec![
+                Line::from(format!("Reject {id} ({what}) on the gateway?")),
+                Line::from("A gateway's rejection is final: u cannot take it back."),
+                Line::from(format!("The agent is told: {reason}")),
+                Line::from("y rejects, Esc keeps it pending."),
+            ])
+            .wrap(ratatui::widgets::Wrap { trim: true })
+            .block(widgets::block(theme, Line::from(" Reject? "), true))
+            .style(theme.base);
+            f.render_widget(p, r);
+        }
         Modal::Standing { scroll } => crate::console::gate::guard::standing_panel(
             f,
             theme,

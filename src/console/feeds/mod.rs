@@ -8,6 +8,7 @@ use crate::api::ApiError;
 use crate::api::model::{OpenOrderRow, PnlSummary, PositionRow, Usage, Whoami};
 use crate::config::PollIntervals;
 use crate::console::action::Resource;
+use crate::console::decider::Decider;
 use crate::console::poll::Poll;
 use chrono::{DateTime, Utc};
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -130,8 +131,8 @@ pub struct Options {
 /// proposals list — the gateway's inbox holds every proposal that can be approved there (it
 /// refuses a confirm for anything not staged through it). The scheduler and the loop's wake-up
 /// both ask this, so a feed never polled is never waited for.
-pub fn polled(resource: Resource, feed: &Feed, gateway: bool) -> bool {
-    feed.supported && !(gateway && resource == Resource::Proposals)
+pub fn polled(resource: Resource, feed: &Feed, decider: Decider) -> bool {
+    feed.supported && (resource != Resource::Proposals || decider.polls_service_proposals())
 }
 
 impl Default for Options {

@@ -105,7 +105,9 @@ pub fn verdict_lines<'a>(theme: &Theme, verdicts: &[GateVerdict]) -> Vec<Line<'a
             };
             Line::from(vec![
                 Span::styled(format!("  {mark} {word:<6} "), style),
-                Span::styled(format!("{:<22}", v.rule), style),
+                // A space after the padding: a rule name as long as the column (and
+                // max_daily_notional_usd is) must not run into its value.
+                Span::styled(format!("{:<22} ", v.rule), style),
                 Span::styled(
                     format!("{} / limit {}", show(&v.value), show(&v.limit)),
                     theme.muted,

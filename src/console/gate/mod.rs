@@ -137,6 +137,8 @@ pub struct GateState {
     pub refresh: bool,
     /// The policy in force, read while `/policy` is open.
     pub policy: policy::PolicyState,
+    /// The rules this console's approval of an item overrode, so its answer says so.
+    pub overridden: HashMap<String, Vec<String>>,
 }
 
 impl GateState {
@@ -159,6 +161,7 @@ impl GateState {
             awaiting: std::collections::HashSet::new(),
             refresh: false,
             policy: policy::PolicyState::default(),
+            overridden: HashMap::new(),
         }
     }
 

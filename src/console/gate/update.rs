@@ -10,11 +10,16 @@ use crate::api::model::{
 };
 use crate::console::action::{Effect, Resource};
 use crate::console::app::{App, ToastLevel};
+use crate::console::decider::{Answered, Decider};
 use crate::console::inbox::{
     DecisionKind, InboxItem, LocalState, Source, Status, execution_summary,
 };
 use chrono::{DateTime, Utc};
 use std::time::Duration;
+
+/// How much earlier than this console's start an item may be stamped and still be new to it:
+/// the gateway's clock and this console's may differ.
+const START_SLACK: chrono::TimeDelta = chrono::TimeDelta::seconds(5);
 
 /// How often the gateway's agents are asked beside its inbox: labels and connections change
 /// rarely, and each request wakes the gateway and the console.
@@ -22,7 +27,7 @@ const AGENTS_EVERY: chrono::TimeDelta = chrono::TimeDelta::seconds(5);
 
 /// The gateway's item as the inbox's proposal: its status in the words the inbox knows.
 fn to_proposal(g: &GateItem, id: &str) -> Proposal {
-    let status = match g.status.as_str() {
+    let status = match status_of(g) {
         "executed" => "executed",
         "failed" => "failed",
         "expired" => "expired",
@@ -47,7 +52,7 @@ fn to_proposal(g: &GateItem, id: &str) -> Proposal {
 
 /// What the gateway's status says beyond the proposal's: a decision made there.
 fn local_of(g: &GateItem) -> Option<LocalState> {
-    match g.status.as_str() {
+    match status_of(g) {
         "rejected" => Some(LocalState::Rejected),
         "approved" | "executing" => Some(LocalState::Approved(
             g.note
@@ -88,6 +93,20 @@ fn executed_text(g: &GateItem) -> String {
         Some(r) if g.kind.starts_with("tool:") && r.is_object() => r,
         _ => b,
     });
+    // Executed by an earlier attempt whose answer was lost: the answer kept is the service's
+    // "already executed", which says nothing of the fills; the gateway's note says what happened.
+    if body.is_some_and(|b| b.get("success") == Some(&serde_json::Value::Bool(false)))
+        || said_already_executed(g)
+    {
+        let text = g
+            .note
+            .clone()
+            .unwrap_or_else(|| "executed by an earlier attempt whose answer was lost".into());
+        return match g.standing_approval {
+            Some(n) => format!("{text} · auto-approved by standing approval {n}"),
+            None => text,
+        };
+    }
     let text = body
         .and_then(|b| serde_json::from_value::<ExecutionResult>(b.clone()).ok())
         .map(|done| execution_summary(&done))
@@ -97,6 +116,27 @@ fn executed_text(g: &GateItem) -> String {
     match g.standing_approval {
         Some(n) => format!("{text} · auto-approved by standing approval {n}"),
         None => text,
+    }
+}
+
+/// A "failed" execution whose answer was the service's "already executed": it did execute (an
+/// attempt whose answer was lost ran it). Gateways before the one that records this as executed
+/// marked it failed while the position was open; the console reads it for what it is.
+fn said_already_executed(g: &GateItem) -> bool {
+    let Some(body) = g.result_body() else {
+        return false;
+    };
+    let text = body.to_string().to_ascii_lowercase();
+    !g.kind.starts_with("tool:")
+        && (text.contains("already_executed") || text.contains("already executed"))
+}
+
+/// The gateway's status, with an "already executed" failure read as the execution it was.
+fn status_of(g: &GateItem) -> &str {
+    if g.status == "failed" && said_already_executed(g) {
+        "executed"
+    } else {
+        g.status.as_str()
     }
 }
 
@@ -113,7 +153,7 @@ fn executed_line(g: &GateItem) -> String {
 /// What became of an item this console approved, once the gateway says: None while it has not
 /// run yet.
 fn outcome_of_approved(g: &GateItem) -> Option<(DecisionKind, String)> {
-    match g.status.as_str() {
+    match status_of(g) {
         "executed" => Some((DecisionKind::Executed, executed_line(g))),
         "failed" => Some((DecisionKind::Failed, failed_text(g))),
         "rejected" => Some((
@@ -227,6 +267,7 @@ impl App {
     fn merge_gate(&mut self, items: Vec<GateItem>, fx: &mut Vec<Effect>) {
         let now = self.now;
         let mut fresh = 0;
+        let mut waiting = 0;
         let mut outcomes = Vec::new();
         for g in items.into_iter().filter(|g| is_listed(g, now)) {
             let id = inbox_id(&g);
@@ -245,6 +286,28 @@ impl App {
             let proposal = to_proposal(&g, &id);
             let local = local_of(&g);
             let agent = g.agent.clone();
+            let g_created = g.created_at;
+            let policy_refused = (g.status == "rejected"
+                && g.decided_by.as_deref() == Some("policy"))
+            .then(|| g.reason.clone().unwrap_or_else(|| "no reason given".into()));
+            // Nobody clicked: a standing approval's execution is said once, as an approval's is.
+            if let Some(n) = g.standing_approval
+                && !self.gate.awaiting.contains(&id)
+                && matches!(status_of(&g), "executed" | "failed")
+                && g.decided_at
+                    .is_none_or(|t| t >= self.started_at - START_SLACK)
+                && self.seen.insert(format!("standing-outcome:{id}"))
+            {
+                let (text, level) = if status_of(&g) == "executed" {
+                    (executed_text(&g), ToastLevel::Info)
+                } else {
+                    (
+                        format!("{} · standing approval {n}", failed_text(&g)),
+                        ToastLevel::Error,
+                    )
+                };
+                self.toast(format!("{id} ({agent}), auto-approved: {text}"), level);
+            }
             // What the agent staged completes a sparse upstream preview, as for this console's
             // own stagings.
             let request = (g.kind == "trade")
@@ -288,11 +351,28 @@ impl App {
                 expiry_noted: false,
                 tool: None,
             };
-            if self.seen.insert(id.clone()) && item.status(now) == Status::Staged {
+            let first = self.seen.insert(id.clone());
+            // Staged before this console started (a restart): it was waiting, not new — said
+            // once for all of them, without the bell.
+            let before_start = g_created.is_some_and(|c| c < self.started_at - START_SLACK);
+            if first && item.status(now) == Status::Staged && before_start {
+                waiting += 1;
+            } else if first && item.status(now) == Status::Staged {
                 fresh += 1;
                 self.toast(
                     format!("New proposal from {agent}: {}", item.describe()),
                     ToastLevel::Info,
+                );
+            }
+            // A staging the policy refused never waits in the inbox: without this it would be
+            // invisible that an agent's proposals stop at a rule.
+            if first && let Some(reason) = &policy_refused {
+                self.toast(
+                    format!(
+                        "Refused by policy: {agent}'s {} ({reason})",
+                        item.describe()
+                    ),
+                    ToastLevel::Error,
                 );
             }
             if self.gate.hides(&id) {
@@ -303,6 +383,16 @@ impl App {
         }
         if fresh > 0 && self.options.bell {
             fx.push(Effect::Bell);
+        }
+        if waiting > 0 {
+            self.toast(
+                format!(
+                    "{waiting} item{} staged before this console started {} waiting in the inbox",
+                    if waiting == 1 { "" } else { "s" },
+                    if waiting == 1 { "is" } else { "are" }
+                ),
+                ToastLevel::Info,
+            );
         }
         self.sort_inbox();
         for (id, kind, text) in outcomes {
@@ -433,7 +523,7 @@ impl App {
             Ok(decision) => {
                 let g = decision.item;
                 let agent = g.agent.clone();
-                let (kind, text, level) = match (approve, g.status.as_str()) {
+                let (kind, text, level) = match (approve, status_of(&g)) {
                     (false, _) => {
                         // An earlier approve that got no answer did not go through after all.
                         self.gate.awaiting.remove(id);
@@ -466,6 +556,12 @@ impl App {
                         )
                     }
                 };
+                // An override is not a plain approval: the answer and the journal say which
+                // rules it overrode.
+                let text = match self.gate.overridden.get(id).filter(|_| approve) {
+                    Some(rules) => format!("overriding {}: {text}", rules.join(", ")),
+                    None => text,
+                };
                 let proposal = to_proposal(&g, id);
                 if let Some(item) = self.item_mut(id) {
                     item.proposal.status = proposal.status;
@@ -482,25 +578,18 @@ impl App {
                 self.toast(format!("{done} {id} ({agent}): {text}"), level);
                 self.decide(id, kind, summary, text, fx);
             }
-            // No answer: the approval may have reached the gateway and executed. Nothing is
-            // journaled as failed; the next polls say what the gateway did (journaled then, as
-            // for an approval that ran later). Approving again is safe: the gateway approves an
-            // item once and answers a repeat with its state.
-            Err(e) if approve && e.is_transient() => {
+            // No clear answer (none, a 5xx, the upstream's timeout, "already decided"): the
+            // approval may have gone through and executed. Nothing is journaled as failed; the
+            // gateway establishes the outcome (it asks the service again itself) and the next
+            // polls say it, journaled then as for an approval that ran later.
+            Err(e) if approve && Decider::Gateway.read_error(&e) == Answered::Open => {
                 if let Some(item) = self.item_mut(id)
                     && item.local == LocalState::Confirming
                 {
                     item.local = LocalState::None;
                 }
                 self.gate.awaiting.insert(id.to_string());
-                self.toast(
-                    format!(
-                        "Approve {id}: no answer from the gateway ({e}); it may have gone \
-                         through — the inbox shows what the gateway says. Approving again is safe: \
-                         the gateway executes an item once"
-                    ),
-                    ToastLevel::Error,
-                );
+                self.toast(Decider::Gateway.open_outcome(id, &e), ToastLevel::Error);
             }
             Err(e) => {
                 // Refused (policy_violation, kill_switch, already decided...): the item stays
@@ -529,6 +618,11 @@ impl App {
         }
         // Executed with the agent's key: the console key's usage has not changed.
         self.poll_now(&Resource::TRADED, at);
+    }
+
+    /// Why the gateway says item `id` cannot be judged (and so nobody may approve it).
+    pub(crate) fn gate_trade_error(&self, id: &str) -> Option<String> {
+        self.gate.items.get(id).and_then(|g| g.trade_error.clone())
     }
 
     /// `/agent NAME|all`: the inbox shows one agent's items, or every agent's.

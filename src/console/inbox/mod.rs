@@ -244,6 +244,20 @@ pub enum DecisionKind {
 }
 
 impl DecisionKind {
+    pub const ALL: [DecisionKind; 6] = [
+        DecisionKind::Approved,
+        DecisionKind::Rejected,
+        DecisionKind::Expired,
+        DecisionKind::Failed,
+        DecisionKind::Undone,
+        DecisionKind::Executed,
+    ];
+
+    /// The kind a journal line names: every label this console writes reads back.
+    pub fn from_label(label: &str) -> Option<DecisionKind> {
+        Self::ALL.into_iter().find(|k| k.label() == label)
+    }
+
     pub fn label(self) -> &'static str {
         match self {
             DecisionKind::Approved => "approved",
@@ -400,6 +414,9 @@ pub struct InboxState {
     /// Proposals whose confirm from this console got no answer: a later "already executed"
     /// may be that confirm's doing.
     pub unanswered: std::collections::HashSet<String>,
+    /// Proposals whose confirm from this console the service answered "already executed": they
+    /// executed, and the records are read only for what they did.
+    pub said_executed: std::collections::HashSet<String>,
     pub recheck: Poll,
     /// Proposals whose confirm the service refused for now (a quota or rate limit, a 503 with
     /// `Retry-After`): until when, and what it said. Nothing executed; they stay staged, and

@@ -11,6 +11,7 @@ use crate::api::model::{Proposal, TradeSignal};
 use crate::console::action::{Effect, Resource};
 use crate::console::app::App;
 use crate::console::app::ToastLevel;
+use crate::console::decider::{Answered, Decider};
 use crate::console::inbox::dialog::ApproveDialog;
 use crate::console::layout::Pane;
 use crate::console::modal::Modal;
@@ -20,6 +21,22 @@ use chrono::{DateTime, Utc};
 use serde_json::json;
 
 impl App {
+    /// How decisions on inbox item `id` are made: through the gateway when the service is one
+    /// and the gateway decides the item (every trade it lists; a tool call once it is its item),
+    /// else through the service.
+    pub fn decider_for(&self, id: &str) -> Decider {
+        let gateway_decides = self
+            .item(id)
+            .or_else(|| self.gate.hidden.iter().find(|i| i.id() == id))
+            .is_none_or(|i| i.tool.is_none() || i.source == Source::Gateway);
+        Decider::of(self.gate.is_gateway(), gateway_decides)
+    }
+
+    /// How this console decides, for what is not one item's (the feeds it polls).
+    pub fn decider(&self) -> Decider {
+        Decider::of(self.gate.is_gateway(), true)
+    }
+
     pub fn item(&self, id: &str) -> Option<&InboxItem> {
         self.inbox.iter().find(|i| i.id() == id)
     }
@@ -386,6 +403,26 @@ impl App {
                 self.toast(format!("Approved {id}: {text}"), ToastLevel::Info);
                 self.decide(id, DecisionKind::Approved, summary, text, fx);
             }
+            Err(e) if Decider::Service.read_error(&e) == Answered::AlreadyExecuted => {
+                // Our own confirm was answered "already executed": it executed. What it did is
+                // read from the service's records before anything is said or journaled.
+                let text = e.to_string();
+                if let Some(item) = self.item_mut(id) {
+                    item.local = LocalState::Unknown {
+                        error: text.clone(),
+                        checking: true,
+                    };
+                }
+                self.inbox_state.said_executed.insert(id.to_string());
+                self.inbox_state.recheck.ask_at(at);
+                self.toast(
+                    format!(
+                        "Confirm {id}: the service says it already executed ({text}) — reading                          {} for what it did",
+                        Decider::Service.outcome_source()
+                    ),
+                    ToastLevel::Info,
+                );
+            }
             Err(e) if self.outcome_unknown(id, &e) => {
                 let text = e.to_string();
                 if let Some(item) = self.item_mut(id) {
@@ -396,10 +433,7 @@ impl App {
                 }
                 self.inbox_state.unanswered.insert(id.to_string());
                 self.inbox_state.recheck.ask_at(at);
-                self.toast(
-                    format!("Confirm {id}: outcome unknown ({text}) — checking with the service"),
-                    ToastLevel::Error,
-                );
+                self.toast(Decider::Service.open_outcome(id, &e), ToastLevel::Error);
             }
             // The service asked to wait: nothing executed, the proposal is still staged. It is
             // approved again by hand after the wait, never re-sent from here.
@@ -446,9 +480,24 @@ impl App {
             return;
         }
         match self.item(id) {
-            Some(item) if item.can_approve(now) => {
+            Some(item) if item.can_approve(now) && self.gate_trade_error(id).is_none() => {
                 let check = self.gate_check_for(id);
                 self.modal = Some(Modal::Approve(ApproveDialog::new(id, now, check)))
+            }
+            Some(item)
+                if item.status(now) == Status::Approved
+                    && self.decider_for(id) == Decider::Gateway =>
+            {
+                let note = self.gate.items.get(id).and_then(|g| g.note.clone());
+                let text = Decider::Gateway.approved_waiting(id, note.as_deref());
+                self.toast(text, ToastLevel::Info);
+            }
+            Some(_) if self.gate_trade_error(id).is_some() => {
+                let why = self.gate_trade_error(id).unwrap_or_default();
+                self.toast(
+                    format!("{id} cannot be approved: the gateway cannot judge it ({why})"),
+                    ToastLevel::Error,
+                );
             }
             Some(item) if item.status(now) == Status::Unknown => self.toast(
                 format!(
@@ -477,6 +526,10 @@ impl App {
         }
         // On a gateway an agent's own confirm is refused: the supervisor API executes it.
         let via_gate = self.gate.is_gateway();
+        let decider = self.decider_for(id);
+        if self.gate_trade_error(id).is_some() {
+            return;
+        }
         if self.rate_limited(id) {
             return;
         }
@@ -516,7 +569,12 @@ impl App {
             return;
         }
         item.local = LocalState::Confirming;
-        if via_gate && (item.tool.is_none() || item.source == Source::Gateway) {
+        if decider == Decider::Gateway {
+            if !overrides.is_empty() {
+                self.gate
+                    .overridden
+                    .insert(id.to_string(), overrides.clone());
+            }
             fx.push(if overrides.is_empty() {
                 Effect::GateApprove(id.to_string())
             } else {
@@ -545,12 +603,25 @@ impl App {
     }
 
     pub(crate) fn reject(&mut self, id: &str, fx: &mut Vec<Effect>) {
-        if self.gate.is_gateway()
-            && self
-                .item(id)
-                .is_some_and(|i| i.tool.is_none() || i.source == Source::Gateway)
-        {
-            return self.reject_on_gate(id, None, fx);
+        self.reject_with(id, None, fx);
+    }
+
+    /// `x` and `/reject`: a rejection that cannot be taken back (a gateway's) is asked first.
+    pub(crate) fn reject_with(&mut self, id: &str, reason: Option<String>, fx: &mut Vec<Effect>) {
+        let decider = self.decider_for(id);
+        if decider.reject_asks_first() {
+            let now = self.now;
+            match self.item(id) {
+                Some(item) if item.status(now) == Status::Staged => {
+                    self.modal = Some(Modal::RejectConfirm {
+                        id: id.to_string(),
+                        reason,
+                    });
+                }
+                // Says why there is nothing to reject.
+                _ => self.reject_on_gate(id, reason, fx),
+            }
+            return;
         }
         let now = self.now;
         let Some(item) = self.item_mut(id) else {
@@ -566,11 +637,7 @@ impl App {
         }
         item.local = LocalState::Rejected;
         let summary = item.describe();
-        let result = if item.tool.is_some() {
-            "dismissed; the confirm token expires unused (u undoes it until then)"
-        } else {
-            "dismissed; the proposal will expire on the service (u undoes it until then)"
-        };
+        let result = decider.reject_result(item.tool.is_some());
         self.inbox_state.dismissed.retain(|d| d != id);
         self.inbox_state.dismissed.push(id.to_string());
         self.decide(id, DecisionKind::Rejected, summary, result.into(), fx);
@@ -595,6 +662,10 @@ impl App {
             return;
         };
         self.inbox_state.dismissed.retain(|d| *d != id);
+        if let Some(why) = self.decider_for(&id).undo_refusal(&id) {
+            self.toast(why, ToastLevel::Error);
+            return;
+        }
         let Some(item) = self.item_mut(&id) else {
             return;
         };
@@ -641,10 +712,8 @@ impl App {
     /// A confirm that got no answer may have executed: the request may have reached the service
     /// before the connection failed. So may one the service calls already executed, when an
     /// earlier confirm of this console got no answer.
-    fn outcome_unknown(&self, id: &str, e: &ApiError) -> bool {
-        e.is_transient()
-            || matches!(e, ApiError::Conflict { code, .. }
-                if code == "proposal_already_executed" && self.inbox_state.unanswered.contains(id))
+    fn outcome_unknown(&self, _id: &str, e: &ApiError) -> bool {
+        Decider::Service.read_error(e) == Answered::Open
     }
 
     /// Asks the service again while a confirm's outcome is unknown.
@@ -716,6 +785,23 @@ impl App {
         };
         let error = error.clone();
         let summary = item.describe();
+        // The service answered our own confirm "already executed": it did execute, whatever
+        // else its records can or cannot say.
+        let found = match found {
+            Outcome::NotExecuted | Outcome::Unknown
+                if self.inbox_state.said_executed.contains(id) =>
+            {
+                Outcome::Executed(format!(
+                    "executed (the service answered this console's confirm: {error}; its records \
+                     do not say more)"
+                ))
+            }
+            other => other,
+        };
+        self.inbox_state.said_executed.remove(id);
+        let Some(item) = self.item_mut(id) else {
+            return;
+        };
         match found {
             Outcome::Executed(text) => {
                 item.local = LocalState::Approved(text.clone());
@@ -792,9 +878,10 @@ impl App {
     /// A dismissal `u` could take back: the footer offers the key only then.
     pub fn can_undo(&self) -> bool {
         self.inbox_state.dismissed.iter().any(|id| {
-            self.item(id).is_some_and(|i| {
-                i.local == LocalState::Rejected && i.service_status(self.now) == Status::Staged
-            })
+            self.decider_for(id).reject_undoable()
+                && self.item(id).is_some_and(|i| {
+                    i.local == LocalState::Rejected && i.service_status(self.now) == Status::Staged
+                })
         })
     }
 }

@@ -247,8 +247,8 @@ fn failed_confirm_records_the_error() {
             message: "the proposal expired before it was confirmed".into(),
         },
         ApiError::Conflict {
-            code: "proposal_already_executed".into(),
-            message: "the proposal was already executed".into(),
+            code: "builder_fee_not_approved".into(),
+            message: "approve the builder fee first".into(),
         },
     ];
     for error in errors {

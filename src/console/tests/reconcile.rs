@@ -392,3 +392,71 @@ fn a_queued_confirm_that_runs_after_being_found_staged_is_this_consoles_approval
     assert_eq!(status(&app), Status::Executed);
     assert!(app.decisions.is_empty());
 }
+
+#[test]
+fn already_executed_to_our_own_confirm_is_executed_read_from_the_records_first() {
+    // The service (no gateway) was paused past the client's patience on its answer only: our
+    // first and only confirm is answered 409 "already executed". Nothing is said or journaled
+    // before the records are read; then it is executed, never failed.
+    let (mut app, fx) = confirm_fails_on(
+        staged_app(),
+        ApiError::Conflict {
+            code: "proposal_already_executed".into(),
+            message: "the proposal was already executed".into(),
+        },
+    );
+    assert_eq!(reconciles(&fx), vec![true], "the records are read at once");
+    assert_eq!(status(&app), Status::Unknown);
+    assert!(app.decisions.is_empty(), "{:?}", app.decisions);
+    assert!(journal_lines(&fx).is_empty());
+    assert!(
+        !toast_texts(&app).iter().any(|t| t.contains("failed")),
+        "{:?}",
+        toast_texts(&app)
+    );
+    // The deployment's records cannot say which proposal ran (its log names none): the 409
+    // itself says it executed.
+    let fx = answer(
+        &mut app,
+        12,
+        Evidence {
+            proposals: None,
+            audit: Ok(vec![AuditEntry {
+                operation: "confirm_trade".into(),
+                outcome: "ok".into(),
+                time: t0() + secs(10),
+                ..AuditEntry::default()
+            }]),
+        },
+    );
+    assert_eq!(status(&app), Status::Approved);
+    assert_eq!(app.decisions.len(), 1);
+    assert_eq!(app.decisions[0].kind, DecisionKind::Approved);
+    let lines = journal_lines(&fx);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["decision"], "approved");
+    assert!(
+        lines[0]["result"].as_str().unwrap().starts_with("executed"),
+        "{lines:?}"
+    );
+    // Records that name the execution say what it did.
+    let (mut app, _) = confirm_fails_on(
+        staged_app(),
+        ApiError::Conflict {
+            code: "proposal_already_executed".into(),
+            message: "the proposal was already executed".into(),
+        },
+    );
+    let fx = answer(
+        &mut app,
+        12,
+        Evidence {
+            proposals: None,
+            audit: Ok(vec![confirm_row(ID, "ok", Some(4343))]),
+        },
+    );
+    assert_eq!(
+        journal_lines(&fx)[0]["result"],
+        "executed (confirm_trade ok in the audit log, oid 4343)"
+    );
+}

@@ -535,3 +535,27 @@ fn clicks_select_tabs_and_rows_and_the_wheel_scrolls() {
     app.update(click(tab2.x + 1, tab2.y));
     assert_eq!(app.tab, Tab::Proposals);
 }
+
+#[test]
+fn g_and_shift_g_scroll_the_help_to_its_top_and_bottom() {
+    let mut app = seeded_app(120, 40);
+    app.update(key('?'));
+    let scroll = |app: &crate::console::app::App| match &app.modal {
+        Some(crate::console::modal::Modal::Help { scroll }) => *scroll,
+        other => panic!("the help is not open: {other:?}"),
+    };
+    let max = crate::console::help::max_scroll(&app, app.size);
+    assert!(max > 0, "the help is longer than a 40-row screen");
+    app.update(key('G'));
+    assert_eq!(scroll(&app), max);
+    // The last line is at the bottom, and k moves at once from there.
+    assert!(render(&app).contains("quit"), "{}", render(&app));
+    app.update(key('k'));
+    assert_eq!(scroll(&app), max - 1);
+    for _ in 0..5 {
+        app.update(key('j'));
+    }
+    assert_eq!(scroll(&app), max, "j stops at the bottom");
+    app.update(key('g'));
+    assert_eq!(scroll(&app), 0);
+}

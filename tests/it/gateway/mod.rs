@@ -14,6 +14,7 @@ use std::path::PathBuf;
 mod attacks;
 mod config;
 mod console_client;
+mod console_outcome;
 mod guard;
 mod link_page;
 mod links;

@@ -54,7 +54,8 @@ fn inbox(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         theme.accent,
     )];
     // On a gateway the inbox is the gateway's (every agent's), whatever the upstream lists.
-    if !app.feeds[&crate::console::action::Resource::Proposals].supported && !app.gate.is_gateway()
+    if !app.feeds[&crate::console::action::Resource::Proposals].supported
+        && app.decider().polls_service_proposals()
     {
         title.push(Span::styled(
             " (this service lists no proposals: showing this console's) ",
@@ -125,7 +126,8 @@ fn inbox(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
 
 fn kv<'a>(theme: &Theme, k: &str, v: String) -> Line<'a> {
     Line::from(vec![
-        Span::styled(format!("{k:<13}"), theme.muted),
+        // At least one space: a label as long as the column must not run into its value.
+        Span::styled(format!("{k:<12} "), theme.muted),
         Span::styled(v, theme.base),
     ])
 }
@@ -227,8 +229,16 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
             lines.push(kv(theme, "Gateway", note.clone()));
         }
         if let Some(reason) = g.reason.as_deref().filter(|_| g.status == "rejected") {
-            lines.push(kv(theme, "Rejected", reason.to_string()));
+            let by = match g.decided_by.as_deref() {
+                Some("policy") => "Refused by policy at staging",
+                _ => "Rejected",
+            };
+            lines.push(Line::from(vec![
+                Span::styled(format!("{:<13}", "Rejected"), theme.muted),
+                Span::styled(format!("{by}: {reason}"), theme.bad),
+            ]));
         }
+        lines.extend(gate_trade_lines(theme, g));
         lines.extend(crate::console::gate::guard::detail_lines(
             theme,
             g,
@@ -535,6 +545,63 @@ fn tool_lines<'a>(
     }
 }
 
+/// What the gateway will execute and judged (its canonical trade): the trade, who priced it, what
+/// nobody states, and where the service's preview differs from the request. An item it cannot
+/// judge says so first: nobody may approve it.
+fn gate_trade_lines<'a>(theme: &Theme, g: &crate::api::model::GateItem) -> Vec<Line<'a>> {
+    let mut lines = Vec::new();
+    if let Some(why) = &g.trade_error {
+        lines.push(Line::from(vec![
+            Span::styled(format!("{:<13}", "Cannot judge"), theme.muted),
+            Span::styled(
+                format!("{why} — nobody may approve it"),
+                theme.bad.add_modifier(ratatui::style::Modifier::BOLD),
+            ),
+        ]));
+    }
+    let Some(t) = &g.trade else { return lines };
+    let mut what = vec![t.side.clone().unwrap_or_else(|| "?".into())];
+    if let Some(s) = t.size {
+        what.push(crate::api::model::fmt_decimal(s));
+    }
+    what.push(t.coin.clone().unwrap_or_else(|| "?".into()));
+    if let Some(n) = t.notional.or(g.notional) {
+        what.push(format!("· notional {} USD", num(n, 2)));
+    }
+    if let Some(l) = t.leverage {
+        what.push(format!("· {}x", crate::api::model::fmt_decimal(l)));
+    }
+    what.push(if t.stop_loss {
+        "· stop-loss".into()
+    } else {
+        "· no stop-loss".into()
+    });
+    if t.reduces {
+        what.push("· reduces a position".into());
+    }
+    lines.push(kv(theme, "Will execute", what.join(" ")));
+    let priced = match t.priced_by.as_str() {
+        "preview" => "the service's preview".to_string(),
+        "request" => "the agent's request with the stated defaults (no preview)".to_string(),
+        "" => "not said".to_string(),
+        other => other.to_string(),
+    };
+    lines.push(kv(theme, "Priced by", priced));
+    for (k, why) in &t.unknown {
+        lines.push(Line::styled(
+            format!("  not known: {k} ({why})"),
+            theme.warn,
+        ));
+    }
+    for d in &t.disagreements {
+        lines.push(Line::styled(
+            format!("  request ≠ preview: {d}"),
+            theme.critical,
+        ));
+    }
+    lines
+}
+
 /// Fields of a tool's arguments, preview or result shown in the detail, each.
 const TOOL_FIELDS: usize = 14;
 
@@ -554,15 +621,31 @@ pub fn approve_dialog(
     let body = Paragraph::new(approve_body_lines(app, theme, item)).wrap(Wrap { trim: false });
     let d = approve_layout(area, &body);
     let scroll = dialog.scroll.min(d.max_scroll);
-    let mut block = widgets::block(
-        theme,
-        Line::from(if item.tool.is_some() {
-            " Approve tool call "
-        } else {
-            " Approve proposal "
-        }),
-        true,
-    );
+    let what = if item.tool.is_some() {
+        "tool call"
+    } else {
+        "proposal"
+    };
+    // Real money looks like it: a red border and a title that says LIVE, not the paper dialog.
+    let mut block = if app.service.sandbox {
+        widgets::block(theme, Line::from(format!(" Approve {what} ")), true)
+    } else {
+        widgets::block(
+            theme,
+            Line::styled(
+                format!(
+                    " LIVE — Approve {what}: real money on {} ",
+                    app.service.host
+                ),
+                theme
+                    .badge_live
+                    .add_modifier(ratatui::style::Modifier::BOLD),
+            ),
+            true,
+        )
+        .border_style(theme.bad.add_modifier(ratatui::style::Modifier::BOLD))
+        .border_type(ratatui::widgets::BorderType::Double)
+    };
     if d.max_scroll > 0 {
         let first = scroll as usize + 1;
         let last = (scroll + d.body.height) as usize;
@@ -717,11 +800,19 @@ pub fn approve_body_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec
                 theme.base,
             ),
         ]));
-        if !t.preview.is_null() {
-            let text = serde_json::to_string_pretty(&t.preview).unwrap_or_default();
-            for l in text.lines() {
-                lines.push(Line::styled(format!("  {l}"), theme.muted));
+        // The preview as labelled fields, every one (the dialog scrolls): JSON is for machines.
+        match &t.preview {
+            serde_json::Value::Null => {}
+            serde_json::Value::Object(m) if m.is_empty() => {}
+            v @ serde_json::Value::Object(_) => {
+                lines.push(Line::styled("preview:", theme.muted));
+                let mut fields = Vec::new();
+                widgets::jsontree::fields(v, "", &mut fields);
+                for (k, v) in fields {
+                    lines.push(kv(theme, &format!("  {k}"), v));
+                }
             }
+            other => lines.push(kv(theme, "preview", widgets::value_text(other))),
         }
     } else if p.kind == "trade" {
         let r = app.risk_of(p);
@@ -748,8 +839,14 @@ pub fn approve_body_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec
                 .unwrap_or_default()
         )));
         if let (Some(x), Some(v)) = (r.equity_at_risk_pct, r.account_value) {
+            // Without a stop-loss the figure is the whole margin: said, as it is another measure.
+            let what = if r.sl_usd.is_some() {
+                "at the stop-loss"
+            } else {
+                "the whole margin: no stop-loss"
+            };
             lines.push(Line::from(format!(
-                "risk {x:.2}% of account {} · notional {:.2}% · margin {:.2}%",
+                "risk {x:.2}% of account {} ({what}) · notional {:.2}% · margin {:.2}%",
                 num(v, 0),
                 r.notional_pct.unwrap_or_default(),
                 r.margin_pct.unwrap_or_default()
@@ -788,6 +885,7 @@ pub fn approve_body_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec
         _ => None,
     };
     if let Some(g) = app.gate.items.get(id) {
+        lines.extend(gate_trade_lines(theme, g));
         lines.extend(crate::console::gate::guard::approve_lines(
             theme,
             dialog.and_then(|d| d.check_for(id)),
