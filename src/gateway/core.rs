@@ -110,6 +110,8 @@ pub struct Gate {
     pub(super) keys: Mutex<HashMap<String, (Secret, DateTime<Utc>)>>,
     /// The service's tool catalog, as last read.
     pub(super) tools: super::tools::ToolCatalog,
+    /// How each agent connects (REST or MCP), memory only.
+    pub(super) connections: super::connections::Connections,
 }
 
 impl Gate {
