@@ -61,7 +61,9 @@ pub fn router(gate: Arc<Gate>) -> Router {
     catalog
         .merge(api::router(gate.clone()))
         .merge(link::router(gate.clone()))
-        .merge(mcp::router(gate.clone()))
+        .merge(mcp::router(gate.clone(), |gate, op, req| {
+            Box::pin(handle(gate, op, req))
+        }))
         .merge(page::router(gate))
         .fallback(|req: Request| async move {
             GateError::new(

@@ -17,6 +17,7 @@ mod console_client;
 mod guard;
 mod link_page;
 mod links;
+mod mcp;
 mod policy_view;
 mod postgres;
 mod rate_limit;

@@ -1,5 +1,5 @@
 //! A tool call (or a resource read) as the REST request it stands for, sent through the REST
-//! edge's own [`handle`](super::super::handle): the strict reading, the default-deny rule for
+//! edge's own handling ([`super::Handle`]): the strict reading, the default-deny rule for
 //! tool names, the policy, the kill switch, standing approvals and the journal are that path's,
 //! not copies. What is MCP's own: one call for a staging the service takes in two, and a confirm
 //! that waits for the human instead of failing while the item is pending.
@@ -7,7 +7,7 @@
 use super::McpState;
 use super::ViaMcp;
 use crate::api::catalog::{self as ops, Method as OpMethod, Operation};
-use crate::gateway::core::{AgentKey, Gate};
+use crate::gateway::core::AgentKey;
 use crate::gateway::request::{self, Parsed};
 use crate::gateway::store::{Exec, Item, ItemRef, Status};
 use axum::body::Body;
@@ -73,7 +73,7 @@ impl Reply {
 
 /// Sends the REST request `op` stands for, with the agent's key, through the REST edge.
 async fn through(
-    gate: &Arc<Gate>,
+    state: &McpState,
     op: &'static Operation,
     agent: &AgentKey,
     body: Option<&Value>,
@@ -96,7 +96,7 @@ async fn through(
                          "message": "the API key holds characters a key cannot have"}}),
         };
     };
-    let resp = super::super::handle(gate.clone(), op, req).await;
+    let resp = (state.handle)(state.gate.clone(), op, req).await;
     let status = resp.status().as_u16();
     let body = match axum::body::to_bytes(resp.into_body(), MAX_ANSWER_BYTES).await {
         Ok(b) => serde_json::from_slice(&b)
@@ -170,7 +170,6 @@ pub async fn tool(
     req: CallToolRequestParams,
     ctx: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, ErrorData> {
-    let gate = &state.gate;
     let op = ops::op("execute_mcp_tool");
     let args = Value::Object(req.arguments.clone().unwrap_or_default());
     let body = json!({"name": req.name, "args": args});
@@ -198,7 +197,7 @@ pub async fn tool(
             return wait(state, agent, call.op, &call.args, ctx).await;
         }
     }
-    let reply = through(gate, op, agent, Some(&body)).await;
+    let reply = through(state, op, agent, Some(&body)).await;
     if !reply.ok() {
         return Ok(failure(&reply));
     }
@@ -211,7 +210,7 @@ pub async fn tool(
         let mut args = call.args.clone();
         args.insert(CONFIRM_TOKEN.into(), Value::String(token));
         let body = json!({"name": req.name, "args": args});
-        let reply = through(gate, op, agent, Some(&body)).await;
+        let reply = through(state, op, agent, Some(&body)).await;
         if !reply.ok() {
             return Ok(failure(&reply));
         }
@@ -325,7 +324,7 @@ async fn wait(
     let progress = ctx.meta.get_progress_token();
     let mut next_progress = started;
     loop {
-        let reply = through(gate, op, agent, Some(&body)).await;
+        let reply = through(state, op, agent, Some(&body)).await;
         let waiting = matches!(
             reply.code(),
             Some("human_approval_required" | "execution_pending")
@@ -457,7 +456,7 @@ pub async fn read_resource(
             None,
         ));
     };
-    let reply = through(&state.gate, ops::op(op), agent, None).await;
+    let reply = through(state, ops::op(op), agent, None).await;
     if !reply.ok() {
         return Err(ErrorData::internal_error(reply.message(), Some(reply.body)));
     }

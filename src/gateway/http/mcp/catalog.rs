@@ -1,5 +1,5 @@
-//! The MCP tool list: the upstream's own capability catalog (`list_mcp_capabilities`), read at
-//! start and again every [`REFRESH`], with the tiers said as MCP annotations. Only tools the
+//! The MCP tool list: the upstream's own capability catalog (`list_mcp_capabilities`), read when
+//! a session first lists tools and again every [`REFRESH`] while sessions are open, with the tiers said as MCP annotations. Only tools the
 //! gateway would forward are listed (both catalogs have them, byte for byte); a change is
 //! announced to every open session with `notifications/tools/list_changed`.
 
@@ -189,12 +189,26 @@ impl McpState {
     }
 }
 
-/// Reads the catalog at start and every [`REFRESH`], with the gateway's own key or, lacking one,
-/// a key an agent connected with (the interface asks a key for every operation).
+/// While MCP sessions are open, reads the catalog every [`REFRESH`] so they hear of a change,
+/// with the gateway's own key or, lacking one, a key an agent connected with (the interface asks
+/// a key for every operation). A session's first `tools/list` reads it at once; a gateway no one
+/// reaches over MCP never asks.
 pub fn spawn_refresh(state: Arc<McpState>) {
     let stop = state.gate.connections.stop.clone();
     tokio::spawn(async move {
         loop {
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = tokio::time::sleep(REFRESH) => {}
+            }
+            let listening = {
+                let mut peers = lock(&state.catalog.peers);
+                peers.retain(|p| !p.is_transport_closed());
+                !peers.is_empty()
+            };
+            if !listening {
+                continue;
+            }
             let key = state.gate.upstream_key.clone().or_else(|| {
                 state
                     .gate
@@ -205,10 +219,6 @@ pub fn spawn_refresh(state: Arc<McpState>) {
             });
             if let Err(e) = state.refresh(key.as_ref()).await {
                 tracing::debug!("MCP tool catalog not read: {}", e.message);
-            }
-            tokio::select! {
-                _ = stop.cancelled() => return,
-                _ = tokio::time::sleep(REFRESH) => {}
             }
         }
     });

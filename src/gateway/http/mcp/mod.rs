@@ -1,6 +1,6 @@
 //! `/mcp`: the Model Context Protocol's Streamable HTTP transport (rmcp's), in front of the same
 //! routes as REST. An MCP tool call is turned into the REST request it stands for and sent through
-//! [`super::handle`], so it is read, judged, staged and journaled exactly as that request would be;
+//! the REST edge's own handling (given to [`router`] as a [`Handle`]), so it is read, judged, staged and journaled exactly as that request would be;
 //! this module adds only what the protocol needs (sessions, tool listing, waiting for a decision).
 //!
 //! The agent authenticates with its own service key on every HTTP request, checked against the
@@ -26,6 +26,14 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// The REST edge's handling of one catalog request. The edge hands it over, so this module sends
+/// tool calls down the very same path without importing the edge back.
+pub type Handle = fn(
+    Arc<Gate>,
+    &'static ops::Operation,
+    Request,
+) -> futures::future::BoxFuture<'static, Response>;
+
 /// Marks a request the MCP edge sends through the REST path, so the agent is recorded as
 /// connected over MCP, not REST.
 #[derive(Clone, Copy)]
@@ -41,6 +49,7 @@ const SESSION_HEADER: &str = "mcp-session-id";
 /// What every MCP session of this gateway shares.
 pub(super) struct McpState {
     gate: Arc<Gate>,
+    handle: Handle,
     /// Keys the upstream accepted, by hash, with when.
     verified: Mutex<HashMap<String, Instant>>,
     /// Session id → the hash of the key that opened it.
@@ -52,9 +61,10 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-pub fn router(gate: Arc<Gate>) -> Router {
+pub fn router(gate: Arc<Gate>, handle: Handle) -> Router {
     let state = Arc::new(McpState {
         gate: gate.clone(),
+        handle,
         verified: Mutex::default(),
         owners: Mutex::default(),
         catalog: catalog::Catalog::default(),
