@@ -157,7 +157,11 @@ async fn authenticate(
     }
     let deleting = req.method() == Method::DELETE;
     req.extensions_mut().insert(agent.clone());
-    let resp = next.run(req).await;
+    let mut resp = next.run(req).await;
+    // rmcp ends a session with 202; the Python SDK counts only 200/204 as ended and warns.
+    if deleting && resp.status() == axum::http::StatusCode::ACCEPTED {
+        *resp.status_mut() = axum::http::StatusCode::NO_CONTENT;
+    }
     match (&session, resp.headers().get(SESSION_HEADER)) {
         (None, Some(id)) => {
             if let Ok(id) = id.to_str() {
