@@ -113,6 +113,8 @@ pub struct Gate {
     pub(super) upstream_seen: std::sync::atomic::AtomicI64,
     /// The service's tool catalog, as last read.
     pub(super) tools: super::tools::ToolCatalog,
+    /// How each agent connects (REST or MCP), memory only.
+    pub(super) connections: super::connections::Connections,
 }
 
 impl Gate {

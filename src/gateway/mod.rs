@@ -9,6 +9,7 @@
 //! request: the store and the log see that hash or its first 8 hex digits (the project's key
 //! fingerprint), never a key.
 
+pub mod connections;
 pub mod core;
 pub mod error;
 pub mod execute;
@@ -179,6 +180,7 @@ impl Gateway {
             keys: Mutex::new(HashMap::new()),
             tools: Default::default(),
             upstream_seen: Default::default(),
+            connections: Default::default(),
         });
         guard::set_policy(&gate, &config.policy, "config")
             .await
@@ -247,6 +249,7 @@ impl Running {
     /// cleaned up, and items this instance had claimed stay claimed until another instance (or
     /// the next start) takes them over.
     pub async fn abort(mut self) {
+        self.gate.connections.stop.cancel();
         if let Some(p) = self.poller.take() {
             p.abort();
             let _ = p.await;
@@ -257,6 +260,8 @@ impl Running {
 
     /// Stops accepting requests, lets in-flight ones finish, and closes the database.
     pub async fn shutdown(mut self) {
+        // Open MCP streams would hold a graceful shutdown forever.
+        self.gate.connections.stop.cancel();
         if let Some(p) = self.poller.take() {
             p.abort();
             let _ = p.await;

@@ -173,6 +173,14 @@ pub struct GateAgent {
     pub connected: bool,
     #[serde(default)]
     pub pending: u64,
+    /// How the agent connects now: `rest` or `mcp` (absent: not since the gateway started).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<String>,
+    /// The MCP client the agent named in its `initialize` (`clientInfo.name`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_version: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -8,6 +8,7 @@ mod discovery;
 mod feeds;
 mod fixtures;
 mod gate;
+mod gate_decisions;
 mod guard;
 mod inbox;
 mod journal;

@@ -264,15 +264,22 @@ async fn agents(State(gate): State<Arc<Gate>>, headers: HeaderMap) -> Result<Res
         .await
         .map_err(GateError::store)?
         .iter()
-        .map(|a| GateAgent {
-            agent: a.label().to_string(),
-            fingerprint: a.fingerprint.clone(),
-            name: a.name.clone(),
-            account: a.account.clone(),
-            first_seen: Some(a.first_seen),
-            last_seen: Some(gate.last_seen(&a.key_hash).unwrap_or(a.last_seen)),
-            connected: gate.key_of(&a.key_hash).is_some(),
-            pending: pending.iter().filter(|i| i.agent == a.key_hash).count() as u64,
+        .map(|a| {
+            let via = gate.connections.of(&a.key_hash);
+            let client = via.as_ref().and_then(|c| c.client.clone());
+            GateAgent {
+                agent: a.label().to_string(),
+                fingerprint: a.fingerprint.clone(),
+                name: a.name.clone(),
+                account: a.account.clone(),
+                first_seen: Some(a.first_seen),
+                last_seen: Some(gate.last_seen(&a.key_hash).unwrap_or(a.last_seen)),
+                connected: gate.key_of(&a.key_hash).is_some(),
+                pending: pending.iter().filter(|i| i.agent == a.key_hash).count() as u64,
+                transport: via.map(|c| c.transport.as_str().to_string()),
+                client_name: client.as_ref().map(|c| c.0.clone()),
+                client_version: client.map(|c| c.1),
+            }
         })
         .collect();
     Ok(super::success(GateAgents {

@@ -5,6 +5,7 @@
 pub mod api;
 mod error;
 pub mod link;
+pub mod mcp;
 mod ops;
 pub mod page;
 
@@ -61,6 +62,9 @@ pub fn router(gate: Arc<Gate>) -> Router {
     let routes = catalog
         .merge(api::router(gate.clone()))
         .merge(link::router(gate.clone()))
+        .merge(mcp::router(gate.clone(), |gate, op, req| {
+            Box::pin(handle(gate, op, req))
+        }))
         .merge(page::router(gate.clone()))
         .merge(ops::router(gate))
         .fallback(|req: Request| async move {
@@ -187,6 +191,11 @@ async fn handle(gate: Arc<Gate>, op: &'static Operation, req: Request) -> Respon
         agent: key.map(AgentKey::new),
         checked,
     };
+    let rest_agent = incoming
+        .agent
+        .as_ref()
+        .filter(|_| parts.extensions.get::<mcp::ViaMcp>().is_none())
+        .map(|a| a.hash.clone());
     let result = match &incoming.agent {
         Some(agent) if agent.secret.expose().starts_with(TOKEN_PREFIX) => {
             // A token that is not ours is refused here rather than sent to the upstream: it is
@@ -198,10 +207,17 @@ async fn handle(gate: Arc<Gate>, op: &'static Operation, req: Request) -> Respon
         }
         _ => route(&gate, incoming).await,
     };
-    match result {
+    let resp = match result {
         Ok(answer) => answer.into_response(),
         Err(e) => e.into_response(),
+    };
+    // Only a key the upstream accepted is recorded: a stranger's garbage keys cost no memory.
+    if let Some(hash) = rest_agent
+        && gate.key_of(&hash).is_some()
+    {
+        gate.connections.rest(&hash, gate.now());
     }
+    resp
 }
 
 /// The supervisor's console reads the account with the gateway's own key.

@@ -18,6 +18,7 @@ mod console_outcome;
 mod guard;
 mod link_page;
 mod links;
+mod mcp;
 mod policy_view;
 mod postgres;
 mod rate_limit;

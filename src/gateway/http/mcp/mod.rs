@@ -1,0 +1,217 @@
+//! `/mcp`: the Model Context Protocol's Streamable HTTP transport (rmcp's), in front of the same
+//! routes as REST. An MCP tool call is turned into the REST request it stands for and sent through
+//! the REST edge's own handling (given to [`router`] as a [`Handle`]), so it is read, judged, staged and journaled exactly as that request would be;
+//! this module adds only what the protocol needs (sessions, tool listing, waiting for a decision).
+//!
+//! The agent authenticates with its own service key on every HTTP request, checked against the
+//! upstream before rmcp sees the request, so no MCP session exists for a key the service refuses;
+//! a session answers only the key that opened it.
+
+mod call;
+mod catalog;
+mod server;
+
+use super::super::core::{AgentKey, Gate, TOKEN_PREFIX};
+use super::super::error::{GateError, Kind};
+use crate::api::catalog as ops;
+use crate::secret::Secret;
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The REST edge's handling of one catalog request. The edge hands it over, so this module sends
+/// tool calls down the very same path without importing the edge back.
+pub type Handle = fn(
+    Arc<Gate>,
+    &'static ops::Operation,
+    Request,
+) -> futures::future::BoxFuture<'static, Response>;
+
+/// Marks a request the MCP edge sends through the REST path, so the agent is recorded as
+/// connected over MCP, not REST.
+#[derive(Clone, Copy)]
+pub(super) struct ViaMcp;
+
+/// How long a key the upstream accepted is trusted before it is asked again. A revoked key stops
+/// opening sessions within this time; asking on every request would double each call.
+const KEY_FRESH_FOR: Duration = Duration::from_secs(60);
+/// Sessions whose owner is forgotten after this long (rmcp ends idle sessions well before).
+const OWNER_KEPT_FOR: Duration = Duration::from_secs(24 * 3600);
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// What every MCP session of this gateway shares.
+pub(super) struct McpState {
+    gate: Arc<Gate>,
+    handle: Handle,
+    /// Keys the upstream accepted, by hash, with when.
+    verified: Mutex<HashMap<String, Instant>>,
+    /// Session id → the hash of the key that opened it.
+    owners: Mutex<HashMap<String, (String, Instant)>>,
+    catalog: catalog::Catalog,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+pub fn router(gate: Arc<Gate>, handle: Handle) -> Router {
+    let state = Arc::new(McpState {
+        gate: gate.clone(),
+        handle,
+        verified: Mutex::default(),
+        owners: Mutex::default(),
+        catalog: catalog::Catalog::default(),
+    });
+    catalog::spawn_refresh(state.clone());
+    let config = StreamableHttpServerConfig::default()
+        // Every request carries the agent's key, checked before rmcp sees it: the DNS-rebinding
+        // guard (a Host allowlist) protects keyless local servers, and would refuse every
+        // gateway reached by a name.
+        .disable_allowed_hosts()
+        .with_max_request_body_bytes(gate.settings.max_body_bytes)
+        .with_cancellation_token(gate.connections.stop.child_token());
+    let service = {
+        let state = state.clone();
+        StreamableHttpService::new(
+            move || Ok(server::Server::new(state.clone())),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        )
+    };
+    Router::new()
+        .route_service("/mcp", service)
+        .layer(axum::middleware::from_fn_with_state(state, authenticate))
+}
+
+/// The agent's key: `Authorization: Bearer <key>` (what MCP clients send) or `x-api-key`.
+fn credential(req: &Request) -> Option<String> {
+    let h = req.headers();
+    let bearer = h
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            let (scheme, rest) = v.trim().split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
+        });
+    bearer
+        .or_else(|| {
+            h.get("x-api-key")
+                .and_then(|v| v.to_str().ok())
+                .map(str::trim)
+        })
+        .filter(|k| !k.is_empty())
+        .map(str::to_string)
+}
+
+fn unauthorized(message: impl Into<String>) -> Response {
+    let mut resp = GateError::new(Kind::Unauthorized, "unauthorized", message).into_response();
+    resp.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static("Bearer realm=\"agentdesk\""),
+    );
+    resp
+}
+
+async fn authenticate(
+    State(state): State<Arc<McpState>>,
+    mut req: Request,
+    next: Next,
+) -> Response {
+    let Some(key) = credential(&req) else {
+        return unauthorized(
+            "send your service API key: Authorization: Bearer <key> (or the x-api-key header)",
+        );
+    };
+    if key.starts_with(TOKEN_PREFIX) {
+        return unauthorized(
+            "a supervisor token is not an agent's key; agents connect with their own service API key",
+        );
+    }
+    let agent = AgentKey::new(Secret::new(key));
+    if let Err(e) = state.verify(&agent).await {
+        return e.into_response();
+    }
+    let session = req
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    if let Some(id) = &session {
+        let owner = lock(&state.owners).get(id).map(|(o, _)| o.clone());
+        if owner.is_some_and(|o| o != agent.hash) {
+            // As for a session that does not exist: another key's session is not confirmed.
+            return GateError::new(
+                Kind::NotFound,
+                "session_not_found",
+                "no MCP session with this id for this key; initialize a new one",
+            )
+            .into_response();
+        }
+    }
+    let deleting = req.method() == Method::DELETE;
+    req.extensions_mut().insert(agent.clone());
+    let mut resp = next.run(req).await;
+    // rmcp ends a session with 202; the Python SDK counts only 200/204 as ended and warns.
+    if deleting && resp.status() == axum::http::StatusCode::ACCEPTED {
+        *resp.status_mut() = axum::http::StatusCode::NO_CONTENT;
+    }
+    match (&session, resp.headers().get(SESSION_HEADER)) {
+        (None, Some(id)) => {
+            if let Ok(id) = id.to_str() {
+                let mut owners = lock(&state.owners);
+                owners.retain(|_, (_, at)| at.elapsed() < OWNER_KEPT_FOR);
+                owners.insert(id.to_string(), (agent.hash.clone(), Instant::now()));
+            }
+        }
+        (Some(id), _) if deleting && resp.status().is_success() => {
+            lock(&state.owners).remove(id);
+        }
+        _ => {}
+    }
+    resp
+}
+
+impl McpState {
+    /// Asks the upstream whether it accepts this key (whoami), unless it did a moment ago.
+    async fn verify(&self, agent: &AgentKey) -> Result<(), Response> {
+        if lock(&self.verified)
+            .get(&agent.hash)
+            .is_some_and(|at| at.elapsed() < KEY_FRESH_FOR)
+        {
+            return Ok(());
+        }
+        let answer = self
+            .gate
+            .get_json(ops::op("whoami"), &agent.secret)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        if answer.is_success() {
+            {
+                let mut verified = lock(&self.verified);
+                verified.retain(|_, at| at.elapsed() < KEY_FRESH_FOR);
+                verified.insert(agent.hash.clone(), Instant::now());
+            }
+            self.gate.remember(agent).await;
+            return Ok(());
+        }
+        let status = answer.status.as_u16();
+        if status == 401 || status == 403 || answer.status.is_success() {
+            return Err(unauthorized(
+                "the service does not accept this API key (whoami refused it)",
+            ));
+        }
+        Err(GateError::new(
+            Kind::Upstream,
+            "upstream_error",
+            format!("the service could not check this key (whoami answered HTTP {status})"),
+        )
+        .into_response())
+    }
+}
