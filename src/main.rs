@@ -130,6 +130,10 @@ enum GateCommand {
         /// Who holds it; shown as the decider of the items it approves or rejects.
         #[arg(long, default_value = "")]
         label: String,
+        /// What it may do: a viewer reads; an approver also decides items and uses links; an
+        /// admin also changes the policy, standing approvals and the kill switch.
+        #[arg(long, value_enum, default_value = "approver")]
+        role: TokenRole,
     },
     /// Agents seen by the gateway.
     Agent {
@@ -205,6 +209,24 @@ struct ServeArgs {
     db: Option<PathBuf>,
     #[arg(long, value_enum, env = "AGENTDESK_LOG_FORMAT", default_value = "text")]
     log_format: LogFormat,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum TokenRole {
+    Viewer,
+    Approver,
+    Admin,
+}
+
+impl From<TokenRole> for agentdesk::gateway::store::Role {
+    fn from(r: TokenRole) -> Self {
+        use agentdesk::gateway::store::Role;
+        match r {
+            TokenRole::Viewer => Role::Viewer,
+            TokenRole::Approver => Role::Approver,
+            TokenRole::Admin => Role::Admin,
+        }
+    }
 }
 
 /// How a server writes its log lines (to stderr).
@@ -724,7 +746,12 @@ fn gate_command(args: GateArgs, config: Option<PathBuf>) -> Result<(), String> {
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     let config = gate_config_path(config);
     match args.command {
-        Some(GateCommand::Token { db, store, label }) => {
+        Some(GateCommand::Token {
+            db,
+            store,
+            label,
+            role,
+        }) => {
             let db = gate_db(db, store, config.as_deref())?;
             let store = runtime
                 .block_on(db.open())
@@ -732,6 +759,7 @@ fn gate_command(args: GateArgs, config: Option<PathBuf>) -> Result<(), String> {
             let token = runtime.block_on(agentdesk::gateway::mint_token(
                 store.as_ref(),
                 label.trim(),
+                role.into(),
                 chrono::Utc::now(),
             ))?;
             println!("{}", token.expose());

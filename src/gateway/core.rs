@@ -177,13 +177,14 @@ impl Gate {
 pub async fn mint_token(
     store: &dyn Store,
     label: &str,
+    role: super::store::Role,
     now: DateTime<Utc>,
 ) -> Result<Secret, String> {
     use rand::RngExt;
     let bytes: [u8; 16] = rand::rng().random();
     let token = format!("{TOKEN_PREFIX}{}", hex::encode(bytes));
     store
-        .add_token(&sha256_hex(&token), label, now)
+        .add_token(&sha256_hex(&token), label, role, now)
         .await
         .map_err(|e| e.to_string())?;
     Ok(Secret::new(token))

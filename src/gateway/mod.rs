@@ -242,7 +242,12 @@ impl Running {
 
     /// Mints a supervisor token (stored hashed; the plain token is returned this once).
     pub async fn mint_token(&self, label: &str) -> Result<Secret, String> {
-        mint_token(self.gate.store.as_ref(), label, self.gate.now()).await
+        self.mint_token_as(label, store::Role::Admin).await
+    }
+
+    /// Mints a supervisor token with this role.
+    pub async fn mint_token_as(&self, label: &str, role: store::Role) -> Result<Secret, String> {
+        mint_token(self.gate.store.as_ref(), label, role, self.gate.now()).await
     }
 
     /// Stops at once, as a `kill -9` would: connections are dropped mid-request, nothing is

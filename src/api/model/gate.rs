@@ -191,10 +191,23 @@ pub struct GateInfo {
     pub upstream: String,
 }
 
+/// The supervisor token that asked, and what it may do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GateSupervisor {
+    #[serde(default)]
+    pub label: String,
+    /// `viewer`, `approver` or `admin`.
+    #[serde(default)]
+    pub role: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GateAgents {
     #[serde(default)]
     pub gateway: Option<GateInfo>,
+    /// Absent from gateways older than roles (every token could do everything).
+    #[serde(default)]
+    pub you: Option<GateSupervisor>,
     #[serde(default)]
     pub agents: Vec<GateAgent>,
 }

@@ -90,6 +90,7 @@ pub(super) fn gate_loaded(
             result: Ok(Box::new((
                 GateInbox { items },
                 Some(GateAgents {
+                    you: None,
                     gateway: None,
                     agents,
                 }),

@@ -62,6 +62,7 @@ fn loaded(items: Vec<GateItem>) -> Action {
             result: Ok(Box::new((
                 GateInbox { items },
                 Some(GateAgents {
+                    you: None,
                     gateway: None,
                     agents: Vec::new(),
                 }),

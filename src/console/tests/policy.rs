@@ -21,6 +21,7 @@ fn gate_loaded(at: chrono::DateTime<chrono::Utc>) -> Action {
             result: Ok(Box::new((
                 GateInbox { items: Vec::new() },
                 Some(GateAgents {
+                    you: None,
                     gateway: None,
                     agents: Vec::new(),
                 }),

@@ -7,12 +7,13 @@ use super::super::guard;
 use super::super::inbox;
 use super::super::items::{self, agent_map};
 use super::super::journal;
-use super::super::store::{Record, Standing, Status, Token};
+use super::super::store::{Record, Role, Standing, Status, Token};
 use super::json_response;
 use super::policy::{self, Policy};
 use crate::api::model::{
     GateAgent, GateAgents, GateCheck, GateCheckKill, GateDecision, GateInbox, GateInfo,
     GateKillSwitchAnswer, GatePolicy, GateStanding, GateStandingCreated, GateStandingList,
+    GateSupervisor,
 };
 use axum::Router;
 use axum::body::Bytes;
@@ -65,6 +66,36 @@ pub async fn supervisor(gate: &Gate, headers: &HeaderMap) -> Result<Token, GateE
         .await
         .map_err(GateError::store)?
         .ok_or_else(|| unauthorized("x-api-key is not a supervisor token of this gateway"))
+}
+
+/// The token's row when it may do what needs `needed`; otherwise 403 `insufficient_role` naming
+/// the role needed, journaled (a refused attempt is part of the record).
+pub async fn supervisor_as(
+    gate: &Gate,
+    headers: &HeaderMap,
+    needed: Role,
+    what: &str,
+) -> Result<Token, GateError> {
+    let token = supervisor(gate, headers).await?;
+    if token.role >= needed {
+        return Ok(token);
+    }
+    let message = format!(
+        "{what} needs the {} role; this token ({}) is a {}",
+        needed.as_str(),
+        who(&token),
+        token.role.as_str()
+    );
+    let record = Record::new(
+        "insufficient_role",
+        &who(&token),
+        gate.now(),
+        json!({"needed": needed.as_str(), "role": token.role.as_str(), "what": what}),
+    );
+    gate.store.append(record).await.map_err(GateError::store)?;
+    let mut e = GateError::new(Kind::Forbidden, "insufficient_role", message);
+    e.extra = Some(Box::new(json!({"needed": needed.as_str()})));
+    Err(e)
 }
 
 pub fn who(token: &Token) -> String {
@@ -138,7 +169,7 @@ async fn approve(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Result<Response, GateError> {
-    let token = supervisor(&gate, &headers).await?;
+    let token = supervisor_as(&gate, &headers, Role::Approver, "approving an item").await?;
     let body = object_body(&body, r#"{"override": ["max_notional_usd"]}"#)?;
     let overrides = match body.get("override") {
         None | Some(Value::Null) => Vec::new(),
@@ -215,7 +246,7 @@ async fn reject(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Result<Response, GateError> {
-    let token = supervisor(&gate, &headers).await?;
+    let token = supervisor_as(&gate, &headers, Role::Approver, "rejecting an item").await?;
     let reason = if body.iter().all(u8::is_ascii_whitespace) {
         None
     } else {
@@ -248,7 +279,7 @@ async fn reject(
 }
 
 async fn agents(State(gate): State<Arc<Gate>>, headers: HeaderMap) -> Result<Response, GateError> {
-    supervisor(&gate, &headers).await?;
+    let token = supervisor(&gate, &headers).await?;
     gate.store
         .expire_due(gate.now())
         .await
@@ -286,6 +317,10 @@ async fn agents(State(gate): State<Arc<Gate>>, headers: HeaderMap) -> Result<Res
         gateway: Some(GateInfo {
             version: env!("CARGO_PKG_VERSION").to_string(),
             upstream: gate.upstream.clone(),
+        }),
+        you: Some(GateSupervisor {
+            label: who(&token),
+            role: token.role.as_str().to_string(),
         }),
         agents,
     }))
@@ -457,7 +492,7 @@ async fn put_policy(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, GateError> {
-    let token = supervisor(&gate, &headers).await?;
+    let token = supervisor_as(&gate, &headers, Role::Admin, "changing the policy").await?;
     let v = object_body(
         &body,
         r#"{"max_notional_usd": 1000, "agents": {"bot": {"max_leverage": 3}}}"#,
@@ -488,7 +523,7 @@ async fn post_kill_switch(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, GateError> {
-    let token = supervisor(&gate, &headers).await?;
+    let token = supervisor_as(&gate, &headers, Role::Admin, "switching the kill switch").await?;
     let v = object_body(&body, r#"{"on": true, "reason": "..."}"#)?;
     let on = v.get("on").and_then(Value::as_bool).ok_or_else(|| {
         GateError::new(Kind::Invalid, "invalid_body", "on must be true or false").with_field("on")
@@ -548,7 +583,7 @@ async fn add_standing(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, GateError> {
-    let token = supervisor(&gate, &headers).await?;
+    let token = supervisor_as(&gate, &headers, Role::Admin, "adding a standing approval").await?;
     let v = object_body(
         &body,
         r#"{"agent": "*", "coins": ["BTC"], "maxNotionalUsd": 500, "minutes": 60, "reason": "..."}"#,
@@ -640,7 +675,7 @@ async fn revoke_standing(
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Result<Response, GateError> {
-    let token = supervisor(&gate, &headers).await?;
+    let token = supervisor_as(&gate, &headers, Role::Admin, "revoking a standing approval").await?;
     let not_found = || {
         GateError::new(
             Kind::NotFound,

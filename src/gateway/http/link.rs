@@ -26,7 +26,13 @@ async fn mint_handler(
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Result<Response, GateError> {
-    let token = api::supervisor(&gate, &headers).await?;
+    let token = api::supervisor_as(
+        &gate,
+        &headers,
+        super::super::store::Role::Admin,
+        "minting an approval link",
+    )
+    .await?;
     gate.store
         .expire_due(gate.now())
         .await

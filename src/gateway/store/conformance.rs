@@ -180,9 +180,15 @@ async fn state_tokens_agents_and_standing_approvals_round_trip(b: Backend) {
         .unwrap();
     assert_eq!(store.state("kill_switch").await.unwrap(), Some(on));
 
-    let id = store.add_token("hash1", "alice", t0).await.unwrap();
+    let id = store
+        .add_token("hash1", "alice", Role::Approver, t0)
+        .await
+        .unwrap();
     let token = store.token("hash1").await.unwrap().unwrap();
-    assert_eq!((token.id, token.label.as_str()), (id, "alice"));
+    assert_eq!(
+        (token.id, token.label.as_str(), token.role),
+        (id, "alice", Role::Approver)
+    );
     assert_eq!(store.token("nope").await.unwrap(), None);
 
     let agent = store

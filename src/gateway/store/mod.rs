@@ -148,7 +148,36 @@ impl Agent {
 pub struct Token {
     pub id: i64,
     pub label: String,
+    pub role: Role,
     pub created_at: DateTime<Utc>,
+}
+
+/// What a supervisor token may do. Ordered: each role may do what the ones before it may.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Role {
+    /// Reads the inbox, the journal, the policy, agents, standing approvals, the kill switch.
+    Viewer,
+    /// Also decides items (approve, reject) and uses approval links.
+    Approver,
+    /// Also changes the policy, standing approvals and the kill switch, and mints links for
+    /// others. Tokens minted before roles existed are admins: they keep the powers they had.
+    Admin,
+}
+
+impl Role {
+    pub const ALL: [Role; 3] = [Role::Viewer, Role::Approver, Role::Admin];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Viewer => "viewer",
+            Role::Approver => "approver",
+            Role::Admin => "admin",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Role> {
+        Role::ALL.into_iter().find(|r| r.as_str() == s)
+    }
 }
 
 /// Which item: by the gateway's id, an upstream proposalId, or a tool's confirmToken.
@@ -322,6 +351,7 @@ pub trait Store: Send + Sync + 'static {
         &self,
         hash: &str,
         label: &str,
+        role: Role,
         now: DateTime<Utc>,
     ) -> BoxFuture<'_, StoreResult<i64>>;
     fn token(&self, hash: &str) -> BoxFuture<'_, StoreResult<Option<Token>>>;

@@ -3,7 +3,7 @@
 //! blocking pool behind a mutex held only for that statement.
 
 use super::{
-    Agent, Counts, Exec, Item, ItemRef, JournalRow, Link, Record, Standing, Status, Store,
+    Agent, Counts, Exec, Item, ItemRef, JournalRow, Link, Record, Role, Standing, Status, Store,
     StoreError, StoreResult, Token, Transition,
 };
 use crate::gateway::journal;
@@ -107,6 +107,8 @@ CREATE INDEX approval_links_item ON approval_links(item_id);
 "#,
     // When an item was claimed for execution, so a shared store can tell a stale claim.
     "ALTER TABLE items ADD COLUMN claimed_at TEXT;",
+    // Roles: tokens minted before them keep every power they had.
+    "ALTER TABLE supervisor_tokens ADD COLUMN role TEXT NOT NULL DEFAULT 'admin';",
 ];
 
 #[derive(Clone)]
@@ -569,13 +571,14 @@ impl Store for SqliteStore {
         &self,
         hash: &str,
         label: &str,
+        role: Role,
         now: DateTime<Utc>,
     ) -> BoxFuture<'_, StoreResult<i64>> {
         let (hash, label) = (hash.to_string(), label.to_string());
         self.run(move |c| {
             c.execute(
-                "INSERT INTO supervisor_tokens (token_hash, label, created_at) VALUES (?1, ?2, ?3)",
-                params![hash, label, ts(now)],
+                "INSERT INTO supervisor_tokens (token_hash, label, role, created_at) VALUES (?1, ?2, ?3, ?4)",
+                params![hash, label, role.as_str(), ts(now)],
             )?;
             Ok(c.last_insert_rowid())
         })
@@ -585,13 +588,15 @@ impl Store for SqliteStore {
         let hash = hash.to_string();
         self.run(move |c| {
             c.query_row(
-                "SELECT id, label, created_at FROM supervisor_tokens WHERE token_hash = ?1",
+                "SELECT id, label, created_at, role FROM supervisor_tokens WHERE token_hash = ?1",
                 params![hash],
                 |r| {
                     Ok(Token {
                         id: r.get(0)?,
                         label: r.get(1)?,
                         created_at: parse_ts(&r.get::<_, String>(2)?)?,
+                        // A role this binary does not know (a newer one's) gets the least power.
+                        role: Role::parse(&r.get::<_, String>(3)?).unwrap_or(Role::Viewer),
                     })
                 },
             )

@@ -23,6 +23,7 @@ mod policy_view;
 mod postgres;
 mod rate_limit;
 mod reconcile;
+mod roles;
 mod tool_catalog;
 
 struct Setup {

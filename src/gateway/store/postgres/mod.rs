@@ -11,7 +11,7 @@ mod schema;
 pub mod tls;
 
 use super::{
-    Agent, Counts, Exec, Item, ItemRef, JournalRow, Link, Record, Standing, Status, Store,
+    Agent, Counts, Exec, Item, ItemRef, JournalRow, Link, Record, Role, Standing, Status, Store,
     StoreError, StoreResult, Token, Transition,
 };
 use crate::gateway::journal;
@@ -620,14 +620,15 @@ impl Store for PostgresStore {
         &self,
         hash: &str,
         label: &str,
+        role: Role,
         now: DateTime<Utc>,
     ) -> BoxFuture<'_, StoreResult<i64>> {
         let (hash, label) = (hash.to_string(), label.to_string());
         self.run(move |c| async move {
             Ok(c.query_one(
-                &c.prepare_cached("INSERT INTO supervisor_tokens (token_hash, label, created_at) VALUES ($1, $2, $3)
+                &c.prepare_cached("INSERT INTO supervisor_tokens (token_hash, label, role, created_at) VALUES ($1, $2, $3, $4)
                  RETURNING id").await?,
-                &[&hash, &label, &now],
+                &[&hash, &label, &role.as_str(), &now],
             )
             .await?
             .try_get(0)?)
@@ -639,7 +640,7 @@ impl Store for PostgresStore {
         self.run(move |c| async move {
             c.query_opt(
                 &c.prepare_cached(
-                    "SELECT id, label, created_at FROM supervisor_tokens WHERE token_hash = $1",
+                    "SELECT id, label, created_at, role FROM supervisor_tokens WHERE token_hash = $1",
                 )
                 .await?,
                 &[&hash],
@@ -650,6 +651,8 @@ impl Store for PostgresStore {
                     id: r.try_get(0)?,
                     label: r.try_get(1)?,
                     created_at: r.try_get(2)?,
+                    // A role this binary does not know (a newer one's) gets the least power.
+                    role: Role::parse(r.try_get::<_, &str>(3)?).unwrap_or(Role::Viewer),
                 })
             })
             .transpose()

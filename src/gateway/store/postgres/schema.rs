@@ -101,6 +101,8 @@ CREATE TABLE approval_links (
 );
 CREATE INDEX approval_links_item ON approval_links(item_id);
 "#,
+    // Roles: tokens minted before them keep every power they had.
+    "ALTER TABLE supervisor_tokens ADD COLUMN role TEXT NOT NULL DEFAULT 'admin';",
 ];
 
 /// Creates a schema with a random name (`prefix_` and 12 hex digits) on the server at `base` and
