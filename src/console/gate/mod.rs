@@ -139,6 +139,8 @@ pub struct GateState {
     pub policy: policy::PolicyState,
     /// The rules this console's approval of an item overrode, so its answer says so.
     pub overridden: HashMap<String, Vec<String>>,
+    /// The supervisor token's role (`viewer`, `approver`, `admin`), when the gateway says it.
+    pub role: Option<String>,
 }
 
 impl GateState {
@@ -162,6 +164,7 @@ impl GateState {
             refresh: false,
             policy: policy::PolicyState::default(),
             overridden: HashMap::new(),
+            role: None,
         }
     }
 
@@ -179,7 +182,13 @@ impl GateState {
                 " GATE: no supervisor token (AGENTDESK_GATE_TOKEN) ",
                 theme.badge_live,
             ),
-            (Detected::Yes, _) => Span::styled(" GATE ", theme.badge_sandbox),
+            (Detected::Yes, _) => match self.role.as_deref() {
+                // An admin (or a gateway older than roles) may do everything: nothing to say.
+                Some(role) if role != "admin" => {
+                    Span::styled(format!(" GATE · {role} "), theme.badge_sandbox)
+                }
+                _ => Span::styled(" GATE ", theme.badge_sandbox),
+            },
             _ => Span::raw(""),
         }
     }

@@ -226,6 +226,7 @@ impl App {
                 self.gate.error = None;
                 self.gate.poll.succeeded(at, latency, interval);
                 if let Some(agents) = agents {
+                    self.gate.role = agents.you.map(|y| y.role);
                     self.gate.agents = agents.agents;
                 }
                 self.merge_gate(inbox.items, fx);

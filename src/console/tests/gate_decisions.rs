@@ -265,3 +265,33 @@ fn approve_dialog_open(app: &mut App) {
     assert!(matches!(app.modal, Some(Modal::Approve(_))));
     app.toasts.clear();
 }
+
+#[test]
+fn the_header_says_a_tokens_role_when_it_may_not_do_everything() {
+    use crate::api::model::{GateAgents, GateInbox, GateSupervisor};
+    use crate::console::action::{Action, Answer};
+    let mut app = gate_app(120, 40);
+    assert!(
+        render(&app).contains(" GATE "),
+        "an admin's header says GATE alone"
+    );
+    app.update(Action::answered(
+        t0() + secs(3),
+        std::time::Duration::from_millis(5),
+        Answer::GateLoaded {
+            result: Ok(Box::new((
+                GateInbox { items: Vec::new() },
+                Some(GateAgents {
+                    you: Some(GateSupervisor {
+                        label: "vic".into(),
+                        role: "viewer".into(),
+                    }),
+                    gateway: None,
+                    agents: Vec::new(),
+                }),
+            ))),
+        },
+    ));
+    let text = render(&app);
+    assert!(text.contains("GATE · viewer"), "{text}");
+}
