@@ -23,6 +23,8 @@ pub enum Kind {
     TooLarge,
     /// A fault of the gateway itself.
     Internal,
+    /// A caller sent more than its rate limit allows.
+    RateLimited,
     /// The upstream answered nothing usable, or could not be reached.
     Upstream,
     /// The upstream did not answer in time.
@@ -44,6 +46,7 @@ impl Kind {
             Kind::Conflict => 409,
             Kind::Expired => 410,
             Kind::TooLarge => 413,
+            Kind::RateLimited => 429,
             Kind::Internal => 500,
             Kind::Upstream => 502,
             Kind::Unavailable => 503,

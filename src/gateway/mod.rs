@@ -199,6 +199,8 @@ impl Gateway {
         let app = http::router(gate.clone());
         let (tx, rx) = oneshot::channel::<()>();
         let server = tokio::spawn(async move {
+            // The peer's address keys the rate limit of a caller without a credential.
+            let app = app.into_make_service_with_connect_info::<SocketAddr>();
             let result = axum::serve(listener, app)
                 .with_graceful_shutdown(async move {
                     let _ = rx.await;

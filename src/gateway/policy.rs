@@ -37,6 +37,10 @@ pub struct GateSettings {
     pub store: Option<String>,
     /// The service's defaults for what a trade request leaves out (`[gate.defaults]`).
     pub defaults: super::trade::Defaults,
+    /// Requests a second each caller may make (by its key, else by its address); 0: no limit.
+    pub rate_limit_per_second: u32,
+    /// How many requests above that pace a caller may make at once.
+    pub rate_limit_burst: u32,
 }
 
 impl Default for GateSettings {
@@ -48,6 +52,10 @@ impl Default for GateSettings {
             max_body_bytes: 1 << 20,
             store: None,
             defaults: Default::default(),
+            // Well above what one agent or console needs (a console polls a few times a
+            // second), well below what a runaway loop sends.
+            rate_limit_per_second: 50,
+            rate_limit_burst: 100,
         }
     }
 }

@@ -320,3 +320,44 @@ async fn json_logs_carry_the_request_id_on_every_line_of_the_request() {
         "request and response lines with the id: {lines:#?}"
     );
 }
+
+#[tokio::test]
+async fn each_caller_has_its_own_rate_limit_answered_as_a_429_with_retry_after() {
+    let sandbox = common::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let gate = common::start_gateway_with(
+        &sandbox.base_url(),
+        &sandbox.clock,
+        &dir.path().join("g.db"),
+        |c| {
+            c.settings.rate_limit_per_second = 1;
+            c.settings.rate_limit_burst = 3;
+        },
+    )
+    .await;
+    let url = format!("{}/api/delegated/positions", gate.base_url());
+    let (busy, calm) = (sandbox.key(Scope::McpMutate), sandbox.key(Scope::Legacy));
+    for _ in 0..3 {
+        let (st, body, _) = get(&url, Some(busy.expose()), None).await;
+        assert_eq!(st, StatusCode::OK, "{body}");
+    }
+    let resp = reqwest::Client::new()
+        .get(&url)
+        .header("x-api-key", busy.expose())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
+    let wait: u64 = resp.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=2).contains(&wait), "{wait}");
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["success"], false);
+    assert_eq!(body["error"]["code"], "rate_limited");
+    // Another key is not slowed by the first one's burst.
+    let (st, _, _) = get(&url, Some(calm.expose()), None).await;
+    assert_eq!(st, StatusCode::OK);
+}

@@ -4,6 +4,7 @@
 
 pub mod api;
 mod error;
+mod limit;
 pub mod link;
 pub mod mcp;
 mod ops;
@@ -55,6 +56,10 @@ pub(super) fn success<T: serde::Serialize>(body: T) -> Response {
 }
 
 pub fn router(gate: Arc<Gate>) -> Router {
+    let gate_limits = (
+        gate.settings.rate_limit_per_second,
+        gate.settings.rate_limit_burst,
+    );
     let catalog = {
         let gate = gate.clone();
         catalog_router(move |op, req| handle(gate.clone(), op, req))
@@ -94,6 +99,7 @@ pub fn router(gate: Arc<Gate>) -> Router {
                 .insert(GATEWAY_HEADER, HeaderValue::from_static("1"));
             resp
         }));
+    let routes = limit::limited(routes, gate_limits.0, gate_limits.1);
     crate::edge::layers(routes, "gateway")
 }
 

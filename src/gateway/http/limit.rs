@@ -1,0 +1,87 @@
+//! Per-caller inbound rate limits (tower_governor): a caller is its credential (an agent's key or
+//! a supervisor token, by its SHA-256: the limiter holds no secret), else its address. Refusals
+//! are the project's 429 shape with `Retry-After`.
+
+use super::super::core::sha256_hex;
+use super::super::error::{GateError, Kind};
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use axum::http::{HeaderValue, Request, Response, header};
+use axum::response::IntoResponse;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tower_governor::GovernorError;
+use tower_governor::governor::GovernorConfigBuilder;
+use tower_governor::key_extractor::KeyExtractor;
+
+#[derive(Clone)]
+pub struct Caller;
+
+impl KeyExtractor for Caller {
+    type Key = String;
+
+    fn extract<T>(&self, req: &Request<T>) -> Result<String, GovernorError> {
+        let credential = req
+            .headers()
+            .get("x-api-key")
+            .or_else(|| req.headers().get(header::AUTHORIZATION))
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+            .filter(|v| !v.is_empty());
+        if let Some(c) = credential {
+            return Ok(format!("key:{}", sha256_hex(c)));
+        }
+        Ok(match req.extensions().get::<ConnectInfo<SocketAddr>>() {
+            Some(ConnectInfo(addr)) => format!("ip:{}", addr.ip()),
+            None => "anonymous".to_string(),
+        })
+    }
+}
+
+fn refused(e: GovernorError) -> Response<Body> {
+    match e {
+        GovernorError::TooManyRequests { wait_time, .. } => {
+            let secs = wait_time.max(1);
+            let mut e = GateError::new(
+                Kind::RateLimited,
+                "rate_limited",
+                format!(
+                    "too many requests from this caller; this gateway allows a burst and then a \
+                     steady pace ([gate] rate_limit_per_second); try again in {secs} s"
+                ),
+            );
+            e.retry_after = Some(secs);
+            let mut resp = e.into_response();
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+            resp
+        }
+        other => {
+            GateError::new(Kind::Internal, "rate_limit_failed", other.to_string()).into_response()
+        }
+    }
+}
+
+/// The routes behind the limit; unchanged when the config turns it off (0 a second).
+pub fn limited(routes: axum::Router, per_second: u32, burst: u32) -> axum::Router {
+    if per_second == 0 {
+        return routes;
+    }
+    let config = GovernorConfigBuilder::default()
+        .per_nanosecond(1_000_000_000 / u64::from(per_second))
+        .burst_size(burst.max(1))
+        .key_extractor(Caller)
+        .finish()
+        .expect("a positive period and burst make a valid limit");
+    let config = Arc::new(config);
+    // Buckets of callers gone quiet are dropped, so the map does not grow with every key seen.
+    let limiter = config.limiter().clone();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
+        loop {
+            tick.tick().await;
+            limiter.retain_recent();
+        }
+    });
+    routes.layer(tower_governor::GovernorLayer::new(config).error_handler(refused))
+}
