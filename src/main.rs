@@ -90,6 +90,13 @@ enum Command {
     /// Run the supervision gateway in front of a service (or a sandbox): agents use its URL with
     /// their own keys; their stagings land in the supervisor's inbox (`/gate/v1`).
     Gate(GateArgs),
+    /// Print a shell completion script: `agentdesk completions bash > /etc/bash_completion.d/agentdesk`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff): `agentdesk man > agentdesk.1 && man ./agentdesk.1`.
+    Man,
 }
 
 #[derive(clap::Args)]
@@ -323,6 +330,27 @@ fn main() -> ExitCode {
             remove,
         }) => follow_command(db, &follower, &leader, &strategy, remove),
         Some(Command::Gate(args)) => gate_command(args, cli.config),
+        Some(Command::Completions { shell }) => {
+            use clap::CommandFactory;
+            use std::io::Write;
+            let mut cmd = Cli::command();
+            // Into a buffer first: the generator panics on a write error (a closed pipe).
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "agentdesk", &mut script);
+            let _ = std::io::stdout().write_all(&script);
+            Ok(())
+        }
+        Some(Command::Man) => {
+            use clap::CommandFactory;
+            use std::io::Write;
+            let mut page = Vec::new();
+            clap_mangen::Man::new(Cli::command())
+                .render(&mut page)
+                .map_err(|e| format!("cannot write the manual page: {e}"))
+                .map(|()| {
+                    let _ = std::io::stdout().write_all(&page);
+                })
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -152,3 +152,47 @@ fn a_stop_right_after_listening_on_is_graceful() {
     let status = stop_at_once(&["standin", "--addr", "127.0.0.1:0"], "-TERM");
     assert!(status.success(), "standin: {status}");
 }
+
+/// What an installed tool offers besides running: completions for each shell and a manual page
+/// that documents every subcommand, and help that names the environment variables.
+#[test]
+fn completions_a_manual_page_and_help_that_names_the_environment() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let out = Command::new(BIN)
+            .args(["completions", shell])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{shell}");
+        let script = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            script.contains("agentdesk") && script.contains("gate"),
+            "{shell}"
+        );
+    }
+    let bad = Command::new(BIN)
+        .args(["completions", "tcsh"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("tcsh"));
+    let man = Command::new(BIN).arg("man").output().unwrap();
+    let page = String::from_utf8(man.stdout).unwrap();
+    assert!(
+        page.starts_with(".ie") && page.contains(".TH agentdesk 1"),
+        "{page}"
+    );
+    assert!(page.contains("serve") && page.contains("gate"), "{page}");
+    let help = Command::new(BIN).arg("--help").output().unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    for var in [
+        "AGENTDESK_CONFIG",
+        "AGENTDESK_PROFILE",
+        "AGENTDESK_BASE_URL",
+        "AGENTDESK_API_KEY",
+    ] {
+        assert!(help.contains(var), "{var} not in --help:\n{help}");
+    }
+    let help = Command::new(BIN).args(["gate", "--help"]).output().unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    assert!(help.contains("AGENTDESK_LOG_FORMAT"), "{help}");
+}
