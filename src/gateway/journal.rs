@@ -21,8 +21,29 @@ pub struct JournalRow {
     pub hash: String,
 }
 
-/// The hash of a record: every stored field, the previous hash included, one per line.
+/// Marks a record hashed with [`hash`] (chain version 2). A record without it was written by an
+/// older gateway with [`hash_v1`]; once a chain has a version-2 record, every later one is.
+pub const V2: &str = "v2:";
+
+/// The hash of a record (chain version 2): every stored field, the previous hash included, as
+/// one JSON array, so no two different records can hash the same (an `actor` with a newline in
+/// it, an empty `item` and a missing one, are different arrays).
 pub fn hash(
+    seq: i64,
+    prev_hash: &str,
+    at: &str,
+    kind: &str,
+    actor: &str,
+    item: Option<&str>,
+    detail: &str,
+) -> String {
+    let text = json!([seq, prev_hash, at, kind, actor, item, detail]).to_string();
+    format!("{V2}{}", hex::encode(Sha256::digest(text.as_bytes())))
+}
+
+/// The hash of chain version 1: the fields one per line. Kept to verify journals written before
+/// version 2; never written any more.
+pub fn hash_v1(
     seq: i64,
     prev_hash: &str,
     at: &str,
@@ -68,7 +89,13 @@ pub fn verify(rows: &[JournalRow]) -> Result<usize, Broken> {
                     .into(),
             ));
         }
-        let h = hash(
+        let v2 = r.hash.starts_with(V2);
+        if !v2 && prev.starts_with(V2) {
+            return Err(broken(
+                "it is hashed the old way after a record hashed the new way (rewritten)".into(),
+            ));
+        }
+        let h = if v2 { hash } else { hash_v1 }(
             r.seq,
             &r.prev_hash,
             &r.at,
@@ -125,6 +152,78 @@ mod tests {
                 row
             })
             .collect()
+    }
+
+    #[test]
+    fn two_different_records_never_hash_the_same_and_old_chains_still_verify() {
+        // Fields joined by newlines: an actor with a newline in it reads as the next field.
+        let a = hash_v1(1, GENESIS, "t", "approve", "alice\nx", None, "{}");
+        let b = hash_v1(1, GENESIS, "t", "approve", "alice", Some("x"), "\n{}");
+        assert_eq!(a, b, "the collision version 2 removes");
+        let a = hash(1, GENESIS, "t", "approve", "alice\nx", None, "{}");
+        let b = hash(1, GENESIS, "t", "approve", "alice", Some("x"), "\n{}");
+        assert_ne!(a, b);
+        assert_ne!(
+            hash(1, GENESIS, "t", "k", "a", None, "{}"),
+            hash(1, GENESIS, "t", "k", "a", Some(""), "{}")
+        );
+        // A journal written before version 2, then continued: both verify.
+        let mut rows = chain(2);
+        for r in &mut rows {
+            r.hash = hash_v1(
+                r.seq,
+                &r.prev_hash,
+                &r.at,
+                &r.kind,
+                &r.actor,
+                r.item.as_deref(),
+                &r.detail,
+            );
+        }
+        rows[1].prev_hash = rows[0].hash.clone();
+        rows[1].hash = hash_v1(
+            2,
+            &rows[0].hash,
+            &rows[1].at,
+            "approve",
+            "alice",
+            Some("gi_1"),
+            &rows[1].detail,
+        );
+        let third = JournalRow {
+            seq: 3,
+            at: "2026-06-01T12:00:03.000000Z".into(),
+            kind: "approve".into(),
+            actor: "alice".into(),
+            item: None,
+            detail: "{}".into(),
+            prev_hash: rows[1].hash.clone(),
+            hash: hash(
+                3,
+                &rows[1].hash,
+                "2026-06-01T12:00:03.000000Z",
+                "approve",
+                "alice",
+                None,
+                "{}",
+            ),
+        };
+        rows.push(third);
+        assert_eq!(verify(&rows), Ok(3));
+        // No going back to the old encoding after the new one.
+        let mut back = rows.clone();
+        let fourth_v1 = hash_v1(4, &back[2].hash, "t", "k", "a", None, "{}");
+        back.push(JournalRow {
+            seq: 4,
+            at: "t".into(),
+            kind: "k".into(),
+            actor: "a".into(),
+            item: None,
+            detail: "{}".into(),
+            prev_hash: back[2].hash.clone(),
+            hash: fourth_v1,
+        });
+        assert_eq!(verify(&back).unwrap_err().seq, 4);
     }
 
     #[test]

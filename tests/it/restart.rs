@@ -60,3 +60,21 @@ async fn positions_orders_proposals_and_keys_survive_a_restart() {
         s.client(scope).whoami(false).await.unwrap();
     }
 }
+
+/// A database a newer agentdesk wrote is refused with why, not run on: this binary does not know
+/// what its newer tables mean (the gateway's stores do the same).
+#[test]
+fn a_sandbox_database_newer_than_the_binary_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    drop(agentdesk::sandbox::store::Store::open(&path).unwrap());
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .pragma_update(None, "user_version", 9999)
+        .unwrap();
+    let e = agentdesk::sandbox::store::Store::open(&path)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(e.contains("newer than this agentdesk"), "{e}");
+}

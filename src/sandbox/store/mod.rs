@@ -418,6 +418,18 @@ impl Store {
         let version: i64 = self
             .conn
             .pragma_query_value(None, "user_version", |r| r.get(0))?;
+        // A newer agentdesk's database: its tables mean things this binary does not know, and
+        // running on them could lose what the newer one wrote.
+        if version as usize > MIGRATIONS.len() {
+            return Err(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
+                Some(format!(
+                    "the database is at schema version {version}, newer than this agentdesk ({}); \
+                     upgrade agentdesk",
+                    MIGRATIONS.len()
+                )),
+            ));
+        }
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
             let tx = self.conn.transaction()?;
             tx.execute_batch(sql)?;
