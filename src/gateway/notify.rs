@@ -61,10 +61,7 @@ impl Destination {
             return Err("notify.max_attempts must be at least 1".into());
         }
         if let Some(ca) = &self.ca_file {
-            let pem =
-                std::fs::read(ca).map_err(|e| format!("notify.ca_file {}: {e}", ca.display()))?;
-            reqwest::Certificate::from_pem_bundle(&pem)
-                .map_err(|e| format!("notify.ca_file {}: {e}", ca.display()))?;
+            crate::tls::read_pem(ca).map_err(|e| format!("notify.ca_file {e}"))?;
         }
         Ok(())
     }
@@ -183,11 +180,11 @@ async fn attempt_once(d: &Destination, msg_id: &str, payload: &[u8]) -> Result<(
         .timeout(Duration::from_secs(10))
         .redirect(reqwest::redirect::Policy::none())
         .resolve_to_addrs(&host, &addrs);
+    // The same trust as signal deliveries (crate::tls): the web's roots, the listed
+    // certificates as roots, and a listed self-signed certificate as the receiver's own.
     if let Some(ca) = &d.ca_file {
-        let pem = std::fs::read(ca).map_err(|e| e.to_string())?;
-        for cert in reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| e.to_string())? {
-            client = client.add_root_certificate(cert);
-        }
+        let listed = crate::tls::read_pem(ca)?;
+        client = client.use_preconfigured_tls(crate::tls::client_config(&listed)?);
     }
     let client = client.build().map_err(|e| e.to_string())?;
     let headers =

@@ -28,7 +28,7 @@ use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs
 /// One request the receiver got.
 #[derive(Debug, Clone)]
 pub(crate) struct Received {
-    path: String,
+    pub(crate) path: String,
     headers: Vec<(String, String)>,
     body: String,
 }
@@ -50,7 +50,7 @@ impl Received {
 #[derive(Clone)]
 pub(crate) struct Receiver {
     port: u16,
-    got: Arc<Mutex<Vec<Received>>>,
+    pub(crate) got: Arc<Mutex<Vec<Received>>>,
     script: Arc<Mutex<VecDeque<u16>>>,
 }
 

@@ -84,3 +84,54 @@ async fn a_listed_ca_marked_certificate_is_accepted_and_an_unlisted_one_refused(
     let delivered = wait_deliveries(&c, &ok.id, 1, "delivered").await;
     assert_eq!(delivered[0].attempts, 1);
 }
+
+/// The gateway's `[[notify]]` destinations trust a `ca_file` the same way as signal deliveries
+/// trust `webhook_ca_file`: the CA-marked self-signed certificate the local setup makes is
+/// accepted when listed.
+#[tokio::test]
+async fn a_notify_ca_file_is_trusted_as_a_webhook_ca_file_is() {
+    use agentdesk::gateway::notify::Destination;
+    use agentdesk::gateway::policy::GateSettings;
+    let dir = tempfile::tempdir().unwrap();
+    let (listed_pem, listed_tls) = ca_marked_certificate();
+    let pem = dir.path().join("receiver.pem");
+    std::fs::write(&pem, listed_pem).unwrap();
+    let trusted = receiver(listed_tls).await;
+    let sandbox = common::start().await;
+    let gate = common::start_gateway_with(
+        &sandbox.base_url(),
+        &sandbox.clock,
+        &dir.path().join("g.db"),
+        |c| {
+            c.settings = GateSettings {
+                defaults: c.settings.defaults.clone(),
+                ..GateSettings::default()
+            };
+            c.notify = vec![Destination {
+                url: trusted.url("/hook"),
+                secret: agentdesk::api::webhook_sig::new_secret(),
+                allow_hosts: vec!["localhost".into()],
+                ca_file: Some(pem.clone()),
+                max_attempts: 2,
+            }];
+        },
+    )
+    .await;
+    let key = sandbox.key(Scope::McpMutate);
+    let agent = agentdesk::api::client::Client::new(&gate.base_url(), Some(key)).unwrap();
+    let who = agent.whoami(false).await.unwrap();
+    let signal = agentdesk::api::model::TradeSignal {
+        id: Some(who.messenger_id),
+        ..long_btc()
+    };
+    agent.propose_trade(&signal).await.unwrap();
+    let start = Instant::now();
+    while trusted.got.lock().unwrap().is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "no notification reached the receiver"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(trusted.got.lock().unwrap()[0].path, "/hook");
+}
