@@ -164,6 +164,10 @@ pub fn document(server_url: &str) -> Value {
 /// 500 for a bug) are not listed per operation.
 pub fn handler_statuses(name: &str) -> &'static [u16] {
     match name {
+        // An `id` that is not the key's account.
+        "propose_trade" => &[403],
+        // A venue wallet that is not the account's.
+        "approve_builder_fee_payload" | "approve_builder_fee" => &[403],
         // A proposal staged by another key, unknown, already decided, or expired.
         "confirm_trade" => &[403, 404, 409, 410],
         "close_position" => &[404, 409],

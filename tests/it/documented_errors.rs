@@ -159,6 +159,16 @@ async fn trigger(env: &Env, op: &Operation, status: u16) -> Option<(u16, Value)>
             return Some(Req::new(&env.no_audit, op).send(&env.no_audit, op).await);
         }
         ("get_backtest_job" | "list_signal_deliveries", 404) => base(),
+        ("propose_trade", 403) => base().body(json!({"id": "someone-else", "a": "BTCUSDT",
+                                                     "d": "long", "sizeUsd": "100"})),
+        ("approve_builder_fee_payload", 403) => {
+            let mut r = base();
+            r.query = "?venueWallet=0x0000000000000000000000000000000000000001".into();
+            r
+        }
+        ("approve_builder_fee", 403) => base().body(json!({
+            "venueWallet": "0x0000000000000000000000000000000000000001", "nonce": 1,
+            "signature": "0x00", "signatureChainId": "0x66eee"})),
         ("research_message" | "research_stop", 404) => base(),
         ("confirm_trade" | "close_position", 404) => {
             base().body(json!({"proposalId": "prop_nope"}))

@@ -179,7 +179,7 @@ fn parse_query(raw: &str) -> HashMap<String, String> {
         .filter(|p| !p.is_empty())
         .map(|pair| {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            (percent_decode(k), percent_decode(v))
+            (percent_decode(k, true), percent_decode(v, true))
         })
         .collect()
 }
@@ -190,11 +190,13 @@ fn path_params(template: &str, path: &str) -> Vec<String> {
         .split('/')
         .zip(path.split('/'))
         .filter(|(t, _)| t.starts_with('{'))
-        .map(|(_, v)| percent_decode(v))
+        .map(|(_, v)| percent_decode(v, false))
         .collect()
 }
 
-fn percent_decode(s: &str) -> String {
+/// `plus_is_space`: a query is form-encoded (`+` is a space); a path segment is not, and its `+`
+/// is a plus (an id like `a+b` must reach the handler as written).
+fn percent_decode(s: &str, plus_is_space: bool) -> String {
     fn hex(b: u8) -> Option<u8> {
         (b as char).to_digit(16).map(|d| d as u8)
     }
@@ -210,7 +212,7 @@ fn percent_decode(s: &str) -> String {
                 out.push(b);
                 i += 3;
             }
-            (None, b'+') => {
+            (None, b'+') if plus_is_space => {
                 out.push(b' ');
                 i += 1;
             }
@@ -239,7 +241,15 @@ mod tests {
             ),
             vec!["j/1"]
         );
-        assert_eq!(percent_decode("100%"), "100%");
-        assert_eq!(percent_decode("%é%4"), "%é%4");
+        assert_eq!(percent_decode("100%", true), "100%");
+        assert_eq!(percent_decode("%é%4", true), "%é%4");
+        assert_eq!(parse_query("q=a+b")["q"], "a b");
+        assert_eq!(
+            path_params(
+                "/api/delegated/backtests/{jobId}",
+                "/api/delegated/backtests/a+b"
+            ),
+            vec!["a+b"]
+        );
     }
 }
