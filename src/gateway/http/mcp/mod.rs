@@ -168,10 +168,13 @@ async fn authenticate(
                 let mut owners = lock(&state.owners);
                 owners.retain(|_, (_, at)| at.elapsed() < OWNER_KEPT_FOR);
                 owners.insert(id.to_string(), (agent.hash.clone(), Instant::now()));
+                metrics::gauge!("agentdesk_gateway_mcp_sessions").set(owners.len() as f64);
             }
         }
         (Some(id), _) if deleting && resp.status().is_success() => {
-            lock(&state.owners).remove(id);
+            let mut owners = lock(&state.owners);
+            owners.remove(id);
+            metrics::gauge!("agentdesk_gateway_mcp_sessions").set(owners.len() as f64);
         }
         _ => {}
     }
