@@ -23,9 +23,9 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use chrono::{DateTime, SecondsFormat, Utc};
+use maud::{DOCTYPE, Markup, PreEscaped, html};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::fmt::Write;
 use std::sync::Arc;
 
 /// Longest reason kept from the form; the rest is cut (a reason is for the agent to read).
@@ -35,22 +35,6 @@ pub fn router(gate: Arc<Gate>) -> Router {
     Router::new()
         .route("/gate/approve/{token}", get(show).post(decide))
         .with_state(gate)
-}
-
-/// Text for HTML, in element content and in quoted attributes.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 const STYLE: &str = "body{font:16px/1.4 system-ui,sans-serif;margin:0;padding:16px;max-width:480px;\
@@ -78,21 +62,29 @@ fn nonce() -> String {
     hex::encode(bytes)
 }
 
-/// The whole page with its security headers. `script` adds the countdown.
-fn page(status: StatusCode, title: &str, body: &str, script: bool) -> Response {
+/// The whole page with its security headers. `script` adds the countdown. The markup is maud's,
+/// which escapes every value it is given: no text reaches the page unescaped by oversight.
+fn page(status: StatusCode, title: &str, body: Markup, script: bool) -> Response {
     let nonce = nonce();
-    let script_tag = if script {
-        format!("<script nonce=\"{nonce}\">{COUNTDOWN}</script>")
-    } else {
-        String::new()
-    };
-    let html = format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
-<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
-<meta name=\"robots\" content=\"noindex\"><title>{}</title>\
-<style nonce=\"{nonce}\">{STYLE}</style></head><body>{body}{script_tag}</body></html>",
-        escape(title)
-    );
+    let html = html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width,initial-scale=1";
+                meta name="robots" content="noindex";
+                title { (title) }
+                style nonce=(nonce) { (PreEscaped(STYLE)) }
+            }
+            body {
+                (body)
+                @if script {
+                    script nonce=(nonce) { (PreEscaped(COUNTDOWN)) }
+                }
+            }
+        }
+    }
+    .into_string();
     let csp = format!(
         "default-src 'none'; style-src 'nonce-{nonce}'; script-src 'nonce-{nonce}'; \
          form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
@@ -125,11 +117,10 @@ fn message(status: StatusCode, title: &str, text: &str) -> Response {
     page(
         status,
         title,
-        &format!(
-            "<h1>{}</h1><p class=\"msg\" id=\"message\">{}</p>",
-            escape(title),
-            escape(text)
-        ),
+        html! {
+            h1 { (title) }
+            p.msg #message { (text) }
+        },
         false,
     )
 }
@@ -328,32 +319,27 @@ fn what_rows(item: &Item, trade: &Result<Option<Trade>, String>) -> Vec<(&'stati
     rows
 }
 
-fn verdicts_html(verdicts: &Value) -> String {
+fn verdicts_html(verdicts: &Value) -> Markup {
     let list = verdicts.as_array().cloned().unwrap_or_default();
     if list.is_empty() {
-        return "<p id=\"verdicts\">No policy rules are set: nothing was checked.</p>".into();
+        return html! { p #verdicts { "No policy rules are set: nothing was checked." } };
     }
-    let mut out = String::from("<ul id=\"verdicts\">");
-    for v in &list {
-        let ok = v["ok"] == true;
-        let near = v["near"] == true;
-        let (class, mark) = match (ok, near) {
-            (false, _) => ("bad", "✗ broken"),
-            (true, true) => ("near", "✓ near its limit"),
-            (true, false) => ("ok", "✓ ok"),
-        };
-        let _ = write!(
-            out,
-            "<li class=\"verdict {class}\"><b>{}</b> — {mark}{}</li>",
-            escape(v["rule"].as_str().unwrap_or("?")),
-            v["message"]
-                .as_str()
-                .map(|m| format!(": {}", escape(m)))
-                .unwrap_or_default()
-        );
+    html! {
+        ul #verdicts {
+            @for v in &list {
+                @let (class, mark) = match (v["ok"] == true, v["near"] == true) {
+                    (false, _) => ("bad", "✗ broken"),
+                    (true, true) => ("near", "✓ near its limit"),
+                    (true, false) => ("ok", "✓ ok"),
+                };
+                li class={ "verdict " (class) } {
+                    b { (v["rule"].as_str().unwrap_or("?")) }
+                    " — " (mark)
+                    @if let Some(m) = v["message"].as_str() { ": " (m) }
+                }
+            }
+        }
     }
-    out.push_str("</ul>");
-    out
 }
 
 async fn agent_label(gate: &Gate, item: &Item) -> String {
@@ -374,46 +360,48 @@ async fn show(State(gate): State<Arc<Gate>>, Path(token): Path<String>) -> Respo
         return page;
     }
     let remaining = (item.expires_at - gate.now()).num_seconds().max(0);
-    let mut body = format!(
-        "<h1>Approve this {}?</h1><p>Agent <b id=\"agent\">{}</b>{} asks for it.</p>",
-        escape(if item.kind == "trade" {
-            "trade"
-        } else {
-            &item.kind
-        }),
-        escape(&agent_label(&gate, &item).await),
-        item.account
-            .as_deref()
-            .map(|a| format!(" (account {})", escape(a)))
-            .unwrap_or_default()
-    );
-    let _ = write!(
-        body,
-        "<p>Expires in <span class=\"countdown\" id=\"countdown\" data-remaining=\"{remaining}\">{}:{:02}</span> \
-         (at {})</p><table id=\"what\">",
-        remaining / 60,
-        remaining % 60,
-        time(item.expires_at)
-    );
+    let kind = if item.kind == "trade" {
+        "trade"
+    } else {
+        &item.kind
+    };
+    let agent = agent_label(&gate, &item).await;
     let trade = guard::item_trade(&gate, &item).await;
-    for (k, v) in what_rows(&item, &trade) {
-        let _ = write!(body, "<tr><td>{k}</td><td>{}</td></tr>", escape(&v));
-    }
-    body.push_str("</table><h2>Policy verdicts</h2>");
-    body.push_str(&verdicts_html(&item.verdicts));
-    // A relative action: the page may be served under a prefix behind a proxy.
-    let action = escape(&token);
-    let csrf = escape(&link.csrf);
-    let _ = write!(
-        body,
-        "<form method=\"post\" action=\"{action}\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
-         <button class=\"approve\" id=\"approve\" name=\"decision\" value=\"approve\">Approve</button></form>\
-         <form method=\"post\" action=\"{action}\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
-         <label for=\"reason\">Reason (optional, the agent is told)</label>\
-         <textarea id=\"reason\" name=\"reason\" maxlength=\"{MAX_REASON}\"></textarea>\
-         <button class=\"reject\" id=\"reject\" name=\"decision\" value=\"reject\">Reject</button></form>"
-    );
-    page(StatusCode::OK, "Approve?", &body, true)
+    let rows = what_rows(&item, &trade);
+    let body = html! {
+        h1 { "Approve this " (kind) "?" }
+        p {
+            "Agent " b #agent { (agent) }
+            @if let Some(a) = &item.account { " (account " (a) ")" }
+            " asks for it."
+        }
+        p {
+            "Expires in "
+            span.countdown #countdown data-remaining=(remaining) {
+                (remaining / 60) ":" (format!("{:02}", remaining % 60))
+            }
+            " (at " (time(item.expires_at)) ")"
+        }
+        table #what {
+            @for (k, v) in &rows {
+                tr { td { (k) } td { (v) } }
+            }
+        }
+        h2 { "Policy verdicts" }
+        (verdicts_html(&item.verdicts))
+        // A relative action: the page may be served under a prefix behind a proxy.
+        form method="post" action=(token) {
+            input type="hidden" name="csrf" value=(link.csrf);
+            button.approve #approve name="decision" value="approve" { "Approve" }
+        }
+        form method="post" action=(token) {
+            input type="hidden" name="csrf" value=(link.csrf);
+            label for="reason" { "Reason (optional, the agent is told)" }
+            textarea #reason name="reason" maxlength=(MAX_REASON) {}
+            button.reject #reject name="decision" value="reject" { "Reject" }
+        }
+    };
+    page(StatusCode::OK, "Approve?", body, true)
 }
 
 async fn decide(

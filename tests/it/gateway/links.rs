@@ -133,7 +133,7 @@ async fn a_link_shows_the_item_approves_it_once_and_is_then_spent() {
         "BTC",
         "long",
         &priced,
-        "the service&#39;s preview",
+        "the service's preview",
         "3x",
         "id=\"countdown\"",
         "data-remaining=\"",
