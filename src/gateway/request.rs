@@ -522,10 +522,11 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    /// The README's list of accepted fields is the typed requests', one line per operation.
+    /// The interface notes' list of accepted fields is the typed requests', one line per
+    /// operation.
     #[test]
-    fn the_readme_lists_exactly_the_fields_each_operation_accepts() {
-        let readme = include_str!("../../README.md");
+    fn the_interface_notes_list_exactly_the_fields_each_operation_accepts() {
+        let readme = include_str!("../../docs/interface-notes.md");
         let posts: Vec<&str> = catalog::OPERATIONS
             .iter()
             .filter(|o| o.method == Method::Post)
@@ -546,7 +547,7 @@ mod tests {
                 .find(|l| {
                     l.starts_with("- `") && l.contains(&format!("`{op}`")) && l.contains("`:")
                 })
-                .unwrap_or_else(|| panic!("README lists no fields for {op}"));
+                .unwrap_or_else(|| panic!("docs/interface-notes.md lists no fields for {op}"));
             let after = line.split("`:").nth(1).unwrap_or("");
             let after = after.split(" (").next().unwrap_or(after);
             let shown: std::collections::BTreeSet<&str> =
