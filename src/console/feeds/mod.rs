@@ -64,8 +64,10 @@ impl Feed {
     }
 
     /// Its last request could not reach the service.
+    /// The service (or the gateway's upstream: a 502/503/504) cannot be reached: recovery is
+    /// probed every second rather than waited out with the backoff.
     pub fn unreachable(&self) -> bool {
-        matches!(self.error, Some(ApiError::Transport(_)))
+        self.error.as_ref().is_some_and(ApiError::is_transient)
     }
 
     /// Data older than three intervals is stale: shown, but marked with its age.

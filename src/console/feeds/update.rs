@@ -62,7 +62,8 @@ impl App {
                     self.quota_until = Some(at + to_delta(*retry_after));
                 }
                 feed.poll.failed(at, feed.interval, &e);
-                let unreachable = matches!(e, ApiError::Transport(_));
+                // A gateway's 502/503/504 (its upstream is down) is as unreachable as no answer.
+                let unreachable = e.is_transient();
                 feed.error = Some(e);
                 if unreachable {
                     // One cheap request probes every second; the rest back off.

@@ -103,6 +103,47 @@ fn recovery_is_seen_within_seconds_of_the_service_coming_back() {
     }
 }
 
+/// A gateway whose upstream is down answers 502 (`upstream_unreachable`): the service is as
+/// unreachable as with no answer at all. The header says so in one line (not every feed's error
+/// in a row), one cheap request probes every second, and recovery is seen within seconds of the
+/// upstream coming back, not at the end of a 30 s backoff.
+#[test]
+fn a_gateways_502_is_unreachable_and_its_recovery_is_seen_within_seconds() {
+    let bad_gateway = || ApiError::Server {
+        status: 502,
+        code: "upstream_unreachable".into(),
+        message: "the upstream http://127.0.0.1:8787 is unreachable".into(),
+    };
+    let mut app = new_app();
+    let fx = tick(&mut app, t0());
+    answer_all(&mut app, &fx, t0(), |r| Ok(empty_payload(r)));
+    let mut now = t0() + secs(2);
+    let mut fx = tick(&mut app, now);
+    fx.extend(answer_all(&mut app, &fx, now, |_| Err(bad_gateway())));
+    let end = t0() + secs(62);
+    while now < end {
+        now += ms(250);
+        let fx = tick(&mut app, now);
+        answer_all(&mut app, &fx, now, |_| Err(bad_gateway()));
+    }
+    let (text, health) = connection(&app);
+    assert_eq!(health, Health::Down);
+    assert!(text.starts_with("unreachable: last ok"), "{text}");
+    let back = now;
+    let mut seen_ok = None;
+    while now < back + secs(20) {
+        now += ms(250);
+        let fx = tick(&mut app, now);
+        answer_all(&mut app, &fx, now, |r| Ok(empty_payload(r)));
+        if connection(&app).1 == Health::Ok {
+            seen_ok = Some(now);
+            break;
+        }
+    }
+    let seen = seen_ok.expect("recovered within 20 s");
+    assert!(seen - back <= secs(2), "recovered after {:?}", seen - back);
+}
+
 #[test]
 fn a_failure_in_the_same_second_as_an_answer_never_says_last_ok_0s_ago() {
     let mut app = new_app();
