@@ -197,6 +197,26 @@ impl GateState {
         self.detected == Detected::Yes
     }
 
+    /// How an agent (by its label or fingerprint, as items name it) connects now: "via MCP
+    /// (claude-code 1.2.0)", "via REST"; None when the gateway has not said.
+    pub fn connection_of(&self, agent: &str) -> Option<String> {
+        let a = self
+            .agents
+            .iter()
+            .find(|a| a.agent == agent || a.fingerprint == agent)?;
+        let via = match a.transport.as_deref()? {
+            "mcp" => "MCP",
+            "rest" => "REST",
+            other => other,
+        };
+        let client = match (&a.client_name, &a.client_version) {
+            (Some(n), Some(v)) => format!(" ({n} {v})"),
+            (Some(n), None) => format!(" ({n})"),
+            _ => String::new(),
+        };
+        Some(format!("via {via}{client}"))
+    }
+
     /// The agent that staged this inbox item, when the gateway knows it.
     pub fn agent_of(&self, id: &str) -> Option<&str> {
         self.items.get(id).map(|i| i.agent.as_str())

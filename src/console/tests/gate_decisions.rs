@@ -295,3 +295,24 @@ fn the_header_says_a_tokens_role_when_it_may_not_do_everything() {
     let text = render(&app);
     assert!(text.contains("GATE · viewer"), "{text}");
 }
+
+#[test]
+fn the_detail_says_how_the_agent_connects() {
+    let mut app = gate_app(120, 40);
+    let (items, mut agents) = two_agents();
+    agents[0].transport = Some("mcp".into());
+    agents[0].client_name = Some("claude-code".into());
+    agents[0].client_version = Some("1.2.0".into());
+    agents[1].transport = Some("rest".into());
+    app.update(gate_loaded(items, agents, t0() + secs(3)));
+    assert_eq!(
+        app.gate.connection_of("demo-agent").as_deref(),
+        Some("via MCP (claude-code 1.2.0)")
+    );
+    assert_eq!(
+        app.gate.connection_of("9f8e7d6c").as_deref(),
+        Some("via REST")
+    );
+    let text = render(&app);
+    assert!(text.contains("account 1817426543 · via MCP"), "{text}");
+}

@@ -220,10 +220,15 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
     }
     if let Some(g) = app.gate.items.get(item.id()) {
         let account = g.account.as_deref().unwrap_or("?");
+        let via = app
+            .gate
+            .connection_of(&g.agent)
+            .map(|v| format!(" · {v}"))
+            .unwrap_or_default();
         lines.push(kv(
             theme,
             "Agent",
-            format!("{} · account {account}", g.agent),
+            format!("{} · account {account}{via}", g.agent),
         ));
         if let Some(note) = &g.note {
             lines.push(kv(theme, "Gateway", note.clone()));
