@@ -389,6 +389,9 @@ fn footer(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         items = vec![("enter".into(), "done"), ("esc".into(), "done")];
     } else {
         match app.tab {
+            // A viewer's token decides nothing on a gateway: the keys are not offered.
+            Tab::Desk | Tab::Proposals
+                if app.gate.is_gateway() && app.gate.role.as_deref() == Some("viewer") => {}
             Tab::Desk | Tab::Proposals => {
                 items.push((key(KeyAction::Approve), "approve"));
                 items.push((key(KeyAction::Reject), "reject"));

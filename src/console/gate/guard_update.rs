@@ -106,6 +106,31 @@ impl App {
         true
     }
 
+    /// True (and a line saying why) when the gateway said this console's supervisor token may
+    /// not do what needs `needed` (`approver`, `admin`): the console does not offer what the
+    /// gateway would refuse. Unknown role (an older gateway): everything is offered.
+    pub(crate) fn gate_role_refuses(&mut self, needed: &str, what: &str) -> bool {
+        let rank = |r: &str| match r {
+            "viewer" => 0,
+            "approver" => 1,
+            _ => 2,
+        };
+        let Some(role) = self.gate.role.clone() else {
+            return false;
+        };
+        if !self.gate.is_gateway() || rank(&role) >= rank(needed) {
+            return false;
+        }
+        self.toast(
+            format!(
+                "{what} needs the {needed} role; this console's supervisor token is a {role} \
+                 (agentdesk gate token --role {needed})"
+            ),
+            ToastLevel::Error,
+        );
+        true
+    }
+
     /// `/kill <reason>` and `/kill off`: asked first.
     pub(crate) fn ask_kill_switch(&mut self, on: bool, reason: String) {
         if !self.gate.is_gateway() {
@@ -113,6 +138,9 @@ impl App {
                 "not on a gateway: /kill turns a gateway's kill switch on or off",
                 ToastLevel::Error,
             );
+            return;
+        }
+        if self.gate_role_refuses("admin", "switching the kill switch") {
             return;
         }
         self.modal = Some(Modal::KillConfirm { on, reason });
@@ -213,6 +241,9 @@ impl App {
     }
 
     pub(crate) fn create_standing(&mut self, request: GateStandingRequest, fx: &mut Vec<Effect>) {
+        if self.gate_role_refuses("admin", "adding a standing approval") {
+            return;
+        }
         if !self.gate.is_gateway() {
             self.toast(
                 "not on a gateway: /auto creates a gateway's standing approval",
@@ -224,6 +255,9 @@ impl App {
     }
 
     pub(crate) fn revoke_standing(&mut self, n: i64, fx: &mut Vec<Effect>) {
+        if self.gate_role_refuses("admin", "revoking a standing approval") {
+            return;
+        }
         if !self.gate.is_gateway() {
             self.toast(
                 "not on a gateway: /auto revoke ends a gateway's standing approval",

@@ -475,6 +475,11 @@ impl App {
     }
 
     pub(crate) fn start_approval(&mut self, id: &str) {
+        if self.decider_for(id) == Decider::Gateway
+            && self.gate_role_refuses("approver", "approving")
+        {
+            return;
+        }
         let now = self.now;
         if self.rate_limited(id) {
             return;
@@ -609,6 +614,9 @@ impl App {
     /// `x` and `/reject`: a rejection that cannot be taken back (a gateway's) is asked first.
     pub(crate) fn reject_with(&mut self, id: &str, reason: Option<String>, fx: &mut Vec<Effect>) {
         let decider = self.decider_for(id);
+        if decider == Decider::Gateway && self.gate_role_refuses("approver", "rejecting") {
+            return;
+        }
         if decider.reject_asks_first() {
             let now = self.now;
             match self.item(id) {

@@ -316,3 +316,37 @@ fn the_detail_says_how_the_agent_connects() {
     let text = render(&app);
     assert!(text.contains("account 1817426543 · via MCP"), "{text}");
 }
+
+#[test]
+fn a_viewers_console_offers_no_decision_and_says_which_role_would() {
+    use crate::api::model::{GateAgents, GateInbox, GateSupervisor};
+    use crate::console::action::{Action, Answer};
+    let mut app = gate_app(120, 40);
+    let (items, agents) = two_agents();
+    app.update(Action::answered(
+        t0() + secs(3),
+        std::time::Duration::from_millis(5),
+        Answer::GateLoaded {
+            result: Ok(Box::new((
+                GateInbox { items },
+                Some(GateAgents {
+                    you: Some(GateSupervisor {
+                        label: "vic".into(),
+                        role: "viewer".into(),
+                    }),
+                    gateway: None,
+                    agents,
+                }),
+            ))),
+        },
+    ));
+    let text = render(&app);
+    assert!(!text.contains("a approve"), "{text}");
+    app.update(key('a'));
+    assert!(app.modal.is_none(), "no dialog for a viewer");
+    let said: Vec<String> = app.toasts.iter().map(|t| t.text.clone()).collect();
+    assert!(
+        said.iter().any(|t| t.contains("needs the approver role")),
+        "{said:?}"
+    );
+}
