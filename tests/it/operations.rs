@@ -92,6 +92,64 @@ async fn both_servers_answer_health_readiness_and_metrics_without_a_key() {
     }
 }
 
+/// The value of the series `name` whose labels include every `labels` pair, read back from the
+/// Prometheus text (0 when absent).
+fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
+    text.lines()
+        .filter(|l| l.starts_with(&format!("{name}{{")))
+        .filter(|l| {
+            labels
+                .iter()
+                .all(|(k, v)| l.contains(&format!("{k}=\"{v}\"")))
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+#[tokio::test]
+async fn request_counts_are_read_back_and_move_with_requests() {
+    let sandbox = common::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let gate = common::start_gateway(
+        &sandbox.base_url(),
+        &sandbox.clock,
+        &dir.path().join("g.db"),
+        GateSettings::default(),
+        None,
+    )
+    .await;
+    let key = sandbox.key(Scope::McpMutate);
+    let labels = [
+        ("server", "gateway"),
+        ("operation", "get_positions"),
+        ("status", "200"),
+    ];
+    let metrics = || async {
+        get(&format!("{}/metrics", gate.base_url()), None, None)
+            .await
+            .1
+    };
+    let before = sample(&metrics().await, "agentdesk_http_requests_total", &labels);
+    for _ in 0..3 {
+        get(
+            &format!("{}/api/delegated/positions", gate.base_url()),
+            Some(key.expose()),
+            None,
+        )
+        .await;
+    }
+    let text = metrics().await;
+    let after = sample(&text, "agentdesk_http_requests_total", &labels);
+    // Other tests in this process may add to the same series; ours are at least three.
+    assert!(after - before >= 3.0, "{before} -> {after}\n{text}");
+    let count = sample(
+        &text,
+        "agentdesk_http_request_duration_seconds_count",
+        &labels[..2],
+    );
+    assert!(count >= 3.0, "{text}");
+}
+
 #[tokio::test]
 async fn readiness_fails_while_the_upstream_or_the_store_is_not_there() {
     let (_hold, port) = common::refused_port();
@@ -360,4 +418,122 @@ async fn each_caller_has_its_own_rate_limit_answered_as_a_429_with_retry_after()
     // Another key is not slowed by the first one's burst.
     let (st, _, _) = get(&url, Some(calm.expose()), None).await;
     assert_eq!(st, StatusCode::OK);
+}
+
+struct Proc(std::process::Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Spawns the binary and reads its stdout to the `listening on URL` line.
+fn spawn_listening(cmd: &mut std::process::Command) -> (Proc, String) {
+    let mut child = cmd.stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let base = loop {
+        let mut line = String::new();
+        assert!(out.read_line(&mut line).unwrap() > 0, "no listening line");
+        if let Some(url) = line.trim().strip_prefix("listening on ") {
+            break url.to_string();
+        }
+    };
+    // Keep draining stdout so the child never blocks on a full pipe.
+    std::thread::spawn(move || for _ in out.lines() {});
+    (Proc(child), base)
+}
+
+/// One request id, from the supervisor's approval through the real gateway binary to the real
+/// sandbox binary's own JSON log lines of the confirm it executed.
+#[tokio::test]
+async fn a_request_id_is_followed_from_the_supervisor_api_to_the_sandboxs_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let sandbox_db = dir.path().join("s.db");
+    let sandbox_log = dir.path().join("sandbox.log");
+    let (mut serve, base) = spawn_listening(
+        std::process::Command::new(BIN)
+            .args([
+                "serve",
+                "--addr",
+                "127.0.0.1:0",
+                "--log-format",
+                "json",
+                "--db",
+            ])
+            .arg(&sandbox_db)
+            .env("AGENTDESK_LOG", "warn,tower_http=debug")
+            .env("HOME", dir.path())
+            .stderr(std::fs::File::create(&sandbox_log).unwrap()),
+    );
+    let key = std::process::Command::new(BIN)
+        .args(["keys", "create", "--scope", "mcp:mutate", "--db"])
+        .arg(&sandbox_db)
+        .output()
+        .unwrap();
+    let key = String::from_utf8(key.stdout).unwrap().trim().to_string();
+    let gate_db = dir.path().join("g.db");
+    let (_gate, gate) = spawn_listening(
+        std::process::Command::new(BIN)
+            .args(["gate", "--upstream", &base, "--addr", "127.0.0.1:0", "--db"])
+            .arg(&gate_db)
+            .env("HOME", dir.path())
+            .stderr(std::process::Stdio::null()),
+    );
+    let token = std::process::Command::new(BIN)
+        .args(["gate", "token", "--role", "approver", "--db"])
+        .arg(&gate_db)
+        .output()
+        .unwrap();
+    let token = String::from_utf8(token.stdout).unwrap().trim().to_string();
+
+    let http = reqwest::Client::new();
+    let who: Value = http
+        .get(format!("{gate}/api/delegated/whoami"))
+        .header("x-api-key", &key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let staged: Value = http
+        .post(format!("{gate}/api/delegated/propose"))
+        .header("x-api-key", &key)
+        .json(&json!({"id": who["messengerId"], "a": "BTCUSDT", "d": "long", "sizeUsd": "100"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let proposal = staged["proposalId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{staged}"));
+    let approved = http
+        .post(format!("{gate}/gate/v1/inbox/{proposal}/approve"))
+        .header("x-api-key", &token)
+        .header("x-request-id", "follow-me-77")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(approved.headers()["x-request-id"], "follow-me-77");
+    let approved: Value = approved.json().await.unwrap();
+    assert_eq!(approved["item"]["status"], "executed", "{approved}");
+
+    let _ = serve.0.kill();
+    let _ = serve.0.wait();
+    let log = std::fs::read_to_string(&sandbox_log).unwrap();
+    let confirm: Vec<Value> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["span"]["request_id"] == "follow-me-77")
+        .collect();
+    assert!(
+        confirm
+            .iter()
+            .any(|l| l["span"]["path"] == "/api/delegated/confirm"),
+        "the sandbox's log has no line of the confirm with the approval's id:\n{log}"
+    );
 }
