@@ -537,3 +537,35 @@ async fn a_request_id_is_followed_from_the_supervisor_api_to_the_sandboxs_log() 
         "the sandbox's log has no line of the confirm with the approval's id:\n{log}"
     );
 }
+
+/// A forwarded answer keeps the upstream's Content-Length instead of being re-chunked.
+#[tokio::test]
+async fn a_forwarded_answer_keeps_the_upstreams_content_length() {
+    let sandbox = common::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let gate = common::start_gateway(
+        &sandbox.base_url(),
+        &sandbox.clock,
+        &dir.path().join("g.db"),
+        GateSettings::default(),
+        None,
+    )
+    .await;
+    let key = sandbox.key(Scope::McpMutate);
+    for base in [sandbox.base_url(), gate.base_url()] {
+        let resp = reqwest::Client::new()
+            .get(format!("{base}/api/delegated/positions"))
+            .header("x-api-key", key.expose())
+            .send()
+            .await
+            .unwrap();
+        let declared = resp.headers().get("content-length").cloned();
+        assert!(resp.headers().get("transfer-encoding").is_none(), "{base}");
+        let body = resp.bytes().await.unwrap();
+        assert_eq!(
+            declared.and_then(|v| v.to_str().ok()?.parse::<usize>().ok()),
+            Some(body.len()),
+            "{base}"
+        );
+    }
+}

@@ -80,7 +80,13 @@ pub fn read_error(e: request::ReadError) -> GateError {
 
 fn stream_back(resp: reqwest::Response) -> Response {
     let status = resp.status();
-    let headers = response_headers(resp.headers());
+    let mut headers = response_headers(resp.headers());
+    // Streamed, yet framed as the upstream framed it: a client that reads Content-Length (to
+    // size a buffer, to show progress) gets it, and the answer is not re-chunked. Hyper frames
+    // the stream by this header; the gateway does not decode the body, so the length holds.
+    if let Some(len) = resp.content_length() {
+        headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+    }
     let chunks = futures::stream::unfold(Some(resp), |state| async move {
         let mut resp = state?;
         match resp.chunk().await {
