@@ -9,6 +9,8 @@
 //! `tabs/<tab>/update.rs`.
 
 use super::action::{Action, Answer, Effect, Resource};
+use super::component::{Ask, Ctx, Shown};
+pub use super::component::{Message, RequestLogEntry, ToastLevel};
 use super::feeds::{self, Account, Feed, Options};
 use super::gate::GateState;
 use super::inbox::{Decision, InboxItem, InboxState};
@@ -21,7 +23,7 @@ use super::tab::Tab;
 use super::tabs::backtests::BacktestsState;
 use super::tabs::chat::ChatState;
 use super::tabs::discovery::{DView, DiscoveryState};
-use super::tabs::logs::LogsState;
+use super::tabs::logs::LogsTab;
 use super::tabs::research::ResearchState;
 use super::tabs::signals::{self, SignalsState};
 use super::tabs::tools::ToolsState;
@@ -35,33 +37,10 @@ const TOAST_FOR: TimeDelta = TimeDelta::seconds(4);
 /// Messages the Logs tab keeps (toasts, command errors), newest first.
 const MESSAGES: usize = 500;
 #[derive(Debug, Clone)]
-pub struct RequestLogEntry {
-    pub at: DateTime<Utc>,
-    pub operation: &'static str,
-    /// `ok`, or the error code.
-    pub status: String,
-    pub latency: Duration,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ToastLevel {
-    Info,
-    Error,
-}
-
-#[derive(Debug, Clone)]
 pub struct Toast {
     pub text: String,
     pub level: ToastLevel,
     pub until: DateTime<Utc>,
-}
-
-/// A toast or a command line error as the Logs tab's messages list keeps it, in full.
-#[derive(Debug, Clone)]
-pub struct Message {
-    pub at: DateTime<Utc>,
-    pub level: ToastLevel,
-    pub text: String,
 }
 
 /// Where the console's data comes from, for the header.
@@ -81,7 +60,7 @@ pub struct App {
     pub keymap: Keymap,
     pub feeds: BTreeMap<Resource, Feed>,
     pub account: Account,
-    pub logs: LogsState,
+    pub logs: LogsTab,
     /// Newest first.
     pub inbox: Vec<InboxItem>,
     /// Newest first.
@@ -156,7 +135,7 @@ impl App {
             keymap,
             feeds,
             account: Account::default(),
-            logs: LogsState::default(),
+            logs: LogsTab::default(),
             inbox: Vec::new(),
             decisions: Vec::new(),
             inbox_state: InboxState::default(),
@@ -235,8 +214,8 @@ impl App {
             Pane::Strip => self.strip_items().len(),
             Pane::Inbox => self.inbox.len(),
             Pane::Decisions => self.decisions.len(),
-            Pane::Audit => self.logs.audit_view.len(),
-            Pane::Requests => self.logs.request_view.len(),
+            Pane::Audit => self.logs.audit_rows(),
+            Pane::Requests => self.logs.request_rows(),
             Pane::Messages => self.messages.len(),
             Pane::Strategies | Pane::TopBacktests | Pane::TopLive | Pane::Combos => {
                 DView::of_pane(pane).map_or(0, |v| self.discovery.len(v))
@@ -419,7 +398,46 @@ impl App {
             latency,
         });
         self.request_log.truncate(REQUEST_LOG);
-        self.refilter();
+        let mut ctx = Ctx::new(self.now, &mut self.selected);
+        self.logs.refilter(&self.request_log, &mut ctx);
+        let (effects, asks) = ctx.finish();
+        debug_assert!(
+            effects.is_empty() && asks.is_empty(),
+            "refiltering asks nothing"
+        );
+    }
+
+    /// Starts what a tab asked for and performs its asks, in order (see `component.rs`).
+    pub(crate) fn perform(&mut self, done: (Vec<Effect>, Vec<Ask>), fx: &mut Vec<Effect>) {
+        let (effects, asks) = done;
+        fx.extend(effects);
+        for ask in asks {
+            match ask {
+                Ask::Open(modal) => self.modal = Some(*modal),
+                Ask::Toast(text, level) => self.toast(text, level),
+                Ask::Show(tab) => self.set_tab(tab),
+                Ask::ShowProposal(id) => {
+                    self.set_tab(Tab::Proposals);
+                    self.select_proposal(Pane::Inbox, &id);
+                }
+            }
+        }
+    }
+
+    /// What a tab reads of the shared console while it draws.
+    pub fn shown<'a>(
+        &'a self,
+        theme: &'a super::theme::Theme,
+        screen: &'a super::layout::Screen,
+    ) -> Shown<'a> {
+        Shown {
+            theme,
+            screen,
+            now: self.now,
+            feeds: &self.feeds,
+            focused: self.focused_pane(),
+            selected: &self.selected,
+        }
     }
 
     pub(crate) fn toast(&mut self, text: impl Into<String>, level: ToastLevel) {
@@ -504,11 +522,28 @@ impl App {
     // ---- the tabs ----------------------------------------------------------------------------
 
     /// The tab on screen's own keys; true when handled.
-    pub(crate) fn on_tab_key(&mut self, action: KeyAction, pane: Pane) -> bool {
+    pub(crate) fn on_tab_key(
+        &mut self,
+        action: KeyAction,
+        pane: Pane,
+        fx: &mut Vec<Effect>,
+    ) -> bool {
+        let mut ctx = Ctx::new(self.now, &mut self.selected);
+        let handled = match self.tab {
+            Tab::Logs => self.logs.on_key(action, &mut ctx),
+            _ => return self.on_unconverted_tab_key(action, pane),
+        };
+        let done = ctx.finish();
+        self.perform(done, fx);
+        handled
+    }
+
+    /// The tabs still written as `impl App` (their `update.rs`).
+    fn on_unconverted_tab_key(&mut self, action: KeyAction, pane: Pane) -> bool {
         match self.tab {
             Tab::Desk => self.on_desk_key(action, pane),
             Tab::Proposals => false,
-            Tab::Logs => self.on_logs_key(action),
+            Tab::Logs => false,
             Tab::Discovery => self.on_discovery_key(action, pane),
             Tab::Backtests => self.on_backtests_key(action),
             Tab::Research => self.on_research_key(action, pane),

@@ -3,6 +3,7 @@
 
 use crate::console::action::Effect;
 use crate::console::app::{App, ToastLevel};
+use crate::console::component::Ctx;
 use crate::console::decider::Decider;
 use crate::console::gate::guard::{ApproveCheck, kill_reason};
 use crate::console::inbox::dialog::{ApproveDialog, BURST, Context, Outcome};
@@ -44,7 +45,7 @@ impl App {
             return;
         }
         let pane = self.focused_pane();
-        if self.on_tab_key(action, pane) {
+        if self.on_tab_key(action, pane, fx) {
             return;
         }
         self.on_navigation_key(action, pane);
@@ -250,7 +251,7 @@ impl App {
         };
         match modal {
             Modal::CommandLine(_) => self.on_command_key(key, fx),
-            Modal::Filter => self.on_filter_key(key),
+            Modal::Filter => self.on_filter_key(key, fx),
             Modal::BacktestForm(_) => self.on_form_key(key, fx),
             Modal::ToolEditor(_) => self.on_editor_key(key, fx),
             Modal::DestinationForm(_) => self.on_destination_form_key(key, fx),
@@ -427,7 +428,7 @@ impl App {
     }
 
     /// Typing into the Logs or Discovery filter; Enter or Esc ends it and keeps the text.
-    fn on_filter_key(&mut self, key: KeyEvent) {
+    fn on_filter_key(&mut self, key: KeyEvent, fx: &mut Vec<Effect>) {
         let edit = match key.code {
             KeyCode::Enter | KeyCode::Esc => {
                 self.modal = None;
@@ -440,7 +441,10 @@ impl App {
         if self.tab == Tab::Discovery {
             self.edit_discovery_filter(edit);
         } else {
-            self.edit_logs_filter(edit);
+            let mut ctx = Ctx::new(self.now, &mut self.selected);
+            self.logs.edit_filter(edit, &self.request_log, &mut ctx);
+            let done = ctx.finish();
+            self.perform(done, fx);
         }
     }
 }

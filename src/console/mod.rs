@@ -34,6 +34,7 @@ pub mod app;
 pub mod clock;
 pub mod command;
 pub mod command_line;
+pub mod component;
 pub mod decider;
 pub mod effects;
 pub mod feeds;

@@ -9,7 +9,7 @@ use super::keymap::KeyAction;
 use super::layout::{self, Screen};
 use super::modal::Modal;
 use super::tab::Tab;
-use super::tabs::{backtests, chat, desk, discovery, logs, proposals, research, signals, tools};
+use super::tabs::{backtests, chat, desk, discovery, proposals, research, signals, tools};
 use super::theme::Theme;
 use super::widgets::{self, age};
 use ratatui::Frame;
@@ -27,7 +27,12 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
     match app.tab {
         Tab::Desk => desk::view::draw(f, app, theme, &screen),
         Tab::Proposals => proposals::view::draw(f, app, theme, &screen),
-        Tab::Logs => logs::view::draw(f, app, theme, &screen),
+        Tab::Logs => app.logs.draw(
+            f,
+            &app.shown(theme, &screen),
+            &app.request_log,
+            &app.messages,
+        ),
         Tab::Discovery => discovery::view::draw(f, app, theme, &screen),
         Tab::Backtests => backtests::view::draw(f, app, theme, &screen),
         Tab::Research => research::view::draw(f, app, theme, &screen),
@@ -457,9 +462,9 @@ fn command_line(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         return;
     }
     let filter = if app.tab == Tab::Discovery {
-        &app.discovery.state(app.discovery.view).filter
+        app.discovery.state(app.discovery.view).filter.as_str()
     } else {
-        &app.logs.filter
+        app.logs.filter()
     };
     // A set filter shows in its pane's title; an error outranks it here unless the filter is
     // being typed.
@@ -468,7 +473,7 @@ fn command_line(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         f.render_widget(
             Paragraph::new(Line::from(vec![
                 Span::styled("filter: ", theme.accent),
-                Span::styled(filter.clone(), theme.base),
+                Span::styled(filter.to_string(), theme.base),
             ])),
             area,
         );

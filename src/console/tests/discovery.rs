@@ -255,7 +255,7 @@ fn sort_and_filter_are_computed_once_per_change() {
     assert_eq!(names(&app, view), ["donchian BTC-USD"]);
     app.update(code(KeyCode::Esc));
     // The Logs filter is another filter.
-    assert!(app.logs.filter.is_empty());
+    assert!(app.logs.filter().is_empty());
 
     // A new answer rebuilds once, keeping sort and filter.
     let before = app.discovery.state(view).rebuilds;
