@@ -22,6 +22,7 @@ use super::poll::Poll;
 use super::tab::Tab;
 use super::tabs::backtests::BacktestsState;
 use super::tabs::chat::ChatState;
+use super::tabs::desk::DeskTab;
 use super::tabs::discovery::{DView, DiscoveryState};
 use super::tabs::logs::LogsTab;
 use super::tabs::research::ResearchState;
@@ -60,6 +61,7 @@ pub struct App {
     pub keymap: Keymap,
     pub feeds: BTreeMap<Resource, Feed>,
     pub account: Account,
+    pub desk: DeskTab,
     pub logs: LogsTab,
     /// Newest first.
     pub inbox: Vec<InboxItem>,
@@ -135,6 +137,7 @@ impl App {
             keymap,
             feeds,
             account: Account::default(),
+            desk: DeskTab,
             logs: LogsTab::default(),
             inbox: Vec::new(),
             decisions: Vec::new(),
@@ -528,8 +531,12 @@ impl App {
         pane: Pane,
         fx: &mut Vec<Effect>,
     ) -> bool {
+        let strip = (self.tab == Tab::Desk)
+            .then(|| self.selection(Pane::Strip).id.clone())
+            .flatten();
         let mut ctx = Ctx::new(self.now, &mut self.selected);
         let handled = match self.tab {
+            Tab::Desk => self.desk.on_key(action, pane, strip, &mut ctx),
             Tab::Logs => self.logs.on_key(action, &mut ctx),
             _ => return self.on_unconverted_tab_key(action, pane),
         };
@@ -541,7 +548,7 @@ impl App {
     /// The tabs still written as `impl App` (their `update.rs`).
     fn on_unconverted_tab_key(&mut self, action: KeyAction, pane: Pane) -> bool {
         match self.tab {
-            Tab::Desk => self.on_desk_key(action, pane),
+            Tab::Desk => false,
             Tab::Proposals => false,
             Tab::Logs => false,
             Tab::Discovery => self.on_discovery_key(action, pane),
