@@ -9,7 +9,7 @@
 //! `tabs/<tab>/update.rs`.
 
 use super::action::{Action, Answer, Effect, Resource};
-use super::component::{Ask, Ctx, Shown};
+use super::component::{Ask, Ctx, Shown, posts_held_text};
 pub use super::component::{Message, RequestLogEntry, ToastLevel};
 use super::feeds::{self, Account, Feed, Options};
 use super::gate::GateState;
@@ -21,7 +21,7 @@ use super::modal::Modal;
 use super::poll::Poll;
 use super::tab::Tab;
 use super::tabs::backtests::BacktestsState;
-use super::tabs::chat::ChatState;
+use super::tabs::chat::ChatTab;
 use super::tabs::desk::DeskTab;
 use super::tabs::discovery::{DView, DiscoveryState};
 use super::tabs::logs::LogsTab;
@@ -92,7 +92,7 @@ pub struct App {
     pub backtests: BacktestsState,
     pub research: ResearchState,
     pub tools: ToolsState,
-    pub chat: ChatState,
+    pub chat: ChatTab,
     pub signals: SignalsState,
     /// The supervision gateway, when the service is one.
     pub gate: GateState,
@@ -162,7 +162,7 @@ impl App {
                 ..Default::default()
             },
             tools: ToolsState::default(),
-            chat: ChatState::default(),
+            chat: ChatTab::default(),
             signals: SignalsState::new(),
             gate: GateState::new(gate_interval, now),
             wallet_key: signals::wallet_key_from_env,
@@ -401,7 +401,7 @@ impl App {
             latency,
         });
         self.request_log.truncate(REQUEST_LOG);
-        let mut ctx = Ctx::new(self.now, &mut self.selected);
+        let mut ctx = Ctx::new(self.now, self.quota_until, &mut self.selected);
         self.logs.refilter(&self.request_log, &mut ctx);
         let (effects, asks) = ctx.finish();
         debug_assert!(
@@ -419,6 +419,9 @@ impl App {
                 Ask::Open(modal) => self.modal = Some(*modal),
                 Ask::Toast(text, level) => self.toast(text, level),
                 Ask::Show(tab) => self.set_tab(tab),
+                Ask::Prefill(text) => self.prefill(&text),
+                Ask::HoldPosts(until) => self.quota_until = Some(until),
+                Ask::Redraw => self.dirty = true,
                 Ask::ShowProposal(id) => {
                     self.set_tab(Tab::Proposals);
                     self.select_proposal(Pane::Inbox, &id);
@@ -435,6 +438,7 @@ impl App {
     ) -> Shown<'a> {
         Shown {
             theme,
+            keymap: &self.keymap,
             screen,
             now: self.now,
             feeds: &self.feeds,
@@ -500,19 +504,12 @@ impl App {
 
     /// After a 429 the service refuses POSTs until the quota resets: say so instead of sending.
     pub(crate) fn posts_held(&mut self) -> bool {
-        let now = self.now;
-        match self.quota_until {
-            Some(until) if until > now => {
-                let secs = (until - now).num_seconds();
-                self.toast(
-                    format!(
-                        "the service asked to wait (quota or rate limit): POSTs are held for {secs}s"
-                    ),
-                    ToastLevel::Error,
-                );
+        match posts_held_text(self.quota_until, self.now) {
+            Some(text) => {
+                self.toast(text, ToastLevel::Error);
                 true
             }
-            _ => false,
+            None => false,
         }
     }
 
@@ -534,10 +531,11 @@ impl App {
         let strip = (self.tab == Tab::Desk)
             .then(|| self.selection(Pane::Strip).id.clone())
             .flatten();
-        let mut ctx = Ctx::new(self.now, &mut self.selected);
+        let mut ctx = Ctx::new(self.now, self.quota_until, &mut self.selected);
         let handled = match self.tab {
             Tab::Desk => self.desk.on_key(action, pane, strip, &mut ctx),
             Tab::Logs => self.logs.on_key(action, &mut ctx),
+            Tab::Chat => self.chat.on_key(action, &mut ctx),
             _ => return self.on_unconverted_tab_key(action, pane),
         };
         let done = ctx.finish();
@@ -555,7 +553,7 @@ impl App {
             Tab::Backtests => self.on_backtests_key(action),
             Tab::Research => self.on_research_key(action, pane),
             Tab::Tools => self.on_tools_key(action, pane),
-            Tab::Chat => self.on_chat_key(action, pane),
+            Tab::Chat => false,
             Tab::Signals => self.on_signals_key(action),
         }
     }

@@ -18,6 +18,7 @@
 
 use super::action::{Effect, Resource};
 use super::feeds::Feed;
+use super::keymap::Keymap;
 use super::layout::{Pane, Screen};
 use super::modal::Modal;
 use super::tab::Tab;
@@ -59,11 +60,33 @@ pub enum Ask {
     Show(Tab),
     /// The Proposals tab, its list on this inbox item.
     ShowProposal(String),
+    /// The command line, prefilled with this text to edit and run.
+    Prefill(String),
+    /// The service answered 429: POSTs wait until then (see [`Ctx::posts_held`]).
+    HoldPosts(DateTime<Utc>),
+    /// Drawn at once, even when the answer was a poll's (see `App::update`).
+    Redraw,
+}
+
+/// Why POSTs are held after a 429, while they are: the service refuses them until its quota
+/// resets, so the console says so instead of sending.
+pub fn posts_held_text(quota_until: Option<DateTime<Utc>>, now: DateTime<Utc>) -> Option<String> {
+    match quota_until {
+        Some(until) if until > now => {
+            let secs = (until - now).num_seconds();
+            Some(format!(
+                "the service asked to wait (quota or rate limit): POSTs are held for {secs}s"
+            ))
+        }
+        _ => None,
+    }
 }
 
 /// What a tab may see and change of the shared console while it handles a key or an answer.
 pub struct Ctx<'a> {
     pub now: DateTime<Utc>,
+    /// Until when the service refuses POSTs (a 429's Retry-After), if it does.
+    pub quota_until: Option<DateTime<Utc>>,
     selected: &'a mut BTreeMap<Pane, usize>,
     /// Started by App once the tab returns.
     pub fx: Vec<Effect>,
@@ -71,9 +94,14 @@ pub struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
-    pub fn new(now: DateTime<Utc>, selected: &'a mut BTreeMap<Pane, usize>) -> Self {
+    pub fn new(
+        now: DateTime<Utc>,
+        quota_until: Option<DateTime<Utc>>,
+        selected: &'a mut BTreeMap<Pane, usize>,
+    ) -> Self {
         Ctx {
             now,
+            quota_until,
             selected,
             fx: Vec::new(),
             asks: Vec::new(),
@@ -86,6 +114,17 @@ impl<'a> Ctx<'a> {
 
     pub fn toast(&mut self, text: impl Into<String>, level: ToastLevel) {
         self.asks.push(Ask::Toast(text.into(), level));
+    }
+
+    /// True (and a toast says why) while the service refuses POSTs.
+    pub fn posts_held(&mut self) -> bool {
+        match posts_held_text(self.quota_until, self.now) {
+            Some(text) => {
+                self.toast(text, ToastLevel::Error);
+                true
+            }
+            None => false,
+        }
     }
 
     /// The cursor of `pane` (not of an inbox pane: those follow a proposal, see `inbox/`).
@@ -113,6 +152,7 @@ impl<'a> Ctx<'a> {
 /// What a tab reads of the shared console while it draws itself.
 pub struct Shown<'a> {
     pub theme: &'a Theme,
+    pub keymap: &'a Keymap,
     pub screen: &'a Screen,
     pub now: DateTime<Utc>,
     pub feeds: &'a BTreeMap<Resource, Feed>,

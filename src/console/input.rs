@@ -96,6 +96,11 @@ impl App {
             KeyAction::Down | KeyAction::Right => self.move_selection(pane, 1),
             KeyAction::PageUp => self.move_selection(pane, -(self.page() as i64)),
             KeyAction::PageDown => self.move_selection(pane, self.page() as i64),
+            KeyAction::Top | KeyAction::Bottom
+                if matches!(pane, Pane::Transcript | Pane::ChatLog) =>
+            {
+                *self.text_scroll(pane) = self.scroll_end(pane, action);
+            }
             KeyAction::Top => self.select_row(pane, 0),
             KeyAction::Bottom => {
                 let len = self.pane_len(pane);
@@ -113,10 +118,7 @@ impl App {
         if matches!(pane, Pane::Transcript | Pane::ChatLog) {
             // Text panes scroll: up (negative) goes back in time, away from the newest line.
             let max = self.text_pane_max_scroll(pane);
-            let scroll = match pane {
-                Pane::Transcript => &mut self.research.scroll,
-                _ => &mut self.chat.scroll,
-            };
+            let scroll = self.text_scroll(pane);
             *scroll = (*scroll as i64 - delta).clamp(0, max as i64) as usize;
             return;
         }
@@ -140,6 +142,14 @@ impl App {
         self.selected.insert(pane, row);
         if matches!(pane, Pane::Inbox | Pane::Strip) {
             self.select_inbox_row(pane, row);
+        }
+    }
+
+    /// A text pane's scroll offset, lines up from the newest.
+    fn text_scroll(&mut self, pane: Pane) -> &mut usize {
+        match pane {
+            Pane::Transcript => &mut self.research.scroll,
+            _ => self.chat.scroll_mut(),
         }
     }
 
@@ -441,7 +451,7 @@ impl App {
         if self.tab == Tab::Discovery {
             self.edit_discovery_filter(edit);
         } else {
-            let mut ctx = Ctx::new(self.now, &mut self.selected);
+            let mut ctx = Ctx::new(self.now, self.quota_until, &mut self.selected);
             self.logs.edit_filter(edit, &self.request_log, &mut ctx);
             let done = ctx.finish();
             self.perform(done, fx);

@@ -49,6 +49,7 @@ pub mod layout;
 pub mod modal;
 pub mod payload;
 pub mod poll;
+pub mod route;
 pub mod suggest;
 pub mod tab;
 pub mod tabs;

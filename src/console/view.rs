@@ -9,7 +9,7 @@ use super::keymap::KeyAction;
 use super::layout::{self, Screen};
 use super::modal::Modal;
 use super::tab::Tab;
-use super::tabs::{backtests, chat, desk, discovery, proposals, research, signals, tools};
+use super::tabs::{backtests, desk, discovery, proposals, research, signals, tools};
 use super::theme::Theme;
 use super::widgets::{self, age};
 use ratatui::Frame;
@@ -37,7 +37,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
         Tab::Backtests => backtests::view::draw(f, app, theme, &screen),
         Tab::Research => research::view::draw(f, app, theme, &screen),
         Tab::Tools => tools::view::draw(f, app, theme, &screen),
-        Tab::Chat => chat::view::draw(f, app, theme, &screen),
+        Tab::Chat => app.chat.draw(f, &app.shown(theme, &screen)),
         Tab::Signals => signals::view::draw(f, app, theme, &screen),
     }
     footer(f, app, theme, &screen);
