@@ -20,7 +20,7 @@ use super::layout::{Pane, Shape};
 use super::modal::Modal;
 use super::poll::Poll;
 use super::tab::Tab;
-use super::tabs::backtests::BacktestsState;
+use super::tabs::backtests::BacktestsTab;
 use super::tabs::chat::ChatTab;
 use super::tabs::desk::DeskTab;
 use super::tabs::discovery::{DView, DiscoveryState};
@@ -89,7 +89,7 @@ pub struct App {
     pub auth_failed: Option<String>,
     pub quota_until: Option<DateTime<Utc>>,
     pub discovery: DiscoveryState,
-    pub backtests: BacktestsState,
+    pub backtests: BacktestsTab,
     pub research: ResearchState,
     pub tools: ToolsState,
     pub chat: ChatTab,
@@ -155,7 +155,7 @@ impl App {
             auth_failed: None,
             quota_until: None,
             discovery: DiscoveryState::default(),
-            backtests: BacktestsState::default(),
+            backtests: BacktestsTab::default(),
             research: ResearchState {
                 // Checked once at start; polled on only while a run exists.
                 poll: Poll::due_now(now),
@@ -195,7 +195,7 @@ impl App {
                 .count(),
             inbox: self.inbox.len(),
             discovery_view: self.discovery.view,
-            jobs: self.backtests.jobs.len(),
+            jobs: self.backtests.jobs().len(),
             agents: self.research.tree().len(),
             artifacts: self.research.run.as_ref().map_or(0, |r| r.artifacts.len()),
             tools: self.tools.tools.len(),
@@ -223,11 +223,8 @@ impl App {
             Pane::Strategies | Pane::TopBacktests | Pane::TopLive | Pane::Combos => {
                 DView::of_pane(pane).map_or(0, |v| self.discovery.len(v))
             }
-            Pane::Jobs => self.backtests.jobs.len(),
-            Pane::Trades => self
-                .selected_job()
-                .and_then(|j| j.job.data.as_ref())
-                .map_or(0, |d| d.trades.len()),
+            Pane::Jobs => self.backtests.jobs().len(),
+            Pane::Trades => self.backtests.trades(self.selected(Pane::Jobs)),
             Pane::Agents => self.research.tree().len(),
             Pane::Artifacts => self.research.run.as_ref().map_or(0, |r| r.artifacts.len()),
             Pane::Tools => self.tools.tools.len(),
@@ -313,9 +310,15 @@ impl App {
             Answer::Reconciled { evidence } => self.on_reconciled(&evidence, at, fx),
             Answer::Discovered { query, result } => self.on_discovered(query, result, latency, at),
             Answer::BacktestSubmitted { request, result } => {
-                self.on_backtest_submitted(&request, result, at)
+                self.on_backtest_submitted(&request, result, at, fx)
             }
-            Answer::JobLoaded { id, result } => self.on_job_loaded(&id, result, latency, at),
+            Answer::JobLoaded { id, result } => {
+                let mut ctx = Ctx::new(self.now, self.quota_until, &mut self.selected);
+                self.backtests
+                    .on_job_loaded(&id, result, latency, at, &mut ctx);
+                let done = ctx.finish();
+                self.perform(done, fx);
+            }
             Answer::ResearchLoaded { result } => self.on_research_loaded(result, latency, at),
             Answer::ResearchStopped { run_id, result } => {
                 self.on_research_stopped(&run_id, result, at)
@@ -375,7 +378,7 @@ impl App {
         if self.tab == Tab::Discovery {
             self.schedule_discovery(fx);
         }
-        self.schedule_jobs(fx);
+        self.backtests.schedule(now, fx);
         self.schedule_research(fx);
         self.schedule_tools(fx);
         self.schedule_signals(fx);
@@ -422,6 +425,8 @@ impl App {
                 Ask::Prefill(text) => self.prefill(&text),
                 Ask::HoldPosts(until) => self.quota_until = Some(until),
                 Ask::Redraw => self.dirty = true,
+                Ask::AuthFailed(message) => self.auth_failed = Some(message),
+                Ask::BacktestForm => self.open_backtest_form(),
                 Ask::ShowProposal(id) => {
                     self.set_tab(Tab::Proposals);
                     self.select_proposal(Pane::Inbox, &id);
@@ -492,9 +497,7 @@ impl App {
         for feed in self.feeds.values_mut() {
             feed.poll.ask_at(self.now);
         }
-        for job in &mut self.backtests.jobs {
-            job.poll.ask_at(self.now);
-        }
+        self.backtests.refresh(self.now);
         if self.gate.detected != super::gate::Detected::No {
             self.gate.poll.ask_at(self.now);
         }
@@ -536,6 +539,7 @@ impl App {
             Tab::Desk => self.desk.on_key(action, pane, strip, &mut ctx),
             Tab::Logs => self.logs.on_key(action, &mut ctx),
             Tab::Chat => self.chat.on_key(action, &mut ctx),
+            Tab::Backtests => self.backtests.on_key(action, &mut ctx),
             _ => return self.on_unconverted_tab_key(action, pane),
         };
         let done = ctx.finish();
@@ -550,7 +554,7 @@ impl App {
             Tab::Proposals => false,
             Tab::Logs => false,
             Tab::Discovery => self.on_discovery_key(action, pane),
-            Tab::Backtests => self.on_backtests_key(action),
+            Tab::Backtests => false,
             Tab::Research => self.on_research_key(action, pane),
             Tab::Tools => self.on_tools_key(action, pane),
             Tab::Chat => false,

@@ -91,8 +91,8 @@ impl App {
                     }
                 }
             }
-            for j in self.backtests.jobs.iter().filter(|j| j.active()) {
-                next = next.min(j.poll.wakeup().unwrap_or(next));
+            if let Some(due) = self.backtests.wakeup() {
+                next = next.min(due);
             }
             if !self.research.unsupported
                 && let Some(due) = self.research.poll.wakeup()

@@ -1,7 +1,7 @@
 //! The command line (a modal): typing with history and completion, and running what
 //! [`command::parse`] made of it.
 
-use crate::api::model::{BacktestJob, BacktestRequest, Proposal};
+use crate::api::model::{BacktestRequest, Proposal};
 use crate::console::action::Effect;
 use crate::console::app::App;
 use crate::console::command::{self, Command};
@@ -10,7 +10,7 @@ use crate::console::layout::Pane;
 use crate::console::modal::{CommandLine, Modal};
 use crate::console::tab::DView;
 use crate::console::tab::Tab;
-use crate::console::tabs::backtests::{JobEntry, number_value};
+use crate::console::tabs::backtests::number_value;
 use crossterm::event::{KeyCode, KeyEvent};
 use std::collections::BTreeSet;
 
@@ -215,18 +215,9 @@ impl App {
                 self.discovery.state_mut(view).feed.poll.ask_at(self.now);
             }
             Command::Job(id) => {
-                if !self.backtests.jobs.iter().any(|j| j.id() == id) {
-                    let job = BacktestJob {
-                        job_id: id.clone(),
-                        ..Default::default()
-                    };
-                    self.backtests.jobs.insert(0, JobEntry::new(job, self.now));
-                }
+                let i = self.backtests.follow(&id, self.now);
                 self.set_tab(Tab::Backtests);
-                if let Some(i) = self.backtests.jobs.iter().position(|j| j.id() == id) {
-                    self.selected.insert(Pane::Jobs, i);
-                    self.backtests.jobs[i].poll.ask_at(self.now);
-                }
+                self.selected.insert(Pane::Jobs, i);
             }
             Command::Service(text) => self.run_service_command(text, fx),
             Command::Chat(text) => self.send_chat(text, fx),

@@ -64,6 +64,11 @@ pub enum Ask {
     Prefill(String),
     /// The service answered 429: POSTs wait until then (see [`Ctx::posts_held`]).
     HoldPosts(DateTime<Utc>),
+    /// The service refused the key (401): every fetch stops until `r`.
+    AuthFailed(String),
+    /// The backtest form, prefilled from the row under the cursor (the Discovery catalog
+    /// fills in the parameters, so App opens it).
+    BacktestForm,
     /// Drawn at once, even when the answer was a poll's (see `App::update`).
     Redraw,
 }

@@ -34,7 +34,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
             &app.messages,
         ),
         Tab::Discovery => discovery::view::draw(f, app, theme, &screen),
-        Tab::Backtests => backtests::view::draw(f, app, theme, &screen),
+        Tab::Backtests => app.backtests.draw(f, &app.shown(theme, &screen)),
         Tab::Research => research::view::draw(f, app, theme, &screen),
         Tab::Tools => tools::view::draw(f, app, theme, &screen),
         Tab::Chat => app.chat.draw(f, &app.shown(theme, &screen)),

@@ -350,7 +350,7 @@ fn b_form_submits_the_row_with_edited_fields() {
     );
     assert!(backtest_form(&app).is_none());
     assert_eq!(app.tab, Tab::Backtests);
-    assert_eq!(app.backtests.submitting, 1);
+    assert_eq!(app.backtests.submitting(), 1);
 }
 
 #[test]
@@ -429,8 +429,11 @@ fn jobs_are_polled_every_second_until_done() {
     assert_eq!(backtest_runs(&fx), vec![backtest_request()]);
     assert_eq!(app.tab, Tab::Backtests);
     app.update(submitted(job("queued", 0), t0()));
-    assert_eq!(app.backtests.jobs.len(), 1);
-    assert_eq!(app.backtests.jobs[0].job.request, Some(backtest_request()));
+    assert_eq!(app.backtests.jobs().len(), 1);
+    assert_eq!(
+        app.backtests.jobs()[0].job.request,
+        Some(backtest_request())
+    );
     assert!(job_fetches(&app.update(Action::Tick(t0() + ms(900)))).is_empty());
     assert_eq!(
         job_fetches(&app.update(Action::Tick(t0() + secs(1)))),
@@ -440,7 +443,7 @@ fn jobs_are_polled_every_second_until_done() {
     assert!(job_fetches(&app.update(Action::Tick(t0() + secs(3)))).is_empty());
     app.update(job_loaded(job("running", 40), t0() + secs(3)));
     assert_eq!(
-        app.backtests.jobs[0].job.request,
+        app.backtests.jobs()[0].job.request,
         Some(backtest_request()),
         "kept"
     );
