@@ -18,14 +18,13 @@ use super::keymap::KeyAction;
 use super::keymap::Keymap;
 use super::layout::{Pane, Shape};
 use super::modal::Modal;
-use super::poll::Poll;
 use super::tab::Tab;
 use super::tabs::backtests::BacktestsTab;
 use super::tabs::chat::ChatTab;
 use super::tabs::desk::DeskTab;
 use super::tabs::discovery::{DView, DiscoveryState};
 use super::tabs::logs::LogsTab;
-use super::tabs::research::ResearchState;
+use super::tabs::research::ResearchTab;
 use super::tabs::signals::{self, SignalsState};
 use super::tabs::tools::ToolsState;
 use crate::api::ApiError;
@@ -90,7 +89,7 @@ pub struct App {
     pub quota_until: Option<DateTime<Utc>>,
     pub discovery: DiscoveryState,
     pub backtests: BacktestsTab,
-    pub research: ResearchState,
+    pub research: ResearchTab,
     pub tools: ToolsState,
     pub chat: ChatTab,
     pub signals: SignalsState,
@@ -156,11 +155,7 @@ impl App {
             quota_until: None,
             discovery: DiscoveryState::default(),
             backtests: BacktestsTab::default(),
-            research: ResearchState {
-                // Checked once at start; polled on only while a run exists.
-                poll: Poll::due_now(now),
-                ..Default::default()
-            },
+            research: ResearchTab::new(now),
             tools: ToolsState::default(),
             chat: ChatTab::default(),
             signals: SignalsState::new(),
@@ -197,7 +192,7 @@ impl App {
             discovery_view: self.discovery.view,
             jobs: self.backtests.jobs().len(),
             agents: self.research.tree().len(),
-            artifacts: self.research.run.as_ref().map_or(0, |r| r.artifacts.len()),
+            artifacts: self.research.artifacts(),
             tools: self.tools.tools.len(),
             destinations: self.signals.destinations.len(),
         }
@@ -226,7 +221,7 @@ impl App {
             Pane::Jobs => self.backtests.jobs().len(),
             Pane::Trades => self.backtests.trades(self.selected(Pane::Jobs)),
             Pane::Agents => self.research.tree().len(),
-            Pane::Artifacts => self.research.run.as_ref().map_or(0, |r| r.artifacts.len()),
+            Pane::Artifacts => self.research.artifacts(),
             Pane::Tools => self.tools.tools.len(),
             Pane::Result => self.result_rows(),
             Pane::Destinations => self.signals.destinations.len(),
@@ -313,17 +308,31 @@ impl App {
                 self.on_backtest_submitted(&request, result, at, fx)
             }
             Answer::JobLoaded { id, result } => {
-                let mut ctx = Ctx::new(self.now, self.quota_until, &mut self.selected);
+                let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
                 self.backtests
                     .on_job_loaded(&id, result, latency, at, &mut ctx);
                 let done = ctx.finish();
                 self.perform(done, fx);
             }
-            Answer::ResearchLoaded { result } => self.on_research_loaded(result, latency, at),
-            Answer::ResearchStopped { run_id, result } => {
-                self.on_research_stopped(&run_id, result, at)
+            Answer::ResearchLoaded { result } => {
+                let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+                self.research.on_loaded(result, latency, at, &mut ctx);
+                let done = ctx.finish();
+                self.perform(done, fx);
             }
-            Answer::CliAnswered { command, result } => self.on_cli_answered(&command, result, at),
+            Answer::ResearchStopped { run_id, result } => {
+                let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+                self.research.on_stopped(&run_id, result, at, &mut ctx);
+                let done = ctx.finish();
+                self.perform(done, fx);
+            }
+            Answer::CliAnswered { command, result } => {
+                let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+                self.research
+                    .on_cli_answered(&command, result, at, &mut ctx);
+                let done = ctx.finish();
+                self.perform(done, fx);
+            }
             Answer::CapabilitiesLoaded { result } => {
                 self.on_capabilities_loaded(result, latency, at, fx)
             }
@@ -379,7 +388,7 @@ impl App {
             self.schedule_discovery(fx);
         }
         self.backtests.schedule(now, fx);
-        self.schedule_research(fx);
+        self.research.schedule(now, fx);
         self.schedule_tools(fx);
         self.schedule_signals(fx);
         self.schedule_recheck(fx);
@@ -404,7 +413,7 @@ impl App {
             latency,
         });
         self.request_log.truncate(REQUEST_LOG);
-        let mut ctx = Ctx::new(self.now, self.quota_until, &mut self.selected);
+        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
         self.logs.refilter(&self.request_log, &mut ctx);
         let (effects, asks) = ctx.finish();
         debug_assert!(
@@ -501,7 +510,7 @@ impl App {
         if self.gate.detected != super::gate::Detected::No {
             self.gate.poll.ask_at(self.now);
         }
-        self.refresh_research();
+        self.research.refresh(self.now);
         self.refresh_tab();
     }
 
@@ -534,12 +543,13 @@ impl App {
         let strip = (self.tab == Tab::Desk)
             .then(|| self.selection(Pane::Strip).id.clone())
             .flatten();
-        let mut ctx = Ctx::new(self.now, self.quota_until, &mut self.selected);
+        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
         let handled = match self.tab {
             Tab::Desk => self.desk.on_key(action, pane, strip, &mut ctx),
             Tab::Logs => self.logs.on_key(action, &mut ctx),
             Tab::Chat => self.chat.on_key(action, &mut ctx),
             Tab::Backtests => self.backtests.on_key(action, &mut ctx),
+            Tab::Research => self.research.on_key(action, pane, &mut ctx),
             _ => return self.on_unconverted_tab_key(action, pane),
         };
         let done = ctx.finish();
@@ -555,7 +565,7 @@ impl App {
             Tab::Logs => false,
             Tab::Discovery => self.on_discovery_key(action, pane),
             Tab::Backtests => false,
-            Tab::Research => self.on_research_key(action, pane),
+            Tab::Research => false,
             Tab::Tools => self.on_tools_key(action, pane),
             Tab::Chat => false,
             Tab::Signals => self.on_signals_key(action),
@@ -566,7 +576,7 @@ impl App {
     pub(crate) fn entered_tab(&mut self) {
         match self.tab {
             Tab::Discovery => self.discovery_due_now(),
-            Tab::Research => self.refresh_research(),
+            Tab::Research => self.research.refresh(self.now),
             Tab::Tools => self.entered_tools(),
             Tab::Signals => self.refresh_signals(),
             _ => {}

@@ -94,9 +94,7 @@ impl App {
             if let Some(due) = self.backtests.wakeup() {
                 next = next.min(due);
             }
-            if !self.research.unsupported
-                && let Some(due) = self.research.poll.wakeup()
-            {
+            if let Some(due) = self.research.wakeup() {
                 next = next.min(due);
             }
             if let Some(due) = self.signals_next_due() {

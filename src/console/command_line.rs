@@ -5,6 +5,7 @@ use crate::api::model::{BacktestRequest, Proposal};
 use crate::console::action::Effect;
 use crate::console::app::App;
 use crate::console::command::{self, Command};
+use crate::console::component::Ctx;
 use crate::console::inbox::{InboxItem, LocalState, Source};
 use crate::console::layout::Pane;
 use crate::console::modal::{CommandLine, Modal};
@@ -219,7 +220,12 @@ impl App {
                 self.set_tab(Tab::Backtests);
                 self.selected.insert(Pane::Jobs, i);
             }
-            Command::Service(text) => self.run_service_command(text, fx),
+            Command::Service(text) => {
+                let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+                self.research.send_command(text, &mut ctx);
+                let done = ctx.finish();
+                self.perform(done, fx);
+            }
             Command::Chat(text) => self.send_chat(text, fx),
             Command::Tool { name, args } => self.run_tool_command(name, args, fx),
             Command::Refresh => self.refresh(),

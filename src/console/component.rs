@@ -90,6 +90,8 @@ pub fn posts_held_text(quota_until: Option<DateTime<Utc>>, now: DateTime<Utc>) -
 /// What a tab may see and change of the shared console while it handles a key or an answer.
 pub struct Ctx<'a> {
     pub now: DateTime<Utc>,
+    /// The tab on screen (a tab polls faster while it is seen).
+    pub tab: Tab,
     /// Until when the service refuses POSTs (a 429's Retry-After), if it does.
     pub quota_until: Option<DateTime<Utc>>,
     selected: &'a mut BTreeMap<Pane, usize>,
@@ -101,11 +103,13 @@ pub struct Ctx<'a> {
 impl<'a> Ctx<'a> {
     pub fn new(
         now: DateTime<Utc>,
+        tab: Tab,
         quota_until: Option<DateTime<Utc>>,
         selected: &'a mut BTreeMap<Pane, usize>,
     ) -> Self {
         Ctx {
             now,
+            tab,
             quota_until,
             selected,
             fx: Vec::new(),

@@ -148,7 +148,7 @@ impl App {
     /// A text pane's scroll offset, lines up from the newest.
     fn text_scroll(&mut self, pane: Pane) -> &mut usize {
         match pane {
-            Pane::Transcript => &mut self.research.scroll,
+            Pane::Transcript => self.research.scroll_mut(),
             _ => self.chat.scroll_mut(),
         }
     }
@@ -316,7 +316,7 @@ impl App {
                 Some(KeyAction::ConfirmYes) => {
                     fx.push(Effect::StopResearch(run_id.clone()));
                     self.modal = None;
-                    self.research.poll.in_flight = true;
+                    self.research.stopping();
                 }
                 Some(KeyAction::Cancel | KeyAction::Quit) => self.modal = None,
                 _ => {}
@@ -451,7 +451,7 @@ impl App {
         if self.tab == Tab::Discovery {
             self.edit_discovery_filter(edit);
         } else {
-            let mut ctx = Ctx::new(self.now, self.quota_until, &mut self.selected);
+            let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
             self.logs.edit_filter(edit, &self.request_log, &mut ctx);
             let done = ctx.finish();
             self.perform(done, fx);

@@ -22,7 +22,7 @@ impl App {
     /// `/chat <text>`: the Chat tab comes on screen and sends it.
     pub(crate) fn send_chat(&mut self, text: String, fx: &mut Vec<Effect>) {
         self.set_tab(Tab::Chat);
-        let mut ctx = Ctx::new(self.now, self.quota_until, &mut self.selected);
+        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
         self.chat.send(text, &mut ctx);
         let done = ctx.finish();
         self.perform(done, fx);
@@ -55,14 +55,14 @@ impl App {
                 ToastLevel::Info,
             );
         }
-        let mut ctx = Ctx::new(self.now, self.quota_until, &mut self.selected);
+        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
         self.chat.on_answered(result, ids, at, &mut ctx);
         let done = ctx.finish();
         self.perform(done, fx);
     }
 
     pub(crate) fn submit_backtest(&mut self, request: BacktestRequest, fx: &mut Vec<Effect>) {
-        let mut ctx = Ctx::new(self.now, self.quota_until, &mut self.selected);
+        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
         self.backtests.submit(request, &mut ctx);
         let done = ctx.finish();
         self.perform(done, fx);
@@ -76,7 +76,7 @@ impl App {
         at: DateTime<Utc>,
         fx: &mut Vec<Effect>,
     ) {
-        let mut ctx = Ctx::new(self.now, self.quota_until, &mut self.selected);
+        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
         self.backtests.on_submitted(request, result, at, &mut ctx);
         let done = ctx.finish();
         self.perform(done, fx);

@@ -35,7 +35,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
         ),
         Tab::Discovery => discovery::view::draw(f, app, theme, &screen),
         Tab::Backtests => app.backtests.draw(f, &app.shown(theme, &screen)),
-        Tab::Research => research::view::draw(f, app, theme, &screen),
+        Tab::Research => app.research.draw(f, &app.shown(theme, &screen)),
         Tab::Tools => tools::view::draw(f, app, theme, &screen),
         Tab::Chat => app.chat.draw(f, &app.shown(theme, &screen)),
         Tab::Signals => signals::view::draw(f, app, theme, &screen),
@@ -60,9 +60,11 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
         }
         Modal::Details { scroll } => discovery::view::details(f, app, theme, area, *scroll),
         Modal::Artifact { index, scroll } => {
-            research::view::artifact(f, app, theme, area, *index, *scroll)
+            research::view::artifact(f, &app.research, theme, area, *index, *scroll)
         }
-        Modal::StopRun(run_id) => research::view::stop_dialog(f, app, theme, area, run_id),
+        Modal::StopRun(run_id) => {
+            research::view::stop_dialog(f, &app.research, theme, area, run_id)
+        }
         Modal::DestinationForm(form) => signals::view::destination_form(f, theme, area, form),
         Modal::Secret(revealed) => signals::view::secret_overlay(f, app, theme, area, revealed),
         Modal::BuilderFee(panel) => signals::view::builder_fee(f, app, theme, area, panel),

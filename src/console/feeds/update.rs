@@ -106,7 +106,7 @@ impl App {
             }
             Payload::Usage(u) => self.account.usage = Some(*u),
             Payload::Audit(rows) => {
-                let mut ctx = Ctx::new(self.now, self.quota_until, &mut self.selected);
+                let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
                 self.logs.on_audit(rows, &self.request_log, &mut ctx);
                 let done = ctx.finish();
                 self.perform(done, fx);
