@@ -1,12 +1,13 @@
 //! The console's state and `update`, the only place it changes. `update` is pure — it returns
 //! Effects for the runner to perform — so every behaviour is testable with an injected clock.
 //!
-//! `App` holds what the tabs share (the account feeds, the inbox, the request log, the service,
-//! toasts, the tab and focus, the modal) and one state per tab; `update` routes an Action to the
-//! modal, the input router, or the answer's owner, and sends the tab on screen its keys and its
-//! moments (shown, refreshed). The rest of `impl App` lives with what it changes:
-//! `feeds/update.rs`, `inbox/update.rs`, `input.rs`, `clock.rs`, `command_line.rs` and each
-//! `tabs/<tab>/update.rs`.
+//! `App` is the router and what the tabs share: the account feeds, the inbox, the request log, the
+//! service, toasts, the tab and focus, the pane cursors, the modal slot — and one value per tab.
+//! `update` routes an Action to the modal, the input router, or the answer's owner, and sends the
+//! tab on screen its keys and its moments (shown, refreshed). A component tab gets a `Ctx`
+//! (`component.rs`) and returns what it asks of App, which `perform` does. The rest of
+//! `impl App` lives with what it changes: `feeds/update.rs`, `inbox/update.rs`, `input.rs`,
+//! `clock.rs`, `command_line.rs`, `route.rs`, and the `update.rs` of the tabs not yet components.
 
 use super::action::{Action, Answer, Effect, Resource};
 use super::component::{Ask, Ctx, Shown, posts_held_text};

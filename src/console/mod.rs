@@ -17,18 +17,26 @@
 //! - `input.rs` the key router (modal, global keys, the tab, movement) and the mouse; `modal.rs`
 //!   the one modal slot, `forms/` the forms it shows; `command_line.rs` the command line;
 //!   `command/` its grammar.
-//! - `tab.rs` the tabs by name; `tabs/<tab>/` each tab's state (`mod.rs`), update (`update.rs`)
-//!   and view (`view.rs`).
+//! - `tab.rs` the tabs by name; `tabs/<tab>/` each tab: its state (`mod.rs`), update
+//!   (`update.rs`) and view (`view.rs`). `component.rs` is the contract between App and a tab:
+//!   a tab is a struct with private fields and `on_key` / `on_<answer>` / `draw` methods that see
+//!   the rest of the console only through `Ctx` (clock, tab on screen, quota, the shared pane
+//!   cursors, effects, and `Ask`s — open a modal, toast, show a tab — that App performs after)
+//!   and `Shown` (read-only, to draw). Logs, Desk, Chat, Backtests and Research are components;
+//!   Discovery, Tools, Signals and Proposals are still `impl App` blocks in their `update.rs`.
+//!   `route.rs` is App's side of a component where an answer or command reaches past one tab
+//!   (the shared inbox, the feeds, a form that reads another tab's data).
 //! - `view.rs` the frame around the tabs; `help.rs`; `widgets/`; `layout.rs`; `keymap.rs`;
 //!   `theme.rs`; `suggest.rs` "did you mean".
 //!
 //! Layers: every dependency between folders points down, so no import cycle spans two folders
-//! (`tests/it/structure.rs`). The lower layer — `action`, `payload`, `poll`, `journal`, `tab`, `layout`,
-//! `modal`, `forms/`, `command/`, `keymap`, `theme`, `widgets/` and the data of `feeds/` and
-//! `inbox/` — never imports `app.rs` or `tabs/`; a tab's state (`tabs/<tab>/mod.rs`) imports only
-//! that layer; `app.rs` composes the shared state and the tabs' states and routes to them, and
-//! `input.rs`, `view.rs` and this file sit on top. The `update.rs` files (a tab's, the feeds',
-//! the inbox's) are App's part for what they change: they take `App`, and only App calls them.
+//! (`tests/it/structure.rs`). The lower layer — `action`, `payload`, `poll`, `journal`, `tab`,
+//! `layout`, `component`, `modal`, `forms/`, `command/`, `keymap`, `theme`, `widgets/` and the
+//! data of `feeds/` and `inbox/` — never imports `app.rs` or `tabs/`; a component tab (all of its
+//! files) imports only that layer; `app.rs` composes the shared state and the tabs and routes to
+//! them, and `route.rs`, `input.rs`, `view.rs` and this file sit on top. The `update.rs` files of
+//! the feeds, the inbox and the tabs not converted yet are App's part for what they change: they
+//! take `App`, and only App calls them.
 pub mod action;
 pub mod app;
 pub mod clock;

@@ -1,6 +1,11 @@
 //! One folder per tab: its state (`mod.rs`), its update — its keys and the answers of its
 //! requests (`update.rs`) — and its view (`view.rs`). The tabs are named in `tab.rs`; `app.rs`
 //! sends each its keys and its moments (shown, refreshed).
+//!
+//! A converted tab is a component (`console/component.rs`): a struct whose fields are private to
+//! its folder, changed only by its own methods with a `Ctx`, drawn by its own `draw` with a
+//! `Shown` — logs, desk, chat, backtests, research. Discovery, tools, signals and proposals still
+//! keep public state that `impl App` blocks in their `update.rs` change.
 
 pub mod backtests;
 pub mod chat;
