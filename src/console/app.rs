@@ -27,7 +27,7 @@ use super::tabs::discovery::{DView, DiscoveryState};
 use super::tabs::logs::LogsTab;
 use super::tabs::research::ResearchTab;
 use super::tabs::signals::{self, SignalsState};
-use super::tabs::tools::ToolsState;
+use super::tabs::tools::ToolsTab;
 use crate::api::ApiError;
 use chrono::{DateTime, Duration as TimeDelta, Utc};
 use std::collections::{BTreeMap, HashSet, VecDeque};
@@ -91,7 +91,7 @@ pub struct App {
     pub discovery: DiscoveryState,
     pub backtests: BacktestsTab,
     pub research: ResearchTab,
-    pub tools: ToolsState,
+    pub tools: ToolsTab,
     pub chat: ChatTab,
     pub signals: SignalsState,
     /// The supervision gateway, when the service is one.
@@ -157,7 +157,7 @@ impl App {
             discovery: DiscoveryState::default(),
             backtests: BacktestsTab::default(),
             research: ResearchTab::new(now),
-            tools: ToolsState::default(),
+            tools: ToolsTab::default(),
             chat: ChatTab::default(),
             signals: SignalsState::new(),
             gate: GateState::new(gate_interval, now),
@@ -194,7 +194,7 @@ impl App {
             jobs: self.backtests.jobs().len(),
             agents: self.research.tree().len(),
             artifacts: self.research.artifacts(),
-            tools: self.tools.tools.len(),
+            tools: self.tools.tools().len(),
             destinations: self.signals.destinations.len(),
         }
     }
@@ -223,8 +223,8 @@ impl App {
             Pane::Trades => self.backtests.trades(self.selected(Pane::Jobs)),
             Pane::Agents => self.research.tree().len(),
             Pane::Artifacts => self.research.artifacts(),
-            Pane::Tools => self.tools.tools.len(),
-            Pane::Result => self.result_rows(),
+            Pane::Tools => self.tools.tools().len(),
+            Pane::Result => self.tools.result_rows(),
             Pane::Destinations => self.signals.destinations.len(),
             Pane::Deliveries => self.signals.deliveries.len(),
             // Scrolled, not selected: see `move_selection`.
@@ -390,7 +390,7 @@ impl App {
         }
         self.backtests.schedule(now, fx);
         self.research.schedule(now, fx);
-        self.schedule_tools(fx);
+        self.tools.schedule(now, fx);
         self.schedule_signals(fx);
         self.schedule_recheck(fx);
         self.schedule_gate(fx);
@@ -435,6 +435,8 @@ impl App {
                 Ask::Prefill(text) => self.prefill(&text),
                 Ask::HoldPosts(until) => self.quota_until = Some(until),
                 Ask::Redraw => self.dirty = true,
+                Ask::CommandError(text) => self.command_error = Some(text),
+                Ask::Focus(i) => self.focus = i,
                 Ask::AuthFailed(message) => self.auth_failed = Some(message),
                 Ask::BacktestForm => self.open_backtest_form(),
                 Ask::ShowProposal(id) => {
@@ -551,6 +553,7 @@ impl App {
             Tab::Chat => self.chat.on_key(action, &mut ctx),
             Tab::Backtests => self.backtests.on_key(action, &mut ctx),
             Tab::Research => self.research.on_key(action, pane, &mut ctx),
+            Tab::Tools => self.tools.on_key(action, pane, &mut ctx),
             _ => return self.on_unconverted_tab_key(action, pane),
         };
         let done = ctx.finish();
@@ -567,7 +570,7 @@ impl App {
             Tab::Discovery => self.on_discovery_key(action, pane),
             Tab::Backtests => false,
             Tab::Research => false,
-            Tab::Tools => self.on_tools_key(action, pane),
+            Tab::Tools => false,
             Tab::Chat => false,
             Tab::Signals => self.on_signals_key(action),
         }
@@ -578,7 +581,7 @@ impl App {
         match self.tab {
             Tab::Discovery => self.discovery_due_now(),
             Tab::Research => self.research.refresh(self.now),
-            Tab::Tools => self.entered_tools(),
+            Tab::Tools => self.tools.entered(self.now),
             Tab::Signals => self.refresh_signals(),
             _ => {}
         }
@@ -588,7 +591,7 @@ impl App {
     pub(crate) fn refresh_tab(&mut self) {
         match self.tab {
             Tab::Discovery => self.discovery_due_now(),
-            Tab::Tools => self.tools.catalog.ask_at(self.now),
+            Tab::Tools => self.tools.refresh(self.now),
             Tab::Signals => self.refresh_signals(),
             _ => {}
         }

@@ -90,7 +90,7 @@ impl App {
                 if line.completions.is_empty() {
                     let refs: Vec<&str> = coins.iter().map(String::as_str).collect();
                     let tools: Vec<&str> =
-                        self.tools.tools.iter().map(|t| t.name.as_str()).collect();
+                        self.tools.tools().iter().map(|t| t.name.as_str()).collect();
                     line.completions = command::complete_with(&line.text(), &refs, &tools);
                     line.completion_pos = 0;
                 } else {

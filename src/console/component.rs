@@ -69,6 +69,10 @@ pub enum Ask {
     /// The backtest form, prefilled from the row under the cursor (the Discovery catalog
     /// fills in the parameters, so App opens it).
     BacktestForm,
+    /// The command line's error line says this (and the Logs tab keeps it).
+    CommandError(String),
+    /// The focus goes to this pane of the tab on screen (an index into its panes).
+    Focus(usize),
     /// Drawn at once, even when the answer was a poll's (see `App::update`).
     Redraw,
 }

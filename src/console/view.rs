@@ -36,7 +36,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
         Tab::Discovery => discovery::view::draw(f, app, theme, &screen),
         Tab::Backtests => app.backtests.draw(f, &app.shown(theme, &screen)),
         Tab::Research => app.research.draw(f, &app.shown(theme, &screen)),
-        Tab::Tools => tools::view::draw(f, app, theme, &screen),
+        Tab::Tools => app.tools.draw(f, &app.shown(theme, &screen)),
         Tab::Chat => app.chat.draw(f, &app.shown(theme, &screen)),
         Tab::Signals => signals::view::draw(f, app, theme, &screen),
     }
@@ -69,7 +69,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
         Modal::Secret(revealed) => signals::view::secret_overlay(f, app, theme, area, revealed),
         Modal::BuilderFee(panel) => signals::view::builder_fee(f, app, theme, area, panel),
         Modal::BacktestForm(form) => backtests::view::form(f, theme, area, form),
-        Modal::ToolEditor(editor) => tools::view::editor(f, app, theme, area, editor),
+        Modal::ToolEditor(editor) => tools::view::editor(f, &app.tools, theme, area, editor),
         Modal::KillConfirm { on, reason } => {
             crate::console::gate::guard::kill_dialog(f, theme, area, *on, reason)
         }
