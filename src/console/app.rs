@@ -23,7 +23,7 @@ use super::tab::Tab;
 use super::tabs::backtests::BacktestsTab;
 use super::tabs::chat::ChatTab;
 use super::tabs::desk::DeskTab;
-use super::tabs::discovery::{DView, DiscoveryState};
+use super::tabs::discovery::{DView, DiscoveryTab};
 use super::tabs::logs::LogsTab;
 use super::tabs::research::ResearchTab;
 use super::tabs::signals::{self, SignalsState};
@@ -88,7 +88,7 @@ pub struct App {
     pub messages: VecDeque<Message>,
     pub auth_failed: Option<String>,
     pub quota_until: Option<DateTime<Utc>>,
-    pub discovery: DiscoveryState,
+    pub discovery: DiscoveryTab,
     pub backtests: BacktestsTab,
     pub research: ResearchTab,
     pub tools: ToolsTab,
@@ -154,7 +154,7 @@ impl App {
             messages: VecDeque::new(),
             auth_failed: None,
             quota_until: None,
-            discovery: DiscoveryState::default(),
+            discovery: DiscoveryTab::default(),
             backtests: BacktestsTab::default(),
             research: ResearchTab::new(now),
             tools: ToolsTab::default(),
@@ -304,7 +304,13 @@ impl App {
             Answer::Proposed { signal, result } => self.on_proposed(&signal, result, at),
             Answer::Confirmed { id, result } => self.on_confirmed(&id, result, at, fx),
             Answer::Reconciled { evidence } => self.on_reconciled(&evidence, at, fx),
-            Answer::Discovered { query, result } => self.on_discovered(query, result, latency, at),
+            Answer::Discovered { query, result } => {
+                let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+                self.discovery
+                    .on_discovered(query, result, latency, at, &mut ctx);
+                let done = ctx.finish();
+                self.perform(done, fx);
+            }
             Answer::BacktestSubmitted { request, result } => {
                 self.on_backtest_submitted(&request, result, at, fx)
             }
@@ -386,7 +392,7 @@ impl App {
         }
         // Discovery is fetched only while its tab is on screen.
         if self.tab == Tab::Discovery {
-            self.schedule_discovery(fx);
+            self.discovery.schedule(now, fx);
         }
         self.backtests.schedule(now, fx);
         self.research.schedule(now, fx);
@@ -554,32 +560,20 @@ impl App {
             Tab::Backtests => self.backtests.on_key(action, &mut ctx),
             Tab::Research => self.research.on_key(action, pane, &mut ctx),
             Tab::Tools => self.tools.on_key(action, pane, &mut ctx),
-            _ => return self.on_unconverted_tab_key(action, pane),
+            Tab::Discovery => self.discovery.on_key(action, pane, &mut ctx),
+            // Proposals has no keys of its own: the inbox's are global.
+            Tab::Proposals => false,
+            Tab::Signals => return self.on_signals_key(action),
         };
         let done = ctx.finish();
         self.perform(done, fx);
         handled
     }
 
-    /// The tabs still written as `impl App` (their `update.rs`).
-    fn on_unconverted_tab_key(&mut self, action: KeyAction, pane: Pane) -> bool {
-        match self.tab {
-            Tab::Desk => false,
-            Tab::Proposals => false,
-            Tab::Logs => false,
-            Tab::Discovery => self.on_discovery_key(action, pane),
-            Tab::Backtests => false,
-            Tab::Research => false,
-            Tab::Tools => false,
-            Tab::Chat => false,
-            Tab::Signals => self.on_signals_key(action),
-        }
-    }
-
     /// The tab just came on screen: what it shows is asked for now.
     pub(crate) fn entered_tab(&mut self) {
         match self.tab {
-            Tab::Discovery => self.discovery_due_now(),
+            Tab::Discovery => self.discovery.due_now(self.now),
             Tab::Research => self.research.refresh(self.now),
             Tab::Tools => self.tools.entered(self.now),
             Tab::Signals => self.refresh_signals(),
@@ -590,7 +584,7 @@ impl App {
     /// `r`: what only the tab on screen polls is asked for again.
     pub(crate) fn refresh_tab(&mut self) {
         match self.tab {
-            Tab::Discovery => self.discovery_due_now(),
+            Tab::Discovery => self.discovery.due_now(self.now),
             Tab::Tools => self.tools.refresh(self.now),
             Tab::Signals => self.refresh_signals(),
             _ => {}

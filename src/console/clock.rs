@@ -85,7 +85,7 @@ impl App {
         }
         if self.auth_failed.is_none() {
             if self.tab == Tab::Discovery {
-                for v in self.discovery_due_views() {
+                for v in self.discovery.due_views() {
                     if let Some(due) = self.discovery.state(v).feed.poll.wakeup() {
                         next = next.min(due);
                     }

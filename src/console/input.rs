@@ -192,7 +192,7 @@ impl App {
                     return;
                 }
                 if let Some(view) = screen.view_at(m.column, m.row) {
-                    self.switch_view(view);
+                    self.discovery.switch_view(view, self.now);
                     self.dirty = true;
                     return;
                 }
@@ -345,7 +345,7 @@ impl App {
                 }
                 Some(KeyAction::Propose) => {
                     self.modal = None;
-                    self.propose_from_row();
+                    self.propose_from_row(fx);
                 }
                 _ => match scrolled(*scroll, action, page) {
                     Some(s) => *scroll = s,
@@ -449,7 +449,10 @@ impl App {
             _ => return,
         };
         if self.tab == Tab::Discovery {
-            self.edit_discovery_filter(edit);
+            let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+            self.discovery.edit_filter(edit, &mut ctx);
+            let done = ctx.finish();
+            self.perform(done, fx);
         } else {
             let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
             self.logs.edit_filter(edit, &self.request_log, &mut ctx);

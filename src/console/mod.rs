@@ -22,9 +22,9 @@
 //!   a tab is a struct with private fields and `on_key` / `on_<answer>` / `draw` methods that see
 //!   the rest of the console only through `Ctx` (clock, tab on screen, quota, the shared pane
 //!   cursors, effects, and `Ask`s — open a modal, toast, show a tab — that App performs after)
-//!   and `Shown` (read-only, to draw). Logs, Desk, Chat, Backtests, Research and Tools are
-//!   components; Discovery, Signals and Proposals are still `impl App` blocks in their
-//!   `update.rs`.
+//!   and `Shown` (read-only, to draw). Logs, Desk, Chat, Backtests, Research, Tools and
+//!   Discovery are components (Discovery's view data are still public: `/top` and completion
+//!   read them); Signals and Proposals are still `impl App` blocks in their `update.rs`.
 //!   `route.rs` is App's side of a component where an answer or command reaches past one tab
 //!   (the shared inbox, the feeds, a form that reads another tab's data).
 //! - `view.rs` the frame around the tabs; `help.rs`; `widgets/`; `layout.rs`; `keymap.rs`;

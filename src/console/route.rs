@@ -466,4 +466,18 @@ impl App {
         }
         Some(id)
     }
+
+    /// The Discovery row under the cursor.
+    pub fn selected_row(&self) -> Option<Selected<'_>> {
+        let view = self.discovery.view;
+        self.discovery.selected_row(self.selected(view.pane()))
+    }
+
+    /// `p` in the Details overlay: as on the tab.
+    pub(crate) fn propose_from_row(&mut self, fx: &mut Vec<Effect>) {
+        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+        self.discovery.propose(&mut ctx);
+        let done = ctx.finish();
+        self.perform(done, fx);
+    }
 }

@@ -33,7 +33,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
             &app.request_log,
             &app.messages,
         ),
-        Tab::Discovery => discovery::view::draw(f, app, theme, &screen),
+        Tab::Discovery => app.discovery.draw(f, &app.shown(theme, &screen)),
         Tab::Backtests => app.backtests.draw(f, &app.shown(theme, &screen)),
         Tab::Research => app.research.draw(f, &app.shown(theme, &screen)),
         Tab::Tools => app.tools.draw(f, &app.shown(theme, &screen)),
@@ -58,7 +58,9 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
             .style(theme.base);
             f.render_widget(p, r);
         }
-        Modal::Details { scroll } => discovery::view::details(f, app, theme, area, *scroll),
+        Modal::Details { scroll } => {
+            discovery::view::details(f, app.selected_row(), &app.keymap, theme, area, *scroll)
+        }
         Modal::Artifact { index, scroll } => {
             research::view::artifact(f, &app.research, theme, area, *index, *scroll)
         }

@@ -4,8 +4,9 @@
 //!
 //! A converted tab is a component (`console/component.rs`): a struct whose fields are private to
 //! its folder, changed only by its own methods with a `Ctx`, drawn by its own `draw` with a
-//! `Shown` — logs, desk, chat, backtests, research, tools. Discovery, signals and proposals still
-//! keep public state that `impl App` blocks in their `update.rs` change.
+//! `Shown` — logs, desk, chat, backtests, research, tools, discovery (whose view data are still
+//! public fields). Signals and proposals still keep public state that `impl App` blocks in their
+//! `update.rs` change.
 
 pub mod backtests;
 pub mod chat;

@@ -216,7 +216,7 @@ pub struct ViewState {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct DiscoveryState {
+pub struct DiscoveryTab {
     pub view: DView,
     pub strategies: Vec<StrategyEntry>,
     pub top: Vec<DiscoveryRow>,
@@ -235,7 +235,7 @@ pub enum Selected<'a> {
     Row(&'a DiscoveryRow),
 }
 
-impl DiscoveryState {
+impl DiscoveryTab {
     pub fn state(&self, view: DView) -> &ViewState {
         &self.states[view.index()]
     }
