@@ -8,6 +8,7 @@ mod discovery;
 mod feeds;
 mod fixtures;
 mod gate;
+mod gate_settle;
 mod guard;
 mod inbox;
 mod journal;
