@@ -7,7 +7,7 @@
 //! tab on screen its keys and its moments (shown, refreshed). A component tab gets a `Ctx`
 //! (`component.rs`) and returns what it asks of App, which `perform` does. The rest of
 //! `impl App` lives with what it changes: `feeds/update.rs`, `inbox/update.rs`, `input.rs`,
-//! `clock.rs`, `command_line.rs`, `route.rs`, and the `update.rs` of the tabs not yet components.
+//! `clock.rs`, `command_line.rs`, `route.rs` and `tabs/signals/modals.rs`.
 
 use super::action::{Action, Answer, Effect, Resource};
 use super::component::{Ask, Ctx, Shown, posts_held_text};
@@ -26,7 +26,7 @@ use super::tabs::desk::DeskTab;
 use super::tabs::discovery::{DView, DiscoveryTab};
 use super::tabs::logs::LogsTab;
 use super::tabs::research::ResearchTab;
-use super::tabs::signals::{self, SignalsState};
+use super::tabs::signals::{self, SignalsTab};
 use super::tabs::tools::ToolsTab;
 use crate::api::ApiError;
 use chrono::{DateTime, Duration as TimeDelta, Utc};
@@ -93,7 +93,7 @@ pub struct App {
     pub research: ResearchTab,
     pub tools: ToolsTab,
     pub chat: ChatTab,
-    pub signals: SignalsState,
+    pub signals: SignalsTab,
     /// The supervision gateway, when the service is one.
     pub gate: GateState,
     /// Reads the wallet's private key for the builder-fee signature, when asked to sign (the
@@ -159,7 +159,7 @@ impl App {
             research: ResearchTab::new(now),
             tools: ToolsTab::default(),
             chat: ChatTab::default(),
-            signals: SignalsState::new(),
+            signals: SignalsTab::new(),
             gate: GateState::new(gate_interval, now),
             wallet_key: signals::wallet_key_from_env,
             tool_seq: 0,
@@ -195,7 +195,7 @@ impl App {
             agents: self.research.tree().len(),
             artifacts: self.research.artifacts(),
             tools: self.tools.tools().len(),
-            destinations: self.signals.destinations.len(),
+            destinations: self.signals.destinations().len(),
         }
     }
 
@@ -225,8 +225,8 @@ impl App {
             Pane::Artifacts => self.research.artifacts(),
             Pane::Tools => self.tools.tools().len(),
             Pane::Result => self.tools.result_rows(),
-            Pane::Destinations => self.signals.destinations.len(),
-            Pane::Deliveries => self.signals.deliveries.len(),
+            Pane::Destinations => self.signals.destinations().len(),
+            Pane::Deliveries => self.signals.deliveries(),
             // Scrolled, not selected: see `move_selection`.
             Pane::Transcript | Pane::ChatLog => 0,
         }
@@ -350,15 +350,30 @@ impl App {
                 result,
             } => self.on_tool_executed(name, args, approval, result, at, fx),
             Answer::ChatAnswered { result } => self.on_chat_answered(result, at, fx),
-            Answer::Traded { signal, result } => self.on_traded(&signal, result, at),
+            Answer::Traded { signal, result } => {
+                let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+                self.signals.on_traded(&signal, result, at, &mut ctx);
+                let done = ctx.finish();
+                self.perform(done, fx);
+                self.poll_now(&Resource::TRADED, at);
+                self.poll_now(&[Resource::Usage], at);
+            }
             Answer::DestinationsLoaded { result } => {
-                self.on_destinations_loaded(result, latency, at)
+                let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+                self.signals
+                    .on_destinations_loaded(result, latency, at, &mut ctx);
+                let done = ctx.finish();
+                self.perform(done, fx);
             }
             Answer::DestinationCreated { name, result } => {
                 self.on_destination_created(&name, result, at)
             }
             Answer::DeliveriesLoaded { id, result } => {
-                self.on_deliveries_loaded(&id, result, latency, at)
+                let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+                self.signals
+                    .on_deliveries_loaded(&id, result, latency, at, &mut ctx);
+                let done = ctx.finish();
+                self.perform(done, fx);
             }
             Answer::BuilderFeeLoaded { wallet, result } => {
                 self.on_builder_fee_loaded(&wallet, result)
@@ -397,7 +412,7 @@ impl App {
         self.backtests.schedule(now, fx);
         self.research.schedule(now, fx);
         self.tools.schedule(now, fx);
-        self.schedule_signals(fx);
+        self.signals.schedule(now, self.tab, fx);
         self.schedule_recheck(fx);
         self.schedule_gate(fx);
     }
@@ -465,6 +480,7 @@ impl App {
             screen,
             now: self.now,
             feeds: &self.feeds,
+            account: &self.account,
             focused: self.focused_pane(),
             selected: &self.selected,
         }
@@ -563,7 +579,7 @@ impl App {
             Tab::Discovery => self.discovery.on_key(action, pane, &mut ctx),
             // Proposals has no keys of its own: the inbox's are global.
             Tab::Proposals => false,
-            Tab::Signals => return self.on_signals_key(action),
+            Tab::Signals => self.signals.on_key(action, &mut ctx),
         };
         let done = ctx.finish();
         self.perform(done, fx);
@@ -576,7 +592,7 @@ impl App {
             Tab::Discovery => self.discovery.due_now(self.now),
             Tab::Research => self.research.refresh(self.now),
             Tab::Tools => self.tools.entered(self.now),
-            Tab::Signals => self.refresh_signals(),
+            Tab::Signals => self.signals.refresh(self.now, self.tab),
             _ => {}
         }
     }
@@ -586,7 +602,7 @@ impl App {
         match self.tab {
             Tab::Discovery => self.discovery.due_now(self.now),
             Tab::Tools => self.tools.refresh(self.now),
-            Tab::Signals => self.refresh_signals(),
+            Tab::Signals => self.signals.refresh(self.now, self.tab),
             _ => {}
         }
     }

@@ -45,14 +45,7 @@ impl App {
                 self.discovery.state(view).feed.poll.updated_at.is_some()
             }
             Tab::Research => self.research.active(),
-            Tab::Signals => {
-                self.signals.dest_poll.updated_at.is_some()
-                    || self
-                        .signals
-                        .deliveries
-                        .iter()
-                        .any(|d| d.next_attempt_at.is_some_and(|t| t > self.now))
-            }
+            Tab::Signals => self.signals.loaded() || self.signals.retry_pending(self.now),
             Tab::Backtests | Tab::Tools | Tab::Chat => false,
         }
     }
@@ -97,7 +90,7 @@ impl App {
             if let Some(due) = self.research.wakeup() {
                 next = next.min(due);
             }
-            if let Some(due) = self.signals_next_due() {
+            if let Some(due) = self.signals.next_due(self.tab) {
                 next = next.min(due);
             }
             if let Some(due) = self.inbox_state.recheck.wakeup() {

@@ -17,7 +17,7 @@
 //! them, the Logs tab shows them.
 
 use super::action::{Effect, Resource};
-use super::feeds::Feed;
+use super::feeds::{Account, Feed};
 use super::keymap::Keymap;
 use super::layout::{Pane, Screen};
 use super::modal::Modal;
@@ -169,6 +169,8 @@ pub struct Shown<'a> {
     pub screen: &'a Screen,
     pub now: DateTime<Utc>,
     pub feeds: &'a BTreeMap<Resource, Feed>,
+    /// What the account feeds brought (the header's and the Desk's as well).
+    pub account: &'a Account,
     pub focused: Pane,
     pub selected: &'a BTreeMap<Pane, usize>,
 }

@@ -22,9 +22,9 @@
 //!   a tab is a struct with private fields and `on_key` / `on_<answer>` / `draw` methods that see
 //!   the rest of the console only through `Ctx` (clock, tab on screen, quota, the shared pane
 //!   cursors, effects, and `Ask`s — open a modal, toast, show a tab — that App performs after)
-//!   and `Shown` (read-only, to draw). Logs, Desk, Chat, Backtests, Research, Tools and
-//!   Discovery are components (Discovery's view data are still public: `/top` and completion
-//!   read them); Signals and Proposals are still `impl App` blocks in their `update.rs`.
+//!   and `Shown` (read-only, to draw). Every tab but Proposals is a component (Discovery's view
+//!   data are still public: `/top` and completion read them); Proposals is a view of the inbox,
+//!   which every tab acts on and App keeps (`inbox/`).
 //!   `route.rs` is App's side of a component where an answer or command reaches past one tab
 //!   (the shared inbox, the feeds, a form that reads another tab's data).
 //! - `view.rs` the frame around the tabs; `help.rs`; `widgets/`; `layout.rs`; `keymap.rs`;
@@ -33,11 +33,12 @@
 //! Layers: every dependency between folders points down, so no import cycle spans two folders
 //! (`tests/it/structure.rs`). The lower layer — `action`, `payload`, `poll`, `journal`, `tab`,
 //! `layout`, `component`, `modal`, `forms/`, `command/`, `keymap`, `theme`, `widgets/` and the
-//! data of `feeds/` and `inbox/` — never imports `app.rs` or `tabs/`; a component tab (all of its
-//! files) imports only that layer; `app.rs` composes the shared state and the tabs and routes to
-//! them, and `route.rs`, `input.rs`, `view.rs` and this file sit on top. The `update.rs` files of
-//! the feeds, the inbox and the tabs not converted yet are App's part for what they change: they
-//! take `App`, and only App calls them.
+//! data of `feeds/` and `inbox/` — never imports `app.rs` or `tabs/`; a tab's state and update
+//! import only that layer; `app.rs` composes the shared state and the tabs and routes to them,
+//! and `route.rs`, `input.rs`, `view.rs` and this file sit on top. What reads or changes App's
+//! shared state takes `App`, and only App calls it: the `update.rs` of the feeds and the inbox,
+//! `signals/modals.rs`, and the views of the inbox and the account (`desk/view.rs`,
+//! `proposals/`, the Signals overlays).
 pub mod action;
 pub mod app;
 pub mod clock;

@@ -6,11 +6,13 @@
 //! the Tools tab gets the result to show.
 
 use crate::api::ApiError;
+use crate::api::model::SignalDestination;
 use crate::api::model::{
     BacktestJob, BacktestRequest, Capabilities, ChatReply, Proposal, ToolResult,
 };
 use crate::console::action::{Effect, Resource};
 use crate::console::app::{App, ToastLevel};
+use crate::console::command::TradeArgs;
 use crate::console::component::Ctx;
 use crate::console::inbox::{DecisionKind, InboxItem, LocalState, Source, ToolApproval};
 use crate::console::layout::Pane;
@@ -477,6 +479,30 @@ impl App {
     pub(crate) fn propose_from_row(&mut self, fx: &mut Vec<Effect>) {
         let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
         self.discovery.propose(&mut ctx);
+        let done = ctx.finish();
+        self.perform(done, fx);
+    }
+
+    /// The cursor moved in the destinations: the delivery log follows it.
+    pub(crate) fn destination_selected(&mut self) {
+        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+        self.signals.destination_selected(&mut ctx);
+        let (effects, asks) = ctx.finish();
+        debug_assert!(
+            effects.is_empty() && asks.is_empty(),
+            "following asks nothing"
+        );
+    }
+
+    /// The destination under the cursor.
+    pub fn selected_destination(&self) -> Option<&SignalDestination> {
+        self.signals.destination(self.selected(Pane::Destinations))
+    }
+
+    /// `/trade`.
+    pub(crate) fn trade(&mut self, args: &TradeArgs, fx: &mut Vec<Effect>) {
+        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+        self.signals.trade(args, &mut ctx);
         let done = ctx.finish();
         self.perform(done, fx);
     }

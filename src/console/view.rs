@@ -38,7 +38,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
         Tab::Research => app.research.draw(f, &app.shown(theme, &screen)),
         Tab::Tools => app.tools.draw(f, &app.shown(theme, &screen)),
         Tab::Chat => app.chat.draw(f, &app.shown(theme, &screen)),
-        Tab::Signals => signals::view::draw(f, app, theme, &screen),
+        Tab::Signals => app.signals.draw(f, &app.shown(theme, &screen)),
     }
     footer(f, app, theme, &screen);
     command_line(f, app, theme, &screen);
