@@ -173,7 +173,7 @@ impl App {
 
     pub fn focused_pane(&self) -> Pane {
         if self.tab == Tab::Discovery {
-            return self.discovery.view.pane();
+            return self.discovery.view().pane();
         }
         let panes = self.tab.panes();
         panes[self.focus.min(panes.len() - 1)]
@@ -190,7 +190,7 @@ impl App {
                 .filter(|i| i.can_approve(self.now))
                 .count(),
             inbox: self.inbox.len(),
-            discovery_view: self.discovery.view,
+            discovery_view: self.discovery.view(),
             jobs: self.backtests.jobs().len(),
             agents: self.research.tree().len(),
             artifacts: self.research.artifacts(),

@@ -41,7 +41,7 @@ impl App {
             Tab::Proposals => counting(),
             Tab::Logs => loaded(Resource::Audit),
             Tab::Discovery => {
-                let view = self.discovery.view;
+                let view = self.discovery.view();
                 self.discovery.state(view).feed.poll.updated_at.is_some()
             }
             Tab::Research => self.research.active(),

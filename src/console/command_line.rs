@@ -110,11 +110,8 @@ impl App {
     /// Coins for completion: those the service named (positions, open orders, proposals,
     /// Discovery rows). Until it has named any, the majors every venue lists.
     pub fn known_coins(&self) -> Vec<String> {
-        let rows = [
-            &self.discovery.top,
-            &self.discovery.live,
-            &self.discovery.combos,
-        ];
+        let rows =
+            [DView::TopBacktests, DView::TopLive, DView::Combos].map(|v| self.discovery.rows(v));
         let from_rows = rows.into_iter().flatten().filter_map(|r| {
             command::normalize_pair(&r.pair)?
                 .strip_suffix("-USD")
@@ -209,11 +206,9 @@ impl App {
                     command::TopView::Combos => DView::Combos,
                 };
                 self.set_tab(Tab::Discovery);
-                self.discovery.view = view;
-                if self.discovery.apply(view, &args.params) {
+                if self.discovery.show_top(view, &args.params, self.now) {
                     self.selected.insert(view.pane(), 0);
                 }
-                self.discovery.state_mut(view).feed.poll.ask_at(self.now);
             }
             Command::Job(id) => {
                 let i = self.backtests.follow(&id, self.now);

@@ -22,9 +22,8 @@
 //!   a tab is a struct with private fields and `on_key` / `on_<answer>` / `draw` methods that see
 //!   the rest of the console only through `Ctx` (clock, tab on screen, quota, the shared pane
 //!   cursors, effects, and `Ask`s — open a modal, toast, show a tab — that App performs after)
-//!   and `Shown` (read-only, to draw). Every tab but Proposals is a component (Discovery's view
-//!   data are still public: `/top` and completion read them); Proposals is a view of the inbox,
-//!   which every tab acts on and App keeps (`inbox/`).
+//!   and `Shown` (read-only, to draw). Every tab but Proposals is a component; Proposals is a
+//!   view of the inbox, which every tab acts on and App keeps (`inbox/`).
 //!   `route.rs` is App's side of a component where an answer or command reaches past one tab
 //!   (the shared inbox, the feeds, a form that reads another tab's data).
 //! - `view.rs` the frame around the tabs; `help.rs`; `widgets/`; `layout.rs`; `keymap.rs`;

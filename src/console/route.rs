@@ -471,7 +471,7 @@ impl App {
 
     /// The Discovery row under the cursor.
     pub fn selected_row(&self) -> Option<Selected<'_>> {
-        let view = self.discovery.view;
+        let view = self.discovery.view();
         self.discovery.selected_row(self.selected(view.pane()))
     }
 

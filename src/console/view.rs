@@ -466,7 +466,7 @@ fn command_line(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         return;
     }
     let filter = if app.tab == Tab::Discovery {
-        app.discovery.state(app.discovery.view).filter.as_str()
+        app.discovery.state(app.discovery.view()).filter.as_str()
     } else {
         app.logs.filter()
     };

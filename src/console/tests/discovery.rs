@@ -53,7 +53,7 @@ fn discovery_is_fetched_only_while_visible() {
     assert_eq!(discovery_fetches(&fx), vec![DiscoveryQuery::Strategies]);
     // `l` shows Top backtests: fetched at once, with the server's defaults.
     let fx = app.update(key('l'));
-    assert_eq!(app.discovery.view, DView::TopBacktests);
+    assert_eq!(app.discovery.view(), DView::TopBacktests);
     let top = DiscoveryQuery::TopBacktests(BacktestsQuery::default());
     assert_eq!(discovery_fetches(&fx), vec![top.clone()]);
     let at = t0() + secs(601);
@@ -132,7 +132,7 @@ fn top_combos_command_sets_the_fetch_parameters() {
         "/top combos pair=ETH-USD timeframe=1h days=60 perStrategy=2",
     );
     assert_eq!(app.tab, Tab::Discovery);
-    assert_eq!(app.discovery.view, DView::Combos);
+    assert_eq!(app.discovery.view(), DView::Combos);
     let fetched = discovery_fetches(&fx);
     let Some(DiscoveryQuery::Combos(q)) = fetched
         .iter()
@@ -184,7 +184,7 @@ fn top_combos_command_sets_the_fetch_parameters() {
 
     // key=default returns a key to the server's default.
     run(&mut app, "/top combos pair=default");
-    assert_eq!(app.discovery.combos_query.pair, None);
+    assert_eq!(app.discovery.combos_query().pair, None);
 }
 
 #[test]
@@ -507,7 +507,7 @@ fn p_prefills_a_proposal_for_the_rows_coin() {
     let mut app = discovery_app(120, 40);
     app.update(key('l'));
     app.update(key('l'));
-    assert_eq!(app.discovery.view, DView::TopLive);
+    assert_eq!(app.discovery.view(), DView::TopLive);
     app.update(key('p'));
     assert_eq!(
         app.command_line().map(|c| c.text()),
@@ -541,5 +541,5 @@ fn mouse_selects_discovery_views() {
         row: r.y,
         modifiers: crossterm::event::KeyModifiers::NONE,
     }));
-    assert_eq!(app.discovery.view, DView::Combos);
+    assert_eq!(app.discovery.view(), DView::Combos);
 }
