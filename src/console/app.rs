@@ -1,14 +1,17 @@
 //! The console's state and `update`, the only place it changes. `update` is pure — it returns
 //! Effects for the runner to perform — so every behaviour is testable with an injected clock.
 //!
-//! `App` holds what the tabs share (the account feeds, the inbox, the request log, the service,
-//! toasts, the tab and focus, the modal) and one state per tab; `update` routes an Action to the
-//! modal, the input router, or the answer's owner, and sends the tab on screen its keys and its
-//! moments (shown, refreshed). The rest of `impl App` lives with what it changes:
-//! `feeds/update.rs`, `inbox/update.rs`, `input.rs`, `clock.rs`, `command_line.rs` and each
-//! `tabs/<tab>/update.rs`.
+//! `App` is the router and what the tabs share: the account feeds, the inbox, the request log, the
+//! service, toasts, the tab and focus, the pane cursors, the modal slot — and one value per tab.
+//! `update` routes an Action to the modal, the input router, or the answer's owner, and sends the
+//! tab on screen its keys and its moments (shown, refreshed). A component tab gets a `Ctx`
+//! (`component.rs`) and returns what it asks of App, which `perform` does. The rest of
+//! `impl App` lives with what it changes: `feeds/update.rs`, `inbox/update.rs`, `input.rs`,
+//! `clock.rs`, `command_line.rs`, `route.rs` and `tabs/signals/modals.rs`.
 
 use super::action::{Action, Answer, Effect, Resource};
+use super::component::{Ask, Ctx, Shown, posts_held_text};
+pub use super::component::{Message, RequestLogEntry, ToastLevel};
 use super::feeds::{self, Account, Feed, Options};
 use super::gate::GateState;
 use super::inbox::{Decision, InboxItem, InboxState};
@@ -16,15 +19,15 @@ use super::keymap::KeyAction;
 use super::keymap::Keymap;
 use super::layout::{Pane, Shape};
 use super::modal::Modal;
-use super::poll::Poll;
 use super::tab::Tab;
-use super::tabs::backtests::BacktestsState;
-use super::tabs::chat::ChatState;
-use super::tabs::discovery::{DView, DiscoveryState};
-use super::tabs::logs::LogsState;
-use super::tabs::research::ResearchState;
-use super::tabs::signals::{self, SignalsState};
-use super::tabs::tools::ToolsState;
+use super::tabs::backtests::BacktestsTab;
+use super::tabs::chat::ChatTab;
+use super::tabs::desk::DeskTab;
+use super::tabs::discovery::{DView, DiscoveryTab};
+use super::tabs::logs::LogsTab;
+use super::tabs::research::ResearchTab;
+use super::tabs::signals::{self, SignalsTab};
+use super::tabs::tools::ToolsTab;
 use crate::api::ApiError;
 use chrono::{DateTime, Duration as TimeDelta, Utc};
 use std::collections::{BTreeMap, HashSet, VecDeque};
@@ -35,33 +38,10 @@ const TOAST_FOR: TimeDelta = TimeDelta::seconds(4);
 /// Messages the Logs tab keeps (toasts, command errors), newest first.
 const MESSAGES: usize = 500;
 #[derive(Debug, Clone)]
-pub struct RequestLogEntry {
-    pub at: DateTime<Utc>,
-    pub operation: &'static str,
-    /// `ok`, or the error code.
-    pub status: String,
-    pub latency: Duration,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ToastLevel {
-    Info,
-    Error,
-}
-
-#[derive(Debug, Clone)]
 pub struct Toast {
     pub text: String,
     pub level: ToastLevel,
     pub until: DateTime<Utc>,
-}
-
-/// A toast or a command line error as the Logs tab's messages list keeps it, in full.
-#[derive(Debug, Clone)]
-pub struct Message {
-    pub at: DateTime<Utc>,
-    pub level: ToastLevel,
-    pub text: String,
 }
 
 /// Where the console's data comes from, for the header.
@@ -81,7 +61,8 @@ pub struct App {
     pub keymap: Keymap,
     pub feeds: BTreeMap<Resource, Feed>,
     pub account: Account,
-    pub logs: LogsState,
+    pub desk: DeskTab,
+    pub logs: LogsTab,
     /// Newest first.
     pub inbox: Vec<InboxItem>,
     /// Newest first.
@@ -107,12 +88,12 @@ pub struct App {
     pub messages: VecDeque<Message>,
     pub auth_failed: Option<String>,
     pub quota_until: Option<DateTime<Utc>>,
-    pub discovery: DiscoveryState,
-    pub backtests: BacktestsState,
-    pub research: ResearchState,
-    pub tools: ToolsState,
-    pub chat: ChatState,
-    pub signals: SignalsState,
+    pub discovery: DiscoveryTab,
+    pub backtests: BacktestsTab,
+    pub research: ResearchTab,
+    pub tools: ToolsTab,
+    pub chat: ChatTab,
+    pub signals: SignalsTab,
     /// The supervision gateway, when the service is one.
     pub gate: GateState,
     /// Reads the wallet's private key for the builder-fee signature, when asked to sign (the
@@ -156,7 +137,8 @@ impl App {
             keymap,
             feeds,
             account: Account::default(),
-            logs: LogsState::default(),
+            desk: DeskTab,
+            logs: LogsTab::default(),
             inbox: Vec::new(),
             decisions: Vec::new(),
             inbox_state: InboxState::default(),
@@ -172,16 +154,12 @@ impl App {
             messages: VecDeque::new(),
             auth_failed: None,
             quota_until: None,
-            discovery: DiscoveryState::default(),
-            backtests: BacktestsState::default(),
-            research: ResearchState {
-                // Checked once at start; polled on only while a run exists.
-                poll: Poll::due_now(now),
-                ..Default::default()
-            },
-            tools: ToolsState::default(),
-            chat: ChatState::default(),
-            signals: SignalsState::new(),
+            discovery: DiscoveryTab::default(),
+            backtests: BacktestsTab::default(),
+            research: ResearchTab::new(now),
+            tools: ToolsTab::default(),
+            chat: ChatTab::default(),
+            signals: SignalsTab::new(),
             gate: GateState::new(gate_interval, now),
             wallet_key: signals::wallet_key_from_env,
             tool_seq: 0,
@@ -195,7 +173,7 @@ impl App {
 
     pub fn focused_pane(&self) -> Pane {
         if self.tab == Tab::Discovery {
-            return self.discovery.view.pane();
+            return self.discovery.view().pane();
         }
         let panes = self.tab.panes();
         panes[self.focus.min(panes.len() - 1)]
@@ -212,12 +190,12 @@ impl App {
                 .filter(|i| i.can_approve(self.now))
                 .count(),
             inbox: self.inbox.len(),
-            discovery_view: self.discovery.view,
-            jobs: self.backtests.jobs.len(),
+            discovery_view: self.discovery.view(),
+            jobs: self.backtests.jobs().len(),
             agents: self.research.tree().len(),
-            artifacts: self.research.run.as_ref().map_or(0, |r| r.artifacts.len()),
-            tools: self.tools.tools.len(),
-            destinations: self.signals.destinations.len(),
+            artifacts: self.research.artifacts(),
+            tools: self.tools.tools().len(),
+            destinations: self.signals.destinations().len(),
         }
     }
 
@@ -235,23 +213,20 @@ impl App {
             Pane::Strip => self.strip_items().len(),
             Pane::Inbox => self.inbox.len(),
             Pane::Decisions => self.decisions.len(),
-            Pane::Audit => self.logs.audit_view.len(),
-            Pane::Requests => self.logs.request_view.len(),
+            Pane::Audit => self.logs.audit_rows(),
+            Pane::Requests => self.logs.request_rows(),
             Pane::Messages => self.messages.len(),
             Pane::Strategies | Pane::TopBacktests | Pane::TopLive | Pane::Combos => {
                 DView::of_pane(pane).map_or(0, |v| self.discovery.len(v))
             }
-            Pane::Jobs => self.backtests.jobs.len(),
-            Pane::Trades => self
-                .selected_job()
-                .and_then(|j| j.job.data.as_ref())
-                .map_or(0, |d| d.trades.len()),
+            Pane::Jobs => self.backtests.jobs().len(),
+            Pane::Trades => self.backtests.trades(self.selected(Pane::Jobs)),
             Pane::Agents => self.research.tree().len(),
-            Pane::Artifacts => self.research.run.as_ref().map_or(0, |r| r.artifacts.len()),
-            Pane::Tools => self.tools.tools.len(),
-            Pane::Result => self.result_rows(),
-            Pane::Destinations => self.signals.destinations.len(),
-            Pane::Deliveries => self.signals.deliveries.len(),
+            Pane::Artifacts => self.research.artifacts(),
+            Pane::Tools => self.tools.tools().len(),
+            Pane::Result => self.tools.result_rows(),
+            Pane::Destinations => self.signals.destinations().len(),
+            Pane::Deliveries => self.signals.deliveries(),
             // Scrolled, not selected: see `move_selection`.
             Pane::Transcript | Pane::ChatLog => 0,
         }
@@ -329,16 +304,42 @@ impl App {
             Answer::Proposed { signal, result } => self.on_proposed(&signal, result, at),
             Answer::Confirmed { id, result } => self.on_confirmed(&id, result, at, fx),
             Answer::Reconciled { evidence } => self.on_reconciled(&evidence, at, fx),
-            Answer::Discovered { query, result } => self.on_discovered(query, result, latency, at),
+            Answer::Discovered { query, result } => {
+                let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+                self.discovery
+                    .on_discovered(query, result, latency, at, &mut ctx);
+                let done = ctx.finish();
+                self.perform(done, fx);
+            }
             Answer::BacktestSubmitted { request, result } => {
-                self.on_backtest_submitted(&request, result, at)
+                self.on_backtest_submitted(&request, result, at, fx)
             }
-            Answer::JobLoaded { id, result } => self.on_job_loaded(&id, result, latency, at),
-            Answer::ResearchLoaded { result } => self.on_research_loaded(result, latency, at),
+            Answer::JobLoaded { id, result } => {
+                let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+                self.backtests
+                    .on_job_loaded(&id, result, latency, at, &mut ctx);
+                let done = ctx.finish();
+                self.perform(done, fx);
+            }
+            Answer::ResearchLoaded { result } => {
+                let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+                self.research.on_loaded(result, latency, at, &mut ctx);
+                let done = ctx.finish();
+                self.perform(done, fx);
+            }
             Answer::ResearchStopped { run_id, result } => {
-                self.on_research_stopped(&run_id, result, at)
+                let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+                self.research.on_stopped(&run_id, result, at, &mut ctx);
+                let done = ctx.finish();
+                self.perform(done, fx);
             }
-            Answer::CliAnswered { command, result } => self.on_cli_answered(&command, result, at),
+            Answer::CliAnswered { command, result } => {
+                let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+                self.research
+                    .on_cli_answered(&command, result, at, &mut ctx);
+                let done = ctx.finish();
+                self.perform(done, fx);
+            }
             Answer::CapabilitiesLoaded { result } => {
                 self.on_capabilities_loaded(result, latency, at, fx)
             }
@@ -349,15 +350,30 @@ impl App {
                 result,
             } => self.on_tool_executed(name, args, approval, result, at, fx),
             Answer::ChatAnswered { result } => self.on_chat_answered(result, at, fx),
-            Answer::Traded { signal, result } => self.on_traded(&signal, result, at),
+            Answer::Traded { signal, result } => {
+                let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+                self.signals.on_traded(&signal, result, at, &mut ctx);
+                let done = ctx.finish();
+                self.perform(done, fx);
+                self.poll_now(&Resource::TRADED, at);
+                self.poll_now(&[Resource::Usage], at);
+            }
             Answer::DestinationsLoaded { result } => {
-                self.on_destinations_loaded(result, latency, at)
+                let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+                self.signals
+                    .on_destinations_loaded(result, latency, at, &mut ctx);
+                let done = ctx.finish();
+                self.perform(done, fx);
             }
             Answer::DestinationCreated { name, result } => {
                 self.on_destination_created(&name, result, at)
             }
             Answer::DeliveriesLoaded { id, result } => {
-                self.on_deliveries_loaded(&id, result, latency, at)
+                let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+                self.signals
+                    .on_deliveries_loaded(&id, result, latency, at, &mut ctx);
+                let done = ctx.finish();
+                self.perform(done, fx);
             }
             Answer::BuilderFeeLoaded { wallet, result } => {
                 self.on_builder_fee_loaded(&wallet, result)
@@ -391,12 +407,12 @@ impl App {
         }
         // Discovery is fetched only while its tab is on screen.
         if self.tab == Tab::Discovery {
-            self.schedule_discovery(fx);
+            self.discovery.schedule(now, fx);
         }
-        self.schedule_jobs(fx);
-        self.schedule_research(fx);
-        self.schedule_tools(fx);
-        self.schedule_signals(fx);
+        self.backtests.schedule(now, fx);
+        self.research.schedule(now, fx);
+        self.tools.schedule(now, fx);
+        self.signals.schedule(now, self.tab, fx);
         self.schedule_recheck(fx);
         self.schedule_gate(fx);
     }
@@ -419,7 +435,55 @@ impl App {
             latency,
         });
         self.request_log.truncate(REQUEST_LOG);
-        self.refilter();
+        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+        self.logs.refilter(&self.request_log, &mut ctx);
+        let (effects, asks) = ctx.finish();
+        debug_assert!(
+            effects.is_empty() && asks.is_empty(),
+            "refiltering asks nothing"
+        );
+    }
+
+    /// Starts what a tab asked for and performs its asks, in order (see `component.rs`).
+    pub(crate) fn perform(&mut self, done: (Vec<Effect>, Vec<Ask>), fx: &mut Vec<Effect>) {
+        let (effects, asks) = done;
+        fx.extend(effects);
+        for ask in asks {
+            match ask {
+                Ask::Open(modal) => self.modal = Some(*modal),
+                Ask::Toast(text, level) => self.toast(text, level),
+                Ask::Show(tab) => self.set_tab(tab),
+                Ask::Prefill(text) => self.prefill(&text),
+                Ask::HoldPosts(until) => self.quota_until = Some(until),
+                Ask::Redraw => self.dirty = true,
+                Ask::CommandError(text) => self.command_error = Some(text),
+                Ask::Focus(i) => self.focus = i,
+                Ask::AuthFailed(message) => self.auth_failed = Some(message),
+                Ask::BacktestForm => self.open_backtest_form(),
+                Ask::ShowProposal(id) => {
+                    self.set_tab(Tab::Proposals);
+                    self.select_proposal(Pane::Inbox, &id);
+                }
+            }
+        }
+    }
+
+    /// What a tab reads of the shared console while it draws.
+    pub fn shown<'a>(
+        &'a self,
+        theme: &'a super::theme::Theme,
+        screen: &'a super::layout::Screen,
+    ) -> Shown<'a> {
+        Shown {
+            theme,
+            keymap: &self.keymap,
+            screen,
+            now: self.now,
+            feeds: &self.feeds,
+            account: &self.account,
+            focused: self.focused_pane(),
+            selected: &self.selected,
+        }
     }
 
     pub(crate) fn toast(&mut self, text: impl Into<String>, level: ToastLevel) {
@@ -467,31 +531,22 @@ impl App {
         for feed in self.feeds.values_mut() {
             feed.poll.ask_at(self.now);
         }
-        for job in &mut self.backtests.jobs {
-            job.poll.ask_at(self.now);
-        }
+        self.backtests.refresh(self.now);
         if self.gate.detected != super::gate::Detected::No {
             self.gate.poll.ask_at(self.now);
         }
-        self.refresh_research();
+        self.research.refresh(self.now);
         self.refresh_tab();
     }
 
     /// After a 429 the service refuses POSTs until the quota resets: say so instead of sending.
     pub(crate) fn posts_held(&mut self) -> bool {
-        let now = self.now;
-        match self.quota_until {
-            Some(until) if until > now => {
-                let secs = (until - now).num_seconds();
-                self.toast(
-                    format!(
-                        "the service asked to wait (quota or rate limit): POSTs are held for {secs}s"
-                    ),
-                    ToastLevel::Error,
-                );
+        match posts_held_text(self.quota_until, self.now) {
+            Some(text) => {
+                self.toast(text, ToastLevel::Error);
                 true
             }
-            _ => false,
+            None => false,
         }
     }
 
@@ -504,27 +559,40 @@ impl App {
     // ---- the tabs ----------------------------------------------------------------------------
 
     /// The tab on screen's own keys; true when handled.
-    pub(crate) fn on_tab_key(&mut self, action: KeyAction, pane: Pane) -> bool {
-        match self.tab {
-            Tab::Desk => self.on_desk_key(action, pane),
+    pub(crate) fn on_tab_key(
+        &mut self,
+        action: KeyAction,
+        pane: Pane,
+        fx: &mut Vec<Effect>,
+    ) -> bool {
+        let strip = (self.tab == Tab::Desk)
+            .then(|| self.selection(Pane::Strip).id.clone())
+            .flatten();
+        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+        let handled = match self.tab {
+            Tab::Desk => self.desk.on_key(action, pane, strip, &mut ctx),
+            Tab::Logs => self.logs.on_key(action, &mut ctx),
+            Tab::Chat => self.chat.on_key(action, &mut ctx),
+            Tab::Backtests => self.backtests.on_key(action, &mut ctx),
+            Tab::Research => self.research.on_key(action, pane, &mut ctx),
+            Tab::Tools => self.tools.on_key(action, pane, &mut ctx),
+            Tab::Discovery => self.discovery.on_key(action, pane, &mut ctx),
+            // Proposals has no keys of its own: the inbox's are global.
             Tab::Proposals => false,
-            Tab::Logs => self.on_logs_key(action),
-            Tab::Discovery => self.on_discovery_key(action, pane),
-            Tab::Backtests => self.on_backtests_key(action),
-            Tab::Research => self.on_research_key(action, pane),
-            Tab::Tools => self.on_tools_key(action, pane),
-            Tab::Chat => self.on_chat_key(action, pane),
-            Tab::Signals => self.on_signals_key(action),
-        }
+            Tab::Signals => self.signals.on_key(action, &mut ctx),
+        };
+        let done = ctx.finish();
+        self.perform(done, fx);
+        handled
     }
 
     /// The tab just came on screen: what it shows is asked for now.
     pub(crate) fn entered_tab(&mut self) {
         match self.tab {
-            Tab::Discovery => self.discovery_due_now(),
-            Tab::Research => self.refresh_research(),
-            Tab::Tools => self.entered_tools(),
-            Tab::Signals => self.refresh_signals(),
+            Tab::Discovery => self.discovery.due_now(self.now),
+            Tab::Research => self.research.refresh(self.now),
+            Tab::Tools => self.tools.entered(self.now),
+            Tab::Signals => self.signals.refresh(self.now, self.tab),
             _ => {}
         }
     }
@@ -532,9 +600,9 @@ impl App {
     /// `r`: what only the tab on screen polls is asked for again.
     pub(crate) fn refresh_tab(&mut self) {
         match self.tab {
-            Tab::Discovery => self.discovery_due_now(),
-            Tab::Tools => self.tools.catalog.ask_at(self.now),
-            Tab::Signals => self.refresh_signals(),
+            Tab::Discovery => self.discovery.due_now(self.now),
+            Tab::Tools => self.tools.refresh(self.now),
+            Tab::Signals => self.signals.refresh(self.now, self.tab),
             _ => {}
         }
     }

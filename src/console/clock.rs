@@ -41,18 +41,11 @@ impl App {
             Tab::Proposals => counting(),
             Tab::Logs => loaded(Resource::Audit),
             Tab::Discovery => {
-                let view = self.discovery.view;
+                let view = self.discovery.view();
                 self.discovery.state(view).feed.poll.updated_at.is_some()
             }
             Tab::Research => self.research.active(),
-            Tab::Signals => {
-                self.signals.dest_poll.updated_at.is_some()
-                    || self
-                        .signals
-                        .deliveries
-                        .iter()
-                        .any(|d| d.next_attempt_at.is_some_and(|t| t > self.now))
-            }
+            Tab::Signals => self.signals.loaded() || self.signals.retry_pending(self.now),
             Tab::Backtests | Tab::Tools | Tab::Chat => false,
         }
     }
@@ -85,21 +78,19 @@ impl App {
         }
         if self.auth_failed.is_none() {
             if self.tab == Tab::Discovery {
-                for v in self.discovery_due_views() {
+                for v in self.discovery.due_views() {
                     if let Some(due) = self.discovery.state(v).feed.poll.wakeup() {
                         next = next.min(due);
                     }
                 }
             }
-            for j in self.backtests.jobs.iter().filter(|j| j.active()) {
-                next = next.min(j.poll.wakeup().unwrap_or(next));
-            }
-            if !self.research.unsupported
-                && let Some(due) = self.research.poll.wakeup()
-            {
+            if let Some(due) = self.backtests.wakeup() {
                 next = next.min(due);
             }
-            if let Some(due) = self.signals_next_due() {
+            if let Some(due) = self.research.wakeup() {
+                next = next.min(due);
+            }
+            if let Some(due) = self.signals.next_due(self.tab) {
                 next = next.min(due);
             }
             if let Some(due) = self.inbox_state.recheck.wakeup() {

@@ -1,16 +1,17 @@
 //! The command line (a modal): typing with history and completion, and running what
 //! [`command::parse`] made of it.
 
-use crate::api::model::{BacktestJob, BacktestRequest, Proposal};
+use crate::api::model::{BacktestRequest, Proposal};
 use crate::console::action::Effect;
 use crate::console::app::App;
 use crate::console::command::{self, Command};
+use crate::console::component::Ctx;
 use crate::console::inbox::{InboxItem, LocalState, Source};
 use crate::console::layout::Pane;
 use crate::console::modal::{CommandLine, Modal};
 use crate::console::tab::DView;
 use crate::console::tab::Tab;
-use crate::console::tabs::backtests::{JobEntry, number_value};
+use crate::console::tabs::backtests::number_value;
 use crossterm::event::{KeyCode, KeyEvent};
 use std::collections::BTreeSet;
 
@@ -89,7 +90,7 @@ impl App {
                 if line.completions.is_empty() {
                     let refs: Vec<&str> = coins.iter().map(String::as_str).collect();
                     let tools: Vec<&str> =
-                        self.tools.tools.iter().map(|t| t.name.as_str()).collect();
+                        self.tools.tools().iter().map(|t| t.name.as_str()).collect();
                     line.completions = command::complete_with(&line.text(), &refs, &tools);
                     line.completion_pos = 0;
                 } else {
@@ -109,11 +110,8 @@ impl App {
     /// Coins for completion: those the service named (positions, open orders, proposals,
     /// Discovery rows). Until it has named any, the majors every venue lists.
     pub fn known_coins(&self) -> Vec<String> {
-        let rows = [
-            &self.discovery.top,
-            &self.discovery.live,
-            &self.discovery.combos,
-        ];
+        let rows =
+            [DView::TopBacktests, DView::TopLive, DView::Combos].map(|v| self.discovery.rows(v));
         let from_rows = rows.into_iter().flatten().filter_map(|r| {
             command::normalize_pair(&r.pair)?
                 .strip_suffix("-USD")
@@ -208,27 +206,21 @@ impl App {
                     command::TopView::Combos => DView::Combos,
                 };
                 self.set_tab(Tab::Discovery);
-                self.discovery.view = view;
-                if self.discovery.apply(view, &args.params) {
+                if self.discovery.show_top(view, &args.params, self.now) {
                     self.selected.insert(view.pane(), 0);
                 }
-                self.discovery.state_mut(view).feed.poll.ask_at(self.now);
             }
             Command::Job(id) => {
-                if !self.backtests.jobs.iter().any(|j| j.id() == id) {
-                    let job = BacktestJob {
-                        job_id: id.clone(),
-                        ..Default::default()
-                    };
-                    self.backtests.jobs.insert(0, JobEntry::new(job, self.now));
-                }
+                let i = self.backtests.follow(&id, self.now);
                 self.set_tab(Tab::Backtests);
-                if let Some(i) = self.backtests.jobs.iter().position(|j| j.id() == id) {
-                    self.selected.insert(Pane::Jobs, i);
-                    self.backtests.jobs[i].poll.ask_at(self.now);
-                }
+                self.selected.insert(Pane::Jobs, i);
             }
-            Command::Service(text) => self.run_service_command(text, fx),
+            Command::Service(text) => {
+                let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+                self.research.send_command(text, &mut ctx);
+                let done = ctx.finish();
+                self.perform(done, fx);
+            }
             Command::Chat(text) => self.send_chat(text, fx),
             Command::Tool { name, args } => self.run_tool_command(name, args, fx),
             Command::Refresh => self.refresh(),

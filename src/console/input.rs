@@ -3,6 +3,7 @@
 
 use crate::console::action::Effect;
 use crate::console::app::{App, ToastLevel};
+use crate::console::component::Ctx;
 use crate::console::decider::Decider;
 use crate::console::gate::guard::{ApproveCheck, kill_reason};
 use crate::console::inbox::dialog::{ApproveDialog, BURST, Context, Outcome};
@@ -44,7 +45,7 @@ impl App {
             return;
         }
         let pane = self.focused_pane();
-        if self.on_tab_key(action, pane) {
+        if self.on_tab_key(action, pane, fx) {
             return;
         }
         self.on_navigation_key(action, pane);
@@ -95,6 +96,11 @@ impl App {
             KeyAction::Down | KeyAction::Right => self.move_selection(pane, 1),
             KeyAction::PageUp => self.move_selection(pane, -(self.page() as i64)),
             KeyAction::PageDown => self.move_selection(pane, self.page() as i64),
+            KeyAction::Top | KeyAction::Bottom
+                if matches!(pane, Pane::Transcript | Pane::ChatLog) =>
+            {
+                *self.text_scroll(pane) = self.scroll_end(pane, action);
+            }
             KeyAction::Top => self.select_row(pane, 0),
             KeyAction::Bottom => {
                 let len = self.pane_len(pane);
@@ -112,10 +118,7 @@ impl App {
         if matches!(pane, Pane::Transcript | Pane::ChatLog) {
             // Text panes scroll: up (negative) goes back in time, away from the newest line.
             let max = self.text_pane_max_scroll(pane);
-            let scroll = match pane {
-                Pane::Transcript => &mut self.research.scroll,
-                _ => &mut self.chat.scroll,
-            };
+            let scroll = self.text_scroll(pane);
             *scroll = (*scroll as i64 - delta).clamp(0, max as i64) as usize;
             return;
         }
@@ -139,6 +142,14 @@ impl App {
         self.selected.insert(pane, row);
         if matches!(pane, Pane::Inbox | Pane::Strip) {
             self.select_inbox_row(pane, row);
+        }
+    }
+
+    /// A text pane's scroll offset, lines up from the newest.
+    fn text_scroll(&mut self, pane: Pane) -> &mut usize {
+        match pane {
+            Pane::Transcript => self.research.scroll_mut(),
+            _ => self.chat.scroll_mut(),
         }
     }
 
@@ -181,7 +192,7 @@ impl App {
                     return;
                 }
                 if let Some(view) = screen.view_at(m.column, m.row) {
-                    self.switch_view(view);
+                    self.discovery.switch_view(view, self.now);
                     self.dirty = true;
                     return;
                 }
@@ -250,7 +261,7 @@ impl App {
         };
         match modal {
             Modal::CommandLine(_) => self.on_command_key(key, fx),
-            Modal::Filter => self.on_filter_key(key),
+            Modal::Filter => self.on_filter_key(key, fx),
             Modal::BacktestForm(_) => self.on_form_key(key, fx),
             Modal::ToolEditor(_) => self.on_editor_key(key, fx),
             Modal::DestinationForm(_) => self.on_destination_form_key(key, fx),
@@ -305,7 +316,7 @@ impl App {
                 Some(KeyAction::ConfirmYes) => {
                     fx.push(Effect::StopResearch(run_id.clone()));
                     self.modal = None;
-                    self.research.poll.in_flight = true;
+                    self.research.stopping();
                 }
                 Some(KeyAction::Cancel | KeyAction::Quit) => self.modal = None,
                 _ => {}
@@ -334,7 +345,7 @@ impl App {
                 }
                 Some(KeyAction::Propose) => {
                     self.modal = None;
-                    self.propose_from_row();
+                    self.propose_from_row(fx);
                 }
                 _ => match scrolled(*scroll, action, page) {
                     Some(s) => *scroll = s,
@@ -427,7 +438,7 @@ impl App {
     }
 
     /// Typing into the Logs or Discovery filter; Enter or Esc ends it and keeps the text.
-    fn on_filter_key(&mut self, key: KeyEvent) {
+    fn on_filter_key(&mut self, key: KeyEvent, fx: &mut Vec<Effect>) {
         let edit = match key.code {
             KeyCode::Enter | KeyCode::Esc => {
                 self.modal = None;
@@ -438,9 +449,15 @@ impl App {
             _ => return,
         };
         if self.tab == Tab::Discovery {
-            self.edit_discovery_filter(edit);
+            let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+            self.discovery.edit_filter(edit, &mut ctx);
+            let done = ctx.finish();
+            self.perform(done, fx);
         } else {
-            self.edit_logs_filter(edit);
+            let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+            self.logs.edit_filter(edit, &self.request_log, &mut ctx);
+            let done = ctx.finish();
+            self.perform(done, fx);
         }
     }
 }

@@ -17,23 +17,33 @@
 //! - `input.rs` the key router (modal, global keys, the tab, movement) and the mouse; `modal.rs`
 //!   the one modal slot, `forms/` the forms it shows; `command_line.rs` the command line;
 //!   `command/` its grammar.
-//! - `tab.rs` the tabs by name; `tabs/<tab>/` each tab's state (`mod.rs`), update (`update.rs`)
-//!   and view (`view.rs`).
+//! - `tab.rs` the tabs by name; `tabs/<tab>/` each tab: its state (`mod.rs`), update
+//!   (`update.rs`) and view (`view.rs`). `component.rs` is the contract between App and a tab:
+//!   a tab is a struct with private fields and `on_key` / `on_<answer>` / `draw` methods that see
+//!   the rest of the console only through `Ctx` (clock, tab on screen, quota, the shared pane
+//!   cursors, effects, and `Ask`s — open a modal, toast, show a tab — that App performs after)
+//!   and `Shown` (read-only, to draw). Every tab but Proposals is a component; Proposals is a
+//!   view of the inbox, which every tab acts on and App keeps (`inbox/`).
+//!   `route.rs` is App's side of a component where an answer or command reaches past one tab
+//!   (the shared inbox, the feeds, a form that reads another tab's data).
 //! - `view.rs` the frame around the tabs; `help.rs`; `widgets/`; `layout.rs`; `keymap.rs`;
 //!   `theme.rs`; `suggest.rs` "did you mean".
 //!
 //! Layers: every dependency between folders points down, so no import cycle spans two folders
-//! (`tests/it/structure.rs`). The lower layer — `action`, `payload`, `poll`, `journal`, `tab`, `layout`,
-//! `modal`, `forms/`, `command/`, `keymap`, `theme`, `widgets/` and the data of `feeds/` and
-//! `inbox/` — never imports `app.rs` or `tabs/`; a tab's state (`tabs/<tab>/mod.rs`) imports only
-//! that layer; `app.rs` composes the shared state and the tabs' states and routes to them, and
-//! `input.rs`, `view.rs` and this file sit on top. The `update.rs` files (a tab's, the feeds',
-//! the inbox's) are App's part for what they change: they take `App`, and only App calls them.
+//! (`tests/it/structure.rs`). The lower layer — `action`, `payload`, `poll`, `journal`, `tab`,
+//! `layout`, `component`, `modal`, `forms/`, `command/`, `keymap`, `theme`, `widgets/` and the
+//! data of `feeds/` and `inbox/` — never imports `app.rs` or `tabs/`; a tab's state and update
+//! import only that layer; `app.rs` composes the shared state and the tabs and routes to them,
+//! and `route.rs`, `input.rs`, `view.rs` and this file sit on top. What reads or changes App's
+//! shared state takes `App`, and only App calls it: the `update.rs` of the feeds and the inbox,
+//! `signals/modals.rs`, and the views of the inbox and the account (`desk/view.rs`,
+//! `proposals/`, the Signals overlays).
 pub mod action;
 pub mod app;
 pub mod clock;
 pub mod command;
 pub mod command_line;
+pub mod component;
 pub mod decider;
 pub mod effects;
 pub mod feeds;
@@ -48,6 +58,7 @@ pub mod layout;
 pub mod modal;
 pub mod payload;
 pub mod poll;
+pub mod route;
 pub mod suggest;
 pub mod tab;
 pub mod tabs;

@@ -9,7 +9,7 @@ use super::keymap::KeyAction;
 use super::layout::{self, Screen};
 use super::modal::Modal;
 use super::tab::Tab;
-use super::tabs::{backtests, chat, desk, discovery, logs, proposals, research, signals, tools};
+use super::tabs::{backtests, desk, discovery, proposals, research, signals, tools};
 use super::theme::Theme;
 use super::widgets::{self, age};
 use ratatui::Frame;
@@ -27,13 +27,18 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
     match app.tab {
         Tab::Desk => desk::view::draw(f, app, theme, &screen),
         Tab::Proposals => proposals::view::draw(f, app, theme, &screen),
-        Tab::Logs => logs::view::draw(f, app, theme, &screen),
-        Tab::Discovery => discovery::view::draw(f, app, theme, &screen),
-        Tab::Backtests => backtests::view::draw(f, app, theme, &screen),
-        Tab::Research => research::view::draw(f, app, theme, &screen),
-        Tab::Tools => tools::view::draw(f, app, theme, &screen),
-        Tab::Chat => chat::view::draw(f, app, theme, &screen),
-        Tab::Signals => signals::view::draw(f, app, theme, &screen),
+        Tab::Logs => app.logs.draw(
+            f,
+            &app.shown(theme, &screen),
+            &app.request_log,
+            &app.messages,
+        ),
+        Tab::Discovery => app.discovery.draw(f, &app.shown(theme, &screen)),
+        Tab::Backtests => app.backtests.draw(f, &app.shown(theme, &screen)),
+        Tab::Research => app.research.draw(f, &app.shown(theme, &screen)),
+        Tab::Tools => app.tools.draw(f, &app.shown(theme, &screen)),
+        Tab::Chat => app.chat.draw(f, &app.shown(theme, &screen)),
+        Tab::Signals => app.signals.draw(f, &app.shown(theme, &screen)),
     }
     footer(f, app, theme, &screen);
     command_line(f, app, theme, &screen);
@@ -53,16 +58,20 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
             .style(theme.base);
             f.render_widget(p, r);
         }
-        Modal::Details { scroll } => discovery::view::details(f, app, theme, area, *scroll),
-        Modal::Artifact { index, scroll } => {
-            research::view::artifact(f, app, theme, area, *index, *scroll)
+        Modal::Details { scroll } => {
+            discovery::view::details(f, app.selected_row(), &app.keymap, theme, area, *scroll)
         }
-        Modal::StopRun(run_id) => research::view::stop_dialog(f, app, theme, area, run_id),
+        Modal::Artifact { index, scroll } => {
+            research::view::artifact(f, &app.research, theme, area, *index, *scroll)
+        }
+        Modal::StopRun(run_id) => {
+            research::view::stop_dialog(f, &app.research, theme, area, run_id)
+        }
         Modal::DestinationForm(form) => signals::view::destination_form(f, theme, area, form),
         Modal::Secret(revealed) => signals::view::secret_overlay(f, app, theme, area, revealed),
         Modal::BuilderFee(panel) => signals::view::builder_fee(f, app, theme, area, panel),
         Modal::BacktestForm(form) => backtests::view::form(f, theme, area, form),
-        Modal::ToolEditor(editor) => tools::view::editor(f, app, theme, area, editor),
+        Modal::ToolEditor(editor) => tools::view::editor(f, &app.tools, theme, area, editor),
         Modal::KillConfirm { on, reason } => {
             crate::console::gate::guard::kill_dialog(f, theme, area, *on, reason)
         }
@@ -460,9 +469,9 @@ fn command_line(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         return;
     }
     let filter = if app.tab == Tab::Discovery {
-        &app.discovery.state(app.discovery.view).filter
+        app.discovery.state(app.discovery.view()).filter.as_str()
     } else {
-        &app.logs.filter
+        app.logs.filter()
     };
     // A set filter shows in its pane's title; an error outranks it here unless the filter is
     // being typed.
@@ -471,7 +480,7 @@ fn command_line(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         f.render_widget(
             Paragraph::new(Line::from(vec![
                 Span::styled("filter: ", theme.accent),
-                Span::styled(filter.clone(), theme.base),
+                Span::styled(filter.to_string(), theme.base),
             ])),
             area,
         );

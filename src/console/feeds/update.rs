@@ -4,6 +4,7 @@ use super::EQUITY_POINTS;
 use crate::api::ApiError;
 use crate::console::action::{Effect, Payload, Resource};
 use crate::console::app::App;
+use crate::console::component::Ctx;
 use crate::console::layout::Pane;
 use crate::console::poll::{PROBE, to_delta};
 use chrono::{DateTime, Utc};
@@ -106,8 +107,10 @@ impl App {
             }
             Payload::Usage(u) => self.account.usage = Some(*u),
             Payload::Audit(rows) => {
-                self.logs.audit = rows;
-                self.refilter();
+                let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+                self.logs.on_audit(rows, &self.request_log, &mut ctx);
+                let done = ctx.finish();
+                self.perform(done, fx);
             }
             Payload::Proposals(list) => self.merge_proposals(list, fx),
         }

@@ -472,11 +472,7 @@ impl App {
                 sel.id = Some(id.to_string());
             }
         }
-        if let Some(o) = self.tools.outcome.as_mut()
-            && o.awaiting.as_deref() == Some(old.as_str())
-        {
-            o.awaiting = Some(id.to_string());
-        }
+        self.tools.renamed(&old, id);
     }
 
     /// `x` and `/reject`: on a gateway the rejection is the gateway's, with a reason the agent's

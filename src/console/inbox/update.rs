@@ -601,7 +601,7 @@ impl App {
                 args: serde_json::Value::Object(args),
                 approval: Some(id.to_string()),
             });
-            self.tools.running += 1;
+            self.tools.sent_one();
             return;
         }
         fx.push(Effect::Confirm(id.to_string()));

@@ -286,10 +286,7 @@ fn research_transcript_shows_unread_fields() {
     let run = status.run.expect("a run");
     assert_eq!(run.agents.len(), 2);
     assert_eq!(run.agents[0].extra["costUsd"], "0.02");
-    let state = crate::console::tabs::research::ResearchState {
-        run: Some(run),
-        ..Default::default()
-    };
+    let state = crate::console::tabs::research::ResearchTab::showing(run);
     let lines: Vec<String> = crate::console::tabs::research::transcript_lines(&state, 200)
         .into_iter()
         .map(|l| l.text)

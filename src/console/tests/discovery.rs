@@ -53,7 +53,7 @@ fn discovery_is_fetched_only_while_visible() {
     assert_eq!(discovery_fetches(&fx), vec![DiscoveryQuery::Strategies]);
     // `l` shows Top backtests: fetched at once, with the server's defaults.
     let fx = app.update(key('l'));
-    assert_eq!(app.discovery.view, DView::TopBacktests);
+    assert_eq!(app.discovery.view(), DView::TopBacktests);
     let top = DiscoveryQuery::TopBacktests(BacktestsQuery::default());
     assert_eq!(discovery_fetches(&fx), vec![top.clone()]);
     let at = t0() + secs(601);
@@ -132,7 +132,7 @@ fn top_combos_command_sets_the_fetch_parameters() {
         "/top combos pair=ETH-USD timeframe=1h days=60 perStrategy=2",
     );
     assert_eq!(app.tab, Tab::Discovery);
-    assert_eq!(app.discovery.view, DView::Combos);
+    assert_eq!(app.discovery.view(), DView::Combos);
     let fetched = discovery_fetches(&fx);
     let Some(DiscoveryQuery::Combos(q)) = fetched
         .iter()
@@ -184,7 +184,7 @@ fn top_combos_command_sets_the_fetch_parameters() {
 
     // key=default returns a key to the server's default.
     run(&mut app, "/top combos pair=default");
-    assert_eq!(app.discovery.combos_query.pair, None);
+    assert_eq!(app.discovery.combos_query().pair, None);
 }
 
 #[test]
@@ -255,7 +255,7 @@ fn sort_and_filter_are_computed_once_per_change() {
     assert_eq!(names(&app, view), ["donchian BTC-USD"]);
     app.update(code(KeyCode::Esc));
     // The Logs filter is another filter.
-    assert!(app.logs.filter.is_empty());
+    assert!(app.logs.filter().is_empty());
 
     // A new answer rebuilds once, keeping sort and filter.
     let before = app.discovery.state(view).rebuilds;
@@ -350,7 +350,7 @@ fn b_form_submits_the_row_with_edited_fields() {
     );
     assert!(backtest_form(&app).is_none());
     assert_eq!(app.tab, Tab::Backtests);
-    assert_eq!(app.backtests.submitting, 1);
+    assert_eq!(app.backtests.submitting(), 1);
 }
 
 #[test]
@@ -429,8 +429,11 @@ fn jobs_are_polled_every_second_until_done() {
     assert_eq!(backtest_runs(&fx), vec![backtest_request()]);
     assert_eq!(app.tab, Tab::Backtests);
     app.update(submitted(job("queued", 0), t0()));
-    assert_eq!(app.backtests.jobs.len(), 1);
-    assert_eq!(app.backtests.jobs[0].job.request, Some(backtest_request()));
+    assert_eq!(app.backtests.jobs().len(), 1);
+    assert_eq!(
+        app.backtests.jobs()[0].job.request,
+        Some(backtest_request())
+    );
     assert!(job_fetches(&app.update(Action::Tick(t0() + ms(900)))).is_empty());
     assert_eq!(
         job_fetches(&app.update(Action::Tick(t0() + secs(1)))),
@@ -440,7 +443,7 @@ fn jobs_are_polled_every_second_until_done() {
     assert!(job_fetches(&app.update(Action::Tick(t0() + secs(3)))).is_empty());
     app.update(job_loaded(job("running", 40), t0() + secs(3)));
     assert_eq!(
-        app.backtests.jobs[0].job.request,
+        app.backtests.jobs()[0].job.request,
         Some(backtest_request()),
         "kept"
     );
@@ -504,7 +507,7 @@ fn p_prefills_a_proposal_for_the_rows_coin() {
     let mut app = discovery_app(120, 40);
     app.update(key('l'));
     app.update(key('l'));
-    assert_eq!(app.discovery.view, DView::TopLive);
+    assert_eq!(app.discovery.view(), DView::TopLive);
     app.update(key('p'));
     assert_eq!(
         app.command_line().map(|c| c.text()),
@@ -538,5 +541,5 @@ fn mouse_selects_discovery_views() {
         row: r.y,
         modifiers: crossterm::event::KeyModifiers::NONE,
     }));
-    assert_eq!(app.discovery.view, DView::Combos);
+    assert_eq!(app.discovery.view(), DView::Combos);
 }

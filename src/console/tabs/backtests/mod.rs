@@ -19,11 +19,49 @@ pub use crate::console::widgets::fmt_number;
 pub const JOB_POLL: Duration = Duration::from_secs(1);
 
 #[derive(Debug, Clone, Default)]
-pub struct BacktestsState {
+pub struct BacktestsTab {
     /// Jobs this console follows, newest first.
-    pub jobs: Vec<JobEntry>,
+    jobs: Vec<JobEntry>,
     /// Submissions not answered yet.
-    pub submitting: usize,
+    submitting: usize,
+}
+
+impl BacktestsTab {
+    /// Newest first; the Jobs pane's rows.
+    pub fn jobs(&self) -> &[JobEntry] {
+        &self.jobs
+    }
+
+    pub fn job(&self, row: usize) -> Option<&JobEntry> {
+        self.jobs.get(row)
+    }
+
+    /// Submissions not answered yet.
+    pub fn submitting(&self) -> usize {
+        self.submitting
+    }
+
+    /// Rows of the Trades pane when the Jobs cursor is on `row`.
+    pub fn trades(&self, row: usize) -> usize {
+        self.job(row)
+            .and_then(|j| j.job.data.as_ref())
+            .map_or(0, |d| d.trades.len())
+    }
+
+    /// When the next poll of a job still running is due.
+    pub fn wakeup(&self) -> Option<DateTime<Utc>> {
+        self.jobs
+            .iter()
+            .filter(|j| j.active())
+            .filter_map(|j| j.poll.wakeup())
+            .min()
+    }
+
+    /// A job to show before any answer, as tests set the screen up.
+    #[cfg(test)]
+    pub fn insert(&mut self, entry: JobEntry) {
+        self.jobs.insert(0, entry);
+    }
 }
 
 #[derive(Debug, Clone)]

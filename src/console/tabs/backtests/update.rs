@@ -1,52 +1,69 @@
 //! The Backtests tab's update: submitting (from `/backtest` or the form), following jobs until they
-//! finish, the form's keys, and re-running the selected job with `b`.
+//! finish, and re-running the selected job with `b`.
 
+use super::{BacktestsTab, JOB_POLL, JobEntry};
 use crate::api::ApiError;
-
-use crate::console::action::{Effect, Resource};
-use crate::console::app::{App, ToastLevel};
+use crate::api::model::{BacktestJob, BacktestRequest};
+use crate::console::action::Effect;
+use crate::console::component::{Ask, Ctx, ToastLevel};
 use crate::console::keymap::KeyAction;
 use crate::console::layout::Pane;
-use crate::console::modal::Modal;
 use crate::console::poll::to_delta;
 use crate::console::tab::Tab;
-use crate::console::tabs::discovery::Selected;
 use chrono::{DateTime, Utc};
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use std::time::Duration;
 
-use super::{BacktestForm, JOB_POLL, JobEntry};
-
-impl App {
-    pub(crate) fn schedule_jobs(&mut self, fx: &mut Vec<Effect>) {
-        let now = self.now;
-        for job in &mut self.backtests.jobs {
+impl BacktestsTab {
+    pub fn schedule(&mut self, now: DateTime<Utc>, fx: &mut Vec<Effect>) {
+        for job in &mut self.jobs {
             if job.active() && job.poll.start(now) {
                 fx.push(Effect::FetchJob(job.id().to_string()));
             }
         }
     }
 
-    pub(crate) fn submit_backtest(
-        &mut self,
-        request: crate::api::model::BacktestRequest,
-        fx: &mut Vec<Effect>,
-    ) {
-        if self.posts_held() {
-            return;
+    /// `r`: every job is asked for again.
+    pub fn refresh(&mut self, now: DateTime<Utc>) {
+        for job in &mut self.jobs {
+            job.poll.ask_at(now);
         }
-        self.backtests.submitting += 1;
-        fx.push(Effect::RunBacktest(Box::new(request)));
-        self.set_tab(Tab::Backtests);
     }
 
-    pub(crate) fn on_backtest_submitted(
+    /// `/job <id>`: the job is followed (from now, if it was not); its row.
+    pub fn follow(&mut self, id: &str, now: DateTime<Utc>) -> usize {
+        if !self.jobs.iter().any(|j| j.id() == id) {
+            let job = BacktestJob {
+                job_id: id.to_string(),
+                ..Default::default()
+            };
+            self.jobs.insert(0, JobEntry::new(job, now));
+        }
+        let i = self
+            .jobs
+            .iter()
+            .position(|j| j.id() == id)
+            .expect("followed above");
+        self.jobs[i].poll.ask_at(now);
+        i
+    }
+
+    pub fn submit(&mut self, request: BacktestRequest, ctx: &mut Ctx) {
+        if ctx.posts_held() {
+            return;
+        }
+        self.submitting += 1;
+        ctx.fx.push(Effect::RunBacktest(Box::new(request)));
+        ctx.ask(Ask::Show(Tab::Backtests));
+    }
+
+    pub fn on_submitted(
         &mut self,
-        request: &crate::api::model::BacktestRequest,
-        result: Result<Box<crate::api::model::BacktestJob>, ApiError>,
+        request: &BacktestRequest,
+        result: Result<Box<BacktestJob>, ApiError>,
         at: DateTime<Utc>,
+        ctx: &mut Ctx,
     ) {
-        self.backtests.submitting = self.backtests.submitting.saturating_sub(1);
+        self.submitting = self.submitting.saturating_sub(1);
         match result {
             Ok(job) => {
                 let mut job = *job;
@@ -57,48 +74,47 @@ impl App {
                     job.status = "queued".into();
                 }
                 let id = job.job_id.clone();
-                self.toast(
+                ctx.toast(
                     format!(
                         "Backtest {id} {}: {} {}",
                         job.status, request.strategy_id, request.pair
                     ),
                     ToastLevel::Info,
                 );
-                if !self.backtests.jobs.iter().any(|j| j.id() == id) {
+                if !self.jobs.iter().any(|j| j.id() == id) {
                     let mut entry = JobEntry::new(job, at);
                     entry.poll.ask_at(at + to_delta(JOB_POLL));
-                    self.backtests.jobs.insert(0, entry);
-                    self.selected.insert(Pane::Jobs, 0);
-                    self.selected.insert(Pane::Trades, 0);
+                    self.jobs.insert(0, entry);
+                    ctx.select(Pane::Jobs, 0);
+                    ctx.select(Pane::Trades, 0);
                 }
             }
             Err(e) => {
                 if let ApiError::QuotaExceeded { retry_after, .. } = &e {
-                    self.quota_until = Some(at + to_delta(*retry_after));
+                    ctx.ask(Ask::HoldPosts(at + to_delta(*retry_after)));
                 }
-                self.toast(
+                ctx.toast(
                     format!("Backtest {} failed: {e}", request.strategy_id),
                     ToastLevel::Error,
                 );
             }
         }
-        self.dirty = true;
-        self.poll_now(&[Resource::Usage], at);
+        ctx.ask(Ask::Redraw);
     }
 
-    pub(crate) fn on_job_loaded(
+    pub fn on_job_loaded(
         &mut self,
         id: &str,
-        result: Result<Box<crate::api::model::BacktestJob>, ApiError>,
+        result: Result<Box<BacktestJob>, ApiError>,
         latency: Duration,
         at: DateTime<Utc>,
+        ctx: &mut Ctx,
     ) {
-        self.dirty = true;
-        let Some(entry) = self.backtests.jobs.iter_mut().find(|j| j.id() == id) else {
+        ctx.ask(Ask::Redraw);
+        let Some(entry) = self.jobs.iter_mut().find(|j| j.id() == id) else {
             return;
         };
         entry.poll.settled();
-        let mut notice = None;
         match result {
             Ok(job) => {
                 let was_active = entry.active();
@@ -113,14 +129,14 @@ impl App {
                 entry.error = None;
                 entry.poll.succeeded(at, latency, JOB_POLL);
                 if was_active && entry.finished() {
-                    notice = Some(if entry.failed() {
+                    if entry.failed() {
                         let why = entry
                             .job
                             .error
                             .as_ref()
                             .map(|e| e.message.clone())
                             .unwrap_or_else(|| "no reason given".into());
-                        (format!("Backtest {id} failed: {why}"), ToastLevel::Error)
+                        ctx.toast(format!("Backtest {id} failed: {why}"), ToastLevel::Error);
                     } else {
                         let ret = entry
                             .job
@@ -129,8 +145,8 @@ impl App {
                             .and_then(|d| d.stats.total_return)
                             .map(|r| format!(": return {r:+.2}%"))
                             .unwrap_or_default();
-                        (format!("Backtest {id} done{ret}"), ToastLevel::Info)
-                    });
+                        ctx.toast(format!("Backtest {id} done{ret}"), ToastLevel::Info);
+                    }
                 }
             }
             Err(ApiError::NotFound { .. }) => {
@@ -139,101 +155,24 @@ impl App {
             }
             Err(ApiError::Unauthorized { message }) => {
                 entry.error = Some(message.clone());
-                self.auth_failed = Some(message);
+                ctx.ask(Ask::AuthFailed(message));
             }
             Err(e) => {
                 entry.poll.failed(at, JOB_POLL, &e);
                 entry.error = Some(e.to_string());
             }
         }
-        if let Some((text, level)) = notice {
-            self.toast(text, level);
-        }
-        self.clamp(Pane::Trades);
+        let trades = self.trades(ctx.selected(Pane::Jobs));
+        ctx.clamp(Pane::Trades, trades);
     }
 
-    pub fn selected_job(&self) -> Option<&JobEntry> {
-        self.backtests.jobs.get(self.selected(Pane::Jobs))
-    }
-
-    /// `b`: the backtest form, prefilled from the Discovery row or the job under the cursor.
-    pub(crate) fn open_backtest_form(&mut self) {
-        let form = match self.tab {
-            Tab::Discovery => match self.selected_row() {
-                Some(Selected::Row(r)) => Some(BacktestForm::new(
-                    &r.strategy_id,
-                    if r.pair.is_empty() {
-                        "BTC-USD"
-                    } else {
-                        &r.pair
-                    },
-                    if r.timeframe.is_empty() {
-                        "5m"
-                    } else {
-                        &r.timeframe
-                    },
-                    if r.days == 0 { 30 } else { r.days },
-                    &r.parameters,
-                    self.discovery.strategy(&r.strategy_id),
-                )),
-                Some(Selected::Strategy(s)) => Some(BacktestForm::new(
-                    &s.id,
-                    "BTC-USD",
-                    "5m",
-                    30,
-                    &serde_json::Map::new(),
-                    Some(s),
-                )),
-                None => None,
-            },
-            Tab::Backtests => self.selected_job().and_then(|j| {
-                let r = j.job.request.as_ref()?;
-                Some(BacktestForm::new(
-                    &r.strategy_id,
-                    &r.pair,
-                    &r.timeframe,
-                    r.days,
-                    &r.parameters,
-                    self.discovery.strategy(&r.strategy_id),
-                ))
-            }),
-            _ => None,
-        };
-        if let Some(form) = form {
-            self.modal = Some(Modal::BacktestForm(form));
-        }
-    }
-
-    pub(crate) fn on_form_key(&mut self, key: KeyEvent, fx: &mut Vec<Effect>) {
-        let Some(Modal::BacktestForm(form)) = self.modal.as_mut() else {
-            return;
-        };
-        match key.code {
-            KeyCode::Esc => self.modal = None,
-            KeyCode::Tab | KeyCode::Down => form.next(1),
-            KeyCode::BackTab | KeyCode::Up => form.next(-1),
-            KeyCode::Backspace => form.backspace(),
-            KeyCode::Enter => {
-                if let Some(request) = form.validate() {
-                    self.modal = None;
-                    self.submit_backtest(request, fx);
-                }
-            }
-            KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-                if let Some(f) = form.fields.get_mut(form.focus) {
-                    f.value.clear();
-                }
-            }
-            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => form.type_char(c),
-            _ => {}
-        }
-    }
-
-    pub(crate) fn on_backtests_key(&mut self, action: KeyAction) -> bool {
+    /// `b` re-runs the job under the cursor: its form, prefilled, is App's to open (it reads the
+    /// Discovery catalog too).
+    pub fn on_key(&mut self, action: KeyAction, ctx: &mut Ctx) -> bool {
         if action != KeyAction::Backtest {
             return false;
         }
-        self.open_backtest_form();
+        ctx.ask(Ask::BacktestForm);
         true
     }
 }

@@ -1,10 +1,10 @@
 //! Backtests: the jobs this console follows with their progress; the selected job's statistics,
 //! equity curve over its drawdown, and trades; and the backtest form.
 
+use super::{BacktestForm, BacktestsTab, FieldKind, JobEntry, fmt_number};
 use crate::api::model::BacktestData;
-use crate::console::app::App;
-use crate::console::layout::{Pane, Screen};
-use crate::console::tabs::backtests::{BacktestForm, FieldKind, JobEntry, fmt_number};
+use crate::console::component::Shown;
+use crate::console::layout::Pane;
 use crate::console::theme::Theme;
 use crate::console::widgets::stats::stat_items;
 use crate::console::widgets::{self, Col, col, fill_col, num, num_col, pnl_style, px, signed};
@@ -74,27 +74,31 @@ fn status_cell<'a>(theme: &Theme, j: &JobEntry) -> Line<'a> {
     ])
 }
 
-pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
-    jobs(f, app, theme, screen);
-    let job = app.selected_job();
-    stats(f, theme, screen.stats, job);
-    chart(
-        f,
-        theme,
-        screen.chart,
-        job.and_then(|j| j.job.data.as_deref()),
-    );
-    trades(f, app, theme, screen);
+impl BacktestsTab {
+    pub fn draw(&self, f: &mut Frame, s: &Shown) {
+        let (theme, screen) = (s.theme, s.screen);
+        let job = self.job(s.selected(Pane::Jobs));
+        jobs(f, self, s);
+        stats(f, theme, screen.stats, job);
+        chart(
+            f,
+            theme,
+            screen.chart,
+            job.and_then(|j| j.job.data.as_deref()),
+        );
+        trades(f, s, job);
+    }
 }
 
-fn jobs(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+fn jobs(f: &mut Frame, tab: &BacktestsTab, s: &Shown) {
+    let (theme, screen) = (s.theme, s.screen);
     let mut title = vec![Span::styled(
         format!(" {} ", Pane::Jobs.title()),
         theme.accent,
     )];
-    if app.backtests.submitting > 0 {
+    if tab.submitting > 0 {
         title.push(Span::styled(
-            format!("submitting {}… ", app.backtests.submitting),
+            format!("submitting {}… ", tab.submitting),
             theme.warn,
         ));
     }
@@ -104,13 +108,13 @@ fn jobs(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         theme,
         Pane::Jobs,
         Line::from(title),
-        app.focused_pane() == Pane::Jobs,
-        app.selected(Pane::Jobs),
-        app.backtests.jobs.len(),
+        s.focused(Pane::Jobs),
+        s.selected(Pane::Jobs),
+        tab.jobs.len(),
         JOB_COLS,
         "no backtests yet: b on a Discovery row, or /backtest <strategy> <pair> <tf> <days>",
         |i| {
-            let j = &app.backtests.jobs[i];
+            let j = &tab.jobs[i];
             let (strategy, pair, tf, days) = j.describe();
             let data = j.job.data.as_deref();
             let ret = data.and_then(|d| d.stats.total_return);
@@ -300,8 +304,9 @@ fn chart(f: &mut Frame, theme: &Theme, area: Rect, data: Option<&BacktestData>) 
     f.render_widget(dd, bottom);
 }
 
-fn trades(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
-    let data = app.selected_job().and_then(|j| j.job.data.as_deref());
+fn trades(f: &mut Frame, s: &Shown, job: Option<&JobEntry>) {
+    let (theme, screen) = (s.theme, s.screen);
+    let data = job.and_then(|j| j.job.data.as_deref());
     let trades = data.map(|d| d.trades.as_slice()).unwrap_or_default();
     widgets::table(
         f,
@@ -312,8 +317,8 @@ fn trades(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
             format!(" {} ", Pane::Trades.title()),
             theme.accent,
         )),
-        app.focused_pane() == Pane::Trades,
-        app.selected(Pane::Trades),
+        s.focused(Pane::Trades),
+        s.selected(Pane::Trades),
         trades.len(),
         TRADE_COLS,
         "no trades",

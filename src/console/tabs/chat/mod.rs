@@ -30,19 +30,31 @@ pub enum ChatEntry {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct ChatState {
-    pub entries: Vec<ChatEntry>,
+pub struct ChatTab {
+    entries: Vec<ChatEntry>,
     /// The conversation as sent to the service (user and assistant turns).
-    pub history: Vec<ChatMessage>,
-    pub in_flight: bool,
+    history: Vec<ChatMessage>,
+    in_flight: bool,
     /// `llm` or `router`, from the last reply.
-    pub mode: Option<String>,
+    mode: Option<String>,
     /// Lines scrolled up from the newest.
-    pub scroll: usize,
+    scroll: usize,
+}
+
+impl ChatTab {
+    /// `llm` or `router`, from the last reply.
+    pub fn mode(&self) -> Option<&str> {
+        self.mode.as_deref()
+    }
+
+    /// Lines scrolled up from the newest; the router scrolls text panes (`input.rs`).
+    pub fn scroll_mut(&mut self) -> &mut usize {
+        &mut self.scroll
+    }
 }
 
 /// The chat as wrapped lines, oldest first.
-pub fn chat_lines(state: &ChatState, width: usize) -> Vec<TextLine> {
+pub fn chat_lines(state: &ChatTab, width: usize) -> Vec<TextLine> {
     use crate::console::widgets::jsontree::summarize;
     let mut out = Vec::new();
     let mut push = |text: String, style: LineStyle, indent: &str| {

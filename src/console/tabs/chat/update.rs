@@ -1,110 +1,87 @@
-//! The Chat tab's update: sending the conversation, the agent's replies (their confirm tokens go to
-//! the inbox), and its keys.
+//! The Chat tab's update: sending the conversation, the agent's replies, and its keys. The confirm
+//! tokens a reply carries go to the inbox, which is App's: App puts them there and hands this tab
+//! their inbox ids (`route.rs`).
 
+use super::{ChatEntry, ChatTab};
 use crate::api::ApiError;
 use crate::api::model::{ChatMessage, ChatReply};
 use crate::console::action::Effect;
-use crate::console::app::{App, ToastLevel};
-use crate::console::inbox::Source;
+use crate::console::component::{Ask, Ctx, ToastLevel};
 use crate::console::keymap::KeyAction;
-use crate::console::layout::Pane;
 use crate::console::poll::to_delta;
-use crate::console::tab::Tab;
 use chrono::{DateTime, Utc};
-use serde_json::Value;
 
-use super::ChatEntry;
-
-impl App {
-    pub(crate) fn send_chat(&mut self, text: String, fx: &mut Vec<Effect>) {
-        self.set_tab(Tab::Chat);
-        if self.chat.in_flight {
-            self.toast(
+impl ChatTab {
+    pub fn send(&mut self, text: String, ctx: &mut Ctx) {
+        if self.in_flight {
+            ctx.toast(
                 "the agent is still answering the last message",
                 ToastLevel::Error,
             );
             return;
         }
-        if self.posts_held() {
+        if ctx.posts_held() {
             return;
         }
-        self.chat.entries.push(ChatEntry::User {
-            at: self.now,
+        self.entries.push(ChatEntry::User {
+            at: ctx.now,
             text: text.clone(),
         });
-        self.chat.history.push(ChatMessage {
+        self.history.push(ChatMessage {
             role: "user".into(),
             content: text,
         });
-        self.chat.in_flight = true;
-        self.chat.scroll = 0;
-        fx.push(Effect::Chat(self.chat.history.clone()));
+        self.in_flight = true;
+        self.scroll = 0;
+        ctx.fx.push(Effect::Chat(self.history.clone()));
     }
 
-    pub(crate) fn on_chat_answered(
+    /// `tokens`: the inbox ids of the reply's confirm tokens, already in the inbox.
+    pub fn on_answered(
         &mut self,
         result: Result<Box<ChatReply>, ApiError>,
+        tokens: Vec<String>,
         at: DateTime<Utc>,
-        fx: &mut Vec<Effect>,
+        ctx: &mut Ctx,
     ) {
-        self.chat.in_flight = false;
-        self.chat.scroll = 0;
-        self.dirty = true;
+        self.in_flight = false;
+        self.scroll = 0;
         match result {
             Ok(reply) => {
                 let reply = *reply;
-                let mut ids = Vec::new();
-                for t in &reply.confirm_tokens {
-                    let tool = t.get("tool").and_then(Value::as_str).unwrap_or("tool");
-                    let args = t.get("args").cloned().unwrap_or(Value::Null);
-                    if let Some(id) = self.add_tool_approval(tool, &args, t, Source::Service, fx) {
-                        ids.push(id);
-                    }
-                }
-                if !ids.is_empty() {
-                    self.toast(
-                        format!(
-                            "{} sent to the inbox: approve with a, then y",
-                            ids.join(", ")
-                        ),
-                        ToastLevel::Info,
-                    );
-                }
-                self.chat.history.push(ChatMessage {
+                self.history.push(ChatMessage {
                     role: "assistant".into(),
                     content: reply.reply.clone(),
                 });
-                self.chat.mode = Some(reply.mode.clone());
-                self.chat.entries.push(ChatEntry::Assistant {
+                self.mode = Some(reply.mode.clone());
+                self.entries.push(ChatEntry::Assistant {
                     at,
                     text: reply.reply,
                     mode: reply.mode,
                     tool_calls: reply.tool_calls,
-                    tokens: ids,
+                    tokens,
                 });
             }
             Err(e) => {
                 if let ApiError::QuotaExceeded { retry_after, .. } = &e {
-                    self.quota_until = Some(at + to_delta(*retry_after));
+                    ctx.ask(Ask::HoldPosts(at + to_delta(*retry_after)));
                 }
                 // The unanswered message stays on screen but leaves the conversation sent next.
-                self.chat.history.pop();
-                self.chat.entries.push(ChatEntry::Failed {
+                self.history.pop();
+                self.entries.push(ChatEntry::Failed {
                     at,
                     error: e.to_string(),
                 });
-                self.toast(format!("chat failed: {e}"), ToastLevel::Error);
+                ctx.toast(format!("chat failed: {e}"), ToastLevel::Error);
             }
         }
     }
 
-    /// Keys of the tab; true when handled.
-    pub(crate) fn on_chat_key(&mut self, action: KeyAction, pane: Pane) -> bool {
+    /// Keys of the tab; true when handled. Scrolling the chat is the router's, as for every
+    /// pane.
+    pub fn on_key(&mut self, action: KeyAction, ctx: &mut Ctx) -> bool {
         match action {
-            KeyAction::Top | KeyAction::Bottom if pane == Pane::ChatLog => {
-                self.chat.scroll = self.scroll_end(pane, action);
-            }
-            KeyAction::Message | KeyAction::Select => self.prefill("/chat "),
+            KeyAction::Message | KeyAction::Select => ctx.ask(Ask::Prefill("/chat ".into())),
             _ => return false,
         }
         true

@@ -1,19 +1,24 @@
 //! The Desk tab's keys: Enter on a strip item opens it in the Proposals tab.
 
-use crate::console::app::App;
+use super::DeskTab;
+use crate::console::component::{Ask, Ctx};
 use crate::console::keymap::KeyAction;
 use crate::console::layout::Pane;
-use crate::console::tab::Tab;
 
-impl App {
-    /// Enter on a strip item opens it in the Proposals tab.
-    pub(crate) fn on_desk_key(&mut self, action: KeyAction, pane: Pane) -> bool {
+impl DeskTab {
+    /// `strip`: the inbox item under the strip's cursor (the inbox is App's, shared by the tabs).
+    pub fn on_key(
+        &mut self,
+        action: KeyAction,
+        pane: Pane,
+        strip: Option<String>,
+        ctx: &mut Ctx,
+    ) -> bool {
         if action != KeyAction::Select || pane != Pane::Strip {
             return false;
         }
-        if let Some(id) = self.selection(Pane::Strip).id.clone() {
-            self.set_tab(Tab::Proposals);
-            self.select_proposal(Pane::Inbox, &id);
+        if let Some(id) = strip {
+            ctx.ask(Ask::ShowProposal(id));
         }
         true
     }

@@ -216,16 +216,16 @@ pub struct ViewState {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct DiscoveryState {
-    pub view: DView,
-    pub strategies: Vec<StrategyEntry>,
-    pub top: Vec<DiscoveryRow>,
-    pub live: Vec<DiscoveryRow>,
-    pub combos: Vec<DiscoveryRow>,
-    pub backtests_query: BacktestsQuery,
-    pub live_query: LiveQuery,
-    pub combos_query: CombosQuery,
-    pub states: [ViewState; 4],
+pub struct DiscoveryTab {
+    view: DView,
+    strategies: Vec<StrategyEntry>,
+    top: Vec<DiscoveryRow>,
+    live: Vec<DiscoveryRow>,
+    combos: Vec<DiscoveryRow>,
+    backtests_query: BacktestsQuery,
+    live_query: LiveQuery,
+    combos_query: CombosQuery,
+    states: [ViewState; 4],
 }
 
 /// A row of a view under the cursor, for details, backtests and proposals.
@@ -235,13 +235,42 @@ pub enum Selected<'a> {
     Row(&'a DiscoveryRow),
 }
 
-impl DiscoveryState {
+impl DiscoveryTab {
     pub fn state(&self, view: DView) -> &ViewState {
         &self.states[view.index()]
     }
 
-    pub fn state_mut(&mut self, view: DView) -> &mut ViewState {
+    fn state_mut(&mut self, view: DView) -> &mut ViewState {
         &mut self.states[view.index()]
+    }
+
+    /// The view shown.
+    pub fn view(&self) -> DView {
+        self.view
+    }
+
+    /// `/top`: `view` is shown with `params` applied and fetched now; true when its query
+    /// changed (its rows start from the top).
+    pub fn show_top(&mut self, view: DView, params: &[TopParam], now: DateTime<Utc>) -> bool {
+        self.view = view;
+        let changed = self.apply(view, params);
+        self.state_mut(view).feed.poll.ask_at(now);
+        changed
+    }
+
+    #[cfg(test)]
+    pub fn combos_query(&self) -> &CombosQuery {
+        &self.combos_query
+    }
+
+    /// The rows of a ranked view as a test sets them, without an answer.
+    #[cfg(test)]
+    pub fn rows_mut(&mut self, view: DView) -> &mut Vec<DiscoveryRow> {
+        match view {
+            DView::TopLive => &mut self.live,
+            DView::Combos => &mut self.combos,
+            _ => &mut self.top,
+        }
     }
 
     pub fn rows(&self, view: DView) -> &[DiscoveryRow] {
@@ -325,7 +354,7 @@ impl DiscoveryState {
     }
 
     /// Applies `/top` parameters to a view's query; true if the query changed.
-    pub fn apply(&mut self, view: DView, params: &[TopParam]) -> bool {
+    fn apply(&mut self, view: DView, params: &[TopParam]) -> bool {
         let before = self.query(view);
         for p in params {
             match (view, p) {

@@ -2,10 +2,11 @@
 //! the filter and sort, and its keys (h/l switch views, Enter shows a row's details, b backtests
 //! and p proposes from a row).
 
+use super::{DView, DiscoveryPayload, DiscoveryQuery, DiscoveryTab, Selected};
 use crate::api::ApiError;
 use crate::console::action::Effect;
-use crate::console::app::App;
 use crate::console::command;
+use crate::console::component::{Ask, Ctx};
 use crate::console::keymap::KeyAction;
 use crate::console::layout::Pane;
 use crate::console::modal::Modal;
@@ -14,14 +15,11 @@ use crate::console::tab::Tab;
 use chrono::{DateTime, Utc};
 use std::time::Duration;
 
-use super::{DView, DiscoveryPayload, DiscoveryQuery, Selected};
-
-impl App {
-    pub(crate) fn schedule_discovery(&mut self, fx: &mut Vec<Effect>) {
-        let now = self.now;
-        for view in self.discovery_due_views() {
-            let query = self.discovery.query(view);
-            let feed = &mut self.discovery.state_mut(view).feed;
+impl DiscoveryTab {
+    pub fn schedule(&mut self, now: DateTime<Utc>, fx: &mut Vec<Effect>) {
+        for view in self.due_views() {
+            let query = self.query(view);
+            let feed = &mut self.state_mut(view).feed;
             if feed.poll.start(now) {
                 fx.push(Effect::FetchDiscovery(query));
             }
@@ -30,17 +28,10 @@ impl App {
 
     /// The Discovery views fetched while the tab shows: the visible one, and the strategy catalog
     /// until it has loaded once (the backtest form takes parameter types and bounds from it).
-    pub fn discovery_due_views(&self) -> Vec<DView> {
-        let view = self.discovery.view;
+    pub fn due_views(&self) -> Vec<DView> {
+        let view = self.view;
         let mut views = vec![view];
-        if view != DView::Strategies
-            && self
-                .discovery
-                .state(DView::Strategies)
-                .feed
-                .poll
-                .updated_at
-                .is_none()
+        if view != DView::Strategies && self.state(DView::Strategies).feed.poll.updated_at.is_none()
         {
             views.push(DView::Strategies);
         }
@@ -48,22 +39,20 @@ impl App {
     }
 
     /// Entering the tab or `r`: the visible view is fetched now.
-    pub(crate) fn discovery_due_now(&mut self) {
-        let now = self.now;
-        let view = self.discovery.view;
-        for v in self.discovery_due_views() {
-            let feed = &mut self.discovery.state_mut(v).feed;
+    pub fn due_now(&mut self, now: DateTime<Utc>) {
+        let view = self.view;
+        for v in self.due_views() {
+            let feed = &mut self.state_mut(v).feed;
             if v == view || feed.poll.next_due.is_none() {
                 feed.poll.ask_at(now);
             }
         }
     }
 
-    pub(crate) fn switch_view(&mut self, view: DView) {
-        self.discovery.view = view;
-        let now = self.now;
-        for v in self.discovery_due_views() {
-            let feed = &mut self.discovery.state_mut(v).feed;
+    pub fn switch_view(&mut self, view: DView, now: DateTime<Utc>) {
+        self.view = view;
+        for v in self.due_views() {
+            let feed = &mut self.state_mut(v).feed;
             // A view never fetched is fetched now; one fetched before keeps its schedule (and is
             // fetched now if that has passed).
             if feed.poll.next_due.is_none() {
@@ -74,56 +63,50 @@ impl App {
 
     /// Rebuilds a view's index after a sort or filter change, keeping the cursor on the same row
     /// when it is still shown.
-    fn rebuild_view(&mut self, view: DView) {
-        let before = self.row_under_cursor(view);
-        self.discovery.rebuild(view);
-        self.reselect(view, before);
+    fn rebuild_view(&mut self, view: DView, ctx: &mut Ctx) {
+        let before = self.row_under_cursor(view, ctx);
+        self.rebuild(view);
+        self.reselect(view, before, ctx);
     }
 
     /// The data row the cursor is on in a Discovery view.
-    fn row_under_cursor(&self, view: DView) -> Option<usize> {
-        self.discovery
-            .state(view)
+    fn row_under_cursor(&self, view: DView, ctx: &Ctx) -> Option<usize> {
+        self.state(view)
             .index
-            .get(self.selected(view.pane()))
+            .get(ctx.selected(view.pane()))
             .copied()
     }
 
     /// After a view's index changed, puts the cursor back on the row it was on (or the top).
-    fn reselect(&mut self, view: DView, before: Option<usize>) {
+    fn reselect(&mut self, view: DView, before: Option<usize>, ctx: &mut Ctx) {
         let pane = view.pane();
         let pos = before
-            .and_then(|i| {
-                self.discovery
-                    .state(view)
-                    .index
-                    .iter()
-                    .position(|x| *x == i)
-            })
+            .and_then(|i| self.state(view).index.iter().position(|x| *x == i))
             .unwrap_or(0);
-        self.selected.insert(pane, pos);
-        self.clamp(pane);
+        ctx.select(pane, pos);
+        ctx.clamp(pane, self.len(view));
     }
 
-    pub(crate) fn on_discovered(
+    pub fn on_discovered(
         &mut self,
         query: DiscoveryQuery,
         result: Result<DiscoveryPayload, ApiError>,
         latency: Duration,
         at: DateTime<Utc>,
+        ctx: &mut Ctx,
     ) {
-        self.dirty = true;
+        ctx.ask(Ask::Redraw);
         let view = query.view();
-        let current = query == self.discovery.query(view);
-        let now = self.now;
+        let current = query == self.query(view);
+        let now = ctx.now;
         match result {
             Ok(payload) => {
-                let before = self.row_under_cursor(view);
-                self.discovery.store(&query, payload);
-                let feed = &mut self.discovery.state_mut(view).feed;
+                let before = self.row_under_cursor(view, ctx);
+                self.store(&query, payload);
+                let feed = &mut self.state_mut(view).feed;
                 if current {
                     feed.answered(at, latency);
-                    self.reselect(view, before);
+                    self.reselect(view, before, ctx);
                 } else {
                     // The answer is for parameters changed since: ask again with the new ones.
                     feed.poll.settled();
@@ -132,19 +115,19 @@ impl App {
                 }
             }
             Err(ApiError::Unauthorized { message }) => {
-                let feed = &mut self.discovery.state_mut(view).feed;
+                let feed = &mut self.state_mut(view).feed;
                 feed.poll.settled();
                 feed.error = Some(ApiError::Unauthorized {
                     message: message.clone(),
                 });
-                self.auth_failed = Some(message);
+                ctx.ask(Ask::AuthFailed(message));
             }
             Err(e) => {
                 let quota = match &e {
                     ApiError::QuotaExceeded { retry_after, .. } => Some(*retry_after),
                     _ => None,
                 };
-                let feed = &mut self.discovery.state_mut(view).feed;
+                let feed = &mut self.state_mut(view).feed;
                 if current {
                     feed.failed(at, e);
                 } else {
@@ -152,25 +135,24 @@ impl App {
                     feed.poll.ask_at(now.min(at));
                 }
                 if let Some(wait) = quota {
-                    self.quota_until = Some(at + to_delta(wait));
+                    ctx.ask(Ask::HoldPosts(at + to_delta(wait)));
                 }
             }
         }
     }
 
-    /// The Discovery row under the cursor.
-    pub fn selected_row(&self) -> Option<Selected<'_>> {
-        let view = self.discovery.view;
-        self.discovery.get(view, self.selected(view.pane()))
+    /// The row under the cursor of the view shown, `cursor` being that view's pane's.
+    pub fn selected_row(&self, cursor: usize) -> Option<Selected<'_>> {
+        self.get(self.view, cursor)
     }
 
     /// `p`: the command line, prefilled with a proposal for the row's coin, to edit and run. The
     /// direction is the row's latest signal when the service sends one (`lastSignal`), else long.
-    pub(crate) fn propose_from_row(&mut self) {
-        if self.tab != Tab::Discovery {
+    pub fn propose(&self, ctx: &mut Ctx) {
+        if ctx.tab != Tab::Discovery {
             return;
         }
-        let (pair, signal) = match self.selected_row() {
+        let (pair, signal) = match self.selected_row(ctx.selected(self.view.pane())) {
             Some(Selected::Row(r)) => (
                 r.pair.clone(),
                 r.stats
@@ -189,45 +171,45 @@ impl App {
             Some("short" | "sell") => "short",
             _ => "long",
         };
-        self.prefill(&format!("/propose {coin} {side} $1000 "));
+        ctx.ask(Ask::Prefill(format!("/propose {coin} {side} $1000 ")));
     }
 
     /// One character typed into (Some) or erased from (None) the filter of the view shown.
-    pub(crate) fn edit_discovery_filter(&mut self, edit: Option<char>) {
-        let view = self.discovery.view;
-        let filter = &mut self.discovery.state_mut(view).filter;
+    pub fn edit_filter(&mut self, edit: Option<char>, ctx: &mut Ctx) {
+        let view = self.view;
+        let filter = &mut self.state_mut(view).filter;
         match edit {
             Some(c) => filter.push(c),
             None => {
                 filter.pop();
             }
         }
-        self.rebuild_view(view);
+        self.rebuild_view(view, ctx);
     }
 
-    pub(crate) fn on_discovery_key(&mut self, action: KeyAction, pane: Pane) -> bool {
-        let view = self.discovery.view;
+    pub fn on_key(&mut self, action: KeyAction, pane: Pane, ctx: &mut Ctx) -> bool {
+        let view = self.view;
         match action {
-            KeyAction::Left | KeyAction::FocusPrev => self.switch_view(view.step(-1)),
-            KeyAction::Right | KeyAction::FocusNext => self.switch_view(view.step(1)),
+            KeyAction::Left | KeyAction::FocusPrev => self.switch_view(view.step(-1), ctx.now),
+            KeyAction::Right | KeyAction::FocusNext => self.switch_view(view.step(1), ctx.now),
             KeyAction::SortNext | KeyAction::SortReverse => {
-                let st = self.discovery.state_mut(view);
+                let st = self.state_mut(view);
                 if action == KeyAction::SortNext {
                     st.sort = (st.sort + 1) % view.sort_keys().len();
                     st.reverse = false;
                 } else {
                     st.reverse = !st.reverse;
                 }
-                self.rebuild_view(view);
+                self.rebuild_view(view, ctx);
             }
             KeyAction::Select => {
-                if self.discovery.get(view, self.selected(pane)).is_some() {
-                    self.modal = Some(Modal::Details { scroll: 0 });
+                if self.get(view, ctx.selected(pane)).is_some() {
+                    ctx.ask(Ask::Open(Box::new(Modal::Details { scroll: 0 })));
                 }
             }
-            KeyAction::Filter => self.modal = Some(Modal::Filter),
-            KeyAction::Backtest => self.open_backtest_form(),
-            KeyAction::Propose => self.propose_from_row(),
+            KeyAction::Filter => ctx.ask(Ask::Open(Box::new(Modal::Filter))),
+            KeyAction::Backtest => ctx.ask(Ask::BacktestForm),
+            KeyAction::Propose => self.propose(ctx),
             _ => return false,
         }
         true

@@ -2,8 +2,10 @@
 //! combos), each under its query line, sorted and filtered through the index the app keeps; and the
 //! details overlay of the selected row.
 
+use super::DiscoveryTab;
 use crate::api::model::{DiscoveryRow, StrategyEntry};
-use crate::console::app::App;
+use crate::console::component::Shown;
+use crate::console::keymap::Keymap;
 use crate::console::layout::{self, Screen};
 use crate::console::tabs::discovery::{DView, Selected, params_text, row_name};
 use crate::console::theme::Theme;
@@ -59,15 +61,22 @@ fn quality_style(theme: &Theme, q: &str) -> Style {
     }
 }
 
-pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
-    selector(f, app, theme, screen);
-    query_line(f, app, theme, screen.query);
-    let view = app.discovery.view;
-    let st = app.discovery.state(view);
+impl DiscoveryTab {
+    pub fn draw(&self, f: &mut Frame, s: &Shown) {
+        draw(f, self, s);
+    }
+}
+
+fn draw(f: &mut Frame, tab: &DiscoveryTab, on: &Shown) {
+    let (theme, screen) = (on.theme, on.screen);
+    selector(f, tab, theme, screen);
+    query_line(f, tab, on, screen.query);
+    let view = tab.view;
+    let st = tab.state(view);
     let mut title = vec![Span::styled(format!(" {} ", view.title()), theme.accent)];
     let total = match view {
-        DView::Strategies => app.discovery.strategies.len(),
-        v => app.discovery.rows(v).len(),
+        DView::Strategies => tab.strategies.len(),
+        v => tab.rows(v).len(),
     };
     // The count is of what shows: a filter hides rows, the service may hold more than it sent.
     let shown = st.index.len();
@@ -81,7 +90,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         format!("{shown} rows · ")
     };
     title.push(Span::styled(rows, theme.muted));
-    let key = app.discovery.sort_key(view);
+    let key = tab.sort_key(view);
     title.push(Span::styled(
         format!(
             "sort {} {} ",
@@ -98,7 +107,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     }
     let focused = true;
     let pane = view.pane();
-    let selected = app.selected(pane);
+    let selected = on.selected(pane);
     let len = st.index.len();
     let empty = if st.feed.poll.in_flight && st.feed.poll.updated_at.is_none() {
         "loading…"
@@ -122,7 +131,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
             STRATEGY_COLS,
             empty,
             |i| {
-                let Some(Selected::Strategy(s)) = app.discovery.get(view, i) else {
+                let Some(Selected::Strategy(s)) = tab.get(view, i) else {
                     return (vec![Line::default(); STRATEGY_COLS.len()], None);
                 };
                 (strategy_cells(s), None)
@@ -140,7 +149,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
             COMBO_COLS,
             empty,
             |i| {
-                let Some(Selected::Row(r)) = app.discovery.get(view, i) else {
+                let Some(Selected::Row(r)) = tab.get(view, i) else {
                     return (vec![Line::default(); COMBO_COLS.len()], None);
                 };
                 (combo_cells(theme, r), None)
@@ -158,7 +167,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
             RANKED_COLS,
             empty,
             |i| {
-                let Some(Selected::Row(r)) = app.discovery.get(view, i) else {
+                let Some(Selected::Row(r)) = tab.get(view, i) else {
                     return (vec![Line::default(); RANKED_COLS.len()], None);
                 };
                 (ranked_cells(theme, r), None)
@@ -237,10 +246,10 @@ fn return_cell<'a>(theme: &Theme, x: Option<f64>) -> Line<'a> {
     }
 }
 
-fn selector(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+fn selector(f: &mut Frame, tab: &DiscoveryTab, theme: &Theme, screen: &Screen) {
     let mut spans = Vec::new();
     for (view, _) in &screen.views {
-        let style = if *view == app.discovery.view {
+        let style = if *view == tab.view {
             theme.tab_active
         } else {
             theme.tab_inactive
@@ -270,14 +279,15 @@ fn documented_default(key: &str) -> Option<&'static str> {
 
 /// `computing… filter=good includeAll=– · 4s ago`: what the service is asked, muted where its
 /// default applies (`–` where the default is not documented).
-fn query_line(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
-    let view = app.discovery.view;
-    let st = app.discovery.state(view);
+fn query_line(f: &mut Frame, tab: &DiscoveryTab, shown: &Shown, area: Rect) {
+    let theme = shown.theme;
+    let view = tab.view;
+    let st = tab.state(view);
     let mut spans: Vec<Span> = vec![Span::raw(" ")];
     if st.feed.computing {
         spans.push(Span::styled("computing… ", theme.warn));
     }
-    let params = app.discovery.query_text(view);
+    let params = tab.query_text(view);
     if params.is_empty() {
         spans.push(Span::styled("catalog ", theme.muted));
     }
@@ -296,7 +306,10 @@ fn query_line(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
         spans.push(Span::styled("· loading ", theme.muted));
     } else if let Some(t) = st.feed.poll.updated_at {
         spans.push(Span::styled(
-            format!("· {} ago ", age((app.now - t).to_std().unwrap_or_default())),
+            format!(
+                "· {} ago ",
+                age((shown.now - t).to_std().unwrap_or_default())
+            ),
             theme.muted,
         ));
     }
@@ -411,8 +424,15 @@ fn other_fields<'a>(theme: &Theme, extra: &crate::api::model::Extra, lines: &mut
     }
 }
 
-pub fn details(f: &mut Frame, app: &App, theme: &Theme, area: Rect, scroll: u16) {
-    let Some(sel) = app.selected_row() else {
+pub fn details(
+    f: &mut Frame,
+    row: Option<Selected<'_>>,
+    keymap: &Keymap,
+    theme: &Theme,
+    area: Rect,
+    scroll: u16,
+) {
+    let Some(sel) = row else {
         return;
     };
     let r = widgets::centered(
@@ -424,7 +444,7 @@ pub fn details(f: &mut Frame, app: &App, theme: &Theme, area: Rect, scroll: u16)
     let lines = detail_lines(theme, sel);
     let visible = r.height.saturating_sub(2);
     let scroll = scroll.min((lines.len() as u16).saturating_sub(visible));
-    let key = |a| app.keymap.keys_for(a).first().cloned().unwrap_or_default();
+    let key = |a| keymap.keys_for(a).first().cloned().unwrap_or_default();
     use crate::console::keymap::KeyAction;
     let title = format!(
         " Details — {} backtest · {} propose · Esc closes ",

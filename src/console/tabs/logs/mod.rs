@@ -1,5 +1,7 @@
 //! The Logs tab: the service's audit log and this console's own request log, both filtered by
-//! one filter (`/` to type it).
+//! one filter (`/` to type it), and every message the console showed. The request log and the
+//! messages are App's (every answer and toast writes them); this tab owns the audit rows, the
+//! filter and what passes it.
 
 mod update;
 pub mod view;
@@ -7,11 +9,27 @@ pub mod view;
 use crate::api::model::AuditEntry;
 
 #[derive(Debug, Clone, Default)]
-pub struct LogsState {
-    pub audit: Vec<AuditEntry>,
-    pub filter: String,
+pub struct LogsTab {
+    audit: Vec<AuditEntry>,
+    filter: String,
     /// Indices into `audit` / the App's request log that pass the filter, computed when either
     /// changes.
-    pub audit_view: Vec<usize>,
-    pub request_view: Vec<usize>,
+    audit_view: Vec<usize>,
+    request_view: Vec<usize>,
+}
+
+impl LogsTab {
+    pub fn filter(&self) -> &str {
+        &self.filter
+    }
+
+    /// Rows of the Audit pane that pass the filter.
+    pub fn audit_rows(&self) -> usize {
+        self.audit_view.len()
+    }
+
+    /// Rows of the Requests pane that pass the filter.
+    pub fn request_rows(&self) -> usize {
+        self.request_view.len()
+    }
 }

@@ -1,35 +1,54 @@
 //! The Logs tab's keys and its one filter over both logs.
 
-use crate::console::app::App;
+use super::LogsTab;
+use crate::api::model::AuditEntry;
+use crate::console::component::{Ask, Ctx, RequestLogEntry};
 use crate::console::keymap::KeyAction;
 use crate::console::layout::Pane;
 use crate::console::modal::Modal;
+use std::collections::VecDeque;
 
-impl App {
-    pub(crate) fn on_logs_key(&mut self, action: KeyAction) -> bool {
+impl LogsTab {
+    pub fn on_key(&mut self, action: KeyAction, ctx: &mut Ctx) -> bool {
         if action != KeyAction::Filter {
             return false;
         }
-        self.modal = Some(Modal::Filter);
+        ctx.ask(Ask::Open(Box::new(Modal::Filter)));
         true
     }
 
     /// One character typed into (Some) or erased from (None) the filter.
-    pub(crate) fn edit_logs_filter(&mut self, edit: Option<char>) {
+    pub fn edit_filter(
+        &mut self,
+        edit: Option<char>,
+        requests: &VecDeque<RequestLogEntry>,
+        ctx: &mut Ctx,
+    ) {
         match edit {
-            Some(c) => self.logs.filter.push(c),
+            Some(c) => self.filter.push(c),
             None => {
-                self.logs.filter.pop();
+                self.filter.pop();
             }
         }
-        self.refilter();
+        self.refilter(requests, ctx);
     }
 
-    pub(crate) fn refilter(&mut self) {
-        let needle = self.logs.filter.to_lowercase();
+    /// The audit feed answered.
+    pub fn on_audit(
+        &mut self,
+        rows: Vec<AuditEntry>,
+        requests: &VecDeque<RequestLogEntry>,
+        ctx: &mut Ctx,
+    ) {
+        self.audit = rows;
+        self.refilter(requests, ctx);
+    }
+
+    /// Which rows of both logs pass the filter, after either or the filter changed.
+    pub fn refilter(&mut self, requests: &VecDeque<RequestLogEntry>, ctx: &mut Ctx) {
+        let needle = self.filter.to_lowercase();
         let matches = |hay: String| needle.is_empty() || hay.to_lowercase().contains(&needle);
-        self.logs.audit_view = self
-            .logs
+        self.audit_view = self
             .audit
             .iter()
             .enumerate()
@@ -44,14 +63,13 @@ impl App {
             })
             .map(|(i, _)| i)
             .collect();
-        self.logs.request_view = self
-            .request_log
+        self.request_view = requests
             .iter()
             .enumerate()
             .filter(|(_, e)| matches(format!("{} {}", e.operation, e.status)))
             .map(|(i, _)| i)
             .collect();
-        self.clamp(Pane::Audit);
-        self.clamp(Pane::Requests);
+        ctx.clamp(Pane::Audit, self.audit_view.len());
+        ctx.clamp(Pane::Requests, self.request_view.len());
     }
 }

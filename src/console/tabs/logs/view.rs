@@ -1,14 +1,15 @@
 //! Logs: the service's audit log and the console's own request log, both filtered by `/`, and
 //! every message the console showed (toasts, command errors) in full, never filtered.
 
+use super::LogsTab;
 use crate::console::action::Resource;
-use crate::console::app::{App, ToastLevel};
+use crate::console::component::{Message, RequestLogEntry, Shown, ToastLevel};
 use crate::console::feeds;
-use crate::console::layout::{Pane, Screen};
-use crate::console::theme::Theme;
+use crate::console::layout::Pane;
 use crate::console::widgets::{self, Col, col, fill_col, num_col};
 use ratatui::Frame;
 use ratatui::text::{Line, Span};
+use std::collections::VecDeque;
 
 const AUDIT_COLS: &[Col] = &[
     col("Time", 8, 1),
@@ -27,114 +28,124 @@ const REQUEST_COLS: &[Col] = &[
     num_col("Latency", 9, 0),
 ];
 
-pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
-    let filter = if app.logs.filter.is_empty() {
-        String::new()
-    } else {
-        format!(" matching {:?} ", app.logs.filter)
-    };
-    let audit_feed = &app.feeds[&Resource::Audit];
-    let mut title = vec![
-        Span::styled(format!(" {} ", Pane::Audit.title()), theme.accent),
-        Span::styled(filter.clone(), theme.muted),
-    ];
-    if let (Some(e), Some(_)) = (&audit_feed.error, audit_feed.poll.updated_at) {
-        title.push(Span::styled(
-            format!(" failing: {} ", feeds::short_error(e, 40)),
-            theme.error,
+impl LogsTab {
+    /// The request log and the messages are App's, shown here.
+    pub fn draw(
+        &self,
+        f: &mut Frame,
+        s: &Shown,
+        requests: &VecDeque<RequestLogEntry>,
+        messages: &VecDeque<Message>,
+    ) {
+        let (theme, screen) = (s.theme, s.screen);
+        let filter = if self.filter.is_empty() {
+            String::new()
+        } else {
+            format!(" matching {:?} ", self.filter)
+        };
+        let audit_feed = s.feed(Resource::Audit);
+        let mut title = vec![
+            Span::styled(format!(" {} ", Pane::Audit.title()), theme.accent),
+            Span::styled(filter.clone(), theme.muted),
+        ];
+        if let (Some(e), Some(_)) = (&audit_feed.error, audit_feed.poll.updated_at) {
+            title.push(Span::styled(
+                format!(" failing: {} ", feeds::short_error(e, 40)),
+                theme.error,
+            ));
+        }
+        // Never loaded: the pane itself says loading, or the feed's error.
+        let audit_empty = if self.audit.is_empty() {
+            feeds::empty_text(audit_feed, Resource::Audit, "no execute attempts logged")
+        } else {
+            "nothing matches the filter".to_string()
+        };
+        title.extend(widgets::staleness(
+            theme,
+            audit_feed
+                .is_stale(s.now)
+                .then(|| audit_feed.age(s.now))
+                .flatten(),
         ));
+        widgets::table(
+            f,
+            screen,
+            theme,
+            Pane::Audit,
+            Line::from(title),
+            s.focused(Pane::Audit),
+            s.selected(Pane::Audit),
+            self.audit_view.len(),
+            AUDIT_COLS,
+            &audit_empty,
+            |i| {
+                let e = &self.audit[self.audit_view[i]];
+                let style = if e.outcome == "ok" {
+                    theme.good
+                } else {
+                    theme.bad
+                };
+                let cells = vec![
+                    Line::from(if e.time.timestamp() == 0 {
+                        "-".to_string()
+                    } else {
+                        e.time.format("%H:%M:%S").to_string()
+                    }),
+                    Line::from(e.operation.clone()),
+                    Line::styled(e.outcome.clone(), style),
+                    // 0: the row named no status (the deployment's audit rows do not).
+                    Line::from(if e.http_status == 0 {
+                        "-".to_string()
+                    } else {
+                        e.http_status.to_string()
+                    }),
+                    Line::from(e.proposal_id.clone().unwrap_or_default()),
+                    Line::from(e.oid.map(|o| o.to_string()).unwrap_or_default()),
+                    // Fields the service sent that we do not read, as `key=value`.
+                    Line::from(
+                        e.error_code
+                            .iter()
+                            .cloned()
+                            .chain(crate::api::model::extra_pairs(&e.extra))
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                    ),
+                ];
+                (cells, None)
+            },
+        );
+        widgets::table(
+            f,
+            screen,
+            theme,
+            Pane::Requests,
+            Line::from(vec![
+                Span::styled(format!(" {} ", Pane::Requests.title()), theme.accent),
+                Span::styled(filter, theme.muted),
+            ]),
+            s.focused(Pane::Requests),
+            s.selected(Pane::Requests),
+            self.request_view.len(),
+            REQUEST_COLS,
+            "no requests yet",
+            |i| {
+                let r = &requests[self.request_view[i]];
+                let style = if r.status == "ok" {
+                    theme.good
+                } else {
+                    theme.bad
+                };
+                let cells = vec![
+                    Line::from(r.at.format("%H:%M:%S").to_string()),
+                    Line::from(r.operation),
+                    Line::styled(r.status.clone(), style),
+                    Line::from(format!("{} ms", r.latency.as_millis())),
+                ];
+                (cells, None)
+            },
+        );
+        messages_pane(f, s, messages);
     }
-    // Never loaded: the pane itself says loading, or the feed's error.
-    let audit_empty = if app.logs.audit.is_empty() {
-        feeds::empty_text(audit_feed, Resource::Audit, "no execute attempts logged")
-    } else {
-        "nothing matches the filter".to_string()
-    };
-    title.extend(widgets::staleness(
-        theme,
-        audit_feed
-            .is_stale(app.now)
-            .then(|| audit_feed.age(app.now))
-            .flatten(),
-    ));
-    widgets::table(
-        f,
-        screen,
-        theme,
-        Pane::Audit,
-        Line::from(title),
-        app.focused_pane() == Pane::Audit,
-        app.selected(Pane::Audit),
-        app.logs.audit_view.len(),
-        AUDIT_COLS,
-        &audit_empty,
-        |i| {
-            let e = &app.logs.audit[app.logs.audit_view[i]];
-            let style = if e.outcome == "ok" {
-                theme.good
-            } else {
-                theme.bad
-            };
-            let cells = vec![
-                Line::from(if e.time.timestamp() == 0 {
-                    "-".to_string()
-                } else {
-                    e.time.format("%H:%M:%S").to_string()
-                }),
-                Line::from(e.operation.clone()),
-                Line::styled(e.outcome.clone(), style),
-                // 0: the row named no status (the deployment's audit rows do not).
-                Line::from(if e.http_status == 0 {
-                    "-".to_string()
-                } else {
-                    e.http_status.to_string()
-                }),
-                Line::from(e.proposal_id.clone().unwrap_or_default()),
-                Line::from(e.oid.map(|o| o.to_string()).unwrap_or_default()),
-                // Fields the service sent that we do not read, as `key=value`.
-                Line::from(
-                    e.error_code
-                        .iter()
-                        .cloned()
-                        .chain(crate::api::model::extra_pairs(&e.extra))
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                ),
-            ];
-            (cells, None)
-        },
-    );
-    widgets::table(
-        f,
-        screen,
-        theme,
-        Pane::Requests,
-        Line::from(vec![
-            Span::styled(format!(" {} ", Pane::Requests.title()), theme.accent),
-            Span::styled(filter, theme.muted),
-        ]),
-        app.focused_pane() == Pane::Requests,
-        app.selected(Pane::Requests),
-        app.logs.request_view.len(),
-        REQUEST_COLS,
-        "no requests yet",
-        |i| {
-            let r = &app.request_log[app.logs.request_view[i]];
-            let style = if r.status == "ok" {
-                theme.good
-            } else {
-                theme.bad
-            };
-            let cells = vec![
-                Line::from(r.at.format("%H:%M:%S").to_string()),
-                Line::from(r.operation),
-                Line::styled(r.status.clone(), style),
-                Line::from(format!("{} ms", r.latency.as_millis())),
-            ];
-            (cells, None)
-        },
-    );
-    messages(f, app, theme, screen);
 }
 
 const MESSAGE_COLS: &[Col] = &[
@@ -145,14 +156,15 @@ const MESSAGE_COLS: &[Col] = &[
 
 /// Newest first; a message longer than the pane is cut here and shown whole in its own row's
 /// place when selected (below the table).
-fn messages(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+fn messages_pane(f: &mut Frame, s: &Shown, messages: &VecDeque<Message>) {
+    let (theme, screen) = (s.theme, s.screen);
     let area = screen.pane(Pane::Messages);
-    let focused = app.focused_pane() == Pane::Messages;
-    let selected = app.selected(Pane::Messages);
+    let focused = s.focused(Pane::Messages);
+    let selected = s.selected(Pane::Messages);
     // The selected message, wrapped, takes the pane's lower lines when it does not fit a row.
     let inner_w = area.width.saturating_sub(2) as usize;
     let text_w = inner_w.saturating_sub(15);
-    let full: Vec<String> = match app.messages.get(selected) {
+    let full: Vec<String> = match messages.get(selected) {
         Some(m) if focused && m.text.chars().count() > text_w => {
             widgets::text::wrap(&m.text, inner_w, "  ")
         }
@@ -179,11 +191,11 @@ fn messages(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         )),
         focused,
         selected,
-        app.messages.len(),
+        messages.len(),
         MESSAGE_COLS,
         "no messages yet",
         |i| {
-            let m = &app.messages[i];
+            let m = &messages[i];
             let (label, style) = match m.level {
                 ToastLevel::Info => ("info", theme.muted),
                 ToastLevel::Error => ("error", theme.error),

@@ -7,6 +7,7 @@ pub mod view;
 use crate::api::model::ResearchRun;
 use crate::console::poll::Poll;
 use crate::console::widgets::text::{LineStyle, TextLine, wrap};
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -16,23 +17,87 @@ pub const RESEARCH_POLL_VISIBLE: Duration = Duration::from_secs(2);
 pub const RESEARCH_POLL_IDLE: Duration = Duration::from_secs(30);
 
 #[derive(Debug, Clone, Default)]
-pub struct ResearchState {
-    pub run: Option<ResearchRun>,
+pub struct ResearchTab {
+    run: Option<ResearchRun>,
     /// The service answered at least once.
-    pub checked: bool,
+    checked: bool,
     /// Not scheduled while no run exists or the service has no research operations; a stop
     /// request holds it as in flight too.
-    pub poll: Poll,
-    pub error: Option<String>,
+    poll: Poll,
+    error: Option<String>,
     /// False once the service showed it has no research operations.
-    pub unsupported: bool,
+    unsupported: bool,
     /// The last reply of the service's command line to a `/research` command.
-    pub reply: Option<String>,
+    reply: Option<String>,
     /// Transcript lines scrolled up from the newest (0 follows the newest).
-    pub scroll: usize,
+    scroll: usize,
 }
 
-impl ResearchState {
+impl ResearchTab {
+    /// Checked once at start; polled on only while a run exists.
+    pub fn new(now: DateTime<Utc>) -> Self {
+        ResearchTab {
+            poll: Poll::due_now(now),
+            ..Default::default()
+        }
+    }
+
+    /// A tab showing `run`, as a test draws it.
+    #[cfg(test)]
+    pub fn showing(run: ResearchRun) -> Self {
+        ResearchTab {
+            run: Some(run),
+            ..Default::default()
+        }
+    }
+
+    pub fn run(&self) -> Option<&ResearchRun> {
+        self.run.as_ref()
+    }
+
+    /// Rows of the Artifacts pane.
+    pub fn artifacts(&self) -> usize {
+        self.run.as_ref().map_or(0, |r| r.artifacts.len())
+    }
+
+    /// False once the service showed it has no research operations.
+    pub fn supported(&self) -> bool {
+        !self.unsupported
+    }
+
+    /// When the run is asked for next, if it is.
+    pub fn wakeup(&self) -> Option<DateTime<Utc>> {
+        if self.unsupported {
+            None
+        } else {
+            self.poll.wakeup()
+        }
+    }
+
+    #[cfg(test)]
+    pub fn poll(&self) -> &Poll {
+        &self.poll
+    }
+
+    /// The last reply of the service's command line to a `/research` command.
+    pub fn reply(&self) -> Option<&str> {
+        self.reply.as_deref()
+    }
+
+    #[cfg(test)]
+    pub fn set_reply(&mut self, reply: String) {
+        self.reply = Some(reply);
+    }
+
+    /// Transcript lines scrolled up from the newest; the router scrolls text panes.
+    pub fn scroll(&self) -> usize {
+        self.scroll
+    }
+
+    pub fn scroll_mut(&mut self) -> &mut usize {
+        &mut self.scroll
+    }
+
     pub fn active(&self) -> bool {
         self.run.as_ref().is_some_and(|r| r.status == "active")
     }
@@ -81,7 +146,7 @@ impl ResearchState {
 }
 
 /// The research transcript as wrapped lines, oldest first.
-pub fn transcript_lines(state: &ResearchState, width: usize) -> Vec<TextLine> {
+pub fn transcript_lines(state: &ResearchTab, width: usize) -> Vec<TextLine> {
     let mut out = Vec::new();
     let Some(run) = &state.run else {
         return out;

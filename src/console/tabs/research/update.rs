@@ -1,10 +1,11 @@
 //! The Research tab's update: polling the run (every 2 s while active and on screen, else every
 //! 30 s), the `/research` commands, and its keys.
 
+use super::{RESEARCH_POLL_IDLE, RESEARCH_POLL_VISIBLE, ResearchTab};
 use crate::api::ApiError;
 use crate::api::model::{CliReply, ResearchRun, ResearchStatus};
 use crate::console::action::Effect;
-use crate::console::app::{App, ToastLevel};
+use crate::console::component::{Ask, Ctx, ToastLevel};
 use crate::console::keymap::KeyAction;
 use crate::console::layout::Pane;
 use crate::console::modal::Modal;
@@ -13,78 +14,80 @@ use crate::console::tab::Tab;
 use chrono::{DateTime, Utc};
 use std::time::Duration;
 
-use super::{RESEARCH_POLL_IDLE, RESEARCH_POLL_VISIBLE};
-
-impl App {
-    /// How often the research run is asked for now.
-    pub fn research_interval(&self) -> Duration {
-        if self.research.active() && self.tab == Tab::Research {
+impl ResearchTab {
+    /// How often the run is asked for, with `tab` on screen.
+    pub fn interval(&self, tab: Tab) -> Duration {
+        if self.active() && tab == Tab::Research {
             RESEARCH_POLL_VISIBLE
         } else {
             RESEARCH_POLL_IDLE
         }
     }
 
-    pub(crate) fn schedule_research(&mut self, fx: &mut Vec<Effect>) {
-        let now = self.now;
-        let r = &mut self.research;
-        if !r.unsupported && r.poll.start(now) {
+    pub fn schedule(&mut self, now: DateTime<Utc>, fx: &mut Vec<Effect>) {
+        if !self.unsupported && self.poll.start(now) {
             fx.push(Effect::FetchResearch);
         }
     }
 
     /// Entering the tab or `r` asks for the run now: one may have started elsewhere.
-    pub(crate) fn refresh_research(&mut self) {
-        if !self.research.unsupported {
-            self.research.poll.ask_at(self.now);
+    pub fn refresh(&mut self, now: DateTime<Utc>) {
+        if !self.unsupported {
+            self.poll.ask_at(now);
         }
     }
 
-    pub(crate) fn on_research_loaded(
+    /// A stop request is on its way: no poll crosses it.
+    pub fn stopping(&mut self) {
+        self.poll.in_flight = true;
+    }
+
+    pub fn on_loaded(
         &mut self,
         result: Result<Box<ResearchStatus>, ApiError>,
         latency: Duration,
         at: DateTime<Utc>,
+        ctx: &mut Ctx,
     ) {
-        self.dirty = true;
+        ctx.ask(Ask::Redraw);
         match result {
             Ok(status) => {
-                self.research.checked = true;
-                self.research.error = None;
-                let interval = self.research_interval();
-                self.research.poll.succeeded(at, latency, interval);
-                self.set_run(status.run, at);
+                self.checked = true;
+                self.error = None;
+                let interval = self.interval(ctx.tab);
+                self.poll.succeeded(at, latency, interval);
+                self.set_run(status.run, at, ctx);
             }
             Err(ApiError::NotFound { .. }) => {
-                self.research.checked = true;
-                self.research.poll.settled();
-                self.research.unsupported = true;
-                self.research.poll.stop();
-                self.research.error = Some("this service has no research operations".into());
+                self.checked = true;
+                self.poll.settled();
+                self.unsupported = true;
+                self.poll.stop();
+                self.error = Some("this service has no research operations".into());
             }
             Err(ApiError::Unauthorized { message }) => {
-                self.research.poll.settled();
-                self.research.error = Some(message.clone());
-                self.auth_failed = Some(message);
+                self.poll.settled();
+                self.error = Some(message.clone());
+                ctx.ask(Ask::AuthFailed(message));
             }
             Err(e) => {
-                let interval = self.research_interval();
-                self.research.poll.failed(at, interval, &e);
-                self.research.error = Some(e.to_string());
+                let interval = self.interval(ctx.tab);
+                self.poll.failed(at, interval, &e);
+                self.error = Some(e.to_string());
             }
         }
     }
 
-    fn set_run(&mut self, run: Option<ResearchRun>, at: DateTime<Utc>) {
-        let was_active = self.research.active();
-        let before = self.research.run.as_ref().map(|r| r.run_id.clone());
-        self.research.run = run;
-        if before != self.research.run.as_ref().map(|r| r.run_id.clone()) {
-            self.selected.insert(Pane::Agents, 0);
-            self.selected.insert(Pane::Artifacts, 0);
-            self.research.scroll = 0;
+    fn set_run(&mut self, run: Option<ResearchRun>, at: DateTime<Utc>, ctx: &mut Ctx) {
+        let was_active = self.active();
+        let before = self.run.as_ref().map(|r| r.run_id.clone());
+        self.run = run;
+        if before != self.run.as_ref().map(|r| r.run_id.clone()) {
+            ctx.select(Pane::Agents, 0);
+            ctx.select(Pane::Artifacts, 0);
+            self.scroll = 0;
         }
-        let notice = match &self.research.run {
+        let notice = match &self.run {
             Some(r) if was_active && r.status != "active" => Some(format!(
                 "Research run {} {}{}",
                 r.run_id,
@@ -97,69 +100,71 @@ impl App {
             _ => None,
         };
         if let Some(text) = notice {
-            self.toast(text, ToastLevel::Info);
+            ctx.toast(text, ToastLevel::Info);
         }
         // No run: nothing to follow until this console starts one or the tab is entered again.
-        match self.research.run {
+        match self.run {
             Some(_) => {
-                let next = at + to_delta(self.research_interval());
-                self.research.poll.ask_at(next);
+                let next = at + to_delta(self.interval(ctx.tab));
+                self.poll.ask_at(next);
             }
-            None => self.research.poll.stop(),
+            None => self.poll.stop(),
         }
-        self.clamp(Pane::Agents);
-        self.clamp(Pane::Artifacts);
+        ctx.clamp(Pane::Agents, self.tree().len());
+        ctx.clamp(Pane::Artifacts, self.artifacts());
     }
 
-    pub(crate) fn on_research_stopped(
+    pub fn on_stopped(
         &mut self,
         run_id: &str,
         result: Result<Box<ResearchRun>, ApiError>,
         at: DateTime<Utc>,
+        ctx: &mut Ctx,
     ) {
-        self.research.poll.settled();
+        self.poll.settled();
         match result {
             Ok(run) => {
                 let status = run.status.clone();
-                self.set_run(Some(*run), at);
-                self.toast(format!("Research run {run_id} {status}"), ToastLevel::Info);
+                self.set_run(Some(*run), at, ctx);
+                ctx.toast(format!("Research run {run_id} {status}"), ToastLevel::Info);
             }
             Err(e) => {
-                self.research.poll.ask_at(at);
-                self.toast(format!("Stop {run_id} failed: {e}"), ToastLevel::Error);
+                self.poll.ask_at(at);
+                ctx.toast(format!("Stop {run_id} failed: {e}"), ToastLevel::Error);
             }
         }
     }
 
     /// `/research …`: sent as typed to the service's command line.
-    pub(crate) fn run_service_command(&mut self, text: String, fx: &mut Vec<Effect>) {
-        if self.posts_held() {
+    pub fn send_command(&mut self, text: String, ctx: &mut Ctx) {
+        if ctx.posts_held() {
             return;
         }
-        self.research.reply = Some(format!("{text} …"));
-        fx.push(Effect::Cli(text));
-        self.set_tab(Tab::Research);
+        self.reply = Some(format!("{text} …"));
+        ctx.fx.push(Effect::Cli(text));
+        ctx.ask(Ask::Show(Tab::Research));
     }
 
-    pub(crate) fn on_cli_answered(
+    pub fn on_cli_answered(
         &mut self,
         command: &str,
         result: Result<CliReply, ApiError>,
         at: DateTime<Utc>,
+        ctx: &mut Ctx,
     ) {
         match result {
             Ok(reply) => {
                 let output = reply.output.trim().to_string();
                 let first = output.lines().next().unwrap_or("done").to_string();
-                self.research.reply = Some(format!("{command} → {output}"));
-                self.toast(first, ToastLevel::Info);
+                self.reply = Some(format!("{command} → {output}"));
+                ctx.toast(first, ToastLevel::Info);
             }
             Err(e) => {
                 if let ApiError::QuotaExceeded { retry_after, .. } = &e {
-                    self.quota_until = Some(at + to_delta(*retry_after));
+                    ctx.ask(Ask::HoldPosts(at + to_delta(*retry_after)));
                 }
-                self.research.reply = Some(format!("{command} → failed: {e}"));
-                self.toast(format!("{command} failed: {e}"), ToastLevel::Error);
+                self.reply = Some(format!("{command} → failed: {e}"));
+                ctx.toast(format!("{command} failed: {e}"), ToastLevel::Error);
             }
         }
         if command
@@ -168,39 +173,32 @@ impl App {
             .starts_with("research")
         {
             // What the command changed shows now, and the service may have research after all.
-            self.research.unsupported = false;
-            self.research.poll.ask_at(at.min(self.now));
+            self.unsupported = false;
+            self.poll.ask_at(at.min(ctx.now));
         }
-        self.dirty = true;
+        ctx.ask(Ask::Redraw);
     }
 
-    /// Keys of the tab; true when handled.
-    pub(crate) fn on_research_key(&mut self, action: KeyAction, pane: Pane) -> bool {
+    /// Keys of the tab; true when handled. Scrolling the transcript is the router's, as for
+    /// every pane.
+    pub fn on_key(&mut self, action: KeyAction, pane: Pane, ctx: &mut Ctx) -> bool {
         match action {
-            KeyAction::NewRun => self.prefill("/research start "),
-            KeyAction::Message => self.prefill("/research say "),
-            KeyAction::StopRun => match &self.research.run {
+            KeyAction::NewRun => ctx.ask(Ask::Prefill("/research start ".into())),
+            KeyAction::Message => ctx.ask(Ask::Prefill("/research say ".into())),
+            KeyAction::StopRun => match &self.run {
                 Some(r) if r.status == "active" => {
-                    self.modal = Some(Modal::StopRun(r.run_id.clone()));
+                    ctx.ask(Ask::Open(Box::new(Modal::StopRun(r.run_id.clone()))));
                 }
-                _ => self.toast("no active research run to stop", ToastLevel::Error),
+                _ => ctx.toast("no active research run to stop", ToastLevel::Error),
             },
             KeyAction::Select if pane == Pane::Artifacts => {
-                let i = self.selected(Pane::Artifacts);
-                if self
-                    .research
-                    .run
-                    .as_ref()
-                    .is_some_and(|r| i < r.artifacts.len())
-                {
-                    self.modal = Some(Modal::Artifact {
+                let i = ctx.selected(Pane::Artifacts);
+                if i < self.artifacts() {
+                    ctx.ask(Ask::Open(Box::new(Modal::Artifact {
                         index: i,
                         scroll: 0,
-                    });
+                    })));
                 }
-            }
-            KeyAction::Top | KeyAction::Bottom if pane == Pane::Transcript => {
-                self.research.scroll = self.scroll_end(pane, action);
             }
             _ => return false,
         }

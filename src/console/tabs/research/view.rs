@@ -2,9 +2,10 @@
 //! artifacts, the transcript (newest at the bottom, wrapped, scrollable), the artifact viewer and
 //! the stop question.
 
-use crate::console::app::App;
+use super::ResearchTab;
+use crate::console::component::Shown;
 use crate::console::keymap::KeyAction;
-use crate::console::layout::{self, Pane, Screen};
+use crate::console::layout::{self, Pane};
 use crate::console::theme::Theme;
 use crate::console::widgets::text::{LineStyle, TextLine};
 use crate::console::widgets::{self, Col, col, fill_col, num_col};
@@ -14,11 +15,13 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
-pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
-    banner(f, app, theme, screen.banner);
-    agents_table(f, app, theme, screen);
-    artifacts(f, app, theme, screen);
-    transcript(f, app, theme, screen);
+impl ResearchTab {
+    pub fn draw(&self, f: &mut Frame, s: &Shown) {
+        banner(f, self, s, s.screen.banner);
+        agents_table(f, self, s);
+        artifacts(f, self, s);
+        transcript(f, self, s);
+    }
 }
 
 pub fn run_status_style(theme: &Theme, status: &str) -> Style {
@@ -30,9 +33,9 @@ pub fn run_status_style(theme: &Theme, status: &str) -> Style {
     }
 }
 
-fn banner(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
-    let r = &app.research;
-    let key = |a| app.keymap.keys_for(a).first().cloned().unwrap_or_default();
+fn banner(f: &mut Frame, r: &ResearchTab, s: &Shown, area: Rect) {
+    let theme = s.theme;
+    let key = |a| s.keymap.keys_for(a).first().cloned().unwrap_or_default();
     let first = match &r.run {
         Some(run) => {
             let mut spans = vec![
@@ -40,7 +43,7 @@ fn banner(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
                 Span::styled(run.status.clone(), run_status_style(theme, &run.status)),
             ];
             if let Some(started) = run.created_at {
-                let end = run.finished_at.unwrap_or(app.now);
+                let end = run.finished_at.unwrap_or(s.now);
                 spans.push(Span::styled(
                     format!(
                         " · {} · ",
@@ -96,15 +99,16 @@ fn progress_bar(p: u8) -> String {
     format!("{}{} {p:>3}%", "█".repeat(filled), "░".repeat(8 - filled))
 }
 
-fn agents_table(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
-    let focused = app.focused_pane() == Pane::Agents;
-    let tree = app.research.tree();
-    let empty = if app.research.run.is_some() {
+fn agents_table(f: &mut Frame, tab: &ResearchTab, s: &Shown) {
+    let (theme, screen) = (s.theme, s.screen);
+    let focused = s.focused(Pane::Agents);
+    let tree = tab.tree();
+    let empty = if tab.run.is_some() {
         "the lead is planning…"
     } else {
         "no run"
     };
-    let Some(run) = app.research.run.as_ref() else {
+    let Some(run) = tab.run.as_ref() else {
         widgets::table(
             f,
             screen,
@@ -132,7 +136,7 @@ fn agents_table(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         Pane::Agents,
         title,
         focused,
-        app.selected(Pane::Agents),
+        s.selected(Pane::Agents),
         tree.len(),
         AGENT_COLS,
         empty,
@@ -178,15 +182,15 @@ const ARTIFACT_COLS: &[Col] = &[
     col("Created", 8, 2),
 ];
 
-fn artifacts(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
-    let focused = app.focused_pane() == Pane::Artifacts;
-    let list = app
-        .research
+fn artifacts(f: &mut Frame, tab: &ResearchTab, s: &Shown) {
+    let (theme, screen) = (s.theme, s.screen);
+    let focused = s.focused(Pane::Artifacts);
+    let list = tab
         .run
         .as_ref()
         .map(|r| r.artifacts.as_slice())
         .unwrap_or(&[]);
-    let key = app
+    let key = s
         .keymap
         .keys_for(KeyAction::Select)
         .first()
@@ -202,7 +206,7 @@ fn artifacts(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
             Span::styled(format!("{key} opens "), theme.muted),
         ]),
         focused,
-        app.selected(Pane::Artifacts),
+        s.selected(Pane::Artifacts),
         list.len(),
         ARTIFACT_COLS,
         "none yet: the report arrives when the run completes",
@@ -269,11 +273,12 @@ pub fn text_pane(
     f.render_widget(Paragraph::new(body).block(block), area);
 }
 
-fn transcript(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+fn transcript(f: &mut Frame, tab: &ResearchTab, s: &Shown) {
+    let (theme, screen) = (s.theme, s.screen);
     let area = screen.pane(Pane::Transcript);
-    let lines = super::transcript_lines(&app.research, area.width.saturating_sub(2) as usize);
+    let lines = super::transcript_lines(tab, area.width.saturating_sub(2) as usize);
     let mut title = vec![Span::styled(" Transcript ", theme.accent)];
-    if app.research.active() {
+    if tab.active() {
         title.push(Span::styled("live ", theme.muted));
     }
     text_pane(
@@ -281,21 +286,23 @@ fn transcript(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         theme,
         area,
         Line::from(title),
-        app.focused_pane() == Pane::Transcript,
+        s.focused(Pane::Transcript),
         &lines,
-        app.research.scroll,
+        tab.scroll,
         "the lead and its agents report here",
     );
 }
 
 /// The artifact viewer: markdown with headings emphasized, JSON pretty-printed.
-pub fn artifact(f: &mut Frame, app: &App, theme: &Theme, area: Rect, index: usize, scroll: u16) {
-    let Some(a) = app
-        .research
-        .run
-        .as_ref()
-        .and_then(|r| r.artifacts.get(index))
-    else {
+pub fn artifact(
+    f: &mut Frame,
+    tab: &ResearchTab,
+    theme: &Theme,
+    area: Rect,
+    index: usize,
+    scroll: u16,
+) {
+    let Some(a) = tab.run.as_ref().and_then(|r| r.artifacts.get(index)) else {
         return;
     };
     // The whole width: a report's ranking table needs it more than prose needs a short line.
@@ -333,13 +340,8 @@ pub fn artifact(f: &mut Frame, app: &App, theme: &Theme, area: Rect, index: usiz
     );
 }
 
-pub fn stop_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, run_id: &str) {
-    let task = app
-        .research
-        .run
-        .as_ref()
-        .map(|r| r.task.clone())
-        .unwrap_or_default();
+pub fn stop_dialog(f: &mut Frame, tab: &ResearchTab, theme: &Theme, area: Rect, run_id: &str) {
+    let task = tab.run.as_ref().map(|r| r.task.clone()).unwrap_or_default();
     let lines = vec![
         Line::from(vec![
             Span::raw("Stop research run "),

@@ -1,8 +1,10 @@
 //! State of the Signals tab: the account's signal destinations, the delivery log of the selected
 //! one (an extension, feature-detected), the create form, the signing secret shown once, the
-//! fan-out default of `/trade`, and the builder-fee panel. The logic that changes it lives in
-//! `update.rs`; drawing in `view.rs`.
+//! fan-out default of `/trade`, and the builder-fee panel. The tab is a component (`update.rs`,
+//! `view.rs`); its modals own their state in the modal slot, and App's side of them is
+//! `modals.rs`.
 
+mod modals;
 mod update;
 pub mod view;
 
@@ -25,28 +27,59 @@ pub const DELIVERIES_POLL: Duration = Duration::from_secs(5);
 /// The environment variable the builder-fee panel reads the wallet's private key from.
 pub const WALLET_KEY_ENV: &str = "AGENTDESK_WALLET_KEY";
 #[derive(Debug, Clone, Default)]
-pub struct SignalsState {
-    pub destinations: Vec<SignalDestination>,
+pub struct SignalsTab {
+    destinations: Vec<SignalDestination>,
     /// Polled while the tab is on screen.
-    pub dest_poll: Poll,
-    pub dest_error: Option<String>,
+    dest_poll: Poll,
+    dest_error: Option<String>,
     /// Deliveries of `deliveries_for`, newest first.
-    pub deliveries: Vec<SignalDelivery>,
-    pub deliveries_for: Option<String>,
-    pub deliv_poll: Poll,
-    pub deliv_error: Option<String>,
+    deliveries: Vec<SignalDelivery>,
+    deliveries_for: Option<String>,
+    deliv_poll: Poll,
+    deliv_error: Option<String>,
     /// False once the service answered 404/501 to the delivery log (an extension).
-    pub deliveries_unsupported: bool,
+    deliveries_unsupported: bool,
     /// `/trade` fans out when it does not say `fanout=`.
-    pub fanout_default: bool,
+    fanout_default: bool,
 }
 
-impl SignalsState {
+impl SignalsTab {
     pub fn new() -> Self {
-        SignalsState {
+        SignalsTab {
             fanout_default: true,
             ..Default::default()
         }
+    }
+
+    pub fn destinations(&self) -> &[SignalDestination] {
+        &self.destinations
+    }
+
+    /// Rows of the Deliveries pane.
+    pub fn deliveries(&self) -> usize {
+        self.deliveries.len()
+    }
+
+    /// `/trade` fans out when it does not say `fanout=`.
+    pub fn fanout_default(&self) -> bool {
+        self.fanout_default
+    }
+
+    /// False once the service answered 404/501 to the delivery log (an extension).
+    pub fn deliveries_supported(&self) -> bool {
+        !self.deliveries_unsupported
+    }
+
+    /// The destinations answered once (the clock ages them on screen from then).
+    pub fn loaded(&self) -> bool {
+        self.dest_poll.updated_at.is_some()
+    }
+
+    /// A delivery shown waits for a retry after `now` (its countdown is on screen).
+    pub fn retry_pending(&self, now: chrono::DateTime<chrono::Utc>) -> bool {
+        self.deliveries
+            .iter()
+            .any(|d| d.next_attempt_at.is_some_and(|t| t > now))
     }
 }
 

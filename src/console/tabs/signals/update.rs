@@ -1,356 +1,211 @@
-//! `App::update` for the Signals tab: destinations and their delivery log (polled while the tab is
-//! on screen), the create form and the signing secret shown once, the fan-out default and `/trade`,
-//! and the builder-fee panel with its EIP-712 signature.
+//! The Signals tab's update: destinations and their delivery log (polled while the tab is on
+//! screen), the fan-out default and `/trade`. Its modals (the create form, the secret shown once,
+//! the builder fee) own their state in the modal slot; App's side of them is `modals.rs`.
 
-use super::{
-    BuilderPanel, DELIVERIES_POLL, DESTINATIONS_POLL, DestinationForm, Revealed, WALLET_KEY_ENV,
-    builder_payload, is_unsupported,
-};
+use super::{DELIVERIES_POLL, DESTINATIONS_POLL, DestinationForm, SignalsTab, is_unsupported};
 use crate::api::ApiError;
-use crate::api::eip712;
 use crate::api::model::{
-    BuilderFeeApproval, BuilderFeePayload, BuilderFeeStatus, ExecutionResult, SignalDeliveries,
-    SignalDestination, SignalDestinationRequest, SignalDestinations, TradeSignal,
+    ExecutionResult, SignalDeliveries, SignalDestination, SignalDestinations, TradeSignal,
 };
-use crate::console::action::{Effect, Resource};
-use crate::console::app::{App, ToastLevel};
+use crate::console::action::Effect;
 use crate::console::command::TradeArgs;
+use crate::console::component::{Ask, Ctx, ToastLevel};
 use crate::console::inbox::execution_summary;
 use crate::console::keymap::KeyAction;
 use crate::console::layout::Pane;
 use crate::console::modal::Modal;
-use crate::console::poll::Poll;
-use crate::console::poll::to_delta;
+use crate::console::poll::{Poll, to_delta};
 use crate::console::tab::Tab;
-use crate::secret::Secret;
-use base64::Engine;
-use base64::engine::general_purpose::STANDARD as B64;
 use chrono::{DateTime, Utc};
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use serde_json::Value;
 use std::time::Duration;
 
-impl App {
-    /// The destination under the cursor.
-    pub fn selected_destination(&self) -> Option<&SignalDestination> {
-        self.signals
-            .destinations
-            .get(self.selected(Pane::Destinations))
+impl SignalsTab {
+    /// The destination on `row` of its pane.
+    pub fn destination(&self, row: usize) -> Option<&SignalDestination> {
+        self.destinations.get(row)
     }
 
     /// The next signals poll, while the tab is on screen.
-    pub(crate) fn signals_next_due(&self) -> Option<DateTime<Utc>> {
-        if self.tab != Tab::Signals {
+    pub fn next_due(&self, tab: Tab) -> Option<DateTime<Utc>> {
+        if tab != Tab::Signals {
             return None;
         }
-        let s = &self.signals;
-        let d = s.dest_poll.wakeup();
-        let l = s.deliv_poll.wakeup().filter(|_| !s.deliveries_unsupported);
+        let d = self.dest_poll.wakeup();
+        let l = self
+            .deliv_poll
+            .wakeup()
+            .filter(|_| !self.deliveries_unsupported);
         match (d, l) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
     }
 
-    pub(crate) fn schedule_signals(&mut self, fx: &mut Vec<Effect>) {
-        if self.tab != Tab::Signals {
+    pub fn schedule(&mut self, now: DateTime<Utc>, tab: Tab, fx: &mut Vec<Effect>) {
+        if tab != Tab::Signals {
             return;
         }
-        let now = self.now;
-        let s = &mut self.signals;
-        if s.dest_poll.start(now) {
+        if self.dest_poll.start(now) {
             fx.push(Effect::FetchDestinations);
         }
-        if let Some(id) = s.deliveries_for.clone()
-            && !s.deliveries_unsupported
-            && s.deliv_poll.start(now)
+        if let Some(id) = self.deliveries_for.clone()
+            && !self.deliveries_unsupported
+            && self.deliv_poll.start(now)
         {
             fx.push(Effect::FetchDeliveries(id));
         }
     }
 
-    pub(crate) fn refresh_signals(&mut self) {
-        if self.tab != Tab::Signals {
+    pub fn refresh(&mut self, now: DateTime<Utc>, tab: Tab) {
+        if tab != Tab::Signals {
             return;
         }
-        let now = self.now;
-        self.signals.dest_poll.ask_at(now);
-        if self.signals.deliveries_for.is_some() {
-            self.signals.deliv_poll.ask_at(now);
+        self.dest_poll.ask_at(now);
+        if self.deliveries_for.is_some() {
+            self.deliv_poll.ask_at(now);
         }
     }
 
     /// The cursor moved in the destinations (or they changed): the delivery log follows it.
-    pub(crate) fn destination_selected(&mut self) {
-        let id = self.selected_destination().map(|d| d.id.clone());
-        if id == self.signals.deliveries_for {
+    pub fn destination_selected(&mut self, ctx: &mut Ctx) {
+        let id = self
+            .destination(ctx.selected(Pane::Destinations))
+            .map(|d| d.id.clone());
+        if id == self.deliveries_for {
             return;
         }
-        self.signals.deliveries.clear();
-        self.signals.deliv_poll = Poll {
-            next_due: id.as_ref().map(|_| self.now),
+        self.deliveries.clear();
+        self.deliv_poll = Poll {
+            next_due: id.as_ref().map(|_| ctx.now),
             ..Poll::default()
         };
-        self.signals.deliv_error = None;
-        self.signals.deliveries_for = id;
-        self.selected.insert(Pane::Deliveries, 0);
+        self.deliv_error = None;
+        self.deliveries_for = id;
+        ctx.select(Pane::Deliveries, 0);
     }
 
-    pub(crate) fn on_destinations_loaded(
+    pub fn on_destinations_loaded(
         &mut self,
         result: Result<SignalDestinations, ApiError>,
         latency: Duration,
         at: DateTime<Utc>,
+        ctx: &mut Ctx,
     ) {
-        self.dirty = true;
-        let s = &mut self.signals;
+        ctx.ask(Ask::Redraw);
         match result {
             Ok(body) => {
-                s.dest_error = None;
-                s.dest_poll.succeeded(at, latency, DESTINATIONS_POLL);
-                self.signals.destinations = body.destinations;
-                self.clamp(Pane::Destinations);
-                self.destination_selected();
+                self.dest_error = None;
+                self.dest_poll.succeeded(at, latency, DESTINATIONS_POLL);
+                self.destinations = body.destinations;
+                ctx.clamp(Pane::Destinations, self.destinations.len());
+                self.destination_selected(ctx);
             }
             Err(ApiError::Unauthorized { message }) => {
-                s.dest_poll.settled();
-                s.dest_error = Some(message.clone());
-                self.auth_failed = Some(message);
+                self.dest_poll.settled();
+                self.dest_error = Some(message.clone());
+                ctx.ask(Ask::AuthFailed(message));
             }
             Err(e) => {
-                s.dest_poll.failed(at, DESTINATIONS_POLL, &e);
-                s.dest_error = Some(e.to_string());
+                self.dest_poll.failed(at, DESTINATIONS_POLL, &e);
+                self.dest_error = Some(e.to_string());
             }
         }
     }
 
-    pub(crate) fn on_deliveries_loaded(
+    pub fn on_deliveries_loaded(
         &mut self,
         id: &str,
         result: Result<SignalDeliveries, ApiError>,
         latency: Duration,
         at: DateTime<Utc>,
+        ctx: &mut Ctx,
     ) {
-        self.dirty = true;
-        let s = &mut self.signals;
-        s.deliv_poll.settled();
-        if s.deliveries_for.as_deref() != Some(id) {
+        ctx.ask(Ask::Redraw);
+        self.deliv_poll.settled();
+        if self.deliveries_for.as_deref() != Some(id) {
             // An answer for a destination no longer selected.
             return;
         }
         match result {
             Ok(body) => {
-                s.deliv_error = None;
-                s.deliv_poll.succeeded(at, latency, DELIVERIES_POLL);
-                s.deliveries = body.deliveries;
-                self.clamp(Pane::Deliveries);
+                self.deliv_error = None;
+                self.deliv_poll.succeeded(at, latency, DELIVERIES_POLL);
+                self.deliveries = body.deliveries;
+                ctx.clamp(Pane::Deliveries, self.deliveries.len());
             }
             Err(e) if is_unsupported(&e) => {
                 // An extension this service does not offer: the pane gives way to a note.
-                s.deliveries_unsupported = true;
-                s.deliv_poll.stop();
-                s.deliveries.clear();
+                self.deliveries_unsupported = true;
+                self.deliv_poll.stop();
+                self.deliveries.clear();
             }
             Err(ApiError::Unauthorized { message }) => {
-                s.deliv_error = Some(message.clone());
-                self.auth_failed = Some(message);
+                self.deliv_error = Some(message.clone());
+                ctx.ask(Ask::AuthFailed(message));
             }
             Err(e) => {
-                s.deliv_poll.failed(at, DELIVERIES_POLL, &e);
-                s.deliv_error = Some(e.to_string());
+                self.deliv_poll.failed(at, DELIVERIES_POLL, &e);
+                self.deliv_error = Some(e.to_string());
             }
         }
     }
 
-    // ---- create form and the secret shown once --------------------------------------------------
-
-    fn open_destination_form(&mut self) {
-        self.modal = Some(Modal::DestinationForm(DestinationForm::default()));
+    /// A destination this console created: listed at once, and the list asked for again.
+    pub fn add_created(&mut self, dest: &SignalDestination, at: DateTime<Utc>) {
+        if !dest.id.is_empty() && !self.destinations.iter().any(|d| d.id == dest.id) {
+            self.destinations.push(dest.clone());
+        }
+        self.dest_poll.ask_at(at);
     }
 
-    pub(crate) fn on_destination_form_key(&mut self, key: KeyEvent, fx: &mut Vec<Effect>) {
-        let Some(Modal::DestinationForm(form)) = self.modal.as_mut() else {
-            return;
-        };
-        let n = form.fields.len();
-        match key.code {
-            KeyCode::Esc => {
-                self.modal = None;
-            }
-            KeyCode::Tab | KeyCode::Down => form.focus = (form.focus + 1) % n,
-            KeyCode::BackTab | KeyCode::Up => form.focus = (form.focus + n - 1) % n,
-            KeyCode::Backspace => {
-                form.fields[form.focus].pop();
-            }
-            KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-                form.fields[form.focus].clear();
-            }
-            KeyCode::Char(c)
-                if !c.is_control()
-                    && !key
-                        .modifiers
-                        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
-            {
-                form.fields[form.focus].push(c);
-                form.problems.clear();
-            }
-            KeyCode::Enter => self.submit_destination(fx),
-            _ => {}
-        }
-    }
-
-    fn submit_destination(&mut self, fx: &mut Vec<Effect>) {
-        let Some(Modal::DestinationForm(form)) = self.modal.as_mut() else {
-            return;
-        };
-        if form.sending {
-            return;
-        }
-        match form.validate() {
-            Err(problems) => form.problems = problems,
-            Ok(new) => {
-                if self.posts_held() {
-                    return;
-                }
-                let Some(Modal::DestinationForm(form)) = self.modal.as_mut() else {
-                    return;
-                };
-                form.problems.clear();
-                form.sending = true;
-                fx.push(Effect::CreateDestination(SignalDestinationRequest {
-                    url: new.url,
-                    strategy_ids: new.strategy_ids,
-                    directions: new.directions,
-                    name: new.name,
-                }));
-            }
-        }
-    }
-
-    pub(crate) fn on_destination_created(
-        &mut self,
-        name: &str,
-        result: Result<Box<SignalDestination>, ApiError>,
-        at: DateTime<Utc>,
-    ) {
-        self.dirty = true;
-        match result {
-            Ok(created) => {
-                let mut dest = *created;
-                // The secret goes to the overlay only; the listed destination never holds it.
-                let secret = dest.signing_secret.take();
-                if matches!(self.modal, Some(Modal::DestinationForm(_))) {
-                    self.modal = None;
-                }
-                if !dest.id.is_empty() && !self.signals.destinations.iter().any(|d| d.id == dest.id)
-                {
-                    self.signals.destinations.push(dest.clone());
-                }
-                self.signals.dest_poll.ask_at(at);
-                match secret {
-                    Some(secret) => {
-                        // Shown once, even if the form was closed while the request was out.
-                        self.modal = Some(Modal::Secret(Revealed {
-                            name: if dest.name.is_empty() {
-                                name.to_string()
-                            } else {
-                                dest.name.clone()
-                            },
-                            id: dest.id,
-                            secret,
-                            copied: false,
-                        }));
-                    }
-                    None => {
-                        self.toast(
-                            format!("created {name}; the service sent no signing secret"),
-                            ToastLevel::Error,
-                        );
-                    }
-                }
-            }
-            Err(e) => {
-                if let ApiError::QuotaExceeded { retry_after, .. } = &e {
-                    self.quota_until = Some(at + to_delta(*retry_after));
-                }
-                let text = format!("the service refused it: {e}");
-                match self.modal.as_mut() {
-                    Some(Modal::DestinationForm(form)) => {
-                        form.sending = false;
-                        form.problems = vec![text];
-                    }
-                    _ => self.toast(format!("create {name}: {text}"), ToastLevel::Error),
-                }
-            }
-        }
-    }
-
-    pub(crate) fn on_secret_key(&mut self, action: Option<KeyAction>, fx: &mut Vec<Effect>) {
+    pub fn on_key(&mut self, action: KeyAction, ctx: &mut Ctx) -> bool {
         match action {
-            Some(KeyAction::Copy) => {
-                if let Some(Modal::Secret(r)) = self.modal.as_mut() {
-                    fx.push(Effect::Clipboard(Secret::new(
-                        B64.encode(r.secret.expose().as_bytes()),
-                    )));
-                    r.copied = true;
-                }
-            }
-            Some(KeyAction::Cancel | KeyAction::Select | KeyAction::Quit) => {
-                // The secret leaves the console's memory with the overlay.
-                self.modal = None;
-            }
-            _ => {}
-        }
-    }
-
-    // ---- keys of the tab ---------------------------------------------------------------------------
-
-    pub(crate) fn on_signals_key(&mut self, action: KeyAction) -> bool {
-        match action {
-            KeyAction::NewRun => self.open_destination_form(),
+            KeyAction::NewRun => ctx.ask(Ask::Open(Box::new(Modal::DestinationForm(
+                DestinationForm::default(),
+            )))),
             KeyAction::Fanout => {
-                self.signals.fanout_default = !self.signals.fanout_default;
-                let text = if self.signals.fanout_default {
+                self.fanout_default = !self.fanout_default;
+                let text = if self.fanout_default {
                     "fan-out: on — /trade without fanout= sends to the signal destinations"
                 } else {
                     "fan-out: off — /trade without fanout= trades without fan-out"
                 };
-                self.toast(text, ToastLevel::Info);
+                ctx.toast(text, ToastLevel::Info);
             }
             _ => return false,
         }
         true
     }
 
-    // ---- /trade --------------------------------------------------------------------------------------
-
-    pub(crate) fn trade(&mut self, args: &TradeArgs, fx: &mut Vec<Effect>) {
-        let fanout = args.fanout.unwrap_or(self.signals.fanout_default);
+    /// `/trade`: fans out as it says, else as the tab's default.
+    pub fn trade(&mut self, args: &TradeArgs, ctx: &mut Ctx) {
+        let fanout = args.fanout.unwrap_or(self.fanout_default);
         let signal = args.to_signal(fanout);
-        self.toast(
+        ctx.toast(
             format!("{} · fan-out {}", describe_trade(&signal), on_off(fanout)),
             ToastLevel::Info,
         );
-        fx.push(Effect::Trade(Box::new(signal)));
+        ctx.fx.push(Effect::Trade(Box::new(signal)));
     }
 
-    pub(crate) fn on_traded(
+    pub fn on_traded(
         &mut self,
         signal: &TradeSignal,
         result: Result<Box<ExecutionResult>, ApiError>,
         at: DateTime<Utc>,
+        ctx: &mut Ctx,
     ) {
         let fanout = on_off(signal.fanout.unwrap_or(true));
         let what = describe_trade(signal);
         match result {
-            Ok(done) => self.toast(
+            Ok(done) => ctx.toast(
                 format!(
                     "{what} done: {} · fan-out {fanout}",
                     execution_summary(&done)
                 ),
                 ToastLevel::Info,
             ),
-            Err(ApiError::Forbidden { message, .. }) => self.toast(
+            Err(ApiError::Forbidden { message, .. }) => ctx.toast(
                 format!(
                     "{what} refused (403): {message} — /trade needs a webhook:alerts or legacy key; /propose stages it instead"
                 ),
@@ -358,228 +213,19 @@ impl App {
             ),
             Err(e) => {
                 if let ApiError::QuotaExceeded { retry_after, .. } = &e {
-                    self.quota_until = Some(at + to_delta(*retry_after));
+                    ctx.ask(Ask::HoldPosts(at + to_delta(*retry_after)));
                 }
-                self.toast(
+                ctx.toast(
                     format!("{what} failed: {e} · fan-out {fanout}"),
                     ToastLevel::Error,
                 )
             }
         }
-        self.poll_now(&Resource::TRADED, at);
-        self.poll_now(&[Resource::Usage], at);
-        if self.signals.deliveries_for.is_some() {
-            self.signals.deliv_poll.next_due = Some(at);
+        // What the trade delivered shows in the log at once.
+        if self.deliveries_for.is_some() {
+            self.deliv_poll.next_due = Some(at);
         }
     }
-
-    // ---- builder fee ---------------------------------------------------------------------------------
-
-    pub(crate) fn open_builder_fee(&mut self, fx: &mut Vec<Effect>) {
-        let wallet = self
-            .account
-            .whoami
-            .as_ref()
-            .and_then(|w| w.wallet_address.clone())
-            .filter(|w| !w.is_empty());
-        let mut panel = BuilderPanel {
-            wallet: wallet.clone(),
-            ..Default::default()
-        };
-        match wallet {
-            Some(w) => {
-                panel.loading = true;
-                fx.push(Effect::FetchBuilderFee(w));
-            }
-            None if self.account.whoami.is_none() => {
-                panel.error = Some("whoami has not answered yet: r refreshes, then B again".into())
-            }
-            None => {
-                panel.error = Some(
-                    "whoami shows no walletAddress for this account: there is no wallet to approve"
-                        .into(),
-                )
-            }
-        }
-        self.modal = Some(Modal::BuilderFee(panel));
-    }
-
-    pub(crate) fn on_builder_fee_key(&mut self, action: Option<KeyAction>, fx: &mut Vec<Effect>) {
-        let Some(Modal::BuilderFee(panel)) = self.modal.as_mut() else {
-            return;
-        };
-        match action {
-            Some(KeyAction::ConfirmYes) => self.sign_builder_fee(fx),
-            Some(KeyAction::Refresh) => {
-                if let Some(w) = panel.wallet.clone()
-                    && !panel.loading
-                {
-                    panel.loading = true;
-                    panel.error = None;
-                    fx.push(Effect::FetchBuilderFee(w));
-                }
-            }
-            Some(KeyAction::Down) => panel.scroll = panel.scroll.saturating_add(1),
-            Some(KeyAction::Up) => panel.scroll = panel.scroll.saturating_sub(1),
-            Some(KeyAction::Cancel | KeyAction::Quit | KeyAction::BuilderFee) => {
-                self.modal = None;
-            }
-            _ => {}
-        }
-    }
-
-    /// Signs the typed data with the wallet key from the environment and posts it — only when the
-    /// key's address is the account's wallet. The key lives for this call alone.
-    fn sign_builder_fee(&mut self, fx: &mut Vec<Effect>) {
-        let read_key = self.wallet_key;
-        let Some(Modal::BuilderFee(panel)) = self.modal.as_mut() else {
-            return;
-        };
-        if panel.sending || panel.loading {
-            return;
-        }
-        let (Some(wallet), Some(payload)) = (panel.wallet.clone(), panel.payload.as_ref()) else {
-            return;
-        };
-        if payload.authorized {
-            panel.result = Some("already authorized: nothing to sign".into());
-            return;
-        }
-        let Some(typed) = payload.typed.as_ref() else {
-            panel.error = Some("the payload carries no typed data to sign".into());
-            return;
-        };
-        let Some(nonce) = payload.nonce else {
-            panel.error = Some("the payload carries no nonce".into());
-            return;
-        };
-        let chain_id = payload
-            .chain_id_hex
-            .clone()
-            .unwrap_or_else(|| eip712::SIGNATURE_CHAIN_ID.to_string());
-        let Some(key) = read_key() else {
-            panel.error = Some(format!(
-                "no wallet key: start the console with {WALLET_KEY_ENV}=<hex private key of {wallet}> in its environment, then press y"
-            ));
-            return;
-        };
-        match sign_typed(&key, typed, &wallet) {
-            Ok(signature) => {
-                panel.error = None;
-                panel.sending = true;
-                fx.push(Effect::ApproveBuilderFee(BuilderFeeApproval {
-                    venue_wallet: wallet,
-                    nonce,
-                    signature: Value::String(signature),
-                    signature_chain_id: chain_id,
-                }));
-            }
-            Err(why) => panel.error = Some(why),
-        }
-        // `key` is dropped here: the wallet key is never kept.
-    }
-
-    pub(crate) fn on_builder_fee_loaded(
-        &mut self,
-        wallet: &str,
-        result: Result<Box<BuilderFeePayload>, ApiError>,
-    ) {
-        self.dirty = true;
-        let Some(Modal::BuilderFee(panel)) = self.modal.as_mut() else {
-            return;
-        };
-        if panel.wallet.as_deref() != Some(wallet) {
-            return;
-        }
-        panel.loading = false;
-        match result {
-            Ok(body) => {
-                let payload = builder_payload(&body);
-                panel.error = if payload.typed.is_none() && !payload.authorized {
-                    Some(
-                        "the service's answer has no typed data (types, primaryType, domain, message)"
-                            .into(),
-                    )
-                } else {
-                    None
-                };
-                panel.payload = Some(payload);
-            }
-            Err(e) if is_unsupported(&e) => {
-                panel.error = Some("this service does not offer the builder-fee operations".into())
-            }
-            Err(e) => panel.error = Some(e.to_string()),
-        }
-    }
-
-    pub(crate) fn on_builder_fee_approved(
-        &mut self,
-        result: Result<Box<BuilderFeeStatus>, ApiError>,
-        at: DateTime<Utc>,
-    ) {
-        self.dirty = true;
-        self.poll_now(&[Resource::Whoami], at);
-        let text = match &result {
-            Ok(status) => status
-                .json_summary
-                .clone()
-                .unwrap_or_else(|| "builder fee approved".to_string()),
-            Err(e) => format!("the service refused the approval: {e}"),
-        };
-        let Some(Modal::BuilderFee(panel)) = self.modal.as_mut() else {
-            let level = if result.is_ok() {
-                ToastLevel::Info
-            } else {
-                ToastLevel::Error
-            };
-            self.toast(text, level);
-            return;
-        };
-        panel.sending = false;
-        match result {
-            Ok(_) => {
-                if let Some(p) = panel.payload.as_mut() {
-                    p.authorized = true;
-                }
-                panel.result = Some(text);
-                panel.error = None;
-            }
-            Err(_) => panel.error = Some(text),
-        }
-    }
-}
-
-/// The EIP-712 signature of `typed` by the hex private key `key`, refused unless the key's address
-/// is `wallet`.
-pub fn sign_typed(key: &Secret, typed: &eip712::TypedData, wallet: &str) -> Result<String, String> {
-    let hex_key = key.expose().trim();
-    let hex_key = hex_key
-        .strip_prefix("0x")
-        .or_else(|| hex_key.strip_prefix("0X"))
-        .unwrap_or(hex_key);
-    let mut bytes = [0u8; 32];
-    if hex::decode_to_slice(hex_key, &mut bytes).is_err() {
-        return Err(format!(
-            "{WALLET_KEY_ENV} is not a private key: expected 64 hex digits (0x optional)"
-        ));
-    }
-    let signing = k256::ecdsa::SigningKey::from_slice(&bytes);
-    bytes = [0u8; 32];
-    let _ = bytes;
-    let signing = signing.map_err(|_| format!("{WALLET_KEY_ENV} is not a valid secp256k1 key"))?;
-    let wallet_bytes =
-        eip712::parse_address(wallet).map_err(|e| format!("the account's wallet {wallet}: {e}"))?;
-    let derived = eip712::address_of(&signing);
-    if derived != wallet_bytes {
-        return Err(format!(
-            "{WALLET_KEY_ENV} is the key of {}, not of the account's wallet {}: nothing was signed or sent",
-            eip712::format_address(derived),
-            eip712::format_address(wallet_bytes)
-        ));
-    }
-    let digest =
-        eip712::signing_hash(typed).map_err(|e| format!("the typed data cannot be hashed: {e}"))?;
-    Ok(eip712::sign_digest(&signing, &digest))
 }
 
 fn on_off(on: bool) -> &'static str {

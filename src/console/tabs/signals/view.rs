@@ -2,14 +2,17 @@
 //! delivery log (when the service offers it), the create form, the signing secret shown once, and
 //! the builder-fee panel.
 
+use super::SignalsTab;
 use super::{
     BuilderPanel, DESTINATIONS_POLL, DestinationForm, FORM_LABELS, Revealed, WALLET_KEY_ENV,
     delivery_signal, show_value,
 };
 use crate::api::model::DeliveryStats;
 use crate::console::app::App;
+use crate::console::component::Shown;
 use crate::console::keymap::KeyAction;
-use crate::console::layout::{Pane, Screen};
+use crate::console::keymap::Keymap;
+use crate::console::layout::Pane;
 use crate::console::theme::Theme;
 use crate::console::widgets::{self, Col, age, col, fill_col, num_col};
 use ratatui::Frame;
@@ -17,18 +20,21 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph, Wrap};
 
-pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
-    banner(f, app, theme, screen.banner);
-    destinations(f, app, theme, screen);
-    deliveries(f, app, theme, screen);
+impl SignalsTab {
+    pub fn draw(&self, f: &mut Frame, on: &Shown) {
+        banner(f, self, on, on.screen.banner);
+        destinations(f, self, on);
+        deliveries(f, self, on);
+    }
 }
 
-fn key(app: &App, a: KeyAction) -> String {
-    app.keymap.keys_for(a).first().cloned().unwrap_or_default()
+fn key(keymap: &Keymap, a: KeyAction) -> String {
+    keymap.keys_for(a).first().cloned().unwrap_or_default()
 }
 
-fn banner(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
-    let on = app.signals.fanout_default;
+fn banner(f: &mut Frame, tab: &SignalsTab, shown: &Shown, area: Rect) {
+    let theme = shown.theme;
+    let on = tab.fanout_default;
     let mut spans = vec![
         Span::styled(
             format!("fan-out: {}", if on { "on" } else { "off" }),
@@ -37,12 +43,17 @@ fn banner(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
         Span::styled(
             format!(
                 " ({} toggles; /trade fanout=on|off overrides)",
-                key(app, KeyAction::Fanout)
+                key(shown.keymap, KeyAction::Fanout)
             ),
             theme.muted,
         ),
     ];
-    if let Some(s) = app.account.whoami.as_ref().and_then(|w| w.summary.as_ref()) {
+    if let Some(s) = shown
+        .account
+        .whoami
+        .as_ref()
+        .and_then(|w| w.summary.as_ref())
+    {
         spans.push(Span::styled(" · builder fee: ", theme.muted));
         spans.push(if s.builder_fee_approved {
             Span::styled("approved", theme.good)
@@ -89,21 +100,22 @@ pub fn stats_text(stats: Option<&DeliveryStats>) -> String {
     }
 }
 
-fn destinations(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
-    let s = &app.signals;
-    let focused = app.focused_pane() == Pane::Destinations;
+fn destinations(f: &mut Frame, tab: &SignalsTab, on: &Shown) {
+    let (theme, screen) = (on.theme, on.screen);
+    let s = tab;
+    let focused = on.focused(Pane::Destinations);
     let mut title = vec![Span::styled(" Signal destinations ", theme.accent)];
     title.extend(widgets::staleness(
         theme,
         s.dest_poll
             .updated_at
-            .map(|t| (app.now - t).to_std().unwrap_or_default())
+            .map(|t| (on.now - t).to_std().unwrap_or_default())
             .filter(|a| *a > DESTINATIONS_POLL * 3),
     ));
     if let Some(e) = &s.dest_error {
         title.push(Span::styled(format!(" {e} "), theme.error));
     }
-    let new_hint = format!("{} adds", key(app, KeyAction::NewRun));
+    let new_hint = format!("{} adds", key(on.keymap, KeyAction::NewRun));
     let empty: &str = if s.dest_poll.updated_at.is_some() {
         "no destinations yet"
     } else {
@@ -117,7 +129,7 @@ fn destinations(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         Pane::Destinations,
         Line::from(title),
         focused,
-        app.selected(Pane::Destinations),
+        on.selected(Pane::Destinations),
         s.destinations.len(),
         DEST_COLS,
         empty,
@@ -151,11 +163,12 @@ const DELIVERY_COLS: &[Col] = &[
     fill_col("Last error", 12, 1),
 ];
 
-fn deliveries(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
-    let s = &app.signals;
+fn deliveries(f: &mut Frame, tab: &SignalsTab, on: &Shown) {
+    let (theme, screen) = (on.theme, on.screen);
+    let s = tab;
     let area = screen.pane(Pane::Deliveries);
-    let focused = app.focused_pane() == Pane::Deliveries;
-    let dest = app.selected_destination();
+    let focused = on.focused(Pane::Deliveries);
+    let dest = tab.destination(on.selected(Pane::Destinations));
     if s.deliveries_unsupported || dest.is_none() {
         let text = if s.deliveries_unsupported {
             "this service keeps no delivery log (list_signal_deliveries, an extension, is not offered)"
@@ -185,7 +198,7 @@ fn deliveries(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     } else {
         "loading deliveries…"
     };
-    let now = app.now;
+    let now = on.now;
     widgets::table(
         f,
         screen,
@@ -193,7 +206,7 @@ fn deliveries(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         Pane::Deliveries,
         Line::from(title),
         focused,
-        app.selected(Pane::Deliveries),
+        on.selected(Pane::Deliveries),
         s.deliveries.len(),
         DELIVERY_COLS,
         empty,
@@ -282,7 +295,7 @@ pub fn secret_overlay(f: &mut Frame, app: &App, theme: &Theme, area: Rect, r: &R
     } else {
         format!(" ({})", r.id)
     };
-    let copy = key(app, KeyAction::Copy);
+    let copy = key(&app.keymap, KeyAction::Copy);
     let lines = vec![
         Line::from(format!("Destination {}{id} created.", r.name)),
         Line::raw(""),
@@ -389,7 +402,10 @@ pub fn builder_fee(f: &mut Frame, app: &App, theme: &Theme, area: Rect, p: &Buil
             format!("signs with {WALLET_KEY_ENV} (read now, never kept or shown) and sends · "),
             theme.muted,
         ),
-        Span::styled(format!("{} ", key(app, KeyAction::Refresh)), theme.accent),
+        Span::styled(
+            format!("{} ", key(&app.keymap, KeyAction::Refresh)),
+            theme.accent,
+        ),
         Span::styled("reloads · ", theme.muted),
         Span::styled("esc ", theme.accent),
         Span::styled("closes", theme.muted),

@@ -2,7 +2,7 @@
 //! each tool's JSON schema, and the last call's result as a foldable tree. A mutate tool's confirm
 //! token goes to the approval inbox.
 
-mod update;
+pub mod update;
 pub mod view;
 
 use crate::api::model::ToolCapability;
@@ -45,22 +45,66 @@ pub struct ToolOutcome {
 }
 
 #[derive(Default)]
-pub struct ToolsState {
+pub struct ToolsTab {
     /// Sorted by tier (observe, experiment, mutate), then name.
-    pub tools: Vec<ToolCapability>,
+    tools: Vec<ToolCapability>,
     /// The catalog is asked for when the tab is first shown, and on `r` there; never on an
     /// interval.
-    pub catalog: Poll,
-    pub error: Option<String>,
+    catalog: Poll,
+    error: Option<String>,
     /// Tool executions sent and not answered.
-    pub running: usize,
-    pub outcome: Option<ToolOutcome>,
-    /// `/tool` typed before the catalog arrived: (name, args text).
-    pub pending: Option<(String, Option<String>)>,
+    running: usize,
+    outcome: Option<ToolOutcome>,
+    /// `/tool` typed before the catalog arrived.
+    pending: Option<update::Pending>,
 }
 
-impl ToolsState {
-    pub fn set_tools(&mut self, mut tools: Vec<ToolCapability>) {
+impl ToolsTab {
+    /// Sorted by tier (observe, experiment, mutate), then name.
+    pub fn tools(&self) -> &[ToolCapability] {
+        &self.tools
+    }
+
+    /// What the result panel shows.
+    pub fn outcome(&self) -> Option<&ToolOutcome> {
+        self.outcome.as_ref()
+    }
+
+    /// The input schema of the tool named `name` (Null when the catalog does not list it).
+    pub fn schema_of(&self, name: &str) -> Value {
+        self.find(name)
+            .map(|i| self.tools[i].input_schema.clone())
+            .unwrap_or(Value::Null)
+    }
+
+    /// Rows of the Result pane: the folded tree's visible rows.
+    pub fn result_rows(&self) -> usize {
+        self.outcome
+            .as_ref()
+            .and_then(|o| o.result.as_ref().ok())
+            .map_or(0, |t| t.rows().len())
+    }
+
+    /// A call went out that the tab did not send (an approved confirm token, from the inbox).
+    pub fn sent_one(&mut self) {
+        self.running += 1;
+    }
+
+    /// A call answered.
+    pub fn answered_one(&mut self) {
+        self.running = self.running.saturating_sub(1);
+    }
+
+    /// An inbox item was renamed (a gateway took it over): the result panel follows it.
+    pub fn renamed(&mut self, old: &str, id: &str) {
+        if let Some(o) = self.outcome.as_mut()
+            && o.awaiting.as_deref() == Some(old)
+        {
+            o.awaiting = Some(id.to_string());
+        }
+    }
+
+    fn set_tools(&mut self, mut tools: Vec<ToolCapability>) {
         let rank = |t: &ToolCapability| match Tier::of(&t.tier) {
             Tier::Observe => 0,
             Tier::Experiment => 1,

@@ -1,10 +1,10 @@
 //! Tools: the catalog by tier, the selected tool's schema, the last result as a foldable JSON tree,
 //! and the argument editor with its schema problems.
 
-use super::{Tier, ToolEditor};
-use crate::console::app::App;
+use super::{Tier, ToolEditor, ToolsTab};
+use crate::console::component::Shown;
 use crate::console::keymap::KeyAction;
-use crate::console::layout::{Pane, Screen};
+use crate::console::layout::Pane;
 use crate::console::tabs::tools::schema;
 use crate::console::theme::Theme;
 use crate::console::widgets::jsontree::{JsonTree, RowKind};
@@ -15,10 +15,12 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph, Wrap};
 
-pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
-    catalog(f, app, theme, screen);
-    schema_panel(f, app, theme, screen.schema);
-    result(f, app, theme, screen);
+impl ToolsTab {
+    pub fn draw(&self, f: &mut Frame, s: &Shown) {
+        catalog(f, self, s);
+        schema_panel(f, self, s, s.screen.schema);
+        result(f, self, s);
+    }
 }
 
 pub fn tier_style(theme: &Theme, tier: &str) -> Style {
@@ -36,9 +38,10 @@ const TOOL_COLS: &[Col] = &[
     fill_col("Description", 12, 1),
 ];
 
-fn catalog(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
-    let focused = app.focused_pane() == Pane::Tools;
-    let t = &app.tools;
+fn catalog(f: &mut Frame, tab: &ToolsTab, s: &Shown) {
+    let (theme, screen) = (s.theme, s.screen);
+    let focused = s.focused(Pane::Tools);
+    let t = tab;
     let mut title = vec![Span::styled(" Tools ", theme.accent)];
     if t.loaded() {
         let count = |tier: Tier| t.tools.iter().filter(|x| Tier::of(&x.tier) == tier).count();
@@ -64,7 +67,7 @@ fn catalog(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         Pane::Tools,
         Line::from(title),
         focused,
-        app.selected(Pane::Tools),
+        s.selected(Pane::Tools),
         t.tools.len(),
         TOOL_COLS,
         empty,
@@ -88,8 +91,9 @@ fn catalog(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     );
 }
 
-fn schema_panel(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
-    let tool = app.tools.tools.get(app.selected(Pane::Tools));
+fn schema_panel(f: &mut Frame, tab: &ToolsTab, s: &Shown, area: Rect) {
+    let theme = s.theme;
+    let tool = tab.tools.get(s.selected(Pane::Tools));
     let title = match tool {
         Some(t) => format!(" {} · {} {} ", t.name, t.method, t.path),
         None => " Schema ".into(),
@@ -98,7 +102,7 @@ fn schema_panel(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
     let inner = block.inner(area);
     f.render_widget(block, area);
     let Some(tool) = tool else {
-        if let Some(err) = &app.tools.error {
+        if let Some(err) = &tab.error {
             f.render_widget(
                 Paragraph::new(Span::styled(err.clone(), theme.error)),
                 inner,
@@ -106,7 +110,7 @@ fn schema_panel(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
         }
         return;
     };
-    let key = |a| app.keymap.keys_for(a).first().cloned().unwrap_or_default();
+    let key = |a| s.keymap.keys_for(a).first().cloned().unwrap_or_default();
     let mut lines = vec![Line::from(vec![
         Span::styled(tool.tier.clone(), tier_style(theme, &tool.tier)),
         Span::styled(
@@ -142,14 +146,15 @@ fn schema_panel(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
 
 const RESULT_COLS: &[Col] = &[fill_col("JSON · enter/space folds", 10, 0)];
 
-fn result(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
-    let focused = app.focused_pane() == Pane::Result;
-    let running = app.tools.running;
+fn result(f: &mut Frame, tab: &ToolsTab, s: &Shown) {
+    let (theme, screen) = (s.theme, s.screen);
+    let focused = s.focused(Pane::Result);
+    let running = tab.running;
     let mut title = vec![Span::styled(" Result ", theme.accent)];
     if running > 0 {
         title.push(Span::styled(format!("{running} running… "), theme.warn));
     }
-    let Some(outcome) = &app.tools.outcome else {
+    let Some(outcome) = &tab.outcome else {
         widgets::table(
             f,
             screen,
@@ -200,7 +205,7 @@ fn result(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
                 Pane::Result,
                 Line::from(title),
                 focused,
-                app.selected(Pane::Result),
+                s.selected(Pane::Result),
                 rows.len(),
                 RESULT_COLS,
                 "",
@@ -234,8 +239,8 @@ fn result(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
 }
 
 /// The argument editor, over the Tools tab: the JSON text, then each problem with its path.
-pub fn editor(f: &mut Frame, app: &App, theme: &Theme, area: Rect, e: &ToolEditor) {
-    let tool = app.tools.find(&e.tool).map(|i| &app.tools.tools[i]);
+pub fn editor(f: &mut Frame, tab: &ToolsTab, theme: &Theme, area: Rect, e: &ToolEditor) {
+    let tool = tab.find(&e.tool).map(|i| &tab.tools[i]);
     let r = widgets::centered(
         area,
         area.width.saturating_sub(4).min(100),

@@ -1,0 +1,190 @@
+//! The contract between App and a tab: App routes, a tab owns its state.
+//!
+//! A tab is a struct in `tabs/<tab>/` whose fields are private to its folder. It has the same
+//! three entry points as gitui's components and slumber's views — its keys (`on_key`), the answers
+//! to its requests (`on_*`), and drawing itself (`draw`) — and sees the rest of the console only
+//! through the two narrow contexts here:
+//!
+//! - [`Ctx`] while it changes: the clock, the shared pane selections (the router moves cursors
+//!   for every tab, so the tab clamps and sets them here), the effects to start, and [`Ask`]s for
+//!   what only App may do (open the modal, toast, show another tab). Like gitui's queue of
+//!   internal events, an ask is performed after the tab returns, so a tab never holds `&mut App`.
+//! - [`Shown`] while it draws: read-only, the theme, the layout, the clock, the feeds and which
+//!   pane has the focus.
+//!
+//! Lower layer: this never imports `app.rs` or `tabs/`, so a tab can use it without a cycle.
+//! The console's own logs (toasts, requests) are defined here for the same reason: App writes
+//! them, the Logs tab shows them.
+
+use super::action::{Effect, Resource};
+use super::feeds::{Account, Feed};
+use super::keymap::Keymap;
+use super::layout::{Pane, Screen};
+use super::modal::Modal;
+use super::tab::Tab;
+use super::theme::Theme;
+use chrono::{DateTime, Utc};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToastLevel {
+    Info,
+    Error,
+}
+
+/// A toast or a command line error as the Logs tab's messages list keeps it, in full.
+#[derive(Debug, Clone)]
+pub struct Message {
+    pub at: DateTime<Utc>,
+    pub level: ToastLevel,
+    pub text: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct RequestLogEntry {
+    pub at: DateTime<Utc>,
+    pub operation: &'static str,
+    /// `ok`, or the error code.
+    pub status: String,
+    pub latency: Duration,
+}
+
+/// What a tab asks of App, performed in order once the tab returns.
+#[derive(Debug)]
+pub enum Ask {
+    /// Into the one modal slot (replacing nothing: tabs only get keys while it is empty).
+    Open(Box<Modal>),
+    Toast(String, ToastLevel),
+    /// Another tab comes on screen.
+    Show(Tab),
+    /// The Proposals tab, its list on this inbox item.
+    ShowProposal(String),
+    /// The command line, prefilled with this text to edit and run.
+    Prefill(String),
+    /// The service answered 429: POSTs wait until then (see [`Ctx::posts_held`]).
+    HoldPosts(DateTime<Utc>),
+    /// The service refused the key (401): every fetch stops until `r`.
+    AuthFailed(String),
+    /// The backtest form, prefilled from the row under the cursor (the Discovery catalog
+    /// fills in the parameters, so App opens it).
+    BacktestForm,
+    /// The command line's error line says this (and the Logs tab keeps it).
+    CommandError(String),
+    /// The focus goes to this pane of the tab on screen (an index into its panes).
+    Focus(usize),
+    /// Drawn at once, even when the answer was a poll's (see `App::update`).
+    Redraw,
+}
+
+/// Why POSTs are held after a 429, while they are: the service refuses them until its quota
+/// resets, so the console says so instead of sending.
+pub fn posts_held_text(quota_until: Option<DateTime<Utc>>, now: DateTime<Utc>) -> Option<String> {
+    match quota_until {
+        Some(until) if until > now => {
+            let secs = (until - now).num_seconds();
+            Some(format!(
+                "the service asked to wait (quota or rate limit): POSTs are held for {secs}s"
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// What a tab may see and change of the shared console while it handles a key or an answer.
+pub struct Ctx<'a> {
+    pub now: DateTime<Utc>,
+    /// The tab on screen (a tab polls faster while it is seen).
+    pub tab: Tab,
+    /// Until when the service refuses POSTs (a 429's Retry-After), if it does.
+    pub quota_until: Option<DateTime<Utc>>,
+    selected: &'a mut BTreeMap<Pane, usize>,
+    /// Started by App once the tab returns.
+    pub fx: Vec<Effect>,
+    asks: Vec<Ask>,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(
+        now: DateTime<Utc>,
+        tab: Tab,
+        quota_until: Option<DateTime<Utc>>,
+        selected: &'a mut BTreeMap<Pane, usize>,
+    ) -> Self {
+        Ctx {
+            now,
+            tab,
+            quota_until,
+            selected,
+            fx: Vec::new(),
+            asks: Vec::new(),
+        }
+    }
+
+    pub fn ask(&mut self, ask: Ask) {
+        self.asks.push(ask);
+    }
+
+    pub fn toast(&mut self, text: impl Into<String>, level: ToastLevel) {
+        self.asks.push(Ask::Toast(text.into(), level));
+    }
+
+    /// True (and a toast says why) while the service refuses POSTs.
+    pub fn posts_held(&mut self) -> bool {
+        match posts_held_text(self.quota_until, self.now) {
+            Some(text) => {
+                self.toast(text, ToastLevel::Error);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The cursor of `pane` (not of an inbox pane: those follow a proposal, see `inbox/`).
+    pub fn selected(&self, pane: Pane) -> usize {
+        self.selected.get(&pane).copied().unwrap_or(0)
+    }
+
+    pub fn select(&mut self, pane: Pane, row: usize) {
+        self.selected.insert(pane, row);
+    }
+
+    /// Keeps `pane`'s cursor on one of its `len` rows after they changed.
+    pub fn clamp(&mut self, pane: Pane, len: usize) {
+        if let Some(sel) = self.selected.get_mut(&pane) {
+            *sel = (*sel).min(len.saturating_sub(1));
+        }
+    }
+
+    /// The effects and asks, for App to perform.
+    pub fn finish(self) -> (Vec<Effect>, Vec<Ask>) {
+        (self.fx, self.asks)
+    }
+}
+
+/// What a tab reads of the shared console while it draws itself.
+pub struct Shown<'a> {
+    pub theme: &'a Theme,
+    pub keymap: &'a Keymap,
+    pub screen: &'a Screen,
+    pub now: DateTime<Utc>,
+    pub feeds: &'a BTreeMap<Resource, Feed>,
+    /// What the account feeds brought (the header's and the Desk's as well).
+    pub account: &'a Account,
+    pub focused: Pane,
+    pub selected: &'a BTreeMap<Pane, usize>,
+}
+
+impl Shown<'_> {
+    pub fn focused(&self, pane: Pane) -> bool {
+        self.focused == pane
+    }
+
+    pub fn selected(&self, pane: Pane) -> usize {
+        self.selected.get(&pane).copied().unwrap_or(0)
+    }
+
+    pub fn feed(&self, resource: Resource) -> &Feed {
+        &self.feeds[&resource]
+    }
+}

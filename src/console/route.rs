@@ -1,0 +1,509 @@
+//! App's side of the tabs that are components (`component.rs`): what an answer or a command
+//! changes beyond one tab — the inbox every tab shares, the feeds, the tab on screen — around the
+//! tab's own part, and the modals one tab's key opens with another's data (the backtest form,
+//! prefilled from a Discovery row or a job, with the Discovery catalog's parameters). A tool
+//! call's confirm token and an approved token's outcome are the inbox's, so they are here too;
+//! the Tools tab gets the result to show.
+
+use crate::api::ApiError;
+use crate::api::model::SignalDestination;
+use crate::api::model::{
+    BacktestJob, BacktestRequest, Capabilities, ChatReply, Proposal, ToolResult,
+};
+use crate::console::action::{Effect, Resource};
+use crate::console::app::{App, ToastLevel};
+use crate::console::command::TradeArgs;
+use crate::console::component::Ctx;
+use crate::console::inbox::{DecisionKind, InboxItem, LocalState, Source, ToolApproval};
+use crate::console::layout::Pane;
+use crate::console::modal::Modal;
+use crate::console::poll::to_delta;
+use crate::console::tab::Tab;
+use crate::console::tabs::backtests::{BacktestForm, JobEntry};
+use crate::console::tabs::discovery::Selected;
+use crate::console::tabs::tools::parse_time;
+use crate::console::widgets::jsontree::summarize;
+use chrono::{DateTime, Utc};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use serde_json::Value;
+use std::time::Duration;
+
+impl App {
+    /// `/chat <text>`: the Chat tab comes on screen and sends it.
+    pub(crate) fn send_chat(&mut self, text: String, fx: &mut Vec<Effect>) {
+        self.set_tab(Tab::Chat);
+        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+        self.chat.send(text, &mut ctx);
+        let done = ctx.finish();
+        self.perform(done, fx);
+    }
+
+    /// The confirm tokens of the agent's reply go to the inbox; the chat shows their ids.
+    pub(crate) fn on_chat_answered(
+        &mut self,
+        result: Result<Box<ChatReply>, ApiError>,
+        at: DateTime<Utc>,
+        fx: &mut Vec<Effect>,
+    ) {
+        self.dirty = true;
+        let mut ids = Vec::new();
+        if let Ok(reply) = &result {
+            for t in &reply.confirm_tokens {
+                let tool = t.get("tool").and_then(Value::as_str).unwrap_or("tool");
+                let args = t.get("args").cloned().unwrap_or(Value::Null);
+                if let Some(id) = self.add_tool_approval(tool, &args, t, Source::Service, fx) {
+                    ids.push(id);
+                }
+            }
+        }
+        if !ids.is_empty() {
+            self.toast(
+                format!(
+                    "{} sent to the inbox: approve with a, then y",
+                    ids.join(", ")
+                ),
+                ToastLevel::Info,
+            );
+        }
+        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+        self.chat.on_answered(result, ids, at, &mut ctx);
+        let done = ctx.finish();
+        self.perform(done, fx);
+    }
+
+    pub(crate) fn submit_backtest(&mut self, request: BacktestRequest, fx: &mut Vec<Effect>) {
+        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+        self.backtests.submit(request, &mut ctx);
+        let done = ctx.finish();
+        self.perform(done, fx);
+    }
+
+    /// A submission answered: the usage it counted against is asked for again.
+    pub(crate) fn on_backtest_submitted(
+        &mut self,
+        request: &BacktestRequest,
+        result: Result<Box<BacktestJob>, ApiError>,
+        at: DateTime<Utc>,
+        fx: &mut Vec<Effect>,
+    ) {
+        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+        self.backtests.on_submitted(request, result, at, &mut ctx);
+        let done = ctx.finish();
+        self.perform(done, fx);
+        self.poll_now(&[Resource::Usage], at);
+    }
+
+    pub fn selected_job(&self) -> Option<&JobEntry> {
+        self.backtests.job(self.selected(Pane::Jobs))
+    }
+
+    /// `b`: the backtest form, prefilled from the Discovery row or the job under the cursor.
+    pub(crate) fn open_backtest_form(&mut self) {
+        let form = match self.tab {
+            Tab::Discovery => match self.selected_row() {
+                Some(Selected::Row(r)) => Some(BacktestForm::new(
+                    &r.strategy_id,
+                    if r.pair.is_empty() {
+                        "BTC-USD"
+                    } else {
+                        &r.pair
+                    },
+                    if r.timeframe.is_empty() {
+                        "5m"
+                    } else {
+                        &r.timeframe
+                    },
+                    if r.days == 0 { 30 } else { r.days },
+                    &r.parameters,
+                    self.discovery.strategy(&r.strategy_id),
+                )),
+                Some(Selected::Strategy(s)) => Some(BacktestForm::new(
+                    &s.id,
+                    "BTC-USD",
+                    "5m",
+                    30,
+                    &serde_json::Map::new(),
+                    Some(s),
+                )),
+                None => None,
+            },
+            Tab::Backtests => self.selected_job().and_then(|j| {
+                let r = j.job.request.as_ref()?;
+                Some(BacktestForm::new(
+                    &r.strategy_id,
+                    &r.pair,
+                    &r.timeframe,
+                    r.days,
+                    &r.parameters,
+                    self.discovery.strategy(&r.strategy_id),
+                ))
+            }),
+            _ => None,
+        };
+        if let Some(form) = form {
+            self.modal = Some(Modal::BacktestForm(form));
+        }
+    }
+
+    pub(crate) fn on_form_key(&mut self, key: KeyEvent, fx: &mut Vec<Effect>) {
+        let Some(Modal::BacktestForm(form)) = self.modal.as_mut() else {
+            return;
+        };
+        match key.code {
+            KeyCode::Esc => self.modal = None,
+            KeyCode::Tab | KeyCode::Down => form.next(1),
+            KeyCode::BackTab | KeyCode::Up => form.next(-1),
+            KeyCode::Backspace => form.backspace(),
+            KeyCode::Enter => {
+                if let Some(request) = form.validate() {
+                    self.modal = None;
+                    self.submit_backtest(request, fx);
+                }
+            }
+            KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                if let Some(f) = form.fields.get_mut(form.focus) {
+                    f.value.clear();
+                }
+            }
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => form.type_char(c),
+            _ => {}
+        }
+    }
+
+    /// `/tool <name> [json]`: on the Tools tab.
+    pub(crate) fn run_tool_command(
+        &mut self,
+        name: String,
+        args: Option<String>,
+        fx: &mut Vec<Effect>,
+    ) {
+        self.set_tab(Tab::Tools);
+        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+        self.tools.run_command(name, args, &mut ctx);
+        let done = ctx.finish();
+        self.perform(done, fx);
+    }
+
+    /// The catalog arrived: a `/tool` that waited for it runs now.
+    pub(crate) fn on_capabilities_loaded(
+        &mut self,
+        result: Result<Box<Capabilities>, ApiError>,
+        latency: Duration,
+        at: DateTime<Utc>,
+        fx: &mut Vec<Effect>,
+    ) {
+        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+        let pending = self
+            .tools
+            .on_capabilities_loaded(result, latency, at, &mut ctx);
+        let done = ctx.finish();
+        self.perform(done, fx);
+        if let Some((name, args)) = pending {
+            self.run_tool_command(name, args, fx);
+        }
+    }
+
+    fn execute_tool(&mut self, name: &str, args: Value, fx: &mut Vec<Effect>) {
+        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+        self.tools.execute(name, args, &mut ctx);
+        let done = ctx.finish();
+        self.perform(done, fx);
+    }
+
+    fn set_tool_outcome(
+        &mut self,
+        tool: String,
+        args: Value,
+        at: DateTime<Utc>,
+        result: Result<Value, String>,
+        awaiting: Option<String>,
+    ) {
+        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+        self.tools
+            .set_outcome(tool, args, at, result, awaiting, &mut ctx);
+        let done = ctx.finish();
+        debug_assert!(done.0.is_empty(), "showing a result starts nothing");
+        self.perform(done, &mut Vec::new());
+    }
+
+    /// Keys of the argument editor: ctrl-s sends (only when the arguments are valid), esc closes,
+    /// everything else edits.
+    pub(crate) fn on_editor_key(&mut self, key: KeyEvent, fx: &mut Vec<Effect>) {
+        let Some(Modal::ToolEditor(editor)) = &self.modal else {
+            return;
+        };
+        let tool = editor.tool.clone();
+        let schema = self.tools.schema_of(&tool);
+        let Some(Modal::ToolEditor(editor)) = self.modal.as_mut() else {
+            return;
+        };
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Esc => self.modal = None,
+            KeyCode::Char('s') if ctrl => match editor.check(&schema) {
+                Some(args) => {
+                    let name = editor.tool.clone();
+                    self.modal = None;
+                    self.execute_tool(&name, args, fx);
+                }
+                None => editor.refused = true,
+            },
+            _ => {
+                editor.input.input(key);
+                editor.refused = false;
+                editor.check(&schema);
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn on_tool_executed(
+        &mut self,
+        name: String,
+        args: Value,
+        approval: Option<String>,
+        result: Result<Box<ToolResult>, ApiError>,
+        at: DateTime<Utc>,
+        fx: &mut Vec<Effect>,
+    ) {
+        self.tools.answered_one();
+        self.dirty = true;
+        if let Err(ApiError::QuotaExceeded { retry_after, .. }) = &result {
+            self.quota_until = Some(at + to_delta(*retry_after));
+        }
+        if let Some(id) = approval {
+            self.on_tool_approved(&id, name, args, result, at, fx);
+            return;
+        }
+        match result {
+            Ok(res) => {
+                let token = res.result.get("confirmToken").is_some();
+                if res.requires_confirmation || token {
+                    let id = self.add_tool_approval(&name, &args, &res.result, Source::Console, fx);
+                    let mut shown = res.result.clone();
+                    if let Value::Object(m) = &mut shown {
+                        // The token is a credential for one execution: not for the screen.
+                        m.remove("confirmToken");
+                    }
+                    self.set_tool_outcome(name.clone(), args, at, Ok(shown), id.clone());
+                    match id {
+                        Some(id) => self.toast(
+                            format!("{name} needs approval: {id} is in the inbox (a, then y)"),
+                            ToastLevel::Info,
+                        ),
+                        None => self.toast(
+                            format!("{name} asked for confirmation without a token"),
+                            ToastLevel::Error,
+                        ),
+                    }
+                } else {
+                    self.set_tool_outcome(name, args, at, Ok(res.result), None);
+                }
+            }
+            Err(e) => {
+                self.toast(format!("{name} failed: {e}"), ToastLevel::Error);
+                self.set_tool_outcome(name, args, at, Err(e.to_string()), None);
+            }
+        }
+    }
+
+    fn on_tool_approved(
+        &mut self,
+        id: &str,
+        name: String,
+        args: Value,
+        result: Result<Box<ToolResult>, ApiError>,
+        at: DateTime<Utc>,
+        fx: &mut Vec<Effect>,
+    ) {
+        let summary = self
+            .item(id)
+            .map(|i| i.describe())
+            .unwrap_or_else(|| name.clone());
+        let mut shown_args = args.clone();
+        if let Value::Object(m) = &mut shown_args {
+            m.remove("confirmToken");
+        }
+        match result {
+            Ok(res) if !res.requires_confirmation => {
+                let text = summarize(&res.result, 80);
+                if let Some(item) = self.item_mut(id) {
+                    item.local = LocalState::Approved(text.clone());
+                    item.proposal.status = "executed".into();
+                    if let Some(t) = item.tool.as_mut() {
+                        t.result = Some(res.result.clone());
+                    }
+                }
+                self.toast(format!("Approved {id}: {name} → {text}"), ToastLevel::Info);
+                self.decide(id, DecisionKind::Approved, summary, text, fx);
+                self.set_tool_outcome(name, shown_args, at, Ok(res.result), None);
+            }
+            // No answer: the token may have run the tool. Checked with the audit log, never
+            // re-sent without a second y (as a confirm_trade that got no answer).
+            Err(e) if e.is_transient() => {
+                let text = e.to_string();
+                if let Some(item) = self.item_mut(id) {
+                    item.local = LocalState::Unknown {
+                        error: text.clone(),
+                        checking: true,
+                    };
+                }
+                self.inbox_state.recheck.ask_at(at);
+                self.toast(
+                    format!("{id}: outcome unknown ({text}) — checking with the service"),
+                    ToastLevel::Error,
+                );
+                self.set_tool_outcome(
+                    name,
+                    shown_args,
+                    at,
+                    Err(format!("outcome unknown — checking: {text}")),
+                    None,
+                );
+            }
+            // The service asked to wait: the token did not run and is still good until it
+            // expires. Approved again by hand after the wait.
+            Err(ApiError::QuotaExceeded {
+                retry_after,
+                message,
+            }) => {
+                if let Some(item) = self.item_mut(id)
+                    && item.local == LocalState::Confirming
+                {
+                    item.local = LocalState::None;
+                }
+                self.inbox_state.limited.insert(
+                    id.to_string(),
+                    (at + to_delta(retry_after), message.clone()),
+                );
+                self.toast(
+                    format!(
+                        "{id} not run: rate limited — retry in {} s ({message}). Still waiting \
+                         for approval: a then y after the wait",
+                        retry_after.as_secs()
+                    ),
+                    ToastLevel::Error,
+                );
+            }
+            other => {
+                let text = match other {
+                    Ok(_) => "the service asked for confirmation again (token expired or used)"
+                        .to_string(),
+                    Err(e) => e.to_string(),
+                };
+                if let Some(item) = self.item_mut(id) {
+                    item.local = LocalState::Failed(text.clone());
+                }
+                self.toast(format!("{id} failed: {text}"), ToastLevel::Error);
+                self.decide(id, DecisionKind::Failed, summary, text.clone(), fx);
+                self.set_tool_outcome(name, shown_args, at, Err(text), None);
+            }
+        }
+        self.poll_now(&Resource::TRADED, at);
+        self.poll_now(&[Resource::Proposals, Resource::Usage], at);
+    }
+
+    /// Puts a confirm token (`{confirmToken, expiresAt, summary, preview}`) into the inbox; returns
+    /// its inbox id (the existing one when the token is already there).
+    pub(crate) fn add_tool_approval(
+        &mut self,
+        tool: &str,
+        args: &Value,
+        token: &Value,
+        source: Source,
+        fx: &mut Vec<Effect>,
+    ) -> Option<String> {
+        let confirm_token = token.get("confirmToken")?.as_str()?.to_string();
+        if let Some(existing) = self.inbox.iter().find(|i| {
+            i.tool
+                .as_ref()
+                .is_some_and(|t| t.confirm_token == confirm_token)
+        }) {
+            return Some(existing.id().to_string());
+        }
+        self.tool_seq += 1;
+        let id = format!("tool-{}", self.tool_seq);
+        let mut args = args.clone();
+        if let Value::Object(m) = &mut args {
+            m.remove("confirmToken");
+        }
+        let expires = token.get("expiresAt").and_then(parse_time);
+        let summary = token
+            .get("summary")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        self.seen.insert(id.clone());
+        self.inbox.push(InboxItem {
+            proposal: Proposal {
+                proposal_id: id.clone(),
+                status: "staged".into(),
+                kind: "tool".into(),
+                created_at: Some(self.now),
+                expires_at: expires,
+                ..Default::default()
+            },
+            source,
+            local: LocalState::None,
+            first_seen: self.now,
+            expiry_noted: false,
+            tool: Some(Box::new(ToolApproval {
+                tool: tool.to_string(),
+                args,
+                confirm_token,
+                summary,
+                preview: token.get("preview").cloned().unwrap_or(Value::Null),
+                origin: if source == Source::Service {
+                    "chat"
+                } else {
+                    "tools"
+                },
+                result: None,
+            })),
+            request: None,
+        });
+        self.sort_inbox();
+        if self.options.bell {
+            fx.push(Effect::Bell);
+        }
+        Some(id)
+    }
+
+    /// The Discovery row under the cursor.
+    pub fn selected_row(&self) -> Option<Selected<'_>> {
+        let view = self.discovery.view();
+        self.discovery.selected_row(self.selected(view.pane()))
+    }
+
+    /// `p` in the Details overlay: as on the tab.
+    pub(crate) fn propose_from_row(&mut self, fx: &mut Vec<Effect>) {
+        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+        self.discovery.propose(&mut ctx);
+        let done = ctx.finish();
+        self.perform(done, fx);
+    }
+
+    /// The cursor moved in the destinations: the delivery log follows it.
+    pub(crate) fn destination_selected(&mut self) {
+        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+        self.signals.destination_selected(&mut ctx);
+        let (effects, asks) = ctx.finish();
+        debug_assert!(
+            effects.is_empty() && asks.is_empty(),
+            "following asks nothing"
+        );
+    }
+
+    /// The destination under the cursor.
+    pub fn selected_destination(&self) -> Option<&SignalDestination> {
+        self.signals.destination(self.selected(Pane::Destinations))
+    }
+
+    /// `/trade`.
+    pub(crate) fn trade(&mut self, args: &TradeArgs, fx: &mut Vec<Effect>) {
+        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
+        self.signals.trade(args, &mut ctx);
+        let done = ctx.finish();
+        self.perform(done, fx);
+    }
+}
