@@ -183,6 +183,11 @@ impl App {
     }
 
     pub(crate) fn on_mouse(&mut self, m: crossterm::event::MouseEvent) {
+        // An open modal owns the input: a click or a wheel underneath it must not switch tabs
+        // or move the selection the supervisor is deciding on.
+        if self.modal.is_some() {
+            return;
+        }
         let screen = layout::compute(self.size.0, self.size.1, &self.shape());
         match m.kind {
             MouseEventKind::Down(MouseButton::Left) => {

@@ -501,6 +501,26 @@ fn click(x: u16, y: u16) -> Action {
     })
 }
 
+/// An open modal owns the input: a click on a tab or a row underneath it changes nothing.
+#[test]
+fn clicks_under_an_open_modal_change_nothing() {
+    let mut app = staged_app();
+    app.size = (120, 40);
+    app.modal = Some(crate::console::modal::Modal::Help { scroll: 0 });
+    let screen = crate::console::layout::compute(120, 40, &app.shape());
+    let tab = app.tab;
+    for x in 0..120 {
+        app.update(click(x, 1));
+    }
+    assert_eq!(app.tab, tab, "a click switched the tab under the modal");
+    let pos = screen.pane(Pane::Positions);
+    app.update(click(
+        pos.x + 3,
+        pos.y + crate::console::layout::TABLE_TOP + 2,
+    ));
+    assert!(app.modal.is_some());
+}
+
 #[test]
 fn clicks_select_tabs_and_rows_and_the_wheel_scrolls() {
     let mut app = staged_app();
