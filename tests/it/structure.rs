@@ -672,6 +672,19 @@ fn no_import_cycle_spans_more_than_one_folder() {
     assert!(spanning.is_empty(), "cycles across folders: {spanning:#?}");
 }
 
+/// The gateway decides what may execute: each of its files small enough to read whole.
+#[test]
+fn no_gateway_file_has_more_than_eight_hundred_lines_of_code() {
+    let long: Vec<String> = library_files()
+        .iter()
+        .filter(|f| f.rel.starts_with("gateway/"))
+        .map(|f| (f.rel.clone(), f.code.lines().count()))
+        .filter(|(_, n)| *n > 800)
+        .map(|(f, n)| format!("{f}: {n} lines"))
+        .collect();
+    assert!(long.is_empty(), "split these by responsibility: {long:#?}");
+}
+
 #[test]
 fn no_source_file_has_more_than_a_thousand_lines_of_code() {
     let long: Vec<String> = library_files()

@@ -9,6 +9,7 @@
 mod conformance;
 pub mod postgres;
 pub mod sqlite;
+mod sqlite_schema;
 
 pub use super::journal::JournalRow;
 use chrono::{DateTime, Utc};
