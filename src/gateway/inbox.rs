@@ -353,7 +353,7 @@ pub async fn tool(gate: &Arc<Gate>, incoming: &Incoming) -> Result<Answer, GateE
     };
     let op = call.op;
     let key = incoming.agent.as_ref().map(|a| &a.secret);
-    if tools::classify(gate, op, key.or(gate.upstream_key.as_ref())).await? == ToolClass::Reads {
+    if tools::classify(gate, op, gate.upstream_key.as_ref().or(key)).await? == ToolClass::Reads {
         return gate.pass_through(incoming).await;
     }
     let executes_proposal = op.name == "confirm_trade"

@@ -102,6 +102,12 @@ impl GateSettings {
         if self.max_body_bytes == 0 {
             return Err("gate.max_body_bytes must be at least 1".into());
         }
+        if self.rate_limit_per_second > 1_000_000 {
+            return Err(format!(
+                "gate.rate_limit_per_second must be at most 1000000 (0 turns the limit off), got {}",
+                self.rate_limit_per_second
+            ));
+        }
         self.defaults.validate()?;
         if self.store.as_deref().is_some_and(|s| s.trim().is_empty()) {
             return Err(

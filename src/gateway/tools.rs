@@ -10,8 +10,8 @@
 use super::core::Gate;
 use super::error::{GateError, Kind};
 use crate::api::catalog::{self, Operation, Tier};
-use crate::api::model::Capabilities;
 use crate::secret::Secret;
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -22,6 +22,9 @@ const FRESH_FOR: Duration = Duration::from_secs(300);
 /// After a failed read, how long the next tool call waits before the catalog is asked again (a
 /// service whose MCP is off answers every tool call with an error anyway).
 const RETRY_AFTER: Duration = Duration::from_secs(5);
+/// A catalog older than this is not used while the service cannot be asked again: tiers change
+/// with deployments, and a gateway that has not seen the catalog for an hour no longer knows it.
+const STALE_AFTER: Duration = Duration::from_secs(3600);
 
 /// How the gateway handles a tool call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,38 +54,63 @@ impl ToolCatalog {
     }
 }
 
-/// Whether each tool of a capability answer confirms first: its `requiresConfirmation`, its
-/// `tier`, or the `tiers` lists, whichever says so (any one is enough).
-pub fn confirms_first(caps: &Capabilities) -> HashMap<String, bool> {
-    let mut out: HashMap<String, bool> = HashMap::new();
-    for t in &caps.tools {
-        let confirms = t.requires_confirmation || t.tier.eq_ignore_ascii_case("mutate");
-        *out.entry(t.name.clone()).or_default() |= confirms;
+/// Whether each tool of a capability answer (read as JSON: an explicit `false` must not read as
+/// a missing field) confirms first. A tool's own `requiresConfirmation` decides when the service
+/// states it; otherwise the mutate tier (in the tool's `tier` or the `tiers` lists) means it
+/// holds for a confirm token, as the interface's mutate tools do. A tool the service says runs at
+/// once is one that runs at once, whatever its tier: the gateway then refuses it if it trades.
+pub fn confirms_first(caps: &Value) -> HashMap<String, bool> {
+    let mut stated: HashMap<String, Option<bool>> = HashMap::new();
+    let mut mutate: HashMap<String, bool> = HashMap::new();
+    for t in caps["tools"].as_array().into_iter().flatten() {
+        let Some(name) = t["name"].as_str() else {
+            continue;
+        };
+        let flag = t
+            .get("requiresConfirmation")
+            .or_else(|| t.get("requires_confirmation"))
+            .map(|v| v.as_bool().unwrap_or(false));
+        let entry = stated.entry(name.to_string()).or_default();
+        // Two entries that disagree: the one that runs at once wins (fail closed).
+        *entry = match (*entry, flag) {
+            (Some(a), Some(b)) => Some(a && b),
+            (a, b) => a.or(b),
+        };
+        let tier = t["tier"]
+            .as_str()
+            .is_some_and(|s| s.eq_ignore_ascii_case("mutate"));
+        *mutate.entry(name.to_string()).or_default() |= tier;
     }
-    for (tier, names) in &caps.tiers {
-        for name in names
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|n| n.as_str())
-        {
-            *out.entry(name.to_string()).or_default() |= tier.eq_ignore_ascii_case("mutate");
+    if let Some(tiers) = caps["tiers"].as_object() {
+        for (tier, names) in tiers {
+            for name in names
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|n| n.as_str())
+            {
+                stated.entry(name.to_string()).or_default();
+                *mutate.entry(name.to_string()).or_default() |= tier.eq_ignore_ascii_case("mutate");
+            }
         }
     }
-    out
+    stated
+        .into_iter()
+        .map(|(name, flag)| {
+            let confirms = flag.unwrap_or_else(|| mutate.get(&name).copied().unwrap_or(false));
+            (name, confirms)
+        })
+        .collect()
 }
 
 async fn fetch(gate: &Gate, key: Option<&Secret>) -> Result<HashMap<String, bool>, String> {
     let op = catalog::op("list_mcp_capabilities");
     let answer = gate.get_json_as(op, key).await.map_err(|e| e.message)?;
     if !answer.is_success() {
-        return Err(format!(
-            "it answered HTTP {}: {}",
-            answer.status.as_u16(),
-            String::from_utf8_lossy(&answer.body[..answer.body.len().min(300)])
-        ));
+        // Only the status: the answer was to one caller's key and the error reaches others.
+        return Err(format!("it answered HTTP {}", answer.status.as_u16()));
     }
-    let caps: Capabilities = serde_json::from_slice(&answer.body)
+    let caps: Value = serde_json::from_slice(&answer.body)
         .map_err(|e| format!("its answer does not read as a capability catalog ({e})"))?;
     let tools = confirms_first(&caps);
     if tools.is_empty() {
@@ -104,11 +132,14 @@ async fn service_tools(
         {
             return Ok(tools.clone());
         }
+        // Asked a moment ago and failed: not asked again on every call.
         if let Some((at, why)) = &state.failed
             && at.elapsed() < RETRY_AFTER
-            && state.known.is_none()
         {
-            return Err(unavailable(why));
+            return match &state.known {
+                Some((known_at, tools)) if known_at.elapsed() < STALE_AFTER => Ok(tools.clone()),
+                _ => Err(unavailable(why)),
+            };
         }
     }
     match fetch(gate, key).await {
@@ -123,8 +154,8 @@ async fn service_tools(
             let mut state = gate.tools.lock();
             state.failed = Some((Instant::now(), why.clone()));
             match &state.known {
-                Some((_, tools)) => Ok(tools.clone()),
-                None => Err(unavailable(&why)),
+                Some((at, tools)) if at.elapsed() < STALE_AFTER => Ok(tools.clone()),
+                _ => Err(unavailable(&why)),
             }
         }
     }
@@ -142,8 +173,9 @@ fn unavailable(why: &str) -> GateError {
     )
 }
 
-/// How a call of this tool is handled, from the service's catalog and ours. `key` is the caller's
-/// (the catalog needs none by the interface, a deployment may want one).
+/// How a call of this tool is handled, from the service's catalog and ours. `key` reads the catalog
+/// (the interface wants none, a deployment may): the gateway's own key when it has one, so no
+/// caller's key decides what every agent's catalog is.
 pub async fn classify(
     gate: &Gate,
     op: &'static Operation,
@@ -184,21 +216,25 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn a_tool_confirms_first_when_any_field_of_the_catalog_says_so() {
-        let caps: Capabilities = serde_json::from_value(json!({
+    fn a_tool_confirms_first_only_when_the_service_says_so_or_its_tier_does() {
+        let caps = json!({
             "tools": [
                 {"name": "service_place_order", "tier": "observe"},
                 {"name": "service_cancel_order", "tier": "observe", "requiresConfirmation": true},
                 {"name": "service_get_positions", "tier": "observe"},
+                // Mutate by tier, but the service says it runs at once: it runs at once.
+                {"name": "service_close_position", "tier": "mutate", "requiresConfirmation": false},
+                {"name": "service_propose_trade", "tier": "mutate"},
             ],
             "tiers": {"mutate": ["service_get_positions"], "observe": ["service_get_usage"]},
-        }))
-        .unwrap();
+        });
         let tools = confirms_first(&caps);
         assert!(!tools["service_place_order"]);
         assert!(tools["service_cancel_order"]);
         assert!(tools["service_get_positions"]);
         assert!(!tools["service_get_usage"]);
-        assert_eq!(tools.len(), 4);
+        assert!(!tools["service_close_position"]);
+        assert!(tools["service_propose_trade"]);
+        assert_eq!(tools.len(), 6);
     }
 }

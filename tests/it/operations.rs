@@ -418,6 +418,14 @@ async fn each_caller_has_its_own_rate_limit_answered_as_a_429_with_retry_after()
     // Another key is not slowed by the first one's burst.
     let (st, _, _) = get(&url, Some(calm.expose()), None).await;
     assert_eq!(st, StatusCode::OK);
+    // A sender that makes up a key for each request is held by its address (four times a
+    // caller's limit): the made-up keys get no buckets of their own past it.
+    let mut limited = false;
+    for i in 0..20 {
+        let (st, _, _) = get(&url, Some(&format!("made-up-{i}")), None).await;
+        limited |= st == StatusCode::TOO_MANY_REQUESTS;
+    }
+    assert!(limited, "twenty made-up keys from one address went through");
 }
 
 struct Proc(std::process::Child);

@@ -1,6 +1,8 @@
 //! Per-caller inbound rate limits (tower_governor): a caller is its credential (an agent's key or
-//! a supervisor token, by its SHA-256: the limiter holds no secret), else its address. Refusals
-//! are the project's 429 shape with `Retry-After`.
+//! a supervisor token, by its SHA-256: the limiter holds no secret), else its address; and every
+//! address has a limit of its own, four times a caller's, so a sender that makes up a new key for
+//! each request (none checked yet at this point) is held by its address. Refusals are the
+//! project's 429 shape with `Retry-After`.
 
 use super::super::core::sha256_hex;
 use super::super::error::{GateError, Kind};
@@ -16,6 +18,20 @@ use tower_governor::key_extractor::KeyExtractor;
 
 #[derive(Clone)]
 pub struct Caller;
+
+#[derive(Clone)]
+pub struct Address;
+
+impl KeyExtractor for Address {
+    type Key = String;
+
+    fn extract<T>(&self, req: &Request<T>) -> Result<String, GovernorError> {
+        Ok(match req.extensions().get::<ConnectInfo<SocketAddr>>() {
+            Some(ConnectInfo(addr)) => addr.ip().to_string(),
+            None => "anonymous".to_string(),
+        })
+    }
+}
 
 impl KeyExtractor for Caller {
     type Key = String;
@@ -62,26 +78,43 @@ fn refused(e: GovernorError) -> Response<Body> {
     }
 }
 
-/// The routes behind the limit; unchanged when the config turns it off (0 a second).
+/// The routes behind the limits; unchanged when the config turns them off (0 a second).
 pub fn limited(routes: axum::Router, per_second: u32, burst: u32) -> axum::Router {
     if per_second == 0 {
         return routes;
     }
-    let config = GovernorConfigBuilder::default()
-        .per_nanosecond(1_000_000_000 / u64::from(per_second))
-        .burst_size(burst.max(1))
-        .key_extractor(Caller)
-        .finish()
-        .expect("a positive period and burst make a valid limit");
-    let config = Arc::new(config);
-    // Buckets of callers gone quiet are dropped, so the map does not grow with every key seen.
-    let limiter = config.limiter().clone();
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
-        loop {
-            tick.tick().await;
-            limiter.retain_recent();
-        }
-    });
-    routes.layer(tower_governor::GovernorLayer::new(config).error_handler(refused))
+    // The address's limit runs first (the outer layer): a made-up key gets no bucket of its own
+    // past it.
+    let routes = behind!(routes, Caller, per_second, burst);
+    behind!(
+        routes,
+        Address,
+        per_second.saturating_mul(4),
+        burst.saturating_mul(4)
+    )
 }
+
+/// A macro, not a function: the limiter's middleware type is private to tower_governor, so it
+/// cannot be named in a signature.
+macro_rules! behind {
+    ($routes:expr, $key:expr, $per_second:expr, $burst:expr) => {{
+        let config = GovernorConfigBuilder::default()
+            .per_nanosecond(1_000_000_000 / u64::from(($per_second as u32).max(1)))
+            .burst_size(($burst as u32).max(1))
+            .key_extractor($key)
+            .finish()
+            .expect("a positive period and burst make a valid limit");
+        let config = Arc::new(config);
+        // Buckets of callers gone quiet are dropped, so the map does not grow with every key.
+        let limiter = config.limiter().clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
+            loop {
+                tick.tick().await;
+                limiter.retain_recent();
+            }
+        });
+        $routes.layer(tower_governor::GovernorLayer::new(config).error_handler(refused))
+    }};
+}
+use behind;

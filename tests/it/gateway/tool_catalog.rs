@@ -38,7 +38,12 @@ async fn standin(catalog: Option<Value>) -> Standin {
         .and_then(|c| c["tools"].as_array().cloned())
         .into_iter()
         .flatten()
-        .filter(|t| t["tier"] == "mutate")
+        // The stand-in runs a tool at once unless it says the tool confirms first (its own
+        // flag, else its mutate tier), as a real deployment would.
+        .filter(|t| match t.get("requiresConfirmation") {
+            Some(flag) => flag == true,
+            None => t["tier"] == "mutate",
+        })
         .filter_map(|t| t["name"].as_str().map(str::to_string))
         .collect();
     let (reads, runs) = (seen.clone(), seen.clone());
@@ -164,6 +169,28 @@ async fn a_trading_tool_the_service_runs_without_confirming_is_refused_unsent() 
         .filter_map(|b| b["name"].as_str())
         .collect();
     assert_eq!(ran, ["service_get_positions"]);
+}
+
+/// Mutate by tier, yet `requiresConfirmation: false`: the service runs it on the first call, so
+/// staging it would execute it. Refused, and the service never sees the call.
+#[tokio::test]
+async fn a_mutate_tool_the_service_says_runs_at_once_is_refused_unsent() {
+    let s = standin(Some(json!({"tools": [
+        {"name": "service_place_order", "tier": "mutate", "requiresConfirmation": false},
+    ]})))
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let g = gateway(&s, &dir).await;
+    let (st, body) = call(
+        &g,
+        "service_place_order",
+        json!({"id": "m-9", "a": "BTCUSDT", "d": "long", "sizeUsd": "50", "o": "market"}),
+    )
+    .await;
+    assert_eq!(st, StatusCode::FORBIDDEN, "{body}");
+    assert_eq!(body["error"]["code"], "unconfirmed_mutate_tool", "{body}");
+    let seen = s.seen.lock().unwrap();
+    assert!(seen.executed.is_empty() && seen.staged.is_empty());
 }
 
 #[tokio::test]

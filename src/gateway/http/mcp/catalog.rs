@@ -8,7 +8,6 @@ use super::lock;
 use crate::api::catalog::{self as ops, Operation, Tier};
 use crate::api::model::{Capabilities, ToolCapability};
 use crate::gateway::error::{GateError, Kind};
-use crate::gateway::tools::confirms_first;
 use crate::secret::Secret;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use rmcp::service::{Peer, RoleServer};
@@ -98,18 +97,17 @@ fn input_schema(schema: &Value) -> JsonObject {
 
 /// The MCP tools of a capability answer: those the gateway forwards, with annotations by tier.
 pub fn mcp_tools(caps: &Capabilities) -> Vec<Tool> {
-    let mutate = confirms_first(caps);
     let mut seen = std::collections::HashSet::new();
     caps.tools
         .iter()
         .filter_map(|t| {
             let op = ops::tool_op(&t.name)?;
             seen.insert(t.name.clone()).then_some(())?;
-            Some(mcp_tool(
-                t,
-                op,
-                mutate.get(&t.name).copied().unwrap_or(false),
-            ))
+            // Destructive when either catalog says it changes the account.
+            let changes = t.tier.eq_ignore_ascii_case("mutate")
+                || t.requires_confirmation
+                || op.tier == crate::api::catalog::Tier::Mutate;
+            Some(mcp_tool(t, op, changes))
         })
         .collect()
 }

@@ -84,8 +84,19 @@ pub fn target(url: &str) -> Result<Target, String> {
             .map_err(|e| format!("sslrootcert {e}"))?,
         None => Vec::new(),
     };
+    // libpq's rules: verify-ca needs the root file (the public roots would vouch for any
+    // domain's certificate, and the name is not checked); verify-full with a root file trusts
+    // that file alone, without one the public roots (and the name is checked).
+    if mode == Mode::VerifyCa && listed.is_empty() {
+        return Err(
+            "sslmode=verify-ca needs sslrootcert=/path/to/ca.pem (the CA the server's certificate \
+             chains to); or use verify-full, which also checks the host name"
+                .into(),
+        );
+    }
     let client = match mode {
-        Mode::VerifyFull => crate::tls::client_config(&listed)?,
+        Mode::VerifyFull if listed.is_empty() => crate::tls::client_config(&[])?,
+        Mode::VerifyFull => with_verifier(only_roots(&listed)?)?,
         Mode::VerifyCa => with_verifier(Arc::new(ChainOnly::new(&listed)?))?,
         _ => with_verifier(Arc::new(Unchecked(provider())))?,
     };
@@ -97,22 +108,36 @@ pub fn target(url: &str) -> Result<Target, String> {
 }
 
 fn percent_decode(v: &str) -> String {
+    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
     let bytes = v.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] == b'%'
-            && i + 2 < bytes.len()
-            && let Ok(b) = u8::from_str_radix(&v[i + 1..i + 3], 16)
-        {
-            out.push(b);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
+        match (
+            bytes[i],
+            bytes.get(i + 1).copied().and_then(hex),
+            bytes.get(i + 2).copied().and_then(hex),
+        ) {
+            (b'%', Some(h), Some(l)) => {
+                out.push(h * 16 + l);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
         }
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The WebPKI verifier (chain and name) with these certificates as its only roots.
+fn only_roots(listed: &[CertificateDer<'static>]) -> Result<Arc<WebPkiServerVerifier>, String> {
+    let mut roots = RootCertStore::empty();
+    roots.add_parsable_certificates(listed.iter().cloned());
+    WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider())
+        .build()
+        .map_err(|e| format!("sslrootcert: cannot build the certificate verifier: {e}"))
 }
 
 fn provider() -> Arc<CryptoProvider> {
@@ -193,14 +218,7 @@ struct ChainOnly {
 impl ChainOnly {
     fn new(listed: &[CertificateDer<'static>]) -> Result<Self, String> {
         let provider = provider();
-        let mut roots = RootCertStore::empty();
-        if listed.is_empty() {
-            roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-        }
-        roots.add_parsable_certificates(listed.iter().cloned());
-        let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
-            .build()
-            .map_err(|e| format!("cannot build the certificate verifier: {e}"))?;
+        let webpki = only_roots(listed)?;
         Ok(ChainOnly { webpki, provider })
     }
 }
@@ -287,6 +305,10 @@ mod tests {
             .err()
             .unwrap();
         assert!(e.contains("verify-ca or verify-full"), "{e}");
+        let e = target("postgres://u@h/db?sslmode=verify-ca").err().unwrap();
+        assert!(e.contains("needs sslrootcert"), "{e}");
+        assert_eq!(percent_decode("%2Fetc%2Fca.pem%zz%"), "/etc/ca.pem%zz%");
+        assert_eq!(percent_decode("%a\u{e9}"), "%a\u{e9}");
         let e = target("postgres://u@h/db?sslmode=verify-full&sslrootcert=/nope.pem")
             .err()
             .unwrap();
