@@ -168,10 +168,8 @@ async fn readiness_fails_while_the_upstream_or_the_store_is_not_there() {
     assert_eq!(st, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     let v: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(v["store"], "ok");
-    assert!(
-        v["upstream"].as_str().unwrap().contains("unreachable"),
-        "{v}"
-    );
+    // What is down, not why: the reasons (addresses, errors) go to the log.
+    assert_eq!(v["upstream"], "unavailable", "{v}");
     // The liveness probe still answers: the process is fine, its surroundings are not.
     let (st, _, _) = get(&format!("{}/healthz", gate.base_url()), None, None).await;
     assert_eq!(st, StatusCode::OK);

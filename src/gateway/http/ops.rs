@@ -57,15 +57,20 @@ async fn upstream_ready(gate: &Gate) -> Result<(), String> {
 
 async fn readyz(State(gate): State<Arc<Gate>>) -> Response {
     let (store, upstream) = tokio::join!(store_ready(&gate), upstream_ready(&gate));
-    let word = |r: &Result<(), String>| match r {
-        Ok(()) => "ok".to_string(),
-        Err(e) => e.clone(),
+    // The probe answers anyone: it says what is down, the log says why (the reasons name the
+    // upstream's address and the store's errors).
+    let word = |what: &str, r: &Result<(), String>| match r {
+        Ok(()) => "ok",
+        Err(e) => {
+            tracing::warn!("not ready: {what}: {e}");
+            "unavailable"
+        }
     };
     let ready = store.is_ok() && upstream.is_ok();
     let body = json!({
         "status": if ready { "ready" } else { "not_ready" },
-        "store": word(&store),
-        "upstream": word(&upstream),
+        "store": word("store", &store),
+        "upstream": word("upstream", &upstream),
     });
     let status = if ready {
         StatusCode::OK
