@@ -8,6 +8,7 @@ pub mod error;
 pub mod model;
 pub mod openapi;
 pub mod payment;
+pub mod percent;
 pub mod request_id;
 pub mod routes;
 pub mod ssrf;

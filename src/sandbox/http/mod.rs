@@ -9,6 +9,7 @@ use super::core::Shared;
 use super::error::{AppError, ErrorKind};
 use super::ops::{self, Reply, Step};
 use crate::api::catalog::Operation;
+use crate::api::percent::percent_decode;
 use crate::api::routes::catalog_router;
 use axum::Router;
 use axum::extract::Request;
@@ -192,37 +193,6 @@ fn path_params(template: &str, path: &str) -> Vec<String> {
         .filter(|(t, _)| t.starts_with('{'))
         .map(|(_, v)| percent_decode(v, false))
         .collect()
-}
-
-/// `plus_is_space`: a query is form-encoded (`+` is a space); a path segment is not, and its `+`
-/// is a plus (an id like `a+b` must reach the handler as written).
-fn percent_decode(s: &str, plus_is_space: bool) -> String {
-    fn hex(b: u8) -> Option<u8> {
-        (b as char).to_digit(16).map(|d| d as u8)
-    }
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let decoded = (bytes[i] == b'%' && i + 2 < bytes.len())
-            .then(|| Some(hex(bytes[i + 1])? * 16 + hex(bytes[i + 2])?))
-            .flatten();
-        match (decoded, bytes[i]) {
-            (Some(b), _) => {
-                out.push(b);
-                i += 3;
-            }
-            (None, b'+') if plus_is_space => {
-                out.push(b' ');
-                i += 1;
-            }
-            (None, b) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 //! that and the certificate names the host. tokio-postgres reads neither `verify-*` nor
 //! `sslrootcert`, so both are taken off the URL here and the rest is its to parse.
 
+use crate::api::percent::percent_decode;
 use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{CryptoProvider, verify_tls12_signature, verify_tls13_signature};
@@ -55,7 +56,7 @@ pub fn target(url: &str) -> Result<Target, String> {
                     }
                 }
             }
-            "sslrootcert" => root = Some(percent_decode(v)),
+            "sslrootcert" => root = Some(percent_decode(v, false)),
             _ => rest.push(pair),
         }
     }
@@ -105,30 +106,6 @@ pub fn target(url: &str) -> Result<Target, String> {
         tls: MakeRustlsConnect::new(client),
         mode,
     })
-}
-
-fn percent_decode(v: &str) -> String {
-    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
-    let bytes = v.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match (
-            bytes[i],
-            bytes.get(i + 1).copied().and_then(hex),
-            bytes.get(i + 2).copied().and_then(hex),
-        ) {
-            (b'%', Some(h), Some(l)) => {
-                out.push(h * 16 + l);
-                i += 3;
-            }
-            (b, _, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The WebPKI verifier (chain and name) with these certificates as its only roots.
@@ -307,8 +284,11 @@ mod tests {
         assert!(e.contains("verify-ca or verify-full"), "{e}");
         let e = target("postgres://u@h/db?sslmode=verify-ca").err().unwrap();
         assert!(e.contains("needs sslrootcert"), "{e}");
-        assert_eq!(percent_decode("%2Fetc%2Fca.pem%zz%"), "/etc/ca.pem%zz%");
-        assert_eq!(percent_decode("%a\u{e9}"), "%a\u{e9}");
+        assert_eq!(
+            percent_decode("%2Fetc%2Fca.pem%zz%", false),
+            "/etc/ca.pem%zz%"
+        );
+        assert_eq!(percent_decode("%a\u{e9}", false), "%a\u{e9}");
         let e = target("postgres://u@h/db?sslmode=verify-full&sslrootcert=/nope.pem")
             .err()
             .unwrap();
