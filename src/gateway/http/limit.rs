@@ -44,13 +44,10 @@ impl KeyExtractor for Caller {
             .and_then(|v| v.to_str().ok())
             .map(str::trim)
             .filter(|v| !v.is_empty());
-        if let Some(c) = credential {
-            return Ok(format!("key:{}", sha256_hex(c)));
+        match credential {
+            Some(c) => Ok(format!("key:{}", sha256_hex(c))),
+            None => Address.extract(req).map(|a| format!("ip:{a}")),
         }
-        Ok(match req.extensions().get::<ConnectInfo<SocketAddr>>() {
-            Some(ConnectInfo(addr)) => format!("ip:{}", addr.ip()),
-            None => "anonymous".to_string(),
-        })
     }
 }
 
