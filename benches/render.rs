@@ -196,7 +196,7 @@ fn desk_app(n_positions: usize, n_orders: usize) -> App {
         })
         .collect();
     // Staged proposals with 4:50, 2:30, 0:45 and 0:10 left, plus one already decided.
-    app.inbox = vec![
+    *app.inbox.fixture_items() = vec![
         proposal(1, now, "staged", 290),
         proposal(2, now, "staged", 150),
         proposal(3, now, "staged", 45),
@@ -216,7 +216,7 @@ fn proposals_app(n: usize, n_positions: usize) -> App {
     let mut app = desk_app(n_positions, 100);
     app.tab = Tab::Proposals;
     app.focus = 0;
-    app.inbox = (0..n)
+    *app.inbox.fixture_items() = (0..n)
         .map(|i| {
             let left = 300 - (i % 320) as i64;
             let mut item = proposal(i, now, if i % 7 == 3 { "executed" } else { "staged" }, left);
@@ -235,21 +235,23 @@ fn proposals_app(n: usize, n_positions: usize) -> App {
     let mut selected = proposal(n / 2 * 10, now, "staged", 200);
     selected.proposal.preview.coin = "WIF".into();
     selected.proposal.preview.asset = "WIF".into();
-    app.inbox[n / 2] = selected;
-    app.decisions = (0..200)
-        .map(|i| Decision {
-            proposal_id: format!("prop_{i:016x}"),
-            kind: [
-                DecisionKind::Approved,
-                DecisionKind::Rejected,
-                DecisionKind::Expired,
-                DecisionKind::Failed,
-            ][i % 4],
-            at: now - TimeDelta::seconds(i as i64 * 30),
-            summary: "long 0.25 BTC 5x".into(),
-            result: "bought 0.25 BTC at 65000 (oid 1234)".into(),
-        })
-        .collect();
+    app.inbox.fixture_items()[n / 2] = selected;
+    app.inbox.restore_decisions(
+        (0..200)
+            .map(|i| Decision {
+                proposal_id: format!("prop_{i:016x}"),
+                kind: [
+                    DecisionKind::Approved,
+                    DecisionKind::Rejected,
+                    DecisionKind::Expired,
+                    DecisionKind::Failed,
+                ][i % 4],
+                at: now - TimeDelta::seconds(i as i64 * 30),
+                summary: "long 0.25 BTC 5x".into(),
+                result: "bought 0.25 BTC at 65000 (oid 1234)".into(),
+            })
+            .collect(),
+    );
     app
 }
 

@@ -14,7 +14,7 @@ use super::component::{Ask, Ctx, Shown, posts_held_text};
 pub use super::component::{Message, RequestLogEntry, ToastLevel};
 use super::feeds::{self, Account, Feed, Options};
 use super::gate::GateState;
-use super::inbox::{Decision, InboxItem, InboxState};
+use super::inbox::Inbox;
 use super::keymap::KeyAction;
 use super::keymap::Keymap;
 use super::layout::{Pane, Shape};
@@ -30,7 +30,7 @@ use super::tabs::signals::{self, SignalsTab};
 use super::tabs::tools::ToolsTab;
 use crate::api::ApiError;
 use chrono::{DateTime, Duration as TimeDelta, Utc};
-use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 const REQUEST_LOG: usize = 500;
@@ -63,12 +63,8 @@ pub struct App {
     pub account: Account,
     pub desk: DeskTab,
     pub logs: LogsTab,
-    /// Newest first.
-    pub inbox: Vec<InboxItem>,
-    /// Newest first.
-    pub decisions: Vec<Decision>,
-    /// The inbox panes' selections (by proposal id), the undoable dismissals, the rechecks.
-    pub inbox_state: InboxState,
+    /// The approval inbox: its items, decisions and selections, owned by `inbox/`.
+    pub inbox: Inbox,
     /// Newest first.
     pub request_log: VecDeque<RequestLogEntry>,
     pub tab: Tab,
@@ -99,16 +95,12 @@ pub struct App {
     /// Reads the wallet's private key for the builder-fee signature, when asked to sign (the
     /// environment by default; tests inject a fixed key). Never stored.
     pub wallet_key: fn() -> Option<crate::secret::Secret>,
-    /// Numbers the tool approvals of the inbox (`tool-1`, `tool-2`).
-    pub(crate) tool_seq: u32,
     pub size: (u16, u16),
     pub should_quit: bool,
     /// Something visible changed since the last draw.
     pub dirty: bool,
     /// A poll's answer changed the screen; drawn with the clock's next tick.
     pub pending_draw: bool,
-    /// Proposal ids seen before, so a proposal rings the bell once.
-    pub(crate) seen: HashSet<String>,
 }
 
 impl App {
@@ -139,9 +131,7 @@ impl App {
             account: Account::default(),
             desk: DeskTab,
             logs: LogsTab::default(),
-            inbox: Vec::new(),
-            decisions: Vec::new(),
-            inbox_state: InboxState::default(),
+            inbox: Inbox::default(),
             request_log: VecDeque::new(),
             tab: Tab::Desk,
             focus: 0,
@@ -162,12 +152,10 @@ impl App {
             signals: SignalsTab::new(),
             gate: GateState::new(gate_interval, now),
             wallet_key: signals::wallet_key_from_env,
-            tool_seq: 0,
             size: (120, 40),
             should_quit: false,
             dirty: true,
             pending_draw: false,
-            seen: HashSet::new(),
         }
     }
 
@@ -186,10 +174,11 @@ impl App {
             staged: self.strip_items().len(),
             approvable: self
                 .inbox
+                .items()
                 .iter()
                 .filter(|i| i.can_approve(self.now))
                 .count(),
-            inbox: self.inbox.len(),
+            inbox: self.inbox.items().len(),
             discovery_view: self.discovery.view(),
             jobs: self.backtests.jobs().len(),
             agents: self.research.tree().len(),
@@ -211,8 +200,8 @@ impl App {
             Pane::Positions => self.account.positions.len(),
             Pane::Orders => self.account.orders.len(),
             Pane::Strip => self.strip_items().len(),
-            Pane::Inbox => self.inbox.len(),
-            Pane::Decisions => self.decisions.len(),
+            Pane::Inbox => self.inbox.items().len(),
+            Pane::Decisions => self.inbox.decisions().len(),
             Pane::Audit => self.logs.audit_rows(),
             Pane::Requests => self.logs.request_rows(),
             Pane::Messages => self.messages.len(),

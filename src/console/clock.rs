@@ -32,6 +32,7 @@ impl App {
         let loaded = |r: Resource| self.feeds[&r].poll.updated_at.is_some();
         let counting = || {
             self.inbox
+                .items()
                 .iter()
                 .any(|i| i.proposal.expires_at.is_some() && i.status(self.now) == Status::Staged)
         };
@@ -93,7 +94,7 @@ impl App {
             if let Some(due) = self.signals.next_due(self.tab) {
                 next = next.min(due);
             }
-            if let Some(due) = self.inbox_state.recheck.wakeup() {
+            if let Some(due) = self.inbox.recheck_due() {
                 next = next.min(due);
             }
             if let Some(due) = self.gate.poll.wakeup() {

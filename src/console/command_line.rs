@@ -1,12 +1,11 @@
 //! The command line (a modal): typing with history and completion, and running what
 //! [`command::parse`] made of it.
 
-use crate::api::model::{BacktestRequest, Proposal};
+use crate::api::model::BacktestRequest;
 use crate::console::action::Effect;
 use crate::console::app::App;
 use crate::console::command::{self, Command};
 use crate::console::component::Ctx;
-use crate::console::inbox::{InboxItem, LocalState, Source};
 use crate::console::layout::Pane;
 use crate::console::modal::{CommandLine, Modal};
 use crate::console::tab::DView;
@@ -123,7 +122,12 @@ impl App {
             .iter()
             .map(|p| p.coin.clone())
             .chain(self.account.orders.iter().map(|o| o.coin.clone()))
-            .chain(self.inbox.iter().map(|i| i.proposal.preview.coin.clone()))
+            .chain(
+                self.inbox
+                    .items()
+                    .iter()
+                    .map(|i| i.proposal.preview.coin.clone()),
+            )
             .chain(from_rows)
             .filter(|c| !c.is_empty())
             .collect();
@@ -141,27 +145,7 @@ impl App {
             Command::BuilderFee => self.open_builder_fee(fx),
             Command::Close(target) => fx.push(Effect::Propose(Box::new(target.to_signal()))),
             Command::Confirm(id) => {
-                if self.item(&id).is_none() {
-                    // Named by hand: the details arrive with the next proposals poll, if the
-                    // service lists them; the confirm itself needs only the id.
-                    self.inbox.insert(
-                        0,
-                        InboxItem {
-                            proposal: Proposal {
-                                proposal_id: id.clone(),
-                                status: "staged".into(),
-                                ..Default::default()
-                            },
-                            source: Source::Console,
-                            local: LocalState::None,
-                            first_seen: self.now,
-                            expiry_noted: false,
-                            tool: None,
-                            request: None,
-                        },
-                    );
-                    self.seen.insert(id.clone());
-                }
+                self.inbox.name_by_hand(&id, self.now);
                 self.set_tab(Tab::Proposals);
                 self.select_proposal(Pane::Inbox, &id);
                 self.start_approval(&id);

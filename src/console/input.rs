@@ -174,7 +174,7 @@ impl App {
     }
 
     pub(crate) fn request_quit(&mut self, fx: &mut Vec<Effect>) {
-        if self.confirm_in_flight() {
+        if self.inbox.confirm_in_flight() {
             self.modal = Some(Modal::QuitConfirm);
         } else {
             self.should_quit = true;

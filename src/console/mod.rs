@@ -227,7 +227,7 @@ pub async fn run(prepared: Prepared) -> Result<(), String> {
     };
     let mut app = App::new(service, options, keymap, Utc::now());
     app.gate.connect = connect;
-    app.decisions = history;
+    app.inbox.restore_decisions(history);
     // Configuration warnings (e.g. a readable plain api_key) stay on the status line until the
     // first command replaces them.
     if !warnings.is_empty() {

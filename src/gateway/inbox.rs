@@ -18,8 +18,9 @@ use super::tools::{self, ToolClass};
 use super::trade;
 use super::upstream::{Answer, Buffered, Incoming};
 use crate::api::catalog;
+use crate::api::model::lenient::time as parse_time;
 use crate::api::model::rate_limited_until;
-use chrono::{DateTime, Duration, TimeZone, Utc};
+use chrono::{DateTime, Duration, Utc};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -50,26 +51,6 @@ fn lookup_str(v: &Value, names: &[&str]) -> Option<String> {
         Value::Number(n) => Some(n.to_string()),
         _ => None,
     }
-}
-
-/// RFC 3339 text, or seconds / milliseconds since the epoch as a number or numeric text.
-fn parse_time(v: &Value) -> Option<DateTime<Utc>> {
-    let number = match v {
-        Value::String(s) => {
-            if let Ok(t) = DateTime::parse_from_rfc3339(s.trim()) {
-                return Some(t.with_timezone(&Utc));
-            }
-            s.trim().parse::<f64>().ok()?
-        }
-        Value::Number(n) => n.as_f64()?,
-        _ => return None,
-    };
-    let millis = if number > 1e11 {
-        number
-    } else {
-        number * 1000.0
-    };
-    Utc.timestamp_millis_opt(millis as i64).single()
 }
 
 fn new_item_id() -> String {

@@ -271,6 +271,27 @@ pub fn order_status(status: &Value) -> String {
     compact(status, 80)
 }
 
+/// A time as services send it: RFC 3339 text, or seconds / milliseconds since the epoch as a
+/// number or numeric text (a magnitude above 1e11 is milliseconds).
+pub fn time(v: &Value) -> Option<chrono::DateTime<chrono::Utc>> {
+    let number = match v {
+        Value::String(s) => {
+            if let Ok(t) = chrono::DateTime::parse_from_rfc3339(s.trim()) {
+                return Some(t.with_timezone(&chrono::Utc));
+            }
+            s.trim().parse::<f64>().ok()?
+        }
+        Value::Number(n) => n.as_f64()?,
+        _ => return None,
+    };
+    let millis = if number > 1e11 {
+        number
+    } else {
+        number * 1000.0
+    };
+    chrono::TimeZone::timestamp_millis_opt(&chrono::Utc, millis as i64).single()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,12 +1,11 @@
 //! The console on a supervision gateway: whether the service is one, every agent's items from its
 //! inbox (`GET /gate/v1/inbox`), its agents, and the inbox's agent filter. Approvals of a gateway
-//! go through its supervisor API (`inbox/update.rs` routes them here). Lower layer: the data;
-//! `update.rs` is App's part.
+//! go through its supervisor API. Lower layer: the data; App's part of it is the inbox's
+//! (`inbox/gateway.rs`), since what the gateway holds is merged into the one approval inbox.
 
 pub mod guard;
 mod guard_update;
 pub mod policy;
-mod update;
 
 use super::inbox::InboxItem;
 use super::poll::Poll;

@@ -2,16 +2,21 @@
 //! and named here) and tool confirm tokens (from the Tools and Chat tabs) wait here for a human.
 //! The Desk strip and the Proposals tab show it; approving or rejecting works from any tab; every
 //! decision goes to the history and the journal. Lower layer: the items, what this console staged
-//! (`staged.rs`: the request completing a sparse preview) and the risk preview (`risk.rs`, pure);
-//! `update.rs` is App's part.
+//! (`staged.rs`: the request completing a sparse preview) and the risk preview (`risk.rs`, pure).
+//! [`Inbox`] owns the state, and its fields are this folder's: App's parts of the inbox —
+//! `update.rs` (the service's proposals, approve and reject), `gateway.rs` (a gateway's items and
+//! decisions) and `tools.rs` (tool confirm tokens) — are the only code that changes it.
 
 pub mod dialog;
+mod gateway;
 pub mod risk;
 pub mod staged;
+mod tools;
 mod update;
 
 use crate::api::ApiError;
 use crate::api::model::{AuditEntry, Preview, Proposal, TradeSignal};
+use crate::console::layout::Pane;
 use crate::console::poll::Poll;
 use chrono::{DateTime, Duration as TimeDelta, Utc};
 
@@ -403,34 +408,191 @@ impl PaneSelection {
     }
 }
 
-/// The inbox panes' selections, the dismissals that can still be undone, and the schedule of
-/// the checks of confirms whose outcome is unknown.
+/// The approval inbox's state, owned here: the items newest first, the decisions taken, the
+/// panes' selections, the dismissals that can still be undone and the schedule of the checks of
+/// confirms whose outcome is unknown. Its fields are this folder's own, so only the inbox's code
+/// changes them (`update.rs` and `tools.rs` are App's part of it, and read them directly); the
+/// rest of the console reads through the accessors below.
 #[derive(Debug, Clone, Default)]
-pub struct InboxState {
-    pub list: PaneSelection,
-    pub strip: PaneSelection,
+pub struct Inbox {
+    /// Newest first.
+    items: Vec<InboxItem>,
+    /// Newest first.
+    decisions: Vec<Decision>,
+    list: PaneSelection,
+    strip: PaneSelection,
     /// Dismissed proposal ids, the latest last: what `u` restores.
-    pub dismissed: Vec<String>,
+    dismissed: Vec<String>,
     /// Proposals whose confirm from this console got no answer: a later "already executed"
     /// may be that confirm's doing.
-    pub unanswered: std::collections::HashSet<String>,
+    unanswered: std::collections::HashSet<String>,
     /// Proposals whose confirm from this console the service answered "already executed": they
     /// executed, and the records are read only for what they did.
-    pub said_executed: std::collections::HashSet<String>,
-    pub recheck: Poll,
+    said_executed: std::collections::HashSet<String>,
+    recheck: Poll,
     /// Proposals whose confirm the service refused for now (a quota or rate limit, a 503 with
     /// `Retry-After`): until when, and what it said. Nothing executed; they stay staged, and
     /// approving them waits until then. Never re-sent on their own.
-    pub limited: std::collections::HashMap<String, (DateTime<Utc>, String)>,
+    limited: std::collections::HashMap<String, (DateTime<Utc>, String)>,
+    /// Numbers the tool approvals (`tool-1`, `tool-2`).
+    tool_seq: u32,
+    /// Proposal ids seen before, so a proposal rings the bell once.
+    seen: std::collections::HashSet<String>,
 }
 
-impl InboxState {
+impl Inbox {
+    /// Newest first.
+    pub fn items(&self) -> &[InboxItem] {
+        &self.items
+    }
+
+    /// Newest first.
+    pub fn decisions(&self) -> &[Decision] {
+        &self.decisions
+    }
+
+    pub fn item(&self, id: &str) -> Option<&InboxItem> {
+        self.items.iter().find(|i| i.id() == id)
+    }
+
+    /// For the gateway's merge, which settles an item's state from the gateway's record.
+    pub(crate) fn item_mut(&mut self, id: &str) -> Option<&mut InboxItem> {
+        self.items.iter_mut().find(|i| i.id() == id)
+    }
+
+    /// The items as a vector, bypassing the inbox's bookkeeping (selection, sorting, the bell):
+    /// for fixtures in tests and benches that build a screen directly.
+    #[doc(hidden)]
+    pub fn fixture_items(&mut self) -> &mut Vec<InboxItem> {
+        &mut self.items
+    }
+
+    #[doc(hidden)]
+    pub fn fixture_clear(&mut self) {
+        self.items.clear();
+        self.decisions.clear();
+    }
+
     /// Whole seconds left of the wait the service asked for before `id` is confirmed again;
     /// None when there is none (any more).
     pub fn wait_left(&self, id: &str, now: DateTime<Utc>) -> Option<i64> {
         let (until, _) = self.limited.get(id)?;
         let ms = (*until - now).num_milliseconds();
         (ms > 0).then(|| (ms + 999) / 1000)
+    }
+
+    /// What the service said when it refused `id`'s confirm for now, while it waits.
+    pub fn limited_note(&self, id: &str) -> Option<&str> {
+        self.limited.get(id).map(|(_, said)| said.as_str())
+    }
+
+    /// When the next check of an unknown outcome is due, for the clock's sleep.
+    pub fn recheck_due(&self) -> Option<DateTime<Utc>> {
+        self.recheck.wakeup()
+    }
+
+    /// Inbox indices of the proposals the Desk strip shows: those that can still be approved,
+    /// and those whose confirm got no answer, until the service says what became of them.
+    pub fn strip_items(&self, now: DateTime<Utc>) -> Vec<usize> {
+        (0..self.items.len())
+            .filter(|i| {
+                let item = &self.items[*i];
+                item.can_approve(now) || matches!(item.local, LocalState::Unknown { .. })
+            })
+            .collect()
+    }
+
+    pub fn selection(&self, pane: Pane) -> &PaneSelection {
+        match pane {
+            Pane::Strip => &self.strip,
+            _ => &self.list,
+        }
+    }
+
+    fn selection_mut(&mut self, pane: Pane) -> &mut PaneSelection {
+        match pane {
+            Pane::Strip => &mut self.strip,
+            _ => &mut self.list,
+        }
+    }
+
+    /// The ids an inbox pane lists, in its order.
+    fn pane_ids(&self, pane: Pane, now: DateTime<Utc>) -> Vec<&str> {
+        match pane {
+            Pane::Strip => self
+                .strip_items(now)
+                .into_iter()
+                .map(|i| self.items[i].id())
+                .collect(),
+            _ => self.items.iter().map(InboxItem::id).collect(),
+        }
+    }
+
+    /// The row an inbox pane draws as selected: where its selected id is now. None for the
+    /// other panes, and before anything was selected.
+    pub fn row(&self, pane: Pane, now: DateTime<Utc>) -> Option<usize> {
+        if !matches!(pane, Pane::Inbox | Pane::Strip) {
+            return None;
+        }
+        self.selection(pane).row_in(&self.pane_ids(pane, now))
+    }
+
+    /// A gateway item took the place of `from` (the id this console staged it under): the
+    /// panes that had it selected follow it.
+    pub(crate) fn rename_selected(&mut self, from: &str, to: &str) {
+        for sel in [&mut self.list, &mut self.strip] {
+            if sel.id.as_deref() == Some(from) {
+                sel.id = Some(to.to_string());
+            }
+        }
+    }
+
+    /// `/confirm <id>` of an id the inbox does not hold: the details arrive with the next
+    /// proposals poll, if the service lists them; the confirm itself needs only the id.
+    pub(crate) fn name_by_hand(&mut self, id: &str, now: DateTime<Utc>) {
+        if self.item(id).is_some() {
+            return;
+        }
+        self.items.insert(
+            0,
+            InboxItem {
+                proposal: Proposal {
+                    proposal_id: id.to_string(),
+                    status: "staged".into(),
+                    ..Default::default()
+                },
+                source: Source::Console,
+                local: LocalState::None,
+                first_seen: now,
+                expiry_noted: false,
+                tool: None,
+                request: None,
+            },
+        );
+        self.seen.insert(id.to_string());
+    }
+
+    /// The journal's decisions, read at start: the history the Proposals tab shows.
+    pub fn restore_decisions(&mut self, history: Vec<Decision>) {
+        self.decisions = history;
+    }
+
+    pub fn confirm_in_flight(&self) -> bool {
+        self.items.iter().any(|i| i.local == LocalState::Confirming)
+    }
+
+    pub(crate) fn sort(&mut self) {
+        // Newest first, at full precision; a service that stamps whole seconds leaves ties,
+        // which the later expiry, then the later arrival, then the id settle, so the order is
+        // the same on every poll.
+        self.items.sort_by(|a, b| {
+            let created = |i: &InboxItem| i.proposal.created_at.unwrap_or(i.first_seen);
+            created(b)
+                .cmp(&created(a))
+                .then_with(|| b.proposal.expires_at.cmp(&a.proposal.expires_at))
+                .then_with(|| b.first_seen.cmp(&a.first_seen))
+                .then_with(|| b.id().cmp(a.id()))
+        });
     }
 }
 

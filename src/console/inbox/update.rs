@@ -38,11 +38,7 @@ impl App {
     }
 
     pub fn item(&self, id: &str) -> Option<&InboxItem> {
-        self.inbox.iter().find(|i| i.id() == id)
-    }
-
-    pub(crate) fn item_mut(&mut self, id: &str) -> Option<&mut InboxItem> {
-        self.inbox.iter_mut().find(|i| i.id() == id)
+        self.inbox.item(id)
     }
 
     /// The inbox pane the approve, reject and undo keys act in: on the Desk its strip (the only
@@ -63,61 +59,33 @@ impl App {
         match &self.selection(pane).id {
             Some(id) => self.item(id),
             None => match pane {
-                Pane::Strip => self.strip_items().first().map(|i| &self.inbox[*i]),
-                _ => self.inbox.get(self.selected(Pane::Inbox)),
+                Pane::Strip => self.strip_items().first().map(|i| &self.inbox.items[*i]),
+                _ => self.inbox.items.get(self.selected(Pane::Inbox)),
             },
         }
     }
 
-    /// Inbox indices of the proposals the Desk strip shows: those that can still be approved,
-    /// and those whose confirm got no answer, until the service says what became of them.
+    /// Inbox indices of the proposals the Desk strip shows (see [`super::Inbox::strip_items`]).
     pub fn strip_items(&self) -> Vec<usize> {
-        (0..self.inbox.len())
-            .filter(|i| {
-                let item = &self.inbox[*i];
-                item.can_approve(self.now) || matches!(item.local, LocalState::Unknown { .. })
-            })
-            .collect()
+        self.inbox.strip_items(self.now)
     }
 
     pub fn selection(&self, pane: Pane) -> &PaneSelection {
-        match pane {
-            Pane::Strip => &self.inbox_state.strip,
-            _ => &self.inbox_state.list,
-        }
+        self.inbox.selection(pane)
     }
 
-    fn selection_mut(&mut self, pane: Pane) -> &mut PaneSelection {
-        match pane {
-            Pane::Strip => &mut self.inbox_state.strip,
-            _ => &mut self.inbox_state.list,
-        }
-    }
-
-    /// The ids an inbox pane lists, in its order.
-    fn pane_ids(&self, pane: Pane) -> Vec<&str> {
-        match pane {
-            Pane::Strip => self
-                .strip_items()
-                .into_iter()
-                .map(|i| self.inbox[i].id())
-                .collect(),
-            _ => self.inbox.iter().map(InboxItem::id).collect(),
-        }
-    }
-
-    /// The row an inbox pane draws as selected: where its selected id is now. None for the
-    /// other panes, and before anything was selected.
+    /// The row an inbox pane draws as selected (see [`super::Inbox::row`]).
     pub(crate) fn inbox_row(&self, pane: Pane) -> Option<usize> {
-        if !matches!(pane, Pane::Inbox | Pane::Strip) {
-            return None;
-        }
-        self.selection(pane).row_in(&self.pane_ids(pane))
+        self.inbox.row(pane, self.now)
     }
 
     /// The cursor moved to `row` of an inbox pane (a key or a click): that proposal is selected.
     pub(crate) fn select_inbox_row(&mut self, pane: Pane, row: usize) {
-        let id = self.pane_ids(pane).get(row).map(|s| s.to_string());
+        let id = self
+            .inbox
+            .pane_ids(pane, self.now)
+            .get(row)
+            .map(|s| s.to_string());
         if let Some(id) = id {
             self.select_proposal(pane, &id);
         }
@@ -125,7 +93,7 @@ impl App {
 
     /// Selects proposal `id` in an inbox pane, as the supervisor asked.
     pub(crate) fn select_proposal(&mut self, pane: Pane, id: &str) {
-        let sel = self.selection_mut(pane);
+        let sel = self.inbox.selection_mut(pane);
         sel.id = Some(id.to_string());
         sel.moved = None;
         if let Some(row) = self.inbox_row(pane) {
@@ -139,8 +107,13 @@ impl App {
     pub(crate) fn sync_inbox_selection(&mut self, by_user: bool) {
         let now = self.now;
         for pane in [Pane::Inbox, Pane::Strip] {
-            let rows: Vec<String> = self.pane_ids(pane).into_iter().map(String::from).collect();
-            let sel = self.selection_mut(pane);
+            let rows: Vec<String> = self
+                .inbox
+                .pane_ids(pane, self.now)
+                .into_iter()
+                .map(String::from)
+                .collect();
+            let sel = self.inbox.selection_mut(pane);
             let before = sel.id.clone();
             // A first selection is not a move: nothing was selected for a key to be meant for.
             if sel.sync(rows) && !by_user && sel.id.is_some() && before.is_some() {
@@ -157,7 +130,7 @@ impl App {
     pub(crate) fn acting_on(&mut self) -> Option<String> {
         let pane = self.inbox_pane();
         let now = self.now;
-        let sel = self.selection_mut(pane);
+        let sel = self.inbox.selection_mut(pane);
         if let Some((at, Some(old))) = sel.moved.take()
             && now - at < SETTLE
             && let Some(id) = sel.id.clone()
@@ -174,10 +147,6 @@ impl App {
         self.selected_item().map(|i| i.id().to_string())
     }
 
-    pub fn confirm_in_flight(&self) -> bool {
-        self.inbox.iter().any(|i| i.local == LocalState::Confirming)
-    }
-
     pub(crate) fn merge_proposals(&mut self, list: Vec<Proposal>, fx: &mut Vec<Effect>) {
         let now = self.now;
         let mut fresh = 0;
@@ -187,8 +156,8 @@ impl App {
             if self.gate.hides(&p.proposal_id) {
                 continue;
             }
-            let unanswered = self.inbox_state.unanswered.contains(&p.proposal_id);
-            if let Some(item) = self.item_mut(&p.proposal_id) {
+            let unanswered = self.inbox.unanswered.contains(&p.proposal_id);
+            if let Some(item) = self.inbox.item_mut(&p.proposal_id) {
                 // A confirm this console is waiting for decides the local state, not a poll; a
                 // confirm that got no answer is settled by what the list says. One found staged
                 // may still run later (it was queued on a paused service): then it is this
@@ -205,7 +174,7 @@ impl App {
                 item.merge(p);
                 continue;
             }
-            let new = self.seen.insert(p.proposal_id.clone());
+            let new = self.inbox.seen.insert(p.proposal_id.clone());
             let mut item = InboxItem {
                 proposal: p,
                 source: Source::Service,
@@ -225,35 +194,21 @@ impl App {
                     ToastLevel::Info,
                 );
             }
-            self.inbox.push(item);
+            self.inbox.items.push(item);
         }
         if fresh > 0 && self.options.bell {
             fx.push(Effect::Bell);
         }
-        self.sort_inbox();
+        self.inbox.sort();
         for (id, found) in settle {
             self.settle_unknown(&id, found, fx);
         }
     }
 
-    pub(crate) fn sort_inbox(&mut self) {
-        // Newest first, at full precision; a service that stamps whole seconds leaves ties,
-        // which the later expiry, then the later arrival, then the id settle, so the order is
-        // the same on every poll.
-        self.inbox.sort_by(|a, b| {
-            let created = |i: &InboxItem| i.proposal.created_at.unwrap_or(i.first_seen);
-            created(b)
-                .cmp(&created(a))
-                .then_with(|| b.proposal.expires_at.cmp(&a.proposal.expires_at))
-                .then_with(|| b.first_seen.cmp(&a.first_seen))
-                .then_with(|| b.id().cmp(a.id()))
-        });
-    }
-
     pub(crate) fn note_expiries(&mut self, fx: &mut Vec<Effect>) {
         let now = self.now;
         let mut expired = Vec::new();
-        for item in &mut self.inbox {
+        for item in &mut self.inbox.items {
             if !item.expiry_noted && item.status(now) == Status::Expired {
                 item.expiry_noted = true;
                 expired.push((item.id().to_string(), item.describe()));
@@ -310,7 +265,7 @@ impl App {
             "risk": risk,
         });
         fx.push(Effect::Journal(line.to_string()));
-        self.decisions.insert(
+        self.inbox.decisions.insert(
             0,
             Decision {
                 proposal_id: id.to_string(),
@@ -349,14 +304,14 @@ impl App {
                     p.proposal_id,
                     describe_preview(&p.preview, &p.proposal_id)
                 );
-                self.seen.insert(p.proposal_id.clone());
-                match self.item_mut(&p.proposal_id) {
+                self.inbox.seen.insert(p.proposal_id.clone());
+                match self.inbox.item_mut(&p.proposal_id) {
                     Some(item) => {
                         item.request = Some(Box::new(signal.clone()));
                         item.merge(*p);
                     }
                     None => {
-                        self.inbox.push(InboxItem {
+                        self.inbox.items.push(InboxItem {
                             proposal: *p,
                             source: Source::Console,
                             local: LocalState::None,
@@ -365,7 +320,7 @@ impl App {
                             tool: None,
                             request: Some(Box::new(signal.clone())),
                         });
-                        self.sort_inbox();
+                        self.inbox.sort();
                     }
                 }
                 self.toast(text, ToastLevel::Info);
@@ -396,7 +351,7 @@ impl App {
         match result {
             Ok(done) => {
                 let text = execution_summary(&done);
-                if let Some(item) = self.item_mut(id) {
+                if let Some(item) = self.inbox.item_mut(id) {
                     item.local = LocalState::Approved(text.clone());
                     item.proposal.status = "executed".into();
                 }
@@ -407,14 +362,14 @@ impl App {
                 // Our own confirm was answered "already executed": it executed. What it did is
                 // read from the service's records before anything is said or journaled.
                 let text = e.to_string();
-                if let Some(item) = self.item_mut(id) {
+                if let Some(item) = self.inbox.item_mut(id) {
                     item.local = LocalState::Unknown {
                         error: text.clone(),
                         checking: true,
                     };
                 }
-                self.inbox_state.said_executed.insert(id.to_string());
-                self.inbox_state.recheck.ask_at(at);
+                self.inbox.said_executed.insert(id.to_string());
+                self.inbox.recheck.ask_at(at);
                 self.toast(
                     format!(
                         "Confirm {id}: the service says it already executed ({text}) — reading                          {} for what it did",
@@ -425,14 +380,14 @@ impl App {
             }
             Err(e) if self.outcome_unknown(id, &e) => {
                 let text = e.to_string();
-                if let Some(item) = self.item_mut(id) {
+                if let Some(item) = self.inbox.item_mut(id) {
                     item.local = LocalState::Unknown {
                         error: text.clone(),
                         checking: true,
                     };
                 }
-                self.inbox_state.unanswered.insert(id.to_string());
-                self.inbox_state.recheck.ask_at(at);
+                self.inbox.unanswered.insert(id.to_string());
+                self.inbox.recheck.ask_at(at);
                 self.toast(Decider::Service.open_outcome(id, &e), ToastLevel::Error);
             }
             // The service asked to wait: nothing executed, the proposal is still staged. It is
@@ -443,12 +398,12 @@ impl App {
             }) => {
                 let until = at + to_delta(retry_after);
                 self.quota_until = Some(until);
-                if let Some(item) = self.item_mut(id)
+                if let Some(item) = self.inbox.item_mut(id)
                     && item.local == LocalState::Confirming
                 {
                     item.local = LocalState::None;
                 }
-                self.inbox_state
+                self.inbox
                     .limited
                     .insert(id.to_string(), (until, message.clone()));
                 self.toast(
@@ -462,7 +417,7 @@ impl App {
             }
             Err(e) => {
                 let text = e.to_string();
-                if let Some(item) = self.item_mut(id) {
+                if let Some(item) = self.inbox.item_mut(id) {
                     item.local = LocalState::Failed(text.clone());
                 }
                 self.toast(format!("Confirm {id} failed: {text}"), ToastLevel::Error);
@@ -538,7 +493,7 @@ impl App {
         if self.rate_limited(id) {
             return;
         }
-        let Some(item) = self.item_mut(id) else {
+        let Some(item) = self.inbox.item_mut(id) else {
             return;
         };
         // Re-checked here: the countdown may have run out while the dialog was open.
@@ -632,7 +587,7 @@ impl App {
             return;
         }
         let now = self.now;
-        let Some(item) = self.item_mut(id) else {
+        let Some(item) = self.inbox.item_mut(id) else {
             return;
         };
         if item.status(now) != Status::Staged {
@@ -646,8 +601,8 @@ impl App {
         item.local = LocalState::Rejected;
         let summary = item.describe();
         let result = decider.reject_result(item.tool.is_some());
-        self.inbox_state.dismissed.retain(|d| d != id);
-        self.inbox_state.dismissed.push(id.to_string());
+        self.inbox.dismissed.retain(|d| d != id);
+        self.inbox.dismissed.push(id.to_string());
         self.decide(id, DecisionKind::Rejected, summary, result.into(), fx);
     }
 }
@@ -662,19 +617,19 @@ impl App {
             .flatten()
             .filter(|i| i.local == LocalState::Rejected)
             .map(|i| i.id().to_string());
-        let Some(id) = selected.or_else(|| self.inbox_state.dismissed.last().cloned()) else {
+        let Some(id) = selected.or_else(|| self.inbox.dismissed.last().cloned()) else {
             self.toast(
                 "Nothing to undo: no proposal was dismissed",
                 ToastLevel::Error,
             );
             return;
         };
-        self.inbox_state.dismissed.retain(|d| *d != id);
+        self.inbox.dismissed.retain(|d| *d != id);
         if let Some(why) = self.decider_for(&id).undo_refusal(&id) {
             self.toast(why, ToastLevel::Error);
             return;
         }
-        let Some(item) = self.item_mut(&id) else {
+        let Some(item) = self.inbox.item_mut(&id) else {
             return;
         };
         if item.local != LocalState::Rejected {
@@ -728,13 +683,14 @@ impl App {
     pub(crate) fn schedule_recheck(&mut self, fx: &mut Vec<Effect>) {
         let checking = self
             .inbox
+            .items
             .iter()
             .any(|i| matches!(i.local, LocalState::Unknown { checking: true, .. }));
         if !checking {
-            self.inbox_state.recheck.stop();
+            self.inbox.recheck.stop();
             return;
         }
-        if self.inbox_state.recheck.start(self.now) {
+        if self.inbox.recheck.start(self.now) {
             let list = self.feeds[&Resource::Proposals].supported;
             fx.push(Effect::Reconcile { list });
         }
@@ -746,7 +702,7 @@ impl App {
         at: DateTime<Utc>,
         fx: &mut Vec<Effect>,
     ) {
-        let poll = &mut self.inbox_state.recheck;
+        let poll = &mut self.inbox.recheck;
         poll.settled();
         // Still unreachable, or not yet: ask again soon, not after a growing backoff.
         poll.ask_at(at + RECHECK);
@@ -755,6 +711,7 @@ impl App {
         }
         let ids: Vec<String> = self
             .inbox
+            .items
             .iter()
             .filter(|i| matches!(i.local, LocalState::Unknown { checking: true, .. }))
             .map(|i| i.id().to_string())
@@ -762,7 +719,7 @@ impl App {
         for id in ids {
             if let Some(Ok(list)) = &evidence.proposals
                 && let Some(p) = list.iter().find(|p| p.proposal_id == id)
-                && let Some(item) = self.item_mut(&id)
+                && let Some(item) = self.inbox.item_mut(&id)
             {
                 item.merge(p.clone());
             }
@@ -785,7 +742,7 @@ impl App {
     /// What the service's records said of a confirm that got no answer.
     fn settle_unknown(&mut self, id: &str, found: Outcome, fx: &mut Vec<Effect>) {
         let now = self.now;
-        let Some(item) = self.item_mut(id) else {
+        let Some(item) = self.inbox.item_mut(id) else {
             return;
         };
         let LocalState::Unknown { error, .. } = &item.local else {
@@ -796,9 +753,7 @@ impl App {
         // The service answered our own confirm "already executed": it did execute, whatever
         // else its records can or cannot say.
         let found = match found {
-            Outcome::NotExecuted | Outcome::Unknown
-                if self.inbox_state.said_executed.contains(id) =>
-            {
+            Outcome::NotExecuted | Outcome::Unknown if self.inbox.said_executed.contains(id) => {
                 Outcome::Executed(format!(
                     "executed (the service answered this console's confirm: {error}; its records \
                      do not say more)"
@@ -806,15 +761,15 @@ impl App {
             }
             other => other,
         };
-        self.inbox_state.said_executed.remove(id);
-        let Some(item) = self.item_mut(id) else {
+        self.inbox.said_executed.remove(id);
+        let Some(item) = self.inbox.item_mut(id) else {
             return;
         };
         match found {
             Outcome::Executed(text) => {
                 item.local = LocalState::Approved(text.clone());
                 item.proposal.status = "executed".into();
-                self.inbox_state.unanswered.remove(id);
+                self.inbox.unanswered.remove(id);
                 self.toast(
                     format!("Confirm {id} did execute: {text}"),
                     ToastLevel::Info,
@@ -823,7 +778,7 @@ impl App {
             }
             Outcome::Failed(text) => {
                 item.local = LocalState::Failed(text.clone());
-                self.inbox_state.unanswered.remove(id);
+                self.inbox.unanswered.remove(id);
                 self.toast(format!("Confirm {id} failed: {text}"), ToastLevel::Error);
                 self.decide(id, DecisionKind::Failed, summary, text, fx);
             }
@@ -866,12 +821,12 @@ impl App {
     /// True, saying so, while the service's wait for this proposal's confirm runs.
     fn rate_limited(&mut self, id: &str) -> bool {
         let now = self.now;
-        let Some(left) = self.inbox_state.wait_left(id, now) else {
-            self.inbox_state.limited.remove(id);
+        let Some(left) = self.inbox.wait_left(id, now) else {
+            self.inbox.limited.remove(id);
             return false;
         };
         let said = self
-            .inbox_state
+            .inbox
             .limited
             .get(id)
             .map(|(_, m)| m.clone())
@@ -885,7 +840,7 @@ impl App {
 
     /// A dismissal `u` could take back: the footer offers the key only then.
     pub fn can_undo(&self) -> bool {
-        self.inbox_state.dismissed.iter().any(|id| {
+        self.inbox.dismissed.iter().any(|id| {
             self.decider_for(id).reject_undoable()
                 && self.item(id).is_some_and(|i| {
                     i.local == LocalState::Rejected && i.service_status(self.now) == Status::Staged

@@ -114,8 +114,7 @@ pub(super) fn decided(id: &str, approve: bool, result: Result<GateItem, ApiError
 /// A console on a gateway with two agents' pending items, on the Proposals tab.
 pub(super) fn gate_app(width: u16, height: u16) -> App {
     let mut app = seeded_app(width, height);
-    app.inbox.clear();
-    app.decisions.clear();
+    app.inbox.fixture_clear();
     let (items, agents) = two_agents();
     app.update(gate_loaded(items, agents, t0()));
     app.update(key('2'));
@@ -127,8 +126,13 @@ pub(super) fn gate_app(width: u16, height: u16) -> App {
 fn a_gateway_answer_lists_every_agents_items_with_their_agent() {
     let app = gate_app(120, 40);
     assert_eq!(app.gate.detected, Detected::Yes);
-    assert_eq!(app.inbox.len(), 2);
-    assert!(app.inbox.iter().all(|i| i.source == Source::Gateway));
+    assert_eq!(app.inbox.items().len(), 2);
+    assert!(
+        app.inbox
+            .items()
+            .iter()
+            .all(|i| i.source == Source::Gateway)
+    );
     assert_eq!(app.gate.agent_of(DEMO_ID), Some("demo-agent"));
     assert_eq!(app.item(DEMO_ID).unwrap().describe(), "long 0.25 ETH 2x");
     let text = render(&app);
@@ -203,7 +207,12 @@ fn a_gateway_that_refuses_the_token_says_so_in_the_header() {
 #[test]
 fn approve_goes_through_the_supervisor_api_and_shows_the_execution() {
     let mut app = gate_app(120, 40);
-    let i = app.inbox.iter().position(|i| i.id() == DEMO_ID).unwrap();
+    let i = app
+        .inbox
+        .items()
+        .iter()
+        .position(|i| i.id() == DEMO_ID)
+        .unwrap();
     app.selected.insert(crate::console::layout::Pane::Inbox, i);
     app.update(key('a'));
     assert!(matches!(&app.modal, Some(Modal::Approve(d)) if d.id == DEMO_ID));
@@ -225,9 +234,9 @@ fn approve_goes_through_the_supervisor_api_and_shows_the_execution() {
         item.local,
         LocalState::Approved("bought 0.25 ETH at 2117.2 (oid 100000000)".into())
     );
-    assert_eq!(app.decisions[0].proposal_id, DEMO_ID);
+    assert_eq!(app.inbox.decisions()[0].proposal_id, DEMO_ID);
     assert_eq!(
-        app.decisions[0].result,
+        app.inbox.decisions()[0].result,
         "executed: bought 0.25 ETH at 2117.2 (oid 100000000)"
     );
     // The gateway executed it: the row says so, not merely "approved".
@@ -267,7 +276,12 @@ pub(super) fn executed_demo() -> GateItem {
 }
 
 pub(super) fn approve_demo(app: &mut App) {
-    let i = app.inbox.iter().position(|i| i.id() == DEMO_ID).unwrap();
+    let i = app
+        .inbox
+        .items()
+        .iter()
+        .position(|i| i.id() == DEMO_ID)
+        .unwrap();
     app.selected.insert(crate::console::layout::Pane::Inbox, i);
     app.update(key('a'));
     assert_eq!(yes(app), vec![Effect::GateApprove(DEMO_ID.into())]);
@@ -282,15 +296,23 @@ fn an_execution_reported_after_the_approval_answer_is_shown_and_journaled() {
     waiting.note = Some("waiting for the agent to reconnect".into());
     app.update(decided(DEMO_ID, true, Ok(waiting.clone())));
     assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Approved);
-    assert!(app.decisions[0].result.contains("waiting for the agent"));
-    let decisions = app.decisions.len();
+    assert!(
+        app.inbox.decisions()[0]
+            .result
+            .contains("waiting for the agent")
+    );
+    let decisions = app.inbox.decisions().len();
     // The inbox is asked again at once after the answer, and soon while it has not run.
     let fx = app.update(Action::Tick(t0() + secs(5)));
     assert!(polls_gate(&fx), "{fx:?}");
     let (mut items, agents) = two_agents();
     items[0] = waiting;
     app.update(gate_loaded(items, agents.clone(), t0() + secs(5)));
-    assert_eq!(app.decisions.len(), decisions, "nothing new to journal");
+    assert_eq!(
+        app.inbox.decisions().len(),
+        decisions,
+        "nothing new to journal"
+    );
     let fx = app.update(Action::Tick(t0() + secs(6)));
     assert!(polls_gate(&fx), "{fx:?}");
     // The agent came back: the gateway executed it.
@@ -303,8 +325,8 @@ fn an_execution_reported_after_the_approval_answer_is_shown_and_journaled() {
         item.local,
         LocalState::Approved("bought 0.25 ETH at 2117.2 (oid 100000000)".into())
     );
-    assert_eq!(app.decisions.len(), decisions + 1);
-    let d = &app.decisions[0];
+    assert_eq!(app.inbox.decisions().len(), decisions + 1);
+    let d = &app.inbox.decisions()[0];
     assert_eq!(d.kind, crate::console::inbox::DecisionKind::Executed);
     assert_eq!(
         d.result,
@@ -325,7 +347,7 @@ fn an_execution_reported_after_the_approval_answer_is_shown_and_journaled() {
     assert_eq!(back.kind, crate::console::inbox::DecisionKind::Executed);
     // Said once: the next poll journals nothing more.
     app.update(gate_loaded(items, agents, t0() + secs(8)));
-    assert_eq!(app.decisions.len(), decisions + 1);
+    assert_eq!(app.inbox.decisions().len(), decisions + 1);
     let text = render(&app);
     let row = text.lines().find(|l| l.contains("0.25 ETH 2x")).unwrap();
     assert!(row.contains("executed"), "{row}");
@@ -342,7 +364,7 @@ fn an_approval_the_service_rate_limited_says_approved_and_when_it_runs() {
     let item = app.item(DEMO_ID).unwrap();
     assert_eq!(item.status(app.now), Status::Approved);
     assert_eq!(item.local, LocalState::Approved(said.into()));
-    assert_eq!(app.decisions[0].result, said);
+    assert_eq!(app.inbox.decisions()[0].result, said);
     // A poll says the same, rather than leaving the row looking stuck.
     let (mut items, agents) = two_agents();
     items[0] = waiting;
@@ -365,7 +387,7 @@ fn a_failed_execution_after_the_approval_says_why() {
         "error": {"code": "insufficient_margin", "message": "not enough margin for 0.25 ETH"}}}));
     app.update(gate_loaded(items, agents, t0() + secs(7)));
     assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Failed);
-    let d = &app.decisions[0];
+    let d = &app.inbox.decisions()[0];
     assert_eq!(d.kind, crate::console::inbox::DecisionKind::Failed);
     assert_eq!(d.result, "upstream 409: not enough margin for 0.25 ETH");
 }
@@ -418,13 +440,13 @@ fn a_policy_refusal_is_shown_and_the_item_stays_approvable() {
         "{toast}"
     );
     assert!(
-        app.decisions[0]
+        app.inbox.decisions()[0]
             .result
             .contains("refused by the gateway (policy_violation)")
     );
     // The detail panel keeps the reason after the toast is gone.
     app.toasts.clear();
-    let i = app.inbox.iter().position(|i| i.id() == id).unwrap();
+    let i = app.inbox.items().iter().position(|i| i.id() == id).unwrap();
     app.selected.insert(crate::console::layout::Pane::Inbox, i);
     let text = render(&app);
     let line = text
@@ -468,10 +490,15 @@ fn reject_sends_the_reason_and_x_a_default_one() {
     assert_eq!(app.item(MINE_ID).unwrap().status(app.now), Status::Rejected);
     assert!(
         render(&app).contains("too large for a test")
-            || app.decisions[0].result.contains("too large")
+            || app.inbox.decisions()[0].result.contains("too large")
     );
 
-    let i = app.inbox.iter().position(|i| i.id() == DEMO_ID).unwrap();
+    let i = app
+        .inbox
+        .items()
+        .iter()
+        .position(|i| i.id() == DEMO_ID)
+        .unwrap();
     app.selected.insert(crate::console::layout::Pane::Inbox, i);
     let fx = app.update(key('x'));
     assert!(fx.is_empty(), "x asks first on a gateway: {fx:?}");
@@ -496,18 +523,18 @@ fn the_agent_filter_shows_one_agents_items_and_survives_polls() {
     type_text(&mut app, ":/agent demo-agent");
     app.update(code(KeyCode::Enter));
     assert_eq!(app.gate.filter.as_deref(), Some("demo-agent"));
-    let ids: Vec<&str> = app.inbox.iter().map(|i| i.id()).collect();
+    let ids: Vec<&str> = app.inbox.items().iter().map(|i| i.id()).collect();
     assert_eq!(ids, vec![DEMO_ID]);
     // The service's own proposals list and the next gateway poll do not bring the other back.
     app.update(proposals(vec![btc_long(MINE_ID, t0())], t0() + secs(1)));
     let (items, agents) = two_agents();
     app.update(gate_loaded(items, agents, t0() + secs(2)));
-    let ids: Vec<&str> = app.inbox.iter().map(|i| i.id()).collect();
+    let ids: Vec<&str> = app.inbox.items().iter().map(|i| i.id()).collect();
     assert_eq!(ids, vec![DEMO_ID]);
     // A fingerprint prefix names an agent too; an unknown name is refused, naming the agents.
     type_text(&mut app, ":/agent 9f8e");
     app.update(code(KeyCode::Enter));
-    let ids: Vec<&str> = app.inbox.iter().map(|i| i.id()).collect();
+    let ids: Vec<&str> = app.inbox.items().iter().map(|i| i.id()).collect();
     assert_eq!(ids, vec![MINE_ID]);
     type_text(&mut app, ":/agent nobody");
     app.update(code(KeyCode::Enter));
@@ -519,18 +546,18 @@ fn the_agent_filter_shows_one_agents_items_and_survives_polls() {
     assert_eq!(app.gate.filter.as_deref(), Some("9f8e"));
     type_text(&mut app, ":/agent all");
     app.update(code(KeyCode::Enter));
-    assert_eq!(app.inbox.len(), 2);
+    assert_eq!(app.inbox.items().len(), 2);
     assert_eq!(app.tab, Tab::Proposals);
 }
 
 #[test]
 fn the_agent_filter_needs_a_gateway() {
     let mut app = seeded_app(120, 40);
-    let before = app.inbox.len();
+    let before = app.inbox.items().len();
     type_text(&mut app, ":/agent demo-agent");
     app.update(code(KeyCode::Enter));
     assert!(app.gate.filter.is_none());
-    assert_eq!(app.inbox.len(), before);
+    assert_eq!(app.inbox.items().len(), before);
     assert!(app.toasts.last().unwrap().text.contains("not on a gateway"));
 }
 
@@ -611,7 +638,12 @@ fn what_this_console_staged_through_the_gateway_says_so_in_the_agent_column() {
 #[test]
 fn gate_approve_dialog_names_the_agent_120x40() {
     let mut app = gate_app(120, 40);
-    let i = app.inbox.iter().position(|i| i.id() == DEMO_ID).unwrap();
+    let i = app
+        .inbox
+        .items()
+        .iter()
+        .position(|i| i.id() == DEMO_ID)
+        .unwrap();
     app.selected.insert(crate::console::layout::Pane::Inbox, i);
     app.update(key('a'));
     assert!(matches!(&app.modal, Some(Modal::Approve(d)) if d.id == DEMO_ID));
@@ -686,7 +718,14 @@ fn a_tool_call_of_this_console_is_approved_through_the_gateways_copy() {
     let item = app.item("gi_tool0001").expect("the gateway's copy");
     assert_eq!(item.source, Source::Gateway);
     assert_eq!(item.describe(), "service_place_order will buy 0.1 ETH");
-    assert_eq!(app.inbox.iter().filter(|i| i.tool.is_some()).count(), 1);
+    assert_eq!(
+        app.inbox
+            .items()
+            .iter()
+            .filter(|i| i.tool.is_some())
+            .count(),
+        1
+    );
     assert_eq!(app.gate.agent_label("gi_tool0001", &own), "this console");
     // Approved through the supervisor API; the token never leaves for the gateway again.
     app.select_proposal(crate::console::layout::Pane::Inbox, "gi_tool0001");
@@ -704,9 +743,9 @@ fn a_tool_call_of_this_console_is_approved_through_the_gateways_copy() {
         app.item("gi_tool0001").unwrap().status(app.now),
         Status::Executed
     );
-    assert_eq!(app.decisions[0].proposal_id, "gi_tool0001");
+    assert_eq!(app.inbox.decisions()[0].proposal_id, "gi_tool0001");
     // What the tool's operation answered, not the wrapper around it.
-    assert_eq!(app.decisions[0].result, "executed: oid 4242");
+    assert_eq!(app.inbox.decisions()[0].result, "executed: oid 4242");
 }
 
 #[test]
@@ -746,15 +785,19 @@ fn an_approval_the_gateway_never_answered_is_settled_by_its_inbox_not_journaled_
         true,
         Err(ApiError::Transport("connection reset".into())),
     ));
-    assert!(app.decisions.is_empty(), "{:?}", app.decisions);
+    assert!(
+        app.inbox.decisions().is_empty(),
+        "{:?}",
+        app.inbox.decisions()
+    );
     assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Staged);
     let (mut items, agents) = two_agents();
     items[0] = executed_demo();
     app.update(gate_loaded(items.clone(), agents.clone(), t0() + secs(6)));
     assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Executed);
-    assert_eq!(app.decisions.len(), 1);
+    assert_eq!(app.inbox.decisions().len(), 1);
     assert_eq!(
-        app.decisions[0].kind,
+        app.inbox.decisions()[0].kind,
         crate::console::inbox::DecisionKind::Executed
     );
 
@@ -771,9 +814,14 @@ fn an_approval_the_gateway_never_answered_is_settled_by_its_inbox_not_journaled_
     approve_demo(&mut app);
     app.update(decided(DEMO_ID, true, Ok(executed_demo())));
     app.update(gate_loaded(items, agents, t0() + secs(8)));
-    assert_eq!(app.decisions.len(), 1, "{:?}", app.decisions);
     assert_eq!(
-        app.decisions[0].kind,
+        app.inbox.decisions().len(),
+        1,
+        "{:?}",
+        app.inbox.decisions()
+    );
+    assert_eq!(
+        app.inbox.decisions()[0].kind,
         crate::console::inbox::DecisionKind::Approved
     );
 }
@@ -821,9 +869,12 @@ fn an_unanswered_approval_that_never_landed_is_not_journaled_as_a_failed_approva
     items[0] = expired_demo(false);
     app.update(gate_loaded(items, agents, t0() + secs(400)));
     assert!(
-        app.decisions.iter().all(|d| d.kind != DecisionKind::Failed),
+        app.inbox
+            .decisions()
+            .iter()
+            .all(|d| d.kind != DecisionKind::Failed),
         "{:?}",
-        app.decisions
+        app.inbox.decisions()
     );
     assert!(app.gate.awaiting.is_empty());
 
@@ -840,8 +891,13 @@ fn an_unanswered_approval_that_never_landed_is_not_journaled_as_a_failed_approva
     let (mut items, agents) = two_agents();
     items[0] = rejected;
     app.update(gate_loaded(items, agents, t0() + secs(8)));
-    let kinds: Vec<_> = app.decisions.iter().map(|d| d.kind).collect();
-    assert_eq!(kinds, vec![DecisionKind::Rejected], "{:?}", app.decisions);
+    let kinds: Vec<_> = app.inbox.decisions().iter().map(|d| d.kind).collect();
+    assert_eq!(
+        kinds,
+        vec![DecisionKind::Rejected],
+        "{:?}",
+        app.inbox.decisions()
+    );
 }
 
 /// Approved, then expired on the gateway before it ran (it waited for the agent's key or a rate

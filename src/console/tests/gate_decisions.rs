@@ -14,7 +14,12 @@ use serde_json::json;
 #[test]
 fn a_rejection_on_a_gateway_is_asked_first_and_u_never_claims_to_undo_it() {
     let mut app = gate_app(120, 40);
-    let i = app.inbox.iter().position(|i| i.id() == DEMO_ID).unwrap();
+    let i = app
+        .inbox
+        .items()
+        .iter()
+        .position(|i| i.id() == DEMO_ID)
+        .unwrap();
     app.selected.insert(crate::console::layout::Pane::Inbox, i);
     let fx = app.update(key('x'));
     assert!(
@@ -31,11 +36,11 @@ fn a_rejection_on_a_gateway_is_asked_first_and_u_never_claims_to_undo_it() {
     rejected.decided_by = Some("supervisor".into());
     app.update(decided(DEMO_ID, false, Ok(rejected.clone())));
     assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Rejected);
-    let decisions = app.decisions.len();
+    let decisions = app.inbox.decisions().len();
     assert!(!app.can_undo(), "the footer does not offer u");
     let fx = app.update(key('u'));
     assert!(journal_lines(&fx).is_empty(), "nothing journaled: {fx:?}");
-    assert_eq!(app.decisions.len(), decisions);
+    assert_eq!(app.inbox.decisions().len(), decisions);
     assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Rejected);
     let toast = &app.toasts.last().unwrap().text;
     assert!(
@@ -64,7 +69,11 @@ fn after_a_timeout_the_console_says_truthfully_who_drives_the_approved_item() {
             message: "the upstream did not answer within 30 s".into(),
         }),
     ));
-    assert!(app.decisions.is_empty(), "not failed: {:?}", app.decisions);
+    assert!(
+        app.inbox.decisions().is_empty(),
+        "not failed: {:?}",
+        app.inbox.decisions()
+    );
     let said = toast_texts(&app).join("\n");
     assert!(!said.contains("Approving again is safe"), "{said}");
     assert!(said.contains("gateway"), "{said}");
@@ -100,7 +109,12 @@ fn an_item_the_gateway_cannot_judge_is_never_offered_for_approval() {
     let (mut items, agents) = two_agents();
     items[0].trade_error = Some("its stored request does not read as propose_trade".into());
     app.update(gate_loaded(items, agents, t0() + secs(1)));
-    let i = app.inbox.iter().position(|i| i.id() == DEMO_ID).unwrap();
+    let i = app
+        .inbox
+        .items()
+        .iter()
+        .position(|i| i.id() == DEMO_ID)
+        .unwrap();
     app.selected.insert(crate::console::layout::Pane::Inbox, i);
     app.update(key('a'));
     assert!(app.modal.is_none(), "{:?}", app.modal);
@@ -123,7 +137,12 @@ fn the_trade_that_will_execute_is_shown_with_who_priced_it_and_the_differences()
         .unwrap(),
     );
     app.update(gate_loaded(items, agents, t0() + secs(1)));
-    let i = app.inbox.iter().position(|i| i.id() == DEMO_ID).unwrap();
+    let i = app
+        .inbox
+        .items()
+        .iter()
+        .position(|i| i.id() == DEMO_ID)
+        .unwrap();
     app.selected.insert(crate::console::layout::Pane::Inbox, i);
     app.toasts.clear();
     let detail = render(&app);
@@ -179,7 +198,7 @@ fn a_staging_refused_by_policy_is_said_with_why() {
 #[test]
 fn items_staged_before_the_console_started_are_not_announced_with_the_bell() {
     let mut app = seeded_app(120, 40);
-    app.inbox.clear();
+    app.inbox.fixture_items().clear();
     app.started_at = t0() + secs(60);
     let (items, agents) = two_agents();
     let fx = app.update(gate_loaded(items, agents.clone(), t0() + secs(61)));
@@ -259,7 +278,12 @@ fn the_approve_dialog_on_a_live_service_says_live() {
 }
 
 fn approve_dialog_open(app: &mut App) {
-    let i = app.inbox.iter().position(|i| i.id() == DEMO_ID).unwrap();
+    let i = app
+        .inbox
+        .items()
+        .iter()
+        .position(|i| i.id() == DEMO_ID)
+        .unwrap();
     app.selected.insert(crate::console::layout::Pane::Inbox, i);
     app.update(key('a'));
     assert!(matches!(app.modal, Some(Modal::Approve(_))));

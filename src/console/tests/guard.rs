@@ -112,11 +112,10 @@ fn kill_on(reason: &str) -> GateKillSwitch {
 /// A console on a gateway with one pending item, selected, on the Proposals tab.
 fn guard_app(broken: bool) -> App {
     let mut app = seeded_app(120, 40);
-    app.inbox.clear();
-    app.decisions.clear();
+    app.inbox.fixture_clear();
     app.update(loaded(vec![item(broken)]));
     app.update(key('2'));
-    let i = app.inbox.iter().position(|i| i.id() == ID).unwrap();
+    let i = app.inbox.items().iter().position(|i| i.id() == ID).unwrap();
     app.selected.insert(Pane::Inbox, i);
     app.toasts.clear();
     app
@@ -567,7 +566,7 @@ fn guard_standing_list_120x40() {
 #[test]
 fn an_auto_approved_item_shows_executed_by_its_standing_approval() {
     let mut app = seeded_app(120, 40);
-    app.inbox.clear();
+    app.inbox.fixture_items().clear();
     let mut g = item(false);
     g.status = "executed".into();
     g.decided_at = Some(t0());
@@ -581,7 +580,7 @@ fn an_auto_approved_item_shows_executed_by_its_standing_approval() {
         )
     );
     app.update(key('2'));
-    let i = app.inbox.iter().position(|i| i.id() == ID).unwrap();
+    let i = app.inbox.items().iter().position(|i| i.id() == ID).unwrap();
     app.selected.insert(Pane::Inbox, i);
     let text = render(&app);
     assert!(

@@ -62,7 +62,7 @@ fn staged_counts_down_then_approve_needs_an_explicit_y() {
     assert!(app.modal.is_none(), "{:?}", app.modal);
     assert_eq!(app.item(ID).unwrap().local, LocalState::Confirming);
     assert_eq!(status(&app), Status::Confirming);
-    assert!(app.confirm_in_flight());
+    assert!(app.inbox.confirm_in_flight());
 
     // The service answers with a fill.
     let at = t0() + secs(109);
@@ -83,9 +83,9 @@ fn staged_counts_down_then_approve_needs_an_explicit_y() {
         app.item(ID).unwrap().local,
         LocalState::Approved(fill_text.into())
     );
-    assert!(!app.confirm_in_flight());
-    assert_eq!(app.decisions.len(), 1);
-    let d = &app.decisions[0];
+    assert!(!app.inbox.confirm_in_flight());
+    assert_eq!(app.inbox.decisions().len(), 1);
+    let d = &app.inbox.decisions()[0];
     assert_eq!(d.kind, DecisionKind::Approved);
     assert_eq!(d.proposal_id, ID);
     assert_eq!(d.summary, "long 0.01 BTC 5x TP 72000 SL 65000");
@@ -115,7 +115,7 @@ fn staged_counts_down_then_approve_needs_an_explicit_y() {
     // Approved is final: the expiry passing adds no decision, and it cannot be approved again.
     let fx = tick(&mut app, t0() + secs(400));
     assert!(journal_lines(&fx).is_empty());
-    assert_eq!(app.decisions.len(), 1);
+    assert_eq!(app.inbox.decisions().len(), 1);
     assert_eq!(status(&app), Status::Approved);
     app.update(key('a'));
     assert!(app.modal.is_none(), "{:?}", app.modal);
@@ -137,7 +137,7 @@ fn expiry_is_journaled_once_and_blocks_approval() {
     let fx = tick(&mut app, t0() + secs(299));
     assert_eq!(status(&app), Status::Staged);
     assert!(journal_lines(&fx).is_empty());
-    assert!(app.decisions.is_empty());
+    assert!(app.inbox.decisions().is_empty());
 
     let fx = tick(&mut app, t0() + secs(300));
     assert_eq!(status(&app), Status::Expired);
@@ -145,9 +145,9 @@ fn expiry_is_journaled_once_and_blocks_approval() {
     assert_eq!(lines.len(), 1, "{fx:?}");
     assert_eq!(lines[0]["decision"], "expired");
     assert_eq!(lines[0]["proposalId"], ID);
-    assert_eq!(app.decisions.len(), 1);
-    assert_eq!(app.decisions[0].kind, DecisionKind::Expired);
-    assert_eq!(app.decisions[0].proposal_id, ID);
+    assert_eq!(app.inbox.decisions().len(), 1);
+    assert_eq!(app.inbox.decisions()[0].kind, DecisionKind::Expired);
+    assert_eq!(app.inbox.decisions()[0].proposal_id, ID);
     assert!(app.strip_items().is_empty());
 
     // More ticks (and the same list polled again) add nothing.
@@ -158,7 +158,7 @@ fn expiry_is_journaled_once_and_blocks_approval() {
     let fx = app.update(proposals(vec![btc_long(ID, t0())], t0() + secs(600)));
     assert!(journal_lines(&fx).is_empty());
     assert_eq!(bells(&fx), 0);
-    assert_eq!(app.decisions.len(), 1);
+    assert_eq!(app.inbox.decisions().len(), 1);
 
     // `a` refuses, with a reason.
     let fx = app.update(key('a'));
@@ -213,8 +213,8 @@ fn reject_with_x_is_journaled_and_final() {
     assert_eq!(lines.len(), 1);
     assert_eq!(lines[0]["decision"], "rejected");
     assert_eq!(lines[0]["proposalId"], ID);
-    assert_eq!(app.decisions.len(), 1);
-    assert_eq!(app.decisions[0].kind, DecisionKind::Rejected);
+    assert_eq!(app.inbox.decisions().len(), 1);
+    assert_eq!(app.inbox.decisions()[0].kind, DecisionKind::Rejected);
     assert!(app.strip_items().is_empty());
 
     // Refused afterwards: no dialog, no confirm, a reason.
@@ -235,7 +235,7 @@ fn reject_with_x_is_journaled_and_final() {
     assert!(journal_lines(&fx).is_empty());
     let fx = tick(&mut app, t0() + secs(400));
     assert!(journal_lines(&fx).is_empty());
-    assert_eq!(app.decisions.len(), 1);
+    assert_eq!(app.inbox.decisions().len(), 1);
     assert_eq!(status(&app), Status::Rejected);
 }
 
@@ -269,10 +269,10 @@ fn failed_confirm_records_the_error() {
             app.item(ID).unwrap().local,
             LocalState::Failed(message.clone())
         );
-        assert!(!app.confirm_in_flight());
-        assert_eq!(app.decisions.len(), 1);
-        assert_eq!(app.decisions[0].kind, DecisionKind::Failed);
-        assert_eq!(app.decisions[0].result, message);
+        assert!(!app.inbox.confirm_in_flight());
+        assert_eq!(app.inbox.decisions().len(), 1);
+        assert_eq!(app.inbox.decisions()[0].kind, DecisionKind::Failed);
+        assert_eq!(app.inbox.decisions()[0].result, message);
         let lines = journal_lines(&fx);
         assert_eq!(lines.len(), 1);
         assert_eq!(lines[0]["decision"], "failed");
@@ -311,7 +311,7 @@ fn new_staged_proposal_rings_the_bell_once() {
     let fx = app.update(proposals(vec![first.clone()], t0() + secs(1)));
     assert_eq!(bells(&fx), 0, "{fx:?}");
     assert_eq!(app.toasts.len(), toasts);
-    assert_eq!(app.inbox.len(), 1);
+    assert_eq!(app.inbox.items().len(), 1);
 
     // Two new ones in one poll ring once.
     let list = vec![
@@ -321,9 +321,9 @@ fn new_staged_proposal_rings_the_bell_once() {
     ];
     let fx = app.update(proposals(list, t0() + secs(2)));
     assert_eq!(bells(&fx), 1, "{fx:?}");
-    assert_eq!(app.inbox.len(), 3);
+    assert_eq!(app.inbox.items().len(), 3);
     // Newest first.
-    assert_eq!(app.inbox[0].id(), "prop_third");
+    assert_eq!(app.inbox.items()[0].id(), "prop_third");
 
     // A proposal first seen already expired or executed is history, not news.
     let mut old = btc_long("prop_old", t0() - secs(600));
@@ -458,7 +458,7 @@ fn a_newer_proposal_sorting_on_top_does_not_change_what_x_dismisses() {
     // In the Proposals list.
     let mut app = two_staged();
     app.update(key('2'));
-    assert_eq!(app.inbox[0].id(), ETH, "newest first");
+    assert_eq!(app.inbox.items()[0].id(), ETH, "newest first");
     // BTC, selected before ETH arrived, stays selected; the supervisor selects ETH.
     assert_eq!(selected_id(&app, Pane::Inbox), ID);
     app.update(key('k'));
@@ -472,7 +472,7 @@ fn a_newer_proposal_sorting_on_top_does_not_change_what_x_dismisses() {
         ],
         t0() + secs(3),
     ));
-    assert_eq!(app.inbox[0].id(), BNB, "BNB sorts on top");
+    assert_eq!(app.inbox.items()[0].id(), BNB, "BNB sorts on top");
     assert_eq!(selected_id(&app, Pane::Inbox), ETH);
     assert_eq!(app.selected(Pane::Inbox), 1, "the row drawn follows ETH");
     app.size = (120, 40);
@@ -541,7 +541,7 @@ fn moving_the_cursor_selects_by_id() {
     app.update(code(KeyCode::Enter));
     assert_eq!(app.tab, Tab::Proposals);
     assert_eq!(selected_id(&app, Pane::Inbox), ID);
-    assert_eq!(app.inbox[app.selected(Pane::Inbox)].id(), ID);
+    assert_eq!(app.inbox.items()[app.selected(Pane::Inbox)].id(), ID);
 }
 
 /// SOL on top expires in 30 s; ETH (selected) and BTC below it.
@@ -585,7 +585,7 @@ fn an_expiry_of_another_row_does_not_move_the_selection() {
 #[test]
 fn when_the_selected_proposal_leaves_the_next_older_is_selected_but_not_acted_on_at_once() {
     let mut app = three_on_the_strip();
-    app.item_mut(ETH).unwrap().proposal.expires_at = Some(t0() + secs(20));
+    app.inbox.item_mut(ETH).unwrap().proposal.expires_at = Some(t0() + secs(20));
     let at = t0() + secs(21);
     tick(&mut app, at);
     assert_eq!(
@@ -610,7 +610,7 @@ fn when_the_selected_proposal_leaves_the_next_older_is_selected_but_not_acted_on
 
     // After the moment has passed, a key acts at once.
     let mut app = three_on_the_strip();
-    app.item_mut(ETH).unwrap().proposal.expires_at = Some(t0() + secs(20));
+    app.inbox.item_mut(ETH).unwrap().proposal.expires_at = Some(t0() + secs(20));
     tick(&mut app, t0() + secs(21));
     tick(&mut app, t0() + secs(23));
     app.update(key('a'));
@@ -626,7 +626,7 @@ fn the_last_row_leaving_selects_the_one_above() {
     let mut app = three_on_the_strip();
     app.update(key('G'));
     assert_eq!(selected_id(&app, Pane::Strip), ID);
-    app.item_mut(ID).unwrap().proposal.expires_at = Some(t0() + secs(20));
+    app.inbox.item_mut(ID).unwrap().proposal.expires_at = Some(t0() + secs(20));
     tick(&mut app, t0() + secs(21));
     assert_eq!(selected_id(&app, Pane::Strip), ETH);
 }
@@ -648,8 +648,8 @@ fn undo_restores_a_dismissal_while_the_proposal_is_live() {
     assert_eq!(lines.len(), 1, "{fx:?}");
     assert_eq!(lines[0]["decision"], "undone");
     assert_eq!(lines[0]["proposalId"], ID);
-    assert_eq!(app.decisions[0].kind, DecisionKind::Undone);
-    assert_eq!(app.decisions[1].kind, DecisionKind::Rejected);
+    assert_eq!(app.inbox.decisions()[0].kind, DecisionKind::Undone);
+    assert_eq!(app.inbox.decisions()[1].kind, DecisionKind::Rejected);
     assert!(
         toast_texts(&app)
             .iter()
@@ -697,7 +697,7 @@ fn undo_after_the_expiry_is_refused_with_the_reason() {
         ))),
         "{toasts:?}"
     );
-    assert_eq!(app.decisions.len(), 1, "only the dismissal");
+    assert_eq!(app.inbox.decisions().len(), 1, "only the dismissal");
 }
 
 #[test]
@@ -837,7 +837,7 @@ fn proposals_stamped_in_the_same_second_are_still_newest_first() {
     newer.expires_at = Some(t0() + LIFETIME + ms(700));
     let mut app = staged_app();
     app.update(proposals(vec![older, newer], t0() + secs(1)));
-    let order: Vec<&str> = app.inbox.iter().map(|i| i.id()).collect();
+    let order: Vec<&str> = app.inbox.items().iter().map(|i| i.id()).collect();
     assert_eq!(&order[..2], [BNB, ETH], "{order:?}");
 }
 
@@ -869,7 +869,7 @@ fn g_and_capital_g_go_to_the_first_and_last_row() {
     assert_eq!(app.selected(pane), 0);
     app.update(key('2'));
     app.update(key('G'));
-    assert_eq!(app.selected(Pane::Inbox), app.inbox.len() - 1);
+    assert_eq!(app.selected(Pane::Inbox), app.inbox.items().len() - 1);
     app.update(key('g'));
     assert_eq!(app.selected(Pane::Inbox), 0);
 }

@@ -32,7 +32,8 @@ fn a_proposal_first_seen_expired_is_not_journaled() {
     }
     // The live one was shown, and its expiry (at +10 s) is journaled once.
     let expired: Vec<_> = app
-        .decisions
+        .inbox
+        .decisions()
         .iter()
         .map(|d| d.proposal_id.as_str())
         .collect();

@@ -46,8 +46,11 @@ fn a_rate_limited_confirm_stays_staged_and_is_approved_again_by_hand_after_the_w
         ));
         assert_eq!(status(&app), Status::Staged, "{error:?}");
         assert_eq!(app.item(ID).unwrap().local, LocalState::None);
-        assert!(!app.confirm_in_flight());
-        assert!(app.decisions.is_empty(), "nothing was decided: {error:?}");
+        assert!(!app.inbox.confirm_in_flight());
+        assert!(
+            app.inbox.decisions().is_empty(),
+            "nothing was decided: {error:?}"
+        );
         assert!(journal_lines(&fx).is_empty());
         assert!(
             toast_texts(&app)

@@ -99,7 +99,7 @@ fn a_transport_failure_is_unknown_then_staged_again_needs_a_second_y() {
         &app.item(ID).unwrap().local,
         LocalState::Unknown { checking: true, error } if error.contains("connection refused")
     ));
-    assert!(app.decisions.is_empty(), "nothing is decided yet");
+    assert!(app.inbox.decisions().is_empty(), "nothing is decided yet");
     assert!(
         toast_texts(&app)
             .iter()
@@ -163,7 +163,7 @@ fn a_transport_failure_is_unknown_then_staged_again_needs_a_second_y() {
         toast_texts(&app)
     );
     assert!(reconciles(&tick(&mut app, t0() + secs(30))).is_empty());
-    assert!(app.decisions.is_empty());
+    assert!(app.inbox.decisions().is_empty());
 
     // `/confirm` works again, and only a second explicit y confirms.
     let fx = run_command(&mut app, &format!("/confirm {ID}"));
@@ -214,8 +214,8 @@ fn found_executed_in_the_proposals_list() {
         LocalState::Approved(text.into())
     );
     assert_eq!(status(&app), Status::Approved);
-    assert_eq!(app.decisions.len(), 1);
-    assert_eq!(app.decisions[0].kind, DecisionKind::Approved);
+    assert_eq!(app.inbox.decisions().len(), 1);
+    assert_eq!(app.inbox.decisions()[0].kind, DecisionKind::Approved);
     let lines = journal_lines(&fx);
     assert_eq!(lines[0]["decision"], "approved");
     assert_eq!(lines[0]["result"], text);
@@ -229,7 +229,7 @@ fn the_proposals_poll_settles_it_as_well() {
     done.status = "executed".into();
     app.update(proposals(vec![done], t0() + secs(11)));
     assert_eq!(status(&app), Status::Approved);
-    assert_eq!(app.decisions[0].kind, DecisionKind::Approved);
+    assert_eq!(app.inbox.decisions()[0].kind, DecisionKind::Approved);
 }
 
 #[test]
@@ -359,7 +359,12 @@ fn already_executed_after_a_confirm_without_answer_is_that_confirm() {
     done.status = "executed".into();
     answer(&mut app, 14, listed(done));
     assert_eq!(status(&app), Status::Approved);
-    assert_eq!(app.decisions.len(), 1, "{:?}", app.decisions);
+    assert_eq!(
+        app.inbox.decisions().len(),
+        1,
+        "{:?}",
+        app.inbox.decisions()
+    );
 }
 
 #[test]
@@ -368,7 +373,7 @@ fn a_queued_confirm_that_runs_after_being_found_staged_is_this_consoles_approval
     tick(&mut app, t0() + secs(10));
     answer(&mut app, 12, listed(btc_long(ID, t0())));
     assert_eq!(status(&app), Status::Staged);
-    assert!(app.decisions.is_empty());
+    assert!(app.inbox.decisions().is_empty());
     // The paused service runs the queued confirm; the next poll lists it executed.
     let mut done = btc_long(ID, t0());
     done.status = "executed".into();
@@ -378,8 +383,8 @@ fn a_queued_confirm_that_runs_after_being_found_staged_is_this_consoles_approval
     });
     let fx = app.update(proposals(vec![done], t0() + secs(14)));
     assert_eq!(status(&app), Status::Approved);
-    assert_eq!(app.decisions.len(), 1);
-    assert_eq!(app.decisions[0].kind, DecisionKind::Approved);
+    assert_eq!(app.inbox.decisions().len(), 1);
+    assert_eq!(app.inbox.decisions()[0].kind, DecisionKind::Approved);
     assert_eq!(
         journal_lines(&fx)[0]["result"],
         "bought 0.01 BTC at 66020 (oid 4343)"
@@ -390,7 +395,7 @@ fn a_queued_confirm_that_runs_after_being_found_staged_is_this_consoles_approval
     done.status = "executed".into();
     app.update(proposals(vec![done], t0() + secs(14)));
     assert_eq!(status(&app), Status::Executed);
-    assert!(app.decisions.is_empty());
+    assert!(app.inbox.decisions().is_empty());
 }
 
 #[test]
@@ -407,7 +412,11 @@ fn already_executed_to_our_own_confirm_is_executed_read_from_the_records_first()
     );
     assert_eq!(reconciles(&fx), vec![true], "the records are read at once");
     assert_eq!(status(&app), Status::Unknown);
-    assert!(app.decisions.is_empty(), "{:?}", app.decisions);
+    assert!(
+        app.inbox.decisions().is_empty(),
+        "{:?}",
+        app.inbox.decisions()
+    );
     assert!(journal_lines(&fx).is_empty());
     assert!(
         !toast_texts(&app).iter().any(|t| t.contains("failed")),
@@ -430,8 +439,8 @@ fn already_executed_to_our_own_confirm_is_executed_read_from_the_records_first()
         },
     );
     assert_eq!(status(&app), Status::Approved);
-    assert_eq!(app.decisions.len(), 1);
-    assert_eq!(app.decisions[0].kind, DecisionKind::Approved);
+    assert_eq!(app.inbox.decisions().len(), 1);
+    assert_eq!(app.inbox.decisions()[0].kind, DecisionKind::Approved);
     let lines = journal_lines(&fx);
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert_eq!(lines[0]["decision"], "approved");

@@ -212,7 +212,10 @@ fn desk_80x24_scrolled_to_the_last_rows() {
 fn proposals_80x24_close_all_selected() {
     let mut app = on_tab(80, 24, '2');
     app.update(key('G'));
-    assert_eq!(app.inbox[app.selected(Pane::Inbox)].id(), ID_REJECTED);
+    assert_eq!(
+        app.inbox.items()[app.selected(Pane::Inbox)].id(),
+        ID_REJECTED
+    );
     snap("proposals_80x24_close_all", &app);
 }
 
@@ -380,7 +383,7 @@ fn long_tool_approval(width: u16, height: u16) -> App {
         })
         .collect();
     let args = serde_json::json!({"basket": "rebalance-weekly", "legs": legs, "leverage": 3});
-    app.inbox.insert(
+    app.inbox.fixture_items().insert(
         0,
         InboxItem {
             proposal: Proposal {
@@ -489,7 +492,7 @@ fn approve_dialog_that_fits_has_no_scroll_marker() {
 fn proposals_80x24_outcome_unknown() {
     use crate::console::inbox::LocalState;
     let mut app = seeded_app(80, 24);
-    app.inbox[0].local = LocalState::Unknown {
+    app.inbox.fixture_items()[0].local = LocalState::Unknown {
         error: "could not reach the service: connection refused".into(),
         checking: true,
     };

@@ -296,7 +296,7 @@ fn ctrl_c_while_typing_a_command_asks_in_place_of_the_line() {
     let mut app = staged_app();
     app.update(key('a'));
     yes(&mut app);
-    assert!(app.confirm_in_flight());
+    assert!(app.inbox.confirm_in_flight());
     app.update(key(':'));
     type_text(&mut app, "/propose");
     app.update(ctrl('c'));
@@ -316,7 +316,7 @@ fn q_asks_first_while_a_confirm_is_in_flight() {
     let mut app = staged_app();
     app.update(key('a'));
     yes(&mut app);
-    assert!(app.confirm_in_flight());
+    assert!(app.inbox.confirm_in_flight());
 
     let fx = app.update(key('q'));
     assert!(!fx.contains(&Effect::Quit), "{fx:?}");
@@ -449,14 +449,14 @@ fn confirm_command_adds_the_proposal_and_opens_the_dialog() {
         "{:?}",
         app.modal
     );
-    assert_eq!(app.inbox[app.selected(Pane::Inbox)].id(), "prop_x");
+    assert_eq!(app.inbox.items()[app.selected(Pane::Inbox)].id(), "prop_x");
     let fx = yes(&mut app);
     assert_eq!(fx, vec![Effect::Confirm("prop_x".into())]);
 
     // Naming a known proposal does not add it twice.
-    let before = app.inbox.len();
+    let before = app.inbox.items().len();
     run_command(&mut app, &format!("/confirm {ID}"));
-    assert_eq!(app.inbox.len(), before);
+    assert_eq!(app.inbox.items().len(), before);
     assert!(
         matches!(&app.modal, Some(Modal::Approve(d)) if d.id == ID),
         "{:?}",

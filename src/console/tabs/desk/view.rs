@@ -314,11 +314,11 @@ fn strip(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         STRIP_COLS,
         &empty,
         |k| {
-            let item = &app.inbox[staged[k]];
+            let item = &app.inbox.items()[staged[k]];
             let left = item.remaining(app.now).unwrap_or_default();
             let first = if matches!(item.local, LocalState::Unknown { .. }) {
                 Line::styled(item.status_text(app.now), theme.warn)
-            } else if let Some(wait) = app.inbox_state.wait_left(item.id(), app.now) {
+            } else if let Some(wait) = app.inbox.wait_left(item.id(), app.now) {
                 Line::styled(format!("rate limited {wait}s"), theme.warn)
             } else {
                 Line::from(countdown(theme, left, 12))

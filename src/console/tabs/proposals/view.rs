@@ -75,13 +75,13 @@ fn inbox(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         Line::from(title),
         focused,
         app.selected(Pane::Inbox),
-        app.inbox.len(),
+        app.inbox.items().len(),
         if on_gate { GATE_INBOX_COLS } else { INBOX_COLS },
         "no proposals yet",
         |i| {
-            let item = &app.inbox[i];
+            let item = &app.inbox.items()[i];
             let status = item.status(app.now);
-            let wait = app.inbox_state.wait_left(item.id(), app.now);
+            let wait = app.inbox.wait_left(item.id(), app.now);
             let first: Line = if let Some(left) = wait.filter(|_| status == Status::Staged) {
                 Line::styled(format!("rate limited {left}s"), theme.warn)
             } else if status == Status::Staged {
@@ -143,7 +143,7 @@ fn detail(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
     );
     let inner = block.inner(area);
     f.render_widget(block, area);
-    let Some(item) = app.inbox.get(app.selected(Pane::Inbox)) else {
+    let Some(item) = app.inbox.items().get(app.selected(Pane::Inbox)) else {
         f.render_widget(
             Paragraph::new(Span::styled(
                 "select a proposal to see what it will do",
@@ -196,15 +196,10 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
             ));
         }
     }
-    if let Some(left) = app.inbox_state.wait_left(item.id(), app.now)
+    if let Some(left) = app.inbox.wait_left(item.id(), app.now)
         && status == Status::Staged
     {
-        let said = app
-            .inbox_state
-            .limited
-            .get(item.id())
-            .map(|(_, m)| m.as_str())
-            .unwrap_or_default();
+        let said = app.inbox.limited_note(item.id()).unwrap_or_default();
         lines.push(Line::from(vec![
             Span::styled(format!("{:<13}", "Confirm"), theme.muted),
             Span::styled(
@@ -475,7 +470,7 @@ const DECISION_COLS: &[Col] = &[
 
 fn decisions(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     let focused = app.focused_pane() == Pane::Decisions;
-    let rows = &app.decisions;
+    let rows = &app.inbox.decisions();
     widgets::table(
         f,
         screen,

@@ -127,25 +127,3 @@ impl ToolsTab {
         })
     }
 }
-
-/// Parses `expiresAt` as RFC 3339 or epoch milliseconds.
-pub fn parse_time(v: &Value) -> Option<DateTime<Utc>> {
-    match v {
-        Value::String(s) => DateTime::parse_from_rfc3339(s)
-            .ok()
-            .map(|t| t.with_timezone(&Utc))
-            .or_else(|| {
-                s.parse::<i64>()
-                    .ok()
-                    .and_then(DateTime::from_timestamp_millis)
-            }),
-        Value::Number(n) => n.as_i64().and_then(|ms| {
-            if ms < 100_000_000_000 {
-                DateTime::from_timestamp(ms, 0)
-            } else {
-                DateTime::from_timestamp_millis(ms)
-            }
-        }),
-        _ => None,
-    }
-}

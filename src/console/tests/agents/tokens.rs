@@ -63,7 +63,7 @@ fn confirm_token_arrives_counts_down_and_is_approved_with_the_token() {
         )]
     );
     assert_eq!(app.item("tool-1").unwrap().local, LocalState::Confirming);
-    assert!(app.confirm_in_flight());
+    assert!(app.inbox.confirm_in_flight());
 
     let body = json!({"proposalId": "prop_77aa", "status": "executed", "fills": [{"coin": "ETH", "px": "3412.5"}]});
     let fx = app.update(executed(
@@ -80,8 +80,8 @@ fn confirm_token_arrives_counts_down_and_is_approved_with_the_token() {
     let item = app.item("tool-1").unwrap();
     assert_eq!(item.status(app.now), Status::Approved);
     assert_eq!(item.tool.as_ref().unwrap().result.as_ref(), Some(&body));
-    assert_eq!(app.decisions[0].kind, DecisionKind::Approved);
-    assert_eq!(app.decisions[0].proposal_id, "tool-1");
+    assert_eq!(app.inbox.decisions()[0].kind, DecisionKind::Approved);
+    assert_eq!(app.inbox.decisions()[0].proposal_id, "tool-1");
     let lines = journal_lines(&fx);
     assert_eq!(lines.len(), 1);
     assert_eq!(lines[0]["decision"], "approved");
@@ -104,7 +104,7 @@ fn an_expired_token_cannot_be_approved() {
     let mut app = token_in_inbox();
     let fx = app.update(Action::Tick(t0() + secs(61)));
     assert_eq!(app.item("tool-1").unwrap().status(app.now), Status::Expired);
-    assert_eq!(app.decisions[0].kind, DecisionKind::Expired);
+    assert_eq!(app.inbox.decisions()[0].kind, DecisionKind::Expired);
     assert_eq!(journal_lines(&fx)[0]["proposalId"], "tool-1");
     assert!(app.strip_items().is_empty());
     app.update(key('2'));
@@ -134,8 +134,12 @@ fn the_dialog_rechecks_expiry_and_reject_dismisses_locally() {
     let fx = app.update(key('x'));
     assert!(tool_calls(&fx).is_empty());
     assert_eq!(app.item("tool-1").unwrap().local, LocalState::Rejected);
-    assert_eq!(app.decisions[0].kind, DecisionKind::Rejected);
-    assert!(app.decisions[0].result.contains("token expires unused"));
+    assert_eq!(app.inbox.decisions()[0].kind, DecisionKind::Rejected);
+    assert!(
+        app.inbox.decisions()[0]
+            .result
+            .contains("token expires unused")
+    );
 }
 
 #[test]
@@ -158,7 +162,7 @@ fn a_failed_approval_is_recorded() {
     ));
     let item = app.item("tool-1").unwrap();
     assert_eq!(item.status(app.now), Status::Failed);
-    assert_eq!(app.decisions[0].kind, DecisionKind::Failed);
+    assert_eq!(app.inbox.decisions()[0].kind, DecisionKind::Failed);
     assert!(app.tools.outcome().unwrap().result.is_err());
 }
 
@@ -169,7 +173,7 @@ fn proposals_and_tokens_share_the_inbox() {
         vec![btc_long("prop_1a2b3c4d5e6f7081", t0())],
         t0() + secs(1),
     ));
-    assert_eq!(app.inbox.len(), 2);
+    assert_eq!(app.inbox.items().len(), 2);
     assert!(
         app.item("tool-1").is_some(),
         "a proposals poll keeps the token"
@@ -230,7 +234,7 @@ fn a_resubmission_without_an_answer_is_an_unknown_outcome_settled_by_the_audit_l
     let fx = resubmission_fails(&mut app, ApiError::Transport("connection reset".into()));
     let item = app.item("tool-1").unwrap();
     assert_eq!(item.status(app.now), Status::Unknown, "{:?}", item.local);
-    assert!(app.decisions.is_empty(), "nothing decided yet");
+    assert!(app.inbox.decisions().is_empty(), "nothing decided yet");
     assert!(journal_lines(&fx).is_empty());
     assert!(
         toast_texts(&app)
@@ -260,13 +264,13 @@ fn a_resubmission_without_an_answer_is_an_unknown_outcome_settled_by_the_audit_l
         app.item("tool-1").unwrap().status(app.now),
         Status::Approved
     );
-    assert_eq!(app.decisions[0].kind, DecisionKind::Approved);
+    assert_eq!(app.inbox.decisions()[0].kind, DecisionKind::Approved);
     assert!(
-        app.decisions[0]
+        app.inbox.decisions()[0]
             .result
             .contains("propose_trade ok in the audit log"),
         "{}",
-        app.decisions[0].result
+        app.inbox.decisions()[0].result
     );
     assert_eq!(journal_lines(&fx).len(), 1);
 
@@ -281,7 +285,7 @@ fn a_resubmission_without_an_answer_is_an_unknown_outcome_settled_by_the_audit_l
     );
     assert!(tool_calls(&fx).is_empty(), "never re-sent on its own");
     assert_eq!(app.item("tool-1").unwrap().status(app.now), Status::Staged);
-    assert!(app.decisions.is_empty());
+    assert!(app.inbox.decisions().is_empty());
     app.update(key('a'));
     assert!(matches!(&app.modal, Some(Modal::Approve(d)) if d.id == "tool-1"));
     assert_eq!(tool_calls(&yes(&mut app)).len(), 1);

@@ -1,8 +1,7 @@
-//! App's part of the gateway: its inbox merged into the approval inbox, approvals and rejections
-//! through the supervisor API and their answers, and the agent filter (upper layer: it changes
-//! `App`).
+//! App's part of the inbox on a gateway: the gateway's items merged into the approval inbox,
+//! approvals and rejections through its supervisor API and their answers, and the agent filter
+//! (upper layer: it changes `App`; the gateway's data is `gate/`).
 
-use super::{AWAIT, DEFAULT_REJECT_REASON, Detected, agent_matches, inbox_id, is_listed};
 use crate::api::ApiError;
 use crate::api::model::{
     ExecutionResult, GateAgents, GateDecision, GateInbox, GateItem, Proposal, RATE_LIMITED_NOTE,
@@ -11,6 +10,9 @@ use crate::api::model::{
 use crate::console::action::{Effect, Resource};
 use crate::console::app::{App, ToastLevel};
 use crate::console::decider::{Answered, Decider};
+use crate::console::gate::{
+    AWAIT, DEFAULT_REJECT_REASON, Detected, agent_matches, inbox_id, is_listed,
+};
 use crate::console::inbox::{
     DecisionKind, InboxItem, LocalState, Source, Status, execution_summary,
 };
@@ -199,7 +201,7 @@ impl App {
         if polled {
             // Until the gateway answered, every poll asks both: the agents say it is one.
             let agents_due = self.gate.detected != Detected::Yes
-                || super::due_again(self.gate.agents_asked, self.now, AGENTS_EVERY);
+                || crate::console::gate::due_again(self.gate.agents_asked, self.now, AGENTS_EVERY);
             if agents_due {
                 self.gate.agents_asked = Some(self.now);
                 fx.push(Effect::FetchGate);
@@ -297,7 +299,7 @@ impl App {
                 && matches!(status_of(&g), "executed" | "failed")
                 && g.decided_at
                     .is_none_or(|t| t >= self.started_at - START_SLACK)
-                && self.seen.insert(format!("standing-outcome:{id}"))
+                && self.inbox.seen.insert(format!("standing-outcome:{id}"))
             {
                 let (text, level) = if status_of(&g) == "executed" {
                     (executed_text(&g), ToastLevel::Info)
@@ -320,7 +322,7 @@ impl App {
                 proposal.preview = crate::console::inbox::staged::complete(r, &proposal.preview);
             }
             self.gate.items.insert(id.clone(), g);
-            let existing = match self.inbox.iter_mut().find(|i| i.id() == id) {
+            let existing = match self.inbox.items.iter_mut().find(|i| i.id() == id) {
                 Some(item) => Some(item),
                 None => self.gate.hidden.iter_mut().find(|i| i.id() == id),
             };
@@ -352,7 +354,7 @@ impl App {
                 expiry_noted: false,
                 tool: None,
             };
-            let first = self.seen.insert(id.clone());
+            let first = self.inbox.seen.insert(id.clone());
             // Staged before this console started (a restart): it was waiting, not new — said
             // once for all of them, without the bell.
             let before_start = g_created.is_some_and(|c| c < self.started_at - START_SLACK);
@@ -379,7 +381,7 @@ impl App {
             if self.gate.hides(&id) {
                 self.gate.hidden.push(item);
             } else {
-                self.inbox.push(item);
+                self.inbox.items.push(item);
             }
         }
         if fresh > 0 && self.options.bell {
@@ -395,7 +397,7 @@ impl App {
                 ToastLevel::Info,
             );
         }
-        self.sort_inbox();
+        self.inbox.sort();
         for (id, kind, text) in outcomes {
             self.gate.awaiting.remove(&id);
             let summary = self
@@ -420,7 +422,7 @@ impl App {
     /// supervisor API like any agent's. Matched on this console's key, the tool and its arguments;
     /// the oldest such item of the console's that the gateway has not been matched to yet.
     fn adopt_tool_approval(&mut self, g: &GateItem, id: &str) {
-        if self.inbox.iter().any(|i| i.id() == id) {
+        if self.inbox.items.iter().any(|i| i.id() == id) {
             return;
         }
         let own = &self.service.key_fingerprint;
@@ -451,6 +453,7 @@ impl App {
         };
         let Some(item) = self
             .inbox
+            .items
             .iter_mut()
             .filter(|i| i.source == Source::Console && i.status(now) == Status::Staged)
             .filter(|i| made_after(i))
@@ -466,12 +469,8 @@ impl App {
         let old = item.id().to_string();
         item.proposal.proposal_id = id.to_string();
         item.source = Source::Gateway;
-        self.seen.insert(id.to_string());
-        for sel in [&mut self.inbox_state.list, &mut self.inbox_state.strip] {
-            if sel.id.as_deref() == Some(old.as_str()) {
-                sel.id = Some(id.to_string());
-            }
-        }
+        self.inbox.seen.insert(id.to_string());
+        self.inbox.rename_selected(&old, id);
         self.tools.renamed(&old, id);
     }
 
@@ -484,7 +483,7 @@ impl App {
         fx: &mut Vec<Effect>,
     ) {
         let now = self.now;
-        let Some(item) = self.item_mut(id) else {
+        let Some(item) = self.inbox.item_mut(id) else {
             self.toast(format!("no item {id} in the inbox"), ToastLevel::Error);
             return;
         };
@@ -560,7 +559,7 @@ impl App {
                     None => text,
                 };
                 let proposal = to_proposal(&g, id);
-                if let Some(item) = self.item_mut(id) {
+                if let Some(item) = self.inbox.item_mut(id) {
                     item.proposal.status = proposal.status;
                     item.local = match kind {
                         DecisionKind::Rejected => LocalState::Rejected,
@@ -580,7 +579,7 @@ impl App {
             // gateway establishes the outcome (it asks the service again itself) and the next
             // polls say it, journaled then as for an approval that ran later.
             Err(e) if approve && Decider::Gateway.read_error(&e) == Answered::Open => {
-                if let Some(item) = self.item_mut(id)
+                if let Some(item) = self.inbox.item_mut(id)
                     && item.local == LocalState::Confirming
                 {
                     item.local = LocalState::None;
@@ -591,7 +590,7 @@ impl App {
             Err(e) => {
                 // Refused (policy_violation, kill_switch, already decided...): the item stays
                 // as the gateway has it; its next poll shows that.
-                if let Some(item) = self.item_mut(id)
+                if let Some(item) = self.inbox.item_mut(id)
                     && item.local == LocalState::Confirming
                 {
                     item.local = LocalState::None;
@@ -655,15 +654,15 @@ impl App {
             }
         }
         self.gate.filter = filter;
-        let mut all: Vec<InboxItem> = std::mem::take(&mut self.inbox);
+        let mut all: Vec<InboxItem> = std::mem::take(&mut self.inbox.items);
         all.append(&mut self.gate.hidden);
         let mut seen = std::collections::HashSet::new();
         all.retain(|i| seen.insert(i.id().to_string()));
         let (hidden, shown): (Vec<_>, Vec<_>) =
             all.into_iter().partition(|i| self.gate.hides(i.id()));
-        self.inbox = shown;
+        self.inbox.items = shown;
         self.gate.hidden = hidden;
-        self.sort_inbox();
+        self.inbox.sort();
         let text = match &self.gate.filter {
             Some(f) => format!("inbox: {f}'s items only (/agent all shows every agent's)"),
             None => "inbox: every agent's items".into(),

@@ -1,0 +1,178 @@
+//! App's part of the inbox's tool approvals: a tool call's confirm token becomes an inbox item
+//! (from the Tools and Chat tabs, or adopted from a gateway), and an approved token's outcome is
+//! decided here; the Tools tab gets the result to show (upper layer: it changes `App`).
+
+use super::{DecisionKind, InboxItem, LocalState, Source, ToolApproval};
+use crate::api::ApiError;
+use crate::api::model::lenient::time as parse_time;
+use crate::api::model::{Proposal, ToolResult};
+use crate::console::action::{Effect, Resource};
+use crate::console::app::{App, ToastLevel};
+use crate::console::poll::to_delta;
+use crate::console::widgets::jsontree::summarize;
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+impl App {
+    pub(crate) fn on_tool_approved(
+        &mut self,
+        id: &str,
+        name: String,
+        args: Value,
+        result: Result<Box<ToolResult>, ApiError>,
+        at: DateTime<Utc>,
+        fx: &mut Vec<Effect>,
+    ) {
+        let summary = self
+            .item(id)
+            .map(|i| i.describe())
+            .unwrap_or_else(|| name.clone());
+        let mut shown_args = args.clone();
+        if let Value::Object(m) = &mut shown_args {
+            m.remove("confirmToken");
+        }
+        match result {
+            Ok(res) if !res.requires_confirmation => {
+                let text = summarize(&res.result, 80);
+                if let Some(item) = self.inbox.item_mut(id) {
+                    item.local = LocalState::Approved(text.clone());
+                    item.proposal.status = "executed".into();
+                    if let Some(t) = item.tool.as_mut() {
+                        t.result = Some(res.result.clone());
+                    }
+                }
+                self.toast(format!("Approved {id}: {name} → {text}"), ToastLevel::Info);
+                self.decide(id, DecisionKind::Approved, summary, text, fx);
+                self.set_tool_outcome(name, shown_args, at, Ok(res.result), None);
+            }
+            // No answer: the token may have run the tool. Checked with the audit log, never
+            // re-sent without a second y (as a confirm_trade that got no answer).
+            Err(e) if e.is_transient() => {
+                let text = e.to_string();
+                if let Some(item) = self.inbox.item_mut(id) {
+                    item.local = LocalState::Unknown {
+                        error: text.clone(),
+                        checking: true,
+                    };
+                }
+                self.inbox.recheck.ask_at(at);
+                self.toast(
+                    format!("{id}: outcome unknown ({text}) — checking with the service"),
+                    ToastLevel::Error,
+                );
+                self.set_tool_outcome(
+                    name,
+                    shown_args,
+                    at,
+                    Err(format!("outcome unknown — checking: {text}")),
+                    None,
+                );
+            }
+            // The service asked to wait: the token did not run and is still good until it
+            // expires. Approved again by hand after the wait.
+            Err(ApiError::QuotaExceeded {
+                retry_after,
+                message,
+            }) => {
+                if let Some(item) = self.inbox.item_mut(id)
+                    && item.local == LocalState::Confirming
+                {
+                    item.local = LocalState::None;
+                }
+                self.inbox.limited.insert(
+                    id.to_string(),
+                    (at + to_delta(retry_after), message.clone()),
+                );
+                self.toast(
+                    format!(
+                        "{id} not run: rate limited — retry in {} s ({message}). Still waiting \
+                         for approval: a then y after the wait",
+                        retry_after.as_secs()
+                    ),
+                    ToastLevel::Error,
+                );
+            }
+            other => {
+                let text = match other {
+                    Ok(_) => "the service asked for confirmation again (token expired or used)"
+                        .to_string(),
+                    Err(e) => e.to_string(),
+                };
+                if let Some(item) = self.inbox.item_mut(id) {
+                    item.local = LocalState::Failed(text.clone());
+                }
+                self.toast(format!("{id} failed: {text}"), ToastLevel::Error);
+                self.decide(id, DecisionKind::Failed, summary, text.clone(), fx);
+                self.set_tool_outcome(name, shown_args, at, Err(text), None);
+            }
+        }
+        self.poll_now(&Resource::TRADED, at);
+        self.poll_now(&[Resource::Proposals, Resource::Usage], at);
+    }
+
+    /// Puts a confirm token (`{confirmToken, expiresAt, summary, preview}`) into the inbox; returns
+    /// its inbox id (the existing one when the token is already there).
+    pub(crate) fn add_tool_approval(
+        &mut self,
+        tool: &str,
+        args: &Value,
+        token: &Value,
+        source: Source,
+        fx: &mut Vec<Effect>,
+    ) -> Option<String> {
+        let confirm_token = token.get("confirmToken")?.as_str()?.to_string();
+        if let Some(existing) = self.inbox.items.iter().find(|i| {
+            i.tool
+                .as_ref()
+                .is_some_and(|t| t.confirm_token == confirm_token)
+        }) {
+            return Some(existing.id().to_string());
+        }
+        self.inbox.tool_seq += 1;
+        let id = format!("tool-{}", self.inbox.tool_seq);
+        let mut args = args.clone();
+        if let Value::Object(m) = &mut args {
+            m.remove("confirmToken");
+        }
+        let expires = token.get("expiresAt").and_then(parse_time);
+        let summary = token
+            .get("summary")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        self.inbox.seen.insert(id.clone());
+        self.inbox.items.push(InboxItem {
+            proposal: Proposal {
+                proposal_id: id.clone(),
+                status: "staged".into(),
+                kind: "tool".into(),
+                created_at: Some(self.now),
+                expires_at: expires,
+                ..Default::default()
+            },
+            source,
+            local: LocalState::None,
+            first_seen: self.now,
+            expiry_noted: false,
+            tool: Some(Box::new(ToolApproval {
+                tool: tool.to_string(),
+                args,
+                confirm_token,
+                summary,
+                preview: token.get("preview").cloned().unwrap_or(Value::Null),
+                origin: if source == Source::Service {
+                    "chat"
+                } else {
+                    "tools"
+                },
+                result: None,
+            })),
+            request: None,
+        });
+        self.inbox.sort();
+        if self.options.bell {
+            fx.push(Effect::Bell);
+        }
+        Some(id)
+    }
+}
