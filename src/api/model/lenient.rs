@@ -188,6 +188,12 @@ fn normalize_audit_row(row: &mut Map<String, Value>) {
     }
 }
 
+/// An execution answer in whatever shape a service sent it (a gateway keeps the upstream's as
+/// is), read as the client reads a confirm's: reshaped, then typed.
+pub fn execution(value: Value) -> Option<super::ExecutionResult> {
+    serde_json::from_value(normalize("confirm_trade", value)).ok()
+}
+
 /// A trade preview in whatever shape a service sent it (a gateway passes the upstream's on as
 /// is), read as a propose answer's is: reshaped, then leniently.
 pub fn preview(mut value: Value) -> super::Preview {

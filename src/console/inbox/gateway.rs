@@ -4,8 +4,8 @@
 
 use crate::api::ApiError;
 use crate::api::model::{
-    ExecutionResult, GateAgents, GateDecision, GateInbox, GateItem, Proposal, RATE_LIMITED_NOTE,
-    TradeSignal, rate_limited_until,
+    GateAgents, GateDecision, GateInbox, GateItem, Proposal, RATE_LIMITED_NOTE, TradeSignal,
+    rate_limited_until,
 };
 use crate::console::action::{Effect, Resource};
 use crate::console::app::{App, ToastLevel};
@@ -110,7 +110,7 @@ fn executed_text(g: &GateItem) -> String {
         };
     }
     let text = body
-        .and_then(|b| serde_json::from_value::<ExecutionResult>(b.clone()).ok())
+        .and_then(|b| crate::api::model::lenient::execution(b.clone()))
         .map(|done| execution_summary(&done))
         .filter(|t| !t.is_empty())
         .unwrap_or_else(|| "executed".into());

@@ -255,6 +255,26 @@ fn approve_goes_through_the_supervisor_api_and_shows_the_execution() {
     assert!(row.contains("executed"), "{row}");
 }
 
+/// Behind a gateway, a service answering in the deployment's shape (`result.response.data
+/// .statuses`, the staged request and proposal beside it): the outcome names the fill, as it
+/// does when the console confirms directly, never the answer's raw fields.
+#[test]
+fn an_execution_in_the_deployments_shape_is_told_as_its_fills() {
+    let mut app = gate_app(120, 40);
+    app.select_proposal(crate::console::layout::Pane::Inbox, DEMO_ID);
+    app.update(key('a'));
+    assert_eq!(yes(&mut app), vec![Effect::GateApprove(DEMO_ID.into())]);
+    let mut done = demo_item("executed");
+    done.result = Some(json!({"status": 200, "body": {"success": true,
+        "result": {"status": "ok", "response": {"type": "order", "data": {"statuses": [
+            {"filled": {"totalSz": "0.25", "avgPx": "2117.2", "oid": 90001}}]}}},
+        "request": {"coin": "ETH", "side": "buy", "size": "0.25"},
+        "proposal": {"id": DEMO_ID, "status": "executed"}}}));
+    app.update(decided(DEMO_ID, true, Ok(done)));
+    let result = &app.inbox.decisions()[0].result;
+    assert_eq!(result, "executed: filled 0.25 at 2117.2 (oid 90001)");
+}
+
 /// The demo agent's ETH item as the gateway lists it in `status`.
 pub(super) fn demo_item(status: &str) -> GateItem {
     gate_item(
