@@ -294,40 +294,32 @@ impl App {
             Answer::Confirmed { id, result } => self.on_confirmed(&id, result, at, fx),
             Answer::Reconciled { evidence } => self.on_reconciled(&evidence, at, fx),
             Answer::Discovered { query, result } => {
-                let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
-                self.discovery
-                    .on_discovered(query, result, latency, at, &mut ctx);
-                let done = ctx.finish();
-                self.perform(done, fx);
+                with_ctx!(self, fx, |ctx| self
+                    .discovery
+                    .on_discovered(query, result, latency, at, ctx));
             }
             Answer::BacktestSubmitted { request, result } => {
                 self.on_backtest_submitted(&request, result, at, fx)
             }
             Answer::JobLoaded { id, result } => {
-                let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
-                self.backtests
-                    .on_job_loaded(&id, result, latency, at, &mut ctx);
-                let done = ctx.finish();
-                self.perform(done, fx);
+                with_ctx!(self, fx, |ctx| self
+                    .backtests
+                    .on_job_loaded(&id, result, latency, at, ctx));
             }
             Answer::ResearchLoaded { result } => {
-                let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
-                self.research.on_loaded(result, latency, at, &mut ctx);
-                let done = ctx.finish();
-                self.perform(done, fx);
+                with_ctx!(self, fx, |ctx| self
+                    .research
+                    .on_loaded(result, latency, at, ctx));
             }
             Answer::ResearchStopped { run_id, result } => {
-                let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
-                self.research.on_stopped(&run_id, result, at, &mut ctx);
-                let done = ctx.finish();
-                self.perform(done, fx);
+                with_ctx!(self, fx, |ctx| self
+                    .research
+                    .on_stopped(&run_id, result, at, ctx));
             }
             Answer::CliAnswered { command, result } => {
-                let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
-                self.research
-                    .on_cli_answered(&command, result, at, &mut ctx);
-                let done = ctx.finish();
-                self.perform(done, fx);
+                with_ctx!(self, fx, |ctx| self
+                    .research
+                    .on_cli_answered(&command, result, at, ctx));
             }
             Answer::CapabilitiesLoaded { result } => {
                 self.on_capabilities_loaded(result, latency, at, fx)
@@ -340,29 +332,24 @@ impl App {
             } => self.on_tool_executed(name, args, approval, result, at, fx),
             Answer::ChatAnswered { result } => self.on_chat_answered(result, at, fx),
             Answer::Traded { signal, result } => {
-                let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
-                self.signals.on_traded(&signal, result, at, &mut ctx);
-                let done = ctx.finish();
-                self.perform(done, fx);
+                with_ctx!(self, fx, |ctx| self
+                    .signals
+                    .on_traded(&signal, result, at, ctx));
                 self.poll_now(&Resource::TRADED, at);
                 self.poll_now(&[Resource::Usage], at);
             }
             Answer::DestinationsLoaded { result } => {
-                let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
-                self.signals
-                    .on_destinations_loaded(result, latency, at, &mut ctx);
-                let done = ctx.finish();
-                self.perform(done, fx);
+                with_ctx!(self, fx, |ctx| self
+                    .signals
+                    .on_destinations_loaded(result, latency, at, ctx));
             }
             Answer::DestinationCreated { name, result } => {
                 self.on_destination_created(&name, result, at)
             }
             Answer::DeliveriesLoaded { id, result } => {
-                let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
-                self.signals
-                    .on_deliveries_loaded(&id, result, latency, at, &mut ctx);
-                let done = ctx.finish();
-                self.perform(done, fx);
+                with_ctx!(self, fx, |ctx| self
+                    .signals
+                    .on_deliveries_loaded(&id, result, latency, at, ctx));
             }
             Answer::BuilderFeeLoaded { wallet, result } => {
                 self.on_builder_fee_loaded(&wallet, result)
@@ -557,22 +544,18 @@ impl App {
         let strip = (self.tab == Tab::Desk)
             .then(|| self.selection(Pane::Strip).id.clone())
             .flatten();
-        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
-        let handled = match self.tab {
-            Tab::Desk => self.desk.on_key(action, pane, strip, &mut ctx),
-            Tab::Logs => self.logs.on_key(action, &mut ctx),
-            Tab::Chat => self.chat.on_key(action, &mut ctx),
-            Tab::Backtests => self.backtests.on_key(action, &mut ctx),
-            Tab::Research => self.research.on_key(action, pane, &mut ctx),
-            Tab::Tools => self.tools.on_key(action, pane, &mut ctx),
-            Tab::Discovery => self.discovery.on_key(action, pane, &mut ctx),
+        with_ctx!(self, fx, |ctx| match self.tab {
+            Tab::Desk => self.desk.on_key(action, pane, strip, ctx),
+            Tab::Logs => self.logs.on_key(action, ctx),
+            Tab::Chat => self.chat.on_key(action, ctx),
+            Tab::Backtests => self.backtests.on_key(action, ctx),
+            Tab::Research => self.research.on_key(action, pane, ctx),
+            Tab::Tools => self.tools.on_key(action, pane, ctx),
+            Tab::Discovery => self.discovery.on_key(action, pane, ctx),
             // Proposals has no keys of its own: the inbox's are global.
             Tab::Proposals => false,
-            Tab::Signals => self.signals.on_key(action, &mut ctx),
-        };
-        let done = ctx.finish();
-        self.perform(done, fx);
-        handled
+            Tab::Signals => self.signals.on_key(action, ctx),
+        })
     }
 
     /// The tab just came on screen: what it shows is asked for now.

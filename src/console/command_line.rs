@@ -5,7 +5,6 @@ use crate::api::model::BacktestRequest;
 use crate::console::action::Effect;
 use crate::console::app::App;
 use crate::console::command::{self, Command};
-use crate::console::component::Ctx;
 use crate::console::layout::Pane;
 use crate::console::modal::{CommandLine, Modal};
 use crate::console::tab::DView;
@@ -200,10 +199,7 @@ impl App {
                 self.selected.insert(Pane::Jobs, i);
             }
             Command::Service(text) => {
-                let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
-                self.research.send_command(text, &mut ctx);
-                let done = ctx.finish();
-                self.perform(done, fx);
+                with_ctx!(self, fx, |ctx| self.research.send_command(text, ctx));
             }
             Command::Chat(text) => self.send_chat(text, fx),
             Command::Tool { name, args } => self.run_tool_command(name, args, fx),

@@ -3,7 +3,6 @@
 
 use crate::console::action::Effect;
 use crate::console::app::{App, ToastLevel};
-use crate::console::component::Ctx;
 use crate::console::decider::Decider;
 use crate::console::gate::guard::{ApproveCheck, kill_reason};
 use crate::console::inbox::dialog::{ApproveDialog, BURST, Context, Outcome};
@@ -454,15 +453,13 @@ impl App {
             _ => return,
         };
         if self.tab == Tab::Discovery {
-            let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
-            self.discovery.edit_filter(edit, &mut ctx);
-            let done = ctx.finish();
-            self.perform(done, fx);
+            with_ctx!(self, fx, |ctx| self.discovery.edit_filter(edit, ctx));
         } else {
-            let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
-            self.logs.edit_filter(edit, &self.request_log, &mut ctx);
-            let done = ctx.finish();
-            self.perform(done, fx);
+            with_ctx!(self, fx, |ctx| self.logs.edit_filter(
+                edit,
+                &self.request_log,
+                ctx
+            ));
         }
     }
 }

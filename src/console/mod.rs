@@ -38,6 +38,26 @@
 //! shared state takes `App`, and only App calls it: the `update.rs` of the feeds and the inbox,
 //! `signals/modals.rs`, and the views of the inbox and the account (`desk/view.rs`,
 //! `proposals/`, the Signals overlays).
+/// Calls a component tab's entry point with a fresh [`component::Ctx`] over App's shared state,
+/// then performs what it asked: `with_ctx!(self, fx, |ctx| self.chat.send(text, ctx))`. A macro,
+/// not a method of App, so the tab's field and the pane cursors the Ctx borrows are borrowed
+/// apart, as gitui's components are called with their queue.
+macro_rules! with_ctx {
+    ($app:ident, $fx:expr, |$ctx:ident| $call:expr) => {{
+        let mut ctx = $crate::console::component::Ctx::new(
+            $app.now,
+            $app.tab,
+            $app.quota_until,
+            &mut $app.selected,
+        );
+        let $ctx = &mut ctx;
+        let out = $call;
+        let done = ctx.finish();
+        $app.perform(done, $fx);
+        out
+    }};
+}
+
 pub mod action;
 pub mod app;
 pub mod clock;

@@ -27,10 +27,7 @@ impl App {
     /// `/chat <text>`: the Chat tab comes on screen and sends it.
     pub(crate) fn send_chat(&mut self, text: String, fx: &mut Vec<Effect>) {
         self.set_tab(Tab::Chat);
-        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
-        self.chat.send(text, &mut ctx);
-        let done = ctx.finish();
-        self.perform(done, fx);
+        with_ctx!(self, fx, |ctx| self.chat.send(text, ctx));
     }
 
     /// The confirm tokens of the agent's reply go to the inbox; the chat shows their ids.
@@ -60,17 +57,11 @@ impl App {
                 ToastLevel::Info,
             );
         }
-        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
-        self.chat.on_answered(result, ids, at, &mut ctx);
-        let done = ctx.finish();
-        self.perform(done, fx);
+        with_ctx!(self, fx, |ctx| self.chat.on_answered(result, ids, at, ctx));
     }
 
     pub(crate) fn submit_backtest(&mut self, request: BacktestRequest, fx: &mut Vec<Effect>) {
-        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
-        self.backtests.submit(request, &mut ctx);
-        let done = ctx.finish();
-        self.perform(done, fx);
+        with_ctx!(self, fx, |ctx| self.backtests.submit(request, ctx));
     }
 
     /// A submission answered: the usage it counted against is asked for again.
@@ -81,10 +72,9 @@ impl App {
         at: DateTime<Utc>,
         fx: &mut Vec<Effect>,
     ) {
-        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
-        self.backtests.on_submitted(request, result, at, &mut ctx);
-        let done = ctx.finish();
-        self.perform(done, fx);
+        with_ctx!(self, fx, |ctx| self
+            .backtests
+            .on_submitted(request, result, at, ctx));
         self.poll_now(&[Resource::Usage], at);
     }
 
@@ -173,10 +163,7 @@ impl App {
         fx: &mut Vec<Effect>,
     ) {
         self.set_tab(Tab::Tools);
-        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
-        self.tools.run_command(name, args, &mut ctx);
-        let done = ctx.finish();
-        self.perform(done, fx);
+        with_ctx!(self, fx, |ctx| self.tools.run_command(name, args, ctx));
     }
 
     /// The catalog arrived: a `/tool` that waited for it runs now.
@@ -187,22 +174,16 @@ impl App {
         at: DateTime<Utc>,
         fx: &mut Vec<Effect>,
     ) {
-        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
-        let pending = self
+        let pending = with_ctx!(self, fx, |ctx| self
             .tools
-            .on_capabilities_loaded(result, latency, at, &mut ctx);
-        let done = ctx.finish();
-        self.perform(done, fx);
+            .on_capabilities_loaded(result, latency, at, ctx));
         if let Some((name, args)) = pending {
             self.run_tool_command(name, args, fx);
         }
     }
 
     fn execute_tool(&mut self, name: &str, args: Value, fx: &mut Vec<Effect>) {
-        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
-        self.tools.execute(name, args, &mut ctx);
-        let done = ctx.finish();
-        self.perform(done, fx);
+        with_ctx!(self, fx, |ctx| self.tools.execute(name, args, ctx));
     }
 
     pub(crate) fn set_tool_outcome(
@@ -310,10 +291,7 @@ impl App {
 
     /// `p` in the Details overlay: as on the tab.
     pub(crate) fn propose_from_row(&mut self, fx: &mut Vec<Effect>) {
-        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
-        self.discovery.propose(&mut ctx);
-        let done = ctx.finish();
-        self.perform(done, fx);
+        with_ctx!(self, fx, |ctx| self.discovery.propose(ctx));
     }
 
     /// The cursor moved in the destinations: the delivery log follows it.
@@ -334,9 +312,6 @@ impl App {
 
     /// `/trade`.
     pub(crate) fn trade(&mut self, args: &TradeArgs, fx: &mut Vec<Effect>) {
-        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
-        self.signals.trade(args, &mut ctx);
-        let done = ctx.finish();
-        self.perform(done, fx);
+        with_ctx!(self, fx, |ctx| self.signals.trade(args, ctx));
     }
 }

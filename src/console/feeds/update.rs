@@ -4,7 +4,6 @@ use super::EQUITY_POINTS;
 use crate::api::ApiError;
 use crate::console::action::{Effect, Payload, Resource};
 use crate::console::app::App;
-use crate::console::component::Ctx;
 use crate::console::layout::Pane;
 use crate::console::poll::{PROBE, to_delta};
 use chrono::{DateTime, Utc};
@@ -107,10 +106,11 @@ impl App {
             }
             Payload::Usage(u) => self.account.usage = Some(*u),
             Payload::Audit(rows) => {
-                let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
-                self.logs.on_audit(rows, &self.request_log, &mut ctx);
-                let done = ctx.finish();
-                self.perform(done, fx);
+                with_ctx!(self, fx, |ctx| self.logs.on_audit(
+                    rows,
+                    &self.request_log,
+                    ctx
+                ));
             }
             Payload::Proposals(list) => self.merge_proposals(list, fx),
         }
