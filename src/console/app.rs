@@ -5,13 +5,14 @@
 //! service, toasts, the tab and focus, the pane cursors, the modal slot — and one value per tab.
 //! `update` routes an Action to the modal, the input router, or the answer's owner, and sends the
 //! tab on screen its keys and its moments (shown, refreshed). A component tab gets a `Ctx`
-//! (`component.rs`) and returns what it asks of App, which `perform` does. The rest of
-//! `impl App` lives with what it changes: `feeds/update.rs`, `inbox/update.rs`, `input.rs`,
-//! `clock.rs`, `command_line.rs`, `route.rs` and `tabs/signals/modals.rs`.
+//! (`component.rs`) and returns what it asks of App, which `perform` does. The inbox owns its
+//! state (`inbox::Inbox`); the rest of `impl App` lives with what it changes: `feeds/update.rs`,
+//! `inbox/{update,gateway,tools}.rs`, `input.rs`, `clock.rs`, `command_line.rs`, `route.rs` and
+//! `tabs/signals/modals.rs`.
 
 use super::action::{Action, Answer, Effect, Resource};
 use super::component::{Ask, Ctx, Shown, posts_held_text};
-pub use super::component::{Message, RequestLogEntry, ToastLevel};
+pub use super::component::{Message, RequestLogEntry, ServiceInfo, ToastLevel};
 use super::feeds::{self, Account, Feed, Options};
 use super::gate::GateState;
 use super::inbox::Inbox;
@@ -25,6 +26,7 @@ use super::tabs::chat::ChatTab;
 use super::tabs::desk::DeskTab;
 use super::tabs::discovery::{DView, DiscoveryTab};
 use super::tabs::logs::LogsTab;
+use super::tabs::proposals::shown::InboxShown;
 use super::tabs::research::ResearchTab;
 use super::tabs::signals::{self, SignalsTab};
 use super::tabs::tools::ToolsTab;
@@ -42,14 +44,6 @@ pub struct Toast {
     pub text: String,
     pub level: ToastLevel,
     pub until: DateTime<Utc>,
-}
-
-/// Where the console's data comes from, for the header.
-#[derive(Debug, Clone)]
-pub struct ServiceInfo {
-    pub host: String,
-    pub sandbox: bool,
-    pub key_fingerprint: String,
 }
 
 pub struct App {
@@ -459,6 +453,22 @@ impl App {
             account: &self.account,
             focused: self.focused_pane(),
             selected: &self.selected,
+        }
+    }
+
+    /// What the inbox's views and questions read (see `tabs/proposals/shown.rs`).
+    pub fn inbox_shown(&self) -> InboxShown<'_> {
+        InboxShown {
+            now: self.now,
+            inbox: &self.inbox,
+            gate: &self.gate,
+            service: &self.service,
+            account: &self.account,
+            feeds: &self.feeds,
+            modal: self.modal.as_ref(),
+            size: self.size,
+            selected: &self.selected,
+            focused: self.focused_pane(),
         }
     }
 

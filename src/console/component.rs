@@ -27,6 +27,14 @@ use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+/// Where the console's data comes from, for the header.
+#[derive(Debug, Clone)]
+pub struct ServiceInfo {
+    pub host: String,
+    pub sandbox: bool,
+    pub key_fingerprint: String,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ToastLevel {
     Info,

@@ -3,14 +3,12 @@
 
 use crate::console::action::Effect;
 use crate::console::app::{App, ToastLevel};
-use crate::console::decider::Decider;
-use crate::console::gate::guard::{ApproveCheck, kill_reason};
 use crate::console::inbox::dialog::{ApproveDialog, BURST, Context, Outcome};
 use crate::console::keymap::KeyAction;
 use crate::console::layout::{self, Pane};
 use crate::console::modal::Modal;
 use crate::console::tab::Tab;
-use crate::console::tabs::{chat, proposals, research};
+use crate::console::tabs::{chat, research};
 use crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEventKind,
 };
@@ -404,41 +402,7 @@ impl App {
 
     /// What the approve dialog needs to know of the rest of the console to judge a key.
     pub(crate) fn approve_context(&self, d: &ApproveDialog) -> Context {
-        let gate_item = self.gate.items.get(&d.id);
-        let gateway = self.decider_for(&d.id) == Decider::Gateway && gate_item.is_some();
-        let breaking = if gateway {
-            let fresh = ApproveCheck::new(&d.id);
-            d.check_for(&d.id).unwrap_or(&fresh).breaking(gate_item)
-        } else {
-            Vec::new()
-        };
-        let kill = if gateway {
-            kill_reason(self.gate.kill.as_ref())
-                .or_else(|| d.check_for(&d.id).and_then(ApproveCheck::blocked_by_kill))
-        } else {
-            None
-        };
-        let word = self
-            .item(&d.id)
-            .map(|i| {
-                let p = &i.proposal.preview;
-                if p.coin.is_empty() {
-                    p.closes.first().map(|c| c.coin.clone()).unwrap_or_default()
-                } else {
-                    p.coin.clone()
-                }
-            })
-            .filter(|w| !w.trim().is_empty())
-            // No coin to type (never for a trade or a close): the rule's own name confirms.
-            .unwrap_or_else(|| breaking.first().cloned().unwrap_or_default());
-        Context {
-            breaking,
-            word,
-            kill,
-            gateway,
-            max_scroll: proposals::view::approve_max_scroll(self, &d.id, self.size),
-            page: (self.size.1 / 2).max(1),
-        }
+        self.inbox_shown().approve_context(d)
     }
 
     /// Typing into the Logs or Discovery filter; Enter or Esc ends it and keeps the text.

@@ -25,8 +25,8 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
     header(f, app, theme, &screen);
     tab_bar(f, app, theme, &screen);
     match app.tab {
-        Tab::Desk => desk::view::draw(f, app, theme, &screen),
-        Tab::Proposals => proposals::view::draw(f, app, theme, &screen),
+        Tab::Desk => desk::view::draw(f, &app.inbox_shown(), theme, &screen),
+        Tab::Proposals => proposals::view::draw(f, &app.inbox_shown(), theme, &screen),
         Tab::Logs => app.logs.draw(
             f,
             &app.shown(theme, &screen),
@@ -46,7 +46,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
     let Some(modal) = &app.modal else { return };
     match modal {
         Modal::Help { scroll } => help::draw(f, app, theme, area, *scroll),
-        Modal::Approve(d) => proposals::view::approve_dialog(f, app, theme, area, d),
+        Modal::Approve(d) => proposals::view::approve_dialog(f, &app.inbox_shown(), theme, area, d),
         Modal::QuitConfirm => {
             let r = widgets::centered(area, 52, 5);
             f.render_widget(Clear, r);

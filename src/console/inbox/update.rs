@@ -21,20 +21,14 @@ use chrono::{DateTime, Utc};
 use serde_json::json;
 
 impl App {
-    /// How decisions on inbox item `id` are made: through the gateway when the service is one
-    /// and the gateway decides the item (every trade it lists; a tool call once it is its item),
-    /// else through the service.
+    /// How decisions on inbox item `id` are made (see `InboxShown::decider_for`).
     pub fn decider_for(&self, id: &str) -> Decider {
-        let gateway_decides = self
-            .item(id)
-            .or_else(|| self.gate.hidden.iter().find(|i| i.id() == id))
-            .is_none_or(|i| i.tool.is_none() || i.source == Source::Gateway);
-        Decider::of(self.gate.is_gateway(), gateway_decides)
+        self.inbox_shown().decider_for(id)
     }
 
     /// How this console decides, for what is not one item's (the feeds it polls).
     pub fn decider(&self) -> Decider {
-        Decider::of(self.gate.is_gateway(), true)
+        self.inbox_shown().decider()
     }
 
     pub fn item(&self, id: &str) -> Option<&InboxItem> {
@@ -245,7 +239,7 @@ impl App {
         let risk = self
             .item(id)
             .filter(|i| i.tool.is_none() && i.proposal.preview.kind == "trade")
-            .map(|i| risk_record(&self.risk_of(&i.proposal.preview)));
+            .map(|i| risk_record(&self.inbox_shown().risk_of(&i.proposal.preview)));
         // The summary names the levels too: the record must say what was approved.
         let summary = match self.item(id) {
             Some(i) if i.tool.is_none() && i.proposal.preview.kind == "trade" => {

@@ -151,7 +151,7 @@ fn the_trade_that_will_execute_is_shown_with_who_priced_it_and_the_differences()
     assert!(detail.contains("request ≠ preview: size"), "{detail}");
     app.update(key('a'));
     let lines: Vec<String> = crate::console::tabs::proposals::view::approve_body_lines(
-        &app,
+        &app.inbox_shown(),
         &crate::console::theme::Theme::default(),
         app.item(DEMO_ID).unwrap(),
     )

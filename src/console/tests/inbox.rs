@@ -747,7 +747,9 @@ fn a_proposal_naming_btcusdt_sees_the_btc_position_and_what_it_becomes() {
     }
     app.update(Action::Resize(120, 40));
     app.update(key('2'));
-    let r = app.risk_of(&app.item(ID).unwrap().proposal.preview);
+    let r = app
+        .inbox_shown()
+        .risk_of(&app.item(ID).unwrap().proposal.preview);
     assert_eq!(r.coin, "BTC");
     assert_eq!(r.existing.as_ref().map(|e| e.coin.as_str()), Some("BTC"));
     assert!((r.resulting_szi.unwrap() - 0.06).abs() < 1e-12, "{r:?}");
@@ -815,8 +817,11 @@ fn a_target_beyond_the_stop_is_flagged_without_any_price() {
         "{screen}"
     );
     let theme = crate::console::theme::Theme::dark();
-    let lines =
-        crate::console::tabs::proposals::view::detail_lines(&app, &theme, app.item(ID).unwrap());
+    let lines = crate::console::tabs::proposals::view::detail_lines(
+        &app.inbox_shown(),
+        &theme,
+        app.item(ID).unwrap(),
+    );
     let check = lines
         .iter()
         .find(|l| {

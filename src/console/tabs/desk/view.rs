@@ -2,10 +2,10 @@
 //! staged proposals with their countdowns.
 
 use crate::console::action::Resource;
-use crate::console::app::App;
 use crate::console::feeds;
 use crate::console::inbox::LocalState;
 use crate::console::layout::{Pane, Screen};
+use crate::console::tabs::proposals::shown::InboxShown;
 use crate::console::theme::Theme;
 use crate::console::widgets::{
     self, Col, col, countdown, fill_col, num, num_col, pnl_style, px, signed, size,
@@ -18,22 +18,22 @@ use ratatui::widgets::{Paragraph, Sparkline};
 /// What a pane shows for a number the service did not send.
 pub const NOT_SENT: &str = "not sent";
 
-pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
-    summary(f, app, theme, screen);
-    positions(f, app, theme, screen);
-    orders(f, app, theme, screen);
-    strip(f, app, theme, screen);
+pub fn draw(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {
+    summary(f, v, theme, screen);
+    positions(f, v, theme, screen);
+    orders(f, v, theme, screen);
+    strip(f, v, theme, screen);
 }
 
-fn stale(app: &App, r: Resource) -> Option<std::time::Duration> {
-    let feed = &app.feeds[&r];
-    feed.is_stale(app.now).then(|| feed.age(app.now)).flatten()
+fn stale(v: &InboxShown<'_>, r: Resource) -> Option<std::time::Duration> {
+    let feed = &v.feeds[&r];
+    feed.is_stale(v.now).then(|| feed.age(v.now)).flatten()
 }
 
-fn title<'a>(app: &App, theme: &Theme, text: &str, r: Resource) -> Line<'a> {
+fn title<'a>(v: &InboxShown<'_>, theme: &Theme, text: &str, r: Resource) -> Line<'a> {
     let mut spans = vec![Span::styled(format!(" {text} "), theme.accent)];
-    spans.extend(widgets::staleness(theme, stale(app, r)));
-    let feed = &app.feeds[&r];
+    spans.extend(widgets::staleness(theme, stale(v, r)));
+    let feed = &v.feeds[&r];
     // Rows from before the failure stay on screen; the title says they are not current.
     if let (Some(e), Some(_)) = (&feed.error, feed.poll.updated_at) {
         spans.push(Span::styled(
@@ -45,18 +45,18 @@ fn title<'a>(app: &App, theme: &Theme, text: &str, r: Resource) -> Line<'a> {
 }
 
 /// What an empty feed pane says: loading, its error, or `empty` once it answered.
-fn empty(app: &App, r: Resource, empty: &str) -> String {
-    feeds::empty_text(&app.feeds[&r], r, empty)
+fn empty(v: &InboxShown<'_>, r: Resource, empty: &str) -> String {
+    feeds::empty_text(&v.feeds[&r], r, empty)
 }
 
-fn summary(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
+fn summary(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {
     let area = screen.summary;
-    let block = widgets::block(theme, title(app, theme, "PnL", Resource::Pnl), false);
+    let block = widgets::block(theme, title(v, theme, "PnL", Resource::Pnl), false);
     let inner = block.inner(area);
     f.render_widget(block, area);
-    let Some(p) = &app.account.pnl else {
-        let text = empty(app, Resource::Pnl, "no PnL summary");
-        let style = if app.feeds[&Resource::Pnl].error.is_some() {
+    let Some(p) = &v.account.pnl else {
+        let text = empty(v, Resource::Pnl, "no PnL summary");
+        let style = if v.feeds[&Resource::Pnl].error.is_some() {
             theme.error
         } else {
             theme.muted
@@ -129,7 +129,7 @@ fn summary(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         text,
     );
     // The sparkline shows movement over the session: values relative to the session's low.
-    let points: Vec<f64> = app.account.equity_history.iter().map(|(_, e)| *e).collect();
+    let points: Vec<f64> = v.account.equity_history.iter().map(|(_, e)| *e).collect();
     let low = points.iter().copied().fold(f64::INFINITY, f64::min);
     let high = points.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let range = (high - low).max(1e-9);
@@ -180,18 +180,18 @@ const POSITION_COLS: &[Col] = &[
     num_col("Margin", 10, 3),
 ];
 
-fn positions(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
-    let focused = app.focused_pane() == Pane::Positions;
-    let rows = &app.account.positions;
-    let empty = empty(app, Resource::Positions, "no open positions");
+fn positions(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {
+    let focused = v.focused_pane() == Pane::Positions;
+    let rows = &v.account.positions;
+    let empty = empty(v, Resource::Positions, "no open positions");
     widgets::table(
         f,
         screen,
         theme,
         Pane::Positions,
-        title(app, theme, Pane::Positions.title(), Resource::Positions),
+        title(v, theme, Pane::Positions.title(), Resource::Positions),
         focused,
-        app.selected(Pane::Positions),
+        v.selected(Pane::Positions),
         rows.len(),
         POSITION_COLS,
         &empty,
@@ -238,19 +238,19 @@ const ORDER_COLS: &[Col] = &[
     num_col("Age", 7, 2),
 ];
 
-fn orders(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
-    let focused = app.focused_pane() == Pane::Orders;
-    let rows = &app.account.orders;
-    let now_ms = app.now.timestamp_millis();
-    let empty = empty(app, Resource::Orders, "no resting orders");
+fn orders(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {
+    let focused = v.focused_pane() == Pane::Orders;
+    let rows = &v.account.orders;
+    let now_ms = v.now.timestamp_millis();
+    let empty = empty(v, Resource::Orders, "no resting orders");
     widgets::table(
         f,
         screen,
         theme,
         Pane::Orders,
-        title(app, theme, Pane::Orders.title(), Resource::Orders),
+        title(v, theme, Pane::Orders.title(), Resource::Orders),
         focused,
-        app.selected(Pane::Orders),
+        v.selected(Pane::Orders),
         rows.len(),
         ORDER_COLS,
         &empty,
@@ -288,14 +288,14 @@ const STRIP_COLS: &[Col] = &[
     col("Id", 22, 1),
 ];
 
-fn strip(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
-    let focused = app.focused_pane() == Pane::Strip;
-    let staged = app.strip_items();
+fn strip(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {
+    let focused = v.focused_pane() == Pane::Strip;
+    let staged = v.strip_items();
     // On the Desk, approve and reject act on the strip's selection whichever pane has the focus,
     // so it is always shown.
-    let selected = app.selected(Pane::Strip);
+    let selected = v.selected(Pane::Strip);
     let empty = empty(
-        app,
+        v,
         Resource::Proposals,
         "nothing staged: agents' proposals appear here",
     );
@@ -314,11 +314,11 @@ fn strip(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         STRIP_COLS,
         &empty,
         |k| {
-            let item = &app.inbox.items()[staged[k]];
-            let left = item.remaining(app.now).unwrap_or_default();
+            let item = &v.inbox.items()[staged[k]];
+            let left = item.remaining(v.now).unwrap_or_default();
             let first = if matches!(item.local, LocalState::Unknown { .. }) {
-                Line::styled(item.status_text(app.now), theme.warn)
-            } else if let Some(wait) = app.inbox.wait_left(item.id(), app.now) {
+                Line::styled(item.status_text(v.now), theme.warn)
+            } else if let Some(wait) = v.inbox.wait_left(item.id(), v.now) {
                 Line::styled(format!("rate limited {wait}s"), theme.warn)
             } else {
                 Line::from(countdown(theme, left, 12))

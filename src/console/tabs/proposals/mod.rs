@@ -3,4 +3,5 @@
 //! (`console::inbox`): approving works from every tab.
 
 pub mod risk;
+pub mod shown;
 pub mod view;

@@ -1,12 +1,12 @@
 //! The approval inbox: proposals with their countdowns, the selected one as it will execute with a
 //! risk preview from live data, the approve dialog, and the decision history.
 
-use crate::console::app::App;
 use crate::console::inbox::InboxItem;
 use crate::console::inbox::LocalState;
 use crate::console::inbox::Source;
 use crate::console::inbox::Status;
 use crate::console::layout::{Pane, Screen};
+use crate::console::tabs::proposals::shown::InboxShown;
 use crate::console::theme::Theme;
 use crate::console::widgets::{
     self, Col, col, countdown, fill_col, num, pnl_style, px, signed, size,
@@ -17,10 +17,10 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph, Wrap};
 
-pub fn draw(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
-    inbox(f, app, theme, screen);
-    detail(f, app, theme, screen.detail);
-    decisions(f, app, theme, screen);
+pub fn draw(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {
+    inbox(f, v, theme, screen);
+    detail(f, v, theme, screen.detail);
+    decisions(f, v, theme, screen);
 }
 
 fn status_style(theme: &Theme, status: Status) -> Style {
@@ -47,24 +47,24 @@ const GATE_INBOX_COLS: &[Col] = &[
     col("Limit · TP · SL", 22, 2),
 ];
 
-fn inbox(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
-    let focused = app.focused_pane() == Pane::Inbox;
+fn inbox(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {
+    let focused = v.focused_pane() == Pane::Inbox;
     let mut title = vec![Span::styled(
         format!(" {} ", Pane::Inbox.title()),
         theme.accent,
     )];
     // On a gateway the inbox is the gateway's (every agent's), whatever the upstream lists.
-    if !app.feeds[&crate::console::action::Resource::Proposals].supported
-        && app.decider().polls_service_proposals()
+    if !v.feeds[&crate::console::action::Resource::Proposals].supported
+        && v.decider().polls_service_proposals()
     {
         title.push(Span::styled(
             " (this service lists no proposals: showing this console's) ",
             theme.muted,
         ));
     }
-    let on_gate = app.gate.is_gateway();
+    let on_gate = v.gate.is_gateway();
     if on_gate {
-        let agent = app.gate.filter.as_deref().unwrap_or("all");
+        let agent = v.gate.filter.as_deref().unwrap_or("all");
         title.push(Span::styled(format!(" agent: {agent} "), theme.muted));
     }
     widgets::table(
@@ -74,25 +74,25 @@ fn inbox(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         Pane::Inbox,
         Line::from(title),
         focused,
-        app.selected(Pane::Inbox),
-        app.inbox.items().len(),
+        v.selected(Pane::Inbox),
+        v.inbox.items().len(),
         if on_gate { GATE_INBOX_COLS } else { INBOX_COLS },
         "no proposals yet",
         |i| {
-            let item = &app.inbox.items()[i];
-            let status = item.status(app.now);
-            let wait = app.inbox.wait_left(item.id(), app.now);
+            let item = &v.inbox.items()[i];
+            let status = item.status(v.now);
+            let wait = v.inbox.wait_left(item.id(), v.now);
             let first: Line = if let Some(left) = wait.filter(|_| status == Status::Staged) {
                 Line::styled(format!("rate limited {left}s"), theme.warn)
             } else if status == Status::Staged {
                 Line::from(countdown(
                     theme,
-                    item.remaining(app.now).unwrap_or_default(),
+                    item.remaining(v.now).unwrap_or_default(),
                     10,
                 ))
             } else {
                 Line::from(Span::styled(
-                    item.status_text(app.now),
+                    item.status_text(v.now),
                     status_style(theme, status),
                 ))
             };
@@ -114,9 +114,7 @@ fn inbox(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
             };
             let mut cells = vec![first, Line::from(item.describe()), levels];
             if on_gate {
-                let agent = app
-                    .gate
-                    .agent_label(item.id(), &app.service.key_fingerprint);
+                let agent = v.gate.agent_label(item.id(), &v.service.key_fingerprint);
                 cells.insert(1, Line::from(agent.to_string()));
             }
             (cells, style)
@@ -132,7 +130,7 @@ fn kv<'a>(theme: &Theme, k: &str, v: String) -> Line<'a> {
     ])
 }
 
-fn detail(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
+fn detail(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, area: Rect) {
     let block = widgets::block(
         theme,
         Line::from(Span::styled(
@@ -143,7 +141,7 @@ fn detail(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
     );
     let inner = block.inner(area);
     f.render_widget(block, area);
-    let Some(item) = app.inbox.items().get(app.selected(Pane::Inbox)) else {
+    let Some(item) = v.inbox.items().get(v.selected(Pane::Inbox)) else {
         f.render_widget(
             Paragraph::new(Span::styled(
                 "select a proposal to see what it will do",
@@ -154,14 +152,14 @@ fn detail(f: &mut Frame, app: &App, theme: &Theme, area: Rect) {
         return;
     };
     f.render_widget(
-        Paragraph::new(detail_lines(app, theme, item)).wrap(Wrap { trim: false }),
+        Paragraph::new(detail_lines(v, theme, item)).wrap(Wrap { trim: false }),
         inner,
     );
 }
 
-pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<'a>> {
+pub fn detail_lines<'a>(v: &InboxShown<'_>, theme: &Theme, item: &InboxItem) -> Vec<Line<'a>> {
     let p = &item.proposal.preview;
-    let status = item.status(app.now);
+    let status = item.status(v.now);
     let mut lines = vec![Line::from(vec![
         Span::styled(item.id().to_string(), theme.accent),
         Span::styled(format!("  {}", status.label()), status_style(theme, status)),
@@ -196,10 +194,10 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
             ));
         }
     }
-    if let Some(left) = app.inbox.wait_left(item.id(), app.now)
+    if let Some(left) = v.inbox.wait_left(item.id(), v.now)
         && status == Status::Staged
     {
-        let said = app.inbox.limited_note(item.id()).unwrap_or_default();
+        let said = v.inbox.limited_note(item.id()).unwrap_or_default();
         lines.push(Line::from(vec![
             Span::styled(format!("{:<13}", "Confirm"), theme.muted),
             Span::styled(
@@ -213,9 +211,9 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
             theme.muted,
         ));
     }
-    if let Some(g) = app.gate.items.get(item.id()) {
+    if let Some(g) = v.gate.items.get(item.id()) {
         let account = g.account.as_deref().unwrap_or("?");
-        let via = app
+        let via = v
             .gate
             .connection_of(&g.agent)
             .map(|v| format!(" · {v}"))
@@ -242,10 +240,10 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
         lines.extend(crate::console::gate::guard::detail_lines(
             theme,
             g,
-            app.gate.kill.as_ref(),
+            v.gate.kill.as_ref(),
         ));
     }
-    if let Some(refusal) = app.gate.refused.get(item.id()) {
+    if let Some(refusal) = v.gate.refused.get(item.id()) {
         lines.push(Line::from(vec![
             Span::styled(format!("{:<13}", "Refused"), theme.muted),
             Span::styled(refusal.clone(), theme.bad),
@@ -272,7 +270,7 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
         tool_lines(theme, t, &mut lines);
     } else if p.kind.is_empty() {
         lines.push(Line::styled(
-            if app.feeds[&crate::console::action::Resource::Proposals].supported {
+            if v.feeds[&crate::console::action::Resource::Proposals].supported {
                 "only the id is known: details arrive with the next proposals poll"
             } else {
                 "only the id is known: this service lists no proposals, so no details will come"
@@ -317,7 +315,7 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
             "Price",
             format!("{price} · TP {} · SL {}", level(p.tp), level(p.sl)),
         ));
-        let r = app.risk_of(p);
+        let r = v.risk_of(p);
         lines.push(kv(
             theme,
             "Exposure",
@@ -435,7 +433,7 @@ pub fn detail_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<
         }
     }
     if status == Status::Staged
-        && let Some(left) = item.remaining(app.now)
+        && let Some(left) = item.remaining(v.now)
     {
         let mut spans = vec![Span::styled(format!("{:<13}", "Time left"), theme.muted)];
         spans.extend(countdown(theme, left, 20));
@@ -468,9 +466,9 @@ const DECISION_COLS: &[Col] = &[
     fill_col("Result", 30, 0),
 ];
 
-fn decisions(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
-    let focused = app.focused_pane() == Pane::Decisions;
-    let rows = &app.inbox.decisions();
+fn decisions(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {
+    let focused = v.focused_pane() == Pane::Decisions;
+    let rows = &v.inbox.decisions();
     widgets::table(
         f,
         screen,
@@ -478,7 +476,7 @@ fn decisions(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         Pane::Decisions,
         Line::from(Span::styled(" Decisions (journaled) ", theme.accent)),
         focused,
-        app.selected(Pane::Decisions),
+        v.selected(Pane::Decisions),
         rows.len(),
         DECISION_COLS,
         "no decisions yet",
@@ -610,15 +608,15 @@ const TOOL_FIELDS: usize = 14;
 /// position in the bottom border.
 pub fn approve_dialog(
     f: &mut Frame,
-    app: &App,
+    v: &InboxShown<'_>,
     theme: &Theme,
     area: Rect,
     dialog: &crate::console::inbox::dialog::ApproveDialog,
 ) {
-    let Some(item) = app.item(&dialog.id) else {
+    let Some(item) = v.item(&dialog.id) else {
         return;
     };
-    let body = Paragraph::new(approve_body_lines(app, theme, item)).wrap(Wrap { trim: false });
+    let body = Paragraph::new(approve_body_lines(v, theme, item)).wrap(Wrap { trim: false });
     let d = approve_layout(area, &body);
     let scroll = dialog.scroll.min(d.max_scroll);
     let what = if item.tool.is_some() {
@@ -627,16 +625,13 @@ pub fn approve_dialog(
         "proposal"
     };
     // Real money looks like it: a red border and a title that says LIVE, not the paper dialog.
-    let mut block = if app.service.sandbox {
+    let mut block = if v.service.sandbox {
         widgets::block(theme, Line::from(format!(" Approve {what} ")), true)
     } else {
         widgets::block(
             theme,
             Line::styled(
-                format!(
-                    " LIVE — Approve {what}: real money on {} ",
-                    app.service.host
-                ),
+                format!(" LIVE — Approve {what}: real money on {} ", v.service.host),
                 theme
                     .badge_live
                     .add_modifier(ratatui::style::Modifier::BOLD),
@@ -660,7 +655,7 @@ pub fn approve_dialog(
     f.render_widget(Clear, d.dialog);
     f.render_widget(block.style(theme.base), d.dialog);
     f.render_widget(body.style(theme.base).scroll((scroll, 0)), d.body);
-    let ctx = app.approve_context(dialog);
+    let ctx = v.approve_context(dialog);
     let keys = dialog.keys_line(theme, &ctx, d.keys.width);
     f.render_widget(Paragraph::new(keys).style(theme.base), d.keys);
 }
@@ -708,10 +703,10 @@ pub fn approve_layout(area: Rect, body: &Paragraph) -> DialogLayout {
 }
 
 /// How far the approve dialog for `id` can scroll on a screen of `size`.
-pub fn approve_max_scroll(app: &App, id: &str, size: (u16, u16)) -> u16 {
-    let Some(item) = app.item(id) else { return 0 };
+pub fn approve_max_scroll(v: &InboxShown<'_>, id: &str, size: (u16, u16)) -> u16 {
+    let Some(item) = v.item(id) else { return 0 };
     let body =
-        Paragraph::new(approve_body_lines(app, &Theme::default(), item)).wrap(Wrap { trim: false });
+        Paragraph::new(approve_body_lines(v, &Theme::default(), item)).wrap(Wrap { trim: false });
     approve_layout(Rect::new(0, 0, size.0, size.1), &body).max_scroll
 }
 
@@ -751,9 +746,9 @@ fn resulting(after: f64, coin: &str) -> String {
 
 /// "proposed by agent demo-agent · account 1817426543" for an item the gateway lists; None when
 /// the console is not on a gateway or the gateway does not list it.
-fn proposed_by(app: &App, id: &str) -> Option<String> {
-    let g = app.gate.items.get(id)?;
-    let own = app.gate.agent_label(id, &app.service.key_fingerprint) == "this console";
+fn proposed_by(v: &InboxShown<'_>, id: &str) -> Option<String> {
+    let g = v.gate.items.get(id)?;
+    let own = v.gate.agent_label(id, &v.service.key_fingerprint) == "this console";
     let mut text = format!("proposed by agent {}", g.agent);
     if own {
         text.push_str(" (this console's key)");
@@ -766,7 +761,11 @@ fn proposed_by(app: &App, id: &str) -> Option<String> {
 
 /// The approve dialog's body (without its keys line): the proposal as it will execute, what
 /// this console asked for, the risk priced now and what of it is unknown.
-pub fn approve_body_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec<Line<'a>> {
+pub fn approve_body_lines<'a>(
+    v: &InboxShown<'_>,
+    theme: &Theme,
+    item: &InboxItem,
+) -> Vec<Line<'a>> {
     let id = item.id();
     let p = &item.proposal.preview;
     let mut lines = vec![
@@ -778,7 +777,7 @@ pub fn approve_body_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec
         Line::styled(item.describe(), theme.base.patch(theme.accent)),
     ];
     // On a gateway any agent may have staged it: who is asking is part of what is approved.
-    if let Some(who) = proposed_by(app, id) {
+    if let Some(who) = proposed_by(v, id) {
         lines.insert(1, Line::styled(who, theme.base));
     }
     if let Some(r) = &item.request {
@@ -815,7 +814,7 @@ pub fn approve_body_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec
             other => lines.push(kv(theme, "preview", widgets::value_text(other))),
         }
     } else if p.kind == "trade" {
-        let r = app.risk_of(p);
+        let r = v.risk_of(p);
         let price = match p.limit_px {
             Some(l) => format!("limit {}", px(l)),
             None => format!("market ≈ {}", px(r.mark)),
@@ -880,23 +879,23 @@ pub fn approve_body_lines<'a>(app: &App, theme: &Theme, item: &InboxItem) -> Vec
             )));
         }
     }
-    let dialog = match &app.modal {
+    let dialog = match &v.modal {
         Some(crate::console::modal::Modal::Approve(d)) if d.id == id => Some(d),
         _ => None,
     };
-    if let Some(g) = app.gate.items.get(id) {
+    if let Some(g) = v.gate.items.get(id) {
         lines.extend(gate_trade_lines(theme, g));
         lines.extend(crate::console::gate::guard::approve_lines(
             theme,
             dialog.and_then(|d| d.check_for(id)),
             Some(g),
-            app.gate.kill.as_ref(),
+            v.gate.kill.as_ref(),
         ));
     }
     if let Some(d) = dialog {
         lines.extend(d.step_lines(theme));
     }
-    if let Some(left) = item.remaining(app.now) {
+    if let Some(left) = item.remaining(v.now) {
         let mut spans = vec![Span::raw("Time left ")];
         spans.extend(countdown(theme, left, 20));
         lines.push(Line::from(spans));
