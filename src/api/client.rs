@@ -42,6 +42,7 @@ pub struct Client {
     retries: u32,
     /// A gateway's supervisor token, for `/gate/v1` (see [`Client::with_gate_token`]).
     gate_token: Option<Secret>,
+    timeout: Duration,
 }
 
 impl std::fmt::Debug for Client {
@@ -60,6 +61,9 @@ pub struct Request {
     pub query: Vec<(String, String)>,
     pub body: Option<Value>,
     pub headers: Vec<(String, String)>,
+    /// How long the server may hold the request before it answers (a long poll): added to the
+    /// client's timeout for this request.
+    pub hold: Option<Duration>,
 }
 
 pub fn new_idempotency_key() -> String {
@@ -98,6 +102,7 @@ impl Client {
             payment: None,
             retries: options.retries,
             gate_token: None,
+            timeout: options.timeout,
         })
     }
 
@@ -197,6 +202,9 @@ impl Client {
             .headers(headers.clone());
             if !req.query.is_empty() {
                 builder = builder.query(&req.query);
+            }
+            if let Some(hold) = req.hold {
+                builder = builder.timeout(self.timeout + hold);
             }
             if method == Method::Post {
                 builder = builder.json(req.body.as_ref().unwrap_or(&json!({})));
@@ -614,10 +622,27 @@ impl Client {
     /// `GET /gate/v1/inbox?status=...`: pending, approved, executing, executed, failed, rejected,
     /// expired or all (the gateway's default is pending).
     pub async fn gate_inbox(&self, status: Option<&str>) -> Result<GateInbox, ApiError> {
+        self.gate_inbox_since(status, None, Duration::ZERO).await
+    }
+
+    /// The inbox as a long poll: with `since` (the `version` of an earlier answer) the gateway
+    /// holds the request up to `wait` while nothing changed.
+    pub async fn gate_inbox_since(
+        &self,
+        status: Option<&str>,
+        since: Option<u64>,
+        wait: Duration,
+    ) -> Result<GateInbox, ApiError> {
         let mut query = Vec::new();
         push(&mut query, "status", status);
+        let held = since.filter(|_| !wait.is_zero());
+        if let Some(since) = held {
+            query.push(("since".into(), since.to_string()));
+            query.push(("wait".into(), wait.as_secs().to_string()));
+        }
         let req = Request {
             query,
+            hold: held.map(|_| wait),
             ..Default::default()
         };
         self.gate(Method::Get, "/inbox", req).await

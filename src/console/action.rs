@@ -355,8 +355,11 @@ pub enum Effect {
     ApproveBuilderFee(BuilderFeeApproval),
     /// Poll the gateway's inbox and agents (`/gate/v1`).
     FetchGate,
-    /// Poll the gateway's inbox only: the agents change rarely and are asked every few seconds.
-    FetchGateInbox,
+    /// Poll the gateway's inbox only (the agents change rarely); with `since`, a long poll the
+    /// gateway holds until its inbox changes.
+    FetchGateInbox {
+        since: Option<u64>,
+    },
     /// Approve an inbox item through the gateway's supervisor API (it executes upstream).
     GateApprove(String),
     /// Reject an inbox item through the gateway, with the reason the agent is told.

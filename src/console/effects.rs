@@ -115,8 +115,11 @@ impl Runner {
                 let result = inbox.and_then(|i| Ok(Box::new((i, Some(agents?)))));
                 Answer::GateLoaded { result }
             }),
-            Effect::FetchGateInbox => self.spawn(move |c| async move {
-                let result = c.gate_inbox(Some("all")).await.map(|i| Box::new((i, None)));
+            Effect::FetchGateInbox { since } => self.spawn(move |c| async move {
+                let result = c
+                    .gate_inbox_since(Some("all"), since, crate::console::gate::HOLD)
+                    .await
+                    .map(|i| Box::new((i, None)));
                 Answer::GateLoaded { result }
             }),
             Effect::GateApprove(id) => self.spawn(move |c| async move {

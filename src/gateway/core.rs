@@ -56,7 +56,7 @@ impl GateDb {
             .map(Arc::new)
             .map_err(|e| e.to_string())?,
         };
-        Ok(store)
+        Ok(Arc::new(store::Watched::new(store)))
     }
 }
 

@@ -9,6 +9,7 @@
 //! request: the store and the log see that hash or its first 8 hex digits (the project's key
 //! fingerprint), never a key.
 
+pub mod changes;
 pub mod connections;
 pub mod core;
 pub mod error;

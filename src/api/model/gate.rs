@@ -144,6 +144,10 @@ impl GateItem {
 pub struct GateInbox {
     #[serde(default)]
     pub items: Vec<GateItem>,
+    /// The gateway's count of changes when it answered: sent back as `since`, a long poll is
+    /// answered once it moves. Absent from gateways that cannot be long-polled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<u64>,
 }
 
 /// The answer to an approve or a reject: the item after it.

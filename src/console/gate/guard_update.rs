@@ -21,9 +21,17 @@ impl App {
     /// With a gate poll, at most every [`GUARD_EVERY`]: the kill switch and the standing
     /// approvals; and the open approve dialog's re-check, once.
     pub(crate) fn schedule_guard(&mut self, polled: bool, fx: &mut Vec<Effect>) {
-        let due = super::due_again(self.gate.guard_asked, self.now, GUARD_EVERY);
+        // Long-polled, a change to the kill switch or a standing approval moves the version.
+        let due = match self.gate.version {
+            Some(v) => {
+                self.gate.guard_version != Some(v)
+                    || super::due_again(self.gate.guard_asked, self.now, super::QUIET_EVERY)
+            }
+            None => super::due_again(self.gate.guard_asked, self.now, GUARD_EVERY),
+        };
         if polled && self.gate.is_gateway() && due {
             self.gate.guard_asked = Some(self.now);
+            self.gate.guard_version = self.gate.version;
             fx.push(Effect::FetchGuard);
         }
         // The policy rides the gate poll only while its panel is open: closed, it costs nothing.

@@ -17,6 +17,14 @@ use ratatui::text::Span;
 use std::collections::HashMap;
 use std::time::Duration;
 
+/// How long the console asks a gateway to hold an inbox poll while nothing changes: an idle
+/// console then asks about twice a minute instead of every second (see `?wait=` in docs/gateway.md).
+pub const HOLD: Duration = Duration::from_secs(25);
+
+/// While nothing changes, the agents and the kill switch and standing approvals are still asked
+/// this often (a long-polled gateway tells of every other change at once).
+pub const QUIET_EVERY: TimeDelta = TimeDelta::seconds(60);
+
 /// Decided items stay in the inbox this long after their decision, so an outcome is seen.
 pub const RECENT: TimeDelta = TimeDelta::minutes(30);
 
@@ -140,6 +148,15 @@ pub struct GateState {
     pub overridden: HashMap<String, Vec<String>>,
     /// The supervisor token's role (`viewer`, `approver`, `admin`), when the gateway says it.
     pub role: Option<String>,
+    /// The gateway's count of changes in its last inbox answer: sent back as `since`, the next
+    /// poll is held until something changes (None: a gateway that cannot be long-polled).
+    pub version: Option<u64>,
+    /// The `since` of the poll out now, so an answer that came back at once unchanged is seen.
+    pub asked_since: Option<u64>,
+    /// The version when the agents, and the kill switch and standing approvals, were last
+    /// asked: a change asks them again.
+    pub agents_version: Option<u64>,
+    pub guard_version: Option<u64>,
 }
 
 impl GateState {
@@ -164,6 +181,10 @@ impl GateState {
             policy: policy::PolicyState::default(),
             overridden: HashMap::new(),
             role: None,
+            version: None,
+            asked_since: None,
+            agents_version: None,
+            guard_version: None,
         }
     }
 

@@ -11,7 +11,7 @@ use crate::console::action::{Effect, Resource};
 use crate::console::app::{App, ToastLevel};
 use crate::console::decider::{Answered, Decider};
 use crate::console::gate::{
-    AWAIT, DEFAULT_REJECT_REASON, Detected, agent_matches, inbox_id, is_listed,
+    AWAIT, DEFAULT_REJECT_REASON, Detected, QUIET_EVERY, agent_matches, inbox_id, is_listed,
 };
 use crate::console::inbox::{
     DecisionKind, InboxItem, LocalState, Source, Status, execution_summary,
@@ -26,6 +26,9 @@ const START_SLACK: chrono::TimeDelta = chrono::TimeDelta::seconds(5);
 /// How often the gateway's agents are asked beside its inbox: labels and connections change
 /// rarely, and each request wakes the gateway and the console.
 const AGENTS_EVERY: chrono::TimeDelta = chrono::TimeDelta::seconds(5);
+
+/// A held poll that came back sooner than this with the version it was sent is taken as not held.
+const HELD_AT_LEAST: Duration = Duration::from_millis(500);
 
 /// The gateway's item as the inbox's proposal: its status in the words the inbox knows.
 fn to_proposal(g: &GateItem, id: &str) -> Proposal {
@@ -199,14 +202,25 @@ impl App {
     pub(crate) fn schedule_gate(&mut self, fx: &mut Vec<Effect>) {
         let polled = self.gate.detected != Detected::No && self.gate.poll.start(self.now);
         if polled {
-            // Until the gateway answered, every poll asks both: the agents say it is one.
+            // A long-polled gateway says when anything changed: the agents are asked then, and
+            // otherwise rarely. Until the gateway answered, every poll asks both: the agents say
+            // it is one.
+            let every = match self.gate.version {
+                Some(_) => QUIET_EVERY,
+                None => AGENTS_EVERY,
+            };
             let agents_due = self.gate.detected != Detected::Yes
-                || crate::console::gate::due_again(self.gate.agents_asked, self.now, AGENTS_EVERY);
+                || self.gate.version != self.gate.agents_version
+                || crate::console::gate::due_again(self.gate.agents_asked, self.now, every);
             if agents_due {
                 self.gate.agents_asked = Some(self.now);
+                self.gate.asked_since = None;
                 fx.push(Effect::FetchGate);
             } else {
-                fx.push(Effect::FetchGateInbox);
+                self.gate.asked_since = self.gate.version;
+                fx.push(Effect::FetchGateInbox {
+                    since: self.gate.version,
+                });
             }
         }
         self.schedule_guard(polled, fx);
@@ -226,10 +240,20 @@ impl App {
                 let (inbox, agents) = *answer;
                 self.gate.detected = Detected::Yes;
                 self.gate.error = None;
-                self.gate.poll.succeeded(at, latency, interval);
+                // Long-polled, the next poll goes out at once and the gateway holds it; one that
+                // came back at once with nothing changed (a gateway not holding it) waits the
+                // interval, so nothing is asked in a loop.
+                let held = inbox.version.is_some()
+                    && !(self.gate.asked_since.is_some()
+                        && self.gate.asked_since == inbox.version
+                        && latency < HELD_AT_LEAST);
+                let next = if held { Duration::ZERO } else { interval };
+                self.gate.poll.succeeded(at, latency, next);
+                self.gate.version = inbox.version;
                 if let Some(agents) = agents {
                     self.gate.role = agents.you.map(|y| y.role);
                     self.gate.agents = agents.agents;
+                    self.gate.agents_version = inbox.version;
                 }
                 self.merge_gate(inbox.items, fx);
                 // This answer may have been asked before a decision it does not show yet; and an

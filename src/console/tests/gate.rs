@@ -88,7 +88,10 @@ pub(super) fn gate_loaded(
         LATENCY,
         Answer::GateLoaded {
             result: Ok(Box::new((
-                GateInbox { items },
+                GateInbox {
+                    items,
+                    version: None,
+                },
                 Some(GateAgents {
                     you: None,
                     gateway: None,

@@ -304,7 +304,10 @@ fn the_header_says_a_tokens_role_when_it_may_not_do_everything() {
         std::time::Duration::from_millis(5),
         Answer::GateLoaded {
             result: Ok(Box::new((
-                GateInbox { items: Vec::new() },
+                GateInbox {
+                    items: Vec::new(),
+                    version: None,
+                },
                 Some(GateAgents {
                     you: Some(GateSupervisor {
                         label: "vic".into(),
@@ -352,7 +355,10 @@ fn a_viewers_console_offers_no_decision_and_says_which_role_would() {
         std::time::Duration::from_millis(5),
         Answer::GateLoaded {
             result: Ok(Box::new((
-                GateInbox { items },
+                GateInbox {
+                    items,
+                    version: None,
+                },
                 Some(GateAgents {
                     you: Some(GateSupervisor {
                         label: "vic".into(),

@@ -60,7 +60,10 @@ fn loaded(items: Vec<GateItem>) -> Action {
         LATENCY,
         Answer::GateLoaded {
             result: Ok(Box::new((
-                GateInbox { items },
+                GateInbox {
+                    items,
+                    version: None,
+                },
                 Some(GateAgents {
                     you: None,
                     gateway: None,

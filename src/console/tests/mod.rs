@@ -9,6 +9,7 @@ mod feeds;
 mod fixtures;
 mod gate;
 mod gate_decisions;
+mod gate_poll;
 mod guard;
 mod inbox;
 mod journal;

@@ -19,7 +19,10 @@ fn gate_loaded(at: chrono::DateTime<chrono::Utc>) -> Action {
         LATENCY,
         Answer::GateLoaded {
             result: Ok(Box::new((
-                GateInbox { items: Vec::new() },
+                GateInbox {
+                    items: Vec::new(),
+                    version: None,
+                },
                 Some(GateAgents {
                     you: None,
                     gateway: None,

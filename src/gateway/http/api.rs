@@ -1,6 +1,7 @@
 //! The supervisor API under `/gate/v1`, for the console and for scripts. Every call carries a
 //! supervisor token (`agentdesk gate token`) in `x-api-key`.
 
+use super::super::changes::{self, WAIT_MAX};
 use super::super::core::{Gate, sha256_hex};
 use super::super::error::{GateError, Kind};
 use super::super::guard;
@@ -126,6 +127,12 @@ async fn list(
             .with_field("status")
         })?),
     };
+    let (since, wait) = changes::long_poll(&query)?;
+    if let (Some(since), false) = (since, wait.is_zero()) {
+        changes::wait_for_change(&gate, since, wait).await?;
+    }
+    // Read before the items: a change after this moves it, so the next poll answers at once.
+    let version = gate.store.changes().map(|rx| *rx.borrow());
     gate.store
         .expire_due(gate.now())
         .await
@@ -140,7 +147,7 @@ async fn list(
         .iter()
         .map(|i| items::model(&gate, i, &agents))
         .collect();
-    Ok(super::success(GateInbox { items }))
+    Ok(super::success(GateInbox { items, version }))
 }
 
 /// A body that may be empty, else a JSON object.
@@ -352,10 +359,18 @@ pub fn openapi(gate: &Gate) -> Value {
         "security": supervisor,
         "parameters": [{"name": "status", "in": "query", "required": false, "schema": {"type": "string",
             "default": "pending",
-            "enum": ["pending", "approved", "executing", "executed", "failed", "rejected", "expired", "all"]}}],
+            "enum": ["pending", "approved", "executing", "executed", "failed", "rejected", "expired", "all"]}},
+            {"name": "since", "in": "query", "required": false,
+             "description": "The version of an earlier answer: with wait, a long poll held while nothing changed",
+             "schema": {"type": "integer", "minimum": 0}},
+            {"name": "wait", "in": "query", "required": false,
+             "description": "Seconds to hold the answer while the version is still since",
+             "schema": {"type": "integer", "minimum": 0, "maximum": WAIT_MAX, "default": 0}}],
         "responses": {"200": {"description": "The items", "content": {"application/json": {"schema": {
             "type": "object", "properties": {"success": {"type": "boolean"},
-            "items": {"type": "array", "items": item_ref}}}}}},
+            "items": {"type": "array", "items": item_ref},
+            "version": {"type": "integer", "description": "The gateway's count of changes"}}}}}},
+            "400": {"description": "Invalid since or wait, naming the field", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
             "401": {"$ref": "#/components/responses/Unauthorized"}},
     }}));
     paths.insert("/gate/v1/inbox/{id}/approve".into(), json!({"post": {

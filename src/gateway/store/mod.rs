@@ -10,6 +10,7 @@ mod conformance;
 pub mod postgres;
 pub mod sqlite;
 mod sqlite_schema;
+pub mod watched;
 
 pub use super::journal::JournalRow;
 use chrono::{DateTime, Utc};
@@ -18,6 +19,7 @@ use serde_json::Value;
 
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
+pub use watched::Watched;
 
 /// Where an item is in its life. `Executing` is the claim that makes the upstream confirm happen once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -310,6 +312,12 @@ pub trait Store: Send + Sync + 'static {
     /// executions another instance left stale.
     fn shared(&self) -> bool {
         false
+    }
+
+    /// A count of this process's changes to the store, when it keeps one (the [`Watched`]
+    /// decorator every gateway opens its store with): the inbox's long poll waits on it.
+    fn changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        None
     }
 
     /// False when an item for the same proposalId or confirmToken exists already (an upstream that

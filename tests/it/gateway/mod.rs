@@ -18,6 +18,7 @@ mod console_outcome;
 mod guard;
 mod link_page;
 mod links;
+mod long_poll;
 mod mcp;
 mod policy_view;
 mod postgres;
