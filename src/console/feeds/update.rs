@@ -9,6 +9,10 @@ use crate::console::poll::{PROBE, to_delta};
 use chrono::{DateTime, Utc};
 use std::time::Duration;
 
+/// How often a flat account's feeds are asked on a long-polled gateway (see
+/// `App::account_is_quiet`).
+pub const QUIET_ACCOUNT: std::time::Duration = std::time::Duration::from_secs(30);
+
 impl App {
     /// Polls these resources at `at` instead of at their next scheduled time: what an action just
     /// changed shows up now.
@@ -18,6 +22,24 @@ impl App {
                 f.poll.ask_at(at);
             }
         }
+    }
+
+    /// On a long-polled gateway nothing moves a flat account (no position, no open order) but an
+    /// execution, and the console hears of every execution from the gateway's inbox at once and
+    /// asks the account then (`inbox/gateway.rs`): meanwhile its feeds are asked rarely, so an
+    /// idle desk costs nearly nothing. A trade made on the service past the gateway shows within
+    /// [`QUIET_ACCOUNT`].
+    fn account_is_quiet(&self, resource: Resource) -> bool {
+        matches!(
+            resource,
+            Resource::Positions | Resource::Orders | Resource::Pnl
+        ) && self.gate.version.is_some()
+            && self.decider() == crate::console::decider::Decider::Gateway
+            && self.account.positions.is_empty()
+            && self.account.orders.is_empty()
+            && [Resource::Positions, Resource::Orders]
+                .iter()
+                .all(|r| self.feeds[r].poll.updated_at.is_some())
     }
 
     pub(crate) fn on_loaded(
@@ -38,6 +60,11 @@ impl App {
                 feed.error = None;
                 feed.poll.succeeded(at, latency, feed.interval);
                 self.apply(payload, at, fx);
+                if self.account_is_quiet(resource)
+                    && let Some(feed) = self.feeds.get_mut(&resource)
+                {
+                    feed.poll.ask_at(at + to_delta(QUIET_ACCOUNT));
+                }
                 // The service answers again: the feeds that could not reach it ask now instead of
                 // at the end of their backoff.
                 for f in self.feeds.values_mut() {

@@ -296,6 +296,7 @@ impl App {
         let mut fresh = 0;
         let mut waiting = 0;
         let mut outcomes = Vec::new();
+        let mut executed = false;
         for g in items.into_iter().filter(|g| is_listed(g, now)) {
             let id = inbox_id(&g);
             if g.kind.starts_with("tool:") {
@@ -345,7 +346,11 @@ impl App {
             if let Some(r) = &request {
                 proposal.preview = crate::console::inbox::staged::complete(r, &proposal.preview);
             }
-            self.gate.items.insert(id.clone(), g);
+            let executes = status_of(&g) == "executed";
+            let was = self.gate.items.insert(id.clone(), g);
+            // Whoever approved it (this console, another supervisor, a standing approval), an
+            // execution changes the account: asked now, not at its next (maybe quiet) poll.
+            executed |= executes && was.is_none_or(|w| status_of(&w) != "executed");
             let existing = match self.inbox.items.iter_mut().find(|i| i.id() == id) {
                 Some(item) => Some(item),
                 None => self.gate.hidden.iter_mut().find(|i| i.id() == id),
@@ -422,6 +427,9 @@ impl App {
             );
         }
         self.inbox.sort();
+        if executed {
+            self.poll_now(&Resource::TRADED, now);
+        }
         for (id, kind, text) in outcomes {
             self.gate.awaiting.remove(&id);
             let summary = self

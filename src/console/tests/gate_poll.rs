@@ -4,7 +4,7 @@
 use super::fixtures::*;
 use super::gate::{gate_app, two_agents};
 use crate::api::model::{GateAgent, GateAgents, GateInbox, GateItem};
-use crate::console::action::{Action, Answer, Effect};
+use crate::console::action::{Action, Answer, Effect, Payload, Resource};
 use crate::console::app::App;
 
 /// A gateway's inbox answer that carries its count of changes (`agents` with it or not).
@@ -101,4 +101,43 @@ fn a_gateway_that_counts_its_changes_is_long_polled() {
         inbox_polls(&fx),
         vec![&Effect::FetchGateInbox { since: Some(8) }]
     );
+}
+
+fn next_due(app: &App, r: Resource) -> Option<chrono::DateTime<chrono::Utc>> {
+    app.feeds[&r].poll.next_due
+}
+
+/// On a long-polled gateway a flat account (no position, no open order) can change only by an
+/// execution, which the gateway's inbox tells at once: its feeds are asked every 30 s, and an
+/// execution seen in the inbox, whoever approved it, asks them at once. With a position, the
+/// marks move it, so it is asked at its interval.
+#[test]
+fn a_flat_account_on_a_long_polled_gateway_is_asked_rarely_and_at_once_after_an_execution() {
+    let mut app = gate_app(120, 40);
+    let (items, agents) = two_agents();
+    let at = t0() + secs(1);
+    answer_then_tick(
+        &mut app,
+        versioned(items.clone(), Some(agents), at, 7, LATENCY),
+    );
+    app.update(loaded(Resource::Orders, Payload::Orders(vec![]), at));
+    app.update(loaded(Resource::Positions, Payload::Positions(vec![]), at));
+    assert_eq!(next_due(&app, Resource::Positions), Some(at + secs(30)));
+    app.update(loaded(Resource::Pnl, Payload::Pnl(Box::new(pnl())), at));
+    assert_eq!(next_due(&app, Resource::Pnl), Some(at + secs(30)));
+
+    // Another supervisor's approval executed the demo agent's item.
+    let mut done = items.clone();
+    done[0].status = "executed".into();
+    let later = at + secs(4);
+    let fx = answer_then_tick(&mut app, versioned(done, None, later, 8, LATENCY));
+    assert!(fx.contains(&Effect::Fetch(Resource::Positions)), "{fx:?}");
+
+    // Holding a position again: the feed keeps its interval.
+    app.update(loaded(
+        Resource::Positions,
+        Payload::Positions(positions()),
+        later,
+    ));
+    assert!(next_due(&app, Resource::Positions) < Some(later + secs(30)));
 }
