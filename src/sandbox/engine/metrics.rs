@@ -839,9 +839,37 @@ mod tests {
             });
             equity.push(e);
         }
+        // Every field, including those the statistics only read through a threshold (the
+        // weekend share), then the statistics themselves.
         let summary = |c: Curve| {
+            let d = &c.daily;
+            let state = format!(
+                "{} {:?} {:?} {} {} {:?} {} {} {} {} {} {:?} {} {} {:?} {:?}",
+                c.count,
+                (
+                    c.first_equity,
+                    c.last_equity,
+                    c.peak,
+                    c.peak_idx,
+                    c.peak_time
+                ),
+                (c.seg_min, c.seg_min_idx, c.seg_min_time),
+                c.periods,
+                c.sum_peak_dd,
+                (c.sum_dur, c.max_dur, c.max_dd),
+                c.day_end,
+                c.day_is_weekend,
+                c.day_last,
+                c.weekend_bars,
+                d.days,
+                (d.prev_close, d.n, d.mean, d.m2),
+                d.log_sum,
+                d.any_nonpositive,
+                d.downside_sq,
+                c.deepest,
+            );
             let s = c.finish(&bars, &[], 0);
-            format!("{:?} {:?}", s.stats, s.deepest)
+            format!("{state} {:?} {:?}", s.stats, s.deepest)
         };
         let mut one = Curve::new();
         for (b, &e) in bars.iter().zip(&equity) {

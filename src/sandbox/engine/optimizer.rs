@@ -295,7 +295,8 @@ mod tests {
 
     /// The crossovers' shared averages and the statistics-only fill loop give
     /// what a plain backtest of each candidate gives: a sample of the grid, with
-    /// and without shorts, fees and slippage, on bars with a gap.
+    /// and without shorts, fees and slippage, on bars with a gap. The plain run
+    /// has stops that never fill, so it walks every bar (no skipped runs).
     #[test]
     fn crossover_grids_match_a_plain_run_per_candidate() {
         let mut bars = series(4000);
@@ -321,7 +322,12 @@ mod tests {
                 for ((p, st), q) in fast.iter().zip(&cands) {
                     assert_eq!(p, q);
                     signals(spec, q, &bars, &mut sig);
-                    let plain = run(&bars, &sig, &cfg).stats;
+                    let every_bar = Config {
+                        sl_pct: Some(99.0),
+                        tp_pct: Some(1e9),
+                        ..cfg
+                    };
+                    let plain = run(&bars, &sig, &every_bar).stats;
                     assert_eq!(format!("{st:?}"), format!("{plain:?}"), "{id} {q:?}");
                     trades += st.trades;
                 }

@@ -1055,6 +1055,34 @@ mod tests {
         }
     }
 
+    /// The two-pass crossover the optimizer uses is the streaming one, ties (which keep the
+    /// position), NaN warm-ups and a chunk boundary included.
+    #[test]
+    fn cross_series_is_cross() {
+        let nan = f64::NAN;
+        let mut fast = vec![nan; 5];
+        let mut slow = vec![nan; 9];
+        for i in 0..200 {
+            fast.push([1.0, 2.0, 2.0, 3.0, 1.5][i % 5]);
+        }
+        for i in 0..196 {
+            slow.push([2.0, 2.0, 1.0, 3.0][i % 4]);
+        }
+        // A long tie inside one chunk and across the next.
+        for (f, s) in fast[60..100].iter_mut().zip(&mut slow[60..100]) {
+            *f = 7.0;
+            *s = 7.0;
+        }
+        let mut want = Vec::new();
+        cross(fast.iter().copied(), slow.iter().copied(), &mut want);
+        assert!(want.windows(2).any(|w| w[0] != 0 && w[0] == w[1]));
+        let mut got = Vec::new();
+        cross_series(&fast, &slow, &mut got);
+        assert_eq!(got, want);
+        cross_series(&fast[..3], &slow, &mut got);
+        assert_eq!(got, [0, 0, 0]);
+    }
+
     #[test]
     fn sma_cross_signal_semantics() {
         // Closes rise then fall: fast(2) above slow(3) while rising, below after.
