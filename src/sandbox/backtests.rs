@@ -250,18 +250,35 @@ pub fn wire_result(r: &Resolved, bars: usize, result: &BacktestResult) -> Backte
     }
 }
 
+/// Where a job this process runs stands.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Standing {
+    /// Running, with its progress in percent.
+    Running(u8),
+    /// Ended: the result (`ok`) or the error as the store will keep it, and when it ended. Held
+    /// until the store has it, so the answer does not wait for the write.
+    Ended {
+        ok: bool,
+        text: Arc<str>,
+        at: DateTime<Utc>,
+    },
+}
+
 /// Backtest jobs this process is running, with their progress, and the bars they reuse. Both
 /// live in memory only: the store learns of a job when it is queued and when it ends, so a job
 /// costs two writes, and a job that was running when the process stopped is still `queued` in
-/// the store and runs again on the next start.
+/// the store and runs again on the next start. An ended job's outcome is served from here
+/// while the store writes it (an fsync, which the answer need not wait for): were the process
+/// to stop before the write, the job runs again on the next start and, being deterministic,
+/// ends the same way.
 #[derive(Default)]
 pub struct Live {
-    running: std::sync::Mutex<HashMap<String, u8>>,
+    running: std::sync::Mutex<HashMap<String, Standing>>,
     pub bars: BarCache,
 }
 
 impl Live {
-    fn board(&self) -> std::sync::MutexGuard<'_, HashMap<String, u8>> {
+    fn board(&self) -> std::sync::MutexGuard<'_, HashMap<String, Standing>> {
         self.running.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -271,13 +288,19 @@ impl Live {
         if board.contains_key(id) {
             return false;
         }
-        board.insert(id.to_string(), 5);
+        board.insert(id.to_string(), Standing::Running(5));
         true
     }
 
     fn set(&self, id: &str, progress: u8) {
-        if let Some(p) = self.board().get_mut(id) {
+        if let Some(Standing::Running(p)) = self.board().get_mut(id) {
             *p = progress;
+        }
+    }
+
+    fn ended(&self, id: &str, ok: bool, text: Arc<str>, at: DateTime<Utc>) {
+        if let Some(standing) = self.board().get_mut(id) {
+            *standing = Standing::Ended { ok, text, at };
         }
     }
 
@@ -285,9 +308,9 @@ impl Live {
         self.board().remove(id);
     }
 
-    /// The progress of a job running in this process.
-    pub fn progress(&self, id: &str) -> Option<u8> {
-        self.board().get(id).copied()
+    /// Where a job this process runs stands, until the store has its outcome.
+    pub fn standing(&self, id: &str) -> Option<Standing> {
+        self.board().get(id).cloned()
     }
 }
 
@@ -386,16 +409,24 @@ async fn work(shared: &Arc<Shared>, id: &str) {
         .map_err(|e| detail("internal", format!("the backtest stopped: {e}")))?
     }
     .await;
+    let at = shared.clock.now();
+    let (ok, text): (bool, Arc<str>) = match outcome {
+        Ok(text) => (true, text.into()),
+        Err(err) => (
+            false,
+            serde_json::to_string(&err).unwrap_or_default().into(),
+        ),
+    };
+    live.ended(id, ok, text.clone(), at);
     let job = id.to_string();
     let writing = std::time::Instant::now();
     let stored = shared
-        .run_raw(move |core, now| match outcome {
-            Ok(text) => core.store.finish_job(&job, "done", Some(&text), None, now),
-            Err(err) => {
-                let text = serde_json::to_string(&err).unwrap_or_default();
-                core.store
-                    .finish_job(&job, "failed", None, Some(&text), now)
-            }
+        .run_raw(move |core, _| {
+            let (result, error, status) = match ok {
+                true => (Some(&*text), None, "done"),
+                false => (None, Some(&*text), "failed"),
+            };
+            core.store.finish_job(&job, status, result, error, at)
         })
         .await;
     // Off the board only once the store has the outcome, so a reader never sees it go back to
@@ -412,5 +443,41 @@ fn detail(code: &str, message: impl Into<String>) -> ErrorDetail {
         code: code.into(),
         message: message.into(),
         field: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A job's standing goes running → ended (progress no longer moves it) → gone, and a job
+    /// is claimed once while it stands.
+    #[test]
+    fn a_job_stands_until_its_outcome_is_stored() {
+        let live = Live::default();
+        assert!(live.claim("a"));
+        assert!(!live.claim("a"));
+        live.set("a", 40);
+        assert_eq!(live.standing("a"), Some(Standing::Running(40)));
+        let at = Utc.timestamp_opt(1_700_000_000, 0).unwrap();
+        live.ended("a", true, "{}".into(), at);
+        live.set("a", 90);
+        assert_eq!(
+            live.standing("a"),
+            Some(Standing::Ended {
+                ok: true,
+                text: "{}".into(),
+                at
+            })
+        );
+        assert!(
+            !live.claim("a"),
+            "an ended job is not run again before it is stored"
+        );
+        live.end("a");
+        assert_eq!(live.standing("a"), None);
+        // An outcome for a job this process does not run is not made up.
+        live.ended("b", false, "{}".into(), at);
+        assert_eq!(live.standing("b"), None);
     }
 }

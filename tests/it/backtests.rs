@@ -229,7 +229,22 @@ async fn progress_shows_while_running_and_the_outcome_survives_a_restart() {
     let done = wait(&c, &job.job_id).await;
     assert_eq!(done.status, "done", "{:?}", done.error);
     assert_eq!(done.data.as_ref().unwrap().bars, 525_600);
+    // The answer is served from memory as soon as the job ends; the store's write follows.
+    let start = std::time::Instant::now();
+    while stored_status(&s.db, &job.job_id).0 == "queued" {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the outcome was not stored"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     assert_eq!(stored_status(&s.db, &job.job_id), ("done".to_string(), 100));
+    let stored = c.get_backtest_job(&job.job_id).await.unwrap();
+    assert_eq!(
+        (&stored.data, stored.finished_at),
+        (&done.data, done.finished_at),
+        "the answer from memory is the stored one"
+    );
 
     let s = s.restart().await;
     let c = s.legacy();

@@ -166,12 +166,15 @@ pub fn run(bars: &[Bar], signals: &[i8], cfg: &Config) -> BacktestResult {
     Workspace::default().run(bars, signals, cfg)
 }
 
-/// Reusable trade buffer for repeated backtests (the optimizer keeps one per
-/// worker). Nothing else is O(bars): the equity curve is consumed bar by bar
-/// by the statistics and the downsampler, never stored.
+/// Reusable trade and equity buffers for repeated backtests (the optimizer
+/// keeps one per worker). A full run consumes the equity curve bar by bar
+/// (statistics and downsampler) and never stores it; statistics-only runs keep
+/// it in `equity` between the fill loop and the statistics, so that each of
+/// the two loops holds its state in registers.
 #[derive(Debug, Default, Clone)]
 pub struct Workspace {
     trades: Vec<Trade>,
+    equity: Vec<f64>,
 }
 
 impl Workspace {
@@ -197,10 +200,14 @@ impl Workspace {
 
     /// Statistics only: no trade list or curves are materialised.
     pub fn stats(&mut self, bars: &[Bar], signals: &[i8], cfg: &Config) -> Stats {
-        let mut curve = Curve::new();
-        let exposed = simulate(bars, signals, cfg, &mut self.trades, |_, b, e| {
-            curve.push(b.time, e)
+        // Every slot is written by the loop, so only a length change touches memory here.
+        let equity = &mut self.equity;
+        equity.resize(bars.len(), 0.0);
+        let exposed = simulate(bars, signals, cfg, &mut self.trades, |i, _, e| {
+            equity[i] = e
         });
+        let mut curve = Curve::new();
+        curve.push_all(bars, &self.equity);
         curve.finish(bars, &self.trades, exposed).stats
     }
 
@@ -254,6 +261,7 @@ struct Book<'a> {
 
 impl Book<'_> {
     /// Enter `dir` at raw price `px` (slippage applied here) on bar `i`.
+    #[inline(always)]
     fn open(&mut self, dir: i8, px: f64, i: usize, r: &Rules) {
         let d = f64::from(dir);
         let fill = px * (1.0 + d * r.slip);
@@ -273,6 +281,7 @@ impl Book<'_> {
     }
 
     /// Close at the final fill price `fill` (slippage already applied).
+    #[inline(always)]
     fn close(&mut self, fill: f64, i: usize, bars: &[Bar], exit: Exit, r: &Rules) {
         let gross = self.qty * (fill - self.entry_px);
         let exit_fee = self.size * fill * r.fee;
@@ -297,6 +306,7 @@ impl Book<'_> {
     }
 
     /// Market-close at raw price `px` (a sell for longs, a buy for shorts).
+    #[inline(always)]
     fn close_market(&mut self, px: f64, i: usize, bars: &[Bar], exit: Exit, r: &Rules) {
         let fill = px * (1.0 - f64::from(self.dir) * r.slip);
         self.close(fill, i, bars, exit, r);
@@ -304,6 +314,7 @@ impl Book<'_> {
 
     /// Stop-loss / take-profit inside bar `i`. Returns the direction that was
     /// stopped out (0 if none) so the caller can wait for a fresh signal.
+    #[inline(always)]
     fn check_stops(&mut self, b: &Bar, i: usize, bars: &[Bar], r: &Rules) -> i8 {
         let dir = self.dir;
         let (sl, tp) = (self.sl_level, self.tp_level);
@@ -338,6 +349,24 @@ pub(super) fn simulate(
     signals: &[i8],
     cfg: &Config,
     trades: &mut Vec<Trade>,
+    on_equity: impl FnMut(usize, &Bar, f64),
+) -> usize {
+    let r = Rules::new(cfg);
+    // Without stops nothing blocks a signal and no bar checks its range: the
+    // optimizer's candidates mostly run without, and the loop is half as long.
+    if r.sl.is_nan() && r.tp.is_nan() {
+        simulate_with::<false>(bars, signals, cfg, &r, trades, on_equity)
+    } else {
+        simulate_with::<true>(bars, signals, cfg, &r, trades, on_equity)
+    }
+}
+
+fn simulate_with<const STOPS: bool>(
+    bars: &[Bar],
+    signals: &[i8],
+    cfg: &Config,
+    r: &Rules,
+    trades: &mut Vec<Trade>,
     mut on_equity: impl FnMut(usize, &Bar, f64),
 ) -> usize {
     trades.clear();
@@ -345,8 +374,6 @@ pub(super) fn simulate(
     if n == 0 {
         return 0;
     }
-    let r = Rules::new(cfg);
-    let has_stops = !(r.sl.is_nan() && r.tp.is_nan());
     let initial = if cfg.initial_equity.is_finite() && cfg.initial_equity > 0.0 {
         cfg.initial_equity
     } else {
@@ -370,45 +397,90 @@ pub(super) fn simulate(
     let mut exposed = 0usize;
     let last = n - 1;
 
-    for (i, b) in bars.iter().enumerate() {
+    let target = |i: usize| {
+        signals
+            .get(i)
+            .copied()
+            .unwrap_or(0)
+            .signum()
+            .max(min_target)
+    };
+    let mut i = 0;
+    while i < n {
+        let b = &bars[i];
         let held_at_open = book.dir;
         // Position changes are rare; keep them out of the straight-line path.
         if pending != book.dir {
             if book.dir != 0 {
-                book.close_market(b.open, i, bars, Exit::Signal, &r);
+                book.close_market(b.open, i, bars, Exit::Signal, r);
             }
             if pending != 0 {
-                book.open(pending, b.open, i, &r);
+                book.open(pending, b.open, i, r);
             }
         }
         exposed += ((held_at_open | book.dir) != 0) as usize;
-        if has_stops && book.dir != 0 {
-            let stopped = book.check_stops(b, i, bars, &r);
+        if STOPS && book.dir != 0 {
+            let stopped = book.check_stops(b, i, bars, r);
             if stopped != 0 {
                 blocked = stopped;
             }
         }
         if i == last && book.dir != 0 {
-            book.close_market(b.close, i, bars, Exit::EndOfData, &r);
+            book.close_market(b.close, i, bars, Exit::EndOfData, r);
         }
         on_equity(i, b, book.cash + book.qty * (b.close - book.entry_px));
 
-        let mut target = signals
-            .get(i)
-            .copied()
-            .unwrap_or(0)
-            .signum()
-            .max(min_target);
-        if blocked != 0 {
-            if target == blocked {
-                target = 0;
+        let mut next = target(i);
+        if STOPS && blocked != 0 {
+            if next == blocked {
+                next = 0;
             } else {
                 blocked = 0;
             }
         }
-        pending = target;
+        pending = next;
+        i += 1;
+        if !STOPS {
+            // The bars before the target changes (or the last bar) fill nothing
+            // and close nothing: only the mark to market moves, so the book
+            // stays in registers for the whole run.
+            let (dir, cash, qty, entry_px) = (book.dir, book.cash, book.qty, book.entry_px);
+            let held = (dir != 0) as usize;
+            let end = last.min(signals.len());
+            if pending == dir && i < end {
+                // The run ends after the first bar whose target differs.
+                let differs = |s: i8| s.signum().max(min_target) != dir;
+                let stop = i + first_where(&signals[i..end], differs).map_or(end - i, |k| k + 1);
+                for (k, b) in bars[i..stop].iter().enumerate() {
+                    on_equity(i + k, b, cash + qty * (b.close - entry_px));
+                }
+                exposed += held * (stop - i);
+                pending = target(stop - 1);
+                i = stop;
+            }
+        }
     }
     exposed
+}
+
+/// Index of the first item for which `hit` holds. Looks at a chunk at a time
+/// without an exit inside it, which the compiler turns into vector compares:
+/// the fill loop's runs of unchanged targets are hundreds of bars long.
+fn first_where(items: &[i8], hit: impl Fn(i8) -> bool) -> Option<usize> {
+    const CHUNK: usize = 32;
+    let mut chunks = items.chunks_exact(CHUNK);
+    let mut at = 0;
+    for chunk in &mut chunks {
+        if chunk.iter().fold(false, |any, &s| any | hit(s)) {
+            return chunk.iter().position(|&s| hit(s)).map(|k| at + k);
+        }
+        at += CHUNK;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&s| hit(s))
+        .map(|k| at + k)
 }
 
 /// `(time, value)` points of a downsampled curve.

@@ -158,6 +158,24 @@ pub fn compute(bars: &[Bar], equity: &[f64], trades: &[Trade], exposure_bars: us
     curve.finish(&bars[..n], trades, exposure_bars).stats
 }
 
+/// Index of the first value equal to `x`, a chunk of compares at a time.
+fn first_equal(values: &[f64], x: f64) -> Option<usize> {
+    const CHUNK: usize = 8;
+    let mut chunks = values.chunks_exact(CHUNK);
+    let mut at = 0;
+    for chunk in &mut chunks {
+        if chunk.iter().fold(false, |any, &v| any | (v == x)) {
+            return chunk.iter().position(|&v| v == x).map(|k| at + k);
+        }
+        at += CHUNK;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&v| v == x)
+        .map(|k| at + k)
+}
+
 /// `x / y`, NaN when `y` is zero (backtesting.py's `x / (y or np.nan)`).
 fn div_or_nan(x: f64, y: f64) -> f64 {
     if y == 0.0 { f64::NAN } else { x / y }
@@ -295,6 +313,85 @@ impl Curve {
         }
         self.last_equity = e;
         self.count = i + 1;
+    }
+
+    /// [`Curve::push`] of every `(bars[i].time, equity[i])`, for a curve already held in a
+    /// buffer (the optimizer's statistics-only runs): bit for bit the same state. The walk
+    /// keeps its state in locals and follows only the peaks; the lowest equity since a peak
+    /// (a branch on every bar that goes either way) is looked up in the buffer when a
+    /// drawdown period closes, with a comparison of whole chunks.
+    pub fn push_all(&mut self, bars: &[Bar], equity: &[f64]) {
+        let n = bars.len().min(equity.len());
+        if n == 0 {
+            return;
+        }
+        if self.count == 0 {
+            self.first_equity = equity[0];
+        }
+        let base = self.count;
+        let (mut peak, mut peak_idx, mut peak_time) = (self.peak, self.peak_idx, self.peak_time);
+        let mut day_end = self.day_end;
+        // First bar of the day being walked, for the weekend count.
+        let mut day_from = 0;
+        // First bar after the peak: `seg_min` covers the bars before it.
+        let mut seg_from = 0;
+        for (k, (b, &e)) in bars[..n].iter().zip(&equity[..n]).enumerate() {
+            let idx = base + k;
+            if b.time >= day_end {
+                self.weekend_bars += (k - day_from) * self.day_is_weekend as usize;
+                if k > 0 {
+                    self.day_last = equity[k - 1];
+                }
+                self.count = idx;
+                self.new_day(b.time);
+                day_end = self.day_end;
+                day_from = k;
+            }
+            if e >= peak {
+                if idx > peak_idx + 1 {
+                    self.lowest_in(&bars[seg_from..k], &equity[seg_from..k], base + seg_from);
+                    (self.peak, self.peak_idx, self.peak_time) = (peak, peak_idx, peak_time);
+                    self.close_period(b.time, 1.0 - self.seg_min / peak);
+                }
+                peak = e;
+                peak_idx = idx;
+                peak_time = b.time;
+                self.seg_min = f64::INFINITY;
+                seg_from = k + 1;
+            }
+        }
+        self.lowest_in(&bars[seg_from..n], &equity[seg_from..n], base + seg_from);
+        (self.peak, self.peak_idx, self.peak_time) = (peak, peak_idx, peak_time);
+        self.weekend_bars += (n - day_from) * self.day_is_weekend as usize;
+        self.day_last = equity[n - 1];
+        self.last_equity = equity[n - 1];
+        self.count = base + n;
+    }
+
+    /// Takes the bars `equity` (the first at index `first`) into `seg_min`, as one
+    /// `e < seg_min` per bar would: the first bar holding the lowest value, NaNs skipped.
+    fn lowest_in(&mut self, bars: &[Bar], equity: &[f64], first: usize) {
+        // Four independent minimums per chunk, so the compares need not wait on each other.
+        let mut lanes = [f64::INFINITY; 4];
+        let mut chunks = equity.chunks_exact(4);
+        for chunk in &mut chunks {
+            for (m, &e) in lanes.iter_mut().zip(chunk) {
+                *m = if e < *m { e } else { *m };
+            }
+        }
+        let lowest = chunks
+            .remainder()
+            .iter()
+            .chain(&lanes)
+            .fold(f64::INFINITY, |m, &e| if e < m { e } else { m });
+        if lowest < self.seg_min
+            && let Some(k) = first_equal(equity, lowest)
+        {
+            // The bar's own value: equal to `lowest`, but a zero keeps its sign.
+            self.seg_min = equity[k];
+            self.seg_min_idx = first + k;
+            self.seg_min_time = bars[k].time;
+        }
     }
 
     #[cold]
@@ -703,5 +800,94 @@ mod tests {
         let s = compute(&b, &[100.0, 110.0, 99.0, 104.5], &[], 0);
         close(s.max_drawdown_duration_days, 2.0);
         close(s.avg_drawdown_pct, -10.0);
+    }
+
+    /// `push_all` leaves the curve as pushing bar by bar does, in one call or
+    /// two: equal lows, flat stretches, NaN and signed zeros, gaps, a weekend,
+    /// a bar out of order and times where the day's end saturates.
+    #[test]
+    fn push_all_is_push_bar_by_bar() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut e = 1000.0;
+        let mut t = T0 - 3 * 3600;
+        let mut bars = Vec::new();
+        let mut equity = Vec::new();
+        for i in 0..3000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            e = match x % 23 {
+                0 => e,                      // flat
+                1 => 990.0,                  // a low visited again and again
+                2 if i % 5 == 0 => f64::NAN, // a hole in the curve
+                3 if i % 7 == 0 => -0.0,     // zeros of both signs
+                4 if i % 7 == 0 => 0.0,
+                _ => {
+                    (if e.is_finite() { e } else { 1000.0 })
+                        * (1.0 + ((x >> 11) % 2001) as f64 / 1e5 - 0.01)
+                }
+            };
+            t += match i {
+                1200 => 4 * 86_400 + 17, // a gap over a weekend
+                2000 => -5 * 86_400,     // back in time
+                _ => 300,
+            };
+            bars.push(Bar {
+                time: if i >= 2990 { i64::MAX - 3000 + i } else { t },
+                close: 1.0 + i as f64,
+                ..Bar::default()
+            });
+            equity.push(e);
+        }
+        // Every field, including those the statistics only read through a threshold (the
+        // weekend share), then the statistics themselves.
+        let summary = |c: Curve| {
+            let d = &c.daily;
+            let state = format!(
+                "{} {:?} {:?} {} {} {:?} {} {} {} {} {} {:?} {} {} {:?} {:?}",
+                c.count,
+                (
+                    c.first_equity,
+                    c.last_equity,
+                    c.peak,
+                    c.peak_idx,
+                    c.peak_time
+                ),
+                (c.seg_min, c.seg_min_idx, c.seg_min_time),
+                c.periods,
+                c.sum_peak_dd,
+                (c.sum_dur, c.max_dur, c.max_dd),
+                c.day_end,
+                c.day_is_weekend,
+                c.day_last,
+                c.weekend_bars,
+                d.days,
+                (d.prev_close, d.n, d.mean, d.m2),
+                d.log_sum,
+                d.any_nonpositive,
+                d.downside_sq,
+                c.deepest,
+            );
+            let s = c.finish(&bars, &[], 0);
+            format!("{state} {:?} {:?}", s.stats, s.deepest)
+        };
+        let mut one = Curve::new();
+        for (b, &e) in bars.iter().zip(&equity) {
+            one.push(b.time, e);
+        }
+        let want = summary(one);
+        for split in [0, 1, 2, 777, 2999, 3000] {
+            let mut all = Curve::new();
+            all.push_all(&bars[..split], &equity[..split]);
+            all.push_all(&bars[split..], &equity[split..]);
+            assert_eq!(summary(all), want, "split at {split}");
+        }
+        // Pushed bar by bar first, then the rest at once.
+        let mut mixed = Curve::new();
+        for (b, &e) in bars[..1500].iter().zip(&equity) {
+            mixed.push(b.time, e);
+        }
+        mixed.push_all(&bars[1500..], &equity[1500..]);
+        assert_eq!(summary(mixed), want);
     }
 }

@@ -562,6 +562,68 @@ pub(super) fn signals_core(
     }
 }
 
+/// The two averages a moving-average crossover compares, as `(average, fast
+/// period, slow period)`, or `None` for the other strategies. The optimizer
+/// computes each period's average once with [`average_series`] and builds the
+/// signals with [`cross_series`]: the same values [`signals_core`] streams.
+pub(super) fn crossover(spec: &StrategySpec, p: &Params) -> Option<(Average, usize, usize)> {
+    let kind = match spec.id {
+        "sma_cross" => Average::Simple,
+        "ema_cross" => Average::Exponential,
+        _ => return None,
+    };
+    Some((kind, period(p.get(0)), period(p.get(1))))
+}
+
+/// Which moving average a crossover uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) enum Average {
+    Simple,
+    Exponential,
+}
+
+/// The close's moving average of `period` over `bars`, written to `out`.
+pub(super) fn average_series(kind: Average, bars: &[Bar], period: usize, out: &mut Vec<f64>) {
+    out.clear();
+    match kind {
+        Average::Simple => out.extend(indicators::sma_stream(bars.len(), period, |i| {
+            bars[i].close
+        })),
+        Average::Exponential => {
+            out.extend(indicators::ema_stream(bars.iter().map(|b| b.close), period))
+        }
+    }
+}
+
+/// The crossover signals of two averages computed by [`average_series`]: what
+/// [`cross`] makes of them, in two passes that the compiler vectorizes. The
+/// comparisons first; then a tie (or the NaN warm-up) takes the position
+/// before it, which only chunks holding a zero need to look at.
+pub(super) fn cross_series(fast: &[f64], slow: &[f64], out: &mut Vec<i8>) {
+    let n = fast.len().min(slow.len());
+    out.clear();
+    out.extend(
+        fast[..n]
+            .iter()
+            .zip(&slow[..n])
+            .map(|(&f, &s)| (f > s) as i8 - (f < s) as i8),
+    );
+    let mut pos = 0i8;
+    for chunk in out.chunks_mut(32) {
+        if chunk.iter().fold(true, |all, &d| all & (d != 0)) {
+            pos = chunk[chunk.len() - 1];
+            continue;
+        }
+        for d in chunk {
+            if *d == 0 {
+                *d = pos;
+            } else {
+                pos = *d;
+            }
+        }
+    }
+}
+
 /// `+1` while `fast > slow`, `-1` while `fast < slow`, unchanged on ties and
 /// `0` until both are defined (NaN compares false both ways). Written without
 /// branches so the loop stays a straight compare-and-select.
@@ -991,6 +1053,34 @@ mod tests {
             signals(spec, &Params::defaults(spec), &[], &mut out);
             assert!(out.is_empty());
         }
+    }
+
+    /// The two-pass crossover the optimizer uses is the streaming one, ties (which keep the
+    /// position), NaN warm-ups and a chunk boundary included.
+    #[test]
+    fn cross_series_is_cross() {
+        let nan = f64::NAN;
+        let mut fast = vec![nan; 5];
+        let mut slow = vec![nan; 9];
+        for i in 0..200 {
+            fast.push([1.0, 2.0, 2.0, 3.0, 1.5][i % 5]);
+        }
+        for i in 0..196 {
+            slow.push([2.0, 2.0, 1.0, 3.0][i % 4]);
+        }
+        // A long tie inside one chunk and across the next.
+        for (f, s) in fast[60..100].iter_mut().zip(&mut slow[60..100]) {
+            *f = 7.0;
+            *s = 7.0;
+        }
+        let mut want = Vec::new();
+        cross(fast.iter().copied(), slow.iter().copied(), &mut want);
+        assert!(want.windows(2).any(|w| w[0] != 0 && w[0] == w[1]));
+        let mut got = Vec::new();
+        cross_series(&fast, &slow, &mut got);
+        assert_eq!(got, want);
+        cross_series(&fast[..3], &slow, &mut got);
+        assert_eq!(got, [0, 0, 0]);
     }
 
     #[test]

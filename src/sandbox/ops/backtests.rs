@@ -2,7 +2,7 @@
 
 use super::{AppError, Call, ErrorKind, Reply};
 use crate::api::model::{BacktestJob, BacktestRequest, ErrorDetail};
-use crate::sandbox::backtests;
+use crate::sandbox::backtests::{self, Standing};
 use crate::sandbox::core::{Core, View};
 use crate::sandbox::quota;
 
@@ -68,16 +68,28 @@ pub fn run_backtest(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
 
 pub fn get_backtest_job(core: &View, call: &Call) -> Result<Reply, AppError> {
     let id = call.path.first().map(String::as_str).unwrap_or_default();
-    let row = core
+    let mut row = core
         .store
         .job(id)?
         .filter(|j| j.account_id == call.caller.account_id)
         .ok_or_else(|| AppError::not_found(format!("no backtest job {id:?} for this account")))?;
-    // A job running in this process is `queued` in the store until it ends; its progress is
-    // kept in memory.
-    let running = (row.status == "queued")
-        .then(|| core.backtests.progress(&row.id))
+    // A job running in this process is `queued` in the store until its outcome is written; its
+    // progress, then its outcome, are kept in memory until then.
+    let standing = (row.status == "queued")
+        .then(|| core.backtests.standing(&row.id))
         .flatten();
+    let mut running = None;
+    match standing {
+        Some(Standing::Running(progress)) => running = Some(progress),
+        Some(Standing::Ended { ok, text, at }) => {
+            row.status = if ok { "done" } else { "failed" }.into();
+            row.progress = 100;
+            row.finished_at = Some(at);
+            let slot = if ok { &mut row.result } else { &mut row.error };
+            *slot = Some(text.to_string());
+        }
+        None => {}
+    }
     let job = BacktestJob {
         poll_url: poll_url(&row.id),
         job_id: row.id,
