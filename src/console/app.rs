@@ -571,6 +571,8 @@ impl App {
     /// The tab just came on screen: what it shows is asked for now.
     pub(crate) fn entered_tab(&mut self) {
         match self.tab {
+            // Asked rarely while off screen (see `feeds/update.rs`).
+            Tab::Logs => self.poll_now(&[Resource::Audit], self.now),
             Tab::Discovery => self.discovery.due_now(self.now),
             Tab::Research => self.research.refresh(self.now),
             Tab::Tools => self.tools.entered(self.now),

@@ -10,8 +10,11 @@ use chrono::{DateTime, Utc};
 use std::time::Duration;
 
 /// How often a flat account's feeds are asked on a long-polled gateway (see
-/// `App::account_is_quiet`).
+/// `App::quiet_interval`).
 pub const QUIET_ACCOUNT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// How often the audit log is asked while the Logs tab is not on screen.
+pub const QUIET_AUDIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl App {
     /// Polls these resources at `at` instead of at their next scheduled time: what an action just
@@ -24,16 +27,25 @@ impl App {
         }
     }
 
-    /// On a long-polled gateway nothing moves a flat account (no position, no open order) but an
-    /// execution, and the console hears of every execution from the gateway's inbox at once and
-    /// asks the account then (`inbox/gateway.rs`): meanwhile its feeds are asked rarely, so an
-    /// idle desk costs nearly nothing. A trade made on the service past the gateway shows within
-    /// [`QUIET_ACCOUNT`].
-    fn account_is_quiet(&self, resource: Resource) -> bool {
-        matches!(
-            resource,
-            Resource::Positions | Resource::Orders | Resource::Pnl
-        ) && self.gate.version.is_some()
+    /// How long a feed waits instead of its interval while what it shows cannot change unseen,
+    /// so an idle desk costs nearly nothing:
+    /// - on a long-polled gateway nothing moves a flat account (no position, no open order) but
+    ///   an execution, and the console hears of every execution from the gateway's inbox at once
+    ///   and asks the account then (`inbox/gateway.rs`); a trade made on the service past the
+    ///   gateway shows within [`QUIET_ACCOUNT`];
+    /// - the audit log is shown on the Logs tab only, which asks it again when it comes on screen.
+    fn quiet_interval(&self, resource: Resource) -> Option<std::time::Duration> {
+        match resource {
+            Resource::Positions | Resource::Orders | Resource::Pnl if self.account_is_quiet() => {
+                Some(QUIET_ACCOUNT)
+            }
+            Resource::Audit if self.tab != crate::console::tab::Tab::Logs => Some(QUIET_AUDIT),
+            _ => None,
+        }
+    }
+
+    fn account_is_quiet(&self) -> bool {
+        self.gate.version.is_some()
             && self.decider() == crate::console::decider::Decider::Gateway
             && self.account.positions.is_empty()
             && self.account.orders.is_empty()
@@ -60,10 +72,10 @@ impl App {
                 feed.error = None;
                 feed.poll.succeeded(at, latency, feed.interval);
                 self.apply(payload, at, fx);
-                if self.account_is_quiet(resource)
+                if let Some(quiet) = self.quiet_interval(resource)
                     && let Some(feed) = self.feeds.get_mut(&resource)
                 {
-                    feed.poll.ask_at(at + to_delta(QUIET_ACCOUNT));
+                    feed.poll.ask_at(at + to_delta(quiet));
                 }
                 // The service answers again: the feeds that could not reach it ask now instead of
                 // at the end of their backoff.

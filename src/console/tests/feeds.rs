@@ -425,3 +425,27 @@ fn a_service_that_stops_answering_is_not_ok() {
     assert_eq!(text, "no answer for 9s, waiting");
     assert_eq!(health, Health::Down);
 }
+
+/// The audit log is shown on the Logs tab only: elsewhere it is asked every minute, and the tab
+/// asks it at once when it comes on screen, then at its interval.
+#[test]
+fn the_audit_log_is_asked_rarely_off_its_tab_and_at_once_on_it() {
+    let mut app = seeded_app(120, 40);
+    let at = t0() + secs(1);
+    app.update(loaded(Resource::Audit, Payload::Audit(audit()), at));
+    assert_eq!(
+        app.feeds[&Resource::Audit].poll.next_due,
+        Some(at + secs(60))
+    );
+    let fx = app.update(key('3'));
+    assert!(
+        fx.contains(&crate::console::action::Effect::Fetch(Resource::Audit)),
+        "{fx:?}"
+    );
+    app.update(loaded(
+        Resource::Audit,
+        Payload::Audit(audit()),
+        at + secs(2),
+    ));
+    assert!(app.feeds[&Resource::Audit].poll.next_due < Some(at + secs(60)));
+}
