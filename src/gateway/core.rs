@@ -130,6 +130,11 @@ impl Gate {
         self.lock_keys().get(agent).map(|(k, _)| k.clone())
     }
 
+    /// Whether the upstream accepted this agent's key since the start; no copy of the key is made.
+    pub(super) fn knows(&self, agent: &str) -> bool {
+        self.lock_keys().contains_key(agent)
+    }
+
     pub(super) fn last_seen(&self, agent: &str) -> Option<DateTime<Utc>> {
         self.lock_keys().get(agent).map(|(_, t)| *t)
     }
@@ -145,12 +150,15 @@ impl Gate {
     /// the key was unknown run now.
     pub(super) async fn remember(self: &Arc<Self>, agent: &AgentKey) {
         let now = self.now();
-        let new = self
-            .lock_keys()
-            .insert(agent.hash.clone(), (agent.secret.clone(), now))
-            .is_none();
-        if !new {
-            return;
+        {
+            // Every accepted read lands here: a known agent's entry is updated in place, with no
+            // allocation and no store write (its last request is the memory's, not the store's).
+            let mut keys = self.lock_keys();
+            if let Some(entry) = keys.get_mut(&agent.hash) {
+                entry.1 = now;
+                return;
+            }
+            keys.insert(agent.hash.clone(), (agent.secret.clone(), now));
         }
         if let Err(e) = self
             .store

@@ -198,18 +198,18 @@ impl Gateway {
             })?;
         let app = http::router(gate.clone());
         let (tx, rx) = oneshot::channel::<()>();
-        let server = tokio::spawn(async move {
-            // The peer's address keys the rate limit of a caller without a credential.
-            let app = app.into_make_service_with_connect_info::<SocketAddr>();
-            let result = axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = rx.await;
-                })
-                .await;
-            if let Err(e) = result {
-                tracing::error!("gateway server stopped: {e}");
-            }
-        });
+        let limits = crate::edge::serve::Limits {
+            header_timeout: gate.settings.timeout(),
+            max_connections: crate::edge::serve::MAX_CONNECTIONS,
+        };
+        let server = tokio::spawn(crate::edge::serve::serve(
+            listener,
+            app,
+            limits,
+            async move {
+                let _ = rx.await;
+            },
+        ));
         let poller = gate
             .store
             .shared()

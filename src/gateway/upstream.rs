@@ -142,7 +142,11 @@ impl Gate {
         }
         let start = std::time::Instant::now();
         let sent = req.send().await;
-        let method_label = method.as_str().to_string();
+        let method_label = if method == reqwest::Method::POST {
+            "POST"
+        } else {
+            "GET"
+        };
         match &sent {
             Ok(_) => {
                 self.upstream_seen.store(
