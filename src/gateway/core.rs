@@ -100,6 +100,9 @@ pub struct Gate {
     pub store: Arc<dyn Store>,
     pub(super) http: reqwest::Client,
     pub(super) upstream: String,
+    /// `upstream` parsed once: each request sets its path and query on a copy instead of parsing
+    /// (and IDNA-checking the host of) a whole URL again.
+    pub(super) upstream_url: reqwest::Url,
     pub(super) upstream_key: Option<Secret>,
     pub settings: GateSettings,
     pub(super) now: Now,
@@ -115,6 +118,8 @@ pub struct Gate {
     pub(super) tools: super::tools::ToolCatalog,
     /// How each agent connects (REST or MCP), memory only.
     pub(super) connections: super::connections::Connections,
+    /// What inbox items' models derive from what never changes in them, memory only.
+    pub(super) derived: super::items::Derived,
 }
 
 impl Gate {

@@ -130,6 +130,9 @@ impl Gateway {
         if !(upstream.starts_with("http://") || upstream.starts_with("https://")) {
             return Err(StartError::Upstream(config.upstream));
         }
+        let Ok(upstream_url) = reqwest::Url::parse(&upstream) else {
+            return Err(StartError::Upstream(config.upstream));
+        };
         let path = path_for_errors(&config.db);
         let store = config
             .db
@@ -171,6 +174,7 @@ impl Gateway {
             store,
             http,
             upstream,
+            upstream_url,
             upstream_key: config.upstream_key,
             settings: config.settings,
             now: config.now,
@@ -181,6 +185,7 @@ impl Gateway {
             tools: Default::default(),
             upstream_seen: Default::default(),
             connections: Default::default(),
+            derived: Default::default(),
         });
         guard::set_policy(&gate, &config.policy, "config")
             .await
