@@ -320,6 +320,17 @@ fn proposals(c: &mut Criterion) {
         proposals_app(1_000, 100_000),
         &["of 1000", "As it will execute", "WIF", "Decisions"],
     );
+    // Issue #22's inbox at scale: a gateway's 10,000 pending items from 100 agents.
+    let mut at_scale = proposals_app(10_000, 100);
+    for item in &mut at_scale.inbox {
+        item.source = Source::Gateway;
+    }
+    bench_draw(
+        c,
+        "proposals/10k gateway inbox, 100 positions",
+        at_scale,
+        &["of 10000", "As it will execute", "WIF", "Decisions"],
+    );
 }
 
 /// Layout alone (also run by `App::update` to map mouse clicks): it scans the inbox.

@@ -1,19 +1,30 @@
-//! The HTTP edge both servers share (the sandbox and the gateway): a request id on every request
-//! (the caller's `x-request-id` when it is a sane one, else a new one), answered in the response
-//! and carried on every log line of the request through one tower-http span; request counts and
-//! latencies by operation and status for `/metrics`; and the Prometheus registry behind it.
+//! The HTTP edge both servers share (the sandbox and the gateway), built of tower and tower-http
+//! layers: a request id on every request (the caller's `x-request-id` when it is a sane one, else
+//! a new one), answered in the response and carried on every log line of the request through one
+//! tower-http span; request counts and latencies by operation and status for `/metrics`, and the
+//! Prometheus registry behind it; a body limit and a body timeout; and a cap on requests in
+//! flight past which new ones are refused at once (load shedding) rather than queued. Its
+//! refusals are answered in each server's own error shape ([`Edge::refuse`]). The accept loop,
+//! with its header timeout and connection cap, is [`serve`].
+
+pub mod serve;
 
 use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::error_handling::HandleErrorLayer;
 use axum::extract::{MatchedPath, Request};
-use axum::http::{HeaderName, HeaderValue};
+use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use std::sync::OnceLock;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+use tower::ServiceBuilder;
+use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::request_id::{
     MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
 };
+use tower_http::timeout::RequestBodyTimeoutLayer;
 use tower_http::trace::TraceLayer;
 
 pub use crate::api::request_id::HEADER as REQUEST_ID;
@@ -53,41 +64,127 @@ async fn drop_insane_id(mut req: Request, next: Next) -> Response {
 
 async fn observe(server: &'static str, req: Request, next: Next) -> Response {
     let start = Instant::now();
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map(|p| p.as_str().to_string());
+    let route = req.extensions().get::<MatchedPath>().cloned();
     let id = req
         .headers()
         .get(REQUEST_ID)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
     let resp = with_request_id(id, next.run(req)).await;
-    let operation = match resp.extensions().get::<OperationName>() {
-        Some(op) => op.0.to_string(),
-        None => route.unwrap_or_else(|| "unmatched".into()),
+    // Labels borrow what they can ('static names): this runs on every request.
+    let operation: metrics::SharedString = match resp.extensions().get::<OperationName>() {
+        Some(op) => op.0.into(),
+        None => route.map_or("unmatched".into(), |r| r.as_str().to_string().into()),
     };
-    let status = resp.status().as_u16().to_string();
-    let labels = [
-        ("server", server.to_string()),
-        ("operation", operation),
-        ("status", status),
-    ];
-    metrics::counter!("agentdesk_http_requests_total", &labels).increment(1);
-    metrics::histogram!("agentdesk_http_request_duration_seconds", &labels[..2])
+    let status: metrics::SharedString = match resp.status() {
+        StatusCode::OK => "200".into(),
+        s => s.as_u16().to_string().into(),
+    };
+    metrics::counter!("agentdesk_http_requests_total", "server" => server, "operation" => operation.clone(), "status" => status).increment(1);
+    metrics::histogram!("agentdesk_http_request_duration_seconds", "server" => server, "operation" => operation)
         .record(start.elapsed().as_secs_f64());
     resp
 }
 
-/// The edge's layers around a server's routes. `server` labels its metrics (`sandbox`,
-/// `gateway`): one process may run both.
-pub fn layers(router: Router, server: &'static str) -> Router {
+/// Requests each server serves at once before it sheds load. Far above what a desk's agents send
+/// (a few per second each), and below what would exhaust memory or file descriptors.
+pub const IN_FLIGHT: usize = 1024;
+
+/// What the edge refuses on a server's behalf, before the server's own code reads the request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The body is larger than [`Edge::body_limit`] (413).
+    TooLarge(usize),
+    /// The body stopped arriving for [`Edge::body_timeout`] (408); the connection is closed.
+    Timeout(Duration),
+    /// [`Edge::in_flight`] requests are being served already (503).
+    Overloaded,
+}
+
+/// One server's edge.
+#[derive(Clone, Copy)]
+pub struct Edge {
+    /// Labels the metrics (`sandbox`, `gateway`): one process may run both.
+    pub server: &'static str,
+    /// Request bodies larger than this are refused, by their `Content-Length` before they are
+    /// read, or as soon as more arrives.
+    pub body_limit: usize,
+    /// A body that sends nothing for this long is refused. (A head that does not arrive is the
+    /// accept loop's: [`serve::Limits::header_timeout`].)
+    pub body_timeout: Duration,
+    /// Requests served at once; one more is answered 503 at once. A queue would only hold it until
+    /// the caller's own timeout, with every request behind it waiting as well.
+    pub in_flight: usize,
+    /// The server's answer to a refusal, in its own error shape.
+    pub refuse: fn(Refusal) -> Response,
+}
+
+/// The whole body of a request that went through the edge, or what the edge refuses about it.
+/// `None`: the caller went away mid-body, and nobody reads the answer.
+pub async fn read_body(edge: &Edge, body: Body) -> Result<Bytes, Option<Refusal>> {
+    axum::body::to_bytes(body, usize::MAX).await.map_err(|e| {
+        let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&e);
+        while let Some(s) = source {
+            if s.is::<tower_http::timeout::TimeoutError>() {
+                return Some(Refusal::Timeout(edge.body_timeout));
+            }
+            if s.is::<http_body_util::LengthLimitError>() {
+                return Some(Refusal::TooLarge(edge.body_limit));
+            }
+            source = s.source();
+        }
+        None
+    })
+}
+
+/// A 408 closes its connection: the rest of a body that stalled must not be read as a request.
+pub fn closing(mut resp: Response) -> Response {
+    resp.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    resp
+}
+
+/// tower-http's own 413 (for a `Content-Length` over the limit) is plain text; the server's
+/// shape replaces it.
+async fn own_413(edge: Edge, resp: Response) -> Response {
+    let plain = resp.status() == StatusCode::PAYLOAD_TOO_LARGE
+        && resp
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|v| v.as_bytes().starts_with(b"text/plain"));
+    if plain {
+        (edge.refuse)(Refusal::TooLarge(edge.body_limit))
+    } else {
+        resp
+    }
+}
+
+/// The edge's layers around a server's routes.
+pub fn layers(router: Router, edge: Edge) -> Router {
     prometheus();
+    let server = edge.server;
     let header = HeaderName::from_static(REQUEST_ID);
-    router
+    let routes = router
+        .layer(RequestBodyTimeoutLayer::new(edge.body_timeout))
+        .layer(RequestBodyLimitLayer::new(edge.body_limit))
+        .layer(middleware::map_response(move |resp| own_413(edge, resp)))
         .layer(middleware::from_fn(move |req, next| {
             observe(server, req, next)
-        }))
+        }));
+    // Around the routes as one service, not per route (as `Router::layer` would): the cap is on
+    // the server's requests, not each route's.
+    let shed = ServiceBuilder::new()
+        .layer(HandleErrorLayer::new(
+            move |_: tower::BoxError| async move {
+                metrics::counter!("agentdesk_http_shed_total", "server" => server).increment(1);
+                (edge.refuse)(Refusal::Overloaded)
+            },
+        ))
+        .load_shed()
+        .concurrency_limit(edge.in_flight)
+        .service(routes);
+    Router::new()
+        .fallback_service(shed)
         .layer(
             TraceLayer::new_for_http().make_span_with(move |req: &axum::http::Request<_>| {
                 let id = req
@@ -139,4 +236,134 @@ pub fn metrics_response() -> Response {
         prometheus().render(),
     )
         .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::response::IntoResponse;
+    use futures::StreamExt;
+    use std::sync::Arc;
+    use tower::ServiceExt;
+
+    fn refuse(r: Refusal) -> Response {
+        let (status, code) = match r {
+            Refusal::TooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "too_large"),
+            Refusal::Timeout(_) => (StatusCode::REQUEST_TIMEOUT, "timeout"),
+            Refusal::Overloaded => (StatusCode::SERVICE_UNAVAILABLE, "overloaded"),
+        };
+        (status, axum::Json(serde_json::json!({ "code": code }))).into_response()
+    }
+
+    fn edge(in_flight: usize) -> Edge {
+        Edge {
+            server: "test",
+            body_limit: 16,
+            body_timeout: Duration::from_millis(100),
+            in_flight,
+            refuse,
+        }
+    }
+
+    async fn code(resp: Response) -> (StatusCode, serde_json::Value) {
+        let status = resp.status();
+        let body = axum::body::to_bytes(resp.into_body(), 1 << 16)
+            .await
+            .unwrap();
+        (status, serde_json::from_slice(&body).unwrap_or_default())
+    }
+
+    #[tokio::test]
+    async fn past_the_cap_a_request_is_refused_at_once_in_the_servers_shape() {
+        let release = Arc::new(tokio::sync::Notify::new());
+        let held = release.clone();
+        let router = Router::new().route(
+            "/slow",
+            axum::routing::get(move || {
+                let held = held.clone();
+                async move {
+                    held.notified().await;
+                    "done"
+                }
+            }),
+        );
+        let app = layers(router, edge(1));
+        let req = || Request::builder().uri("/slow").body(Body::empty()).unwrap();
+        let first = tokio::spawn(app.clone().oneshot(req()));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let (status, body) = code(app.clone().oneshot(req()).await.unwrap()).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(body["code"], "overloaded");
+        release.notify_one();
+        assert_eq!(first.await.unwrap().unwrap().status(), StatusCode::OK);
+        // The permit is back: the next one is served.
+        release.notify_one();
+        let resp = app.oneshot(req()).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+    }
+
+    #[tokio::test]
+    async fn bodies_over_the_limit_or_stalled_are_refused_in_the_servers_shape() {
+        let read = |edge: Edge| {
+            Router::new().route(
+                "/echo",
+                axum::routing::post(move |req: Request| async move {
+                    match read_body(&edge, req.into_body()).await {
+                        Ok(b) => b.len().to_string().into_response(),
+                        Err(Some(r)) => (edge.refuse)(r),
+                        Err(None) => StatusCode::BAD_REQUEST.into_response(),
+                    }
+                }),
+            )
+        };
+        let app = layers(read(edge(8)), edge(8));
+        let post = |body: Body| {
+            Request::builder()
+                .method("POST")
+                .uri("/echo")
+                .body(body)
+                .unwrap()
+        };
+        // Declared too large: refused before it is read.
+        let mut declared = post(Body::from("x".repeat(17)));
+        declared
+            .headers_mut()
+            .insert(header::CONTENT_LENGTH, HeaderValue::from(17));
+        let (status, body) = code(app.clone().oneshot(declared).await.unwrap()).await;
+        assert_eq!(
+            (status, body["code"].as_str()),
+            (StatusCode::PAYLOAD_TOO_LARGE, Some("too_large"))
+        );
+        // Streamed past the limit with no length said.
+        let chunks =
+            futures::stream::iter(["0123456789", "0123456789"].map(Ok::<_, std::io::Error>));
+        let (status, body) = code(
+            app.clone()
+                .oneshot(post(Body::from_stream(chunks)))
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(
+            (status, body["code"].as_str()),
+            (StatusCode::PAYLOAD_TOO_LARGE, Some("too_large"))
+        );
+        // A body that stops arriving.
+        let stalled = futures::stream::once(async { Ok::<_, std::io::Error>("01") })
+            .chain(futures::stream::pending());
+        let (status, body) = code(
+            app.clone()
+                .oneshot(post(Body::from_stream(stalled)))
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(
+            (status, body["code"].as_str()),
+            (StatusCode::REQUEST_TIMEOUT, Some("timeout"))
+        );
+        // Within both: read whole.
+        let resp = app.oneshot(post(Body::from("0123456789"))).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+    }
 }

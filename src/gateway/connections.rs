@@ -44,14 +44,19 @@ impl Connections {
 
     /// A REST request of this agent. An MCP client's name is kept until the agent uses REST.
     pub fn rest(&self, agent: &str, at: DateTime<Utc>) {
-        self.lock().insert(
-            agent.to_string(),
-            Connection {
-                transport: Transport::Rest,
-                client: None,
-                at,
-            },
-        );
+        let rest = Connection {
+            transport: Transport::Rest,
+            client: None,
+            at,
+        };
+        let mut map = self.lock();
+        // Every REST request lands here: a known agent's entry is replaced in place, no new key.
+        match map.get_mut(agent) {
+            Some(c) => *c = rest,
+            None => {
+                map.insert(agent.to_string(), rest);
+            }
+        }
     }
 
     /// An MCP session this agent opened, with the client it named.

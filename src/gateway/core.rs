@@ -100,6 +100,9 @@ pub struct Gate {
     pub store: Arc<dyn Store>,
     pub(super) http: reqwest::Client,
     pub(super) upstream: String,
+    /// `upstream` parsed once: each request sets its path and query on a copy instead of parsing
+    /// (and IDNA-checking the host of) a whole URL again.
+    pub(super) upstream_url: reqwest::Url,
     pub(super) upstream_key: Option<Secret>,
     pub settings: GateSettings,
     pub(super) now: Now,
@@ -115,6 +118,8 @@ pub struct Gate {
     pub(super) tools: super::tools::ToolCatalog,
     /// How each agent connects (REST or MCP), memory only.
     pub(super) connections: super::connections::Connections,
+    /// What inbox items' models derive from what never changes in them, memory only.
+    pub(super) derived: super::items::Derived,
 }
 
 impl Gate {
@@ -128,6 +133,11 @@ impl Gate {
 
     pub(super) fn key_of(&self, agent: &str) -> Option<Secret> {
         self.lock_keys().get(agent).map(|(k, _)| k.clone())
+    }
+
+    /// Whether the upstream accepted this agent's key since the start; no copy of the key is made.
+    pub(super) fn knows(&self, agent: &str) -> bool {
+        self.lock_keys().contains_key(agent)
     }
 
     pub(super) fn last_seen(&self, agent: &str) -> Option<DateTime<Utc>> {
@@ -145,12 +155,15 @@ impl Gate {
     /// the key was unknown run now.
     pub(super) async fn remember(self: &Arc<Self>, agent: &AgentKey) {
         let now = self.now();
-        let new = self
-            .lock_keys()
-            .insert(agent.hash.clone(), (agent.secret.clone(), now))
-            .is_none();
-        if !new {
-            return;
+        {
+            // Every accepted read lands here: a known agent's entry is updated in place, with no
+            // allocation and no store write (its last request is the memory's, not the store's).
+            let mut keys = self.lock_keys();
+            if let Some(entry) = keys.get_mut(&agent.hash) {
+                entry.1 = now;
+                return;
+            }
+            keys.insert(agent.hash.clone(), (agent.secret.clone(), now));
         }
         if let Err(e) = self
             .store

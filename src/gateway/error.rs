@@ -21,6 +21,8 @@ pub enum Kind {
     /// Was valid once, is not any more (an expired item or link).
     Expired,
     TooLarge,
+    /// The request's body stopped arriving.
+    Timeout,
     /// A fault of the gateway itself.
     Internal,
     /// A caller sent more than its rate limit allows.
@@ -45,6 +47,7 @@ impl Kind {
             Kind::NotAllowed => 405,
             Kind::Conflict => 409,
             Kind::Expired => 410,
+            Kind::Timeout => 408,
             Kind::TooLarge => 413,
             Kind::RateLimited => 429,
             Kind::Internal => 500,

@@ -11,6 +11,54 @@ use super::trade::{PricedBy, Trade};
 use crate::api::model::{GateItem, GateTrade, GateVerdict};
 use serde_json::{Value, json};
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// What an item's model derives from its stored request, preview and verdicts (the trade that
+/// will execute, or why there is none; the digest an approval binds to; the typed verdicts), by
+/// item id. Those three are written once, when the item is staged, and never changed, so what
+/// comes of them holds for the item's life: an inbox asked every second by each console derives
+/// each item once, not on every ask (the strict re-reading of a request is most of a listing's
+/// cost).
+#[derive(Default)]
+pub struct Derived {
+    by_id: Mutex<HashMap<String, Arc<Derivation>>>,
+}
+
+struct Derivation {
+    trade: Option<GateTrade>,
+    trade_error: Option<String>,
+    digest: String,
+    verdicts: Vec<GateVerdict>,
+}
+
+/// Past this many items the memory starts over rather than grow with every item ever listed.
+const DERIVED_MAX: usize = 50_000;
+
+impl Derived {
+    fn of(&self, gate: &Gate, item: &Item) -> Arc<Derivation> {
+        let lock = || self.by_id.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(d) = lock().get(&item.id) {
+            return d.clone();
+        }
+        let (trade, trade_error) = match guard::item_trade_offline(gate, item) {
+            Ok(t) => (t.as_ref().map(GateTrade::from), None),
+            Err(why) => (None, Some(why)),
+        };
+        let d = Arc::new(Derivation {
+            trade,
+            trade_error,
+            digest: guard::item_digest(item),
+            verdicts: serde_json::from_value::<Vec<GateVerdict>>(item.verdicts.clone())
+                .unwrap_or_default(),
+        });
+        let mut map = lock();
+        if map.len() >= DERIVED_MAX {
+            map.clear();
+        }
+        map.insert(item.id.clone(), d.clone());
+        d
+    }
+}
 
 /// The known agents by key hash, for labelling items.
 pub async fn agent_map(gate: &Gate) -> Result<HashMap<String, Agent>, GateError> {
@@ -60,10 +108,7 @@ pub fn model(gate: &Gate, item: &Item, agents: &HashMap<String, Agent>) -> GateI
         }
         (_, note) => note.clone(),
     };
-    let (trade, trade_error) = match guard::item_trade_offline(gate, item) {
-        Ok(t) => (t.as_ref().map(GateTrade::from), None),
-        Err(why) => (None, Some(why)),
-    };
+    let derived = gate.derived.of(gate, item);
     GateItem {
         id: item.id.clone(),
         agent: agent
@@ -84,13 +129,12 @@ pub fn model(gate: &Gate, item: &Item, agents: &HashMap<String, Agent>) -> GateI
         reason: item.reason.clone(),
         result: item.result.clone(),
         note,
-        verdicts: serde_json::from_value::<Vec<GateVerdict>>(item.verdicts.clone())
-            .unwrap_or_default(),
+        verdicts: derived.verdicts.clone(),
         standing_approval: item.standing,
         notional: item.notional,
-        trade,
-        trade_error,
-        trade_digest: Some(guard::item_digest(item)),
+        trade: derived.trade.clone(),
+        trade_error: derived.trade_error.clone(),
+        trade_digest: Some(derived.digest.clone()),
         extra: Default::default(),
     }
 }

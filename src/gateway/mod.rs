@@ -131,6 +131,9 @@ impl Gateway {
         if !(upstream.starts_with("http://") || upstream.starts_with("https://")) {
             return Err(StartError::Upstream(config.upstream));
         }
+        let Ok(upstream_url) = reqwest::Url::parse(&upstream) else {
+            return Err(StartError::Upstream(config.upstream));
+        };
         let path = path_for_errors(&config.db);
         let store = config
             .db
@@ -172,6 +175,7 @@ impl Gateway {
             store,
             http,
             upstream,
+            upstream_url,
             upstream_key: config.upstream_key,
             settings: config.settings,
             now: config.now,
@@ -182,6 +186,7 @@ impl Gateway {
             tools: Default::default(),
             upstream_seen: Default::default(),
             connections: Default::default(),
+            derived: Default::default(),
         });
         guard::set_policy(&gate, &config.policy, "config")
             .await
@@ -199,18 +204,18 @@ impl Gateway {
             })?;
         let app = http::router(gate.clone());
         let (tx, rx) = oneshot::channel::<()>();
-        let server = tokio::spawn(async move {
-            // The peer's address keys the rate limit of a caller without a credential.
-            let app = app.into_make_service_with_connect_info::<SocketAddr>();
-            let result = axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = rx.await;
-                })
-                .await;
-            if let Err(e) = result {
-                tracing::error!("gateway server stopped: {e}");
-            }
-        });
+        let limits = crate::edge::serve::Limits {
+            header_timeout: gate.settings.timeout(),
+            max_connections: crate::edge::serve::MAX_CONNECTIONS,
+        };
+        let server = tokio::spawn(crate::edge::serve::serve(
+            listener,
+            app,
+            limits,
+            async move {
+                let _ = rx.await;
+            },
+        ));
         let poller = gate
             .store
             .shared()

@@ -98,7 +98,7 @@ impl Gate {
         key: Option<&Secret>,
         body: Bytes,
     ) -> Result<reqwest::Response, GateError> {
-        let url = format!("{}{path_and_query}", self.upstream);
+        let url = self.url_of(path_and_query);
         let mut out = reqwest::header::HeaderMap::new();
         for (name, value) in headers {
             // The upstream hears of one credential only: the key this gateway identified.
@@ -134,7 +134,7 @@ impl Gate {
         }
         let mut req = self
             .http
-            .request(method.clone(), &url)
+            .request(method.clone(), url)
             .headers(out)
             .timeout(self.settings.timeout());
         if method == reqwest::Method::POST {
@@ -142,7 +142,11 @@ impl Gate {
         }
         let start = std::time::Instant::now();
         let sent = req.send().await;
-        let method_label = method.as_str().to_string();
+        let method_label = if method == reqwest::Method::POST {
+            "POST"
+        } else {
+            "GET"
+        };
         match &sent {
             Ok(_) => {
                 self.upstream_seen.store(
@@ -163,6 +167,24 @@ impl Gate {
             }
         }
         sent.map_err(|e| self.transport_error(&e))
+    }
+
+    /// The upstream's URL for a catalog path (and query), under the upstream's own base path.
+    fn url_of(&self, path_and_query: &str) -> reqwest::Url {
+        let (path, query) = match path_and_query.split_once('?') {
+            Some((p, q)) => (p, Some(q)),
+            None => (path_and_query, None),
+        };
+        let mut url = self.upstream_url.clone();
+        let base = url.path().trim_end_matches('/');
+        if base.is_empty() {
+            url.set_path(path);
+        } else {
+            let joined = format!("{base}{path}");
+            url.set_path(&joined);
+        }
+        url.set_query(query);
+        url
     }
 
     pub(super) fn transport_error(&self, e: &reqwest::Error) -> GateError {

@@ -190,13 +190,13 @@ impl Sandbox {
             source,
         })?;
         let app = http::router(shared.clone());
-        let limits = http::serve::Limits {
+        let limits = crate::edge::serve::Limits {
             header_timeout: std::time::Duration::from_millis(config.settings.request_timeout_ms),
             max_connections: config.settings.max_connections,
         };
         let (tx, rx) = oneshot::channel::<()>();
         let server = tokio::spawn(async move {
-            http::serve::serve(listener, app, limits, async move {
+            crate::edge::serve::serve(listener, app, limits, async move {
                 let _ = rx.await;
             })
             .await;

@@ -87,15 +87,8 @@ fn stream_back(resp: reqwest::Response) -> Response {
     if let Some(len) = resp.content_length() {
         headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
     }
-    let chunks = futures::stream::unfold(Some(resp), |state| async move {
-        let mut resp = state?;
-        match resp.chunk().await {
-            Ok(Some(chunk)) => Some((Ok(chunk), Some(resp))),
-            Ok(None) => None,
-            Err(e) => Some((Err(std::io::Error::other(e)), None)),
-        }
-    });
-    let mut out = Response::new(Body::from_stream(chunks));
+    // The upstream's body as it comes, frame by frame, with no stream adapter in between.
+    let mut out = Response::new(Body::new(reqwest::Body::from(resp)));
     *out.status_mut() = status;
     *out.headers_mut() = headers;
     out

@@ -4,13 +4,13 @@
 //! each request (none checked yet at this point) is held by its address. Refusals are the
 //! project's 429 shape with `Retry-After`.
 
-use super::super::core::sha256_hex;
 use super::super::error::{GateError, Kind};
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::{HeaderValue, Request, Response, header};
 use axum::response::IntoResponse;
-use std::net::SocketAddr;
+use sha2::{Digest, Sha256};
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use tower_governor::GovernorError;
 use tower_governor::governor::GovernorConfigBuilder;
@@ -22,21 +22,31 @@ pub struct Caller;
 #[derive(Clone)]
 pub struct Address;
 
-impl KeyExtractor for Address {
-    type Key = String;
+/// A caller as the limiter keys it: fixed-size values, so finding its bucket allocates nothing
+/// (this runs on every request).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Who {
+    /// The SHA-256 of the credential.
+    Key([u8; 32]),
+    Ip(Option<IpAddr>),
+}
 
-    fn extract<T>(&self, req: &Request<T>) -> Result<String, GovernorError> {
-        Ok(match req.extensions().get::<ConnectInfo<SocketAddr>>() {
-            Some(ConnectInfo(addr)) => addr.ip().to_string(),
-            None => "anonymous".to_string(),
-        })
+impl KeyExtractor for Address {
+    type Key = Who;
+
+    fn extract<T>(&self, req: &Request<T>) -> Result<Who, GovernorError> {
+        Ok(Who::Ip(
+            req.extensions()
+                .get::<ConnectInfo<SocketAddr>>()
+                .map(|ConnectInfo(addr)| addr.ip()),
+        ))
     }
 }
 
 impl KeyExtractor for Caller {
-    type Key = String;
+    type Key = Who;
 
-    fn extract<T>(&self, req: &Request<T>) -> Result<String, GovernorError> {
+    fn extract<T>(&self, req: &Request<T>) -> Result<Who, GovernorError> {
         let credential = req
             .headers()
             .get("x-api-key")
@@ -45,8 +55,8 @@ impl KeyExtractor for Caller {
             .map(str::trim)
             .filter(|v| !v.is_empty());
         match credential {
-            Some(c) => Ok(format!("key:{}", sha256_hex(c))),
-            None => Address.extract(req).map(|a| format!("ip:{a}")),
+            Some(c) => Ok(Who::Key(Sha256::digest(c.as_bytes()).into())),
+            None => Address.extract(req),
         }
     }
 }

@@ -21,6 +21,7 @@ use super::trade;
 use super::upstream::{Answer, Incoming};
 use crate::api::catalog::{Method as OpMethod, Operation};
 use crate::api::routes::catalog_router;
+use crate::edge::{Edge, Refusal};
 use crate::secret::Secret;
 use axum::Router;
 use axum::body::Bytes;
@@ -60,6 +61,7 @@ pub fn router(gate: Arc<Gate>) -> Router {
         gate.settings.rate_limit_per_second,
         gate.settings.rate_limit_burst,
     );
+    let gate_settings = gate.settings.clone();
     let catalog = {
         let gate = gate.clone();
         catalog_router(move |op, req| handle(gate.clone(), op, req))
@@ -100,7 +102,44 @@ pub fn router(gate: Arc<Gate>) -> Router {
             resp
         }));
     let routes = limit::limited(routes, gate_limits.0, gate_limits.1);
-    crate::edge::layers(routes, "gateway")
+    crate::edge::layers(routes, edge_of(&gate_settings))
+}
+
+fn edge_of(settings: &policy::GateSettings) -> Edge {
+    Edge {
+        server: "gateway",
+        body_limit: settings.max_body_bytes,
+        body_timeout: settings.timeout(),
+        in_flight: crate::edge::IN_FLIGHT,
+        refuse,
+    }
+}
+
+/// The edge's refusals in the gateway's error shape.
+fn refuse(r: Refusal) -> Response {
+    match r {
+        Refusal::TooLarge(limit) => too_large(limit),
+        Refusal::Timeout(after) => crate::edge::closing(
+            GateError::new(
+                Kind::Timeout,
+                "request_timeout",
+                format!(
+                    "the request body did not arrive within {} s",
+                    after.as_secs()
+                ),
+            )
+            .into_response(),
+        ),
+        Refusal::Overloaded => GateError::new(
+            Kind::Unavailable,
+            "overloaded",
+            format!(
+                "this gateway is serving {} requests already; try again shortly",
+                crate::edge::IN_FLIGHT
+            ),
+        )
+        .into_response(),
+    }
 }
 
 fn too_large(limit: usize) -> Response {
@@ -141,19 +180,10 @@ fn post_headers(from: &HeaderMap) -> HeaderMap {
 
 async fn handle(gate: Arc<Gate>, op: &'static Operation, req: Request) -> Response {
     let (parts, body) = req.into_parts();
-    let limit = gate.settings.max_body_bytes;
-    if let Some(len) = parts
-        .headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok())
-        && len > limit
-    {
-        return too_large(limit);
-    }
-    let body = match axum::body::to_bytes(body, limit).await {
+    let body = match crate::edge::read_body(&edge_of(&gate.settings), body).await {
         Ok(b) => b,
-        Err(_) => return too_large(limit),
+        Err(Some(refusal)) => return refuse(refusal),
+        Err(None) => return StatusCode::BAD_REQUEST.into_response(),
     };
     if op.name == "get_openapi" {
         return json_response(StatusCode::OK, &api::openapi(&gate));
@@ -172,7 +202,8 @@ async fn handle(gate: Arc<Gate>, op: &'static Operation, req: Request) -> Respon
         }
         (Some(checked), bytes, headers)
     } else {
-        (None, Bytes::new(), parts.headers.clone())
+        // A read goes on with the caller's own headers, moved rather than copied.
+        (None, Bytes::new(), parts.headers)
     };
     let key = headers
         .get("x-api-key")
@@ -219,7 +250,7 @@ async fn handle(gate: Arc<Gate>, op: &'static Operation, req: Request) -> Respon
     };
     // Only a key the upstream accepted is recorded: a stranger's garbage keys cost no memory.
     if let Some(hash) = rest_agent
-        && gate.key_of(&hash).is_some()
+        && gate.knows(&hash)
     {
         gate.connections.rest(&hash, gate.now());
     }

@@ -95,4 +95,9 @@ CREATE INDEX approval_links_item ON approval_links(item_id);
     "ALTER TABLE items ADD COLUMN claimed_at TEXT;",
     // Roles: tokens minted before them keep every power they had.
     "ALTER TABLE supervisor_tokens ADD COLUMN role TEXT NOT NULL DEFAULT 'admin';",
+    // Every inbox listing and approval first asks which open items are due to expire: with
+    // thousands pending, by this index rather than by reading each one.
+    "CREATE INDEX items_due ON items(status, expires_at);",
+    // The console lists every status, newest first: walked by this index, not sorted whole.
+    "CREATE INDEX items_created ON items(created_at);",
 ];

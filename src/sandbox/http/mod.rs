@@ -3,7 +3,6 @@
 //! the answer or error becomes a response here.
 
 pub mod error;
-pub mod serve;
 
 use super::core::Shared;
 use super::error::{AppError, ErrorKind};
@@ -11,6 +10,7 @@ use super::ops::{self, Reply, Step};
 use crate::api::catalog::Operation;
 use crate::api::percent::percent_decode;
 use crate::api::routes::catalog_router;
+use crate::edge::{Edge, Refusal};
 use axum::Router;
 use axum::extract::Request;
 use axum::http::StatusCode;
@@ -28,7 +28,45 @@ impl IntoResponse for Reply {
     }
 }
 
+/// The edge's refusals in the sandbox's error shape.
+fn refuse(r: Refusal) -> Response {
+    match r {
+        Refusal::TooLarge(limit) => AppError::payload_too_large(limit).into_response(),
+        Refusal::Timeout(after) => crate::edge::closing(
+            AppError::new(
+                ErrorKind::Timeout,
+                "request_timeout",
+                format!(
+                    "the request body did not arrive within {} ms",
+                    after.as_millis()
+                ),
+            )
+            .into_response(),
+        ),
+        Refusal::Overloaded => AppError::new(
+            ErrorKind::Unavailable,
+            "overloaded",
+            format!(
+                "the sandbox is serving {} requests already; try again shortly",
+                crate::edge::IN_FLIGHT
+            ),
+        )
+        .into_response(),
+    }
+}
+
+fn edge_of(shared: &Shared) -> Edge {
+    Edge {
+        server: "sandbox",
+        body_limit: MAX_BODY_BYTES,
+        body_timeout: std::time::Duration::from_millis(shared.settings.request_timeout_ms),
+        in_flight: crate::edge::IN_FLIGHT,
+        refuse,
+    }
+}
+
 pub fn router(shared: Arc<Shared>) -> Router {
+    let edge = edge_of(&shared);
     let ready = shared.clone();
     let routes = catalog_router(move |op, req| serve(shared.clone(), op, req))
         .route("/healthz", axum::routing::get(healthz))
@@ -44,7 +82,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
                 req.uri().path()
             ))
         });
-    crate::edge::layers(routes, "sandbox")
+    crate::edge::layers(routes, edge)
 }
 
 /// The process answers: for a load balancer's liveness probe. No key, outside the catalog.
@@ -81,37 +119,10 @@ async fn readyz(shared: Arc<Shared>) -> Response {
 
 async fn serve(shared: Arc<Shared>, op: &'static Operation, req: Request) -> Response {
     let (parts, body) = req.into_parts();
-    if let Some(len) = parts
-        .headers
-        .get("content-length")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok())
-        && len > MAX_BODY_BYTES
-    {
-        return too_large();
-    }
-    // The head's timeout is hyper's; a body that stops arriving is this one's.
-    let timeout = std::time::Duration::from_millis(shared.settings.request_timeout_ms);
-    let body = match tokio::time::timeout(timeout, axum::body::to_bytes(body, MAX_BODY_BYTES)).await
-    {
-        Ok(Ok(b)) => b,
-        Ok(Err(_)) => return too_large(),
-        Err(_) => {
-            let mut response = AppError::new(
-                ErrorKind::Timeout,
-                "request_timeout",
-                format!(
-                    "the request body did not arrive within {} ms",
-                    shared.settings.request_timeout_ms
-                ),
-            )
-            .into_response();
-            response.headers_mut().insert(
-                axum::http::header::CONNECTION,
-                axum::http::HeaderValue::from_static("close"),
-            );
-            return response;
-        }
+    let body = match crate::edge::read_body(&edge_of(&shared), body).await {
+        Ok(b) => b,
+        Err(Some(refusal)) => return refuse(refusal),
+        Err(None) => return StatusCode::BAD_REQUEST.into_response(),
     };
     let query = parse_query(parts.uri.query().unwrap_or(""));
     let path = path_params(op.path, parts.uri.path());
@@ -169,10 +180,6 @@ async fn serve(shared: Arc<Shared>, op: &'static Operation, req: Request) -> Res
         response.headers_mut().insert("payment-response", v);
     }
     response
-}
-
-fn too_large() -> Response {
-    AppError::payload_too_large(MAX_BODY_BYTES).into_response()
 }
 
 fn parse_query(raw: &str) -> HashMap<String, String> {

@@ -1,16 +1,23 @@
-//! The sandbox's accept loop. `axum::serve` has no header-read timeout and no connection cap, so a
-//! client that opens connections and sends half a request could hold them forever; this loop
-//! serves each connection with hyper's own builder (the one axum uses) with both.
+//! The accept loop of both servers. `axum::serve` has no header-read timeout and no connection cap,
+//! so a client that opens connections and sends half a request could hold them forever; this loop
+//! serves each connection with hyper's own builder (the one axum uses) with both. Every request
+//! carries its peer's address (`ConnectInfo`), which the gateway's rate limits key on.
 
 use axum::Router;
+use axum::extract::ConnectInfo;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
+use tower::Layer;
+
+/// The gateway's connection cap (the sandbox's is its `max_connections` setting).
+pub const MAX_CONNECTIONS: usize = 1024;
 
 pub struct Limits {
     /// For a request head, from the connection's start or its previous response.
@@ -51,9 +58,9 @@ pub async fn serve(
             },
             () = &mut shutdown => break,
         };
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(e) => {
                     // Out of file descriptors and the like: pause rather than spin.
                     tracing::warn!("accept failed: {e}");
@@ -64,7 +71,8 @@ pub async fn serve(
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
-        let service = TowerToHyperService::new(app.clone());
+        let app = axum::Extension(ConnectInfo::<SocketAddr>(peer)).layer(app.clone());
+        let service = TowerToHyperService::new(app);
         let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
         let conn = graceful.watch(conn.into_owned());
         tokio::spawn(async move {

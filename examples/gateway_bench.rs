@@ -1,0 +1,274 @@
+//! The gateway's figures that wrk cannot take, for `benches/gateway_bench.sh` (issue #22, points 4
+//! and 5). Two modes, both against a running sandbox (`agentdesk serve`):
+//!
+//! `gateway_bench approval SANDBOX_URL AGENT_KEY STORE N` — from the supervisor's approve to the
+//! upstream receiving the confirm. A recording proxy stands between an in-process gateway (on
+//! `STORE`: `sqlite` for a fresh file, or a PostgreSQL URL for a fresh schema in it) and the
+//! sandbox, and notes the instant each `POST /api/delegated/confirm` arrives, before it forwards
+//! it. N proposals are staged, then approved one at a time (so no approval waits behind another);
+//! each one's figure is the arrival of its confirm minus the instant its approve was sent.
+//!
+//! `gateway_bench inbox GATEWAY_URL GATE_DB KEYS_FILE ITEMS` — the supervisor's inbox at scale,
+//! against a gateway process on the SQLite file `GATE_DB`. Each key of `KEYS_FILE` (one a line,
+//! one agent each) stages one real proposal through the gateway; each of those items is then
+//! copied straight into the store (fresh ids, one millisecond apart) until the agents have ITEMS
+//! pending between them. Then the inbox is asked as the console asks it (`?status=all`) and with
+//! the default (`pending`), 200 times each, one at a time.
+//!
+//! Each prints one `key=value` line per figure for the script.
+
+use agentdesk::api::Client;
+use agentdesk::api::model::TradeSignal;
+use agentdesk::gateway::store::{Role, Status};
+use agentdesk::gateway::{GateConfig, GateDb, Gateway};
+use agentdesk::secret::Secret;
+use axum::body::Bytes;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+fn arg(n: usize) -> String {
+    std::env::args().nth(n).unwrap_or_else(|| {
+        eprintln!(
+            "usage: gateway_bench approval SANDBOX_URL AGENT_KEY sqlite|POSTGRES_URL N\n       gateway_bench inbox GATEWAY_URL GATE_DB KEYS_FILE ITEMS"
+        );
+        std::process::exit(2)
+    })
+}
+
+fn quantile(sorted: &[Duration], q: f64) -> f64 {
+    let i = ((sorted.len() as f64 * q).ceil() as usize).clamp(1, sorted.len()) - 1;
+    sorted[i].as_secs_f64() * 1000.0
+}
+
+fn summary(name: &str, mut v: Vec<Duration>) {
+    v.sort();
+    println!(
+        "{name}_n={} {name}_p50_ms={:.3} {name}_p99_ms={:.3} {name}_max_ms={:.3}",
+        v.len(),
+        quantile(&v, 0.5),
+        quantile(&v, 0.99),
+        quantile(&v, 1.0)
+    );
+}
+
+fn signal(messenger_id: &str) -> TradeSignal {
+    TradeSignal {
+        id: Some(messenger_id.to_string()),
+        strategy: Some("Bench".into()),
+        a: Some("BTCUSDT".into()),
+        d: Some("long".into()),
+        o: Some("market".into()),
+        size_usd: Some(20.0),
+        ..Default::default()
+    }
+}
+
+struct Proxy {
+    upstream: String,
+    http: reqwest::Client,
+    confirms: Mutex<Vec<Instant>>,
+}
+
+/// Forwards anything to the sandbox; a confirm's arrival is noted before anything else is done.
+async fn relay(State(proxy): State<Arc<Proxy>>, req: Request) -> Response {
+    if req.method() == axum::http::Method::POST && req.uri().path() == "/api/delegated/confirm" {
+        proxy.confirms.lock().unwrap().push(Instant::now());
+    }
+    let (parts, body) = req.into_parts();
+    let body = axum::body::to_bytes(body, 1 << 24)
+        .await
+        .unwrap_or_default();
+    let mut headers = HeaderMap::new();
+    for (name, value) in &parts.headers {
+        if name != "host" && name != "content-length" {
+            headers.append(name.clone(), value.clone());
+        }
+    }
+    let url = format!(
+        "{}{}",
+        proxy.upstream,
+        parts.uri.path_and_query().map_or("/", |p| p.as_str())
+    );
+    let sent = proxy
+        .http
+        .request(parts.method, url)
+        .headers(headers)
+        .body(body)
+        .send()
+        .await;
+    match sent {
+        Ok(resp) => {
+            let status = resp.status();
+            let mut headers = resp.headers().clone();
+            headers.remove("content-length");
+            headers.remove("transfer-encoding");
+            let bytes: Bytes = resp.bytes().await.unwrap_or_default();
+            (status, headers, bytes).into_response()
+        }
+        Err(e) => (StatusCode::BAD_GATEWAY, e.to_string()).into_response(),
+    }
+}
+
+async fn approval(sandbox: String, key: Secret, store: String, n: usize) {
+    let proxy = Arc::new(Proxy {
+        upstream: sandbox.trim_end_matches('/').to_string(),
+        http: reqwest::Client::new(),
+        confirms: Mutex::new(Vec::new()),
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let proxy_url = format!("http://{}", listener.local_addr().unwrap());
+    let app = axum::Router::new()
+        .fallback(relay)
+        .with_state(proxy.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let dir = tempfile::tempdir().unwrap();
+    let (db, label) = if store == "sqlite" {
+        (GateDb::File(dir.path().join("gate.db")), "sqlite")
+    } else {
+        let url = agentdesk::gateway::store::postgres::fresh_schema(&store, "bench")
+            .await
+            .unwrap_or_else(|e| panic!("postgres: {e}"));
+        (GateDb::Postgres(url), "postgres")
+    };
+    let mut config = GateConfig::new("127.0.0.1:0".parse().unwrap(), &proxy_url, db);
+    // The per-caller limit stays on (its cost is part of every request) but high enough that
+    // staging N proposals back to back is not refused.
+    config.settings.rate_limit_per_second = 1_000_000;
+    config.settings.rate_limit_burst = 1_000_000;
+    let gate = Gateway::start(config).await.expect("gateway starts");
+    let agent = Client::new(&gate.base_url(), Some(key)).unwrap();
+    let who = agent
+        .whoami(false)
+        .await
+        .expect("whoami through the gateway");
+    let mut staged = Vec::with_capacity(n);
+    for _ in 0..n {
+        let p = agent
+            .propose_trade(&signal(&who.messenger_id))
+            .await
+            .expect("staging");
+        staged.push(p.proposal_id);
+    }
+    let token = gate.mint_token("bench").await.unwrap();
+    let http = reqwest::Client::new();
+    let base = gate.base_url();
+    let approve = |id: &str| {
+        http.post(format!("{base}/gate/v1/inbox/{id}/approve"))
+            .header("x-api-key", token.expose())
+            .send()
+    };
+    let (mut to_confirm, mut answered) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for id in &staged {
+        let before = proxy.confirms.lock().unwrap().len();
+        let sent = Instant::now();
+        let resp = approve(id).await.expect("approve");
+        let body: serde_json::Value = resp.json().await.expect("a JSON answer");
+        answered.push(sent.elapsed());
+        assert_eq!(body["item"]["status"], "executed", "{body}");
+        let confirms = proxy.confirms.lock().unwrap();
+        assert_eq!(confirms.len(), before + 1, "one confirm per approval");
+        to_confirm.push(confirms[before] - sent);
+    }
+    summary(&format!("approve_to_confirm_{label}"), to_confirm);
+    summary(&format!("approve_answered_{label}"), answered);
+    gate.shutdown().await;
+}
+
+async fn inbox(gateway: String, gate_db: String, keys_file: String, items: usize) {
+    let keys: Vec<Secret> = std::fs::read_to_string(&keys_file)
+        .expect("the keys file")
+        .lines()
+        .map(str::trim)
+        .filter(|k| !k.is_empty())
+        .map(|k| Secret::new(k.to_string()))
+        .collect();
+    assert!(!keys.is_empty(), "no keys in {keys_file}");
+    let started = Instant::now();
+    for key in &keys {
+        let agent = Client::new(&gateway, Some(key.clone())).unwrap();
+        let who = agent
+            .whoami(false)
+            .await
+            .expect("whoami through the gateway");
+        agent
+            .propose_trade(&signal(&who.messenger_id))
+            .await
+            .expect("staging");
+    }
+    let store = GateDb::File(gate_db.into())
+        .open()
+        .await
+        .expect("the gate db");
+    let real = store
+        .items(Some(Status::Pending), keys.len() * 2)
+        .await
+        .unwrap();
+    assert_eq!(real.len(), keys.len(), "one pending item per agent");
+    let copies = items.div_ceil(real.len()).saturating_sub(1);
+    for k in 1..=copies {
+        for item in &real {
+            let mut copy = item.clone();
+            copy.id = format!("{}c{k}", item.id);
+            copy.proposal_id = item.proposal_id.as_ref().map(|p| format!("{p}c{k}"));
+            copy.confirm_token = None;
+            copy.created_at = item.created_at - chrono::Duration::milliseconds(k as i64);
+            store.insert_item(copy).await.unwrap();
+        }
+    }
+    let pending = real.len() * (copies + 1);
+    println!(
+        "inbox_agents={} inbox_pending={pending} inbox_seed_s={:.1}",
+        keys.len(),
+        started.elapsed().as_secs_f64()
+    );
+    let token =
+        agentdesk::gateway::mint_token(store.as_ref(), "bench", Role::Viewer, chrono::Utc::now())
+            .await
+            .unwrap();
+    let http = reqwest::Client::new();
+    for (name, query) in [("inbox_all", "?status=all"), ("inbox_pending", "")] {
+        let url = format!("{gateway}/gate/v1/inbox{query}");
+        let mut times = Vec::with_capacity(200);
+        let mut listed = 0;
+        for i in 0..220 {
+            let sent = Instant::now();
+            let resp = http
+                .get(&url)
+                .header("x-api-key", token.expose())
+                .send()
+                .await
+                .expect("inbox");
+            assert!(resp.status().is_success(), "{}", resp.status());
+            let body = resp.bytes().await.unwrap();
+            // The first twenty warm the connection and the store's caches.
+            if i >= 20 {
+                times.push(sent.elapsed());
+            }
+            let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            listed = v["items"].as_array().map_or(0, Vec::len);
+        }
+        println!("{name}_listed={listed}");
+        summary(name, times);
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    match arg(1).as_str() {
+        "approval" => {
+            let n = arg(5).parse().expect("N is a whole number");
+            approval(arg(2), Secret::new(arg(3)), arg(4), n).await
+        }
+        "inbox" => {
+            let items = arg(5).parse().expect("ITEMS is a whole number");
+            inbox(arg(2), arg(3), arg(4), items).await
+        }
+        other => {
+            eprintln!("unknown mode {other:?}: approval or inbox");
+            std::process::exit(2)
+        }
+    }
+}
