@@ -322,7 +322,7 @@ fn proposals(c: &mut Criterion) {
     );
     // Issue #22's inbox at scale: a gateway's 10,000 pending items from 100 agents.
     let mut at_scale = proposals_app(10_000, 100);
-    for item in &mut at_scale.inbox {
+    for item in at_scale.inbox.fixture_items().iter_mut() {
         item.source = Source::Gateway;
     }
     bench_draw(

@@ -342,7 +342,7 @@ pub fn compute(width: u16, height: u16, shape: &Shape) -> Screen {
                 .areas(body);
             // Messages beside the request log when there is room; under it otherwise.
             let [requests, messages] = if width >= 140 {
-                Layout::horizontal([Constraint::Length(66), Constraint::Min(40)]).areas(rest)
+                Layout::horizontal([Constraint::Length(72), Constraint::Min(40)]).areas(rest)
             } else {
                 Layout::vertical([Constraint::Percentage(60), Constraint::Percentage(40)])
                     .areas(rest)

@@ -449,3 +449,19 @@ fn the_audit_log_is_asked_rarely_off_its_tab_and_at_once_on_it() {
     ));
     assert!(app.feeds[&Resource::Audit].poll.next_due < Some(at + secs(60)));
 }
+
+/// Wide enough for the messages beside it, the request log still shows every column, its
+/// latency too.
+#[test]
+fn the_request_log_shows_its_latency_beside_the_messages() {
+    for width in [140, 220] {
+        let mut app = seeded_app(width, 45);
+        app.update(key('3'));
+        let text = render(&app);
+        let header = text
+            .lines()
+            .find(|l| l.contains("Operation") && l.contains("Status"))
+            .unwrap_or_else(|| panic!("no request log header at {width}:\n{text}"));
+        assert!(header.contains("Latency"), "{width}: {header}");
+    }
+}
