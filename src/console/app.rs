@@ -163,15 +163,11 @@ impl App {
 
     /// What the layout needs to know of the state (see `layout::compute`).
     pub fn shape(&self) -> Shape {
+        let (staged, approvable) = self.inbox.counts(self.now);
         Shape {
             tab: self.tab,
-            staged: self.strip_items().len(),
-            approvable: self
-                .inbox
-                .items()
-                .iter()
-                .filter(|i| i.can_approve(self.now))
-                .count(),
+            staged,
+            approvable,
             inbox: self.inbox.items().len(),
             discovery_view: self.discovery.view(),
             jobs: self.backtests.jobs().len(),

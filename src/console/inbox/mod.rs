@@ -400,12 +400,6 @@ impl PaneSelection {
         self.rows = rows;
         changed
     }
-
-    /// The selected row in `rows`, when the selected proposal is there.
-    pub fn row_in(&self, rows: &[&str]) -> Option<usize> {
-        let id = self.id.as_deref()?;
-        rows.iter().position(|r| *r == id)
-    }
 }
 
 /// The approval inbox's state, owned here: the items newest first, the decisions taken, the
@@ -495,10 +489,7 @@ impl Inbox {
     /// and those whose confirm got no answer, until the service says what became of them.
     pub fn strip_items(&self, now: DateTime<Utc>) -> Vec<usize> {
         (0..self.items.len())
-            .filter(|i| {
-                let item = &self.items[*i];
-                item.can_approve(now) || matches!(item.local, LocalState::Unknown { .. })
-            })
+            .filter(|i| on_strip(&self.items[*i], now))
             .collect()
     }
 
@@ -531,10 +522,33 @@ impl Inbox {
     /// The row an inbox pane draws as selected: where its selected id is now. None for the
     /// other panes, and before anything was selected.
     pub fn row(&self, pane: Pane, now: DateTime<Utc>) -> Option<usize> {
-        if !matches!(pane, Pane::Inbox | Pane::Strip) {
-            return None;
+        // Drawn every frame: found in place, without listing the pane's ids.
+        match pane {
+            Pane::Inbox => {
+                let id = self.list.id.as_deref()?;
+                self.items.iter().position(|i| i.id() == id)
+            }
+            Pane::Strip => {
+                let id = self.strip.id.as_deref()?;
+                self.items
+                    .iter()
+                    .filter(|i| on_strip(i, now))
+                    .position(|i| i.id() == id)
+            }
+            _ => None,
         }
-        self.selection(pane).row_in(&self.pane_ids(pane, now))
+    }
+
+    /// How many items the Desk strip shows, and how many can be approved now: what the layout
+    /// needs, in one pass.
+    pub fn counts(&self, now: DateTime<Utc>) -> (usize, usize) {
+        self.items.iter().fold((0, 0), |(strip, approvable), i| {
+            let can = i.can_approve(now);
+            (
+                strip + usize::from(can || matches!(i.local, LocalState::Unknown { .. })),
+                approvable + usize::from(can),
+            )
+        })
     }
 
     /// A gateway item took the place of `from` (the id this console staged it under): the
@@ -594,6 +608,12 @@ impl Inbox {
                 .then_with(|| b.id().cmp(a.id()))
         });
     }
+}
+
+/// The Desk strip shows what can still be approved, and what a confirm got no answer for until
+/// the service says what became of it.
+fn on_strip(item: &InboxItem, now: DateTime<Utc>) -> bool {
+    item.can_approve(now) || matches!(item.local, LocalState::Unknown { .. })
 }
 
 /// What the service answered when asked what became of a confirm that got no answer.
@@ -757,7 +777,7 @@ mod tests {
         sel.id = Some("b".into());
         // Arrivals on top and a re-sort: still b.
         assert!(!sel.sync(ids(&["z", "y", "a", "b", "c"])));
-        assert_eq!(sel.row_in(&["z", "y", "a", "b", "c"]), Some(3));
+        assert_eq!(sel.id.as_deref(), Some("b"));
         // b leaves: the one that took its place (the next older).
         assert!(sel.sync(ids(&["z", "y", "a", "c"])));
         assert_eq!(sel.id.as_deref(), Some("c"));
