@@ -461,16 +461,27 @@ pub async fn delivery_loop(shared: Arc<Shared>) {
         let woken = shared.signal_wake.notified();
         let skip = in_flight.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let found = shared
-            .run_raw(move |core, now| db::due(&core.store.conn, now, &skip))
+            .run_raw(move |core, now| -> rusqlite::Result<(Vec<db::Due>, bool)> {
+                let due = db::due(&core.store.conn, now, &skip)?;
+                Ok((due, db::any_waiting(&core.store.conn)?))
+            })
             .await;
-        let list = match found {
-            Ok(Ok(list)) => list,
+        let (list, waiting) = match found {
+            Ok(Ok(found)) => found,
             Ok(Err(e)) => {
                 tracing::warn!("cannot read due signal deliveries: {e}");
-                Vec::new()
+                (Vec::new(), true)
             }
-            Err(_) => Vec::new(),
+            Err(_) => (Vec::new(), true),
         };
+        // Nothing queued, due later or being attempted: only a queued signal (which wakes this
+        // loop) can give it work, so an idle sandbox does not read the database every tick.
+        let idle = list.is_empty()
+            && !waiting
+            && in_flight
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_empty();
         for d in list {
             in_flight
                 .lock()
@@ -496,6 +507,10 @@ pub async fn delivery_loop(shared: Arc<Shared>) {
                     .unwrap_or_else(|e| e.into_inner())
                     .remove(&id);
             });
+        }
+        if idle {
+            woken.await;
+            continue;
         }
         tokio::select! {
             _ = woken => {}

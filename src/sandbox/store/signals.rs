@@ -204,6 +204,16 @@ pub fn due(conn: &Connection, now: DateTime<Utc>, skip: &HashSet<i64>) -> DbResu
         .collect())
 }
 
+/// Whether any delivery waits for an attempt (now or later): with none, the delivery loop has
+/// nothing to wake for until a signal is queued.
+pub fn any_waiting(conn: &Connection) -> DbResult<bool> {
+    conn.query_row(
+        "SELECT EXISTS(SELECT 1 FROM signal_deliveries WHERE status IN ('pending', 'retrying'))",
+        [],
+        |r| r.get(0),
+    )
+}
+
 pub fn delivered(
     conn: &Connection,
     id: i64,
