@@ -514,19 +514,17 @@ impl App {
         reason: Option<String>,
         fx: &mut Vec<Effect>,
     ) {
-        let now = self.now;
+        match self.staged_for_reject(id) {
+            None => {
+                self.toast(format!("no item {id} in the inbox"), ToastLevel::Error);
+                return;
+            }
+            Some(false) => return,
+            Some(true) => {}
+        }
         let Some(item) = self.inbox.item_mut(id) else {
-            self.toast(format!("no item {id} in the inbox"), ToastLevel::Error);
             return;
         };
-        if item.status(now) != Status::Staged {
-            let status = item.status(now).label();
-            self.toast(
-                format!("{id} is {status}: nothing to reject"),
-                ToastLevel::Error,
-            );
-            return;
-        }
         item.local = LocalState::Confirming;
         fx.push(Effect::GateReject {
             id: id.to_string(),

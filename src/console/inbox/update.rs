@@ -580,18 +580,12 @@ impl App {
             }
             return;
         }
-        let now = self.now;
+        if self.staged_for_reject(id) != Some(true) {
+            return;
+        }
         let Some(item) = self.inbox.item_mut(id) else {
             return;
         };
-        if item.status(now) != Status::Staged {
-            let status = item.status(now).label();
-            self.toast(
-                format!("{id} is {status}: nothing to reject"),
-                ToastLevel::Error,
-            );
-            return;
-        }
         item.local = LocalState::Rejected;
         let summary = item.describe();
         let result = decider.reject_result(item.tool.is_some());
@@ -604,6 +598,19 @@ impl App {
 impl App {
     /// `u`: takes back a dismissal while the proposal is live — the selected proposal when the
     /// Proposals list shows a dismissed one, else the latest dismissal. Recorded like a decision.
+    /// Whether `id` is staged, so that there is something to reject; when it is not, the toast
+    /// says what it is. None when the inbox holds no such item.
+    pub(crate) fn staged_for_reject(&mut self, id: &str) -> Option<bool> {
+        let status = self.inbox.item(id)?.status(self.now);
+        if status != Status::Staged {
+            self.toast(
+                format!("{id} is {}: nothing to reject", status.label()),
+                ToastLevel::Error,
+            );
+        }
+        Some(status == Status::Staged)
+    }
+
     pub(crate) fn undo_dismissal(&mut self, fx: &mut Vec<Effect>) {
         let now = self.now;
         let selected = (self.inbox_pane() == Pane::Inbox)

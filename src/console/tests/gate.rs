@@ -210,13 +210,7 @@ fn a_gateway_that_refuses_the_token_says_so_in_the_header() {
 #[test]
 fn approve_goes_through_the_supervisor_api_and_shows_the_execution() {
     let mut app = gate_app(120, 40);
-    let i = app
-        .inbox
-        .items()
-        .iter()
-        .position(|i| i.id() == DEMO_ID)
-        .unwrap();
-    app.selected.insert(crate::console::layout::Pane::Inbox, i);
+    select_row(&mut app, DEMO_ID);
     app.update(key('a'));
     assert!(matches!(&app.modal, Some(Modal::Approve(d)) if d.id == DEMO_ID));
     let fx = yes(&mut app);
@@ -299,13 +293,7 @@ pub(super) fn executed_demo() -> GateItem {
 }
 
 pub(super) fn approve_demo(app: &mut App) {
-    let i = app
-        .inbox
-        .items()
-        .iter()
-        .position(|i| i.id() == DEMO_ID)
-        .unwrap();
-    app.selected.insert(crate::console::layout::Pane::Inbox, i);
+    select_row(app, DEMO_ID);
     app.update(key('a'));
     assert_eq!(yes(app), vec![Effect::GateApprove(DEMO_ID.into())]);
 }
@@ -516,13 +504,7 @@ fn reject_sends_the_reason_and_x_a_default_one() {
             || app.inbox.decisions()[0].result.contains("too large")
     );
 
-    let i = app
-        .inbox
-        .items()
-        .iter()
-        .position(|i| i.id() == DEMO_ID)
-        .unwrap();
-    app.selected.insert(crate::console::layout::Pane::Inbox, i);
+    select_row(&mut app, DEMO_ID);
     let fx = app.update(key('x'));
     assert!(fx.is_empty(), "x asks first on a gateway: {fx:?}");
     // Esc keeps it pending; x then y rejects.
@@ -661,13 +643,7 @@ fn what_this_console_staged_through_the_gateway_says_so_in_the_agent_column() {
 #[test]
 fn gate_approve_dialog_names_the_agent_120x40() {
     let mut app = gate_app(120, 40);
-    let i = app
-        .inbox
-        .items()
-        .iter()
-        .position(|i| i.id() == DEMO_ID)
-        .unwrap();
-    app.selected.insert(crate::console::layout::Pane::Inbox, i);
+    select_row(&mut app, DEMO_ID);
     app.update(key('a'));
     assert!(matches!(&app.modal, Some(Modal::Approve(d)) if d.id == DEMO_ID));
     let body: String = crate::console::tabs::proposals::view::approve_body_lines(

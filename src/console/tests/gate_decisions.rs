@@ -14,13 +14,7 @@ use serde_json::json;
 #[test]
 fn a_rejection_on_a_gateway_is_asked_first_and_u_never_claims_to_undo_it() {
     let mut app = gate_app(120, 40);
-    let i = app
-        .inbox
-        .items()
-        .iter()
-        .position(|i| i.id() == DEMO_ID)
-        .unwrap();
-    app.selected.insert(crate::console::layout::Pane::Inbox, i);
+    select_row(&mut app, DEMO_ID);
     let fx = app.update(key('x'));
     assert!(
         fx.is_empty(),
@@ -109,13 +103,7 @@ fn an_item_the_gateway_cannot_judge_is_never_offered_for_approval() {
     let (mut items, agents) = two_agents();
     items[0].trade_error = Some("its stored request does not read as propose_trade".into());
     app.update(gate_loaded(items, agents, t0() + secs(1)));
-    let i = app
-        .inbox
-        .items()
-        .iter()
-        .position(|i| i.id() == DEMO_ID)
-        .unwrap();
-    app.selected.insert(crate::console::layout::Pane::Inbox, i);
+    select_row(&mut app, DEMO_ID);
     app.update(key('a'));
     assert!(app.modal.is_none(), "{:?}", app.modal);
     let toast = &app.toasts.last().unwrap().text;
@@ -137,13 +125,7 @@ fn the_trade_that_will_execute_is_shown_with_who_priced_it_and_the_differences()
         .unwrap(),
     );
     app.update(gate_loaded(items, agents, t0() + secs(1)));
-    let i = app
-        .inbox
-        .items()
-        .iter()
-        .position(|i| i.id() == DEMO_ID)
-        .unwrap();
-    app.selected.insert(crate::console::layout::Pane::Inbox, i);
+    select_row(&mut app, DEMO_ID);
     app.toasts.clear();
     let detail = render(&app);
     assert!(detail.contains("Will execute"), "{detail}");
@@ -278,13 +260,7 @@ fn the_approve_dialog_on_a_live_service_says_live() {
 }
 
 fn approve_dialog_open(app: &mut App) {
-    let i = app
-        .inbox
-        .items()
-        .iter()
-        .position(|i| i.id() == DEMO_ID)
-        .unwrap();
-    app.selected.insert(crate::console::layout::Pane::Inbox, i);
+    select_row(app, DEMO_ID);
     app.update(key('a'));
     assert!(matches!(app.modal, Some(Modal::Approve(_))));
     app.toasts.clear();

@@ -611,14 +611,8 @@ fn tool_approval_in_the_inbox_120x40() {
     let mut app = seeded_app(120, 40);
     chatted(&mut app);
     app.update(key('2'));
-    let i = app
-        .inbox
-        .items()
-        .iter()
-        .position(|i| i.id() == "tool-1")
-        .unwrap();
-    let id = app.inbox.items()[i].id().to_string();
-    app.select_proposal(Pane::Inbox, &id);
+    assert!(app.item("tool-1").is_some());
+    app.select_proposal(Pane::Inbox, "tool-1");
     app.update(key('a'));
     app.toasts.clear();
     let text = snap("tool_approval_dialog_120x40", &app);
