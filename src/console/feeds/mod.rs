@@ -70,9 +70,19 @@ impl Feed {
         self.error.as_ref().is_some_and(ApiError::is_transient)
     }
 
-    /// Data older than three intervals is stale: shown, but marked with its age.
+    /// Data older than three intervals is stale: shown, but marked with its age. A feed asked
+    /// later than its interval on purpose (while what it shows cannot change unseen, see
+    /// `App::quiet_interval`) counts from that later time: its schedule says when an answer is
+    /// expected, not the interval.
     pub fn is_stale(&self, now: DateTime<Utc>) -> bool {
-        self.age(now).is_some_and(|a| a > self.interval * 3)
+        let Some(age) = self.age(now) else {
+            return false;
+        };
+        let expected = match (&self.error, self.poll.next_due, self.poll.updated_at) {
+            (None, Some(due), Some(at)) => (due - at).to_std().unwrap_or_default(),
+            _ => Duration::ZERO,
+        };
+        age > expected.max(self.interval) + self.interval * 2
     }
 }
 

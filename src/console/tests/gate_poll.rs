@@ -141,3 +141,17 @@ fn a_flat_account_on_a_long_polled_gateway_is_asked_rarely_and_at_once_after_an_
     ));
     assert!(next_due(&app, Resource::Positions) < Some(later + secs(30)));
 }
+
+/// Asked every 30 s on purpose, a flat account's feeds are not marked stale between answers.
+#[test]
+fn a_quiet_account_is_not_shown_as_stale() {
+    let mut app = gate_app(120, 40);
+    let (items, agents) = two_agents();
+    let at = t0() + secs(1);
+    answer_then_tick(&mut app, versioned(items, Some(agents), at, 7, LATENCY));
+    app.update(loaded(Resource::Orders, Payload::Orders(vec![]), at));
+    app.update(loaded(Resource::Positions, Payload::Positions(vec![]), at));
+    let feed = &app.feeds[&Resource::Positions];
+    assert!(!feed.is_stale(at + secs(12)));
+    assert!(feed.is_stale(at + secs(40)));
+}
