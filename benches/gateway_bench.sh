@@ -22,7 +22,8 @@
 #
 # Needs wrk and nginx (apt-get install -y nginx wrk). Environment: ROUNDS (default 3), DURATION (s,
 # default 6), APPROVALS (default 200), AGENTS (100), INBOX (10000), NO_BUILD=1 to skip the build,
-# NO_PG=1 to skip PostgreSQL.
+# NO_PG=1 to skip PostgreSQL, ONLY=forward to run part 1 alone, BIN=path/to/agentdesk to measure
+# another build (its bench example from this tree).
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-3}
@@ -44,7 +45,7 @@ fi
 if [[ ${NO_BUILD:-0} != 1 ]]; then
     cargo build --release --quiet --bin agentdesk --example gateway_bench
 fi
-bin="$root/target/release/agentdesk"
+bin="${BIN:-$root/target/release/agentdesk}"
 bench="$root/target/release/examples/gateway_bench"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/agentdesk-gw.XXXXXX")
@@ -203,6 +204,7 @@ for c in 1 16 64; do
         "$(m "$c,gateway,cpu")" "$(m "$c,nginx,cpu")" \
         "$(awk -v a="$(m "$c,gateway,cpu")" -v b="$(m "$c,nginx,cpu")" 'BEGIN { print (b > 0 ? a / b : 0) }')" "$(m "$c,direct,cpu")"
 done
+[[ ${ONLY:-} == forward ]] && exit 0
 
 echo
 echo "approval → execution, $APPROVALS approvals one at a time (from the approve sent to the upstream receiving the confirm)"

@@ -17,8 +17,9 @@ use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
 use tower::ServiceBuilder;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::request_id::{
@@ -40,17 +41,23 @@ struct NewId;
 
 impl MakeRequestId for NewId {
     fn make_request_id<B>(&mut self, _: &axum::http::Request<B>) -> Option<RequestId> {
-        use rand::RngExt;
-        let bytes: [u8; 8] = rand::rng().random();
-        HeaderValue::from_str(&format!("req_{}", hex::encode(bytes)))
-            .ok()
-            .map(RequestId::new)
+        Some(RequestId::new(fresh_id()))
     }
+}
+
+/// A new request id: `req_` and 16 hex digits.
+pub fn fresh_id() -> HeaderValue {
+    use rand::RngExt;
+    let bytes: [u8; 8] = rand::rng().random();
+    let mut id = [0u8; 20];
+    id[..4].copy_from_slice(b"req_");
+    hex::encode_to_slice(bytes, &mut id[4..]).expect("16 hex digits fit");
+    HeaderValue::from_bytes(&id).expect("ascii is a valid header value")
 }
 
 /// A caller's id is kept when it is short printable text; anything else (a megabyte, control
 /// characters that would forge log lines) is replaced by a new one.
-fn sane(v: &HeaderValue) -> bool {
+pub fn sane(v: &HeaderValue) -> bool {
     let b = v.as_bytes();
     !b.is_empty() && b.len() <= 128 && b.iter().all(|c| c.is_ascii_graphic())
 }
@@ -71,19 +78,52 @@ async fn observe(server: &'static str, req: Request, next: Next) -> Response {
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
     let resp = with_request_id(id, next.run(req)).await;
-    // Labels borrow what they can ('static names): this runs on every request.
-    let operation: metrics::SharedString = match resp.extensions().get::<OperationName>() {
-        Some(op) => op.0.into(),
-        None => route.map_or("unmatched".into(), |r| r.as_str().to_string().into()),
-    };
-    let status: metrics::SharedString = match resp.status() {
-        StatusCode::OK => "200".into(),
-        s => s.as_u16().to_string().into(),
-    };
-    metrics::counter!("agentdesk_http_requests_total", "server" => server, "operation" => operation.clone(), "status" => status).increment(1);
-    metrics::histogram!("agentdesk_http_request_duration_seconds", "server" => server, "operation" => operation)
-        .record(start.elapsed().as_secs_f64());
+    match resp.extensions().get::<OperationName>() {
+        Some(op) => record(server, op.0, resp.status(), start.elapsed()),
+        None => {
+            let operation: metrics::SharedString =
+                route.map_or("unmatched".into(), |r| r.as_str().to_string().into());
+            let status = resp.status().as_u16().to_string();
+            metrics::counter!("agentdesk_http_requests_total", "server" => server, "operation" => operation.clone(), "status" => status).increment(1);
+            metrics::histogram!("agentdesk_http_request_duration_seconds", "server" => server, "operation" => operation)
+                .record(start.elapsed().as_secs_f64());
+        }
+    }
     resp
+}
+
+type Handles = (metrics::Counter, metrics::Histogram);
+type HandlesBy = std::collections::HashMap<(&'static str, &'static str, u16), Handles>;
+
+/// Counts a request of a catalog operation and records its latency. The handles are registered
+/// once per (server, operation, status): the `counter!` macro builds and hashes its labels on
+/// every call, and this runs on every request.
+pub fn record(server: &'static str, operation: &'static str, status: StatusCode, took: Duration) {
+    static HANDLES: OnceLock<std::sync::RwLock<HandlesBy>> = OnceLock::new();
+    let handles = HANDLES.get_or_init(Default::default);
+    let key = (server, operation, status.as_u16());
+    let seconds = took.as_secs_f64();
+    if let Some((count, latency)) = handles.read().unwrap_or_else(|p| p.into_inner()).get(&key) {
+        count.increment(1);
+        latency.record(seconds);
+        return;
+    }
+    let status = status.as_u16().to_string();
+    let made = (
+        metrics::counter!("agentdesk_http_requests_total", "server" => server, "operation" => operation, "status" => status),
+        metrics::histogram!("agentdesk_http_request_duration_seconds", "server" => server, "operation" => operation),
+    );
+    made.0.increment(1);
+    made.1.record(seconds);
+    handles
+        .write()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(key, made);
+}
+
+/// A request refused because [`Edge::in_flight`] are being served, counted.
+pub fn shed(server: &'static str) {
+    metrics::counter!("agentdesk_http_shed_total", "server" => server).increment(1);
 }
 
 /// Requests each server serves at once before it sheds load. Far above what a desk's agents send
@@ -161,6 +201,13 @@ async fn own_413(edge: Edge, resp: Response) -> Response {
 
 /// The edge's layers around a server's routes.
 pub fn layers(router: Router, edge: Edge) -> Router {
+    let in_flight = Arc::new(Semaphore::new(edge.in_flight));
+    layers_sharing(router, edge, in_flight)
+}
+
+/// The same, with the permits of requests in flight taken from `in_flight`, which another way
+/// into the same server (the gateway's pass-through reads) takes from as well.
+pub fn layers_sharing(router: Router, edge: Edge, in_flight: Arc<Semaphore>) -> Router {
     prometheus();
     let server = edge.server;
     let header = HeaderName::from_static(REQUEST_ID);
@@ -176,12 +223,14 @@ pub fn layers(router: Router, edge: Edge) -> Router {
     let shed = ServiceBuilder::new()
         .layer(HandleErrorLayer::new(
             move |_: tower::BoxError| async move {
-                metrics::counter!("agentdesk_http_shed_total", "server" => server).increment(1);
+                shed(server);
                 (edge.refuse)(Refusal::Overloaded)
             },
         ))
         .load_shed()
-        .concurrency_limit(edge.in_flight)
+        .layer(tower::limit::GlobalConcurrencyLimitLayer::with_semaphore(
+            in_flight,
+        ))
         .service(routes);
     Router::new()
         .fallback_service(shed)

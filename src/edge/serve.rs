@@ -5,10 +5,14 @@
 
 use axum::Router;
 use axum::extract::ConnectInfo;
+use axum::http::Request;
+use axum::response::Response;
+use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
+use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,13 +29,28 @@ pub struct Limits {
     pub max_connections: usize,
 }
 
-/// Serves `app` until `shutdown` resolves, then lets open connections finish their requests.
-pub async fn serve(
+type WithPeer = <axum::Extension<ConnectInfo<SocketAddr>> as Layer<Router>>::Service;
+
+/// A router served as it is, with each request carrying its peer's address.
+pub fn with_peer(app: Router) -> impl Fn(SocketAddr) -> WithPeer {
+    move |peer| axum::Extension(ConnectInfo(peer)).layer(app.clone())
+}
+
+/// Serves what `service_for` makes for each connection (from its peer's address) until
+/// `shutdown` resolves, then lets open connections finish their requests.
+pub async fn serve<M, S>(
     listener: TcpListener,
-    app: Router,
+    service_for: M,
     limits: Limits,
     shutdown: impl Future<Output = ()>,
-) {
+) where
+    M: Fn(SocketAddr) -> S,
+    S: tower::Service<Request<Incoming>, Response = Response, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+{
     let mut builder = auto::Builder::new(TokioExecutor::new());
     // Since hyper 1.6 this timer also runs while a keep-alive connection waits for its next
     // request, so it is the idle timeout as well.
@@ -71,8 +90,7 @@ pub async fn serve(
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
-        let app = axum::Extension(ConnectInfo::<SocketAddr>(peer)).layer(app.clone());
-        let service = TowerToHyperService::new(app);
+        let service = TowerToHyperService::new(service_for(peer));
         let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
         let conn = graceful.watch(conn.into_owned());
         tokio::spawn(async move {

@@ -150,14 +150,25 @@ impl Gate {
         self.keys.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Notes an accepted request of an agent the gateway knows: its time, updated in place, with
+    /// no allocation and no store write (an agent's last request is the memory's, not the
+    /// store's). False when the agent is not known yet ([`Gate::remember`] it).
+    pub(super) fn touch(&self, agent: &str, at: DateTime<Utc>) -> bool {
+        match self.lock_keys().get_mut(agent) {
+            Some(entry) => {
+                entry.1 = at;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Holds the key of an agent whose request the upstream accepted. The first time after a start the agent
     /// is recorded (so the supervisor sees who is connected), and items a supervisor approved while
     /// the key was unknown run now.
     pub(super) async fn remember(self: &Arc<Self>, agent: &AgentKey) {
         let now = self.now();
         {
-            // Every accepted read lands here: a known agent's entry is updated in place, with no
-            // allocation and no store write (its last request is the memory's, not the store's).
             let mut keys = self.lock_keys();
             if let Some(entry) = keys.get_mut(&agent.hash) {
                 entry.1 = now;

@@ -202,7 +202,7 @@ impl Gateway {
                 path: path_for_errors(&config.db),
                 message: e.message,
             })?;
-        let app = http::router(gate.clone());
+        let app = http::service(gate.clone()).map_err(StartError::Settings)?;
         let (tx, rx) = oneshot::channel::<()>();
         let limits = crate::edge::serve::Limits {
             header_timeout: gate.settings.timeout(),

@@ -196,9 +196,14 @@ impl Sandbox {
         };
         let (tx, rx) = oneshot::channel::<()>();
         let server = tokio::spawn(async move {
-            crate::edge::serve::serve(listener, app, limits, async move {
-                let _ = rx.await;
-            })
+            crate::edge::serve::serve(
+                listener,
+                crate::edge::serve::with_peer(app),
+                limits,
+                async move {
+                    let _ = rx.await;
+                },
+            )
             .await;
         });
         let ticker = tokio::spawn(core::tick_forever(shared.clone()));

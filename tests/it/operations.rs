@@ -292,6 +292,10 @@ async fn a_request_id_goes_from_the_caller_through_the_gateway_to_the_service() 
         replaced.as_deref().is_some_and(|m| m.starts_with("req_")),
         "{replaced:?}"
     );
+    // A read is forwarded with the id it is answered with, the caller's or a new one.
+    let positions = format!("{base}/api/delegated/positions");
+    let (_, _, fresh) = get(&positions, Some("agent-key-1"), None).await;
+    let (_, _, renewed) = get(&positions, Some("agent-key-1"), Some(&"x".repeat(300))).await;
 
     // A staging, then the supervisor's approval: the execution carries the approval's id.
     let resp = reqwest::Client::new()
@@ -318,10 +322,17 @@ async fn a_request_id_goes_from_the_caller_through_the_gateway_to_the_service() 
         resp.text().await.unwrap()
     );
     let seen = seen.lock().unwrap().clone();
-    assert!(
-        seen.contains(&("positions".into(), "trace-abc-123".into())),
-        "{seen:?}"
-    );
+    for id in [
+        "trace-abc-123",
+        fresh.as_deref().unwrap(),
+        renewed.as_deref().unwrap(),
+    ] {
+        assert!(id.len() <= 128, "{id}");
+        assert!(
+            seen.contains(&("positions".into(), id.into())),
+            "{id}: {seen:?}"
+        );
+    }
     assert!(
         seen.contains(&("propose".into(), "stage-1".into())),
         "{seen:?}"
@@ -413,6 +424,15 @@ async fn each_caller_has_its_own_rate_limit_answered_as_a_429_with_retry_after()
     let body: Value = resp.json().await.unwrap();
     assert_eq!(body["success"], false);
     assert_eq!(body["error"]["code"], "rate_limited");
+    // Reads take a shorter way through the gateway than stagings; both count in one bucket.
+    let resp = reqwest::Client::new()
+        .post(format!("{}/api/delegated/propose", gate.base_url()))
+        .header("x-api-key", busy.expose())
+        .json(&json!({"a": "BTCUSDT", "d": "long", "sizeUsd": "100"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
     // Another key is not slowed by the first one's burst.
     let (st, _, _) = get(&url, Some(calm.expose()), None).await;
     assert_eq!(st, StatusCode::OK);

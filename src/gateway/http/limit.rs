@@ -1,26 +1,24 @@
-//! Per-caller inbound rate limits (tower_governor): a caller is its credential (an agent's key or
-//! a supervisor token, by its SHA-256: the limiter holds no secret), else its address; and every
+//! Per-caller inbound rate limits (governor): a caller is its credential (an agent's key or a
+//! supervisor token, by its SHA-256: the limiter holds no secret), else its address; and every
 //! address has a limit of its own, four times a caller's, so a sender that makes up a new key for
 //! each request (none checked yet at this point) is held by its address. Refusals are the
 //! project's 429 shape with `Retry-After`.
+//!
+//! One [`Limits`] serves both ways in: the router's middleware and the pass-through reads
+//! ([`super::read`]), so a caller has one bucket whichever way its requests take.
 
 use super::super::error::{GateError, Kind};
-use axum::body::Body;
-use axum::extract::ConnectInfo;
-use axum::http::{HeaderValue, Request, Response, header};
-use axum::response::IntoResponse;
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{HeaderMap, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use governor::clock::{Clock, DefaultClock};
+use governor::{DefaultKeyedRateLimiter, Quota};
 use sha2::{Digest, Sha256};
 use std::net::{IpAddr, SocketAddr};
+use std::num::NonZeroU32;
 use std::sync::Arc;
-use tower_governor::GovernorError;
-use tower_governor::governor::GovernorConfigBuilder;
-use tower_governor::key_extractor::KeyExtractor;
-
-#[derive(Clone)]
-pub struct Caller;
-
-#[derive(Clone)]
-pub struct Address;
+use std::time::Duration;
 
 /// A caller as the limiter keys it: fixed-size values, so finding its bucket allocates nothing
 /// (this runs on every request).
@@ -31,97 +29,105 @@ pub enum Who {
     Ip(Option<IpAddr>),
 }
 
-impl KeyExtractor for Address {
-    type Key = Who;
-
-    fn extract<T>(&self, req: &Request<T>) -> Result<Who, GovernorError> {
-        Ok(Who::Ip(
-            req.extensions()
-                .get::<ConnectInfo<SocketAddr>>()
-                .map(|ConnectInfo(addr)| addr.ip()),
-        ))
-    }
+/// The credential a request is limited by: its `x-api-key`, else its `Authorization`, trimmed.
+pub fn credential(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get("x-api-key")
+        .or_else(|| headers.get(header::AUTHORIZATION))
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
 }
 
-impl KeyExtractor for Caller {
-    type Key = Who;
+pub fn digest(credential: &str) -> [u8; 32] {
+    Sha256::digest(credential.as_bytes()).into()
+}
 
-    fn extract<T>(&self, req: &Request<T>) -> Result<Who, GovernorError> {
-        let credential = req
-            .headers()
-            .get("x-api-key")
-            .or_else(|| req.headers().get(header::AUTHORIZATION))
-            .and_then(|v| v.to_str().ok())
-            .map(str::trim)
-            .filter(|v| !v.is_empty());
-        match credential {
-            Some(c) => Ok(Who::Key(Sha256::digest(c.as_bytes()).into())),
-            None => Address.extract(req),
+/// The gateway's two limits, by caller and by address. `None` when the config turns them off
+/// (0 a second).
+pub struct Limits {
+    caller: Arc<DefaultKeyedRateLimiter<Who>>,
+    address: Arc<DefaultKeyedRateLimiter<Who>>,
+}
+
+impl Limits {
+    pub fn new(per_second: u32, burst: u32) -> Option<Arc<Limits>> {
+        if per_second == 0 {
+            return None;
         }
-    }
-}
-
-fn refused(e: GovernorError) -> Response<Body> {
-    match e {
-        GovernorError::TooManyRequests { wait_time, .. } => {
-            let secs = wait_time.max(1);
-            let mut e = GateError::new(
-                Kind::RateLimited,
-                "rate_limited",
-                format!(
-                    "too many requests from this caller; this gateway allows a burst and then a \
-                     steady pace ([gate] rate_limit_per_second); try again in {secs} s"
-                ),
-            );
-            e.retry_after = Some(secs);
-            let mut resp = e.into_response();
-            resp.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
-            resp
-        }
-        other => {
-            GateError::new(Kind::Internal, "rate_limit_failed", other.to_string()).into_response()
-        }
-    }
-}
-
-/// The routes behind the limits; unchanged when the config turns them off (0 a second).
-pub fn limited(routes: axum::Router, per_second: u32, burst: u32) -> axum::Router {
-    if per_second == 0 {
-        return routes;
-    }
-    // The address's limit runs first (the outer layer): a made-up key gets no bucket of its own
-    // past it.
-    let routes = behind!(routes, Caller, per_second, burst);
-    behind!(
-        routes,
-        Address,
-        per_second.saturating_mul(4),
-        burst.saturating_mul(4)
-    )
-}
-
-/// A macro, not a function: the limiter's middleware type is private to tower_governor, so it
-/// cannot be named in a signature.
-macro_rules! behind {
-    ($routes:expr, $key:expr, $per_second:expr, $burst:expr) => {{
-        let config = GovernorConfigBuilder::default()
-            .per_nanosecond(1_000_000_000 / u64::from(($per_second as u32).max(1)))
-            .burst_size(($burst as u32).max(1))
-            .key_extractor($key)
-            .finish()
-            .expect("a positive period and burst make a valid limit");
-        let config = Arc::new(config);
-        // Buckets of callers gone quiet are dropped, so the map does not grow with every key.
-        let limiter = config.limiter().clone();
+        let quota = |per_second: u32, burst: u32| {
+            let period = Duration::from_nanos(1_000_000_000 / u64::from(per_second.max(1)));
+            Quota::with_period(period)
+                .expect("a positive period makes a valid quota")
+                .allow_burst(NonZeroU32::new(burst.max(1)).expect("at least one"))
+        };
+        let limits = Arc::new(Limits {
+            caller: Arc::new(DefaultKeyedRateLimiter::keyed(quota(per_second, burst))),
+            address: Arc::new(DefaultKeyedRateLimiter::keyed(quota(
+                per_second.saturating_mul(4),
+                burst.saturating_mul(4),
+            ))),
+        });
+        // Buckets of callers gone quiet are dropped, so the maps do not grow with every key.
+        let (caller, address) = (
+            Arc::downgrade(&limits.caller),
+            Arc::downgrade(&limits.address),
+        );
         tokio::spawn(async move {
-            let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
+            let mut tick = tokio::time::interval(Duration::from_secs(60));
+            tick.tick().await;
             loop {
                 tick.tick().await;
-                limiter.retain_recent();
+                let (Some(caller), Some(address)) = (caller.upgrade(), address.upgrade()) else {
+                    break;
+                };
+                caller.retain_recent();
+                address.retain_recent();
             }
         });
-        $routes.layer(tower_governor::GovernorLayer::new(config).error_handler(refused))
-    }};
+        Some(limits)
+    }
+
+    /// The address's limit first: a made-up key gets no bucket of its own past it.
+    pub fn check(&self, ip: Option<IpAddr>, credential: Option<[u8; 32]>) -> Result<(), GateError> {
+        let who = match credential {
+            Some(d) => Who::Key(d),
+            None => Who::Ip(ip),
+        };
+        for (limiter, key) in [(&self.address, Who::Ip(ip)), (&self.caller, who)] {
+            if let Err(not_until) = limiter.check_key(&key) {
+                let wait = not_until.wait_time_from(DefaultClock::default().now());
+                return Err(refused(wait.as_secs()));
+            }
+        }
+        Ok(())
+    }
 }
-use behind;
+
+fn refused(wait_secs: u64) -> GateError {
+    let secs = wait_secs.max(1);
+    let mut e = GateError::new(
+        Kind::RateLimited,
+        "rate_limited",
+        format!(
+            "too many requests from this caller; this gateway allows a burst and then a \
+             steady pace ([gate] rate_limit_per_second); try again in {secs} s"
+        ),
+    );
+    e.retry_after = Some(secs);
+    e
+}
+
+/// The limits as the router's middleware.
+pub async fn middleware(State(limits): State<Arc<Limits>>, req: Request, next: Next) -> Response {
+    let ip = req
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(addr)| addr.ip());
+    let credential = credential(req.headers()).map(digest);
+    match limits.check(ip, credential) {
+        Ok(()) => next.run(req).await,
+        // The error's answer carries `Retry-After`.
+        Err(e) => e.into_response(),
+    }
+}

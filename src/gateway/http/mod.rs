@@ -9,6 +9,7 @@ pub mod link;
 pub mod mcp;
 mod ops;
 pub mod page;
+mod read;
 
 use super::core::{AgentKey, Gate, TOKEN_PREFIX};
 use super::error::{GateError, Kind};
@@ -29,7 +30,9 @@ use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
+use std::net::SocketAddr;
 use std::sync::Arc;
+use tokio::sync::Semaphore;
 
 /// Every answer of a gateway carries this header, so a client can tell it talks to one.
 pub const GATEWAY_HEADER: &str = "x-agentdesk-gateway";
@@ -56,11 +59,24 @@ pub(super) fn success<T: serde::Serialize>(body: T) -> Response {
         .into_response()
 }
 
-pub fn router(gate: Arc<Gate>) -> Router {
-    let gate_limits = (
+/// The gateway's service for each connection (by its peer's address): agents' reads take the
+/// short way ([`read`]), everything else the router.
+pub fn service(gate: Arc<Gate>) -> Result<impl Fn(SocketAddr) -> read::Front, String> {
+    let limits = limit::Limits::new(
         gate.settings.rate_limit_per_second,
         gate.settings.rate_limit_burst,
     );
+    let in_flight = Arc::new(Semaphore::new(crate::edge::IN_FLIGHT));
+    let full = router(gate.clone(), limits.clone(), in_flight.clone());
+    let reads = Arc::new(read::Reads::new(gate, limits, in_flight, refuse)?);
+    Ok(move |peer| read::Front::new(reads.clone(), full.clone(), peer))
+}
+
+fn router(
+    gate: Arc<Gate>,
+    limits: Option<Arc<limit::Limits>>,
+    in_flight: Arc<Semaphore>,
+) -> Router {
     let gate_settings = gate.settings.clone();
     let catalog = {
         let gate = gate.clone();
@@ -101,8 +117,14 @@ pub fn router(gate: Arc<Gate>) -> Router {
                 .insert(GATEWAY_HEADER, HeaderValue::from_static("1"));
             resp
         }));
-    let routes = limit::limited(routes, gate_limits.0, gate_limits.1);
-    crate::edge::layers(routes, edge_of(&gate_settings))
+    let routes = match limits {
+        Some(limits) => routes.layer(axum::middleware::from_fn_with_state(
+            limits,
+            limit::middleware,
+        )),
+        None => routes,
+    };
+    crate::edge::layers_sharing(routes, edge_of(&gate_settings), in_flight)
 }
 
 fn edge_of(settings: &policy::GateSettings) -> Edge {
