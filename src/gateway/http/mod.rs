@@ -9,6 +9,7 @@ pub mod link;
 pub mod mcp;
 mod ops;
 pub mod page;
+mod pool;
 mod read;
 
 use super::core::{AgentKey, Gate, TOKEN_PREFIX};

@@ -16,6 +16,7 @@ use super::super::core::{AgentKey, Gate, TOKEN_PREFIX};
 use super::super::error::{GateError, Kind};
 use super::GATEWAY_HEADER;
 use super::limit::{self, Limits};
+use super::pool::{Failed, Pool};
 use crate::api::catalog::{Method as OpMethod, OPERATIONS, Operation};
 use crate::edge::{self, REQUEST_ID, Refusal};
 use crate::secret::Secret;
@@ -24,22 +25,16 @@ use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Uri, header};
 use axum::response::{IntoResponse, Response};
-use bytes::Bytes;
 use futures::future::{BoxFuture, Either};
 use http_body_util::Empty;
 use hyper::body::{Body as _, Incoming};
-use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio::sync::Semaphore;
-
-type Upstream = Client<HttpsConnector<HttpConnector>, Empty<Bytes>>;
 
 /// What every connection's [`Front`] shares.
 pub struct Reads {
@@ -48,9 +43,11 @@ pub struct Reads {
     routes: matchit::Router<&'static Operation>,
     limits: Option<Arc<Limits>>,
     in_flight: Arc<Semaphore>,
-    client: Upstream,
-    /// The upstream's scheme, authority and base path, with no trailing slash.
+    pool: Arc<Pool>,
+    /// The upstream's base path, with no trailing slash (often empty).
     base: String,
+    /// The upstream's authority, the `Host` of every read sent to it.
+    host: HeaderValue,
     refuse: fn(Refusal) -> Response,
 }
 
@@ -80,18 +77,29 @@ impl Reads {
             .https_or_http()
             .enable_http1()
             .wrap_connector(http);
-        let client = Client::builder(TokioExecutor::new())
-            .pool_timer(TokioTimer::new())
-            .pool_idle_timeout(Duration::from_secs(30))
-            .build(connector);
-        let base = gate.upstream.trim_end_matches('/').to_string();
+        let upstream: Uri = gate
+            .upstream
+            .parse()
+            .map_err(|e| format!("upstream {}: {e}", gate.upstream))?;
+        let authority = upstream
+            .authority()
+            .ok_or_else(|| format!("upstream {} names no host", gate.upstream))?;
+        let host = HeaderValue::from_str(authority.as_str()).map_err(|e| e.to_string())?;
+        let target = Uri::builder()
+            .scheme(upstream.scheme_str().unwrap_or("http"))
+            .authority(authority.clone())
+            .path_and_query("/")
+            .build()
+            .map_err(|e| e.to_string())?;
+        let base = upstream.path().trim_end_matches('/').to_string();
         Ok(Reads {
             gate,
             routes,
             limits,
             in_flight,
-            client,
+            pool: Arc::new(Pool::new(connector, target)),
             base,
+            host,
             refuse,
         })
     }
@@ -216,7 +224,8 @@ async fn forward(
     let known = gate.knows(hash);
     // The key is kept only for an agent the gateway does not know yet, and only if accepted.
     let new_key = (!known).then(|| Secret::new(key.to_string()));
-    let headers = upstream_headers(parts.headers, key_value, id);
+    let mut headers = upstream_headers(parts.headers, key_value, id);
+    headers.insert(header::HOST, reads.host.clone());
     let path = parts
         .uri
         .path_and_query()
@@ -236,7 +245,7 @@ async fn forward(
     *out.uri_mut() = uri;
     *out.headers_mut() = headers;
     let sent_at = Instant::now();
-    let sent = tokio::time::timeout(gate.settings.timeout(), reads.client.request(out)).await;
+    let sent = tokio::time::timeout(gate.settings.timeout(), reads.pool.get(out)).await;
     let resp = match sent {
         Ok(Ok(resp)) => {
             gate.upstream_seen.store(
@@ -320,16 +329,11 @@ fn unreachable_upstream(
     op: &Operation,
     id: &HeaderValue,
     uri: &Uri,
-    e: &hyper_util::client::legacy::Error,
+    e: &Failed,
 ) -> Response {
     metrics::counter!("agentdesk_gateway_upstream_errors_total", "kind" => "unreachable")
         .increment(1);
-    let mut reason = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        reason = format!("{reason}: {s}");
-        source = s.source();
-    }
+    let reason = e.to_string();
     tracing::warn!(
         request_id = id.to_str().unwrap_or(""),
         operation = op.name,
