@@ -968,8 +968,11 @@ fn log_filter(default: &str) -> tracing_subscriber::EnvFilter {
 
 /// The servers (`serve`, `gate`) log to stderr; stdout carries what scripts read.
 fn log_to_stderr(default: &str, format: LogFormat) {
+    use std::io::IsTerminal;
+    // Colours only for a person at a terminal: stderr sent to a file or a collector gets none.
     let fmt = tracing_subscriber::fmt()
         .with_env_filter(log_filter(default))
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr);
     match format {
         LogFormat::Text => fmt.init(),
