@@ -22,8 +22,9 @@
 #
 # Needs wrk and nginx (apt-get install -y nginx wrk). Environment: ROUNDS (default 3), DURATION (s,
 # default 6), APPROVALS (default 200), AGENTS (100), INBOX (10000), NO_BUILD=1 to skip the build,
-# NO_PG=1 to skip PostgreSQL, ONLY=forward to run part 1 alone, BIN=path/to/agentdesk to measure
-# another build (its bench example from this tree).
+# NO_PG=1 to skip PostgreSQL, BIN_DIR=DIR to run the agentdesk and gateway_bench in DIR (another
+# build, for a before and after), ONLY=inbox (or forward, approval; comma-separated) to run only those
+# phases (wrk and nginx are needed only for forward).
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-3}
@@ -34,9 +35,13 @@ INBOX=${INBOX:-10000}
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+# The phases ONLY names (forward, approval, inbox; comma-separated), every one when it is unset.
+want() { [[ -z ${ONLY:-} || ",$ONLY," == *",$1,"* ]]; }
 missing=()
-command -v wrk >/dev/null || missing+=(wrk)
-command -v nginx >/dev/null || missing+=(nginx)
+if want forward; then
+    command -v wrk >/dev/null || missing+=(wrk)
+    command -v nginx >/dev/null || missing+=(nginx)
+fi
 if ((${#missing[@]})); then
     echo "gateway_bench: ${missing[*]} not installed: apt-get install -y nginx wrk" >&2
     exit 2
@@ -45,8 +50,9 @@ fi
 if [[ ${NO_BUILD:-0} != 1 ]]; then
     cargo build --release --quiet --bin agentdesk --example gateway_bench
 fi
-bin="${BIN:-$root/target/release/agentdesk}"
-bench="$root/target/release/examples/gateway_bench"
+# BIN_DIR: another build's agentdesk and gateway_bench side by side (a before, copied aside).
+bin="${BIN_DIR:-$root/target/release}/agentdesk"
+bench="${BIN_DIR:-$root/target/release/examples}/gateway_bench"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/agentdesk-gw.XXXXXX")
 chmod 755 "$tmp"
@@ -71,6 +77,7 @@ rate_limit_per_second = 1000000
 rate_limit_burst = 1000000
 TOML
 
+verdict() { awk -v a="$1" -v b="$2" 'BEGIN { print (a + 0 <= b + 0 ? "PASS" : "FAIL") }'; }
 # Each server prints "listening on http://ADDR" once it accepts connections. Sets $url and $pid
 # (not a command substitution: the server must be this shell's child, for the cleanup).
 start() {
@@ -91,6 +98,7 @@ start "$tmp/gate.log" "$bin" --config "$tmp/gate.toml" gate --upstream "$sandbox
 gateway=$url gateway_pid=$pid
 key=$("$bin" --config "$tmp/sandbox.toml" keys create --db "$tmp/sandbox.db" --scope mcp:mutate)
 
+if want forward; then
 nginx_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 mkdir -p "$tmp/nginx"
 cat > "$tmp/nginx/nginx.conf" <<CONF
@@ -132,10 +140,12 @@ for url in "$sandbox" "$gateway" "$nginx_url"; do
     [[ $code == 200 ]] || { echo "gateway_bench: $url$path answered $code" >&2; exit 1; }
 done
 
+fi
 clk=$(getconf CLK_TCK)
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg), commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src || echo '+changes')"
+if want forward; then
 
 # Prints "req/s p50_ms p99_ms cpu_us_per_request" of one wrk run; $1 the pid whose CPU counts.
 measure() {
@@ -175,7 +185,6 @@ for c in 1 16 64; do
 done
 
 m() { tr ' ' '\n' <<<"${R[$1]}" | grep . | median; }
-verdict() { awk -v a="$1" -v b="$2" 'BEGIN { print (a + 0 <= b + 0 ? "PASS" : "FAIL") }'; }
 echo
 echo "medians of $ROUNDS rounds"
 printf '%-5s %-8s %10s %9s %9s %12s\n' conns target req/s p50_ms p99_ms cpu_us/req
@@ -204,8 +213,9 @@ for c in 1 16 64; do
         "$(m "$c,gateway,cpu")" "$(m "$c,nginx,cpu")" \
         "$(awk -v a="$(m "$c,gateway,cpu")" -v b="$(m "$c,nginx,cpu")" 'BEGIN { print (b > 0 ? a / b : 0) }')" "$(m "$c,direct,cpu")"
 done
-[[ ${ONLY:-} == forward ]] && exit 0
 
+fi
+if want approval; then
 echo
 echo "approval → execution, $APPROVALS approvals one at a time (from the approve sent to the upstream receiving the confirm)"
 approvals() {
@@ -226,22 +236,29 @@ elif source .ci/postgres.sh && PG_DURABLE=1 pg_up 2>"$tmp/pg.log"; then
 else
     echo "PostgreSQL    skipped: a throwaway server did not start ($(tail -1 "$tmp/pg.log" 2>/dev/null))"
 fi
+fi
 
+if want inbox; then
 echo
 echo "inbox at scale: $AGENTS agents, $INBOX pending items, on the gateway process (SQLite)"
 for _ in $(seq "$AGENTS"); do
     "$bin" --config "$tmp/sandbox.toml" keys create --db "$tmp/sandbox.db" --scope mcp:mutate
 done > "$tmp/agents.keys"
 rss() { awk -v f="$2" '$1 == f":" { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
-echo "gateway before: VmRSS $(rss "$gateway_pid" VmRSS) MB, VmHWM $(rss "$gateway_pid" VmHWM) MB (after the wrk runs)"
+echo "gateway before: VmRSS $(rss "$gateway_pid" VmRSS) MB, VmHWM $(rss "$gateway_pid" VmHWM) MB (after the phases before)"
 out=$("$bench" inbox "$gateway" "$tmp/gate.db" "$tmp/agents.keys" "$INBOX" | tr ' ' '\n')
 v() { grep "^$1=" <<<"$out" | cut -d= -f2; }
 echo "seeded $(v inbox_pending) pending items for $(v inbox_agents) agents in $(v inbox_seed_s) s"
 for q in all pending; do
-    printf 'GET /gate/v1/inbox?status=%-8s %s items listed, p50 %s ms, p99 %s ms, max %s ms, goal p99 ≤ 10 ms: %s\n' "$q" \
-        "$(v inbox_${q}_listed)" "$(v inbox_${q}_p50_ms)" "$(v inbox_${q}_p99_ms)" "$(v inbox_${q}_max_ms)" "$(verdict "$(v inbox_${q}_p99_ms)" 10)"
+    printf 'GET /gate/v1/inbox?status=%-8s %s items (%s bytes) listed, p50 %s ms, p99 %s ms, max %s ms, goal p99 ≤ 10 ms: %s\n' "$q" \
+        "$(v inbox_${q}_listed)" "$(v inbox_${q}_bytes)" "$(v inbox_${q}_p50_ms)" "$(v inbox_${q}_p99_ms)" "$(v inbox_${q}_max_ms)" "$(verdict "$(v inbox_${q}_p99_ms)" 10)"
 done
+printf 'GET /gate/v1/inbox?status=all&since=OLD&wait=25 (answered at once), p50 %s ms, p99 %s ms, max %s ms, goal p99 ≤ 10 ms: %s\n' \
+    "$(v inbox_poll_behind_p50_ms)" "$(v inbox_poll_behind_p99_ms)" "$(v inbox_poll_behind_max_ms)" "$(verdict "$(v inbox_poll_behind_p99_ms)" 10)"
+printf 'GET /gate/v1/inbox?status=all&since=NOW&wait=25 held until a reject: answered p50 %s ms, p99 %s ms after the reject was sent (the reject answered: p50 %s ms, p99 %s ms)\n' \
+    "$(v inbox_poll_held_p50_ms)" "$(v inbox_poll_held_p99_ms)" "$(v inbox_poll_decision_p50_ms)" "$(v inbox_poll_decision_p99_ms)"
 rss_now=$(rss "$gateway_pid" VmRSS) hwm=$(rss "$gateway_pid" VmHWM)
 echo "gateway memory: VmRSS $rss_now MB, peak VmHWM $hwm MB, goal < 100 MB: $(verdict "$hwm" 99.999)"
 echo "console frame with 10,000 items: cargo bench --bench render -- 'proposals/10k'"
+fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -13,7 +13,9 @@
 //! one agent each) stages one real proposal through the gateway; each of those items is then
 //! copied straight into the store (fresh ids, one millisecond apart) until the agents have ITEMS
 //! pending between them. Then the inbox is asked as the console asks it (`?status=all`) and with
-//! the default (`pending`), 200 times each, one at a time.
+//! the default (`pending`), 200 times each, one at a time; then long-polled as the console does
+//! (`?status=all&since=&wait=25`), answered at once with an old `since` 200 times, and held until
+//! a decision 100 times (100 items rejected through the gateway).
 //!
 //! Each prints one `key=value` line per figure for the script.
 
@@ -232,7 +234,7 @@ async fn inbox(gateway: String, gate_db: String, keys_file: String, items: usize
     for (name, query) in [("inbox_all", "?status=all"), ("inbox_pending", "")] {
         let url = format!("{gateway}/gate/v1/inbox{query}");
         let mut times = Vec::with_capacity(200);
-        let mut listed = 0;
+        let (mut listed, mut size) = (0, 0);
         for i in 0..220 {
             let sent = Instant::now();
             let resp = http
@@ -247,12 +249,83 @@ async fn inbox(gateway: String, gate_db: String, keys_file: String, items: usize
             if i >= 20 {
                 times.push(sent.elapsed());
             }
+            size = body.len();
             let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
             listed = v["items"].as_array().map_or(0, Vec::len);
         }
-        println!("{name}_listed={listed}");
+        println!("{name}_listed={listed} {name}_bytes={size}");
         summary(name, times);
     }
+    long_polls(&http, &gateway, store.as_ref()).await;
+}
+
+/// The console's long poll (`?status=all&since=&wait=25`), both ways it is answered: at once when
+/// `since` is behind (the console's first ask after a change it has not seen), and held until a
+/// change, here a decision made through the gateway (from the decision sent to the poll's answer).
+async fn long_polls(
+    http: &reqwest::Client,
+    gateway: &str,
+    store: &dyn agentdesk::gateway::store::Store,
+) {
+    let token = agentdesk::gateway::mint_token(store, "bench", Role::Approver, chrono::Utc::now())
+        .await
+        .unwrap();
+    let get = |query: String| {
+        http.get(format!("{gateway}/gate/v1/inbox?status=all{query}"))
+            .header("x-api-key", token.expose())
+            .send()
+    };
+    // The whole body, read as the other figures are: parsing it is the client's time.
+    let body = |resp: reqwest::Response| async move {
+        assert!(resp.status().is_success(), "{}", resp.status());
+        resp.bytes().await.unwrap()
+    };
+    let parse = |b: &[u8]| serde_json::from_slice::<serde_json::Value>(b).unwrap();
+    let first = parse(&body(get(String::new()).await.unwrap()).await);
+    let mut version = first["version"].as_u64().expect("a long-polled gateway");
+    let mut times = Vec::with_capacity(200);
+    for i in 0..220 {
+        let sent = Instant::now();
+        let answer = body(
+            get(format!("&since={}&wait=25", version.wrapping_sub(1)))
+                .await
+                .unwrap(),
+        )
+        .await;
+        if i >= 20 {
+            times.push(sent.elapsed());
+        }
+        assert!(parse(&answer)["items"].is_array());
+    }
+    summary("inbox_poll_behind", times);
+    let pending: Vec<String> = first["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["status"] == "pending")
+        .filter_map(|i| i["id"].as_str().map(str::to_string))
+        .collect();
+    let (mut held, mut decided) = (Vec::new(), Vec::new());
+    for id in pending.iter().take(100) {
+        let poll = tokio::spawn(get(format!("&since={version}&wait=25")));
+        // Long enough for the poll to be held before the change it waits for.
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        let sent = Instant::now();
+        let resp = http
+            .post(format!("{gateway}/gate/v1/inbox/{id}/reject"))
+            .header("x-api-key", token.expose())
+            .json(&serde_json::json!({"reason": "bench"}))
+            .send()
+            .await
+            .unwrap();
+        assert!(resp.status().is_success(), "{}", resp.status());
+        decided.push(sent.elapsed());
+        let answer = body(poll.await.unwrap().unwrap()).await;
+        held.push(sent.elapsed());
+        version = parse(&answer)["version"].as_u64().unwrap();
+    }
+    summary("inbox_poll_held", held);
+    summary("inbox_poll_decision", decided);
 }
 
 #[tokio::main]

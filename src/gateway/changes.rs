@@ -4,7 +4,6 @@
 
 use super::core::Gate;
 use super::error::{GateError, Kind};
-use super::store::Status;
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -14,8 +13,6 @@ pub const WAIT_MAX: u64 = 30;
 const SHARED_WAIT: Duration = Duration::from_secs(1);
 /// Past an item's expiry before the held poll answers, so the expiry is due when it reads.
 const EXPIRY_SLACK: Duration = Duration::from_millis(50);
-/// The live items read for the soonest expiry, as many as the inbox lists.
-const LIVE_LIMIT: usize = 500;
 
 /// `since` and `wait` of the query (a wait of zero: answer at once), each refused by name.
 pub fn long_poll(query: &HashMap<String, String>) -> Result<(Option<u64>, Duration), GateError> {
@@ -61,17 +58,7 @@ pub async fn wait_for_change(gate: &Gate, since: u64, wait: Duration) -> Result<
         wait = wait.min(SHARED_WAIT);
     }
     let now = gate.now();
-    let live = gate
-        .store
-        .items(None, LIVE_LIMIT)
-        .await
-        .map_err(GateError::store)?;
-    if let Some(soonest) = live
-        .iter()
-        .filter(|i| matches!(i.status, Status::Pending | Status::Approved))
-        .map(|i| i.expires_at)
-        .min()
-    {
+    if let Some(soonest) = gate.store.next_expiry().await.map_err(GateError::store)? {
         let until = (soonest - now).to_std().unwrap_or_default() + EXPIRY_SLACK;
         wait = wait.min(until);
     }

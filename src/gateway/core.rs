@@ -120,6 +120,8 @@ pub struct Gate {
     pub(super) connections: super::connections::Connections,
     /// What inbox items' models derive from what never changes in them, memory only.
     pub(super) derived: super::items::Derived,
+    /// Each listed inbox item's JSON, memory only.
+    pub(super) listings: Arc<super::listing::Listings>,
 }
 
 impl Gate {

@@ -99,13 +99,22 @@ impl From<&Trade> for GateTrade {
 /// (a listing must not cost an upstream call per item): a value only the live account states
 /// shows as unknown here, and is read live when the item is approved.
 pub fn model(gate: &Gate, item: &Item, agents: &HashMap<String, Agent>) -> GateItem {
+    model_with(gate, item, agents, gate.knows(&item.agent))
+}
+
+/// [`model`], with whether the gateway holds the agent's key given (an inbox listing decides it
+/// once for every item it writes, and keeps it with what it wrote).
+pub fn model_with(
+    gate: &Gate,
+    item: &Item,
+    agents: &HashMap<String, Agent>,
+    key_held: bool,
+) -> GateItem {
     let agent = agents.get(&item.agent);
     // A note that says more (an outcome unknown, a wait the service asked for) already says
     // what happens next; waiting for the key is the note of an item that has none.
     let note = match (item.status, &item.note) {
-        (Status::Approved, None) if gate.key_of(&item.agent).is_none() => {
-            Some(super::inbox::WAITING_FOR_KEY.to_string())
-        }
+        (Status::Approved, None) if !key_held => Some(super::inbox::WAITING_FOR_KEY.to_string()),
         (_, note) => note.clone(),
     };
     let derived = gate.derived.of(gate, item);

@@ -20,6 +20,7 @@ pub mod inbox;
 pub mod items;
 pub mod journal;
 pub mod link;
+mod listing;
 pub mod notify;
 pub mod policy;
 pub mod reconcile;
@@ -187,6 +188,7 @@ impl Gateway {
             upstream_seen: Default::default(),
             connections: Default::default(),
             derived: Default::default(),
+            listings: Default::default(),
         });
         guard::set_policy(&gate, &config.policy, "config")
             .await

@@ -8,19 +8,19 @@ use super::super::guard;
 use super::super::inbox;
 use super::super::items::{self, agent_map};
 use super::super::journal;
+use super::super::listing;
 use super::super::store::{Record, Role, Standing, Status, Token};
 use super::json_response;
 use super::policy::{self, Policy};
 use crate::api::model::{
-    GateAgent, GateAgents, GateCheck, GateCheckKill, GateDecision, GateInbox, GateInfo,
-    GateKillSwitchAnswer, GatePolicy, GateStanding, GateStandingCreated, GateStandingList,
-    GateSupervisor,
+    GateAgent, GateAgents, GateCheck, GateCheckKill, GateDecision, GateInfo, GateKillSwitchAnswer,
+    GatePolicy, GateStanding, GateStandingCreated, GateStandingList, GateSupervisor,
 };
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::Response;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -137,17 +137,8 @@ async fn list(
         .expire_due(gate.now())
         .await
         .map_err(GateError::store)?;
-    let items = gate
-        .store
-        .items(status, LIST_LIMIT)
-        .await
-        .map_err(GateError::store)?;
-    let agents = agent_map(&gate).await?;
-    let items = items
-        .iter()
-        .map(|i| items::model(&gate, i, &agents))
-        .collect();
-    Ok(super::success(GateInbox { items, version }))
+    let body = listing::inbox(&gate, status, LIST_LIMIT, version).await?;
+    Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
 }
 
 /// A body that may be empty, else a JSON object.

@@ -305,8 +305,105 @@ macro_rules! both {
     };
 }
 
+async fn a_listing_sends_only_rows_not_held_and_every_write_moves_their_revision(b: Backend) {
+    let t0 = t0();
+    let store = b.open().await;
+    for (i, id) in ["gi_1", "gi_2", "gi_3"].into_iter().enumerate() {
+        let at = t0 + chrono::Duration::seconds(i as i64);
+        assert!(store.insert_item(item(id, id, at)).await.unwrap());
+    }
+    let nothing: Held = Arc::new(|_, _| false);
+    let first = store.listing(None, 10, nothing.clone()).await.unwrap();
+    let rows: Vec<Item> = first.iter().map(|l| l.item.clone().unwrap()).collect();
+    assert_eq!(rows, store.items(None, 10).await.unwrap());
+    let revs: std::collections::HashMap<String, i64> =
+        first.iter().map(|l| (l.id.clone(), l.rev)).collect();
+    let held: Held = {
+        let revs = revs.clone();
+        Arc::new(move |id, rev| revs.get(id) == Some(&rev))
+    };
+    let again = store.listing(None, 10, held.clone()).await.unwrap();
+    assert!(again.iter().all(|l| l.item.is_none()), "{again:?}");
+    let ids = |l: &[Listed]| l.iter().map(|l| l.id.clone()).collect::<Vec<_>>();
+    assert_eq!(ids(&again), ["gi_3", "gi_2", "gi_1"]);
+    assert_eq!(
+        ids(&store
+            .listing(Some(Status::Pending), 2, nothing.clone())
+            .await
+            .unwrap()),
+        ["gi_3", "gi_2"]
+    );
+
+    // Another connection's or instance's write moves the revision of the rows it changed, and
+    // of those only: a cache keyed on it sees every change, whoever made it.
+    let other = b.open().await;
+    let changed = |l: Vec<Listed>| {
+        l.into_iter()
+            .filter_map(|l| l.item.map(|i| (i.id, i.status)))
+            .collect::<Vec<_>>()
+    };
+    let approve = Transition::new(&[Status::Pending], Status::Approved, t0);
+    assert!(other.transition("gi_1", approve).await.unwrap());
+    assert_eq!(
+        changed(store.listing(None, 10, held.clone()).await.unwrap()),
+        [("gi_1".to_string(), Status::Approved)]
+    );
+    assert!(
+        other
+            .set_agent_account(&"ab".repeat(32), "acct")
+            .await
+            .is_ok()
+    );
+    let after = store.listing(None, 10, held.clone()).await.unwrap();
+    assert!(
+        after
+            .iter()
+            .all(|l| l.item.as_ref().unwrap().account.as_deref() == Some("acct"))
+    );
+    let revs: std::collections::HashMap<String, i64> =
+        after.iter().map(|l| (l.id.clone(), l.rev)).collect();
+    let held: Held = Arc::new(move |id, rev| revs.get(id) == Some(&rev));
+    let claim = Transition::new(&[Status::Approved], Status::Executing, t0);
+    assert!(other.transition("gi_1", claim).await.unwrap());
+    assert_eq!(
+        other.recover_executing("again".into(), None).await.unwrap(),
+        1
+    );
+    assert_eq!(
+        changed(store.listing(None, 10, held.clone()).await.unwrap()),
+        [("gi_1".to_string(), Status::Approved)]
+    );
+
+    // The soonest expiry of what is still open, then what expiring it changed.
+    assert_eq!(
+        store.next_expiry().await.unwrap(),
+        Some(t0 + chrono::Duration::minutes(5))
+    );
+    let reject = Transition::new(&[Status::Pending], Status::Rejected, t0);
+    assert!(other.transition("gi_2", reject).await.unwrap());
+    assert_eq!(
+        other
+            .expire_due(t0 + chrono::Duration::minutes(6))
+            .await
+            .unwrap(),
+        2
+    );
+    assert_eq!(store.next_expiry().await.unwrap(), None);
+    let mut expired = changed(store.listing(None, 10, held).await.unwrap());
+    expired.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        expired,
+        [
+            ("gi_1".to_string(), Status::Expired),
+            ("gi_2".to_string(), Status::Rejected),
+            ("gi_3".to_string(), Status::Expired)
+        ]
+    );
+}
+
 both!(
     one_item_per_proposal_one_winner_per_transition_and_expiry,
+    a_listing_sends_only_rows_not_held_and_every_write_moves_their_revision,
     two_instances_appending_at_once_keep_one_chain_and_expiry_is_journaled,
     state_tokens_agents_and_standing_approvals_round_trip,
     a_link_is_spent_once_given_back_and_survives_a_reopen,

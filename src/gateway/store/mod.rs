@@ -183,6 +183,21 @@ impl Role {
     }
 }
 
+/// One row of an inbox listing ([`Store::listing`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Listed {
+    pub id: String,
+    /// The row's revision: the database moves it on every change to the row, whoever makes it
+    /// (a trigger, so another instance, another process on the file or a write path added later
+    /// cannot forget to).
+    pub rev: i64,
+    /// The row, unless the caller said it holds this revision already.
+    pub item: Option<Item>,
+}
+
+/// Whether the caller holds an item (id) at a revision already: see [`Store::listing`].
+pub type Held = std::sync::Arc<dyn Fn(&str, i64) -> bool + Send + Sync>;
+
 /// Which item: by the gateway's id, an upstream proposalId, or a tool's confirmToken.
 #[derive(Debug, Clone, Copy)]
 pub enum ItemRef<'a> {
@@ -328,6 +343,18 @@ pub trait Store: Send + Sync + 'static {
     fn items(&self, status: Option<Status>, limit: usize) -> BoxFuture<'_, StoreResult<Vec<Item>>>;
     /// How many items are in each status, and how many journal records of each kind: what the
     /// gateway's `/metrics` reports, counted by the database so every instance reports the same.
+    /// What [`Store::items`] lists, in its order and from one snapshot, each row with its
+    /// revision; a row `held` says the caller holds at that revision comes without its content
+    /// (neither read nor parsed): the inbox keeps each item's answer and rebuilds only those
+    /// that changed.
+    fn listing(
+        &self,
+        status: Option<Status>,
+        limit: usize,
+        held: Held,
+    ) -> BoxFuture<'_, StoreResult<Vec<Listed>>>;
+    /// The soonest expiry of a pending or approved item.
+    fn next_expiry(&self) -> BoxFuture<'_, StoreResult<Option<DateTime<Utc>>>>;
     fn counts(&self) -> BoxFuture<'_, StoreResult<Counts>>;
     /// Approved items of this agent that have not run.
     fn approved_of(&self, agent: &str) -> BoxFuture<'_, StoreResult<Vec<Item>>>;

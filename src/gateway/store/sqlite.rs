@@ -3,8 +3,8 @@
 //! blocking pool behind a mutex held only for that statement.
 
 use super::{
-    Agent, Counts, Exec, Item, ItemRef, JournalRow, Link, Record, Role, Standing, Status, Store,
-    StoreError, StoreResult, Token, Transition,
+    Agent, Counts, Exec, Held, Item, ItemRef, JournalRow, Link, Listed, Record, Role, Standing,
+    Status, Store, StoreError, StoreResult, Token, Transition,
 };
 use crate::gateway::journal;
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -293,6 +293,58 @@ impl Store for SqliteStore {
             ))?;
             let rows = stmt.query_map(params![arg, limit as i64], item_row)?;
             rows.collect()
+        })
+    }
+
+    fn listing(
+        &self,
+        status: Option<Status>,
+        limit: usize,
+        held: Held,
+    ) -> BoxFuture<'_, StoreResult<Vec<Listed>>> {
+        self.run(move |c| {
+            let (clause, arg) = match status {
+                Some(s) => ("WHERE status = ?1", s.as_str()),
+                None => ("WHERE ?1 = ?1", ""),
+            };
+            // One read transaction, so both reads see one snapshot: the ids and revisions (most
+            // rows are held: their JSON columns are neither read nor parsed), then the others.
+            let tx = Transaction::new_unchecked(c, TransactionBehavior::Deferred)?;
+            let mut heads = tx.prepare_cached(&format!(
+                "SELECT id, rev FROM items {clause} ORDER BY created_at DESC, rowid DESC LIMIT ?2"
+            ))?;
+            let mut listed = heads
+                .query_map(params![arg, limit as i64], |r| {
+                    Ok(Listed {
+                        id: r.get(0)?,
+                        rev: r.get(1)?,
+                        item: None,
+                    })
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let mut row =
+                tx.prepare_cached(&format!("SELECT {ITEM_COLUMNS} FROM items WHERE id = ?1"))?;
+            for l in listed.iter_mut().filter(|l| !held(&l.id, l.rev)) {
+                l.item = Some(row.query_row(params![l.id], item_row)?);
+            }
+            drop((heads, row));
+            tx.commit()?;
+            Ok(listed)
+        })
+    }
+
+    fn next_expiry(&self) -> BoxFuture<'_, StoreResult<Option<DateTime<Utc>>>> {
+        self.run(|c| {
+            // Each MIN is one step into items_due; MIN over `status IN (...)` walks the range.
+            let soonest: Option<String> = c.query_row(
+                "SELECT MIN(t) FROM (
+                     SELECT MIN(expires_at) AS t FROM items WHERE status = 'pending'
+                     UNION ALL
+                     SELECT MIN(expires_at) FROM items WHERE status = 'approved')",
+                [],
+                |r| r.get(0),
+            )?;
+            opt_ts(soonest)
         })
     }
 

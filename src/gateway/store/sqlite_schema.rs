@@ -100,4 +100,14 @@ CREATE INDEX approval_links_item ON approval_links(item_id);
     "CREATE INDEX items_due ON items(status, expires_at);",
     // The console lists every status, newest first: walked by this index, not sorted whole.
     "CREATE INDEX items_created ON items(created_at);",
+    // Each item's revision, moved by the database on every change to the row whoever makes it
+    // (this process, another one on the file, `gate agent name`), so the inbox can keep each
+    // item's answer and re-read only the rows whose revision moved.
+    r#"
+ALTER TABLE items ADD COLUMN rev INTEGER NOT NULL DEFAULT 0;
+CREATE TRIGGER items_rev AFTER UPDATE ON items FOR EACH ROW WHEN NEW.rev = OLD.rev
+BEGIN
+    UPDATE items SET rev = OLD.rev + 1 WHERE rowid = NEW.rowid;
+END;
+"#,
 ];

@@ -10,8 +10,8 @@
 //! move it, so there a wait is cut short (see `http/api.rs`).
 
 use super::{
-    Agent, Counts, Item, ItemRef, JournalRow, Link, Record, Role, Standing, Status, Store,
-    StoreResult, Token, Transition,
+    Agent, Counts, Held, Item, ItemRef, JournalRow, Link, Listed, Record, Role, Standing, Status,
+    Store, StoreResult, Token, Transition,
 };
 use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
@@ -63,6 +63,19 @@ impl Store for Watched {
 
     fn items(&self, status: Option<Status>, limit: usize) -> BoxFuture<'_, StoreResult<Vec<Item>>> {
         self.inner.items(status, limit)
+    }
+
+    fn listing(
+        &self,
+        status: Option<Status>,
+        limit: usize,
+        held: Held,
+    ) -> BoxFuture<'_, StoreResult<Vec<Listed>>> {
+        self.inner.listing(status, limit, held)
+    }
+
+    fn next_expiry(&self) -> BoxFuture<'_, StoreResult<Option<DateTime<Utc>>>> {
+        self.inner.next_expiry()
     }
 
     fn counts(&self) -> BoxFuture<'_, StoreResult<Counts>> {

@@ -429,3 +429,44 @@ async fn postgres_over_tls_checks_the_certificate_it_is_given() {
         .await
         .unwrap();
 }
+
+/// An instance keeps each listed item's answer; another instance's decision moves the row's
+/// revision in the database, so the first one's next listing shows it, as the deciding one does.
+#[tokio::test]
+async fn a_listing_kept_by_one_instance_shows_a_decision_made_on_another() {
+    let Some(url) = pg("a_listing_kept_by_one_instance_shows_a_decision_made_on_another").await
+    else {
+        return;
+    };
+    let sandbox = common::start().await;
+    let (a, b) = (
+        instance(&sandbox, &url).await,
+        instance(&sandbox, &url).await,
+    );
+    let token = a.mint_token("alice").await.unwrap();
+    let key = sandbox.key(Scope::McpMutate);
+    let (first, second) = (stage(&a, &key).await, stage(&a, &key).await);
+    for _ in 0..2 {
+        assert_eq!(inbox(&a, &token, "pending").await.len(), 2);
+        assert_eq!(status_of(&a, &token, &first).await, "pending");
+    }
+    let path = format!("/gate/v1/inbox/{first}/reject");
+    let body = json!({"reason": "too large"});
+    let (st, rejected) = supervisor(&b, &token, Method::POST, &path, Some(body)).await;
+    assert_eq!(st, StatusCode::OK, "{rejected}");
+
+    let pending = inbox(&a, &token, "pending").await;
+    assert_eq!(pending.len(), 1, "{pending:?}");
+    assert_eq!(pending[0]["proposalId"], second.as_str());
+    let on = |listing: Vec<Value>| {
+        listing
+            .into_iter()
+            .find(|i| i["proposalId"] == first.as_str())
+            .unwrap()
+    };
+    let seen_by_a = on(inbox(&a, &token, "all").await);
+    assert_eq!(seen_by_a["status"], "rejected");
+    assert_eq!(seen_by_a["reason"], "too large");
+    assert_eq!(seen_by_a, on(inbox(&b, &token, "rejected").await));
+    assert_eq!(seen_by_a, rejected["item"]);
+}

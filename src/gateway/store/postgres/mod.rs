@@ -7,6 +7,7 @@
 //! (`journal_head ... FOR UPDATE`), so appends from every instance queue and the chain never forks.
 //! Lock order is always item rows first, the chain head last, so these cannot deadlock.
 
+mod inbox;
 mod rows;
 mod schema;
 pub mod tls;
@@ -15,8 +16,8 @@ use rows::*;
 pub use rows::{is_url, redact};
 
 use super::{
-    Agent, Counts, Item, ItemRef, JournalRow, Link, Record, Role, Standing, Status, Store,
-    StoreError, StoreResult, Token, Transition,
+    Agent, Counts, Held, Item, ItemRef, JournalRow, Link, Listed, Record, Role, Standing, Status,
+    Store, StoreError, StoreResult, Token, Transition,
 };
 use crate::gateway::journal;
 use chrono::{DateTime, Utc};
@@ -226,6 +227,19 @@ impl Store for PostgresStore {
                 .await?,
             )
         })
+    }
+
+    fn listing(
+        &self,
+        status: Option<Status>,
+        limit: usize,
+        held: Held,
+    ) -> BoxFuture<'_, StoreResult<Vec<Listed>>> {
+        self.run(move |c| inbox::listing(c, status, limit, held))
+    }
+
+    fn next_expiry(&self) -> BoxFuture<'_, StoreResult<Option<DateTime<Utc>>>> {
+        self.run(inbox::next_expiry)
     }
 
     fn counts(&self) -> BoxFuture<'_, StoreResult<Counts>> {

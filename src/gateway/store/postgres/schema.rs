@@ -108,6 +108,19 @@ CREATE INDEX approval_links_item ON approval_links(item_id);
     "CREATE INDEX items_due ON items(status, expires_at);",
     // The console lists every status, newest first: walked by this index, not sorted whole.
     "CREATE INDEX items_created ON items(created_at, seq);",
+    // Each item's revision, moved by the database on every change to the row whichever instance
+    // makes it, so an instance can keep each item's inbox answer and re-read only the rows whose
+    // revision moved.
+    r#"
+ALTER TABLE items ADD COLUMN rev BIGINT NOT NULL DEFAULT 0;
+CREATE FUNCTION items_rev() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    NEW.rev := OLD.rev + 1;
+    RETURN NEW;
+END
+$$;
+CREATE TRIGGER items_rev BEFORE UPDATE ON items FOR EACH ROW EXECUTE FUNCTION items_rev();
+"#,
 ];
 
 /// Creates a schema with a random name (`prefix_` and 12 hex digits) on the server at `base` and
