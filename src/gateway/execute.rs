@@ -59,22 +59,7 @@ pub async fn execute(gate: &Arc<Gate>, id: &str) -> Result<Item, GateError> {
                     gate.store.expire_due(now).await.map_err(GateError::store)?;
                     continue;
                 }
-                // On a task of its own: a caller that goes away (a supervisor's client that timed
-                // out while the upstream was slow) drops this future, and a run dropped at its
-                // upstream call would leave the item claimed, executing, for good.
-                let (gate, key) = (gate.clone(), key.clone());
-                let id = crate::api::request_id::request_id();
-                return tokio::spawn(crate::api::request_id::with_request_id(id, async move {
-                    run(&gate, item, &key).await
-                }))
-                .await
-                .unwrap_or_else(|e| {
-                    Err(GateError::new(
-                        Kind::Internal,
-                        "execution_failed",
-                        format!("the execution stopped: {e}"),
-                    ))
-                });
+                return run_claimed(gate, item, key).await;
             }
             Status::Executing if std::time::Instant::now() < give_up => {
                 tokio::time::sleep(std::time::Duration::from_millis(25)).await;
@@ -82,6 +67,30 @@ pub async fn execute(gate: &Arc<Gate>, id: &str) -> Result<Item, GateError> {
             _ => return Ok(item),
         }
     }
+}
+
+/// Runs an item this call claimed (moved it to executing).
+pub(super) async fn run_claimed(
+    gate: &Arc<Gate>,
+    item: Item,
+    key: crate::secret::Secret,
+) -> Result<Item, GateError> {
+    // On a task of its own: a caller that goes away (a supervisor's client that timed out while
+    // the upstream was slow) drops this future, and a run dropped at its upstream call would
+    // leave the item claimed, executing, for good.
+    let gate = gate.clone();
+    let id = crate::api::request_id::request_id();
+    tokio::spawn(crate::api::request_id::with_request_id(id, async move {
+        run(&gate, item, &key).await
+    }))
+    .await
+    .unwrap_or_else(|e| {
+        Err(GateError::new(
+            Kind::Internal,
+            "execution_failed",
+            format!("the execution stopped: {e}"),
+        ))
+    })
 }
 
 /// The one upstream call of a claimed item.

@@ -563,10 +563,18 @@ pub async fn approve(
         }
         .item(&item.id);
     }
+    // When the gateway holds the agent's key, the approval is also the claim of the item's run:
+    // one commit before the confirm goes (one fsync on PostgreSQL, not two), and no other
+    // instance can claim it in between. Without the key it waits, approved, as before.
+    let key = gate.key_of(&item.agent);
+    let to = match key {
+        Some(_) => Status::Executing,
+        None => Status::Approved,
+    };
     let t = Transition {
         unexpired_at: Some(now),
         decided_by: Some(by.to_string()),
-        ..Transition::new(&[Status::Pending], Status::Approved, now)
+        ..Transition::new(&[Status::Pending], to, now)
     }
     .journaled(record);
     if gate
@@ -576,6 +584,9 @@ pub async fn approve(
         .map_err(GateError::store)?
     {
         tracing::info!(item = %item.id, by, "approved");
+        if let Some(key) = key {
+            return super::execute::run_claimed(gate, item, key).await;
+        }
     }
     let item = find(gate, &item.id).await?;
     match item.status {
