@@ -34,7 +34,7 @@ const BATCH: usize = 8;
 /// Upper bound on worker threads, so a request cannot make us spawn thousands.
 pub const MAX_THREADS: usize = 64;
 
-/// Most bytes of precomputed averages one search holds (about 3,000 periods of
+/// Most bytes of precomputed averages one search holds (about 1,700 periods of
 /// 30 days of five-minute bars); past it, each candidate streams its own.
 const AVERAGES_BUDGET_BYTES: usize = 64 << 20;
 
