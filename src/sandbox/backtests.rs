@@ -268,7 +268,7 @@ pub enum Standing {
 /// live in memory only: the store learns of a job when it is queued and when it ends, so a job
 /// costs two writes, and a job that was running when the process stopped is still `queued` in
 /// the store and runs again on the next start. An ended job's outcome is served from here
-/// while the store writes it (an fsync, which the answer need not wait for): were the process
+/// while the store writes it (which the answer need not wait for): were the process
 /// to stop before the write, the job runs again on the next start and, being deterministic,
 /// ends the same way.
 #[derive(Default)]

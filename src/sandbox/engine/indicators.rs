@@ -36,22 +36,57 @@ pub fn sma_stream(
     period: usize,
     get: impl Fn(usize) -> f64,
 ) -> impl Iterator<Item = f64> {
-    let usable = period > 0 && period <= len;
-    let inv = 1.0 / period as f64;
-    let mut sum = 0.0;
-    (0..len).map(move |i| {
-        if !usable {
+    let sma = Sma::new(len, period);
+    let mut run = Running::default();
+    (0..len).map(move |i| sma.next(&mut run, i, &get))
+}
+
+/// What a streaming average carries from one value to the next: the whole of its state
+/// besides its constants, so a copy taken before index `i` resumes the series at `i` with the
+/// same operations (the optimizer replays a few values from such copies instead of storing
+/// every value in full precision).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Running {
+    acc: f64,
+    seen: usize,
+}
+
+/// [`sma_stream`]'s step, over `len` values.
+#[derive(Debug, Clone, Copy)]
+pub struct Sma {
+    period: usize,
+    inv: f64,
+    usable: bool,
+}
+
+impl Sma {
+    pub fn new(len: usize, period: usize) -> Sma {
+        Sma {
+            period,
+            inv: 1.0 / period as f64,
+            usable: period > 0 && period <= len,
+        }
+    }
+
+    /// The value at index `i`, the steps before it having run on `run`.
+    #[inline(always)]
+    pub fn next(&self, run: &mut Running, i: usize, get: impl Fn(usize) -> f64) -> f64 {
+        if !self.usable {
             return NAN;
         }
         // A running sum keeps this O(n): add the new value, drop the one
         // leaving the window.
-        if i < period {
-            sum += get(i);
+        if i < self.period {
+            run.acc += get(i);
         } else {
-            sum += get(i) - get(i - period);
+            run.acc += get(i) - get(i - self.period);
         }
-        if i + 1 >= period { sum * inv } else { NAN }
-    })
+        if i + 1 >= self.period {
+            run.acc * self.inv
+        } else {
+            NAN
+        }
+    }
 }
 
 /// Exponential moving average with `alpha = 2 / (period + 1)`, seeded with the
@@ -65,30 +100,51 @@ pub fn ema(src: &[f64], period: usize, out: &mut Vec<f64>) {
 
 /// Streaming form of [`ema`] over any value iterator.
 pub fn ema_stream(src: impl Iterator<Item = f64>, period: usize) -> impl Iterator<Item = f64> {
-    let p = period as f64;
-    let alpha = 2.0 / (p + 1.0);
-    let mut seen = 0usize;
-    let mut acc = 0.0;
-    src.map(move |x| {
-        if period == 0 {
+    let ema = Ema::new(period);
+    let mut run = Running::default();
+    src.map(move |x| ema.next(&mut run, x))
+}
+
+/// [`ema_stream`]'s step.
+#[derive(Debug, Clone, Copy)]
+pub struct Ema {
+    period: usize,
+    p: f64,
+    alpha: f64,
+}
+
+impl Ema {
+    pub fn new(period: usize) -> Ema {
+        let p = period as f64;
+        Ema {
+            period,
+            p,
+            alpha: 2.0 / (p + 1.0),
+        }
+    }
+
+    /// The value after `x`, the values before it having run on `run`.
+    #[inline(always)]
+    pub fn next(&self, run: &mut Running, x: f64) -> f64 {
+        if self.period == 0 {
             return NAN;
         }
-        if seen >= period {
-            acc += alpha * (x - acc);
-            return acc;
+        if run.seen >= self.period {
+            run.acc += self.alpha * (x - run.acc);
+            return run.acc;
         }
-        if seen == 0 && x.is_nan() {
+        if run.seen == 0 && x.is_nan() {
             return NAN;
         }
-        acc += x;
-        seen += 1;
-        if seen == period {
-            acc /= p;
-            acc
+        run.acc += x;
+        run.seen += 1;
+        if run.seen == self.period {
+            run.acc /= self.p;
+            run.acc
         } else {
             NAN
         }
-    })
+    }
 }
 
 /// Wilder's RSI. Changes `d_i = src[i] - src[i-1]`; the first average gain/loss

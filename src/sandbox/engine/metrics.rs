@@ -176,6 +176,124 @@ fn first_equal(values: &[f64], x: f64) -> Option<usize> {
         .map(|k| at + k)
 }
 
+/// Index of the first value at or above `x` (NaNs never are), a chunk at a time through
+/// the chunk's largest values; the next value is looked at alone first, since new highs
+/// come in runs.
+fn first_at_least(values: &[f64], x: f64) -> Option<usize> {
+    const CHUNK: usize = 8;
+    if values.first().is_some_and(|&v| v >= x) {
+        return Some(0);
+    }
+    let mut chunks = values.chunks_exact(CHUNK);
+    let mut at = 0;
+    for chunk in &mut chunks {
+        // Lanes that do not wait on each other; a NaN never replaces a lane.
+        let mut lanes = [f64::NEG_INFINITY; 4];
+        for pair in chunk.chunks_exact(4) {
+            for (m, &v) in lanes.iter_mut().zip(pair) {
+                *m = if v > *m { v } else { *m };
+            }
+        }
+        if lanes.iter().fold(false, |any, &m| any | (m >= x)) {
+            return chunk.iter().position(|&v| v >= x).map(|k| at + k);
+        }
+        at += CHUNK;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&v| v >= x)
+        .map(|k| at + k)
+}
+
+/// Bars a [`Blocks`] block holds.
+const BLOCK: usize = 32;
+
+/// The lowest and highest close of every whole block of [`BLOCK`] bars. Through bars where a
+/// position is held unchanged, equity is `cash + qty · (close - entry)`, which never reverses
+/// the order of two closes (each operation rounds a monotone function of its input), so a
+/// block's highest and lowest equity are those at its extreme closes: a block whose highest
+/// equity is below the peak sets no new high, and only its lowest equity can matter.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Blocks {
+    /// `(lowest, highest)` close of each block, or `None` where a close is not a plain
+    /// finite price (NaN or beyond 1e300, where the arithmetic could make a NaN).
+    range: Vec<Option<(f64, f64)>>,
+}
+
+impl Blocks {
+    pub(super) fn new(closes: &[f64]) -> Blocks {
+        let plain = |c: f64| c.abs() <= 1e300;
+        let range = closes
+            .chunks_exact(BLOCK)
+            .map(|block| {
+                block.iter().all(|&c| plain(c)).then(|| {
+                    block
+                        .iter()
+                        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &c| {
+                            (if c < lo { c } else { lo }, if c > hi { c } else { hi })
+                        })
+                })
+            })
+            .collect();
+        Blocks { range }
+    }
+}
+
+/// Bars `from..to` through which the book stayed as it is: each one's equity is
+/// `cash + qty · (close - entry_px)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Held {
+    pub from: usize,
+    pub to: usize,
+    pub cash: f64,
+    pub qty: f64,
+    pub entry_px: f64,
+}
+
+/// The end of the UTC day holding `time` (saturating) and whether that day is a weekend day.
+fn day_of(time: i64) -> (i64, bool) {
+    let d = time.div_euclid(DAY);
+    ((d + 1).saturating_mul(DAY), is_weekend(d))
+}
+
+/// Where the days of a run of bars begin, as a curve walking them finds them: what
+/// [`Curve::push_held`] needs instead of every bar's time. Statistics-only runs over the same
+/// bars (an optimizer's candidates) share one.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Days {
+    /// The curve's `day_end` before the bars: `i64::MIN` for a fresh curve.
+    from: i64,
+    /// Bars walked.
+    len: usize,
+    /// `(first bar, day end, weekend)` of each day begun by these bars.
+    starts: Vec<(usize, i64, bool)>,
+}
+
+impl Days {
+    /// The days of `bars` pushed into a fresh curve ([`Curve::new`]).
+    pub(super) fn new(bars: &[Bar]) -> Days {
+        Days::after(bars, i64::MIN)
+    }
+
+    fn after(bars: &[Bar], from: i64) -> Days {
+        let mut day_end = from;
+        let mut starts = Vec::new();
+        for (k, b) in bars.iter().enumerate() {
+            if b.time >= day_end {
+                let (end, weekend) = day_of(b.time);
+                starts.push((k, end, weekend));
+                day_end = end;
+            }
+        }
+        Days {
+            from,
+            len: bars.len(),
+            starts,
+        }
+    }
+}
+
 /// `x / y`, NaN when `y` is zero (backtesting.py's `x / (y or np.nan)`).
 fn div_or_nan(x: f64, y: f64) -> f64 {
     if y == 0.0 { f64::NAN } else { x / y }
@@ -254,6 +372,65 @@ pub(super) struct Curve {
     weekend_bars: usize,
 }
 
+/// The peaks' walk of [`Curve::push_held`] over one buffer of equity (the bar at index `k`
+/// is the curve's bar `base + k`), with the running peak in locals.
+struct Walk<'a> {
+    bars: &'a [Bar],
+    equity: &'a [f64],
+    base: usize,
+    peak: f64,
+    peak_idx: usize,
+    peak_time: i64,
+    /// The block the curve's `seg_min` was taken from, as a value only: its bar is looked up
+    /// when needed ([`Walk::settle`]).
+    lowest_block: Option<usize>,
+}
+
+impl Walk<'_> {
+    /// Bars `from..to`, the bars before `from` walked.
+    fn bars(&mut self, curve: &mut Curve, mut from: usize, to: usize) {
+        while let Some(k) = first_at_least(&self.equity[from..to], self.peak).map(|j| from + j) {
+            let (idx, time) = (self.base + k, self.bars[k].time);
+            if idx > self.peak_idx + 1 {
+                self.lowest_in(curve, from, k);
+                self.settle(curve);
+                (curve.peak, curve.peak_idx, curve.peak_time) =
+                    (self.peak, self.peak_idx, self.peak_time);
+                curve.close_period(time, 1.0 - curve.seg_min / self.peak);
+            }
+            self.peak = self.equity[k];
+            self.peak_idx = idx;
+            self.peak_time = time;
+            curve.seg_min = f64::INFINITY;
+            self.lowest_block = None;
+            from = k + 1;
+        }
+        self.lowest_in(curve, from, to);
+    }
+
+    fn lowest_in(&mut self, curve: &mut Curve, from: usize, to: usize) {
+        if curve.lowest_in(
+            &self.bars[from..to],
+            &self.equity[from..to],
+            self.base + from,
+        ) {
+            self.lowest_block = None;
+        }
+    }
+
+    /// The curve's `seg_min` as the bar that holds it: the first bar of its block equal to it.
+    fn settle(&mut self, curve: &mut Curve) {
+        if let Some(from) = self.lowest_block.take() {
+            let block = &self.equity[from..from + BLOCK];
+            if let Some(k) = first_equal(block, curve.seg_min).map(|k| from + k) {
+                curve.seg_min = self.equity[k];
+                curve.seg_min_idx = self.base + k;
+                curve.seg_min_time = self.bars[k].time;
+            }
+        }
+    }
+}
+
 impl Curve {
     pub fn new() -> Curve {
         Curve {
@@ -316,53 +493,109 @@ impl Curve {
     }
 
     /// [`Curve::push`] of every `(bars[i].time, equity[i])`, for a curve already held in a
-    /// buffer (the optimizer's statistics-only runs): bit for bit the same state. The walk
-    /// keeps its state in locals and follows only the peaks; the lowest equity since a peak
-    /// (a branch on every bar that goes either way) is looked up in the buffer when a
-    /// drawdown period closes, with a comparison of whole chunks.
-    pub fn push_all(&mut self, bars: &[Bar], equity: &[f64]) {
+    /// buffer: bit for bit the same state (what [`Curve::push_held`] does knowing nothing of
+    /// the bars).
+    #[cfg(test)]
+    fn push_all(&mut self, bars: &[Bar], equity: &[f64]) {
         let n = bars.len().min(equity.len());
+        let days = Days::after(&bars[..n], self.day_end);
+        self.push_held(bars, equity, &days, &[], None);
+    }
+
+    /// [`Curve::push`] of every `(bars[i].time, equity[i])`, for a curve already held in a
+    /// buffer (the optimizer's statistics-only runs): bit for bit the same state. `days` are
+    /// the bars' days from this curve's state (other days are found again); `held` says where a
+    /// position was held unchanged (in bar order), and `blocks` are the blocks of the bars'
+    /// closes (without them, every bar is walked). The days are taken one at a time, then the peaks:
+    /// a whole block inside a held stretch is judged by its extreme closes (see [`Blocks`]);
+    /// elsewhere the walk jumps from a new high to the next value at or above it, a chunk of
+    /// compares at a time, and takes the lowest value of the bars it passed.
+    pub(super) fn push_held(
+        &mut self,
+        bars: &[Bar],
+        equity: &[f64],
+        days: &Days,
+        held: &[Held],
+        blocks: Option<&Blocks>,
+    ) {
+        let n = bars.len().min(equity.len());
+        if days.from != self.day_end || days.len != n {
+            let days = Days::after(&bars[..n], self.day_end);
+            return self.push_held(bars, equity, &days, held, blocks);
+        }
         if n == 0 {
             return;
         }
+        let (bars, equity) = (&bars[..n], &equity[..n]);
         if self.count == 0 {
             self.first_equity = equity[0];
         }
         let base = self.count;
-        let (mut peak, mut peak_idx, mut peak_time) = (self.peak, self.peak_idx, self.peak_time);
-        let mut day_end = self.day_end;
         // First bar of the day being walked, for the weekend count.
         let mut day_from = 0;
-        // First bar after the peak: `seg_min` covers the bars before it.
-        let mut seg_from = 0;
-        for (k, (b, &e)) in bars[..n].iter().zip(&equity[..n]).enumerate() {
-            let idx = base + k;
-            if b.time >= day_end {
-                self.weekend_bars += (k - day_from) * self.day_is_weekend as usize;
-                if k > 0 {
-                    self.day_last = equity[k - 1];
-                }
-                self.count = idx;
-                self.new_day(b.time);
-                day_end = self.day_end;
-                day_from = k;
+        for &(k, end, weekend) in &days.starts {
+            self.weekend_bars += (k - day_from) * self.day_is_weekend as usize;
+            if k > 0 {
+                self.day_last = equity[k - 1];
             }
-            if e >= peak {
-                if idx > peak_idx + 1 {
-                    self.lowest_in(&bars[seg_from..k], &equity[seg_from..k], base + seg_from);
-                    (self.peak, self.peak_idx, self.peak_time) = (peak, peak_idx, peak_time);
-                    self.close_period(b.time, 1.0 - self.seg_min / peak);
+            if base + k > 0 {
+                self.daily.day(self.day_last);
+            }
+            (self.day_end, self.day_is_weekend) = (end, weekend);
+            day_from = k;
+        }
+        self.weekend_bars += (n - day_from) * self.day_is_weekend as usize;
+
+        let mut walk = Walk {
+            bars,
+            equity,
+            base,
+            peak: self.peak,
+            peak_idx: self.peak_idx,
+            peak_time: self.peak_time,
+            lowest_block: None,
+        };
+        // Bars before `done` are walked.
+        let mut done = 0;
+        let blocks = blocks.filter(|b| b.range.len() == n / BLOCK);
+        let held = if blocks.is_some() { held } else { &[] };
+        for h in held.iter().filter(|h| h.from <= h.to && h.to <= n) {
+            let plain = [h.cash, h.qty, h.entry_px].iter().all(|v| v.is_finite())
+                && h.entry_px.abs() <= 1e300;
+            let Some(blocks) = blocks.filter(|_| plain) else {
+                continue;
+            };
+            let f = |c: f64| h.cash + h.qty * (c - h.entry_px);
+            for b in h.from.div_ceil(BLOCK)..h.to / BLOCK {
+                let Some((lo, hi)) = blocks.range[b] else {
+                    continue;
+                };
+                let (from, to) = (b * BLOCK, (b + 1) * BLOCK);
+                if from < done {
+                    continue;
                 }
-                peak = e;
-                peak_idx = idx;
-                peak_time = b.time;
-                self.seg_min = f64::INFINITY;
-                seg_from = k + 1;
+                walk.bars(self, done, from);
+                done = from;
+                // A short position's equity is highest at the lowest close.
+                let (lo, hi) = if h.qty < 0.0 {
+                    (f(hi), f(lo))
+                } else {
+                    (f(lo), f(hi))
+                };
+                if hi >= walk.peak {
+                    // A new high inside: walked bar by bar.
+                    continue;
+                }
+                if lo < self.seg_min {
+                    self.seg_min = lo;
+                    walk.lowest_block = Some(from);
+                }
+                done = to;
             }
         }
-        self.lowest_in(&bars[seg_from..n], &equity[seg_from..n], base + seg_from);
-        (self.peak, self.peak_idx, self.peak_time) = (peak, peak_idx, peak_time);
-        self.weekend_bars += (n - day_from) * self.day_is_weekend as usize;
+        walk.bars(self, done, n);
+        walk.settle(self);
+        (self.peak, self.peak_idx, self.peak_time) = (walk.peak, walk.peak_idx, walk.peak_time);
         self.day_last = equity[n - 1];
         self.last_equity = equity[n - 1];
         self.count = base + n;
@@ -370,7 +603,8 @@ impl Curve {
 
     /// Takes the bars `equity` (the first at index `first`) into `seg_min`, as one
     /// `e < seg_min` per bar would: the first bar holding the lowest value, NaNs skipped.
-    fn lowest_in(&mut self, bars: &[Bar], equity: &[f64], first: usize) {
+    /// Whether one was lower.
+    fn lowest_in(&mut self, bars: &[Bar], equity: &[f64], first: usize) -> bool {
         // Four independent minimums per chunk, so the compares need not wait on each other.
         let mut lanes = [f64::INFINITY; 4];
         let mut chunks = equity.chunks_exact(4);
@@ -391,7 +625,9 @@ impl Curve {
             self.seg_min = equity[k];
             self.seg_min_idx = first + k;
             self.seg_min_time = bars[k].time;
+            return true;
         }
+        false
     }
 
     #[cold]
@@ -399,9 +635,7 @@ impl Curve {
         if self.count > 0 {
             self.daily.day(self.day_last);
         }
-        let d = time.div_euclid(DAY);
-        self.day_end = (d + 1).saturating_mul(DAY);
-        self.day_is_weekend = is_weekend(d);
+        (self.day_end, self.day_is_weekend) = day_of(time);
     }
 
     /// Account the drawdown period from the current peak to the bar at `to_time`.
@@ -802,6 +1036,39 @@ mod tests {
         close(s.avg_drawdown_pct, -10.0);
     }
 
+    /// Every field of a curve, including those the statistics only read through a threshold
+    /// (the weekend share), then the statistics themselves.
+    fn summary(c: Curve, bars: &[Bar]) -> String {
+        let d = &c.daily;
+        let state = format!(
+            "{} {:?} {:?} {} {} {:?} {} {} {} {} {} {:?} {} {} {:?} {:?}",
+            c.count,
+            (
+                c.first_equity,
+                c.last_equity,
+                c.peak,
+                c.peak_idx,
+                c.peak_time
+            ),
+            (c.seg_min, c.seg_min_idx, c.seg_min_time),
+            c.periods,
+            c.sum_peak_dd,
+            (c.sum_dur, c.max_dur, c.max_dd),
+            c.day_end,
+            c.day_is_weekend,
+            c.day_last,
+            c.weekend_bars,
+            d.days,
+            (d.prev_close, d.n, d.mean, d.m2),
+            d.log_sum,
+            d.any_nonpositive,
+            d.downside_sq,
+            c.deepest,
+        );
+        let s = c.finish(bars, &[], 0);
+        format!("{state} {:?} {:?}", s.stats, s.deepest)
+    }
+
     /// `push_all` leaves the curve as pushing bar by bar does, in one call or
     /// two: equal lows, flat stretches, NaN and signed zeros, gaps, a weekend,
     /// a bar out of order and times where the day's end saturates.
@@ -839,38 +1106,7 @@ mod tests {
             });
             equity.push(e);
         }
-        // Every field, including those the statistics only read through a threshold (the
-        // weekend share), then the statistics themselves.
-        let summary = |c: Curve| {
-            let d = &c.daily;
-            let state = format!(
-                "{} {:?} {:?} {} {} {:?} {} {} {} {} {} {:?} {} {} {:?} {:?}",
-                c.count,
-                (
-                    c.first_equity,
-                    c.last_equity,
-                    c.peak,
-                    c.peak_idx,
-                    c.peak_time
-                ),
-                (c.seg_min, c.seg_min_idx, c.seg_min_time),
-                c.periods,
-                c.sum_peak_dd,
-                (c.sum_dur, c.max_dur, c.max_dd),
-                c.day_end,
-                c.day_is_weekend,
-                c.day_last,
-                c.weekend_bars,
-                d.days,
-                (d.prev_close, d.n, d.mean, d.m2),
-                d.log_sum,
-                d.any_nonpositive,
-                d.downside_sq,
-                c.deepest,
-            );
-            let s = c.finish(&bars, &[], 0);
-            format!("{state} {:?} {:?}", s.stats, s.deepest)
-        };
+        let summary = |c: Curve| summary(c, &bars);
         let mut one = Curve::new();
         for (b, &e) in bars.iter().zip(&equity) {
             one.push(b.time, e);
@@ -889,5 +1125,144 @@ mod tests {
         }
         mixed.push_all(&bars[1500..], &equity[1500..]);
         assert_eq!(summary(mixed), want);
+    }
+
+    /// Knowing where a position was held, `push_held` passes over whole blocks by their extreme
+    /// closes and leaves the curve as pushing bar by bar does: a long stretch through rising
+    /// closes and a short one through falling closes (new highs block after block), a flat
+    /// stretch at a cash of -0.0 whose first low is a +0.0 inside a block that also holds
+    /// -0.0, new highs in blocks whose extreme closes make a NaN, then stretches of any kind at random: closes that are NaN or beyond 1e300, books
+    /// that are not finite, single bars between the stretches; and a curve already begun.
+    #[test]
+    fn push_held_is_push_bar_by_bar() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut rand = move |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        let n = 6000;
+        let mut px = 100.0;
+        let mut closes = Vec::new();
+        for i in 0..n {
+            // Long climbs and falls, so that stretches set new highs block after block.
+            let drift = if (i / 700) % 2 == 0 { 0.02 } else { -0.02 };
+            px += drift + (rand(2001) as f64 - 1000.0) / 20_000.0;
+            closes.push(match i {
+                1408..1440 => [1.0, -1.0][i % 2],
+                1472 | 1503 => 1e300,
+                1504 | 1535 => f64::MAX,
+                1473..1535 => 100.0,
+                5800 => f64::NAN,
+                5900 => 1e301,
+                _ => px,
+            });
+        }
+        let bars: Vec<Bar> = closes
+            .iter()
+            .enumerate()
+            .map(|(i, &close)| Bar {
+                time: T0 + i as i64 * 300 + if i >= 4000 { 3 * 86_400 } else { 0 },
+                close,
+                ..Bar::default()
+            })
+            .collect();
+        let mut equity = vec![1000.0; 10];
+        let mut held = Vec::new();
+        let mut hold =
+            |equity: &mut Vec<f64>, to: usize, (cash, qty, entry_px): (f64, f64, f64)| {
+                let from = equity.len();
+                for &c in &closes[from..to] {
+                    equity.push(cash + qty * (c - entry_px));
+                }
+                held.push(Held {
+                    from,
+                    to,
+                    cash,
+                    qty,
+                    entry_px,
+                });
+            };
+        hold(&mut equity, 700, (1000.0, 10.0, closes[10]));
+        let cash = equity[699];
+        hold(&mut equity, 1400, (cash, -cash / closes[700], closes[700]));
+        equity.extend([990.0; 8]);
+        hold(&mut equity, 1472, (-0.0, 0.0, 0.0));
+        // New highs where the extreme closes' equity is NaN (0 · inf): a book or closes out of
+        // the plain range, walked bar by bar.
+        hold(&mut equity, 1504, (5000.0, 0.0, -f64::MAX));
+        hold(&mut equity, 1536, (6000.0, 0.0, -1e300));
+        let mut cash: f64 = 1000.0;
+        while equity.len() < n {
+            let from = equity.len();
+            if rand(4) == 0 {
+                // A fill bar: any value.
+                equity.push([cash, cash * 1.01, 990.0, f64::NAN][rand(4) as usize]);
+                continue;
+            }
+            let to = (from + 1 + rand(400) as usize).min(n);
+            let entry_px = closes[from];
+            let book = match rand(100) {
+                0..=49 => (cash, cash / entry_px.abs().max(1.0), entry_px),
+                50..=89 => (cash, -cash / entry_px.abs().max(1.0), entry_px),
+                90..=93 => (cash, 0.0, 0.0),
+                94..=96 => (-0.0, 0.0, 0.0),
+                _ => ([f64::NAN, cash][rand(2) as usize], 1.0, 1e301),
+            };
+            hold(&mut equity, to, book);
+            let last = equity[to - 1];
+            cash = if last.is_finite() && last > 0.0 {
+                last
+            } else {
+                1000.0
+            };
+        }
+        assert!(held.iter().filter(|h| h.to - h.from >= 2 * BLOCK).count() > 10);
+
+        // The designed stretches alone (the lows at their end), then everything.
+        for cut in [1472, 1536, n] {
+            let (bars, equity) = (&bars[..cut], &equity[..cut]);
+            let mut one = Curve::new();
+            for (b, &e) in bars.iter().zip(equity) {
+                one.push(b.time, e);
+            }
+            let held: Vec<Held> = held.iter().copied().filter(|h| h.to <= cut).collect();
+            let blocks = Blocks::new(&closes[..cut]);
+            let mut all = Curve::new();
+            all.push_held(bars, equity, &Days::new(bars), &held, Some(&blocks));
+            assert_eq!(summary(all, bars), summary(one, bars), "{cut} bars");
+        }
+        let mut one = Curve::new();
+        for (b, &e) in bars.iter().zip(&equity) {
+            one.push(b.time, e);
+        }
+        let want = summary(one, &bars);
+
+        // After bars pushed one by one: the held stretches and blocks of the rest.
+        let split = 1500;
+        let rest: Vec<Held> = held
+            .iter()
+            .filter(|h| h.from >= split)
+            .map(|h| Held {
+                from: h.from - split,
+                to: h.to - split,
+                ..*h
+            })
+            .collect();
+        let mut mixed = Curve::new();
+        for (b, &e) in bars[..split].iter().zip(&equity) {
+            mixed.push(b.time, e);
+        }
+        let days = Days::after(&bars[split..], mixed.day_end);
+        let blocks = Blocks::new(&closes[split..]);
+        mixed.push_held(
+            &bars[split..],
+            &equity[split..],
+            &days,
+            &rest,
+            Some(&blocks),
+        );
+        assert_eq!(summary(mixed, &bars), want);
     }
 }

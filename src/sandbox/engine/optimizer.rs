@@ -4,20 +4,26 @@
 //! batches from a shared counter (robust when the cores are shared with other
 //! work, unlike fixed chunks). Each worker owns its signal, indicator and
 //! equity buffers, so after the first candidate nothing is allocated per bar
-//! and only the (small) trade list grows per candidate.
+//! and only the (small) trade list grows per candidate. What every candidate
+//! reads the same way (the closes in a column, the bars' days) is computed once.
 //!
 //! For the moving-average crossovers, each period's average is computed once
 //! per search and shared by every candidate that uses it (10,000 SMA
 //! crossings use about 400 distinct periods), so a candidate's signals are a
-//! comparison of two precomputed series.
+//! comparison of two precomputed series. The series are kept rounded to `f32`
+//! with the average's state every [`CROSS_CHUNK`] bars: a candidate reads half
+//! the bytes (the slow average comes from the shared cache, or memory, for
+//! nearly every candidate), and the rare chunk the rounded values cannot order
+//! is computed again exactly from its starting state.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::Bar;
-use super::backtest::{Config, Workspace};
+use super::backtest::{Config, Prepared, Workspace};
+use super::indicators::Running;
 use super::metrics::Stats;
 use super::strategies::{
-    Average, Params, SignalScratch, StrategySpec, average_series, cross_series, crossover,
+    Average, Averager, CROSS_CHUNK, Params, SignalScratch, StrategySpec, cross_series, crossover,
     signals_core,
 };
 
@@ -28,14 +34,21 @@ const BATCH: usize = 8;
 /// Upper bound on worker threads, so a request cannot make us spawn thousands.
 pub const MAX_THREADS: usize = 64;
 
-/// Most bytes of precomputed averages one search holds (about 900 periods of
+/// Most bytes of precomputed averages one search holds (about 1,700 periods of
 /// 30 days of five-minute bars); past it, each candidate streams its own.
 const AVERAGES_BUDGET_BYTES: usize = 64 << 20;
 
-/// Each distinct period's moving average over the bars, by period.
+/// Each distinct period's moving average over the bars, by period: rounded to
+/// `f32`, with the state the average had before each chunk of bars.
 struct Averages {
     periods: Vec<usize>,
-    series: Vec<Vec<f64>>,
+    averagers: Vec<Averager>,
+    /// Bars per period.
+    len: usize,
+    /// `len` rounded values a period.
+    coarse: Vec<f32>,
+    /// `len.div_ceil(CROSS_CHUNK)` states a period.
+    resume: Vec<Running>,
 }
 
 impl Averages {
@@ -43,7 +56,7 @@ impl Averages {
     /// kind and fit the budget; computed on up to `threads` threads.
     fn new(
         spec: &StrategySpec,
-        bars: &[Bar],
+        closes: &[f64],
         candidates: &[Params],
         threads: usize,
     ) -> Option<Averages> {
@@ -60,36 +73,83 @@ impl Averages {
         let kind = kind?;
         periods.sort_unstable();
         periods.dedup();
-        let bytes = periods.len().saturating_mul(bars.len()).saturating_mul(8);
-        if bytes > AVERAGES_BUDGET_BYTES {
+        let len = closes.len();
+        let chunks = len.div_ceil(CROSS_CHUNK);
+        let per_period = len * std::mem::size_of::<f32>() + chunks * size_of::<Running>();
+        if periods.len().saturating_mul(per_period) > AVERAGES_BUDGET_BYTES || len == 0 {
             return None;
         }
-        let mut series = vec![Vec::new(); periods.len()];
-        let fill = |ps: &[usize], out: &mut [Vec<f64>]| {
-            for (&period, v) in ps.iter().zip(out) {
-                average_series(kind, bars, period, v);
+        let averagers: Vec<Averager> = periods
+            .iter()
+            .map(|&p| Averager::new(kind, len, p))
+            .collect();
+        let mut coarse = vec![0.0f32; periods.len() * len];
+        let mut resume = vec![Running::default(); periods.len() * chunks];
+        let fill = |avgs: &[Averager], coarse: &mut [f32], resume: &mut [Running]| {
+            for ((avg, values), states) in avgs
+                .iter()
+                .zip(coarse.chunks_mut(len))
+                .zip(resume.chunks_mut(chunks))
+            {
+                let mut run = Running::default();
+                for (c, (chunk, state)) in values.chunks_mut(CROSS_CHUNK).zip(states).enumerate() {
+                    *state = run;
+                    avg.fill(&mut run, closes, c * CROSS_CHUNK, chunk, |v| v as f32);
+                }
             }
         };
-        if threads <= 1 {
-            fill(&periods, &mut series);
+        let per_thread = periods.len().div_ceil(threads.max(1));
+        if threads <= 1 || per_thread == periods.len() {
+            fill(&averagers, &mut coarse, &mut resume);
         } else {
-            let per_thread = periods.len().div_ceil(threads);
             std::thread::scope(|s| {
-                for (ps, out) in periods
+                for ((avgs, coarse), resume) in averagers
                     .chunks(per_thread)
-                    .zip(series.chunks_mut(per_thread))
+                    .zip(coarse.chunks_mut(per_thread * len))
+                    .zip(resume.chunks_mut(per_thread * chunks))
                 {
-                    s.spawn(move || fill(ps, out));
+                    s.spawn(move || fill(avgs, coarse, resume));
                 }
             });
         }
-        Some(Averages { periods, series })
+        Some(Averages {
+            periods,
+            averagers,
+            len,
+            coarse,
+            resume,
+        })
     }
 
-    fn get(&self, period: usize) -> &[f64] {
-        self.periods
-            .binary_search(&period)
-            .map_or(&[], |i| &self.series[i])
+    /// The crossover signals of the averages of periods `fast` and `slow`, as
+    /// [`signals_core`] makes them from the closes.
+    fn cross(&self, fast: usize, slow: usize, closes: &[f64], out: &mut Vec<i8>) {
+        let (Ok(f), Ok(s)) = (
+            self.periods.binary_search(&fast),
+            self.periods.binary_search(&slow),
+        ) else {
+            // Every candidate's periods are here; should one not be, no signal.
+            out.clear();
+            out.resize(self.len, 0);
+            return;
+        };
+        let chunks = self.len.div_ceil(CROSS_CHUNK);
+        let values = |p: usize| &self.coarse[p * self.len..(p + 1) * self.len];
+        let states = |p: usize| &self.resume[p * chunks..(p + 1) * chunks];
+        let (fast_states, slow_states) = (states(f), states(s));
+        let (fast_avg, slow_avg) = (&self.averagers[f], &self.averagers[s]);
+        let exact = |from: usize, out: &mut [i8]| {
+            let mut fast = [0.0; CROSS_CHUNK];
+            let mut slow = [0.0; CROSS_CHUNK];
+            let (fast, slow) = (&mut fast[..out.len()], &mut slow[..out.len()]);
+            let c = from / CROSS_CHUNK;
+            fast_avg.fill(&mut { fast_states[c] }, closes, from, fast, |v| v);
+            slow_avg.fill(&mut { slow_states[c] }, closes, from, slow, |v| v);
+            for ((d, &f), &s) in out.iter_mut().zip(&*fast).zip(&*slow) {
+                *d = (f > s) as i8 - (f < s) as i8;
+            }
+        };
+        cross_series(values(f), values(s), exact, out);
     }
 }
 
@@ -106,11 +166,9 @@ pub fn optimize(
         return Vec::new();
     }
     let threads = threads.clamp(1, candidates.len().min(MAX_THREADS));
-    let averages = Averages::new(spec, bars, candidates, threads);
-    let closes: Vec<f64> = match averages {
-        Some(_) => Vec::new(),
-        None => bars.iter().map(|b| b.close).collect(),
-    };
+    let prepared = Prepared::new(bars);
+    let closes = prepared.closes();
+    let averages = Averages::new(spec, closes, candidates, threads);
     let next = AtomicUsize::new(0);
     let work = || {
         let mut scratch = SignalScratch::default();
@@ -125,12 +183,10 @@ pub fn optimize(
             let end = (start + BATCH).min(candidates.len());
             for (i, p) in candidates[start..end].iter().enumerate() {
                 match (&averages, crossover(spec, p)) {
-                    (Some(avg), Some((_, fast, slow))) => {
-                        cross_series(avg.get(fast), avg.get(slow), &mut sig)
-                    }
-                    _ => signals_core(spec, p, bars, &closes, &mut scratch, &mut sig),
+                    (Some(avg), Some((_, fast, slow))) => avg.cross(fast, slow, closes, &mut sig),
+                    _ => signals_core(spec, p, bars, closes, &mut scratch, &mut sig),
                 }
-                done.push((start + i, ws.stats(bars, &sig, cfg)));
+                done.push((start + i, ws.stats_with(bars, &prepared, &sig, cfg)));
             }
         }
         done
@@ -333,6 +389,49 @@ mod tests {
                 }
                 assert!(trades > 1000, "{id}: the sample trades ({trades})");
             }
+        }
+    }
+
+    /// Averages that `f32` cannot tell apart (a price that moves by less than its rounding
+    /// step, and flat stretches where the averages tie exactly): the crossings come from the
+    /// exact averages, replayed from their saved state, as a plain run computes them.
+    #[test]
+    fn crossovers_of_averages_equal_in_f32_are_exact() {
+        let mut s = 11u64;
+        let bars: Vec<Bar> = (0..3000)
+            .map(|i| {
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let close = if (1000..1400).contains(&i) {
+                    50_000.0
+                } else {
+                    50_000.0 + ((s >> 33) % 9) as f64 * 1e-9
+                };
+                Bar {
+                    time: 1_700_000_000 + i as i64 * 300,
+                    open: close,
+                    high: close,
+                    low: close,
+                    close,
+                    volume: 1.0,
+                }
+            })
+            .collect();
+        let mut sig = Vec::new();
+        for id in ["sma_cross", "ema_cross"] {
+            let spec = strategy(id).unwrap();
+            let cands = grid(spec, 150);
+            let cfg = Config::default();
+            let mut trades = 0;
+            for ((p, st), q) in optimize(spec, &bars, &cfg, &cands, 2).iter().zip(&cands) {
+                assert_eq!(p, q);
+                signals(spec, q, &bars, &mut sig);
+                let plain = run(&bars, &sig, &cfg).stats;
+                assert_eq!(format!("{st:?}"), format!("{plain:?}"), "{id} {q:?}");
+                trades += st.trades;
+            }
+            assert!(trades > 1000, "{id}: the sample trades ({trades})");
         }
     }
 

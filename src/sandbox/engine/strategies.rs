@@ -13,7 +13,7 @@
 use std::fmt;
 
 use super::Bar;
-use super::indicators;
+use super::indicators::{self, Ema, Running, Sma};
 
 /// Broad family a strategy belongs to, for grouping in the UI.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -564,7 +564,7 @@ pub(super) fn signals_core(
 
 /// The two averages a moving-average crossover compares, as `(average, fast
 /// period, slow period)`, or `None` for the other strategies. The optimizer
-/// computes each period's average once with [`average_series`] and builds the
+/// computes each period's average once with [`Averager`] and builds the
 /// signals with [`cross_series`]: the same values [`signals_core`] streams.
 pub(super) fn crossover(spec: &StrategySpec, p: &Params) -> Option<(Average, usize, usize)> {
     let kind = match spec.id {
@@ -582,35 +582,89 @@ pub(super) enum Average {
     Exponential,
 }
 
-/// The close's moving average of `period` over `bars`, written to `out`.
-pub(super) fn average_series(kind: Average, bars: &[Bar], period: usize, out: &mut Vec<f64>) {
-    out.clear();
-    match kind {
-        Average::Simple => out.extend(indicators::sma_stream(bars.len(), period, |i| {
-            bars[i].close
-        })),
-        Average::Exponential => {
-            out.extend(indicators::ema_stream(bars.iter().map(|b| b.close), period))
+/// The close's moving average of one period over `len` bars, one value at a time: the steps
+/// of [`signals_core`]'s streams, resumable from a copy of their [`Running`] state.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Averager {
+    Simple(Sma),
+    Exponential(Ema),
+}
+
+impl Averager {
+    pub(super) fn new(kind: Average, len: usize, period: usize) -> Averager {
+        match kind {
+            Average::Simple => Averager::Simple(Sma::new(len, period)),
+            Average::Exponential => Averager::Exponential(Ema::new(period)),
+        }
+    }
+
+    /// Values `from..from + out.len()` of the average of `closes`, the values before `from`
+    /// having run on `run`, each passed through `store`.
+    #[inline(always)]
+    pub(super) fn fill<T>(
+        &self,
+        run: &mut Running,
+        closes: &[f64],
+        from: usize,
+        out: &mut [T],
+        store: impl Fn(f64) -> T,
+    ) {
+        match self {
+            Averager::Simple(sma) => {
+                for (k, v) in out.iter_mut().enumerate() {
+                    *v = store(sma.next(run, from + k, |i| closes[i]));
+                }
+            }
+            Averager::Exponential(ema) => {
+                for (v, &x) in out.iter_mut().zip(&closes[from..]) {
+                    *v = store(ema.next(run, x));
+                }
+            }
         }
     }
 }
 
-/// The crossover signals of two averages computed by [`average_series`]: what
-/// [`cross`] makes of them, in two passes that the compiler vectorizes. The
-/// comparisons first; then a tie (or the NaN warm-up) takes the position
-/// before it, which only chunks holding a zero need to look at.
-pub(super) fn cross_series(fast: &[f64], slow: &[f64], out: &mut Vec<i8>) {
+/// Bars a chunk of [`cross_series`] holds.
+pub(super) const CROSS_CHUNK: usize = 32;
+
+/// The crossover signals of two series, what [`cross`] makes of them, from the series
+/// rounded to `f32`, which halves what is read and doubles the compares per instruction.
+/// Rounding to nearest never reverses an order, so where two rounded values differ the
+/// exact ones differ the same way, and where one is NaN so is the exact one (no order
+/// either way); only where they are equal (a tie, or two values closer than `f32` tells
+/// apart) is the order unknown. Such a chunk of `CROSS_CHUNK` bars is handed to
+/// `exact(first bar, out)`, which writes the exact comparisons. Then a tie (or the NaN
+/// warm-up) takes the position before it, which only chunks holding a zero need to look at.
+pub(super) fn cross_series(
+    fast: &[f32],
+    slow: &[f32],
+    mut exact: impl FnMut(usize, &mut [i8]),
+    out: &mut Vec<i8>,
+) {
     let n = fast.len().min(slow.len());
-    out.clear();
-    out.extend(
-        fast[..n]
-            .iter()
-            .zip(&slow[..n])
-            .map(|(&f, &s)| (f > s) as i8 - (f < s) as i8),
-    );
+    // Every slot is written below, so only a length change touches memory here.
+    out.resize(n, 0);
     let mut pos = 0i8;
-    for chunk in out.chunks_mut(32) {
-        if chunk.iter().fold(true, |all, &d| all & (d != 0)) {
+    for (c, chunk) in out.chunks_mut(CROSS_CHUNK).enumerate() {
+        let from = c * CROSS_CHUNK;
+        let (f, s) = (
+            &fast[from..from + chunk.len()],
+            &slow[from..from + chunk.len()],
+        );
+        // Whether every bar is ordered, found with the compares: reading the chunk back
+        // right after its byte stores would wait on them.
+        let (mut unknown, mut ordered) = (false, true);
+        for ((d, &f), &s) in chunk.iter_mut().zip(f).zip(s) {
+            let (above, below) = (f > s, f < s);
+            *d = above as i8 - below as i8;
+            unknown |= f == s;
+            ordered &= above | below;
+        }
+        if unknown {
+            exact(from, chunk);
+            ordered = chunk.iter().all(|&d| d != 0);
+        }
+        if ordered {
             pos = chunk[chunk.len() - 1];
             continue;
         }
@@ -1055,8 +1109,9 @@ mod tests {
         }
     }
 
-    /// The two-pass crossover the optimizer uses is the streaming one, ties (which keep the
-    /// position), NaN warm-ups and a chunk boundary included.
+    /// The crossover the optimizer uses, from series rounded to `f32`, is the streaming one on
+    /// the exact series: ties (which keep the position), values that only `f64` tells apart,
+    /// NaN warm-ups and chunk boundaries included.
     #[test]
     fn cross_series_is_cross() {
         let nan = f64::NAN;
@@ -1073,13 +1128,42 @@ mod tests {
             *f = 7.0;
             *s = 7.0;
         }
+        // Equal once rounded to f32, either way round or equal, next to decided bars.
+        let tiny = 1e-12;
+        for (k, (f, s)) in fast[130..180]
+            .iter_mut()
+            .zip(&mut slow[130..180])
+            .enumerate()
+        {
+            *f = 1000.0 + [tiny, -tiny, 0.0, 0.5, tiny][k % 5];
+            *s = 1000.0;
+        }
+        let coarse = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<_>>();
+        let (fast32, slow32) = (coarse(&fast), coarse(&slow));
         let mut want = Vec::new();
         cross(fast.iter().copied(), slow.iter().copied(), &mut want);
         assert!(want.windows(2).any(|w| w[0] != 0 && w[0] == w[1]));
+        let mut asked = Vec::new();
+        let mut exact = |from: usize, out: &mut [i8]| {
+            asked.push(from);
+            for (k, d) in out.iter_mut().enumerate() {
+                let (f, s) = (fast[from + k], slow[from + k]);
+                *d = (f > s) as i8 - (f < s) as i8;
+            }
+        };
         let mut got = Vec::new();
-        cross_series(&fast, &slow, &mut got);
+        cross_series(&fast32, &slow32, &mut exact, &mut got);
         assert_eq!(got, want);
-        cross_series(&fast[..3], &slow, &mut got);
+        // Only the chunks holding equal rounded values: the ties and the near ties.
+        let mut equal: Vec<usize> = (0..fast.len().min(slow.len()))
+            .filter(|&i| fast32[i] == slow32[i])
+            .map(|i| i / CROSS_CHUNK * CROSS_CHUNK)
+            .collect();
+        equal.dedup();
+        assert_eq!(asked, equal);
+        assert!(equal.contains(&160));
+        assert!((130..180).any(|i| got[i] != got[i - 1]));
+        cross_series(&fast32[..3], &slow32, |_, _| (), &mut got);
         assert_eq!(got, [0, 0, 0]);
     }
 

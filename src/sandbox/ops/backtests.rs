@@ -43,7 +43,7 @@ pub fn run_backtest(core: &mut Core, call: &Call) -> Result<Reply, AppError> {
     let id = format!("bt_{}", hex::encode(rand::rng().random::<[u8; 8]>()));
     let request = serde_json::to_string(&req).map_err(AppError::internal)?;
     let c = &call.caller;
-    // The job and its compute charge are one commit (one fsync); dropped uncommitted on error.
+    // The job and its compute charge are one commit; dropped uncommitted on error.
     core.store.conn.execute_batch("BEGIN IMMEDIATE")?;
     let written = core
         .store
