@@ -172,17 +172,14 @@ impl Conn {
     ) -> Result<Response<Incoming>, hyper::Error> {
         let mut answer = std::pin::pin!(self.send.send_request(req));
         let conn = &mut self.conn;
+        // A connection that ended is not polled again; the answer it still owed is failed by
+        // its dispatcher, and that failure is what the answer resolves to.
+        let mut ended = false;
         std::future::poll_fn(|cx| {
-            let closed = Pin::new(&mut *conn).poll(cx);
-            if let Poll::Ready(resp) = answer.as_mut().poll(cx) {
-                return Poll::Ready(resp);
+            if !ended {
+                ended = Pin::new(&mut *conn).poll(cx).is_ready();
             }
-            match closed {
-                // The connection ended with the answer still owed: the dispatcher has failed
-                // it, and the next poll says how.
-                Poll::Ready(_) => answer.as_mut().poll(cx),
-                Poll::Pending => Poll::Pending,
-            }
+            answer.as_mut().poll(cx)
         })
         .await
     }
