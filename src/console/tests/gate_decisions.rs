@@ -113,6 +113,40 @@ fn an_item_the_gateway_cannot_judge_is_never_offered_for_approval() {
     assert!(text.contains("nobody may approve it"), "{text}");
 }
 
+/// An item's trade reads as what will execute only while it may still execute (seen on an
+/// executed item, whose detail said "Will execute").
+#[test]
+fn an_executed_or_refused_items_trade_says_what_became_of_it() {
+    for (status, label) in [
+        ("pending", "Will execute"),
+        ("executed", "Executed"),
+        ("rejected", "Not executed"),
+    ] {
+        let mut app = gate_app(120, 40);
+        let (mut items, agents) = two_agents();
+        items[0].status = status.into();
+        items[0].trade = Some(
+            serde_json::from_value(json!({"operation": "propose_trade", "coin": "ETH",
+                "side": "long", "size": 0.25, "notional": 802.5, "stopLoss": false,
+                "pricedBy": "preview"}))
+            .unwrap(),
+        );
+        app.update(gate_loaded(items, agents, t0() + secs(1)));
+        select_row(&mut app, DEMO_ID);
+        app.toasts.clear();
+        let detail = render(&app);
+        assert!(
+            detail
+                .lines()
+                .any(|l| l.contains(&format!("│{label} ")) && l.contains("long 0.25 ETH ·")),
+            "{status}: {detail}"
+        );
+        if status != "pending" {
+            assert!(!detail.contains("Will execute"), "{status}: {detail}");
+        }
+    }
+}
+
 #[test]
 fn the_trade_that_will_execute_is_shown_with_who_priced_it_and_the_differences() {
     let mut app = gate_app(120, 40);

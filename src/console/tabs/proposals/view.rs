@@ -577,7 +577,14 @@ fn gate_trade_lines<'a>(theme: &Theme, g: &crate::api::model::GateItem) -> Vec<L
     if t.reduces {
         what.push("· reduces a position".into());
     }
-    lines.push(kv(theme, "Will execute", what.join(" ")));
+    // The same trade reads as what will happen, what happens now or what did.
+    let label = match g.status.as_str() {
+        "executed" => "Executed",
+        "executing" => "Executing",
+        "rejected" | "expired" | "failed" => "Not executed",
+        _ => "Will execute",
+    };
+    lines.push(kv(theme, label, what.join(" ")));
     let priced = match t.priced_by.as_str() {
         "preview" => "the service's preview".to_string(),
         "request" => "the agent's request with the stated defaults (no preview)".to_string(),
