@@ -122,6 +122,16 @@ fn inbox(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {
     );
 }
 
+/// A share of equity in percent, two decimals; a risk too small for them is said to be under
+/// 0.01 % rather than rounded to a "0.00%" that reads as no risk at all.
+pub(crate) fn share_of_equity(pct: f64) -> String {
+    if pct > 0.0 && pct < 0.005 {
+        "<0.01%".to_string()
+    } else {
+        format!("{pct:.2}%")
+    }
+}
+
 fn kv<'a>(theme: &Theme, k: &str, v: String) -> Line<'a> {
     Line::from(vec![
         // At least one space: a label as long as the column must not run into its value.
@@ -344,12 +354,13 @@ pub fn detail_lines<'a>(v: &InboxShown<'_>, theme: &Theme, item: &InboxItem) -> 
             // Say which loss the share is of: the stop's, or (without a priced stop) the whole
             // margin, which is a different and larger figure.
             .map(|x| {
+                let x = share_of_equity(x);
                 if r.sl_usd.is_some() {
-                    format!("{x:.2}% of equity lost at the SL")
+                    format!("{x} of equity lost at the SL")
                 } else if p.sl.is_some() {
-                    format!("{x:.2}% of equity: the margin (SL not priced)")
+                    format!("{x} of equity: the margin (SL not priced)")
                 } else {
-                    format!("{x:.2}% of equity: the margin (no SL)")
+                    format!("{x} of equity: the margin (no SL)")
                 }
             })
             .unwrap_or_else(|| "-".into());
@@ -908,4 +919,17 @@ pub fn approve_body_lines<'a>(
         lines.push(Line::from(spans));
     }
     lines
+}
+
+#[cfg(test)]
+mod share_tests {
+    use super::share_of_equity;
+
+    #[test]
+    fn a_small_risk_is_not_shown_as_none() {
+        assert_eq!(share_of_equity(0.0004), "<0.01%");
+        assert_eq!(share_of_equity(0.0), "0.00%");
+        assert_eq!(share_of_equity(0.005), "0.01%");
+        assert_eq!(share_of_equity(2.345), "2.35%");
+    }
 }
