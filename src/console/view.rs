@@ -78,10 +78,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
         Modal::RejectConfirm { id, reason } => {
             let r = widgets::centered(area, 72.min(area.width), 7);
             f.render_widget(Clear, r);
-            let what = app
-                .item(id)
-                .map(|i| i.describe())
-                .unwrap_or_else(|| id.clone());
+            let what = app.described(id);
             let reason = reason
                 .clone()
                 .unwrap_or_else(|| crate::console::gate::DEFAULT_REJECT_REASON.into());

@@ -540,10 +540,7 @@ impl App {
         at: DateTime<Utc>,
         fx: &mut Vec<Effect>,
     ) {
-        let summary = self
-            .item(id)
-            .map(|i| i.describe())
-            .unwrap_or_else(|| id.to_string());
+        let summary = self.described(id);
         let verb = if approve { "Approve" } else { "Reject" };
         match result {
             Ok(decision) => {

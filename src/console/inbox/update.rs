@@ -35,6 +35,13 @@ impl App {
         self.inbox.item(id)
     }
 
+    /// An item as messages name it, or its id once it is gone from the inbox.
+    pub fn described(&self, id: &str) -> String {
+        self.item(id)
+            .map(|i| i.describe())
+            .unwrap_or_else(|| id.to_string())
+    }
+
     /// The inbox pane the approve, reject and undo keys act in: on the Desk its strip (the only
     /// inbox it shows, whichever pane has the focus), elsewhere the Proposals list.
     pub fn inbox_pane(&self) -> Pane {
@@ -338,10 +345,7 @@ impl App {
         at: DateTime<Utc>,
         fx: &mut Vec<Effect>,
     ) {
-        let summary = self
-            .item(id)
-            .map(|i| i.describe())
-            .unwrap_or_else(|| id.to_string());
+        let summary = self.described(id);
         match result {
             Ok(done) => {
                 let text = execution_summary(&done);
