@@ -189,14 +189,7 @@ impl Gate {
 
     pub(super) fn transport_error(&self, e: &reqwest::Error) -> GateError {
         if e.is_timeout() {
-            return GateError::new(
-                Kind::UpstreamTimeout,
-                "upstream_timeout",
-                format!(
-                    "the upstream {} did not answer within {} s",
-                    self.upstream, self.settings.timeout_secs
-                ),
-            );
+            return self.upstream_timed_out();
         }
         let mut reason = e.to_string();
         let mut source = std::error::Error::source(e);
@@ -204,6 +197,23 @@ impl Gate {
             reason = format!("{reason}: {s}");
             source = s.source();
         }
+        self.upstream_unreachable(&reason)
+    }
+
+    /// The upstream did not answer within the gateway's timeout (504).
+    pub(super) fn upstream_timed_out(&self) -> GateError {
+        GateError::new(
+            Kind::UpstreamTimeout,
+            "upstream_timeout",
+            format!(
+                "the upstream {} did not answer within {} s",
+                self.upstream, self.settings.timeout_secs
+            ),
+        )
+    }
+
+    /// No answer from the upstream at all, for `reason` (502).
+    pub(super) fn upstream_unreachable(&self, reason: &str) -> GateError {
         GateError::new(
             Kind::Upstream,
             "upstream_unreachable",
@@ -292,21 +302,23 @@ impl Buffered {
     }
 }
 
-/// Connection-level headers that belong to one hop, never forwarded.
+/// Headers of one connection, never passed on.
+pub const HOP_BY_HOP: [&str; 8] = [
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// What is not forwarded of a message the gateway reads whole: its hop's headers, and its
+/// `Host` and `Content-Length`, which the new message has of its own.
 fn is_hop_by_hop(name: &HeaderName) -> bool {
-    matches!(
-        name.as_str(),
-        "connection"
-            | "keep-alive"
-            | "proxy-authenticate"
-            | "proxy-authorization"
-            | "te"
-            | "trailer"
-            | "transfer-encoding"
-            | "upgrade"
-            | "host"
-            | "content-length"
-    )
+    let name = name.as_str();
+    HOP_BY_HOP.contains(&name) || name == "host" || name == "content-length"
 }
 
 pub fn response_headers(from: &HeaderMap) -> HeaderMap {

@@ -14,6 +14,7 @@
 
 use super::super::core::{AgentKey, Gate, TOKEN_PREFIX};
 use super::super::error::{GateError, Kind};
+use super::super::upstream::HOP_BY_HOP;
 use super::GATEWAY_HEADER;
 use super::limit::{self, Limits};
 use super::pool::{Failed, Pool};
@@ -200,8 +201,10 @@ async fn forward(
 ) -> Response {
     let gate = &reads.gate;
     let (parts, _) = req.into_parts();
+    // `classify` let it through for its key; should that ever differ, it is refused, not sent.
     let Some(key) = agent_key(&parts.headers) else {
-        unreachable!("classify lets through only requests with a key")
+        return GateError::new(Kind::Unauthorized, "unauthorized", "no x-api-key header")
+            .into_response();
     };
     let digest = limit::digest(key);
     if let Some(limits) = &reads.limits
@@ -298,19 +301,8 @@ fn upstream_headers(mut headers: HeaderMap, key: HeaderValue, id: &HeaderValue) 
     headers
 }
 
-/// Headers of one connection, never passed on. (`Content-Length` is kept on an answer: the body
-/// is passed on unchanged, and hyper frames it by that header.)
-const HOP_BY_HOP: [&str; 8] = [
-    "connection",
-    "keep-alive",
-    "proxy-authenticate",
-    "proxy-authorization",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-];
-
+/// An answer's headers as they go back. (`Content-Length` is kept: the body is passed on
+/// unchanged, and hyper frames it by that header.)
 fn strip_hop_by_hop(headers: &mut HeaderMap) {
     for name in HOP_BY_HOP {
         headers.remove(name);
@@ -340,12 +332,7 @@ fn unreachable_upstream(
         path = uri.path(),
         "the upstream is unreachable: {reason}"
     );
-    GateError::new(
-        Kind::Upstream,
-        "upstream_unreachable",
-        format!("the upstream {} is unreachable ({reason})", gate.upstream),
-    )
-    .into_response()
+    gate.upstream_unreachable(&reason).into_response()
 }
 
 fn timed_out(gate: &Gate, op: &Operation, id: &HeaderValue, uri: &Uri) -> Response {
@@ -357,13 +344,5 @@ fn timed_out(gate: &Gate, op: &Operation, id: &HeaderValue, uri: &Uri) -> Respon
         "the upstream did not answer within {} s",
         gate.settings.timeout_secs
     );
-    GateError::new(
-        Kind::UpstreamTimeout,
-        "upstream_timeout",
-        format!(
-            "the upstream {} did not answer within {} s",
-            gate.upstream, gate.settings.timeout_secs
-        ),
-    )
-    .into_response()
+    gate.upstream_timed_out().into_response()
 }
