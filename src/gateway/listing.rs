@@ -194,7 +194,7 @@ fn answer(items: &[Bytes], version: Option<u64>) -> Bytes {
 mod tests {
     use super::*;
     use crate::api::model::GateInbox;
-    use crate::gateway::store::{SqliteStore, Store, Transition};
+    use crate::gateway::store::{Exec, SqliteStore, Store, Transition};
     use crate::gateway::{GateConfig, GateDb, Gateway, Running};
     use crate::secret::Secret;
     use chrono::{DateTime, Duration, Utc};
@@ -255,13 +255,27 @@ mod tests {
 
     fn item(id: &str, agent: &str, at: DateTime<Utc>) -> Item {
         Item {
+            id: id.into(),
             agent: agent.into(),
+            account: None,
+            kind: "trade".into(),
+            exec: Exec::Confirm,
+            proposal_id: Some(format!("prop_{id}")),
+            confirm_token: None,
             request: json!({"a": "BTCUSDT", "d": "long", "o": "market", "sizeUsd": 20}),
             preview: json!({"coin": "BTC", "side": "buy", "notional": 20.0, "leverage": 2}),
+            expires_at: at + Duration::minutes(5),
+            created_at: at,
+            status: Status::Pending,
+            decided_at: None,
+            decided_by: None,
+            reason: None,
+            result: None,
+            note: None,
             notional: Some(20.0),
             verdicts: json!([{"rule": "max_notional_usd", "ok": true, "limit": 100.0,
                 "value": 20.0, "near": false, "message": "ok"}]),
-            ..crate::gateway::store::conformance::item(id, &format!("prop_{id}"), at)
+            standing: None,
         }
     }
 

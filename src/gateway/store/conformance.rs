@@ -47,8 +47,7 @@ pub async fn fresh_schema(base: &str) -> String {
         .unwrap_or_else(|e| panic!("{TEST_PG}: {e}"))
 }
 
-/// A pending trade item with only what every store test needs.
-pub(crate) fn item(id: &str, proposal: &str, at: DateTime<Utc>) -> Item {
+fn item(id: &str, proposal: &str, at: DateTime<Utc>) -> Item {
     Item {
         id: id.into(),
         agent: "ab".repeat(32),

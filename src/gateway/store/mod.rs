@@ -6,7 +6,7 @@
 //! by the SHA-256 of their key, supervisor tokens by the SHA-256 of the token.
 
 #[cfg(test)]
-pub(crate) mod conformance;
+mod conformance;
 pub mod postgres;
 pub mod sqlite;
 mod sqlite_schema;
