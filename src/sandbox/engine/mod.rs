@@ -29,7 +29,7 @@ pub use self::strategies::{
 };
 
 /// One OHLCV candle.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, bytemuck::Zeroable)]
 pub struct Bar {
     /// Unix seconds of the bar's open.
     pub time: i64,
