@@ -274,6 +274,8 @@ pub enum Standing {
 #[derive(Default)]
 pub struct Live {
     running: std::sync::Mutex<HashMap<String, Standing>>,
+    /// Woken whenever a job ends, for the status reads waiting on one.
+    ended: tokio::sync::Notify,
     pub bars: BarCache,
 }
 
@@ -301,6 +303,29 @@ impl Live {
     fn ended(&self, id: &str, ok: bool, text: Arc<str>, at: DateTime<Utc>) {
         if let Some(standing) = self.board().get_mut(id) {
             *standing = Standing::Ended { ok, text, at };
+        }
+        self.ended.notify_waiters();
+    }
+
+    /// If job `id` is running here, waits until it ends or `deadline` passes: `None` if it was
+    /// not running, else whether it ended.
+    pub async fn wait_while_running(
+        &self,
+        id: &str,
+        deadline: tokio::time::Instant,
+    ) -> Option<bool> {
+        let mut running = false;
+        loop {
+            // Registered before the check, so an end between the two is not missed.
+            let mut ended = std::pin::pin!(self.ended.notified());
+            ended.as_mut().enable();
+            if !matches!(self.standing(id), Some(Standing::Running(_))) {
+                return running.then_some(true);
+            }
+            running = true;
+            if tokio::time::timeout_at(deadline, ended).await.is_err() {
+                return Some(false);
+            }
         }
     }
 
@@ -449,6 +474,32 @@ fn detail(code: &str, message: impl Into<String>) -> ErrorDetail {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A status read waiting on a running job returns when that job ends (not when another
+    /// one does), gives up at its deadline, and does not wait on a job not running here.
+    #[tokio::test]
+    async fn a_wait_on_a_running_job_ends_with_it() {
+        use tokio::time::{Duration, Instant};
+        let live = Arc::new(Live::default());
+        let far = Instant::now() + Duration::from_secs(60);
+        assert_eq!(live.wait_while_running("a", far).await, None, "not running");
+        assert!(live.claim("a") && live.claim("b"));
+        let waiter = {
+            let live = live.clone();
+            tokio::spawn(async move { live.wait_while_running("a", far).await })
+        };
+        tokio::task::yield_now().await;
+        let at = Utc.timestamp_opt(1_700_000_000, 0).unwrap();
+        live.ended("b", true, "{}".into(), at);
+        tokio::task::yield_now().await;
+        assert!(!waiter.is_finished(), "b's end is not a's");
+        live.ended("a", true, "{}".into(), at);
+        assert_eq!(waiter.await.unwrap(), Some(true));
+        assert!(live.claim("c"));
+        let soon = Instant::now() + Duration::from_millis(5);
+        assert_eq!(live.wait_while_running("c", soon).await, Some(false));
+        assert_eq!(live.standing("c"), Some(Standing::Running(5)));
+    }
 
     /// A job's standing goes running → ended (progress no longer moves it) → gone, and a job
     /// is claimed once while it stands.

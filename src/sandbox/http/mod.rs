@@ -142,23 +142,21 @@ async fn serve(shared: Arc<Shared>, op: &'static Operation, req: Request) -> Res
         path,
         body,
     };
-    let (result, paid) = match ops::read(&shared, request) {
-        ops::Read::Answered(result) => (result, None),
-        ops::Read::Writer(request) => {
-            let (step, paid) = match shared
-                .run_raw(move |core, now| ops::pipeline(core, now, request))
-                .await
-            {
-                Ok(out) => out,
-                Err(e) => return AppError::internal(e).into_response(),
-            };
-            let result = match step {
-                Step::Done(result) => result,
-                Step::Wait(handler, call) => handler(shared.clone(), call).await,
-            };
-            (result, paid)
-        }
-    };
+    // A status read of a backtest running here is answered when the job ends, or after
+    // `BACKTEST_HOLD`: a client polling in a loop learns of the end as it happens, instead of
+    // one poll later, without keeping a core busy with answers that say "running" (see
+    // docs/interface-notes.md). Only after the read was answered for its caller, and never
+    // for a paid one, which would pay twice.
+    let again = (op.name == "get_backtest_job").then(|| request.clone());
+    let (mut result, mut paid) = answer(&shared, request).await;
+    if let Some(again) = again
+        && result.is_ok()
+        && paid.is_none()
+        && let Some(id) = again.path.first()
+        && shared.wait_while_backtest_runs(id, BACKTEST_HOLD).await
+    {
+        (result, paid) = answer(&shared, again).await;
+    }
     let mut response = match result {
         Ok(reply) => reply.into_response(),
         Err(e) if e.kind == ErrorKind::PaymentRequired => {
@@ -180,6 +178,33 @@ async fn serve(shared: Arc<Shared>, op: &'static Operation, req: Request) -> Res
         response.headers_mut().insert("payment-response", v);
     }
     response
+}
+
+/// How long a status read of a running backtest waits for the job to end.
+pub const BACKTEST_HOLD: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// The answer to an operation's request and, for a paid call, its `PAYMENT-RESPONSE`.
+async fn answer(
+    shared: &Arc<Shared>,
+    request: ops::Request,
+) -> (Result<Reply, AppError>, Option<String>) {
+    match ops::read(shared, request) {
+        ops::Read::Answered(result) => (result, None),
+        ops::Read::Writer(request) => {
+            let (step, paid) = match shared
+                .run_raw(move |core, now| ops::pipeline(core, now, request))
+                .await
+            {
+                Ok(out) => out,
+                Err(e) => return (Err(AppError::internal(e)), None),
+            };
+            let result = match step {
+                Step::Done(result) => result,
+                Step::Wait(handler, call) => handler(shared.clone(), call).await,
+            };
+            (result, paid)
+        }
+    }
 }
 
 fn parse_query(raw: &str) -> HashMap<String, String> {

@@ -365,6 +365,7 @@ pub enum Read {
 }
 
 /// A request as it arrives, before it is authenticated.
+#[derive(Clone)]
 pub struct Request {
     pub op: &'static Operation,
     pub headers: HeaderMap,
