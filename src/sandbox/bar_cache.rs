@@ -215,11 +215,13 @@ impl BarCache {
 
 /// Below this many bars a range is generated on the calling thread.
 const PARALLEL_FROM: usize = 100_000;
+/// A long range is generated in this many parts per core.
+const PARALLEL_PARTS_PER_CORE: usize = 4;
 
 impl BarCache {
     /// `count` bars from the one starting at `first` (unix seconds, on the timeframe's grid). A
-    /// long range is cut in one part per core, generated side by side straight into its place
-    /// in the result: each bar depends only on its own time (the feed's walk runs without the
+    /// long range is cut in parts, generated side by side (one thread per core) straight into
+    /// their places in the result: each bar depends only on its own time (the feed's walk runs without the
     /// coin's lock once it has its starting price), so the parts joined are the range generated
     /// in one go. It is written into the spare where there is one, else into zeroed memory not
     /// yet touched, whose pages each part then faults in itself.
@@ -239,30 +241,33 @@ impl BarCache {
             bars.truncate(made);
             return bars;
         }
-        let mut bars = self
-            .spare
-            .take(count)
-            .unwrap_or_else(|| bytemuck::zeroed_vec(count));
-        let size = count.div_ceil(cores);
-        let made: Vec<(usize, usize)> = std::thread::scope(|scope| {
-            let handles: Vec<_> = bars
-                .chunks_mut(size)
-                .enumerate()
-                .map(|(k, part)| {
-                    let from = first + (k * size) as i64 * step;
-                    scope.spawn(move || {
-                        (
-                            part.len(),
-                            data::feed_range_into(market, coin, tf, from, part),
-                        )
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                .collect()
+        let started = std::time::Instant::now();
+        let spare = self.spare.take(count);
+        let into = if spare.is_some() {
+            "the spare"
+        } else {
+            "new memory"
+        };
+        let mut bars = spare.unwrap_or_else(|| bytemuck::zeroed_vec(count));
+        // More parts than cores, taken in turn: a thread slowed by other work on its core
+        // takes fewer of them instead of holding the whole range back.
+        let size = count.div_ceil(cores * PARALLEL_PARTS_PER_CORE);
+        let parts = Mutex::new(bars.chunks_mut(size).enumerate());
+        let made = Mutex::new(vec![(0, 0); count.div_ceil(size)]);
+        std::thread::scope(|scope| {
+            for _ in 0..cores {
+                scope.spawn(|| {
+                    loop {
+                        let next = parts.lock().unwrap_or_else(|e| e.into_inner()).next();
+                        let Some((k, part)) = next else { break };
+                        let from = first + (k * size) as i64 * step;
+                        let wrote = data::feed_range_into(market, coin, tf, from, part);
+                        made.lock().unwrap_or_else(|e| e.into_inner())[k] = (part.len(), wrote);
+                    }
+                });
+            }
         });
+        let made = made.into_inner().unwrap_or_else(|e| e.into_inner());
         // A part the feed could not fill ends the range there, as one call over it would.
         let mut whole = 0;
         for (len, made) in made {
@@ -272,6 +277,10 @@ impl BarCache {
             }
         }
         bars.truncate(whole);
+        tracing::debug!(
+            "{count} {coin} bars generated into {into} in {:?}",
+            started.elapsed()
+        );
         self.spare.refill();
         bars
     }

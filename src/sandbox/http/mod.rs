@@ -24,8 +24,35 @@ pub const MAX_BODY_BYTES: usize = 64 * 1024;
 impl IntoResponse for Reply {
     fn into_response(self) -> Response {
         let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::OK);
-        (status, axum::Json(self.body)).into_response()
+        if let Some(text) = &self.data_json
+            && let Some(json) = with_data(&self.body, text)
+        {
+            let json_type = [(
+                axum::http::header::CONTENT_TYPE,
+                axum::http::HeaderValue::from_static("application/json"),
+            )];
+            return (status, json_type, json).into_response();
+        }
+        (status, axum::Json(self.into_body())).into_response()
     }
+}
+
+/// `body` (an object) written with `data` as its `data` member, as it is: `None` unless both
+/// are what they should be, the text checked to be one JSON value.
+fn with_data(body: &serde_json::Value, data: &str) -> Option<Vec<u8>> {
+    serde_json::from_str::<&serde_json::value::RawValue>(data).ok()?;
+    let mut fields = body.as_object()?.clone();
+    fields.remove("data");
+    let mut out = serde_json::to_vec(&fields).ok()?;
+    out.reserve(data.len() + 9);
+    out.pop(); // the closing brace
+    if !fields.is_empty() {
+        out.push(b',');
+    }
+    out.extend_from_slice(b"\"data\":");
+    out.extend_from_slice(data.as_bytes());
+    out.push(b'}');
+    Some(out)
 }
 
 /// The edge's refusals in the sandbox's error shape.
@@ -230,6 +257,31 @@ fn path_params(template: &str, path: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A result's text goes into the answer as its `data`, giving the same value as parsing it
+    /// in; text that is not one JSON value is not written as it is.
+    #[test]
+    fn data_text_goes_in_as_the_data_member() {
+        let body = serde_json::json!({"success": true, "jobId": "bt_1", "data": null});
+        let text = r#"{"totalTrades": 3, "trades": [{"pnl": -1.5e-3}], "note": "a \"q\" }"}"#;
+        let json = with_data(&body, text).expect("spliced");
+        let parsed: serde_json::Value = serde_json::from_slice(&json).unwrap();
+        let reply = Reply {
+            status: 200,
+            body: body.clone(),
+            proposal_id: None,
+            oid: None,
+            replay: false,
+            data_json: Some(text.into()),
+        };
+        assert_eq!(parsed, reply.into_body());
+        assert_eq!(parsed["data"]["trades"][0]["pnl"], -1.5e-3);
+        let empty = with_data(&serde_json::json!({}), "[1]").unwrap();
+        assert_eq!(empty, br#"{"data":[1]}"#);
+        assert!(with_data(&body, r#"{"a": 1} {"b": 2}"#).is_none());
+        assert!(with_data(&body, r#"{"a": 1"#).is_none());
+        assert!(with_data(&serde_json::json!([1]), "1").is_none());
+    }
 
     #[test]
     fn query_and_path_decoding() {

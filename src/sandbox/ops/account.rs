@@ -318,5 +318,6 @@ pub fn get_openapi(_core: &View, call: &Call) -> Result<Reply, AppError> {
         proposal_id: None,
         oid: None,
         replay: false,
+        data_json: None,
     })
 }

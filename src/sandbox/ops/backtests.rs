@@ -7,6 +7,7 @@ use crate::sandbox::core::{Core, View};
 use crate::sandbox::quota;
 
 use rand::RngExt;
+use std::sync::Arc;
 use tokio::sync::mpsc::error::TrySendError;
 
 fn poll_url(id: &str) -> String {
@@ -79,14 +80,19 @@ pub fn get_backtest_job(core: &View, call: &Call) -> Result<Reply, AppError> {
         .then(|| core.backtests.standing(&row.id))
         .flatten();
     let mut running = None;
+    // The result as the worker serialized it, kept as text: it is the largest part of the
+    // answer (up to 2,000 trades), and goes into it without being parsed and written again.
+    let mut result: Option<Arc<str>> = row.result.take().map(Arc::from);
     match standing {
         Some(Standing::Running(progress)) => running = Some(progress),
         Some(Standing::Ended { ok, text, at }) => {
             row.status = if ok { "done" } else { "failed" }.into();
             row.progress = 100;
             row.finished_at = Some(at);
-            let slot = if ok { &mut row.result } else { &mut row.error };
-            *slot = Some(text.to_string());
+            match ok {
+                true => result = Some(text),
+                false => row.error = Some(text.to_string()),
+            }
         }
         None => {}
     }
@@ -109,14 +115,6 @@ pub fn get_backtest_job(core: &View, call: &Call) -> Result<Reply, AppError> {
         ..Default::default()
     };
     let mut reply = Reply::ok(job)?;
-    // The stored result goes into the answer as parsed, without a typed round trip: it is the
-    // largest part of the answer (up to 2,000 trades).
-    if let Some(data) = row
-        .result
-        .as_deref()
-        .and_then(|r| serde_json::from_str::<serde_json::Value>(r).ok())
-    {
-        reply.body["data"] = data;
-    }
+    reply.data_json = result;
     Ok(reply)
 }

@@ -143,7 +143,7 @@ async fn call(
         body: Bytes::from(body.to_string()),
         via_tool: true,
     };
-    Ok(dispatch(shared, inner).await?.body)
+    Ok(dispatch(shared, inner).await?.into_body())
 }
 
 fn decode<T: serde::de::DeserializeOwned>(v: &Value) -> Result<T, AppError> {

@@ -337,6 +337,7 @@ pub fn platform_place_order(core: &mut Core, call: &Call) -> Result<Reply, AppEr
             proposal_id: None,
             oid,
             replay: true,
+            data_json: None,
         });
     }
     let outcome = (|| {

@@ -159,7 +159,7 @@ pub async fn execute_with(
     let reply = result?;
     Ok(ToolResult {
         tool: op.tool_name(),
-        result: reply.body,
+        result: reply.into_body(),
         requires_confirmation: false,
         extra: Default::default(),
     })

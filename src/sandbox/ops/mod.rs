@@ -129,6 +129,9 @@ pub struct Reply {
     /// The stored answer of an earlier call, given again (an idempotent replay): audited as a
     /// replay, so the log does not show one order twice.
     pub replay: bool,
+    /// The answer's `data` as JSON text the sandbox wrote itself (a backtest's result): the
+    /// HTTP answer carries it as it is, [`Reply::into_body`] parses it into the value.
+    pub data_json: Option<Arc<str>>,
 }
 
 impl Reply {
@@ -150,7 +153,20 @@ impl Reply {
             proposal_id: None,
             oid: None,
             replay: false,
+            data_json: None,
         })
+    }
+
+    /// The answer as one value, its `data` text parsed into it.
+    pub fn into_body(self) -> Value {
+        let mut body = self.body;
+        if let Some(data) = self
+            .data_json
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        {
+            body["data"] = data;
+        }
+        body
     }
 
     pub fn with_proposal(mut self, id: impl Into<String>) -> Self {
