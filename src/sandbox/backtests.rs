@@ -457,6 +457,7 @@ async fn work(shared: &Arc<Shared>, id: &str) {
     // Off the board only once the store has the outcome, so a reader never sees it go back to
     // `queued`.
     live.end(id);
+    live.bars.replace_spare();
     tracing::debug!("backtest {id}: outcome stored in {:?}", writing.elapsed());
     if let Ok(Err(e)) = stored {
         tracing::error!("cannot store backtest job {id}: {e}");

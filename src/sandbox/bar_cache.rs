@@ -8,7 +8,7 @@
 //!
 //! A long run is written into memory whose pages are already mapped where there is some: the
 //! cache keeps one spare year of one-minute bars (an evicted run, or one made in the background
-//! after a long generation). Touching 25 MB for the first time costs 13-39 ms of page faults on
+//! once the backtest of a long generation has ended). Touching 25 MB for the first time costs 13-39 ms of page faults on
 //! our 2-core VM, as much as generating the bars; a researcher's first backtest of a pair
 //! should not pay it.
 
@@ -70,6 +70,8 @@ struct Spare {
     bars: Mutex<Option<Vec<Bar>>>,
     /// A spare is being made in the background.
     making: AtomicBool,
+    /// A long run was generated since the last refill: one should be made.
+    taken: AtomicBool,
 }
 
 impl Spare {
@@ -243,6 +245,7 @@ impl BarCache {
         }
         let started = std::time::Instant::now();
         let spare = self.spare.take(count);
+        self.spare.taken.store(true, Ordering::Release);
         let into = if spare.is_some() {
             "the spare"
         } else {
@@ -281,8 +284,15 @@ impl BarCache {
             "{count} {coin} bars generated into {into} in {:?}",
             started.elapsed()
         );
-        self.spare.refill();
         bars
+    }
+
+    /// Makes a spare year in the background if a long run took the last one: called once the
+    /// backtest that generated it has answered, so the page faults do not slow its end.
+    pub fn replace_spare(&self) {
+        if self.spare.taken.swap(false, Ordering::AcqRel) {
+            self.spare.refill();
+        }
     }
 }
 
@@ -346,6 +356,7 @@ mod tests {
             assert!(&*cached == fresh.as_slice(), "{coin} {days}d");
         };
         long("BTC", 80);
+        cache.replace_spare();
         let made = std::time::Instant::now();
         while cache.spare.making.load(Ordering::Acquire) || cache.spare.slot().is_none() {
             assert!(made.elapsed().as_secs() < 30, "no spare made");
