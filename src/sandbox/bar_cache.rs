@@ -8,9 +8,9 @@
 //!
 //! A long run is written into memory whose pages are already mapped where there is some: the
 //! cache keeps one spare year of one-minute bars (an evicted run, or one made in the background
-//! once the backtest of a long generation has ended). Touching 25 MB for the first time costs 13-39 ms of page faults on
-//! our 2-core VM, as much as generating the bars; a researcher's first backtest of a pair
-//! should not pay it.
+//! once a backtest that took the last one has ended). Touching 25 MB for the first time costs
+//! 13-39 ms of page faults on our 2-core VM, as much as generating the bars; a researcher's
+//! first backtest of a pair should not pay it.
 
 use super::data::{self, Timeframe};
 use super::engine::Bar;
@@ -97,9 +97,11 @@ impl Spare {
         }
     }
 
-    /// Makes a spare year in the background unless there is one or one is being made.
+    /// Makes a spare year in the background unless there is one (a shorter one does not do for
+    /// a year's run) or one is being made.
     fn refill(self: &Arc<Self>) {
-        if self.slot().is_some() || self.making.swap(true, Ordering::AcqRel) {
+        let year = self.slot().as_ref().is_some_and(|s| s.len() >= YEAR_1M);
+        if year || self.making.swap(true, Ordering::AcqRel) {
             return;
         }
         let spare = self.clone();
@@ -158,11 +160,12 @@ impl BarCache {
                 let keep = &run[at(first)..];
                 let mut bars = Vec::with_capacity(keep.len() + missing);
                 bars.extend_from_slice(keep);
-                bars.extend(self.range(market, coin, tf, from, missing));
+                // A temporary: the spare is kept for a run that stays.
+                bars.extend(self.range(market, coin, tf, from, missing, false));
                 return self.store(coin, tf, bars);
             }
         }
-        let bars = self.range(market, coin, tf, first, count);
+        let bars = self.range(market, coin, tf, first, count, true);
         self.store(coin, tf, bars)
     }
 
@@ -221,12 +224,9 @@ const PARALLEL_FROM: usize = 100_000;
 const PARALLEL_PARTS_PER_CORE: usize = 4;
 
 impl BarCache {
-    /// `count` bars from the one starting at `first` (unix seconds, on the timeframe's grid). A
-    /// long range is cut in parts, generated side by side (one thread per core) straight into
-    /// their places in the result: each bar depends only on its own time (the feed's walk runs without the
-    /// coin's lock once it has its starting price), so the parts joined are the range generated
-    /// in one go. It is written into the spare where there is one, else into zeroed memory not
-    /// yet touched, whose pages each part then faults in itself.
+    /// `count` bars from the one starting at `first` (unix seconds, on the timeframe's grid),
+    /// written into the spare where there is one and `spare` allows it, else into zeroed
+    /// memory not yet touched, whose pages the generating threads then fault in themselves.
     fn range(
         &self,
         market: &Market,
@@ -234,56 +234,36 @@ impl BarCache {
         tf: Timeframe,
         first: i64,
         count: usize,
+        spare: bool,
     ) -> Vec<Bar> {
-        let step = i64::from(tf.minutes()) * 60;
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
-        if count < PARALLEL_FROM || cores < 2 {
-            let mut bars = bytemuck::zeroed_vec(count);
-            let made = data::feed_range_into(market, coin, tf, first, &mut bars);
-            bars.truncate(made);
-            return bars;
-        }
+        let long = count >= PARALLEL_FROM;
         let started = std::time::Instant::now();
-        let spare = self.spare.take(count);
-        self.spare.taken.store(true, Ordering::Release);
-        let into = if spare.is_some() {
+        let taken = (long && spare).then(|| self.spare.take(count)).flatten();
+        if long && spare {
+            self.spare.taken.store(true, Ordering::Release);
+        }
+        let into = if taken.is_some() {
             "the spare"
         } else {
             "new memory"
         };
-        let mut bars = spare.unwrap_or_else(|| bytemuck::zeroed_vec(count));
-        // More parts than cores, taken in turn: a thread slowed by other work on its core
-        // takes fewer of them instead of holding the whole range back.
-        let size = count.div_ceil(cores * PARALLEL_PARTS_PER_CORE);
-        let parts = Mutex::new(bars.chunks_mut(size).enumerate());
-        let made = Mutex::new(vec![(0, 0); count.div_ceil(size)]);
-        std::thread::scope(|scope| {
-            for _ in 0..cores {
-                scope.spawn(|| {
-                    loop {
-                        let next = parts.lock().unwrap_or_else(|e| e.into_inner()).next();
-                        let Some((k, part)) = next else { break };
-                        let from = first + (k * size) as i64 * step;
-                        let wrote = data::feed_range_into(market, coin, tf, from, part);
-                        made.lock().unwrap_or_else(|e| e.into_inner())[k] = (part.len(), wrote);
-                    }
-                });
-            }
-        });
-        let made = made.into_inner().unwrap_or_else(|e| e.into_inner());
-        // A part the feed could not fill ends the range there, as one call over it would.
-        let mut whole = 0;
-        for (len, made) in made {
-            whole += made;
-            if made < len {
-                break;
-            }
-        }
+        let mut bars = taken.unwrap_or_else(|| bytemuck::zeroed_vec(count));
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+        let whole = match long && cores > 1 {
+            true => in_parts(market, coin, tf, first, cores, &mut bars),
+            false => data::feed_range_into(market, coin, tf, first, &mut bars),
+        };
         bars.truncate(whole);
-        tracing::debug!(
-            "{count} {coin} bars generated into {into} in {:?}",
-            started.elapsed()
-        );
+        if whole < count {
+            // A coin the feed does not serve: no memory is kept for bars that are not there.
+            bars.shrink_to_fit();
+        }
+        if long {
+            tracing::debug!(
+                "{count} {coin} bars generated into {into} in {:?}",
+                started.elapsed()
+            );
+        }
         bars
     }
 
@@ -294,6 +274,49 @@ impl BarCache {
             self.spare.refill();
         }
     }
+}
+
+/// Fills `bars` with the range from `first` in parts generated side by side, one thread per
+/// core, each straight into its place: a bar depends only on its own time (the feed's walk
+/// runs without the coin's lock once it has its starting price), so the parts joined are the
+/// range generated in one go. Returns how many bars were made, as one call over it would.
+fn in_parts(
+    market: &Market,
+    coin: &str,
+    tf: Timeframe,
+    first: i64,
+    cores: usize,
+    bars: &mut [Bar],
+) -> usize {
+    let step = i64::from(tf.minutes()) * 60;
+    // More parts than cores, taken in turn: a thread slowed by other work on its core takes
+    // fewer of them instead of holding the whole range back.
+    let size = bars.len().div_ceil(cores * PARALLEL_PARTS_PER_CORE).max(1);
+    let count = bars.len().div_ceil(size);
+    let parts = Mutex::new(bars.chunks_mut(size).enumerate());
+    let made = Mutex::new(vec![(0, 0); count]);
+    std::thread::scope(|scope| {
+        for _ in 0..cores {
+            scope.spawn(|| {
+                loop {
+                    let next = parts.lock().unwrap_or_else(|e| e.into_inner()).next();
+                    let Some((k, part)) = next else { break };
+                    let from = first + (k * size) as i64 * step;
+                    let wrote = data::feed_range_into(market, coin, tf, from, part);
+                    made.lock().unwrap_or_else(|e| e.into_inner())[k] = (part.len(), wrote);
+                }
+            });
+        }
+    });
+    // A part the feed could not fill ends the range there.
+    let mut whole = 0;
+    for (len, wrote) in made.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        whole += wrote;
+        if wrote < len {
+            break;
+        }
+    }
+    whole
 }
 
 #[cfg(test)]

@@ -379,14 +379,10 @@ impl Shared {
             .unwrap_or_else(|e| e.into_inner())
     }
 
-    /// If backtest `id` is running here, waits at most `max` for it to end; whether it was
-    /// running.
-    pub async fn wait_while_backtest_runs(&self, id: &str, max: std::time::Duration) -> bool {
+    /// If backtest `id` is running here, waits at most `max` for it to end.
+    pub async fn wait_while_backtest_runs(&self, id: &str, max: std::time::Duration) {
         let deadline = tokio::time::Instant::now() + max;
-        self.backtests
-            .wait_while_running(id, deadline)
-            .await
-            .is_some()
+        self.backtests.wait_while_running(id, deadline).await;
     }
 
     /// Runs `f` under the lock on a blocking thread, with the sandbox's current time.

@@ -172,16 +172,17 @@ async fn serve(shared: Arc<Shared>, op: &'static Operation, req: Request) -> Res
     // A status read of a backtest running here is answered when the job ends, or after
     // `BACKTEST_HOLD`: a client polling in a loop learns of the end as it happens, instead of
     // one poll later, without keeping a core busy with answers that say "running" (see
-    // docs/interface-notes.md). Only after the read was answered for its caller, and never
-    // for a paid one, which would pay twice.
+    // docs/interface-notes.md). It waits only once the read has said "running" to the job's
+    // own account: a refused or unknown job is answered at once, and the delay tells no one
+    // else that a job is running.
     let again = (op.name == "get_backtest_job").then(|| request.clone());
     let (mut result, mut paid) = answer(&shared, request).await;
     if let Some(again) = again
-        && result.is_ok()
         && paid.is_none()
+        && matches!(&result, Ok(reply) if reply.body["status"] == "running")
         && let Some(id) = again.path.first()
-        && shared.wait_while_backtest_runs(id, BACKTEST_HOLD).await
     {
+        shared.wait_while_backtest_runs(id, BACKTEST_HOLD).await;
         (result, paid) = answer(&shared, again).await;
     }
     let mut response = match result {

@@ -160,11 +160,15 @@ impl Reply {
     /// The answer as one value, its `data` text parsed into it.
     pub fn into_body(self) -> Value {
         let mut body = self.body;
-        if let Some(data) = self
-            .data_json
-            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        if let Some(text) = self.data_json
+            && let Some(fields) = body.as_object_mut()
         {
-            body["data"] = data;
+            match serde_json::from_str::<Value>(&text) {
+                Ok(data) => {
+                    fields.insert("data".into(), data);
+                }
+                Err(e) => tracing::warn!("an answer's data is not JSON, left out: {e}"),
+            }
         }
         body
     }
