@@ -58,7 +58,11 @@ pub fn fresh_id() -> HeaderValue {
 /// A caller's id is kept when it is short printable text; anything else (a megabyte, control
 /// characters that would forge log lines) is replaced by a new one.
 pub fn sane(v: &HeaderValue) -> bool {
-    let b = v.as_bytes();
+    sane_id(v.as_bytes())
+}
+
+/// [`sane`], of the id's bytes.
+pub fn sane_id(b: &[u8]) -> bool {
     !b.is_empty() && b.len() <= 128 && b.iter().all(|c| c.is_ascii_graphic())
 }
 

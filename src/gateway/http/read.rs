@@ -1,10 +1,15 @@
 //! Pass-through reads: an agent's GET of a catalog operation, with its key and no body, which
 //! the gateway forwards as it came (reads are never parsed or judged). They are most of what
 //! agents send, so they take a short way: routed by one lookup in the catalog's paths, limited
-//! by the same buckets and in-flight permits as every other request, and sent upstream on a
-//! plain HTTP/1 client whose answer is streamed back as the upstream framed it. Everything else
-//! (a body, a supervisor token, no key, another path or method) goes to the full router, whose
-//! edge ([`crate::edge`]) does what this does for it.
+//! by the same buckets and in-flight permits as every other request, and sent upstream as a head
+//! written from what was read ([`Reads::forward`]) on a keep-alive connection of [`super::pool`],
+//! whose answer is streamed back as it arrives. Everything else (a body, a supervisor token, no
+//! key, another path or method) goes to the full router, whose edge ([`crate::edge`]) does what
+//! this does for it.
+//!
+//! Two fronts read these requests: the gateway's own HTTP/1.1 front ([`super::lane`]), which
+//! serves a connection while its requests are such reads, and hyper's ([`Front`]), which serves a
+//! connection from its first other request on, and every HTTP/2 connection.
 //!
 //! What this path keeps of the edge: the request id (the caller's when sane, else a new one; sent
 //! upstream and answered), the request and latency metrics by operation and status, the cap on
@@ -14,20 +19,18 @@
 
 use super::super::core::{AgentKey, Gate, TOKEN_PREFIX};
 use super::super::error::{GateError, Kind};
-use super::super::upstream::HOP_BY_HOP;
 use super::GATEWAY_HEADER;
 use super::limit::{self, Limits};
-use super::pool::{Failed, Pool};
+use super::pool::{self, Answer, Failed, Pool};
 use crate::api::catalog::{Method as OpMethod, OPERATIONS, Operation};
 use crate::edge::{self, REQUEST_ID, Refusal};
 use crate::secret::Secret;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Uri, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use futures::future::{BoxFuture, Either};
-use http_body_util::Empty;
 use hyper::body::{Body as _, Incoming};
 use hyper_util::client::legacy::connect::HttpConnector;
 use std::convert::Infallible;
@@ -111,21 +114,32 @@ impl Reads {
         if req.method() != Method::GET || !req.body().is_end_stream() {
             return None;
         }
-        let key = agent_key(req.headers())?;
+        self.route(req.uri().path(), agent_key(req.headers())?)
+    }
+
+    /// The read at `path` for an agent's `key`, as the router would route it; `None` for a
+    /// supervisor's token, which the router's supervisor API reads.
+    pub(super) fn route(&self, path: &str, key: &str) -> Option<&'static Operation> {
         if key.starts_with(TOKEN_PREFIX) {
             return None;
         }
-        self.routes.at(req.uri().path()).ok().map(|m| *m.value)
+        self.routes.at(path).ok().map(|m| *m.value)
     }
 }
 
 /// The trimmed `x-api-key`, as the full router reads it.
 fn agent_key(headers: &HeaderMap) -> Option<&str> {
-    headers
-        .get("x-api-key")
-        .and_then(|v| v.to_str().ok())
-        .map(str::trim)
-        .filter(|k| !k.is_empty())
+    agent_key_of(headers.get("x-api-key")?.as_bytes())
+}
+
+/// A key's value, trimmed, if it is one: text a header can hold (as `HeaderValue::to_str` reads
+/// it), not empty.
+pub(super) fn agent_key_of(value: &[u8]) -> Option<&str> {
+    if !value.iter().all(|&b| b == b'\t' || (32..127).contains(&b)) {
+        return None;
+    }
+    let key = std::str::from_utf8(value).ok()?.trim();
+    (!key.is_empty()).then_some(key)
 }
 
 /// One connection's service: its reads take the short way, the rest the full router.
@@ -172,18 +186,41 @@ async fn read(
     req: Request<Incoming>,
 ) -> Result<Response, Infallible> {
     let start = Instant::now();
-    let id = req
-        .headers()
+    let (parts, _) = req.into_parts();
+    let id = parts
+        .headers
         .get(REQUEST_ID)
         .filter(|v| edge::sane(v))
         .cloned()
         .unwrap_or_else(edge::fresh_id);
-    let mut resp = match reads.in_flight.clone().try_acquire_owned() {
-        Ok(_permit) => forward(&reads, op, peer, &id, req).await,
-        Err(_) => {
-            edge::shed("gateway");
-            (reads.refuse)(Refusal::Overloaded)
+    // `classify` let it through for its key; should that ever differ, it is refused, not sent.
+    let outcome = match agent_key(&parts.headers) {
+        Some(key) => {
+            let target = parts
+                .uri
+                .path_and_query()
+                .map_or_else(|| parts.uri.path(), |p| p.as_str());
+            let headers = parts
+                .headers
+                .iter()
+                .map(|(n, v)| (n.as_str().as_bytes(), v.as_bytes()));
+            let call = Call {
+                op,
+                peer,
+                key,
+                id: id.as_bytes(),
+                target,
+            };
+            reads.forward(call, headers).await
         }
+        None => Outcome::Own(
+            GateError::new(Kind::Unauthorized, "unauthorized", "no x-api-key header")
+                .into_response(),
+        ),
+    };
+    let mut resp = match outcome {
+        Outcome::Own(resp) => resp,
+        Outcome::Upstream(answer) => into_response(answer),
     };
     edge::record("gateway", op.name, resp.status(), start.elapsed());
     let headers = resp.headers_mut();
@@ -192,121 +229,160 @@ async fn read(
     Ok(resp)
 }
 
-async fn forward(
-    reads: &Reads,
-    op: &'static Operation,
-    peer: SocketAddr,
-    id: &HeaderValue,
-    req: Request<Incoming>,
-) -> Response {
-    let gate = &reads.gate;
-    let (parts, _) = req.into_parts();
-    // `classify` let it through for its key; should that ever differ, it is refused, not sent.
-    let Some(key) = agent_key(&parts.headers) else {
-        return GateError::new(Kind::Unauthorized, "unauthorized", "no x-api-key header")
-            .into_response();
-    };
-    let digest = limit::digest(key);
-    if let Some(limits) = &reads.limits
-        && let Err(e) = limits.check(Some(peer.ip()), Some(digest))
-    {
-        return e.into_response();
+/// An upstream's answer as hyper sends it on: its headers are shared with the head it came in.
+fn into_response(answer: Answer) -> Response {
+    // `pool` passes on no status outside 100-999, all of which are valid.
+    let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::BAD_GATEWAY);
+    let mut headers = HeaderMap::with_capacity(answer.header_ranges().len() + 2);
+    for (name, value) in answer.header_ranges() {
+        let (Ok(name), Ok(value)) = (
+            HeaderName::from_bytes(&answer.value(name)),
+            HeaderValue::from_maybe_shared(answer.value(value)),
+        ) else {
+            continue;
+        };
+        headers.append(name, value);
     }
-    let mut hash = [0u8; 64];
-    hex::encode_to_slice(digest, &mut hash).expect("64 hex digits fit");
-    let hash = std::str::from_utf8(&hash).expect("hex is ascii");
-    let Ok(mut key_value) = HeaderValue::from_str(key) else {
-        return GateError::new(
-            Kind::Unauthorized,
-            "unauthorized",
-            "the x-api-key header holds characters a key cannot have",
-        )
-        .into_response();
-    };
-    key_value.set_sensitive(true);
-    let known = gate.knows(hash);
-    // The key is kept only for an agent the gateway does not know yet, and only if accepted.
-    let new_key = (!known).then(|| Secret::new(key.to_string()));
-    let mut headers = upstream_headers(parts.headers, key_value, id);
-    headers.insert(header::HOST, reads.host.clone());
-    let path = parts
-        .uri
-        .path_and_query()
-        .map_or_else(|| parts.uri.path(), |p| p.as_str());
-    let mut uri = String::with_capacity(reads.base.len() + path.len());
-    uri.push_str(&reads.base);
-    uri.push_str(path);
-    let Ok(uri) = Uri::try_from(uri) else {
-        return GateError::new(
-            Kind::Invalid,
-            "invalid_path",
-            "the request's path cannot be sent to the upstream",
-        )
-        .into_response();
-    };
-    let mut out = Request::new(Empty::new());
-    *out.uri_mut() = uri;
-    *out.headers_mut() = headers;
-    let sent_at = Instant::now();
-    let sent = tokio::time::timeout(gate.settings.timeout(), reads.pool.get(out)).await;
-    let resp = match sent {
-        Ok(Ok(resp)) => {
-            gate.upstream_seen.store(
-                chrono::Utc::now().timestamp_millis(),
-                std::sync::atomic::Ordering::Relaxed,
-            );
-            upstream_latency().record(sent_at.elapsed().as_secs_f64());
-            resp
+    let mut resp = Response::new(Body::new(answer.body));
+    *resp.status_mut() = status;
+    *resp.headers_mut() = headers;
+    resp
+}
+
+/// A read as either front read it: an agent's GET of a catalog operation.
+pub(super) struct Call<'a> {
+    pub op: &'static Operation,
+    pub peer: SocketAddr,
+    /// The trimmed `x-api-key`.
+    pub key: &'a str,
+    /// The request's id, sane ([`edge::sane`]).
+    pub id: &'a [u8],
+    /// The path and query, as they came.
+    pub target: &'a str,
+}
+
+/// What a read is answered with: the upstream's answer, or the gateway's own.
+pub(super) enum Outcome {
+    Upstream(Answer),
+    Own(Response),
+}
+
+impl Reads {
+    /// Checks the read's limits and credential, sends it upstream with the caller's headers
+    /// (`(name, value)`; those of its hop and its credentials are replaced) and keeps what is
+    /// remembered of its agent.
+    pub(super) async fn forward<'a>(
+        &self,
+        call: Call<'a>,
+        headers: impl Iterator<Item = (&'a [u8], &'a [u8])>,
+    ) -> Outcome {
+        let gate = &self.gate;
+        let op = call.op;
+        let Some(in_flight) = self.in_flight.clone().try_acquire_owned().ok() else {
+            edge::shed("gateway");
+            return Outcome::Own((self.refuse)(Refusal::Overloaded));
+        };
+        let digest = limit::digest(call.key);
+        if let Some(limits) = &self.limits
+            && let Err(e) = limits.check(Some(call.peer.ip()), Some(digest))
+        {
+            return Outcome::Own(e.into_response());
         }
-        Ok(Err(e)) => return unreachable_upstream(gate, op, id, &parts.uri, &e),
-        Err(_) => return timed_out(gate, op, id, &parts.uri),
-    };
-    let accepted = resp.status().is_success();
-    let now = gate.now();
-    if accepted
-        && !gate.touch(hash, now)
-        && let Some(secret) = new_key
-    {
-        gate.remember(&AgentKey::new(secret)).await;
+        let mut hash = [0u8; 64];
+        hex::encode_to_slice(digest, &mut hash).expect("64 hex digits fit");
+        let hash = std::str::from_utf8(&hash).expect("hex is ascii");
+        let known = gate.knows(hash);
+        // The key is kept only for an agent the gateway does not know yet, and only if accepted.
+        let new_key = (!known).then(|| Secret::new(call.key.to_string()));
+        let head = self.head(&call, headers);
+        let sent_at = Instant::now();
+        let sent = tokio::time::timeout(gate.settings.timeout(), self.pool.get(&head)).await;
+        drop(in_flight);
+        let path = call.target.split('?').next().unwrap_or_default();
+        let answer = match sent {
+            Ok(Ok(answer)) => {
+                gate.upstream_seen.store(
+                    chrono::Utc::now().timestamp_millis(),
+                    std::sync::atomic::Ordering::Relaxed,
+                );
+                upstream_latency().record(sent_at.elapsed().as_secs_f64());
+                answer
+            }
+            Ok(Err(e)) => return Outcome::Own(unreachable_upstream(gate, op, call.id, path, &e)),
+            Err(_) => return Outcome::Own(timed_out(gate, op, call.id, path)),
+        };
+        let accepted = (200..300).contains(&answer.status);
+        let now = gate.now();
+        if accepted
+            && !gate.touch(hash, now)
+            && let Some(secret) = new_key
+        {
+            gate.remember(&AgentKey::new(secret)).await;
+        }
+        if accepted || known {
+            gate.connections.rest(hash, now);
+        }
+        Outcome::Upstream(answer)
     }
-    if accepted || known {
-        gate.connections.rest(hash, now);
+
+    /// The answer to a read whose upstream failed within its answer.
+    pub(super) fn failed(&self, op: &Operation, id: &[u8], target: &str, e: &Failed) -> Response {
+        let path = target.split('?').next().unwrap_or_default();
+        unreachable_upstream(&self.gate, op, id, path, e)
     }
-    let (mut head, body) = resp.into_parts();
-    strip_hop_by_hop(&mut head.headers);
-    Response::from_parts(head, Body::new(body))
+
+    /// The head the upstream is sent: the caller's headers but one credential (the key this
+    /// gateway identified), the request's id, and nothing that belongs to the caller's hop.
+    fn head<'a>(
+        &self,
+        call: &Call<'_>,
+        headers: impl Iterator<Item = (&'a [u8], &'a [u8])>,
+    ) -> Vec<u8> {
+        let mut head = Vec::with_capacity(512);
+        head.extend_from_slice(b"GET ");
+        head.extend_from_slice(self.base.as_bytes());
+        head.extend_from_slice(call.target.as_bytes());
+        head.extend_from_slice(b" HTTP/1.1\r\nhost: ");
+        head.extend_from_slice(self.host.as_bytes());
+        head.extend_from_slice(b"\r\n");
+        let (mut agent, mut accept) = (false, false);
+        for (name, value) in headers {
+            if pool::hop_by_hop(name)
+                || [b"authorization".as_slice(), b"x-api-key", b"x-request-id"]
+                    .iter()
+                    .any(|n| name.eq_ignore_ascii_case(n))
+            {
+                continue;
+            }
+            agent |= name.eq_ignore_ascii_case(b"user-agent");
+            accept |= name.eq_ignore_ascii_case(b"accept");
+            line(&mut head, name, value);
+        }
+        line(&mut head, b"x-api-key", call.key.as_bytes());
+        line(&mut head, REQUEST_ID.as_bytes(), call.id);
+        // What the gateway's other client (reqwest) sends when the caller said nothing.
+        if !agent {
+            line(
+                &mut head,
+                b"user-agent",
+                concat!("agentdesk-gateway/", env!("CARGO_PKG_VERSION")).as_bytes(),
+            );
+        }
+        if !accept {
+            line(&mut head, b"accept", b"*/*");
+        }
+        head.extend_from_slice(b"\r\n");
+        head
+    }
 }
 
-/// The caller's headers as they go upstream: one credential (the key this gateway identified),
-/// the request's id, and nothing that belongs to the caller's hop.
-fn upstream_headers(mut headers: HeaderMap, key: HeaderValue, id: &HeaderValue) -> HeaderMap {
-    for name in HOP_BY_HOP
-        .iter()
-        .chain(&["host", "content-length", header::AUTHORIZATION.as_str()])
-    {
-        headers.remove(*name);
-    }
-    headers.insert(HeaderName::from_static("x-api-key"), key);
-    headers.insert(REQUEST_ID, id.clone());
-    // What the gateway's other client (reqwest) sends when the caller said nothing.
-    if !headers.contains_key(header::USER_AGENT) {
-        headers.insert(
-            header::USER_AGENT,
-            HeaderValue::from_static(concat!("agentdesk-gateway/", env!("CARGO_PKG_VERSION"))),
-        );
-    }
-    if !headers.contains_key(header::ACCEPT) {
-        headers.insert(header::ACCEPT, HeaderValue::from_static("*/*"));
-    }
-    headers
-}
-
-/// An answer's headers as they go back. (`Content-Length` is kept: the body is passed on
-/// unchanged, and hyper frames it by that header.)
-fn strip_hop_by_hop(headers: &mut HeaderMap) {
-    for name in HOP_BY_HOP {
-        headers.remove(name);
-    }
+/// One header line: the name and value were read by an HTTP parser (or are the gateway's own),
+/// so neither holds a line break.
+pub(super) fn line(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+    out.extend_from_slice(name);
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(value);
+    out.extend_from_slice(b"\r\n");
 }
 
 fn upstream_latency() -> &'static metrics::Histogram {
@@ -319,28 +395,28 @@ fn upstream_latency() -> &'static metrics::Histogram {
 fn unreachable_upstream(
     gate: &Gate,
     op: &Operation,
-    id: &HeaderValue,
-    uri: &Uri,
+    id: &[u8],
+    path: &str,
     e: &Failed,
 ) -> Response {
     metrics::counter!("agentdesk_gateway_upstream_errors_total", "kind" => "unreachable")
         .increment(1);
     let reason = e.to_string();
     tracing::warn!(
-        request_id = id.to_str().unwrap_or(""),
+        request_id = std::str::from_utf8(id).unwrap_or(""),
         operation = op.name,
-        path = uri.path(),
+        path,
         "the upstream is unreachable: {reason}"
     );
     gate.upstream_unreachable(&reason).into_response()
 }
 
-fn timed_out(gate: &Gate, op: &Operation, id: &HeaderValue, uri: &Uri) -> Response {
+fn timed_out(gate: &Gate, op: &Operation, id: &[u8], path: &str) -> Response {
     metrics::counter!("agentdesk_gateway_upstream_errors_total", "kind" => "timeout").increment(1);
     tracing::warn!(
-        request_id = id.to_str().unwrap_or(""),
+        request_id = std::str::from_utf8(id).unwrap_or(""),
         operation = op.name,
-        path = uri.path(),
+        path,
         "the upstream did not answer within {} s",
         gate.settings.timeout_secs
     );

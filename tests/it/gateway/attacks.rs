@@ -26,14 +26,14 @@ const MAX_LEVERAGE: i64 = 3;
 const TOLERANCE: f64 = 1.01;
 
 /// The policy most attacks run against: every rule that reads a field of the request.
-fn policy() -> Value {
+pub(super) fn policy() -> Value {
     json!({"allow_immediate": true, "allowed_coins": ALLOWED, "max_notional_usd": MAX_NOTIONAL,
            "max_leverage": MAX_LEVERAGE, "require_stop_loss": true})
 }
 
 /// What the sandbox must not have executed, as the tests check it on its database.
 #[derive(Debug, Clone, Default)]
-struct Limits {
+pub(super) struct Limits {
     coins: Option<Vec<&'static str>>,
     max_notional: Option<f64>,
     max_leverage: Option<i64>,
@@ -44,7 +44,7 @@ struct Limits {
     killed: bool,
 }
 
-fn policy_limits() -> Limits {
+pub(super) fn policy_limits() -> Limits {
     Limits {
         coins: Some(ALLOWED.to_vec()),
         max_notional: Some(MAX_NOTIONAL),
@@ -108,7 +108,7 @@ struct Ran {
 
 /// What the sandbox executed, read from its database.
 #[derive(Debug, Clone, Default)]
-struct Executed {
+pub(super) struct Executed {
     fills: Vec<Fill>,
     positions: Vec<Position>,
     orders: Vec<Order>,
@@ -168,7 +168,7 @@ impl Executed {
 }
 
 /// Reads tables `fills`, `positions`, `orders`, `proposals` and `audit_logs` of the sandbox.
-fn executed(s: &Setup) -> Executed {
+pub(super) fn executed(s: &Setup) -> Executed {
     let store = agentdesk::sandbox::store::Store::open_reader(&s.sandbox.db).unwrap();
     let conn = &store.conn;
     let fills = conn
@@ -380,7 +380,12 @@ async fn unapproved(s: &Setup, new: &Executed, immediate_allowed: bool) -> Vec<S
 }
 
 /// Every breach in what happened since `before`.
-async fn judge(s: &Setup, before: &Executed, limits: &Limits, immediate: bool) -> Vec<String> {
+pub(super) async fn judge(
+    s: &Setup,
+    before: &Executed,
+    limits: &Limits,
+    immediate: bool,
+) -> Vec<String> {
     let new = executed(s).since(before);
     let mut out = beyond(&new, limits);
     out.extend(unapproved(s, &new, immediate).await);
@@ -407,7 +412,7 @@ fn assert_none_through(breaches: &[(String, Vec<String>)]) {
 
 /// A sandbox (with a daily POST cap no test reaches) and a gateway with its own key for the
 /// account, with this policy in force.
-async fn armed(policy: Value) -> Setup {
+pub(super) async fn armed(policy: Value) -> Setup {
     let sandbox = common::start_with(agentdesk::sandbox::Settings {
         daily_post_cap: 1_000_000,
         ..Default::default()
@@ -481,7 +486,7 @@ fn with_member(obj: &Value, member: &[u8]) -> Vec<u8> {
 }
 
 /// `base` with `changes` applied: a null removes the key.
-fn with(base: &Value, changes: Value) -> Value {
+pub(super) fn with(base: &Value, changes: Value) -> Value {
     let mut out = base.clone();
     for (k, v) in changes.as_object().unwrap() {
         if v.is_null() {
@@ -494,7 +499,7 @@ fn with(base: &Value, changes: Value) -> Value {
 }
 
 /// A trade signal within [`policy`]: ETH, 400 USD, 3x, with a stop loss.
-fn trade() -> Value {
+pub(super) fn trade() -> Value {
     json!({"strategy": "Agent", "a": "ETHUSDT", "d": "long", "o": "market", "sizeUsd": 400,
            "leverage": 3, "sl": "1"})
 }

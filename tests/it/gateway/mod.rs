@@ -26,6 +26,7 @@ mod rate_limit;
 mod reconcile;
 mod roles;
 mod tool_catalog;
+mod wire;
 
 struct Setup {
     sandbox: TestServer,

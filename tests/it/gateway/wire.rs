@@ -1,0 +1,460 @@
+//! The gateway's HTTP/1.1 front, byte by byte: an agent's reads are served by the gateway's own
+//! front until a request it does not take, and then by hyper. What an agent can send to make the
+//! two disagree on where a request ends (a body on a GET, two framings, folded or spaced headers,
+//! bare line feeds, an old version) must not get a request to the service the gateway did not
+//! judge: the verdict is read from the sandbox's database.
+
+use super::Setup;
+use super::attacks::{Executed, armed, executed, judge, policy, policy_limits, trade, with};
+use crate::common;
+use agentdesk::api::Scope;
+use agentdesk::gateway::GATEWAY_HEADER;
+use agentdesk::gateway::policy::GateSettings;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// An answer as it came: status, headers (lower-case names, the last of each), body.
+#[derive(Debug)]
+struct Answer {
+    status: u16,
+    headers: HashMap<String, String>,
+    body: Vec<u8>,
+}
+
+impl Answer {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
+    }
+}
+
+/// A connection that reads answers one by one, by their framing.
+struct Conn {
+    stream: TcpStream,
+    buf: Vec<u8>,
+}
+
+impl Conn {
+    async fn open(addr: SocketAddr) -> Conn {
+        Conn {
+            stream: TcpStream::connect(addr).await.unwrap(),
+            buf: Vec::new(),
+        }
+    }
+
+    async fn send(&mut self, bytes: &[u8]) {
+        self.stream.write_all(bytes).await.unwrap();
+    }
+
+    /// More bytes; `false` at the close.
+    async fn more(&mut self) -> bool {
+        let mut chunk = [0u8; 8192];
+        let n = tokio::time::timeout(Duration::from_secs(20), self.stream.read(&mut chunk))
+            .await
+            .expect("the gateway answers")
+            .unwrap_or(0);
+        self.buf.extend_from_slice(&chunk[..n]);
+        n > 0
+    }
+
+    /// The next answer; `None` if the connection closed first.
+    async fn answer(&mut self) -> Option<Answer> {
+        let (status, head_len, headers) = loop {
+            let mut h = [httparse::EMPTY_HEADER; 64];
+            let mut resp = httparse::Response::new(&mut h);
+            if let httparse::Status::Complete(n) = resp.parse(&self.buf).unwrap() {
+                let headers: HashMap<String, String> = resp
+                    .headers
+                    .iter()
+                    .map(|h| {
+                        (
+                            h.name.to_ascii_lowercase(),
+                            String::from_utf8_lossy(h.value).into_owned(),
+                        )
+                    })
+                    .collect();
+                break (resp.code.unwrap(), n, headers);
+            }
+            if !self.more().await {
+                return None;
+            }
+        };
+        self.buf.drain(..head_len);
+        let body = if let Some(n) = headers.get("content-length") {
+            let n: usize = n.parse().unwrap();
+            while self.buf.len() < n {
+                assert!(self.more().await, "the body ends early");
+            }
+            self.buf.drain(..n).collect()
+        } else if headers
+            .get("transfer-encoding")
+            .is_some_and(|t| t == "chunked")
+        {
+            let mut body = Vec::new();
+            loop {
+                let (skip, size) = loop {
+                    if let Ok(httparse::Status::Complete(found)) =
+                        httparse::parse_chunk_size(&self.buf)
+                    {
+                        break found;
+                    }
+                    assert!(self.more().await, "the chunked body ends early");
+                };
+                let size = size as usize;
+                while self.buf.len() < skip + size + 2 {
+                    assert!(self.more().await, "the chunked body ends early");
+                }
+                body.extend_from_slice(&self.buf[skip..skip + size]);
+                self.buf.drain(..skip + size + 2);
+                if size == 0 {
+                    break body;
+                }
+            }
+        } else {
+            Vec::new()
+        };
+        Some(Answer {
+            status,
+            headers,
+            body,
+        })
+    }
+
+    /// Every answer until the gateway closes the connection.
+    async fn answers_to_the_close(&mut self) -> Vec<Answer> {
+        let mut all = Vec::new();
+        while let Some(a) = self.answer().await {
+            all.push(a);
+        }
+        all
+    }
+}
+
+fn get(path: &str, key: &str, extra: &str) -> Vec<u8> {
+    format!("GET {path} HTTP/1.1\r\nhost: gateway\r\nx-api-key: {key}\r\n{extra}\r\n").into_bytes()
+}
+
+#[tokio::test]
+async fn reads_on_one_connection_are_answered_in_order_before_and_after_a_write() {
+    let s = super::setup().await;
+    let key = s.sandbox.key(Scope::McpMutate);
+    let key = key.expose();
+    let mut c = Conn::open(s.gate.addr).await;
+    // Two reads in one write (pipelined), with the caller's ids.
+    let mut two = get("/api/delegated/whoami", key, "x-request-id: first-1\r\n");
+    two.extend(get(
+        "/api/delegated/positions",
+        key,
+        "x-request-id: second-2\r\n",
+    ));
+    c.send(&two).await;
+    let first = c.answer().await.unwrap();
+    let second = c.answer().await.unwrap();
+    assert_eq!((first.status, second.status), (200, 200));
+    assert_eq!(first.headers["x-request-id"], "first-1");
+    assert_eq!(second.headers["x-request-id"], "second-2");
+    assert_eq!(first.headers[GATEWAY_HEADER], "1");
+    assert!(first.json()["success"] == true, "{:?}", first.json());
+    assert!(second.json()["positions"].is_array(), "{:?}", second.json());
+    // A write on the same connection is judged by the gateway: staged, in the inbox.
+    let body = json!({"strategy": "Agent", "a": "ETHUSDT", "d": "long", "o": "market",
+                      "sizeUsd": 100, "leverage": 2, "sl": "1"})
+    .to_string();
+    c.send(
+        format!(
+            "POST /api/delegated/propose HTTP/1.1\r\nhost: gateway\r\nx-api-key: {key}\r\n\
+             content-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .as_bytes(),
+    )
+    .await;
+    let staged = c.answer().await.unwrap();
+    assert_eq!(staged.status, 200, "{:?}", staged.json());
+    assert_eq!(s.inbox("pending").await.len(), 1);
+    // And reads after it on that connection are still answered, an insane id replaced.
+    c.send(&get(
+        "/api/delegated/positions",
+        key,
+        "x-request-id: a\tb\r\n",
+    ))
+    .await;
+    let third = c.answer().await.unwrap();
+    assert_eq!(third.status, 200);
+    assert!(
+        third.headers["x-request-id"].starts_with("req_"),
+        "{third:?}"
+    );
+    assert_eq!(third.headers[GATEWAY_HEADER], "1");
+    assert!(third.json()["positions"].is_array());
+}
+
+#[tokio::test]
+async fn requests_the_fast_path_does_not_take_are_answered_as_the_router_answers_them() {
+    let s = super::setup().await;
+    let key = s.sandbox.key(Scope::McpMutate);
+    let key = key.expose();
+    for (label, request, status) in [
+        (
+            "HTTP/1.0",
+            format!("GET /api/delegated/whoami HTTP/1.0\r\nx-api-key: {key}\r\n\r\n"),
+            200,
+        ),
+        (
+            "a close",
+            format!(
+                "GET /api/delegated/whoami HTTP/1.1\r\nhost: g\r\nx-api-key: {key}\r\nconnection: close\r\n\r\n"
+            ),
+            200,
+        ),
+        (
+            "two keys",
+            format!(
+                "GET /api/delegated/whoami HTTP/1.1\r\nhost: g\r\nx-api-key: {key}\r\nx-api-key: adk_other\r\n\r\n"
+            ),
+            200,
+        ),
+        (
+            "no key",
+            "GET /api/delegated/whoami HTTP/1.1\r\nhost: g\r\n\r\n".to_string(),
+            401,
+        ),
+        (
+            "a spaced header name",
+            format!("GET /api/delegated/whoami HTTP/1.1\r\nhost: g\r\nx-api-key : {key}\r\n\r\n"),
+            400,
+        ),
+        (
+            "not a path the service has",
+            format!("GET /api/delegated/nope HTTP/1.1\r\nhost: g\r\nx-api-key: {key}\r\n\r\n"),
+            404,
+        ),
+    ] {
+        let mut c = Conn::open(s.gate.addr).await;
+        c.send(request.as_bytes()).await;
+        let a = c
+            .answer()
+            .await
+            .unwrap_or_else(|| panic!("{label}: no answer"));
+        assert_eq!(a.status, status, "{label}: {a:?}");
+    }
+}
+
+/// An upstream stand-in that answers every request with `answer` (raw bytes) and then closes
+/// when `close` says so.
+async fn stand_in(answer: &'static [u8], close: bool) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut got = Vec::new();
+                let mut buf = [0u8; 4096];
+                loop {
+                    while let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
+                        got.drain(..end + 4);
+                        if sock.write_all(answer).await.is_err() || close {
+                            return;
+                        }
+                    }
+                    match sock.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => got.extend_from_slice(&buf[..n]),
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+#[tokio::test]
+async fn an_answer_chunked_or_ended_by_the_close_reaches_the_agent_whole() {
+    for (answer, close) in [
+        (
+            &b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n5\r\n{\"a\":\r\n3\r\n 1}\r\n0\r\n\r\n"[..],
+            false,
+        ),
+        (
+            b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{\"a\": 1}",
+            true,
+        ),
+    ] {
+        let upstream = stand_in(answer, close).await;
+        let dir = tempfile::tempdir().unwrap();
+        let clock = agentdesk::sandbox::TestClock::new(common::t0());
+        let gate = common::start_gateway(
+            &format!("http://{upstream}"),
+            &clock,
+            &dir.path().join("g.db"),
+            GateSettings::default(),
+            None,
+        )
+        .await;
+        let mut c = Conn::open(gate.addr).await;
+        // Twice on one connection: the first answer's end was found, and the second is whole.
+        for _ in 0..2 {
+            c.send(&get("/api/delegated/positions", "adk_any", "")).await;
+            let a = c.answer().await.unwrap();
+            assert_eq!(a.status, 200);
+            assert_eq!(a.json(), json!({"a": 1}), "{a:?}");
+            assert_eq!(a.headers["content-type"], "application/json");
+        }
+    }
+}
+
+/// A trade the agent's key executes when it reaches the sandbox, as the raw request an agent
+/// would smuggle past the gateway.
+fn smuggled(key: &str) -> Vec<u8> {
+    let body = trade().to_string();
+    format!(
+        "POST /api/v1/trades HTTP/1.1\r\nhost: sandbox\r\nx-api-key: {key}\r\n\
+         content-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// A read that carries the smuggled request where a reader that disagrees on framing would take it
+/// for the next request.
+fn carriers(key: &str) -> Vec<(&'static str, Vec<u8>)> {
+    let inner = smuggled(key);
+    let n = inner.len();
+    let head = |extra: &str| get("/api/delegated/positions", key, extra);
+    let cat = |mut a: Vec<u8>, b: &[u8]| {
+        a.extend_from_slice(b);
+        a
+    };
+    let chunked = cat(
+        format!("{n:x}\r\n").into_bytes(),
+        &cat(inner.clone(), b"\r\n0\r\n\r\n"),
+    );
+    let mut out = vec![
+        ("a GET with a length", cat(head(&format!("content-length: {n}\r\n")), &inner)),
+        ("a GET chunked", cat(head("transfer-encoding: chunked\r\n"), &chunked)),
+        (
+            "a GET with a length and chunked",
+            cat(
+                head(&format!("content-length: {}\r\ntransfer-encoding: chunked\r\n", chunked.len())),
+                &chunked,
+            ),
+        ),
+        ("a spaced Transfer-Encoding", cat(head("transfer-encoding : chunked\r\n"), &chunked)),
+        ("a folded header", cat(head("x-a: 1\r\n transfer-encoding: chunked\r\n"), &chunked)),
+        ("xchunked", cat(head("transfer-encoding: xchunked\r\n"), &chunked)),
+        ("chunked, identity", cat(head("transfer-encoding: chunked, identity\r\n"), &chunked)),
+        ("a signed length", cat(head(&format!("content-length: +{n}\r\n")), &inner)),
+        ("a listed length", cat(head(&format!("content-length: {n}, {n}\r\n")), &inner)),
+        ("two lengths", cat(head(&format!("content-length: 0\r\ncontent-length: {n}\r\n")), &inner)),
+        ("an expectation", cat(head(&format!("expect: 100-continue\r\ncontent-length: {n}\r\n")), &inner)),
+        ("an upgrade", cat(head("connection: upgrade\r\nupgrade: h2c\r\n"), &inner)),
+        (
+            "bare line feeds",
+            cat(
+                format!("GET /api/delegated/positions HTTP/1.1\nhost: g\nx-api-key: {key}\ncontent-length: {n}\n\n")
+                    .into_bytes(),
+                &inner,
+            ),
+        ),
+        (
+            "HTTP/1.0 with a length",
+            cat(
+                format!("GET /api/delegated/positions HTTP/1.0\r\nconnection: keep-alive\r\nx-api-key: {key}\r\ncontent-length: {n}\r\n\r\n")
+                    .into_bytes(),
+                &inner,
+            ),
+        ),
+        (
+            "a line feed in the path",
+            format!("GET /api/delegated/positions\r\nx: HTTP/1.1\r\nx-api-key: {key}\r\n\r\n")
+                .into_bytes(),
+        ),
+        (
+            "an encoded line break in the path",
+            cat(
+                get("/api/delegated/positions%0d%0a%0d%0aPOST%20/api/v1/trades", key, ""),
+                &inner,
+            ),
+        ),
+    ];
+    // Pipelined after a read that is whole: the gateway's to judge, as any request.
+    out.push(("pipelined after a read", cat(head(""), &inner)));
+    out
+}
+
+#[tokio::test]
+async fn a_trade_smuggled_in_a_read_does_not_reach_the_service() {
+    let s: Setup = armed(with(&policy(), json!({"allow_immediate": false}))).await;
+    // A key the service lets trade at once: only the gateway stands between it and a fill.
+    let key = s.sandbox.key(Scope::WebhookAlerts);
+    let key = key.expose();
+    // The control: the smuggled request, sent to the sandbox itself, executes.
+    let before: Executed = executed(&s);
+    let mut direct = Conn::open(s.sandbox.running.addr).await;
+    direct.send(&smuggled(key)).await;
+    let executed_there = direct.answer().await.unwrap();
+    assert_eq!(executed_there.status, 200, "{:?}", executed_there.json());
+    let breaches = judge(&s, &before, &policy_limits(), false).await;
+    assert!(
+        !breaches.is_empty(),
+        "the control executes and is seen: {breaches:?}"
+    );
+
+    let mut through = Vec::new();
+    for (label, bytes) in carriers(key) {
+        let before = executed(&s);
+        let mut c = Conn::open(s.gate.addr).await;
+        c.send(&bytes).await;
+        // A read that closes the connection ends what the gateway does with these bytes.
+        c.send(b"GET /api/delegated/whoami HTTP/1.1\r\nhost: g\r\nconnection: close\r\n\r\n")
+            .await;
+        let answers = c.answers_to_the_close().await;
+        assert!(!answers.is_empty(), "{label}: not answered");
+        let breaches = judge(&s, &before, &policy_limits(), false).await;
+        if !breaches.is_empty() {
+            through.push(format!("{label}: {}", breaches.join("; ")));
+        }
+    }
+    assert!(
+        through.is_empty(),
+        "executed at the sandbox:\n  {}",
+        through.join("\n  ")
+    );
+}
+
+#[tokio::test]
+async fn the_gateways_own_answer_to_a_read_is_whole_and_the_connection_goes_on() {
+    // An upstream that is not there: the gateway answers for itself.
+    let gone = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let clock = agentdesk::sandbox::TestClock::new(common::t0());
+    let gate = common::start_gateway(
+        &format!("http://{gone}"),
+        &clock,
+        &dir.path().join("g.db"),
+        GateSettings::default(),
+        None,
+    )
+    .await;
+    let mut c = Conn::open(gate.addr).await;
+    for id in ["one", "two"] {
+        c.send(&get(
+            "/api/delegated/positions",
+            "adk_any",
+            &format!("x-request-id: {id}\r\n"),
+        ))
+        .await;
+        let a = c.answer().await.unwrap();
+        assert_eq!(a.status, 502, "{a:?}");
+        assert_eq!(a.json()["error"]["code"], "upstream_unreachable", "{a:?}");
+        assert_eq!(a.headers["x-request-id"], id);
+        assert_eq!(a.headers[GATEWAY_HEADER], "1");
+        assert!(a.headers.contains_key("date"), "{a:?}");
+    }
+}
