@@ -75,7 +75,7 @@ pub fn service(
     let full = router(gate.clone(), limits.clone(), in_flight.clone());
     let header_timeout = gate.settings.timeout();
     let reads = Arc::new(read::Reads::new(gate, limits, in_flight, refuse)?);
-    let lane = Arc::new(lane::Lane::new(reads.clone(), header_timeout));
+    let lane = Arc::new(lane::Lane::new(reads.clone(), header_timeout)?);
     let lane: crate::edge::serve::Lane =
         Arc::new(move |io, peer, stop| Box::pin(lane.clone().serve(io, peer, stop)));
     Ok((

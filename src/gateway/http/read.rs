@@ -32,6 +32,7 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode
 use axum::response::{IntoResponse, Response};
 use futures::future::{BoxFuture, Either};
 use hyper::body::{Body as _, Incoming};
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -47,7 +48,11 @@ pub struct Reads {
     routes: matchit::Router<&'static Operation>,
     limits: Option<Arc<Limits>>,
     in_flight: Arc<Semaphore>,
+    /// The upstream connections of reads served by hyper ([`Front`]), on the gateway's runtime.
     pool: Arc<Pool>,
+    /// The upstream's scheme and authority, and how to connect to it, for another pool.
+    connector: HttpsConnector<HttpConnector>,
+    target: Uri,
     /// The upstream's base path, with no trailing slash (often empty).
     base: String,
     /// The upstream's authority, the `Host` of every read sent to it.
@@ -101,7 +106,9 @@ impl Reads {
             routes,
             limits,
             in_flight,
-            pool: Arc::new(Pool::new(connector, target)),
+            pool: Arc::new(Pool::new(connector.clone(), target.clone())),
+            connector,
+            target,
             base,
             host,
             refuse,
@@ -115,6 +122,12 @@ impl Reads {
             return None;
         }
         self.route(req.uri().path(), agent_key(req.headers())?)
+    }
+
+    /// A pool of upstream connections of its own, for a front on another runtime: a connection
+    /// is woken by the runtime it was opened on.
+    pub(super) fn pool(&self) -> Arc<Pool> {
+        Arc::new(Pool::new(self.connector.clone(), self.target.clone()))
     }
 
     /// The read at `path` for an agent's `key`, as the router would route it; `None` for a
@@ -211,7 +224,7 @@ async fn read(
                 id: id.as_bytes(),
                 target,
             };
-            reads.forward(call, headers).await
+            reads.forward(call, headers, &reads.pool).await
         }
         None => Outcome::Own(
             GateError::new(Kind::Unauthorized, "unauthorized", "no x-api-key header")
@@ -275,6 +288,7 @@ impl Reads {
         &self,
         call: Call<'a>,
         headers: impl Iterator<Item = (&'a [u8], &'a [u8])>,
+        pool: &Arc<Pool>,
     ) -> Outcome {
         let gate = &self.gate;
         let op = call.op;
@@ -296,7 +310,7 @@ impl Reads {
         let new_key = (!known).then(|| Secret::new(call.key.to_string()));
         let head = self.head(&call, headers);
         let sent_at = Instant::now();
-        let sent = tokio::time::timeout(gate.settings.timeout(), self.pool.get(&head)).await;
+        let sent = tokio::time::timeout(gate.settings.timeout(), pool.get(&head)).await;
         drop(in_flight);
         let path = call.target.split('?').next().unwrap_or_default();
         let answer = match sent {
