@@ -140,10 +140,11 @@ pub async fn serve<M, S>(
     }
     drop(listener);
     let _ = stopping.send(true);
-    // Every connection holds a permit until it is closed: all of them back, all are closed.
-    let _ = permits
-        .acquire_many(u32::try_from(limits.max_connections).unwrap_or(u32::MAX))
-        .await;
+    // Every connection holds a permit until it is closed: all of them back, all are closed. One
+    // still busy after the header timeout (an answer to a client that stopped reading) is not
+    // waited for: it ends with the runtime.
+    let all = u32::try_from(limits.max_connections).unwrap_or(u32::MAX);
+    let _ = tokio::time::timeout(limits.header_timeout, permits.acquire_many(all)).await;
 }
 
 /// Resolves once the server stops.

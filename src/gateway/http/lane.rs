@@ -41,8 +41,9 @@ const OWN_BODY: usize = 1024 * 1024;
 
 pub struct Lane {
     reads: Arc<Reads>,
-    /// For a request head, from the connection's start or its previous answer (hyper's
-    /// `header_read_timeout`, which the rest of the connection has).
+    /// The gateway's timeout: for a request head, from the connection's start or its previous
+    /// answer (hyper's `header_read_timeout`, which the rest of the connection has), and for each
+    /// part of an answer from the upstream and each write of it to the client.
     header_timeout: Duration,
     /// The runtime of the thread the reads are served on, and its upstream connections.
     runtime: tokio::runtime::Handle,
@@ -261,14 +262,16 @@ impl Lane {
         let outcome = self.reads.forward(call, forwarded, &self.pool).await;
         out.clear();
         let (status, mut body) = match outcome {
-            Outcome::Upstream(answer) => match upstream_head(out, answer).await {
-                Ok(sent) => sent,
-                Err(e) => {
-                    out.clear();
-                    let failed = self.reads.failed(taken.op, id, taken.target, &e);
-                    own_head(out, failed).await
+            Outcome::Upstream(answer) => {
+                match upstream_head(out, answer, self.header_timeout).await {
+                    Ok(sent) => sent,
+                    Err(e) => {
+                        out.clear();
+                        let failed = self.reads.failed(taken.op, id, taken.target, &e);
+                        own_head(out, failed).await
+                    }
                 }
-            },
+            }
             Outcome::Own(resp) => own_head(out, resp).await,
         };
         line(out, REQUEST_ID.as_bytes(), id);
@@ -280,7 +283,11 @@ impl Lane {
         out.extend_from_slice(b"\r\n");
         let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
         edge::record("gateway", taken.op.name, status, start.elapsed());
-        match body.send(out, io).await {
+        let mut sink = Sink {
+            io,
+            wait: self.header_timeout,
+        };
+        match body.send(out, &mut sink).await {
             Ok(()) => close,
             Err(_) => true,
         }
@@ -299,28 +306,66 @@ enum Body {
     Chunked(Bytes, Streamed),
 }
 
-/// Where a body part goes: after the head in one write when it is small, else on its own.
-async fn send_part(out: &mut Vec<u8>, part: &[u8], io: &mut TcpStream) -> std::io::Result<()> {
-    if out.len() + part.len() <= ONE_WRITE {
-        out.extend_from_slice(part);
-        return Ok(());
+/// The client's side of a connection, each write given the gateway's timeout (as nginx's
+/// `send_timeout`): a client that stops reading does not hold its connection for good.
+struct Sink<'a> {
+    io: &'a mut TcpStream,
+    wait: Duration,
+}
+
+impl Sink<'_> {
+    async fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        within(self.wait, self.io.write_all(bytes)).await
     }
-    io.write_all(out).await?;
-    out.clear();
-    io.write_all(part).await
+
+    /// Where a body part goes: after the head in one write when it is small, else on its own.
+    async fn part(&mut self, out: &mut Vec<u8>, part: &[u8]) -> std::io::Result<()> {
+        if out.len() + part.len() <= ONE_WRITE {
+            out.extend_from_slice(part);
+            return Ok(());
+        }
+        self.flush(out).await?;
+        self.write(part).await
+    }
+
+    async fn flush(&mut self, out: &mut Vec<u8>) -> std::io::Result<()> {
+        if !out.is_empty() {
+            self.write(out).await?;
+            out.clear();
+        }
+        Ok(())
+    }
+}
+
+async fn within<T>(
+    wait: Duration,
+    f: impl Future<Output = std::io::Result<T>>,
+) -> std::io::Result<T> {
+    tokio::time::timeout(wait, f)
+        .await
+        .unwrap_or_else(|_| Err(std::io::ErrorKind::TimedOut.into()))
+}
+
+/// The body's next part, given the gateway's timeout from the one before (as nginx's
+/// `proxy_read_timeout`): an upstream that stalls within its answer does not hold it for good.
+async fn next_part(rest: &mut Streamed, wait: Duration) -> std::io::Result<Option<Bytes>> {
+    within(wait, async {
+        rest.next().await.map_err(std::io::Error::other)
+    })
+    .await
 }
 
 impl Body {
     /// Writes the head in `out` and the body. An upstream that fails within its body leaves an
     /// answer cut short, and the connection is closed (as hyper does).
-    async fn send(&mut self, out: &mut Vec<u8>, io: &mut TcpStream) -> std::io::Result<()> {
+    async fn send(&mut self, out: &mut Vec<u8>, sink: &mut Sink<'_>) -> std::io::Result<()> {
         match self {
-            Body::Whole(body) | Body::Closing(body) => send_part(out, body, io).await?,
+            Body::Whole(body) | Body::Closing(body) => sink.part(out, body).await?,
             Body::Length(first, rest) => {
-                send_part(out, first, io).await?;
-                flush(out, io).await?;
-                while let Some(part) = rest.next().await.map_err(std::io::Error::other)? {
-                    io.write_all(&part).await?;
+                sink.part(out, first).await?;
+                sink.flush(out).await?;
+                while let Some(part) = next_part(rest, sink.wait).await? {
+                    sink.write(&part).await?;
                 }
             }
             Body::Chunked(first, rest) => {
@@ -328,37 +373,29 @@ impl Body {
                 loop {
                     if !part.is_empty() {
                         let _ = write!(out, "{:x}\r\n", part.len());
-                        send_part(out, &part, io).await?;
+                        sink.part(out, &part).await?;
                         out.extend_from_slice(b"\r\n");
                     }
                     if rest.ended() {
                         out.extend_from_slice(b"0\r\n\r\n");
                         break;
                     }
-                    flush(out, io).await?;
-                    part = rest
-                        .next()
-                        .await
-                        .map_err(std::io::Error::other)?
-                        .unwrap_or_default();
+                    sink.flush(out).await?;
+                    part = next_part(rest, sink.wait).await?.unwrap_or_default();
                 }
             }
         }
-        flush(out, io).await
+        sink.flush(out).await
     }
-}
-
-async fn flush(out: &mut Vec<u8>, io: &mut TcpStream) -> std::io::Result<()> {
-    if !out.is_empty() {
-        io.write_all(out).await?;
-        out.clear();
-    }
-    Ok(())
 }
 
 /// The status line and headers of an upstream's answer (less its id and framing, which are the
 /// gateway's), and its body: what came with the head, and the rest to stream when more is to come.
-async fn upstream_head(out: &mut Vec<u8>, answer: Answer) -> Result<(u16, Body), Failed> {
+async fn upstream_head(
+    out: &mut Vec<u8>,
+    answer: Answer,
+    wait: Duration,
+) -> Result<(u16, Body), Failed> {
     let status = answer.status;
     status_line(out, status);
     for (name, value) in answer.headers() {
@@ -372,7 +409,10 @@ async fn upstream_head(out: &mut Vec<u8>, answer: Answer) -> Result<(u16, Body),
     // What came with the head (most answers, whole), so that a small answer goes in one write.
     let first = match rest.ended() {
         true => Bytes::new(),
-        false => rest.next().await?.unwrap_or_default(),
+        false => next_part(&mut rest, wait)
+            .await
+            .map_err(Failed::Io)?
+            .unwrap_or_default(),
     };
     Ok((
         status,

@@ -267,6 +267,12 @@ impl Conn {
         let mut first = true;
         loop {
             match parse_head(&self.buf)? {
+                // A switch of protocols was not asked for: what follows is not HTTP/1.1.
+                Some((101, ..)) => {
+                    return Err(malformed(
+                        "it switches protocols, which a read never asks".into(),
+                    ));
+                }
                 // An interim answer (a GET asks for none, but may get one) is skipped.
                 Some((status, len, ..)) if (100..200).contains(&status) => {
                     self.buf.advance(len);
@@ -548,7 +554,9 @@ fn parse_head(buf: &[u8]) -> Result<Option<Parsed>, Exchange> {
             (None, None) => Framing::Close,
         }
     };
-    if matches!(framing, Framing::Close) {
+    // Two framings (RFC 9112 §6.3: read as chunked, then the connection closed): a server that
+    // sends both may frame the next answer its own way too.
+    if matches!(framing, Framing::Close) || (chunked.is_some() && length.is_some()) {
         keep = false;
     }
     Ok(Some((status, len, kept, framing, keep)))
@@ -722,6 +730,23 @@ mod tests {
                 String::from_utf8_lossy(answer)
             );
         }
+    }
+
+    #[tokio::test]
+    async fn an_answer_framed_two_ways_is_read_chunked_and_its_connection_not_used_again() {
+        let both: &[u8] =
+            b"HTTP/1.1 200 OK\r\ncontent-length: 3\r\ntransfer-encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n";
+        let switch: &[u8] = b"HTTP/1.1 101 Switching Protocols\r\nupgrade: x\r\n\r\n";
+        let (target, accepted) = upstream(vec![(both, false), (switch, false)]).await;
+        let pool = pool_for(target);
+        let (_, _, body) = whole(&pool).await.unwrap();
+        assert_eq!(body, "ok");
+        assert!(pool.lock().is_empty());
+        let failed = whole(&pool)
+            .await
+            .expect_err("a switch of protocols is not an answer");
+        assert!(matches!(failed, Failed::Malformed(_)), "{failed}");
+        assert_eq!(accepted.load(Ordering::SeqCst), 2);
     }
 
     #[tokio::test]

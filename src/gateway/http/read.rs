@@ -50,6 +50,8 @@ pub struct Reads {
     in_flight: Arc<Semaphore>,
     /// The upstream connections of reads served by hyper ([`Front`]), on the gateway's runtime.
     pool: Arc<Pool>,
+    /// The gateway's runtime, where the work that outlives a read runs.
+    runtime: tokio::runtime::Handle,
     /// The upstream's scheme and authority, and how to connect to it, for another pool.
     connector: HttpsConnector<HttpConnector>,
     target: Uri,
@@ -107,6 +109,8 @@ impl Reads {
             limits,
             in_flight,
             pool: Arc::new(Pool::new(connector.clone(), target.clone())),
+            runtime: tokio::runtime::Handle::try_current()
+                .map_err(|e| format!("the gateway is not started on a runtime: {e}"))?,
             connector,
             target,
             base,
@@ -331,7 +335,15 @@ impl Reads {
             && !gate.touch(hash, now)
             && let Some(secret) = new_key
         {
-            gate.remember(&AgentKey::new(secret)).await;
+            // On the gateway's runtime, whichever front read this: remembering an agent writes
+            // its row and starts the runs of its approved items, which outlive any front.
+            let gate = gate.clone();
+            let remembered = self
+                .runtime
+                .spawn(async move { gate.remember(&AgentKey::new(secret)).await });
+            if let Err(e) = remembered.await {
+                tracing::warn!(operation = op.name, "remembering the agent failed: {e}");
+            }
         }
         if accepted || known {
             gate.connections.rest(hash, now);

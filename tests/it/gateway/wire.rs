@@ -458,3 +458,35 @@ async fn the_gateways_own_answer_to_a_read_is_whole_and_the_connection_goes_on()
         assert!(a.headers.contains_key("date"), "{a:?}");
     }
 }
+
+#[tokio::test]
+async fn an_upstream_that_stalls_within_its_answer_is_given_the_gateways_timeout() {
+    // A head, and then nothing: the read is answered 502 once the timeout has passed, rather
+    // than held open for as long as the upstream keeps the connection.
+    let upstream = stand_in(b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\n", false).await;
+    let dir = tempfile::tempdir().unwrap();
+    let clock = agentdesk::sandbox::TestClock::new(common::t0());
+    let gate = common::start_gateway(
+        &format!("http://{upstream}"),
+        &clock,
+        &dir.path().join("g.db"),
+        GateSettings {
+            timeout_secs: 1,
+            ..GateSettings::default()
+        },
+        None,
+    )
+    .await;
+    let mut c = Conn::open(gate.addr).await;
+    c.send(&get("/api/delegated/positions", "adk_any", ""))
+        .await;
+    let a = c.answer().await.unwrap();
+    assert_eq!(a.status, 502, "{a:?}");
+    assert!(
+        a.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("timed out"),
+        "{a:?}"
+    );
+}
