@@ -271,6 +271,24 @@ async fn stand_in(answer: &'static [u8], close: bool) -> SocketAddr {
     addr
 }
 
+/// A gateway in front of `upstream` with these settings (and the directory its store is in).
+async fn gateway_before(
+    upstream: SocketAddr,
+    settings: GateSettings,
+) -> (agentdesk::gateway::Running, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = agentdesk::sandbox::TestClock::new(common::t0());
+    let gate = common::start_gateway(
+        &format!("http://{upstream}"),
+        &clock,
+        &dir.path().join("g.db"),
+        settings,
+        None,
+    )
+    .await;
+    (gate, dir)
+}
+
 #[tokio::test]
 async fn an_answer_chunked_or_ended_by_the_close_reaches_the_agent_whole() {
     for (answer, close) in [
@@ -284,16 +302,7 @@ async fn an_answer_chunked_or_ended_by_the_close_reaches_the_agent_whole() {
         ),
     ] {
         let upstream = stand_in(answer, close).await;
-        let dir = tempfile::tempdir().unwrap();
-        let clock = agentdesk::sandbox::TestClock::new(common::t0());
-        let gate = common::start_gateway(
-            &format!("http://{upstream}"),
-            &clock,
-            &dir.path().join("g.db"),
-            GateSettings::default(),
-            None,
-        )
-        .await;
+        let (gate, _dir) = gateway_before(upstream, GateSettings::default()).await;
         let mut c = Conn::open(gate.addr).await;
         // Twice on one connection: the first answer's end was found, and the second is whole.
         for _ in 0..2 {
@@ -432,16 +441,7 @@ async fn the_gateways_own_answer_to_a_read_is_whole_and_the_connection_goes_on()
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap()
     };
-    let dir = tempfile::tempdir().unwrap();
-    let clock = agentdesk::sandbox::TestClock::new(common::t0());
-    let gate = common::start_gateway(
-        &format!("http://{gone}"),
-        &clock,
-        &dir.path().join("g.db"),
-        GateSettings::default(),
-        None,
-    )
-    .await;
+    let (gate, _dir) = gateway_before(gone, GateSettings::default()).await;
     let mut c = Conn::open(gate.addr).await;
     for id in ["one", "two"] {
         c.send(&get(
@@ -464,19 +464,11 @@ async fn an_upstream_that_stalls_within_its_answer_is_given_the_gateways_timeout
     // A head, and then nothing: the read is answered 502 once the timeout has passed, rather
     // than held open for as long as the upstream keeps the connection.
     let upstream = stand_in(b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\n", false).await;
-    let dir = tempfile::tempdir().unwrap();
-    let clock = agentdesk::sandbox::TestClock::new(common::t0());
-    let gate = common::start_gateway(
-        &format!("http://{upstream}"),
-        &clock,
-        &dir.path().join("g.db"),
-        GateSettings {
-            timeout_secs: 1,
-            ..GateSettings::default()
-        },
-        None,
-    )
-    .await;
+    let settings = GateSettings {
+        timeout_secs: 1,
+        ..GateSettings::default()
+    };
+    let (gate, _dir) = gateway_before(upstream, settings).await;
     let mut c = Conn::open(gate.addr).await;
     c.send(&get("/api/delegated/positions", "adk_any", ""))
         .await;
