@@ -467,6 +467,22 @@ impl<'de> Visitor<'de> for StrictVisitor {
     }
 }
 
+/// Whether a catalog path may be sent on as it came: no segment an upstream could read as
+/// another path once it normalises it (`.` or `..`, or an encoded `/`, `\\` or `.`). Such a path
+/// matches a catalog route only through a parameter, and no identifier of the interface has one.
+pub fn plain_path(path: &str) -> bool {
+    let encoded = |code: &[u8]| {
+        path.as_bytes()
+            .windows(3)
+            .any(|w| w.eq_ignore_ascii_case(code))
+    };
+    !path.split('/').any(|seg| seg == "." || seg == "..")
+        && !path.contains('\\')
+        && !encoded(b"%2f")
+        && !encoded(b"%5c")
+        && !encoded(b"%2e")
+}
+
 /// Query parameters of a POST: only those the operation declares pass.
 pub fn check_query(op: &Operation, query: Option<&str>) -> Result<(), ReadError> {
     for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {

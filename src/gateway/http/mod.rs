@@ -213,6 +213,18 @@ fn post_headers(from: &HeaderMap) -> HeaderMap {
 }
 
 async fn handle(gate: Arc<Gate>, op: &'static Operation, req: Request) -> Response {
+    if !request::plain_path(req.uri().path()) {
+        return GateError::new(
+            Kind::Invalid,
+            "invalid_path",
+            format!(
+                "{} has a segment that is not an identifier (`.`, `..`, or an encoded `/`, `\\` \
+                 or `.`); it is not sent on",
+                req.uri().path()
+            ),
+        )
+        .into_response();
+    }
     let (parts, body) = req.into_parts();
     let body = match crate::edge::read_body(&edge_of(&gate.settings), body).await {
         Ok(b) => b,

@@ -137,7 +137,8 @@ impl Reads {
     /// The read at `path` for an agent's `key`, as the router would route it; `None` for a
     /// supervisor's token, which the router's supervisor API reads.
     pub(super) fn route(&self, path: &str, key: &str) -> Option<&'static Operation> {
-        if key.starts_with(TOKEN_PREFIX) {
+        // A path that is not plain is the router's to refuse.
+        if key.starts_with(TOKEN_PREFIX) || !super::super::request::plain_path(path) {
             return None;
         }
         self.routes.at(path).ok().map(|m| *m.value)

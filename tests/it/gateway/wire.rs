@@ -482,3 +482,31 @@ async fn an_upstream_that_stalls_within_its_answer_is_given_the_gateways_timeout
         "{a:?}"
     );
 }
+
+#[tokio::test]
+async fn a_path_an_upstream_could_normalise_elsewhere_is_refused_not_sent() {
+    let s = super::setup().await;
+    let key = s.sandbox.key(Scope::McpMutate);
+    let key = key.expose();
+    for path in [
+        "/api/delegated/backtests/..",
+        "/api/delegated/backtests/.",
+        "/api/delegated/backtests/..%2Fpositions",
+        "/api/delegated/backtests/%2e%2e",
+        "/api/delegated/backtests/a%5Cb",
+    ] {
+        let mut c = Conn::open(s.gate.addr).await;
+        c.send(&get(path, key, "")).await;
+        let a = c.answer().await.unwrap();
+        assert_eq!(
+            (a.status, &a.json()["error"]["code"]),
+            (400, &json!("invalid_path")),
+            "{path}: {a:?}"
+        );
+    }
+    // A plain identifier is still sent on (the upstream does not know it).
+    let mut c = Conn::open(s.gate.addr).await;
+    c.send(&get("/api/delegated/backtests/job_missing", key, ""))
+        .await;
+    assert_eq!(c.answer().await.unwrap().status, 404);
+}
