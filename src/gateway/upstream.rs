@@ -317,8 +317,15 @@ pub const HOP_BY_HOP: [&str; 8] = [
 /// What is not forwarded of a message the gateway reads whole: its hop's headers, and its
 /// `Host` and `Content-Length`, which the new message has of its own.
 fn is_hop_by_hop(name: &HeaderName) -> bool {
-    let name = name.as_str();
-    HOP_BY_HOP.contains(&name) || name == "host" || name == "content-length"
+    not_forwarded(name.as_str().as_bytes())
+}
+
+/// [`is_hop_by_hop`], of a name as it was read off the wire (in any case).
+pub fn not_forwarded(name: &[u8]) -> bool {
+    HOP_BY_HOP
+        .iter()
+        .chain(&["host", "content-length"])
+        .any(|h| name.eq_ignore_ascii_case(h.as_bytes()))
 }
 
 pub fn response_headers(from: &HeaderMap) -> HeaderMap {

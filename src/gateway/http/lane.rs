@@ -13,6 +13,7 @@
 //! a head written from the parsed pieces, never the bytes that came: the upstream sees one GET
 //! per read, whatever was sent.
 
+use super::super::upstream::not_forwarded;
 use super::GATEWAY_HEADER;
 use super::pool::{Answer, Failed, Pool, Streamed};
 use super::read::{Call, Outcome, Reads, agent_key_of, line};
@@ -450,7 +451,7 @@ async fn own_head(out: &mut Vec<u8>, resp: Response) -> (u16, Body) {
     for (name, value) in &parts.headers {
         if name == axum::http::header::CONNECTION {
             close = value.as_bytes().eq_ignore_ascii_case(b"close");
-        } else if !super::pool::hop_by_hop(name.as_str().as_bytes())
+        } else if !not_forwarded(name.as_str().as_bytes())
             && name != REQUEST_ID
             && name.as_str() != GATEWAY_HEADER
         {

@@ -5,6 +5,7 @@
 //! (`httparse`) with the framing rules of RFC 9112 §6.3, and a connection goes back to the pool
 //! only once its answer ended where its framing said, with nothing after it.
 
+use super::super::upstream::not_forwarded;
 use bytes::{Buf, Bytes, BytesMut};
 use hyper::Uri;
 use hyper::body::{Frame, SizeHint};
@@ -536,7 +537,7 @@ fn parse_head(buf: &[u8]) -> Result<Option<Parsed>, Exchange> {
                 .any(|t| t.trim_ascii().eq_ignore_ascii_case(b"close"));
             continue;
         }
-        if hop_by_hop(name) {
+        if not_forwarded(name) {
             continue;
         }
         let n = name.as_ptr() as usize - base;
@@ -560,15 +561,6 @@ fn parse_head(buf: &[u8]) -> Result<Option<Parsed>, Exchange> {
         keep = false;
     }
     Ok(Some((status, len, kept, framing, keep)))
-}
-
-/// Headers of one hop, never passed on (and `Host`, which the next hop has of its own).
-pub fn hop_by_hop(name: &[u8]) -> bool {
-    super::super::upstream::HOP_BY_HOP
-        .iter()
-        .any(|h| name.eq_ignore_ascii_case(h.as_bytes()))
-        || name.eq_ignore_ascii_case(b"host")
-        || name.eq_ignore_ascii_case(b"content-length")
 }
 
 #[cfg(test)]

@@ -19,9 +19,10 @@
 
 use super::super::core::{AgentKey, Gate, TOKEN_PREFIX};
 use super::super::error::{GateError, Kind};
+use super::super::upstream::not_forwarded;
 use super::GATEWAY_HEADER;
 use super::limit::{self, Limits};
-use super::pool::{self, Answer, Failed, Pool};
+use super::pool::{Answer, Failed, Pool};
 use crate::api::catalog::{Method as OpMethod, OPERATIONS, Operation};
 use crate::edge::{self, REQUEST_ID, Refusal};
 use crate::secret::Secret;
@@ -317,7 +318,6 @@ impl Reads {
         let sent_at = Instant::now();
         let sent = tokio::time::timeout(gate.settings.timeout(), pool.get(&head)).await;
         drop(in_flight);
-        let path = call.target.split('?').next().unwrap_or_default();
         let answer = match sent {
             Ok(Ok(answer)) => {
                 gate.upstream_seen.store(
@@ -327,8 +327,8 @@ impl Reads {
                 upstream_latency().record(sent_at.elapsed().as_secs_f64());
                 answer
             }
-            Ok(Err(e)) => return Outcome::Own(unreachable_upstream(gate, op, call.id, path, &e)),
-            Err(_) => return Outcome::Own(timed_out(gate, op, call.id, path)),
+            Ok(Err(e)) => return Outcome::Own(self.failed(op, call.id, call.target, &e)),
+            Err(_) => return Outcome::Own(timed_out(gate, op, call.id, call.target)),
         };
         let accepted = (200..300).contains(&answer.status);
         let now = gate.now();
@@ -374,7 +374,7 @@ impl Reads {
         head.extend_from_slice(b"\r\n");
         let (mut agent, mut accept) = (false, false);
         for (name, value) in headers {
-            if pool::hop_by_hop(name)
+            if not_forwarded(name)
                 || [b"authorization".as_slice(), b"x-api-key", b"x-request-id"]
                     .iter()
                     .any(|n| name.eq_ignore_ascii_case(n))
@@ -438,7 +438,8 @@ fn unreachable_upstream(
     gate.upstream_unreachable(&reason).into_response()
 }
 
-fn timed_out(gate: &Gate, op: &Operation, id: &[u8], path: &str) -> Response {
+fn timed_out(gate: &Gate, op: &Operation, id: &[u8], target: &str) -> Response {
+    let path = target.split('?').next().unwrap_or_default();
     metrics::counter!("agentdesk_gateway_upstream_errors_total", "kind" => "timeout").increment(1);
     tracing::warn!(
         request_id = std::str::from_utf8(id).unwrap_or(""),

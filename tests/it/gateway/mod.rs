@@ -9,6 +9,7 @@ use agentdesk::gateway::{GATEWAY_HEADER, Running};
 use agentdesk::secret::Secret;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
 mod attacks;
@@ -56,6 +57,24 @@ async fn setup() -> Setup {
         token,
         _dir: dir,
     }
+}
+
+/// A gateway in front of `upstream` with these settings (and the directory its store is in).
+pub(super) async fn gateway_before(
+    upstream: SocketAddr,
+    settings: GateSettings,
+) -> (Running, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = agentdesk::sandbox::TestClock::new(common::t0());
+    let gate = common::start_gateway(
+        &format!("http://{upstream}"),
+        &clock,
+        &dir.path().join("g.db"),
+        settings,
+        None,
+    )
+    .await;
+    (gate, dir)
 }
 
 impl Setup {
@@ -1066,20 +1085,11 @@ async fn a_silent_upstream_is_a_504() {
             held.push(sock);
         }
     });
-    let dir = tempfile::tempdir().unwrap();
-    let clock = agentdesk::sandbox::TestClock::new(common::t0());
     let settings = GateSettings {
         timeout_secs: 1,
         ..GateSettings::default()
     };
-    let gate = common::start_gateway(
-        &format!("http://{addr}"),
-        &clock,
-        &dir.path().join("g.db"),
-        settings,
-        None,
-    )
-    .await;
+    let (gate, _dir) = gateway_before(addr, settings).await;
     let (st, body) = send(
         &gate.base_url(),
         reqwest::Method::GET,
@@ -1588,16 +1598,7 @@ async fn answers_are_streamed_not_held_until_complete() {
     let upstream = tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
-    let dir = tempfile::tempdir().unwrap();
-    let clock = agentdesk::sandbox::TestClock::new(common::t0());
-    let gate = common::start_gateway(
-        &format!("http://{addr}"),
-        &clock,
-        &dir.path().join("g.db"),
-        GateSettings::default(),
-        None,
-    )
-    .await;
+    let (gate, _dir) = gateway_before(addr, GateSettings::default()).await;
     let mut resp = reqwest::Client::new()
         .get(format!("{}/api/delegated/logs", gate.base_url()))
         .header("x-api-key", "adk_any")

@@ -4,9 +4,8 @@
 //! bare line feeds, an old version) must not get a request to the service the gateway did not
 //! judge: the verdict is read from the sandbox's database.
 
-use super::Setup;
 use super::attacks::{Executed, armed, executed, judge, policy, policy_limits, trade, with};
-use crate::common;
+use super::{Setup, gateway_before};
 use agentdesk::api::Scope;
 use agentdesk::gateway::GATEWAY_HEADER;
 use agentdesk::gateway::policy::GateSettings;
@@ -269,24 +268,6 @@ async fn stand_in(answer: &'static [u8], close: bool) -> SocketAddr {
         }
     });
     addr
-}
-
-/// A gateway in front of `upstream` with these settings (and the directory its store is in).
-async fn gateway_before(
-    upstream: SocketAddr,
-    settings: GateSettings,
-) -> (agentdesk::gateway::Running, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let clock = agentdesk::sandbox::TestClock::new(common::t0());
-    let gate = common::start_gateway(
-        &format!("http://{upstream}"),
-        &clock,
-        &dir.path().join("g.db"),
-        settings,
-        None,
-    )
-    .await;
-    (gate, dir)
 }
 
 #[tokio::test]
