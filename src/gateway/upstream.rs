@@ -298,8 +298,17 @@ impl Buffered {
     /// A success in the upstream's own terms: a 2xx that does not say `success: false` (the real
     /// deployment answers some errors as 200 with `success: false`).
     pub fn is_success(&self) -> bool {
-        self.status.is_success() && self.json().get("success") != Some(&Value::Bool(false))
+        succeeded(self.status.as_u16(), &self.body)
     }
+}
+
+/// [`Buffered::is_success`], of a status and a whole body.
+pub fn succeeded(status: u16, body: &[u8]) -> bool {
+    (200..300).contains(&status)
+        && serde_json::from_slice::<Value>(body)
+            .unwrap_or(Value::Null)
+            .get("success")
+            != Some(&Value::Bool(false))
 }
 
 /// Headers of one connection, never passed on.

@@ -139,6 +139,7 @@ impl Pool {
             pool: self.clone(),
             left: parsed.framing,
             keep: parsed.keep,
+            held: Bytes::new(),
         };
         // An answer with no body leaves its connection free at once.
         body.end_if_done();
@@ -335,24 +336,63 @@ pub struct Streamed {
     left: Framing,
     /// Whether the connection serves another request after this answer.
     keep: bool,
+    /// What was read ahead ([`Streamed::read_ahead`]) and not yet taken.
+    held: Bytes,
 }
 
 impl Streamed {
+    /// Reads the body ahead: its first part as it comes, then what has arrived already, until it
+    /// ends or `limit` bytes of it are held (what reads the body after takes them first). Whether
+    /// it ended: whole, it can be judged. An answer the upstream streams is not held back for it.
+    pub async fn read_ahead(&mut self, limit: usize) -> Result<bool, Failed> {
+        let mut held = bytes::BytesMut::from(std::mem::take(&mut self.held));
+        let mut first = true;
+        while held.len() <= limit {
+            let part = if std::mem::take(&mut first) {
+                self.next_part().await?
+            } else {
+                let mut cx = Context::from_waker(std::task::Waker::noop());
+                match self.poll_next(&mut cx) {
+                    Poll::Ready(part) => part?,
+                    Poll::Pending => break,
+                }
+            };
+            match part {
+                Some(part) => held.extend_from_slice(&part),
+                None => break,
+            }
+        }
+        self.held = held.freeze();
+        Ok(matches!(self.left, Framing::Empty))
+    }
+
+    /// What was read ahead: the whole body when [`Streamed::read_ahead`] said it ended.
+    pub fn held(&self) -> &[u8] {
+        &self.held
+    }
+
+    async fn next_part(&mut self) -> Result<Option<Bytes>, Failed> {
+        std::future::poll_fn(|cx| self.poll_next(cx)).await
+    }
+
     /// The next part of the body as it arrives; `None` at its end.
     pub async fn next(&mut self) -> Result<Option<Bytes>, Failed> {
-        std::future::poll_fn(|cx| self.poll_next(cx)).await
+        if !self.held.is_empty() {
+            return Ok(Some(std::mem::take(&mut self.held)));
+        }
+        self.next_part().await
     }
 
     /// Whether the body has ended (all of it was taken).
     pub fn ended(&self) -> bool {
-        matches!(self.left, Framing::Empty)
+        self.held.is_empty() && matches!(self.left, Framing::Empty)
     }
 
     /// The body's length still to come, when its framing says it.
     pub fn length_left(&self) -> Option<usize> {
         match self.left {
-            Framing::Empty => Some(0),
-            Framing::Length(n) => Some(n),
+            Framing::Empty => Some(self.held.len()),
+            Framing::Length(n) => Some(self.held.len() + n),
             _ => None,
         }
     }
@@ -462,7 +502,11 @@ impl hyper::body::Body for Streamed {
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Failed>>> {
-        let part = ready!(self.get_mut().poll_next(cx));
+        let this = self.get_mut();
+        if !this.held.is_empty() {
+            return Poll::Ready(Some(Ok(Frame::data(std::mem::take(&mut this.held)))));
+        }
+        let part = ready!(this.poll_next(cx));
         Poll::Ready(part.transpose().map(|p| p.map(Frame::data)))
     }
 

@@ -19,7 +19,7 @@
 
 use super::super::core::{AgentKey, Gate, TOKEN_PREFIX};
 use super::super::error::{GateError, Kind};
-use super::super::upstream::not_forwarded;
+use super::super::upstream::{not_forwarded, succeeded};
 use super::GATEWAY_HEADER;
 use super::limit::{self, Limits};
 use super::pool::{Answer, Failed, Pool};
@@ -41,6 +41,9 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
 use tokio::sync::Semaphore;
+
+/// An unknown agent's answer longer than this is not a refusal of its key.
+const JUDGED: usize = 64 * 1024;
 
 /// What every connection's [`Front`] shares.
 pub struct Reads {
@@ -318,7 +321,7 @@ impl Reads {
         let sent_at = Instant::now();
         let sent = tokio::time::timeout(gate.settings.timeout(), pool.get(&head)).await;
         drop(in_flight);
-        let answer = match sent {
+        let mut answer = match sent {
             Ok(Ok(answer)) => {
                 gate.upstream_seen.store(
                     chrono::Utc::now().timestamp_millis(),
@@ -330,7 +333,23 @@ impl Reads {
             Ok(Err(e)) => return Outcome::Own(self.failed(op, call.id, call.target, &e)),
             Err(_) => return Outcome::Own(timed_out(gate, op, call.id, call.target)),
         };
-        let accepted = (200..300).contains(&answer.status);
+        // A key not known yet is known once the upstream accepts it, and the real deployment
+        // refuses one with a 200 that says `success: false`: its answer is read ahead (a refusal
+        // is short) and judged whole, as the gateway's other calls judge theirs.
+        let accepted = if known {
+            (200..300).contains(&answer.status)
+        } else {
+            // A stall within the answer is answered as the front answers one after the head.
+            let ahead = answer.body.read_ahead(JUDGED);
+            let ahead = tokio::time::timeout(gate.settings.timeout(), ahead)
+                .await
+                .unwrap_or_else(|_| Err(Failed::Io(std::io::ErrorKind::TimedOut.into())));
+            match ahead {
+                Ok(true) => succeeded(answer.status, answer.body.held()),
+                Ok(false) => (200..300).contains(&answer.status),
+                Err(e) => return Outcome::Own(self.failed(op, call.id, call.target, &e)),
+            }
+        };
         let now = gate.now();
         if accepted
             && !gate.touch(hash, now)

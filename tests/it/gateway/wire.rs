@@ -9,6 +9,7 @@ use super::{Setup, gateway_before};
 use agentdesk::api::Scope;
 use agentdesk::gateway::GATEWAY_HEADER;
 use agentdesk::gateway::policy::GateSettings;
+use agentdesk::secret::Secret;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -490,4 +491,42 @@ async fn a_path_an_upstream_could_normalise_elsewhere_is_refused_not_sent() {
     c.send(&get("/api/delegated/backtests/job_missing", key, ""))
         .await;
     assert_eq!(c.answer().await.unwrap().status, 404);
+}
+
+#[tokio::test]
+async fn a_key_the_deployment_refuses_with_a_200_is_not_taken_for_an_agent() {
+    use agentdesk::standin::{self, StandInConfig};
+    let key = "live_0123456789abcdef0123456789abcdef";
+    let upstream = standin::start(StandInConfig::new("127.0.0.1:0".parse().unwrap(), key))
+        .await
+        .unwrap();
+    let (gate, _dir) = gateway_before(upstream.addr, GateSettings::default()).await;
+    let token = gate.mint_token("alice").await.unwrap();
+    for k in [key, "adk_made_up"] {
+        let mut c = Conn::open(gate.addr).await;
+        c.send(&get("/api/delegated/positions", k, "")).await;
+        let a = c.answer().await.unwrap();
+        // The answer is passed on as the deployment gave it, whole.
+        assert_eq!(a.status, 200, "{a:?}");
+        assert_eq!(a.json()["success"], json!(k == key), "{a:?}");
+    }
+    let agents: Value = reqwest::Client::new()
+        .get(format!("{}/gate/v1/agents", gate.base_url()))
+        .header("x-api-key", token.expose())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let agents = agents["agents"].as_array().unwrap();
+    assert_eq!(
+        agents.len(),
+        1,
+        "only the accepted key is an agent: {agents:?}"
+    );
+    assert_eq!(
+        agents[0]["fingerprint"],
+        Secret::new(key.to_string()).fingerprint()
+    );
 }
