@@ -16,7 +16,7 @@
 use super::super::upstream::not_forwarded;
 use super::GATEWAY_HEADER;
 use super::pool::{Answer, Failed, Pool, Streamed};
-use super::read::{Call, Outcome, Reads, agent_key_of, line};
+use super::read::{Call, KeyMemo, Outcome, Reads, agent_key_of, line};
 use crate::api::catalog::Operation;
 use crate::edge::{self, REQUEST_ID};
 use axum::http::StatusCode;
@@ -138,8 +138,11 @@ impl Lane {
     ) -> Option<(TcpStream, Bytes)> {
         let mut buf = BytesMut::with_capacity(4096);
         let mut out = Vec::with_capacity(4096);
+        let mut memo = KeyMemo::default();
+        // The connection's start, then its previous answer's end: a head's deadline runs from it.
+        let mut since = Instant::now();
         loop {
-            let deadline = tokio::time::Instant::now() + self.header_timeout;
+            let deadline = tokio::time::Instant::from_std(since) + self.header_timeout;
             // Where the head's end was looked for already (a head that comes a byte at a time
             // is not scanned again from its start on each byte).
             let mut seen = 0usize;
@@ -170,11 +173,12 @@ impl Lane {
             let Some(taken) = self.take(&req) else {
                 return Some((io, buf.freeze()));
             };
-            if self
-                .answer(&taken, req.headers, peer, &mut out, &mut io)
-                .await
-            {
-                return None;
+            let answered = self
+                .answer(&taken, req.headers, peer, &mut out, &mut io, &mut memo)
+                .await;
+            match answered {
+                Some(end) => since = end,
+                None => return None,
             }
             buf.advance(len);
         }
@@ -234,7 +238,8 @@ impl Lane {
         })
     }
 
-    /// Forwards the read and writes its answer; whether the connection is to be closed.
+    /// Forwards the read and writes its answer; when the answer was written, or `None` when
+    /// the connection is to be closed.
     async fn answer(
         &self,
         taken: &Taken<'_>,
@@ -242,7 +247,8 @@ impl Lane {
         peer: SocketAddr,
         out: &mut Vec<u8>,
         io: &mut TcpStream,
-    ) -> bool {
+        memo: &mut KeyMemo,
+    ) -> Option<Instant> {
         let start = Instant::now();
         let fresh;
         let id = match taken.id {
@@ -253,6 +259,7 @@ impl Lane {
             }
         };
         let call = Call {
+            start,
             op: taken.op,
             peer,
             key: taken.key,
@@ -260,20 +267,24 @@ impl Lane {
             target: taken.target,
         };
         let forwarded = headers.iter().map(|h| (h.name.as_bytes(), h.value));
-        let outcome = self.reads.forward(call, forwarded, &self.pool).await;
+        let outcome = self.reads.forward(call, forwarded, &self.pool, memo).await;
         out.clear();
-        let (status, mut body) = match outcome {
-            Outcome::Upstream(answer) => {
+        let (status, mut body, at) = match outcome {
+            Outcome::Upstream(answer, at) => {
                 match upstream_head(out, answer, self.header_timeout).await {
-                    Ok(sent) => sent,
+                    Ok((status, body)) => (status, body, at),
                     Err(e) => {
                         out.clear();
                         let failed = self.reads.failed(taken.op, id, taken.target, &e);
-                        own_head(out, failed).await
+                        let (status, body) = own_head(out, failed).await;
+                        (status, body, Instant::now())
                     }
                 }
             }
-            Outcome::Own(resp) => own_head(out, resp).await,
+            Outcome::Own(resp) => {
+                let (status, body) = own_head(out, resp).await;
+                (status, body, Instant::now())
+            }
         };
         line(out, REQUEST_ID.as_bytes(), id);
         line(out, GATEWAY_HEADER.as_bytes(), b"1");
@@ -283,14 +294,16 @@ impl Lane {
         }
         out.extend_from_slice(b"\r\n");
         let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
-        edge::record("gateway", taken.op.name, status, start.elapsed());
+        edge::record("gateway", taken.op.name, status, at.duration_since(start));
         let mut sink = Sink {
             io,
             wait: self.header_timeout,
+            waited: false,
         };
         match body.send(out, &mut sink).await {
-            Ok(()) => close,
-            Err(_) => true,
+            // An answer written at once ended when it was ready; one that waited, now.
+            Ok(()) if !close => Some(if sink.waited { Instant::now() } else { at }),
+            _ => None,
         }
     }
 }
@@ -312,11 +325,21 @@ enum Body {
 struct Sink<'a> {
     io: &'a mut TcpStream,
     wait: Duration,
+    /// Whether a write had to wait for the client.
+    waited: bool,
 }
 
 impl Sink<'_> {
     async fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        within(self.wait, self.io.write_all(bytes)).await
+        // Most answers fit in the socket's buffer: written at once, with no timer to set.
+        let rest = match self.io.try_write(bytes) {
+            Ok(n) if n == bytes.len() => return Ok(()),
+            Ok(n) => &bytes[n..],
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => bytes,
+            Err(e) => return Err(e),
+        };
+        self.waited = true;
+        within(self.wait, self.io.write_all(rest)).await
     }
 
     /// Where a body part goes: after the head in one write when it is small, else on its own.

@@ -227,13 +227,15 @@ async fn read(
                 .iter()
                 .map(|(n, v)| (n.as_str().as_bytes(), v.as_bytes()));
             let call = Call {
+                start,
                 op,
                 peer,
                 key,
                 id: id.as_bytes(),
                 target,
             };
-            reads.forward(call, headers, &reads.pool).await
+            let mut memo = KeyMemo::default();
+            reads.forward(call, headers, &reads.pool, &mut memo).await
         }
         None => Outcome::Own(
             GateError::new(Kind::Unauthorized, "unauthorized", "no x-api-key header")
@@ -242,7 +244,7 @@ async fn read(
     };
     let mut resp = match outcome {
         Outcome::Own(resp) => resp,
-        Outcome::Upstream(answer) => into_response(answer),
+        Outcome::Upstream(answer, _) => into_response(answer),
     };
     edge::record("gateway", op.name, resp.status(), start.elapsed());
     let headers = resp.headers_mut();
@@ -271,8 +273,43 @@ fn into_response(answer: Answer) -> Response {
     resp
 }
 
+/// A key's digest (the limiter's bucket) and its hex (the agent's id in the gateway's memory),
+/// worked out once for each key a connection sends, not on every read: an agent's connection
+/// sends the same key on each of its requests.
+pub(super) struct KeyMemo {
+    key: Option<Secret>,
+    digest: [u8; 32],
+    hex: [u8; 64],
+}
+
+impl Default for KeyMemo {
+    fn default() -> KeyMemo {
+        KeyMemo {
+            key: None,
+            digest: [0; 32],
+            hex: [0; 64],
+        }
+    }
+}
+
+impl KeyMemo {
+    fn of(&mut self, key: &str) -> ([u8; 32], &str) {
+        if self.key.as_ref().is_none_or(|k| k.expose() != key) {
+            self.digest = limit::digest(key);
+            hex::encode_to_slice(self.digest, &mut self.hex).expect("64 hex digits fit");
+            self.key = Some(Secret::new(key));
+        }
+        (
+            self.digest,
+            std::str::from_utf8(&self.hex).expect("hex is ascii"),
+        )
+    }
+}
+
 /// A read as either front read it: an agent's GET of a catalog operation.
 pub(super) struct Call<'a> {
+    /// When its head was read: the start of its latency and of the wait for its upstream.
+    pub start: Instant,
     pub op: &'static Operation,
     pub peer: SocketAddr,
     /// The trimmed `x-api-key`.
@@ -283,9 +320,10 @@ pub(super) struct Call<'a> {
     pub target: &'a str,
 }
 
-/// What a read is answered with: the upstream's answer, or the gateway's own.
+/// What a read is answered with: the upstream's answer (and when its head came), or the
+/// gateway's own.
 pub(super) enum Outcome {
-    Upstream(Answer),
+    Upstream(Answer, Instant),
     Own(Response),
 }
 
@@ -298,6 +336,7 @@ impl Reads {
         call: Call<'a>,
         headers: impl Iterator<Item = (&'a [u8], &'a [u8])>,
         pool: &Arc<Pool>,
+        memo: &mut KeyMemo,
     ) -> Outcome {
         let gate = &self.gate;
         let op = call.op;
@@ -305,29 +344,28 @@ impl Reads {
             edge::shed("gateway");
             return Outcome::Own((self.refuse)(Refusal::Overloaded));
         };
-        let digest = limit::digest(call.key);
+        let (digest, hash) = memo.of(call.key);
         if let Some(limits) = &self.limits
             && let Err(e) = limits.check(Some(call.peer.ip()), Some(digest))
         {
             return Outcome::Own(e.into_response());
         }
-        let mut hash = [0u8; 64];
-        hex::encode_to_slice(digest, &mut hash).expect("64 hex digits fit");
-        let hash = std::str::from_utf8(&hash).expect("hex is ascii");
         let known = gate.knows(hash);
         // The key is kept only for an agent the gateway does not know yet, and only if accepted.
         let new_key = (!known).then(|| Secret::new(call.key.to_string()));
         let head = self.head(&call, headers);
-        let sent_at = Instant::now();
-        let sent = tokio::time::timeout(gate.settings.timeout(), pool.get(&head)).await;
+        // Deadlines from the read's start, not from a clock read of their own: a read's clock
+        // reads are a good part of what it costs here.
+        let deadline = tokio::time::Instant::from_std(call.start) + gate.settings.timeout();
+        let sent = tokio::time::timeout_at(deadline, pool.get(&head)).await;
         drop(in_flight);
+        let answered = Instant::now();
+        let now = gate.now();
         let mut answer = match sent {
             Ok(Ok(answer)) => {
-                gate.upstream_seen.store(
-                    chrono::Utc::now().timestamp_millis(),
-                    std::sync::atomic::Ordering::Relaxed,
-                );
-                upstream_latency().record(sent_at.elapsed().as_secs_f64());
+                gate.upstream_seen
+                    .store(now.timestamp_millis(), std::sync::atomic::Ordering::Relaxed);
+                upstream_latency().record(answered.duration_since(call.start).as_secs_f64());
                 answer
             }
             Ok(Err(e)) => return Outcome::Own(self.failed(op, call.id, call.target, &e)),
@@ -350,7 +388,6 @@ impl Reads {
                 Err(e) => return Outcome::Own(self.failed(op, call.id, call.target, &e)),
             }
         };
-        let now = gate.now();
         if accepted
             && !gate.touch(hash, now)
             && let Some(secret) = new_key
@@ -368,7 +405,7 @@ impl Reads {
         if accepted || known {
             gate.connections.rest(hash, now);
         }
-        Outcome::Upstream(answer)
+        Outcome::Upstream(answer, answered)
     }
 
     /// The answer to a read whose upstream failed within its answer.
@@ -468,4 +505,23 @@ fn timed_out(gate: &Gate, op: &Operation, id: &[u8], target: &str) -> Response {
         gate.settings.timeout_secs
     );
     gate.upstream_timed_out().into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_connection_that_changes_its_key_is_known_by_the_new_one() {
+        let mut memo = KeyMemo::default();
+        let (a, a_hex) = memo.of("ak_first");
+        let a_hex = a_hex.to_string();
+        assert_eq!(a, limit::digest("ak_first"));
+        assert_eq!(a_hex, crate::gateway::core::sha256_hex("ak_first"));
+        let (b, b_hex) = memo.of("ak_second");
+        assert_eq!(b, limit::digest("ak_second"));
+        assert_eq!(b_hex, crate::gateway::core::sha256_hex("ak_second"));
+        let (again, _) = memo.of("ak_first");
+        assert_eq!(again, a);
+    }
 }
