@@ -23,7 +23,7 @@
 #    `proposals/10k gateway inbox` of `cargo bench --bench render`.
 #
 # Needs wrk and nginx (apt-get install -y nginx wrk). Environment: ROUNDS (default 4, even: see the order), DURATION (s,
-# default 6), WARMUP (s, default 5), APPROVALS (default 200), AGENTS (100), INBOX (10000), NO_BUILD=1 to skip the build,
+# default 6), WARMUP (s, default 5), APPROVALS (default 1000: a p99 is then the tenth slowest, not the second), AGENTS (100), INBOX (10000), NO_BUILD=1 to skip the build,
 # NO_PG=1 to skip PostgreSQL, BIN_DIR=DIR to run the agentdesk and gateway_bench in DIR (another
 # build, for a before and after), ONLY=inbox (or forward, approval; comma-separated) to run only those
 # phases (wrk and nginx are needed only for forward).
@@ -32,7 +32,7 @@ set -euo pipefail
 ROUNDS=${ROUNDS:-4}
 DURATION=${DURATION:-6}
 WARMUP=${WARMUP:-5}
-APPROVALS=${APPROVALS:-200}
+APPROVALS=${APPROVALS:-1000}
 AGENTS=${AGENTS:-100}
 INBOX=${INBOX:-10000}
 

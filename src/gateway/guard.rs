@@ -461,9 +461,10 @@ pub async fn account(gate: &Gate) -> Result<Account, GateError> {
 
 /// Every rule's verdict for this agent's trade, against the account as it is now.
 pub async fn check(gate: &Gate, agent: &str, trade: &Trade) -> Result<Vec<Verdict>, GateError> {
-    let labels = labels(gate, agent).await?;
+    // Asked at once: on a shared store each is a round trip, and an approval waits for them.
+    let (labels, policy) = tokio::try_join!(labels(gate, agent), policy(gate))?;
     let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
-    let rules = policy(gate).await?.for_agent(&labels);
+    let rules = policy.for_agent(&labels);
     let account = if rules.needs_account() && !trade.reduces {
         Some(account(gate).await?)
     } else {

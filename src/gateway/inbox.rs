@@ -529,12 +529,21 @@ pub async fn approve(
         _ => None,
     };
     if let Some(trade) = trade {
-        if !trade.reduces
-            && let Some(reason) = guard::killed(gate).await?
-        {
+        // The kill switch and the rules are read at once (each a round trip on a shared store);
+        // the kill switch is still the first answer.
+        let (killed, verdicts) = tokio::join!(
+            async {
+                match trade.reduces {
+                    true => Ok(None),
+                    false => guard::killed(gate).await,
+                }
+            },
+            guard::check(gate, &item.agent, &trade)
+        );
+        if let Some(reason) = killed? {
             return Err(guard::kill_switch_error(&reason));
         }
-        let verdicts = guard::check(gate, &item.agent, &trade).await?;
+        let verdicts = verdicts?;
         let broken: Vec<&str> = verdicts.iter().filter(|v| !v.ok).map(|v| v.rule).collect();
         let missing: Vec<&str> = broken
             .iter()

@@ -427,3 +427,64 @@ async fn a_postgres_schema_from_a_newer_agentdesk_is_refused() {
     let err = PostgresStore::connect(url).await.err().unwrap();
     assert!(err.0.contains("newer"), "{err}");
 }
+
+/// PostgreSQL's transition sends its statements ahead of their answers, with a transaction of its
+/// own: one given up on the way (the supervisor's connection closed) must leave no transaction
+/// open and no lock held on a connection another caller gets next.
+#[tokio::test]
+async fn a_postgres_transition_given_up_mid_way_leaves_nothing_held() {
+    let Some(b) =
+        Backend::postgres("a_postgres_transition_given_up_mid_way_leaves_nothing_held").await
+    else {
+        return;
+    };
+    let Backend::Postgres(url) = &b else {
+        unreachable!()
+    };
+    let t0 = t0();
+    let store = b.open().await;
+    for (id, p) in [("gi_1", "p1"), ("gi_2", "p2")] {
+        assert!(store.insert_item(item(id, p, t0)).await.unwrap());
+    }
+    let approve = |id: &str| {
+        let record = Record::new("approve", "alice", t0, json!({})).item(id);
+        Transition {
+            decided_by: Some("alice".into()),
+            ..Transition::new(&[Status::Pending], Status::Approved, t0)
+        }
+        .journaled(record)
+    };
+    // Another instance holds the chain's head, so the transition stops where it waits for it:
+    // its item's row moved and locked, its transaction open.
+    let (holder, conn) = super::postgres::tls::connect(url).await.unwrap();
+    tokio::spawn(conn);
+    holder
+        .batch_execute("START TRANSACTION; SELECT seq FROM journal_head FOR UPDATE")
+        .await
+        .unwrap();
+    {
+        let mut abandoned = store.transition("gi_1", approve("gi_1"));
+        for _ in 0..40 {
+            assert!(futures::poll!(&mut abandoned).is_pending());
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    }
+    holder.batch_execute("COMMIT").await.unwrap();
+    // The store's next caller, on the same pool, moves another item and appends to the chain.
+    let moved = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        store.transition("gi_2", approve("gi_2")),
+    )
+    .await
+    .expect("nothing left held by the transition given up");
+    assert!(moved.unwrap());
+    let gi_1 = store
+        .item(ItemRef::IdOrProposal("gi_1"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(gi_1.status, Status::Pending, "rolled back whole");
+    let rows = store.journal(0, 100).await.unwrap();
+    assert_eq!(journal::verify(&rows), Ok(1));
+    assert_eq!(rows[0].item.as_deref(), Some("gi_2"));
+}

@@ -8,6 +8,7 @@
 //! Lock order is always item rows first, the chain head last, so these cannot deadlock.
 
 mod inbox;
+mod pipelined;
 mod rows;
 mod schema;
 pub mod tls;
@@ -282,49 +283,7 @@ impl Store for PostgresStore {
 
     fn transition(&self, id: &str, t: Transition) -> BoxFuture<'_, StoreResult<bool>> {
         let id = id.to_string();
-        self.run(move |mut c| async move {
-            let tx = c.transaction().await?;
-            let decided = t.decided_by.is_some();
-            // Under READ COMMITTED a concurrent UPDATE of the same row waits for the first to
-            // commit and then re-checks the WHERE on the new row: exactly one caller moves it.
-            let n = tx
-                .execute(
-                    &tx.prepare_cached(
-                        "UPDATE items SET status = $2,
-                         decided_at = CASE WHEN $3 THEN $4 ELSE decided_at END,
-                         decided_by = CASE WHEN $3 THEN $5 ELSE decided_by END,
-                         reason = COALESCE($6, reason),
-                         result = COALESCE($7, result),
-                         note = $8,
-                         standing = COALESCE($10, standing),
-                         claimed_at = CASE WHEN $2 = 'executing' THEN $4 ELSE claimed_at END
-                     WHERE id = $1 AND status = ANY($11)
-                       AND ($9::timestamptz IS NULL OR expires_at > $9)",
-                    )
-                    .await?,
-                    &[
-                        &id,
-                        &t.to.as_str(),
-                        &decided,
-                        &t.now,
-                        &t.decided_by,
-                        &t.reason,
-                        &t.result,
-                        &t.note,
-                        &t.unexpired_at,
-                        &t.standing,
-                        &status_names(t.from),
-                    ],
-                )
-                .await?;
-            if n == 1
-                && let Some(record) = &t.record
-            {
-                append_in(&tx, record).await?;
-            }
-            tx.commit().await?;
-            Ok(n == 1)
-        })
+        self.run(move |c| pipelined::transition(c, id, t))
     }
 
     fn expire_due(&self, now: DateTime<Utc>) -> BoxFuture<'_, StoreResult<usize>> {

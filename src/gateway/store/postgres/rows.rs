@@ -123,12 +123,25 @@ pub(super) async fn append_in(
 ) -> StoreResult<JournalRow> {
     // The row exists from the first start on (seeded with the genesis link by `migrate`).
     let head = c
-        .query_one(
-            &c.prepare_cached("SELECT seq, hash FROM journal_head FOR UPDATE")
-                .await?,
-            &[],
-        )
+        .query_one(&c.prepare_cached(LOCK_HEAD).await?, &[])
         .await?;
+    let row = link(&head, r)?;
+    c.execute(&c.prepare_cached(INSERT_LINK).await?, &link_params(&row))
+        .await?;
+    c.execute(&c.prepare_cached(MOVE_HEAD).await?, &[&row.seq, &row.hash])
+        .await?;
+    Ok(row)
+}
+
+/// The chain's head, locked until the transaction ends.
+pub(super) const LOCK_HEAD: &str = "SELECT seq, hash FROM journal_head FOR UPDATE";
+pub(super) const INSERT_LINK: &str =
+    "INSERT INTO journal (seq, at, kind, actor, item, detail, prev_hash, hash)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
+pub(super) const MOVE_HEAD: &str = "UPDATE journal_head SET seq = $1, hash = $2";
+
+/// The record as the link after the locked `head` row.
+pub(super) fn link(head: &Row, r: &Record) -> StoreResult<JournalRow> {
     let (seq, prev): (i64, String) = (head.try_get(0)?, head.try_get(1)?);
     let seq = seq + 1;
     let at = r.at.to_rfc3339_opts(SecondsFormat::Micros, true);
@@ -142,21 +155,6 @@ pub(super) async fn append_in(
         r.item.as_deref(),
         &detail,
     );
-    c.execute(
-        &c.prepare_cached(
-            "INSERT INTO journal (seq, at, kind, actor, item, detail, prev_hash, hash)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-        )
-        .await?,
-        &[&seq, &at, &r.kind, &r.actor, &r.item, &detail, &prev, &hash],
-    )
-    .await?;
-    c.execute(
-        &c.prepare_cached("UPDATE journal_head SET seq = $1, hash = $2")
-            .await?,
-        &[&seq, &hash],
-    )
-    .await?;
     Ok(JournalRow {
         seq,
         at,
@@ -167,4 +165,18 @@ pub(super) async fn append_in(
         prev_hash: prev,
         hash,
     })
+}
+
+/// [`INSERT_LINK`]'s parameters.
+pub(super) fn link_params(row: &JournalRow) -> [&(dyn tokio_postgres::types::ToSql + Sync); 8] {
+    [
+        &row.seq,
+        &row.at,
+        &row.kind,
+        &row.actor,
+        &row.item,
+        &row.detail,
+        &row.prev_hash,
+        &row.hash,
+    ]
 }
