@@ -153,8 +153,10 @@ impl Gate {
                     chrono::Utc::now().timestamp_millis(),
                     std::sync::atomic::Ordering::Relaxed,
                 );
-                metrics::histogram!("agentdesk_gateway_upstream_duration_seconds", "method" => method_label)
-                    .record(start.elapsed().as_secs_f64());
+                crate::edge::latency(
+                    &metrics::histogram!("agentdesk_gateway_upstream_duration_seconds", "method" => method_label),
+                    start.elapsed().as_secs_f64(),
+                );
             }
             Err(e) => {
                 let kind = if e.is_timeout() {

@@ -365,7 +365,10 @@ impl Reads {
             Ok(Ok(answer)) => {
                 gate.upstream_seen
                     .store(now.timestamp_millis(), std::sync::atomic::Ordering::Relaxed);
-                upstream_latency().record(answered.duration_since(call.start).as_secs_f64());
+                edge::latency(
+                    upstream_latency(),
+                    answered.duration_since(call.start).as_secs_f64(),
+                );
                 answer
             }
             Ok(Err(e)) => return Outcome::Own(self.failed(op, call.id, call.target, &e)),
