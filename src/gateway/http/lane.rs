@@ -298,11 +298,10 @@ impl Lane {
         let mut sink = Sink {
             io,
             wait: self.header_timeout,
-            waited: false,
         };
         match body.send(out, &mut sink).await {
-            // An answer written at once ended when it was ready; one that waited, now.
-            Ok(()) if !close => Some(if sink.waited { Instant::now() } else { at }),
+            // The next head's wait runs from here: a long answer does not shorten it.
+            Ok(()) if !close => Some(Instant::now()),
             _ => None,
         }
     }
@@ -325,8 +324,6 @@ enum Body {
 struct Sink<'a> {
     io: &'a mut TcpStream,
     wait: Duration,
-    /// Whether a write had to wait for the client.
-    waited: bool,
 }
 
 impl Sink<'_> {
@@ -338,7 +335,6 @@ impl Sink<'_> {
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => bytes,
             Err(e) => return Err(e),
         };
-        self.waited = true;
         within(self.wait, self.io.write_all(rest)).await
     }
 

@@ -363,8 +363,11 @@ impl Reads {
         let now = gate.now();
         let mut answer = match sent {
             Ok(Ok(answer)) => {
-                gate.upstream_seen
-                    .store(now.timestamp_millis(), std::sync::atomic::Ordering::Relaxed);
+                // The wall clock, as readiness reads it (the gateway's own clock may be a test's).
+                gate.upstream_seen.store(
+                    chrono::Utc::now().timestamp_millis(),
+                    std::sync::atomic::Ordering::Relaxed,
+                );
                 edge::latency(
                     upstream_latency(),
                     answered.duration_since(call.start).as_secs_f64(),

@@ -466,6 +466,62 @@ async fn an_upstream_that_stalls_within_its_answer_is_given_the_gateways_timeout
 }
 
 #[tokio::test]
+async fn an_answer_streamed_for_longer_than_the_timeout_leaves_its_connection_open() {
+    // Each part comes within the timeout, the whole answer takes longer than it: the agent's
+    // next read on the connection is served, its wait counted from the answer's end.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let upstream = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let (mut got, mut buf, mut served) = (Vec::new(), [0u8; 4096], 0);
+                loop {
+                    while let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
+                        got.drain(..end + 4);
+                        let head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 9\r\n\r\n";
+                        if sock.write_all(head).await.is_err() {
+                            return;
+                        }
+                        for part in [&b"{\"a\""[..], b": ", b"1}\n"] {
+                            if served == 0 {
+                                tokio::time::sleep(std::time::Duration::from_millis(450)).await;
+                            }
+                            if sock.write_all(part).await.is_err() {
+                                return;
+                            }
+                        }
+                        served += 1;
+                    }
+                    match sock.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => got.extend_from_slice(&buf[..n]),
+                    }
+                }
+            });
+        }
+    });
+    let settings = GateSettings {
+        timeout_secs: 1,
+        ..GateSettings::default()
+    };
+    let (gate, _dir) = gateway_before(upstream, settings).await;
+    let mut c = Conn::open(gate.addr).await;
+    for n in 0..2 {
+        c.send(&get("/api/delegated/positions", "adk_any", ""))
+            .await;
+        let a = c
+            .answer()
+            .await
+            .unwrap_or_else(|| panic!("read {n}: the connection closed"));
+        assert_eq!(
+            (a.status, a.json()),
+            (200, json!({"a": 1})),
+            "read {n}: {a:?}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn a_path_an_upstream_could_normalise_elsewhere_is_refused_not_sent() {
     let s = super::setup().await;
     let key = s.sandbox.key(Scope::McpMutate);
