@@ -529,18 +529,26 @@ pub async fn approve(
         _ => None,
     };
     if let Some(trade) = trade {
-        // The kill switch and the rules are read at once (each a round trip on a shared store);
-        // the kill switch is still the first answer.
-        let (killed, verdicts) = tokio::join!(
-            async {
-                match trade.reduces {
-                    true => Ok(None),
-                    false => guard::killed(gate).await,
-                }
+        // The kill switch and the rules are read at once (each a round trip on a shared store).
+        // A kill switch that is on is the answer, and ends the check where it is: the account
+        // figures a rule may be reading upstream are not waited for.
+        let killed = async {
+            match trade.reduces {
+                true => Ok(None),
+                false => guard::killed(gate).await,
+            }
+        };
+        let check = guard::check(gate, &item.agent, &trade);
+        tokio::pin!(killed, check);
+        let (killed, verdicts) = tokio::select! {
+            biased;
+            killed = &mut killed => match killed? {
+                Some(reason) => return Err(guard::kill_switch_error(&reason)),
+                None => (None, check.await),
             },
-            guard::check(gate, &item.agent, &trade)
-        );
-        if let Some(reason) = killed? {
+            verdicts = &mut check => (killed.await?, verdicts),
+        };
+        if let Some(reason) = killed {
             return Err(guard::kill_switch_error(&reason));
         }
         let verdicts = verdicts?;

@@ -360,7 +360,6 @@ impl Reads {
         let sent = tokio::time::timeout_at(deadline, pool.get(&head)).await;
         drop(in_flight);
         let answered = Instant::now();
-        let now = gate.now();
         let mut answer = match sent {
             Ok(Ok(answer)) => {
                 // The wall clock, as readiness reads it (the gateway's own clock may be a test's).
@@ -394,6 +393,7 @@ impl Reads {
                 Err(e) => return Outcome::Own(self.failed(op, call.id, call.target, &e)),
             }
         };
+        let now = gate.now();
         if accepted
             && !gate.touch(hash, now)
             && let Some(secret) = new_key

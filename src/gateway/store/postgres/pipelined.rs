@@ -20,9 +20,11 @@ const MOVE_ITEM: &str = "UPDATE items SET status = $2,
 
 /// A connection whose transaction's statements are sent ahead of their answers, with its own
 /// `START TRANSACTION` and `COMMIT` (not a `Transaction`, which waits for each). Unless it reaches
-/// [`Pipelined::finished`] (a statement failed, or the caller went away mid-way), the connection
-/// is closed instead of going back to the pool: the server rolls the transaction back and
-/// releases its locks, and no later caller gets a connection inside it.
+/// [`Pipelined::finished`] (a statement failed, or the caller went away mid-way), a `ROLLBACK` is
+/// sent behind whatever is still on its way, and the connection goes back to the pool only once
+/// that is done; should that fail, it is closed. No later caller gets a connection inside the
+/// transaction, and the pool's slot stays taken until the server's session is clean (closing at
+/// once would free the slot while the session still waits on a lock).
 struct Pipelined(Option<deadpool_postgres::Object>);
 
 impl Pipelined {
@@ -41,8 +43,19 @@ impl std::ops::Deref for Pipelined {
 
 impl Drop for Pipelined {
     fn drop(&mut self) {
-        if let Some(c) = self.0.take() {
-            drop(deadpool_postgres::Object::take(c));
+        let Some(c) = self.0.take() else {
+            return;
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    if c.batch_execute("ROLLBACK").await.is_err() {
+                        drop(deadpool_postgres::Object::take(c));
+                    }
+                });
+            }
+            // No runtime to finish it on: closed, and the server rolls it back.
+            Err(_) => drop(deadpool_postgres::Object::take(c)),
         }
     }
 }
@@ -59,8 +72,11 @@ pub(super) async fn transition(
     // COMMITTED a concurrent UPDATE of the same row waits for the first to commit and
     // then re-checks the WHERE on the new row: exactly one caller moves it.
     let c = Pipelined(Some(c));
+    // Prepared (once per connection) before the transaction starts, not while it holds locks.
     let update = c.prepare_cached(MOVE_ITEM).await?;
     let lock = c.prepare_cached(LOCK_HEAD).await?;
+    let insert = c.prepare_cached(INSERT_LINK).await?;
+    let advance = c.prepare_cached(MOVE_HEAD).await?;
     let decided = t.decided_by.is_some();
     let from = status_names(t.from);
     let params: [&(dyn tokio_postgres::types::ToSql + Sync); 11] = [
@@ -91,8 +107,6 @@ pub(super) async fn transition(
     match (n, head?, &t.record) {
         (1, Some(head), Some(record)) => {
             let row = link(&head, record)?;
-            let insert = c.prepare_cached(INSERT_LINK).await?;
-            let advance = c.prepare_cached(MOVE_HEAD).await?;
             let (link_params, head_params) = (link_params(&row), [&row.seq as _, &row.hash as _]);
             let (linked, advanced, committed) = futures::join!(
                 c.execute(&insert, &link_params),
