@@ -5,16 +5,17 @@
 # and the supervisor's inbox at scale.
 #
 # 1. GET /api/delegated/positions with an agent key, wrk at 1, 16 and 64 connections, ROUNDS
-#    rounds alternating direct / gateway / nginx (each warmed for WARMUP s first; the order reversed
-#    every other round). Per run: req/s, p50, p99 and CPU per request of
-#    the process in the path (utime + stime from /proc: the sandbox for direct, the gateway alone
-#    for gateway, nginx's worker for nginx). Medians over the rounds, the ratios, and PASS/FAIL:
+#    rounds alternating direct / gateway / nginx (each warmed for WARMUP s first; the order
+#    reversed every other round). Per run: req/s, p50, p99 and CPU per request of the process in
+#    the path (utime + stime from /proc: the sandbox for direct, the gateway alone for gateway,
+#    nginx's worker for nginx). Medians over the rounds, the ratios, and PASS/FAIL:
 #      throughput: gateway ≥ nginx at 16 and 64 connections (the median of each round's own
 #      gateway/nginx ratio: runs seconds apart share the machine's load, runs minutes apart do not);
 #      p99 at 16 connections: gateway ≤ direct + 1 ms;
 #      median at 1 connection: what the gateway adds ≤ what nginx adds.
 # 2. Approval → execution (examples/gateway_bench.rs approval): APPROVALS proposals staged, approved
-#    one at a time; from the approve sent to the upstream receiving the confirm, p99 ≤ 5 ms, on
+#    one at a time (after 100 more, not measured); from the approve sent to the upstream
+#    receiving the confirm, p99 ≤ 5 ms, on
 #    SQLite and on a throwaway PostgreSQL (.ci/postgres.sh; skipped with a message when it cannot
 #    start).
 # 3. The inbox at scale (examples/gateway_bench.rs inbox): AGENTS agents with INBOX pending items
@@ -22,9 +23,10 @@
 #    (VmRSS and peak VmHWM) < 100 MB. The console's frame with 10,000 items is the criterion case
 #    `proposals/10k gateway inbox` of `cargo bench --bench render`.
 #
-# Needs wrk and nginx (apt-get install -y nginx wrk). Environment: ROUNDS (default 4, even: see the order), DURATION (s,
-# default 6), WARMUP (s, default 5), APPROVALS (default 1000: a p99 is then the tenth slowest, not the second), AGENTS (100), INBOX (10000), NO_BUILD=1 to skip the build,
-# NO_PG=1 to skip PostgreSQL, BIN_DIR=DIR to run the agentdesk and gateway_bench in DIR (another
+# Needs wrk and nginx (apt-get install -y nginx wrk). Environment: ROUNDS (default 4, even: see
+# the order), DURATION (s, default 6), WARMUP (s, default 5), APPROVALS (default 1000: a p99 is
+# then the tenth slowest, not the second), AGENTS (100), INBOX (10000), NO_BUILD=1 to skip the
+# build, NO_PG=1 to skip PostgreSQL, BIN_DIR=DIR to run the agentdesk and gateway_bench in DIR (another
 # build, for a before and after), ONLY=inbox (or forward, approval; comma-separated) to run only those
 # phases (wrk and nginx are needed only for forward).
 set -euo pipefail

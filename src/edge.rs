@@ -323,6 +323,10 @@ pub fn metrics_response() -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::response::IntoResponse;
+    use futures::StreamExt;
+    use std::sync::Arc;
+    use tower::ServiceExt;
 
     #[test]
     fn histograms_are_drained_every_few_thousand_samples_without_a_scrape() {
@@ -345,10 +349,6 @@ mod tests {
         let drained = (0..2 * DRAIN_EVERY).filter(|_| latency(&h, 0.001)).count();
         assert!((1..=3).contains(&drained), "{drained}");
     }
-    use axum::response::IntoResponse;
-    use futures::StreamExt;
-    use std::sync::Arc;
-    use tower::ServiceExt;
 
     fn refuse(r: Refusal) -> Response {
         let (status, code) = match r {
