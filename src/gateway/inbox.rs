@@ -540,18 +540,17 @@ pub async fn approve(
         };
         let check = guard::check(gate, &item.agent, &trade);
         tokio::pin!(killed, check);
-        let (killed, verdicts) = tokio::select! {
+        let verdicts = tokio::select! {
             biased;
             killed = &mut killed => match killed? {
                 Some(reason) => return Err(guard::kill_switch_error(&reason)),
-                None => (None, check.await),
+                None => check.await?,
             },
-            verdicts = &mut check => (killed.await?, verdicts),
+            verdicts = &mut check => match killed.await? {
+                Some(reason) => return Err(guard::kill_switch_error(&reason)),
+                None => verdicts?,
+            },
         };
-        if let Some(reason) = killed {
-            return Err(guard::kill_switch_error(&reason));
-        }
-        let verdicts = verdicts?;
         let broken: Vec<&str> = verdicts.iter().filter(|v| !v.ok).map(|v| v.rule).collect();
         let missing: Vec<&str> = broken
             .iter()
