@@ -350,6 +350,39 @@ fn no_bell_when_disabled_but_still_a_toast() {
     );
 }
 
+#[test]
+fn the_detail_says_as_it_will_execute_only_while_it_can() {
+    use crate::console::inbox::Source;
+    use crate::console::tabs::proposals::view::detail_title;
+    let will = " As it will execute · risk from live data ";
+    let proposed = " As proposed · risk from live data ";
+    let items = inbox();
+    let title = |id: &str| detail_title(items.iter().find(|i| i.id() == id), t0());
+    assert_eq!(detail_title(None, t0()), will);
+    assert_eq!(title(ID_FRESH), will);
+    assert_eq!(title(ID_EXPIRED), proposed);
+    assert_eq!(title(ID_REJECTED), proposed);
+    // This console's approval on the service was the execution.
+    assert_eq!(title(ID_APPROVED), proposed);
+    // A gateway's approval is not: the trade is still to execute, until the gateway says it did.
+    let mut on_gate = items
+        .iter()
+        .find(|i| i.id() == ID_APPROVED)
+        .unwrap()
+        .clone();
+    on_gate.source = Source::Gateway;
+    on_gate.proposal.status = "approved".into();
+    assert_eq!(detail_title(Some(&on_gate), t0()), will);
+    on_gate.proposal.status = "executed".into();
+    assert_eq!(detail_title(Some(&on_gate), t0()), proposed);
+    let mut unknown = items.iter().find(|i| i.id() == ID_FRESH).unwrap().clone();
+    unknown.local = LocalState::Unknown {
+        error: "timed out".into(),
+        checking: true,
+    };
+    assert_eq!(detail_title(Some(&unknown), t0()), proposed);
+}
+
 // ---- risk ----------------------------------------------------------------------------------------
 
 fn close(a: f64, b: f64) -> bool {

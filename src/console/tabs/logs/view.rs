@@ -18,7 +18,9 @@ const AUDIT_COLS: &[Col] = &[
     num_col("HTTP", 4, 2),
     col("Proposal", 21, 2),
     num_col("Oid", 10, 3),
-    fill_col("Error", 12, 1),
+    // The error code, then the fields the service sent that no other column reads: not all of
+    // it is an error (the deployment's rows carry `meta`).
+    fill_col("Details", 12, 1),
 ];
 
 const REQUEST_COLS: &[Col] = &[

@@ -141,17 +141,15 @@ fn kv<'a>(theme: &Theme, k: &str, v: String) -> Line<'a> {
 }
 
 fn detail(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, area: Rect) {
+    let item = v.inbox.items().get(v.selected(Pane::Inbox));
     let block = widgets::block(
         theme,
-        Line::from(Span::styled(
-            " As it will execute · risk from live data ",
-            theme.accent,
-        )),
+        Line::from(Span::styled(detail_title(item, v.now), theme.accent)),
         false,
     );
     let inner = block.inner(area);
     f.render_widget(block, area);
-    let Some(item) = v.inbox.items().get(v.selected(Pane::Inbox)) else {
+    let Some(item) = item else {
         f.render_widget(
             Paragraph::new(Span::styled(
                 "select a proposal to see what it will do",
@@ -165,6 +163,28 @@ fn detail(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, area: Rect) {
         Paragraph::new(detail_lines(v, theme, item)).wrap(Wrap { trim: false }),
         inner,
     );
+}
+
+/// The detail pane's title: what its figures describe. An item that can still execute is shown as
+/// it will; one that executed, or never will, as it was proposed (its fill may have differed).
+/// The risk is worked out from live data either way.
+pub(crate) fn detail_title(
+    item: Option<&InboxItem>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> &'static str {
+    const WILL: &str = " As it will execute · risk from live data ";
+    let Some(item) = item else { return WILL };
+    match item.status(now) {
+        Status::Staged | Status::Confirming => WILL,
+        // A gateway approves, then executes; a service's approval here was its execution.
+        Status::Approved if item.source == Source::Gateway => WILL,
+        Status::Approved
+        | Status::Executed
+        | Status::Rejected
+        | Status::Expired
+        | Status::Failed
+        | Status::Unknown => " As proposed · risk from live data ",
+    }
 }
 
 pub fn detail_lines<'a>(v: &InboxShown<'_>, theme: &Theme, item: &InboxItem) -> Vec<Line<'a>> {
