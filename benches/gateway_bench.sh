@@ -23,15 +23,15 @@
 #    (VmRSS and peak VmHWM) < 100 MB. The console's frame with 10,000 items is the criterion case
 #    `proposals/10k gateway inbox` of `cargo bench --bench render`.
 #
-# Needs wrk and nginx (apt-get install -y nginx wrk). Environment: ROUNDS (default 4, even: see
-# the order), DURATION (s, default 6), WARMUP (s, default 5), APPROVALS (default 1000: a p99 is
+# Needs wrk and nginx (apt-get install -y nginx wrk). Environment: ROUNDS (default 8, even: see
+# the order; fewer leave the goals to the machine's noise, benches/README.md), DURATION (s, default 6), WARMUP (s, default 5), APPROVALS (default 1000: a p99 is
 # then the tenth slowest, not the second), AGENTS (100), INBOX (10000), NO_BUILD=1 to skip the
 # build, NO_PG=1 to skip PostgreSQL, BIN_DIR=DIR to run the agentdesk and gateway_bench in DIR (another
 # build, for a before and after), ONLY=inbox (or forward, approval; comma-separated) to run only those
 # phases (wrk and nginx are needed only for forward).
 set -euo pipefail
 
-ROUNDS=${ROUNDS:-4}
+ROUNDS=${ROUNDS:-8}
 DURATION=${DURATION:-6}
 WARMUP=${WARMUP:-5}
 APPROVALS=${APPROVALS:-1000}
