@@ -532,6 +532,8 @@ pub fn direction_of(target: i8) -> &'static str {
 
 /// Evaluates every strategy (default parameters) on each newly closed 5m bar of the main pairs, and
 /// queues a signal wherever a target changed. Runs on the sandbox clock: a tick checks `now`.
+/// While no destination listens it waits for one to be added, with no tick: an idle sandbox is
+/// not woken every second to count none.
 pub async fn strategy_loop(shared: Arc<Shared>) {
     let tick = std::time::Duration::from_millis(shared.settings.tick_ms);
     let mut done: Option<i64> = None;
@@ -546,7 +548,11 @@ pub async fn strategy_loop(shared: Arc<Shared>) {
         if bar.is_some() && bar != done {
             match evaluate(&shared, now).await {
                 Ok(true) => done = bar,
-                Ok(false) => {}
+                // A destination added since the count left a permit: this returns at once.
+                Ok(false) => {
+                    shared.destination_added.notified().await;
+                    continue;
+                }
                 Err(e) => tracing::warn!("live strategy evaluation failed: {e}"),
             }
         }

@@ -154,6 +154,8 @@ pub async fn create_signal_destination(shared: Arc<Shared>, call: Call) -> Resul
                 created_at: now,
             };
             db::insert_destination(&core.store.conn, &d, &secret)?;
+            // A permit if the loop is not waiting yet: it finds this one when it does.
+            core.destination_added.notify_one();
             let mut body = wire(&core.view(), &d)?;
             body.signing_secret = Some(Secret::new(secret));
             body.extra.insert("json_summary".into(), json!(format!(
