@@ -229,8 +229,6 @@ impl Core {
         Ok(out)
     }
 
-    /// Advances every book along the price feed to `now`: resting limits fill, TP/SL triggers fire,
-    /// positions past their liquidation price are liquidated — each at the moment the path crossed.
     /// Whether a [`Core::sync`] at `now` would only publish: no book holds a position or an order
     /// the feed could fill or trigger, and no equity snapshot is due. It then touches no database.
     fn quiet(&self, now: DateTime<Utc>) -> bool {
@@ -241,6 +239,8 @@ impl Core {
                 .all(|b| b.positions.is_empty() && b.orders.is_empty())
     }
 
+    /// Advances every book along the price feed to `now`: resting limits fill, TP/SL triggers fire,
+    /// positions past their liquidation price are liquidated — each at the moment the path crossed.
     pub fn sync(&mut self, now: DateTime<Utc>) -> DbResult<()> {
         if now <= self.last_sync {
             return Ok(());
