@@ -430,14 +430,25 @@ pub async fn tick_forever(shared: Arc<Shared>) {
         // A venue with nothing to fill or trigger is brought up to now here, in microseconds and
         // with no database: handing that to the blocking pool cost an idle desk two thread
         // wakeups a second. Anything more, or a lock held, goes there as before.
-        if let Ok(mut core) = shared.core.try_lock() {
-            let now = shared.clock.now();
-            if core.quiet(now) {
-                if let Err(e) = core.sync(now) {
-                    tracing::warn!("venue sync failed: {e}");
-                }
+        // A panic under the lock left the state SQLite committed, as `run_raw` reads it too.
+        let synced = {
+            let free = match shared.core.try_lock() {
+                Ok(core) => Some(core),
+                Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
+                Err(std::sync::TryLockError::WouldBlock) => None,
+            };
+            free.and_then(|mut core| {
+                let now = shared.clock.now();
+                core.quiet(now).then(|| core.sync(now))
+            })
+        };
+        match synced {
+            Some(Ok(())) => continue,
+            Some(Err(e)) => {
+                tracing::warn!("venue sync failed: {e}");
                 continue;
             }
+            None => {}
         }
         match shared.run_raw(|core, now| core.sync(now)).await {
             Ok(Ok(())) => {}

@@ -568,10 +568,13 @@ async fn evaluate(shared: &Arc<Shared>, now: DateTime<Utc>) -> Result<bool, Stri
     // destination exists, so a destination never receives a change that predates it.
     let (market, listeners) = shared
         .run_raw(|core, _| {
-            let n = db::count_all_destinations(&core.store.conn).unwrap_or(0);
-            (core.market.clone(), n)
+            // A count that fails is an error, not "nobody": the loop would wait for a destination
+            // that exists already, and try again at the next tick instead.
+            let n = db::count_all_destinations(&core.store.conn);
+            n.map(|n| (core.market.clone(), n))
         })
         .await
+        .map_err(|e| e.to_string())?
         .map_err(|e| e.to_string())?;
     if listeners == 0 {
         return Ok(false);
