@@ -847,6 +847,36 @@ fn target_at(spec_id: &str, pair: &str, now: chrono::DateTime<chrono::Utc>) -> i
     *out.last().unwrap()
 }
 
+/// The live strategies' loop waits, with no tick, while nobody listens: a destination added to a
+/// sandbox that has waited for a while must wake it (not only one added before it first looked).
+#[tokio::test]
+async fn a_destination_added_to_an_idle_sandbox_wakes_the_live_strategies() {
+    let (s, rx, _dir) = setup().await;
+    let c = s.client(Scope::WebhookAlerts);
+    let conn = Connection::open(&s.db).unwrap();
+    let rows = |conn: &Connection| -> i64 {
+        conn.query_row("SELECT COUNT(*) FROM strategy_signal_state", [], |r| {
+            r.get(0)
+        })
+        .unwrap()
+    };
+    // Many ticks (50 ms) and bars: the loop has found nobody and waits.
+    for _ in 0..4 {
+        s.clock.advance(Duration::minutes(5));
+        tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+    }
+    assert_eq!(rows(&conn), 0, "state recorded with nobody listening");
+    create(&c, &request(&rx.url("/late"), &["*"], &ALL)).await;
+    let start = Instant::now();
+    while rows(&conn) < (strategies::STRATEGIES.len() * 3) as i64 {
+        assert!(
+            start.elapsed().as_secs() < 20,
+            "the loop did not wake for the new destination"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
 #[tokio::test]
 async fn strategies_fire_on_the_live_feed() {
     let (s, rx, _dir) = setup().await;
