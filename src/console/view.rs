@@ -129,7 +129,10 @@ pub fn connection(app: &App) -> (String, Health) {
     }
     let now = app.now;
     let since = |t: chrono::DateTime<chrono::Utc>| (now - t).to_std().unwrap_or_default();
-    let live = |r: &Resource| app.feeds[r].supported;
+    // The feeds the console polls: one it no longer asks (the service's proposals list, once
+    // the console knows a gateway decides) has no news, whatever its last answer was.
+    let decider = app.decider();
+    let live = |r: &Resource| crate::console::feeds::polled(*r, &app.feeds[r], decider);
     let last_ok = app
         .feeds
         .iter()
@@ -164,7 +167,25 @@ pub fn connection(app: &App) -> (String, Health) {
             Some(d) => format!(", retrying in {}", age(d + Duration::from_millis(999))),
             None => ", retrying".to_string(),
         };
-        return (format!("unreachable{last}{retry}"), Health::Down);
+        // A 503 is the service answering that it cannot serve (a gateway with no key of its own
+        // for the supervisor's reads, a store down): its words say what is wrong, which
+        // "unreachable" would hide. A 502 or 504 is a gateway that could not reach its upstream.
+        let said = failing
+            .iter()
+            .filter(|(_, f)| f.unreachable() && f.poll.failed_at == unreachable)
+            .find_map(|(_, f)| match &f.error {
+                Some(crate::api::ApiError::Server {
+                    status: 503,
+                    message,
+                    ..
+                }) if !message.trim().is_empty() => Some(message.trim()),
+                _ => None,
+            });
+        let what = match said {
+            Some(message) => format!("unavailable ({message})"),
+            None => "unreachable".to_string(),
+        };
+        return (format!("{what}{last}{retry}"), Health::Down);
     }
     if !failing.is_empty() {
         let mut parts: Vec<String> = failing

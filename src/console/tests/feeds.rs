@@ -144,6 +144,58 @@ fn a_gateways_502_is_unreachable_and_its_recovery_is_seen_within_seconds() {
     assert!(seen - back <= secs(2), "recovered after {:?}", seen - back);
 }
 
+/// A gateway started without a key of its own answers the supervisor's reads 503
+/// `upstream_key_not_configured`: it answered, and the header gives its words (what to do), not
+/// "unreachable".
+#[test]
+fn a_503_names_what_the_service_said() {
+    let no_key = || {
+        ApiError::Server {
+        status: 503,
+        code: "upstream_key_not_configured".into(),
+        message: "this gateway has no key of its own for the account; start it with --upstream-key-env VAR".into(),
+    }
+    };
+    let mut app = new_app();
+    let fx = tick(&mut app, t0());
+    answer_all(&mut app, &fx, t0(), |_| Err(no_key()));
+    let (text, health) = connection(&app);
+    assert_eq!(health, Health::Down);
+    assert!(
+        text.starts_with(
+            "unavailable (this gateway has no key of its own for the account; start it with --upstream-key-env VAR), retrying"
+        ),
+        "{text}"
+    );
+}
+
+/// On a gateway the console stops polling the service's proposals list (the gateway's inbox holds
+/// what can be approved). An error that list got before the console knew is no longer news: the
+/// header does not keep showing it.
+#[test]
+fn a_feed_no_longer_polled_leaves_the_header() {
+    let mut app = new_app();
+    let fx = tick(&mut app, t0());
+    answer_all(&mut app, &fx, t0(), |r| match r {
+        Resource::Proposals => Err(ApiError::Server {
+            status: 500,
+            code: "internal".into(),
+            message: "the proposals list failed".into(),
+        }),
+        other => Ok(empty_payload(other)),
+    });
+    assert!(
+        connection(&app).0.starts_with("proposals: "),
+        "{:?}",
+        connection(&app)
+    );
+    let (items, agents) = super::gate::two_agents();
+    app.update(super::gate::gate_loaded(items, agents, t0() + secs(1)));
+    let (text, health) = connection(&app);
+    assert!(!text.contains("proposals"), "{text}");
+    assert_eq!(health, Health::Ok, "{text}");
+}
+
 #[test]
 fn a_failure_in_the_same_second_as_an_answer_never_says_last_ok_0s_ago() {
     let mut app = new_app();
