@@ -78,6 +78,8 @@ pub enum Payload {
 #[derive(Debug, Clone)]
 pub enum Action {
     Key(KeyEvent),
+    /// Text pasted into the terminal (bracketed paste): never read as keys.
+    Paste(String),
     Mouse(MouseEvent),
     Resize(u16, u16),
     /// Time passed; `now` is the wall clock (injected, so tests control it).

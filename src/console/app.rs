@@ -13,13 +13,14 @@
 use super::action::{Action, Answer, Effect, Resource};
 use super::component::{Ask, Ctx, Shown, posts_held_text};
 pub use super::component::{Message, RequestLogEntry, ServiceInfo, ToastLevel};
+use super::deliberate::{Held, Keyboard};
 use super::feeds::{self, Account, Feed, Options};
 use super::gate::GateState;
 use super::inbox::Inbox;
 use super::keymap::KeyAction;
 use super::keymap::Keymap;
 use super::layout::{Pane, Shape};
-use super::modal::Modal;
+use super::modal::{Decision, Modal};
 use super::tab::Tab;
 use super::tabs::backtests::BacktestsTab;
 use super::tabs::chat::ChatTab;
@@ -67,9 +68,11 @@ pub struct App {
     pub selected: BTreeMap<Pane, usize>,
     /// The dialog, form or line that has the keys, if any.
     pub modal: Option<Modal>,
-    /// When the last key of the burst that closed the approve dialog came: the rest of that
-    /// burst is dropped (see `on_key`).
-    pub(crate) swallow_burst: Option<DateTime<Utc>>,
+    /// The keys outside dialogs: whether the person is typing (`deliberate.rs`).
+    pub(crate) keyboard: Keyboard,
+    /// A decision a deliberate key took, carried out once a burst's length passed with no other
+    /// key (`deliberate::Held`).
+    pub(crate) held: Option<Held<Decision>>,
     /// Kept when the line closes, so Up recalls earlier commands.
     pub history: Vec<String>,
     pub command_error: Option<String>,
@@ -131,7 +134,8 @@ impl App {
             focus: 0,
             selected: BTreeMap::new(),
             modal: None,
-            swallow_burst: None,
+            keyboard: Keyboard::default(),
+            held: None,
             history: Vec::new(),
             command_error: None,
             toasts: Vec::new(),
@@ -213,8 +217,16 @@ impl App {
 
     pub fn update(&mut self, action: Action) -> Vec<Effect> {
         let mut fx = Vec::new();
-        let by_user = matches!(action, Action::Key(_) | Action::Mouse(_));
+        let by_user = matches!(action, Action::Key(_) | Action::Paste(_) | Action::Mouse(_));
         let error_before = self.command_error.clone();
+        if let Action::Tick(now) = action {
+            self.now = now;
+        }
+        // A decision held for its burst window is carried out once the window passed; a key or a
+        // paste decides that itself (it may be the burst's next key).
+        if !matches!(action, Action::Key(_) | Action::Paste(_)) {
+            self.settle_held(&mut fx);
+        }
         match action {
             Action::Tick(now) => {
                 self.now = now;
@@ -227,6 +239,7 @@ impl App {
                 }
             }
             Action::Key(key) => self.on_key(key, &mut fx),
+            Action::Paste(text) => self.on_paste(text, &mut fx),
             Action::Mouse(m) => self.on_mouse(m),
             Action::Resize(w, h) => {
                 self.size = (w, h);
@@ -465,7 +478,17 @@ impl App {
             size: self.size,
             selected: &self.selected,
             focused: self.focused_pane(),
+            yes_key: self.yes_key(),
         }
+    }
+
+    /// The key that decides in a final question, as the keymap binds it (the first one).
+    pub fn yes_key(&self) -> String {
+        self.keymap
+            .keys_for(KeyAction::ConfirmYes)
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| "y".into())
     }
 
     pub(crate) fn toast(&mut self, text: impl Into<String>, level: ToastLevel) {

@@ -60,6 +60,10 @@ impl App {
     /// while a countdown or age is shown, or a toast's end.
     pub fn next_wakeup(&self) -> DateTime<Utc> {
         let mut next = self.now + TimeDelta::seconds(3600);
+        // A decision waiting out its burst window is carried out as soon as it passes.
+        if let Some(held) = &self.held {
+            next = next.min(held.due());
+        }
         if self.auth_failed.is_none() {
             let decider = self.decider();
             for (_, feed) in self

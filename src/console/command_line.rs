@@ -140,10 +140,19 @@ impl App {
         match cmd {
             Command::Propose(_) | Command::Close(_) | Command::Trade(_) if self.posts_held() => {}
             Command::Propose(args) => fx.push(Effect::Propose(Box::new(args.to_signal()))),
-            Command::Trade(args) => self.trade(&args, fx),
+            Command::Trade(args) => self.ask_trade(args, fx),
             Command::BuilderFee => self.open_builder_fee(fx),
             Command::Close(target) => fx.push(Effect::Propose(Box::new(target.to_signal()))),
             Command::Confirm(id) => {
+                // A gateway lists every item it holds: an id it does not list is a typo, not a
+                // proposal to name by hand (that is for a service with no proposals list).
+                if self.gate.is_gateway() && self.inbox.item(&id).is_none() {
+                    self.command_error = Some(format!(
+                        "/confirm {id}: the gateway's inbox has no item {id} (it lists every \
+                         agent's items; /agent all shows them all)"
+                    ));
+                    return;
+                }
                 self.inbox.name_by_hand(&id, self.now);
                 self.set_tab(Tab::Proposals);
                 self.select_proposal(Pane::Inbox, &id);
@@ -154,16 +163,15 @@ impl App {
             Command::Auto(command::AutoCommand::List) => self.show_standing(),
             Command::Policy => self.show_policy(fx),
             Command::Auto(command::AutoCommand::Revoke(n)) => self.revoke_standing(n, fx),
-            Command::Auto(command::AutoCommand::Create(a)) => self.create_standing(
-                crate::api::model::GateStandingRequest {
+            Command::Auto(command::AutoCommand::Create(a)) => {
+                self.create_standing(crate::api::model::GateStandingRequest {
                     agent: a.agent,
                     coins: a.coins,
                     max_notional_usd: a.max_notional_usd,
                     minutes: a.minutes,
                     reason: a.reason,
-                },
-                fx,
-            ),
+                })
+            }
             Command::Agent(filter) => {
                 self.set_agent_filter(filter);
                 self.set_tab(Tab::Proposals);

@@ -3,10 +3,11 @@
 
 use crate::console::action::Effect;
 use crate::console::app::{App, ToastLevel};
-use crate::console::inbox::dialog::{ApproveDialog, BURST, Context, Outcome};
-use crate::console::keymap::KeyAction;
+use crate::console::deliberate::{self, Held};
+use crate::console::inbox::dialog::{ApproveDialog, Context, Outcome};
+use crate::console::keymap::{KeyAction, KeyBinding};
 use crate::console::layout::{self, Pane};
-use crate::console::modal::Modal;
+use crate::console::modal::{Confirm, Deciding, Decision, Modal};
 use crate::console::tab::Tab;
 use crate::console::tabs::{chat, research};
 use crossterm::event::{
@@ -23,21 +24,51 @@ impl App {
             self.request_quit(fx);
             return;
         }
+        let now = self.now;
+        // A key right behind a deciding key makes it the head of a burst: nothing is decided,
+        // and the rest of the burst is typing.
+        if self.held_interrupted(fx) {
+            self.keyboard.arrive(now);
+            self.keyboard.typing();
+            return;
+        }
+        let arrival = self.keyboard.arrive(now);
         if self.modal.is_some() {
             self.on_modal_key(key, fx);
             return;
         }
-        // Keys that came in one burst with the stray key that closed the approve dialog (pasted
-        // or typed ahead, meant for something else) reach no binding either.
-        if let Some(at) = self.swallow_burst.take()
-            && self.now - at < BURST
-        {
-            self.swallow_burst = Some(self.now);
+        let action = self.keymap.action(&key);
+        if self.keyboard.is_typing() {
+            // Only the way into a text field acts while the person types.
+            if action == Some(KeyAction::CommandLine) {
+                self.keyboard.stop_typing();
+                self.open_command_line();
+            } else {
+                self.say_paused(&key);
+            }
             return;
         }
-        let Some(action) = self.keymap.action(&key) else {
+        let Some(action) = action else {
+            if printable(&key) {
+                self.start_typing(&key);
+            }
             return;
         };
+        if needs_quiet(action) && !arrival.quiet {
+            // Inside a run of keys (the `a` of "say"), a key that opens a dialog or decides is
+            // typing too.
+            self.keyboard.typing();
+            self.keyboard.first_word();
+            self.toast(
+                format!(
+                    "`{}` came right after other keys (typing?): nothing was done — wait a \
+                     moment, then press it on its own; `:` opens the command line",
+                    KeyBinding::from_event(&key)
+                ),
+                ToastLevel::Info,
+            );
+            return;
+        }
         if self.on_global_key(action, fx) {
             return;
         }
@@ -45,7 +76,166 @@ impl App {
         if self.on_tab_key(action, pane, fx) {
             return;
         }
-        self.on_navigation_key(action, pane);
+        if !self.on_navigation_key(action, pane) && printable(&key) {
+            self.start_typing(&key);
+        }
+    }
+
+    /// A printable key nothing here binds: the person is typing, meant for a text field.
+    fn start_typing(&mut self, key: &KeyEvent) {
+        self.keyboard.typing();
+        self.say_paused(key);
+    }
+
+    /// Says once per pause that keys are paused, and why.
+    fn say_paused(&mut self, key: &KeyEvent) {
+        if self.keyboard.first_word() {
+            self.toast(
+                format!(
+                    "`{}` is not a key here: {}",
+                    KeyBinding::from_event(key),
+                    deliberate::paused_line()
+                ),
+                ToastLevel::Info,
+            );
+        }
+    }
+
+    /// A paste: it goes into the text field that has the keys, and decides nothing anywhere
+    /// else. Pasted text is never read as keys.
+    pub(crate) fn on_paste(&mut self, text: String, fx: &mut Vec<Effect>) {
+        self.dirty = true;
+        let now = self.now;
+        if self.held_interrupted(fx) {
+            self.keyboard.arrive(now);
+            self.keyboard.typing();
+            return;
+        }
+        self.keyboard.arrive(now);
+        let one_line = || {
+            text.chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .collect::<String>()
+        };
+        let chars = |line: String| {
+            line.chars()
+                .map(|c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
+                .collect::<Vec<_>>()
+        };
+        match self.modal.as_mut() {
+            Some(Modal::CommandLine(line)) => {
+                line.input.insert_str(one_line());
+                line.completions.clear();
+                line.history_pos = None;
+            }
+            Some(Modal::ToolEditor(editor)) => {
+                editor.input.insert_str(&text);
+                editor.refused = false;
+                let tool = editor.tool.clone();
+                let schema = self.tools.schema_of(&tool);
+                if let Some(Modal::ToolEditor(editor)) = self.modal.as_mut() {
+                    editor.check(&schema);
+                }
+            }
+            Some(Modal::Filter) => {
+                for key in chars(one_line()) {
+                    self.on_filter_key(key, fx);
+                }
+            }
+            Some(Modal::BacktestForm(_)) => {
+                for key in chars(one_line()) {
+                    self.on_form_key(key, fx);
+                }
+            }
+            Some(Modal::DestinationForm(_)) => {
+                for key in chars(one_line()) {
+                    self.on_destination_form_key(key, fx);
+                }
+            }
+            Some(Modal::Approve(d)) if d.step.is_some() => self.toast(
+                "the coin is typed, not pasted: the paste was ignored — nothing was decided",
+                ToastLevel::Info,
+            ),
+            Some(Modal::Approve(_)) | Some(Modal::Confirm(_)) => {
+                let name = match &self.modal {
+                    Some(Modal::Confirm(c)) => c.name(),
+                    _ => "approve dialog",
+                };
+                self.modal = None;
+                self.keyboard.typing();
+                self.keyboard.first_word();
+                self.toast(
+                    format!("{name} closed: pasted text is never an answer — nothing was decided"),
+                    ToastLevel::Info,
+                );
+            }
+            _ => {
+                self.keyboard.typing();
+                self.keyboard.first_word();
+                self.toast(
+                    format!(
+                        "pasted text ignored ({} characters): a paste goes only into a text \
+                         field, and nothing was done; `:` opens the command line",
+                        text.chars().count()
+                    ),
+                    ToastLevel::Info,
+                );
+            }
+        }
+    }
+
+    /// A decision waiting out its burst window, at a key or a paste: carried out when the window
+    /// passed (the key then acts as usual), dropped when the key came within it (true).
+    fn held_interrupted(&mut self, fx: &mut Vec<Effect>) -> bool {
+        let Some(held) = self.held.take() else {
+            return false;
+        };
+        if held.is_due(self.now) {
+            self.carry_out(held.decision, fx);
+            return false;
+        }
+        self.toast(
+            format!(
+                "`{}` came with other keys (pasted or typed ahead): nothing was decided — press \
+                 it on its own",
+                self.yes_key()
+            ),
+            ToastLevel::Error,
+        );
+        true
+    }
+
+    /// A held decision whose burst window passed with no key: carried out now.
+    pub(crate) fn settle_held(&mut self, fx: &mut Vec<Effect>) {
+        if self.held.as_ref().is_some_and(|h| h.is_due(self.now))
+            && let Some(held) = self.held.take()
+        {
+            self.carry_out(held.decision, fx);
+        }
+    }
+
+    /// What a final question's yes decided, once it stood on its own.
+    fn carry_out(&mut self, decision: Decision, fx: &mut Vec<Effect>) {
+        self.dirty = true;
+        match decision {
+            Decision::Approve { id, overrides } => self.approve(&id, overrides, fx),
+            Decision::Confirm(Deciding::Quit) => {
+                self.should_quit = true;
+                fx.push(Effect::Quit);
+            }
+            Decision::Confirm(Deciding::StopRun(run_id)) => {
+                fx.push(Effect::StopResearch(run_id));
+                self.research.stopping();
+            }
+            Decision::Confirm(Deciding::Kill { on, reason }) => {
+                fx.push(Effect::GateSetKill { on, reason })
+            }
+            Decision::Confirm(Deciding::Reject { id, reason }) => {
+                self.reject_on_gate(&id, reason, fx)
+            }
+            Decision::Confirm(Deciding::Trade(args)) => self.trade(&args, fx),
+            Decision::Confirm(Deciding::Standing(request)) => self.send_standing(*request, fx),
+        }
     }
 
     /// Keys that mean the same on every tab.
@@ -81,16 +271,18 @@ impl App {
         true
     }
 
-    /// Focus and cursor movement in the focused pane, for keys the tab left alone.
-    fn on_navigation_key(&mut self, action: KeyAction, pane: Pane) {
+    /// Focus and cursor movement in the focused pane, for keys the tab left alone; false when
+    /// the key means nothing here. `h`/`l` switch Discovery's views (its own keys) and move no
+    /// selection: in a list they are letters, not movement.
+    fn on_navigation_key(&mut self, action: KeyAction, pane: Pane) -> bool {
         match action {
             KeyAction::FocusNext => self.focus = (self.focus + 1) % self.tab.panes().len(),
             KeyAction::FocusPrev => {
                 let n = self.tab.panes().len();
                 self.focus = (self.focus + n - 1) % n;
             }
-            KeyAction::Up | KeyAction::Left => self.move_selection(pane, -1),
-            KeyAction::Down | KeyAction::Right => self.move_selection(pane, 1),
+            KeyAction::Up => self.move_selection(pane, -1),
+            KeyAction::Down => self.move_selection(pane, 1),
             KeyAction::PageUp => self.move_selection(pane, -(self.page() as i64)),
             KeyAction::PageDown => self.move_selection(pane, self.page() as i64),
             KeyAction::Top | KeyAction::Bottom
@@ -103,8 +295,9 @@ impl App {
                 let len = self.pane_len(pane);
                 self.select_row(pane, len.saturating_sub(1));
             }
-            _ => {}
+            _ => return false,
         }
+        true
     }
 
     pub(crate) fn page(&self) -> usize {
@@ -172,7 +365,7 @@ impl App {
 
     pub(crate) fn request_quit(&mut self, fx: &mut Vec<Effect>) {
         if self.inbox.confirm_in_flight() {
-            self.modal = Some(Modal::QuitConfirm);
+            self.modal = Some(Modal::Confirm(Confirm::new(Deciding::Quit, self.now)));
         } else {
             self.should_quit = true;
             fx.push(Effect::Quit);
@@ -230,6 +423,30 @@ impl App {
     }
 }
 
+/// A key that types a character: no ctrl or alt (shift makes capitals).
+fn printable(key: &KeyEvent) -> bool {
+    matches!(key.code, KeyCode::Char(c) if !c.is_control())
+        && !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+}
+
+/// Keys that open a dialog or a form, or decide: they act only after a quiet moment, never
+/// inside a run of keys.
+fn needs_quiet(action: KeyAction) -> bool {
+    matches!(
+        action,
+        KeyAction::Approve
+            | KeyAction::Reject
+            | KeyAction::Undo
+            | KeyAction::StopRun
+            | KeyAction::Propose
+            | KeyAction::Backtest
+            | KeyAction::BuilderFee
+            | KeyAction::Fanout
+    )
+}
+
 fn next_of(all: &[Tab], cur: Tab, step: i64) -> Tab {
     let i = all.iter().position(|t| *t == cur).unwrap_or(0) as i64;
     let n = all.len() as i64;
@@ -269,27 +486,8 @@ impl App {
             Modal::DestinationForm(_) => self.on_destination_form_key(key, fx),
             Modal::Secret(_) => self.on_secret_key(action, fx),
             Modal::BuilderFee(_) => self.on_builder_fee_key(action, fx),
-            Modal::Approve(_) => self.on_approve_key(key, action, fx),
-            Modal::KillConfirm { on, reason } => match action {
-                Some(KeyAction::ConfirmYes) => {
-                    fx.push(Effect::GateSetKill {
-                        on: *on,
-                        reason: reason.clone(),
-                    });
-                    self.modal = None;
-                }
-                Some(KeyAction::Cancel | KeyAction::Quit) => self.modal = None,
-                _ => {}
-            },
-            Modal::RejectConfirm { id, reason } => match action {
-                Some(KeyAction::ConfirmYes) => {
-                    let (id, reason) = (id.clone(), reason.clone());
-                    self.modal = None;
-                    self.reject_on_gate(&id, reason, fx);
-                }
-                Some(KeyAction::Cancel | KeyAction::Quit) => self.modal = None,
-                _ => {}
-            },
+            Modal::Approve(_) => self.on_approve_key(key, action),
+            Modal::Confirm(_) => self.on_confirm_key(key, action),
             Modal::Standing { scroll } => match scrolled(*scroll, action, page) {
                 Some(s) => *scroll = s,
                 None => self.modal = None,
@@ -305,23 +503,6 @@ impl App {
                     };
                 }
                 None => self.modal = None,
-            },
-            Modal::QuitConfirm => match action {
-                Some(KeyAction::ConfirmYes) => {
-                    self.should_quit = true;
-                    fx.push(Effect::Quit);
-                }
-                Some(KeyAction::Cancel) => self.modal = None,
-                _ => {}
-            },
-            Modal::StopRun(run_id) => match action {
-                Some(KeyAction::ConfirmYes) => {
-                    fx.push(Effect::StopResearch(run_id.clone()));
-                    self.modal = None;
-                    self.research.stopping();
-                }
-                Some(KeyAction::Cancel | KeyAction::Quit) => self.modal = None,
-                _ => {}
             },
             Modal::Help { scroll } => {
                 let action = action.map(|a| match a {
@@ -366,7 +547,7 @@ impl App {
 
     /// The approve dialog decides what a key means (`inbox/dialog.rs`); this performs it. The
     /// key goes nowhere else, whatever it was.
-    fn on_approve_key(&mut self, key: KeyEvent, action: Option<KeyAction>, fx: &mut Vec<Effect>) {
+    fn on_approve_key(&mut self, key: KeyEvent, action: Option<KeyAction>) {
         let Some(Modal::Approve(d)) = &self.modal else {
             return;
         };
@@ -381,8 +562,10 @@ impl App {
             Outcome::Close(why) => {
                 self.modal = None;
                 if let Some(text) = why {
-                    // The rest of a burst the stray key came in goes nowhere either.
-                    self.swallow_burst = Some(now);
+                    // A stray key: the person is typing, so the keys after it act on nothing
+                    // until the keyboard is quiet (no other dialog opens in the meantime).
+                    self.keyboard.typing();
+                    self.keyboard.first_word();
                     self.toast(text, ToastLevel::Info);
                 }
             }
@@ -395,7 +578,44 @@ impl App {
                     return;
                 }
                 self.modal = None;
-                self.approve(&id, overrides, fx);
+                self.held = Some(Held {
+                    at: now,
+                    decision: Decision::Approve { id, overrides },
+                });
+            }
+        }
+    }
+
+    /// A final question's keys (`modal::Confirm`): its deciding key once it could be read and
+    /// out of a burst, held for a burst's length; Esc or `n` closes it; any other key closes it
+    /// without deciding, saying so, and the keys after it are typing.
+    fn on_confirm_key(&mut self, key: KeyEvent, action: Option<KeyAction>) {
+        let now = self.now;
+        let yes = self.yes_key();
+        let Some(Modal::Confirm(c)) = self.modal.as_mut() else {
+            return;
+        };
+        let judged = c.guard.arrive(now);
+        match action {
+            Some(KeyAction::ConfirmYes) => match judged.refusal(&yes) {
+                Some(why) => self.toast(why, ToastLevel::Info),
+                None => {
+                    let what = c.what.clone();
+                    self.modal = None;
+                    self.held = Some(Held {
+                        at: now,
+                        decision: Decision::Confirm(what),
+                    });
+                }
+            },
+            Some(KeyAction::Cancel) => self.modal = None,
+            _ => {
+                let text =
+                    deliberate::closed_by(c.name(), &KeyBinding::from_event(&key).to_string());
+                self.modal = None;
+                self.keyboard.typing();
+                self.keyboard.first_word();
+                self.toast(text, ToastLevel::Info);
             }
         }
     }

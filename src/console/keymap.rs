@@ -436,6 +436,23 @@ impl Keymap {
                 self.keys.insert(action, parse_keys(action_name, value)?);
             }
         }
+        // A key that decides money is a letter of its own: never Enter, space or Tab (they end
+        // or fill what is being typed), never a chord, and (by the check below) never a key
+        // another view binds, so no key meant for something else can answer a dialog.
+        for action in [KeyAction::ConfirmYes, KeyAction::Override] {
+            for key in self.keys.get(&action).into_iter().flatten() {
+                let letter = matches!(key.code, KeyCode::Char(c) if c.is_alphanumeric())
+                    && !key
+                        .modifiers
+                        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+                if !letter {
+                    return Err(format!(
+                        "[keys] {action}: `{key}` cannot decide: a deciding key must be a letter \
+                         or digit of its own (not Enter, space, Tab or a ctrl/alt chord)"
+                    ));
+                }
+            }
+        }
         self.lookup.clear();
         for &action in KeyAction::ALL {
             for &key in self.keys.get(&action).into_iter().flatten() {
@@ -499,6 +516,20 @@ mod tests {
 
     fn ch(c: char) -> KeyEvent {
         press(KeyCode::Char(c), KeyModifiers::NONE)
+    }
+
+    #[test]
+    fn a_deciding_key_is_a_letter_of_its_own() {
+        for keys in [r#"["y", "enter"]"#, r#""space""#, r#""ctrl-y""#, r#""tab""#] {
+            let text = format!("[keys]\nselect = \"f2\"\nconfirm_yes = {keys}\n");
+            let err = Keymap::from_toml(&text).unwrap_err();
+            assert!(err.contains("cannot decide"), "{keys}: {err}");
+        }
+        // A key the lists bind is refused too: it is bound twice.
+        let err = Keymap::from_toml("[keys]\nconfirm_yes = \"j\"\n").unwrap_err();
+        assert!(err.contains("bound to both"), "{err}");
+        let map = Keymap::from_toml("[keys]\nconfirm_yes = \"Y\"\n").unwrap();
+        assert_eq!(map.keys_for(KeyAction::ConfirmYes), vec!["Y".to_string()]);
     }
 
     #[test]

@@ -65,6 +65,7 @@ pub mod command;
 pub mod command_line;
 pub mod component;
 pub mod decider;
+pub mod deliberate;
 pub mod effects;
 pub mod feeds;
 pub mod forms;
@@ -92,7 +93,9 @@ use crate::secret::Secret;
 use action::{Action, Effect};
 use app::{App, ServiceInfo};
 use chrono::Utc;
-use crossterm::event::{DisableMouseCapture, EnableMouseCapture, Event};
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, Event,
+};
 use crossterm::execute;
 use feeds::Options;
 use keymap::Keymap;
@@ -255,7 +258,9 @@ pub async fn run(prepared: Prepared) -> Result<(), String> {
     }
 
     let mut terminal = ratatui::init();
-    let _ = execute!(std::io::stdout(), EnableMouseCapture);
+    // Bracketed paste: pasted text arrives as one Paste, never as keys that could answer a
+    // dialog (`deliberate.rs`).
+    let _ = execute!(std::io::stdout(), EnableMouseCapture, EnableBracketedPaste);
     if let Ok(size) = terminal.size() {
         app.size = (size.width, size.height);
     }
@@ -282,6 +287,7 @@ pub async fn run(prepared: Prepared) -> Result<(), String> {
         let action = tokio::select! {
             ev = events.recv() => match ev {
                 Some(Ok(Event::Key(k))) => Action::Key(k),
+                Some(Ok(Event::Paste(text))) => Action::Paste(text),
                 Some(Ok(Event::Mouse(m))) => Action::Mouse(m),
                 Some(Ok(Event::Resize(w, h))) => Action::Resize(w, h),
                 Some(Ok(_)) => continue,
@@ -324,7 +330,11 @@ pub async fn run(prepared: Prepared) -> Result<(), String> {
             break Ok(());
         }
     };
-    let _ = execute!(std::io::stdout(), DisableMouseCapture);
+    let _ = execute!(
+        std::io::stdout(),
+        DisableBracketedPaste,
+        DisableMouseCapture
+    );
     ratatui::restore();
     // Every decision taken is on disk before the process ends.
     drop(runner);

@@ -5,10 +5,13 @@
 //!
 //! Lower layer: the modals' states only. The keys a modal takes are routed in `input.rs`.
 
+use super::command::TradeArgs;
+use super::deliberate::Deliberate;
 use super::forms::backtest::BacktestForm;
 use super::forms::signals::{BuilderPanel, DestinationForm, Revealed};
 use super::forms::tool_editor::ToolEditor;
 use super::inbox::dialog::ApproveDialog;
+use crate::api::model::GateStandingRequest;
 use ratatui_textarea::TextArea;
 
 #[derive(Debug)]
@@ -20,8 +23,9 @@ pub enum Modal {
     /// Asks before confirming an inbox item; the dialog owns its scroll, re-check and override
     /// step, and every key while it is open.
     Approve(ApproveDialog),
-    /// Asks before quitting while a confirm is in flight.
-    QuitConfirm,
+    /// A question whose answer is final: rejecting on a gateway, the kill switch, a `/trade` on
+    /// LIVE, a standing approval, stopping a research run, quitting with a confirm in flight.
+    Confirm(Confirm),
     /// Everything about the selected Discovery row.
     Details {
         scroll: u16,
@@ -31,8 +35,6 @@ pub enum Modal {
         index: usize,
         scroll: u16,
     },
-    /// Asks before stopping the research run with this id.
-    StopRun(String),
     CommandLine(CommandLine),
     /// The Logs or Discovery filter takes the typed characters.
     Filter,
@@ -42,17 +44,6 @@ pub enum Modal {
     /// The signing secret of a destination just created, shown once.
     Secret(Revealed),
     BuilderFee(BuilderPanel),
-    /// Asks before turning the gateway's kill switch on (with this reason) or off.
-    KillConfirm {
-        on: bool,
-        reason: String,
-    },
-    /// Asks before rejecting an item on a gateway, where a rejection is final (`decider.rs`);
-    /// `reason` is what the agent's confirm is refused with (None: the default reason).
-    RejectConfirm {
-        id: String,
-        reason: Option<String>,
-    },
     /// The gateway's live standing approvals with their countdown (`/auto`).
     Standing {
         scroll: u16,
@@ -61,6 +52,66 @@ pub enum Modal {
     Policy {
         scroll: u16,
     },
+}
+
+/// A question whose answer is final, and the guard every such question shares
+/// (`deliberate.rs`): its deciding key counts only once it could be read and out of a burst; any
+/// key that is not one of its keys closes it without deciding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Confirm {
+    pub what: Deciding,
+    pub guard: Deliberate,
+}
+
+impl Confirm {
+    pub fn new(what: Deciding, now: chrono::DateTime<chrono::Utc>) -> Confirm {
+        Confirm {
+            what,
+            guard: Deliberate::new(now),
+        }
+    }
+
+    /// The question's name, in the line that says it closed without deciding.
+    pub fn name(&self) -> &'static str {
+        match self.what {
+            Deciding::Quit => "quit question",
+            Deciding::StopRun(_) => "stop question",
+            Deciding::Kill { .. } => "kill switch question",
+            Deciding::Reject { .. } => "reject question",
+            Deciding::Trade(_) => "trade question",
+            Deciding::Standing(_) => "standing approval question",
+        }
+    }
+}
+
+/// What a final question decides when it is answered yes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Deciding {
+    /// Quit while a confirm is in flight.
+    Quit,
+    /// Stop the research run with this id.
+    StopRun(String),
+    /// Turn the gateway's kill switch on (with this reason) or off.
+    Kill { on: bool, reason: String },
+    /// Reject an item on a gateway, where a rejection is final (`decider.rs`); `reason` is what
+    /// the agent's confirm is refused with (None: the default reason).
+    Reject { id: String, reason: Option<String> },
+    /// Execute a `/trade` at once, on a LIVE account.
+    Trade(Box<TradeArgs>),
+    /// Create a standing approval on the gateway (`/auto`).
+    Standing(Box<GateStandingRequest>),
+}
+
+/// What a deliberate key decided, held for the burst window (`deliberate::Held`) before it is
+/// carried out.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    /// The approve dialog's yes, overriding these rules (none: a plain approval).
+    Approve {
+        id: String,
+        overrides: Vec<String>,
+    },
+    Confirm(Deciding),
 }
 
 /// The command line (`:`), with its history and Tab completion; `command_line.rs` runs what it

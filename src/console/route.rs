@@ -310,7 +310,23 @@ impl App {
         self.signals.destination(self.selected(Pane::Destinations))
     }
 
-    /// `/trade`.
+    /// `/trade` typed: on paper it executes at once; where real money may move (LIVE, or not known
+    /// yet) it is asked first, as every final answer is.
+    pub(crate) fn ask_trade(&mut self, args: TradeArgs, fx: &mut Vec<Effect>) {
+        use crate::console::feeds::Badge;
+        use crate::console::modal::{Confirm, Deciding};
+        match self.account.badge(self.service.sandbox) {
+            Badge::Sandbox | Badge::Paper => self.trade(&args, fx),
+            Badge::Live | Badge::Unknown => {
+                self.modal = Some(Modal::Confirm(Confirm::new(
+                    Deciding::Trade(Box::new(args)),
+                    self.now,
+                )))
+            }
+        }
+    }
+
+    /// `/trade`, executed now.
     pub(crate) fn trade(&mut self, args: &TradeArgs, fx: &mut Vec<Effect>) {
         with_ctx!(self, fx, |ctx| self.signals.trade(args, ctx));
     }

@@ -7,7 +7,7 @@ use super::app::{App, ToastLevel};
 use super::help;
 use super::keymap::KeyAction;
 use super::layout::{self, Screen};
-use super::modal::Modal;
+use super::modal::{Confirm, Deciding, Modal};
 use super::tab::Tab;
 use super::tabs::{backtests, desk, discovery, proposals, research, signals, tools};
 use super::theme::Theme;
@@ -47,52 +47,18 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
     match modal {
         Modal::Help { scroll } => help::draw(f, app, theme, area, *scroll),
         Modal::Approve(d) => proposals::view::approve_dialog(f, &app.inbox_shown(), theme, area, d),
-        Modal::QuitConfirm => {
-            let r = widgets::centered(area, 52, 5);
-            f.render_widget(Clear, r);
-            let p = Paragraph::new(vec![
-                Line::from("A confirm is still in flight."),
-                Line::from("Quit anyway? y to quit, Esc to stay."),
-            ])
-            .block(widgets::block(theme, Line::from(" Quit? "), true))
-            .style(theme.base);
-            f.render_widget(p, r);
-        }
+        Modal::Confirm(c) => confirm_dialog(f, app, theme, area, c),
         Modal::Details { scroll } => {
             discovery::view::details(f, app.selected_row(), &app.keymap, theme, area, *scroll)
         }
         Modal::Artifact { index, scroll } => {
             research::view::artifact(f, &app.research, theme, area, *index, *scroll)
         }
-        Modal::StopRun(run_id) => {
-            research::view::stop_dialog(f, &app.research, theme, area, run_id)
-        }
         Modal::DestinationForm(form) => signals::view::destination_form(f, theme, area, form),
         Modal::Secret(revealed) => signals::view::secret_overlay(f, app, theme, area, revealed),
         Modal::BuilderFee(panel) => signals::view::builder_fee(f, app, theme, area, panel),
         Modal::BacktestForm(form) => backtests::view::form(f, theme, area, form),
         Modal::ToolEditor(editor) => tools::view::editor(f, &app.tools, theme, area, editor),
-        Modal::KillConfirm { on, reason } => {
-            crate::console::gate::guard::kill_dialog(f, theme, area, *on, reason)
-        }
-        Modal::RejectConfirm { id, reason } => {
-            let r = widgets::centered(area, 72.min(area.width), 7);
-            f.render_widget(Clear, r);
-            let what = app.described(id);
-            let reason = reason
-                .clone()
-                .unwrap_or_else(|| crate::console::gate::DEFAULT_REJECT_REASON.into());
-            let p = Paragraph::new(vec![
-                Line::from(format!("Reject {id} ({what}) on the gateway?")),
-                Line::from("A gateway's rejection is final: u cannot take it back."),
-                Line::from(format!("The agent is told: {reason}")),
-                Line::from("y rejects, Esc keeps it pending."),
-            ])
-            .wrap(ratatui::widgets::Wrap { trim: true })
-            .block(widgets::block(theme, Line::from(" Reject? "), true))
-            .style(theme.base);
-            f.render_widget(p, r);
-        }
         Modal::Standing { scroll } => crate::console::gate::guard::standing_panel(
             f,
             theme,
@@ -106,6 +72,107 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
         }
         // On the status line, drawn with it.
         Modal::CommandLine(_) | Modal::Filter => {}
+    }
+}
+
+/// A final question (`modal::Confirm`): what it decides, and its keys.
+fn confirm_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, c: &Confirm) {
+    let yes = app.yes_key();
+    let simple = |f: &mut Frame, title: &str, lines: Vec<Line<'static>>, width: u16| {
+        let r = widgets::centered(area, width.min(area.width), lines.len() as u16 + 3);
+        f.render_widget(Clear, r);
+        let p = Paragraph::new(lines)
+            .wrap(ratatui::widgets::Wrap { trim: true })
+            .block(widgets::block(
+                theme,
+                Line::from(format!(" {title} ")),
+                true,
+            ))
+            .style(theme.base);
+        f.render_widget(p, r);
+    };
+    let keys = |what: &str, keep: &str| {
+        Line::from(format!(
+            "{yes} {what}, Esc {keep}; any other key closes it without deciding."
+        ))
+    };
+    match &c.what {
+        Deciding::Quit => simple(
+            f,
+            "Quit?",
+            vec![
+                Line::from("A confirm is still in flight."),
+                keys("quits", "stays"),
+            ],
+            60,
+        ),
+        Deciding::StopRun(run_id) => {
+            research::view::stop_dialog(f, &app.research, theme, area, run_id, &yes)
+        }
+        Deciding::Kill { on, reason } => {
+            crate::console::gate::guard::kill_dialog(f, theme, area, *on, reason, &yes)
+        }
+        Deciding::Reject { id, reason } => {
+            let what = app.described(id);
+            let reason = reason
+                .clone()
+                .unwrap_or_else(|| crate::console::gate::DEFAULT_REJECT_REASON.into());
+            simple(
+                f,
+                "Reject?",
+                vec![
+                    Line::from(format!("Reject {id} ({what}) on the gateway?")),
+                    Line::from("A gateway's rejection is final: u cannot take it back."),
+                    Line::from(format!("The agent is told: {reason}")),
+                    keys("rejects", "keeps it pending"),
+                ],
+                72,
+            )
+        }
+        Deciding::Trade(args) => simple(
+            f,
+            "LIVE — execute now?",
+            vec![
+                Line::styled(
+                    format!(
+                        "/trade executes at once on {}: real money, no proposal, no inbox.",
+                        app.service.host
+                    ),
+                    theme.bad.add_modifier(ratatui::style::Modifier::BOLD),
+                ),
+                Line::from(crate::console::tabs::signals::describe_trade(
+                    &args.to_signal(args.fanout.unwrap_or(app.signals.fanout_default())),
+                )),
+                keys("executes it", "cancels"),
+            ],
+            76,
+        ),
+        Deciding::Standing(r) => {
+            let coins = if r.coins.is_empty() {
+                "any coin".to_string()
+            } else {
+                r.coins.join(", ")
+            };
+            simple(
+                f,
+                "Standing approval?",
+                vec![
+                    Line::styled(
+                        format!(
+                            "Let {} execute without anyone's approval for {} minutes?",
+                            r.agent, r.minutes
+                        ),
+                        theme.bad.add_modifier(ratatui::style::Modifier::BOLD),
+                    ),
+                    Line::from(format!(
+                        "Coins: {coins}; up to {} USD a trade; the policy still applies.",
+                        r.max_notional_usd
+                    )),
+                    keys("creates it", "cancels"),
+                ],
+                76,
+            )
+        }
     }
 }
 
@@ -252,30 +319,11 @@ fn since_until(now: chrono::DateTime<chrono::Utc>, due: chrono::DateTime<chrono:
     (due - now).to_std().unwrap_or_default()
 }
 
-/// Paper or real money, as the header says it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Badge {
-    /// The embedded sandbox: paper by construction.
-    Sandbox,
-    /// The service says `paperTrading: true` (whoami's summary).
-    Paper,
-    /// The service answered whoami and did not say paper: real money is assumed.
-    Live,
-    /// whoami has not answered yet: nothing is claimed either way.
-    Unknown,
-}
+pub use crate::console::feeds::Badge;
 
+/// Paper or real money, as the header says it (and every dialog that decides money).
 pub fn badge(app: &App) -> Badge {
-    if app.service.sandbox {
-        return Badge::Sandbox;
-    }
-    match &app.account.whoami {
-        None => Badge::Unknown,
-        Some(w) => match w.summary.as_ref().and_then(|s| s.paper_trading) {
-            Some(true) => Badge::Paper,
-            _ => Badge::Live,
-        },
-    }
+    app.account.badge(app.service.sandbox)
 }
 
 fn header(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {

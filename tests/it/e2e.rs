@@ -141,7 +141,7 @@ fn e2e_agent_proposal_approved_in_console() {
             && s.lines()
                 .any(|l| counts_down_from_staging(l, staged_at) && l.contains("long"))
     });
-    tmux.send("a");
+    tmux.send_deliberately("a");
     tmux.wait_for("the approve dialog", WAIT, |s| {
         s.contains("Approve proposal") && s.contains(&format!("Approve {id}?"))
     });

@@ -8,7 +8,7 @@ use std::process::Command;
 use std::time::Duration;
 
 /// A supervisor token minted on the embedded gateway's database, and a runtime to ask with.
-fn supervisor(dirs: &Dirs) -> (String, tokio::runtime::Runtime) {
+pub(crate) fn supervisor(dirs: &Dirs) -> (String, tokio::runtime::Runtime) {
     let gate_db = dirs.path("data").join("agentdesk").join("gateway.db");
     let out = Command::new(BIN)
         .args([
@@ -35,7 +35,7 @@ fn supervisor(dirs: &Dirs) -> (String, tokio::runtime::Runtime) {
     (token, rt)
 }
 
-fn get(rt: &tokio::runtime::Runtime, url: String, token: &str) -> Value {
+pub(crate) fn get(rt: &tokio::runtime::Runtime, url: String, token: &str) -> Value {
     rt.block_on(async {
         reqwest::Client::new()
             .get(&url)
@@ -50,7 +50,7 @@ fn get(rt: &tokio::runtime::Runtime, url: String, token: &str) -> Value {
 }
 
 /// The console's host (the gateway's address) from its header.
-fn host(screen: &str) -> String {
+pub(crate) fn host(screen: &str) -> String {
     header(screen)
         .split_whitespace()
         .skip_while(|w| *w != "@")
@@ -60,7 +60,7 @@ fn host(screen: &str) -> String {
 }
 
 /// The console with nothing configured: no flags, no AGENTDESK_* variables, an empty HOME.
-fn bare_command(dirs: &Dirs) -> String {
+pub(crate) fn bare_command(dirs: &Dirs) -> String {
     let script = format!("{}; echo EXITED:$?; sleep 30", sq(BIN));
     let path = |p: &str| sq(dirs.path(p).to_str().unwrap());
     format!(
@@ -102,7 +102,7 @@ fn e2e_no_config_shows_the_demo_agents_proposal_and_a_y_executes_it() {
         .find(|l| l.contains('█') && l.contains("demo-agent"))
         .unwrap()
         .to_string();
-    tmux.send("a");
+    tmux.send_deliberately("a");
     // The dialog names who proposed it.
     tmux.wait_for("the approve dialog naming the agent", WAIT, |s| {
         s.contains("Approve proposal") && s.contains("proposed by agent demo-agent · account")
@@ -163,7 +163,7 @@ fn e2e_kill_asks_then_the_header_says_kill_switch_and_auto_lists_a_countdown() {
     tmux.wait_for("the kill switch question", WAIT, |s| {
         s.contains("Turn the kill switch ON for every agent? y/esc")
     });
-    tmux.send("y");
+    tmux.send_after_reading("y");
     tmux.wait_for("KILL SWITCH in the header", WAIT, |s| {
         header(s).contains("KILL SWITCH")
     });
@@ -171,11 +171,17 @@ fn e2e_kill_asks_then_the_header_says_kill_switch_and_auto_lists_a_countdown() {
     tmux.wait_for("the question to turn it off", WAIT, |s| {
         s.contains("Turn the kill switch OFF")
     });
-    tmux.send("y");
+    tmux.send_after_reading("y");
     tmux.wait_for("GATE back in the header", WAIT, |s| {
         header(s).contains(" GATE ") && !header(s).contains("KILL SWITCH")
     });
     command("/auto * BTC,ETH 1000 10 e2e");
+    tmux.wait_for("the standing approval question", WAIT, |s| {
+        s.contains("without anyone's approval")
+    });
+    tmux.send_after_reading("y");
+    // A command right after the answer is typing: it waits for a quiet moment like any key.
+    std::thread::sleep(crate::tui::QUIET);
     command("/auto");
     tmux.wait_for("the standing approval with its countdown", WAIT, |s| {
         s.contains("Standing approvals") && s.contains("#1") && s.contains(" left · agent *")
@@ -211,7 +217,7 @@ fn e2e_a_command_typed_into_the_approve_dialog_decides_nothing_at_the_gateway() 
                 .any(|l| l.contains('█') && l.contains("demo-agent"))
         },
     );
-    tmux.send("a");
+    tmux.send_deliberately("a");
     tmux.wait_for("the approve dialog", WAIT, |s| {
         s.contains("Approve proposal") && s.contains("proposed by agent demo-agent")
     });

@@ -141,7 +141,7 @@ fn e2e_x_dismisses_the_selected_proposal_when_another_sorts_on_top() {
         "BTC is still selected:\n{screen}"
     );
 
-    tmux.send("x");
+    tmux.send_deliberately("x");
     let screen = tmux.wait_for("BTC dismissed", WAIT, |s| {
         row(s, "BTC").is_some_and(|l| l.contains("rejected"))
             && row(s, "SOL").is_some()
@@ -173,7 +173,7 @@ fn e2e_x_dismisses_the_selected_proposal_when_another_sorts_on_top() {
     }
 
     // `u` takes the dismissal back while it is live.
-    tmux.send("u");
+    tmux.send_deliberately("u");
     tmux.wait_for("BTC staged again", WAIT, |s| {
         row(s, "BTC").is_some_and(|l| !l.contains("rejected") && l.contains(':'))
     });
@@ -244,7 +244,7 @@ fn e2e_confirm_without_answer_is_reconciled_when_the_service_is_back() {
     tmux.wait_for("the proposal selected", WAIT, |s| detail_shows(s, &id));
 
     server.kill();
-    tmux.send("a");
+    tmux.send_deliberately("a");
     tmux.wait_for("the approve dialog", WAIT, |s| {
         s.contains(&format!("Approve {id}?"))
     });
@@ -257,7 +257,7 @@ fn e2e_confirm_without_answer_is_reconciled_when_the_service_is_back() {
     // Not approvable while unknown: `a` is answered with a notice instead of the dialog. Waiting
     // for the notice (not a fixed pause) proves the key was handled before the dialog's absence
     // is checked.
-    tmux.send("a");
+    tmux.send_deliberately("a");
     let screen = tmux.wait_for(
         "the notice that an unknown outcome is not approvable",
         WAIT,
@@ -286,7 +286,7 @@ fn e2e_confirm_without_answer_is_reconciled_when_the_service_is_back() {
     );
 
     // Approved again, by the supervisor, with a second y.
-    tmux.send("a");
+    tmux.send_deliberately("a");
     tmux.wait_for("the approve dialog again", WAIT, |s| {
         s.contains(&format!("Approve {id}?"))
     });
@@ -334,7 +334,7 @@ fn e2e_confirm_while_the_service_is_paused() {
         assert!(ok, "kill {sig} {pid}");
     };
     signal("-STOP");
-    tmux.send("a");
+    tmux.send_deliberately("a");
     tmux.wait_for("the approve dialog", WAIT, |s| {
         s.contains(&format!("Approve {id}?"))
     });
@@ -352,7 +352,7 @@ fn e2e_confirm_while_the_service_is_paused() {
     if !found_executed {
         // The queued confirm had not run: staged again, approved by a second y.
         assert!(detail_shows(&screen, &id), "{screen}");
-        tmux.send("a");
+        tmux.send_deliberately("a");
         tmux.wait_for("the approve dialog again", WAIT, |s| {
             s.contains(&format!("Approve {id}?"))
         });

@@ -16,6 +16,7 @@ mod contract;
 mod discovery;
 mod documented_errors;
 mod e2e;
+mod e2e_deliberate;
 mod e2e_embedded;
 mod e2e_inbox;
 mod e2e_research;

@@ -16,7 +16,10 @@ pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_agentdesk");
 pub(crate) const POLL: Duration = Duration::from_millis(100);
 pub(crate) const WAIT: Duration = Duration::from_secs(30);
 /// Longer than the approve dialog's settle time (`console::inbox::dialog::SETTLE`, 400 ms).
-pub(crate) const READ: Duration = Duration::from_millis(700);
+/// Past a deciding dialog's settle time (a second), as a person reads before pressing y.
+pub(crate) const READ: Duration = Duration::from_millis(1300);
+/// Longer than the console's quiet moment (1.5 s): a key after it is not part of a run of typing.
+pub(crate) const QUIET: Duration = Duration::from_millis(1700);
 
 /// True when tmux can be used; false (after a notice) to skip; panics on CI without tmux.
 pub(crate) fn tmux_available() -> bool {
@@ -233,6 +236,44 @@ impl Tmux {
             .expect("run tmux send-keys")
             .success();
         assert!(ok, "tmux send-keys {key} failed");
+    }
+
+    /// `text` pasted into the pane: bracketed (as a terminal does for an application that asked
+    /// for it), or as raw keys (a terminal that does not bracket pastes).
+    pub(crate) fn paste(&self, text: &str, bracketed: bool) {
+        let ok = self
+            .cmd()
+            .args(["set-buffer", "-b", "e2e", text])
+            .status()
+            .expect("run tmux set-buffer")
+            .success();
+        assert!(ok, "tmux set-buffer failed");
+        let mut args = vec!["paste-buffer", "-b", "e2e", "-t", &self.session];
+        if bracketed {
+            args.push("-p");
+        }
+        let ok = self
+            .cmd()
+            .args(&args)
+            .status()
+            .expect("run tmux paste-buffer")
+            .success();
+        assert!(ok, "tmux paste-buffer failed");
+    }
+
+    /// Each key of `keys` (tmux key names) `gap` apart: typing at a person's pace.
+    pub(crate) fn type_paced(&self, keys: &[&str], gap: Duration) {
+        for k in keys {
+            self.send(k);
+            std::thread::sleep(gap);
+        }
+    }
+
+    /// `key` after a quiet moment: a key that opens a deciding dialog (`a`, `x`) or undoes (`u`)
+    /// acts only then, never inside a run of keys.
+    pub(crate) fn send_deliberately(&self, key: &str) {
+        std::thread::sleep(QUIET);
+        self.send(key);
     }
 
     /// `key` once the approve dialog on screen has been read: past its settle time, in which

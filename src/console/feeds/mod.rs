@@ -30,6 +30,35 @@ pub struct Account {
     pub usage: Option<Usage>,
 }
 
+/// Paper or real money, as the header says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Badge {
+    /// The embedded sandbox: paper by construction.
+    Sandbox,
+    /// The service says `paperTrading: true` (whoami's summary).
+    Paper,
+    /// The service answered whoami and did not say paper: real money is assumed.
+    Live,
+    /// whoami has not answered yet: nothing is claimed either way.
+    Unknown,
+}
+
+impl Account {
+    /// Paper or real money: the header's badge, and what every dialog that decides money says.
+    pub fn badge(&self, sandbox: bool) -> Badge {
+        if sandbox {
+            return Badge::Sandbox;
+        }
+        match &self.whoami {
+            None => Badge::Unknown,
+            Some(w) => match w.summary.as_ref().and_then(|s| s.paper_trading) {
+                Some(true) => Badge::Paper,
+                _ => Badge::Live,
+            },
+        }
+    }
+}
+
 /// How one polled resource is doing.
 #[derive(Debug, Clone)]
 pub struct Feed {

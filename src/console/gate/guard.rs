@@ -287,12 +287,13 @@ pub fn kill_dialog(
     area: ratatui::layout::Rect,
     on: bool,
     reason: &str,
+    yes: &str,
 ) {
     use ratatui::widgets::{Clear, Paragraph, Wrap};
     let lines = if on {
         vec![
             Line::styled(
-                "Turn the kill switch ON for every agent? y/esc",
+                format!("Turn the kill switch ON for every agent? {yes}/esc"),
                 theme.bad.add_modifier(Modifier::BOLD),
             ),
             Line::from(format!("Reason (agents are told): {reason}")),
@@ -305,7 +306,7 @@ pub fn kill_dialog(
     } else {
         vec![
             Line::styled(
-                "Turn the kill switch OFF for every agent? y/esc",
+                format!("Turn the kill switch OFF for every agent? {yes}/esc"),
                 theme.warn.add_modifier(Modifier::BOLD),
             ),
             Line::styled(

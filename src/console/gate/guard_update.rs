@@ -8,7 +8,7 @@ use crate::api::ApiError;
 use crate::api::model::{GateCheck, GateKillSwitch, GatePolicy, GateStanding, GateStandingRequest};
 use crate::console::action::Effect;
 use crate::console::app::{App, ToastLevel};
-use crate::console::modal::Modal;
+use crate::console::modal::{Confirm, Deciding, Modal};
 use chrono::{DateTime, Duration as TimeDelta, Utc};
 
 /// How often the kill switch and the standing approvals are asked. They change only by a
@@ -151,7 +151,10 @@ impl App {
         if self.gate_role_refuses("admin", "switching the kill switch") {
             return;
         }
-        self.modal = Some(Modal::KillConfirm { on, reason });
+        self.modal = Some(Modal::Confirm(Confirm::new(
+            Deciding::Kill { on, reason },
+            self.now,
+        )));
     }
 
     pub(crate) fn on_kill_switch_set(
@@ -248,7 +251,9 @@ impl App {
         self.dirty = true;
     }
 
-    pub(crate) fn create_standing(&mut self, request: GateStandingRequest, fx: &mut Vec<Effect>) {
+    /// `/auto AGENT ...`: a standing approval lets trades execute with no one's `y`, so it is
+    /// asked first, as every final answer is.
+    pub(crate) fn create_standing(&mut self, request: GateStandingRequest) {
         if self.gate_role_refuses("admin", "adding a standing approval") {
             return;
         }
@@ -259,6 +264,14 @@ impl App {
             );
             return;
         }
+        self.modal = Some(Modal::Confirm(Confirm::new(
+            Deciding::Standing(Box::new(request)),
+            self.now,
+        )));
+    }
+
+    /// The standing approval's question was answered yes.
+    pub(crate) fn send_standing(&mut self, request: GateStandingRequest, fx: &mut Vec<Effect>) {
         fx.push(Effect::GateCreateStanding(request));
     }
 

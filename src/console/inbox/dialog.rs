@@ -4,32 +4,24 @@
 //! context and performs the outcome; nothing here touches `App`, so every rule is tested with
 //! keys and times alone.
 //!
-//! The dialog decides money, so it takes only deliberate keys:
+//! The dialog decides money, so it takes only deliberate keys, by the rule every final question
+//! shares (`console/deliberate.rs`):
 //! - `y` approves, `n`/Esc cancels, the movement keys scroll; any other key closes it with a line
 //!   saying so, and goes nowhere else.
-//! - A key within [`SETTLE`] of the opening, or within [`BURST`] of the key before it, decides
-//!   nothing.
+//! - A `y` within `deliberate::SETTLE` of the opening, or within `deliberate::BURST` of the key
+//!   before it, decides nothing; one that counts is still held for a burst's length by `App`.
 //! - Overriding a broken rule is its own step: `o`, then type the coin and Enter. `o` then `y`
 //!   never approves.
-//! - Under the kill switch there is no override to offer.
+//! - Under the kill switch there is no override to offer; an item that expired with the dialog
+//!   open offers nothing but closing.
 
+use crate::console::deliberate::{Deliberate, closed_by};
 use crate::console::gate::guard::ApproveCheck;
 use crate::console::keymap::{KeyAction, KeyBinding};
 use crate::console::theme::Theme;
-use chrono::{DateTime, Duration as TimeDelta, Utc};
+use chrono::{DateTime, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::text::{Line, Span};
-
-/// How long after opening the dialog ignores deciding keys. Reading one line takes longer than
-/// this; a key sooner was typed before the trade was on screen (typed ahead, or the `y` of a word
-/// that was meant for something else). Short enough that a supervisor who read the trade in the
-/// detail panel never waits for it.
-pub const SETTLE: TimeDelta = TimeDelta::milliseconds(400);
-
-/// Keys closer together than this are one burst: pasted text, or typing that was going on when
-/// the dialog opened. People do not press two separate keys this fast on purpose (a fast typist's
-/// keys are ~100 ms apart); a terminal delivers pasted text within a few milliseconds.
-pub const BURST: TimeDelta = TimeDelta::milliseconds(50);
 
 /// The longest text the override step takes: a coin's name, with room for typos to show.
 const TYPED_MAX: usize = 24;
@@ -48,8 +40,8 @@ pub struct ApproveDialog {
     pub id: String,
     /// How far the body is scrolled (the keys line never scrolls away).
     pub scroll: u16,
-    pub opened_at: DateTime<Utc>,
-    last_key_at: DateTime<Utc>,
+    /// The settle time and the burst rule every final question shares.
+    guard: Deliberate,
     /// The gateway's live re-check; gateway items only.
     pub check: Option<ApproveCheck>,
     /// Open while the supervisor types the coin to override the broken rules.
@@ -69,6 +61,11 @@ pub struct Context {
     pub gateway: bool,
     pub max_scroll: u16,
     pub page: u16,
+    /// The item can no longer be approved (it expired, or was decided elsewhere, while the dialog
+    /// was open): why, as the dialog says it.
+    pub gone: Option<String>,
+    /// The key that approves, as the keymap binds it (the dialog says this one).
+    pub yes_key: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -90,8 +87,7 @@ impl ApproveDialog {
         ApproveDialog {
             id: id.to_string(),
             scroll: 0,
-            opened_at: now,
-            last_key_at: now,
+            guard: Deliberate::new(now),
             check,
             step: None,
         }
@@ -99,9 +95,8 @@ impl ApproveDialog {
 
     /// Opened, and its last key came, `by` earlier: the tests' "the supervisor read it".
     #[cfg(test)]
-    pub fn backdate(&mut self, by: TimeDelta) {
-        self.opened_at -= by;
-        self.last_key_at -= by;
+    pub fn backdate(&mut self, by: chrono::Duration) {
+        self.guard.backdate(by);
     }
 
     /// The check for `id`, if this dialog asked the gateway for it.
@@ -117,17 +112,16 @@ impl ApproveDialog {
         now: DateTime<Utc>,
         ctx: &Context,
     ) -> Outcome {
-        // Measured from the key before, whatever it did: a burst stays a burst even when its
-        // first keys were ignored.
-        let burst = now - self.last_key_at < BURST;
-        let early = now - self.opened_at < SETTLE;
-        self.last_key_at = now;
+        let judged = self.guard.arrive(now);
         if self.step.is_some() {
-            return self.on_step_key(key, burst, ctx);
+            return self.on_step_key(key, judged.burst, ctx);
         }
         match action {
             Some(KeyAction::ConfirmYes) => {
-                if let Some(why) = too_fast(early, burst, "y") {
+                if let Some(why) = &ctx.gone {
+                    return Outcome::Hint(format!("{why}: nothing to approve — esc closes"));
+                }
+                if let Some(why) = judged.refusal(&ctx.yes_key) {
                     return Outcome::Hint(why);
                 }
                 if let Some(reason) = &ctx.kill {
@@ -164,7 +158,10 @@ impl ApproveDialog {
                         "no rule is broken: nothing to override (y approves)".into(),
                     );
                 }
-                if let Some(why) = too_fast(early, burst, "o") {
+                if let Some(why) = &ctx.gone {
+                    return Outcome::Hint(format!("{why}: nothing to override — esc closes"));
+                }
+                if let Some(why) = judged.refusal("o") {
                     return Outcome::Hint(why);
                 }
                 self.step = Some(OverrideStep {
@@ -199,9 +196,9 @@ impl ApproveDialog {
                 self.scroll = next.clamp(0, ctx.max_scroll as i32) as u16;
                 Outcome::Nothing
             }
-            _ => Outcome::Close(Some(format!(
-                "approve dialog closed: `{}` is not one of its keys — nothing was decided",
-                KeyBinding::from_event(key)
+            _ => Outcome::Close(Some(closed_by(
+                "approve dialog",
+                &KeyBinding::from_event(key).to_string(),
             ))),
         }
     }
@@ -320,6 +317,14 @@ impl ApproveDialog {
                     key("esc"),
                 ],
             ]
+        } else if let Some(why) = &ctx.gone {
+            vec![
+                vec![
+                    key("esc"),
+                    text(&format!(" close — {why}: nothing to approve")),
+                ],
+                vec![key("esc"), text(" close (nothing to approve)")],
+            ]
         } else if ctx.kill.is_some() {
             vec![
                 vec![
@@ -347,18 +352,23 @@ impl ApproveDialog {
         } else {
             vec![
                 vec![
-                    key("y"),
+                    key(&ctx.yes_key),
                     text(" approve and execute   "),
                     key("esc"),
                     text(" cancel   other keys close"),
                 ],
                 vec![
-                    key("y"),
+                    key(&ctx.yes_key),
                     text(" approve and execute   "),
                     key("esc"),
                     text(" cancel"),
                 ],
-                vec![key("y"), text(" approve "), key("esc"), text(" cancel")],
+                vec![
+                    key(&ctx.yes_key),
+                    text(" approve "),
+                    key("esc"),
+                    text(" cancel"),
+                ],
             ]
         };
         let last = variants.len() - 1;
@@ -369,20 +379,6 @@ impl ApproveDialog {
             .map(|(_, v)| v)
             .unwrap_or_default();
         Line::from(chosen)
-    }
-}
-
-/// Why a deciding key that came too soon or too fast decided nothing.
-fn too_fast(early: bool, burst: bool, key: &str) -> Option<String> {
-    if early {
-        Some(format!("too soon — read the trade, then press {key}"))
-    } else if burst {
-        Some(format!(
-            "{key} came with other keys (pasted or typed ahead): nothing decided — press {key} \
-             on its own"
-        ))
-    } else {
-        None
     }
 }
 
@@ -401,8 +397,8 @@ mod tests {
         Utc.with_ymd_and_hms(2025, 3, 14, 12, 0, 0).unwrap()
     }
 
-    fn ms(n: i64) -> TimeDelta {
-        TimeDelta::milliseconds(n)
+    fn ms(n: i64) -> chrono::Duration {
+        chrono::Duration::milliseconds(n)
     }
 
     fn broken() -> Context {
@@ -413,6 +409,8 @@ mod tests {
             gateway: true,
             max_scroll: 10,
             page: 5,
+            gone: None,
+            yes_key: "y".into(),
         }
     }
 
@@ -538,11 +536,11 @@ mod tests {
     #[test]
     fn y_within_the_settle_time_is_ignored_and_after_it_approves() {
         let mut d = open();
-        let early = SETTLE.num_milliseconds() - 1;
+        let early = crate::console::deliberate::SETTLE.num_milliseconds() - 1;
         let out = press(&mut d, &clean(), "y", early);
-        assert_eq!(
-            out,
-            Outcome::Hint("too soon — read the trade, then press y".into())
+        assert!(
+            matches!(&out, Outcome::Hint(h) if h.starts_with("too soon — read what it decides, then press y")),
+            "{out:?}"
         );
         let out = press(&mut d, &clean(), "y", early + 300);
         assert_eq!(
@@ -557,7 +555,12 @@ mod tests {
     fn y_in_a_burst_of_keys_decides_nothing() {
         let mut d = open();
         assert_eq!(press(&mut d, &clean(), "j", 1_000), Outcome::Nothing);
-        let out = press(&mut d, &clean(), "y", 1_000 + BURST.num_milliseconds() - 1);
+        let out = press(
+            &mut d,
+            &clean(),
+            "y",
+            1_000 + crate::console::deliberate::BURST.num_milliseconds() - 1,
+        );
         assert!(
             matches!(&out, Outcome::Hint(h) if h.contains("came with other keys")),
             "{out:?}"

@@ -13,15 +13,12 @@ use crate::console::decider::{Answered, Decider};
 use crate::console::gate::{
     AWAIT, DEFAULT_REJECT_REASON, Detected, QUIET_EVERY, agent_matches, inbox_id, is_listed,
 };
+use crate::console::inbox::START_SLACK;
 use crate::console::inbox::{
     DecisionKind, InboxItem, LocalState, Source, Status, execution_summary,
 };
 use chrono::{DateTime, Utc};
 use std::time::Duration;
-
-/// How much earlier than this console's start an item may be stamped and still be new to it:
-/// the gateway's clock and this console's may differ.
-const START_SLACK: chrono::TimeDelta = chrono::TimeDelta::seconds(5);
 
 /// How often the gateway's agents are asked beside its inbox: labels and connections change
 /// rarely, and each request wakes the gateway and the console.
@@ -374,7 +371,7 @@ impl App {
                 }
                 continue;
             }
-            let item = InboxItem {
+            let mut item = InboxItem {
                 proposal,
                 request,
                 source: Source::Gateway,
@@ -383,6 +380,10 @@ impl App {
                 expiry_noted: false,
                 tool: None,
             };
+            // An expiry is journaled once: not again for one this console recorded before a
+            // restart, nor for one first seen already expired (never this console's to decide).
+            item.expiry_noted = item.status(now) == Status::Expired;
+            self.inbox.reapply(&mut item);
             let first = self.inbox.seen.insert(id.clone());
             // Staged before this console started (a restart): it was waiting, not new — said
             // once for all of them, without the bell.
@@ -416,16 +417,7 @@ impl App {
         if fresh > 0 && self.options.bell {
             fx.push(Effect::Bell);
         }
-        if waiting > 0 {
-            self.toast(
-                format!(
-                    "{waiting} item{} staged before this console started {} waiting in the inbox",
-                    if waiting == 1 { "" } else { "s" },
-                    if waiting == 1 { "is" } else { "are" }
-                ),
-                ToastLevel::Info,
-            );
-        }
+        self.say_waiting(waiting);
         self.inbox.sort();
         if executed {
             self.poll_now(&Resource::TRADED, now);

@@ -348,6 +348,10 @@ pub fn execution_summary(done: &crate::api::model::ExecutionResult) -> String {
 /// How long after the selection moved by itself (its proposal left the list, or the first one
 /// arrived) the keys that act on it refuse: a key pressed in that moment was aimed at what was
 /// selected before, which the supervisor may not have seen change.
+/// How far before this console's start a staging still counts as new: the service's clock and
+/// ours may differ a little.
+pub const START_SLACK: TimeDelta = TimeDelta::seconds(5);
+
 pub const SETTLE: TimeDelta = TimeDelta::seconds(1);
 
 /// While a confirm's outcome is unknown, the service is asked again this often: one or two cheap
@@ -432,6 +436,10 @@ pub struct Inbox {
     tool_seq: u32,
     /// Proposal ids seen before, so a proposal rings the bell once.
     seen: std::collections::HashSet<String>,
+    /// What the journal said last of each proposal when this console started (newest wins), and
+    /// which it recorded as expired: a decision survives a restart (`reapply`).
+    journaled: std::collections::HashMap<String, DecisionKind>,
+    journaled_expired: std::collections::HashSet<String>,
 }
 
 impl Inbox {
@@ -586,9 +594,37 @@ impl Inbox {
         self.seen.insert(id.to_string());
     }
 
-    /// The journal's decisions, read at start: the history the Proposals tab shows.
+    /// The journal's decisions, read at start (newest first): the history the Proposals tab
+    /// shows, and what was decided, re-applied to each proposal as it is listed again.
     pub fn restore_decisions(&mut self, history: Vec<Decision>) {
+        for d in &history {
+            self.journaled
+                .entry(d.proposal_id.clone())
+                .or_insert(d.kind);
+            if d.kind == DecisionKind::Expired {
+                self.journaled_expired.insert(d.proposal_id.clone());
+            }
+        }
         self.decisions = history;
+    }
+
+    /// A proposal listed for the first time since this console started, as the journal left it:
+    /// one dismissed here (on a service, where a dismissal is this console's own) stays dismissed
+    /// and `u` can still restore it; an expiry already recorded is not recorded again. What a
+    /// gateway decided is the gateway's to say, so only the expiry applies there.
+    pub(crate) fn reapply(&mut self, item: &mut InboxItem) {
+        let id = item.id().to_string();
+        if self.journaled_expired.contains(&id) {
+            item.expiry_noted = true;
+        }
+        if item.source != Source::Gateway
+            && self.journaled.get(&id) == Some(&DecisionKind::Rejected)
+            && item.local == LocalState::None
+        {
+            item.local = LocalState::Rejected;
+            self.dismissed.retain(|d| *d != id);
+            self.dismissed.push(id);
+        }
     }
 
     pub fn confirm_in_flight(&self) -> bool {

@@ -3,8 +3,8 @@
 
 use super::{
     Decision, DecisionKind, Evidence, InboxItem, LocalState, Outcome, PaneSelection, RECHECK,
-    SETTLE, Source, Status, describe_preview, execution_summary, outcome, outcome_of, staged,
-    tool_outcome,
+    SETTLE, START_SLACK, Source, Status, describe_preview, execution_summary, outcome, outcome_of,
+    staged, tool_outcome,
 };
 use crate::api::ApiError;
 use crate::api::model::{Proposal, TradeSignal};
@@ -14,7 +14,7 @@ use crate::console::app::ToastLevel;
 use crate::console::decider::{Answered, Decider};
 use crate::console::inbox::dialog::ApproveDialog;
 use crate::console::layout::Pane;
-use crate::console::modal::Modal;
+use crate::console::modal::{Confirm, Deciding, Modal};
 use crate::console::poll::to_delta;
 use crate::console::tab::Tab;
 use chrono::{DateTime, Utc};
@@ -151,6 +151,7 @@ impl App {
     pub(crate) fn merge_proposals(&mut self, list: Vec<Proposal>, fx: &mut Vec<Effect>) {
         let now = self.now;
         let mut fresh = 0;
+        let mut waiting = 0;
         let mut settle = Vec::new();
         for p in list {
             // Another agent's, while the gateway inbox shows one agent's items only.
@@ -188,7 +189,17 @@ impl App {
             // Only what this console showed live is journaled: one first seen already expired
             // (a fresh console listing old proposals) was never the supervisor's to decide.
             item.expiry_noted = item.status(now) == Status::Expired;
-            if new && item.status(now) == Status::Staged {
+            // What was decided stays decided: a dismissal before a restart is still one.
+            self.inbox.reapply(&mut item);
+            // Staged before this console started (a restart): it was waiting, not new — said
+            // once for all of them, without the bell, as on a gateway.
+            let before_start = item
+                .proposal
+                .created_at
+                .is_some_and(|c| c < self.started_at - START_SLACK);
+            if new && item.status(now) == Status::Staged && before_start {
+                waiting += 1;
+            } else if new && item.status(now) == Status::Staged {
                 fresh += 1;
                 self.toast(
                     format!("New proposal: {}", item.describe()),
@@ -200,9 +211,25 @@ impl App {
         if fresh > 0 && self.options.bell {
             fx.push(Effect::Bell);
         }
+        self.say_waiting(waiting);
         self.inbox.sort();
         for (id, found) in settle {
             self.settle_unknown(&id, found, fx);
+        }
+    }
+
+    /// The one start-up line, on every setup: how many items staged before this console started
+    /// are waiting (they were not rung in as new).
+    pub(crate) fn say_waiting(&mut self, waiting: usize) {
+        if waiting > 0 {
+            self.toast(
+                format!(
+                    "{waiting} item{} staged before this console started {} waiting in the inbox",
+                    if waiting == 1 { "" } else { "s" },
+                    if waiting == 1 { "is" } else { "are" }
+                ),
+                ToastLevel::Info,
+            );
         }
     }
 
@@ -254,10 +281,24 @@ impl App {
             }
             _ => summary,
         };
+        // Whose it was: the agent the gateway names (its label and key fingerprint), this
+        // console's own key for what it staged; a service's list names no agent.
+        let agent = match (self.gate.items.get(id), self.item(id).map(|i| i.source)) {
+            (Some(g), _) => json!({
+                "name": self.gate.agent_label(id, &self.service.key_fingerprint),
+                "fingerprint": g.agent_fingerprint,
+            }),
+            (None, Some(Source::Console)) => json!({
+                "name": "this console",
+                "fingerprint": self.service.key_fingerprint,
+            }),
+            _ => serde_json::Value::Null,
+        };
         let line = json!({
             "time": self.now.to_rfc3339(),
             "proposalId": id,
             "decision": kind.label(),
+            "agent": agent,
             "summary": summary,
             "result": result,
             "service": self.service.host,
@@ -574,10 +615,13 @@ impl App {
             let now = self.now;
             match self.item(id) {
                 Some(item) if item.status(now) == Status::Staged => {
-                    self.modal = Some(Modal::RejectConfirm {
-                        id: id.to_string(),
-                        reason,
-                    });
+                    self.modal = Some(Modal::Confirm(Confirm::new(
+                        Deciding::Reject {
+                            id: id.to_string(),
+                            reason,
+                        },
+                        now,
+                    )));
                 }
                 // Says why there is nothing to reject.
                 _ => self.reject_on_gate(id, reason, fx),

@@ -123,7 +123,7 @@ fn a_proposal_staged_here_shows_what_was_staged_in_every_shape() {
         assert!(app.item(&id).is_some(), "{shape}: staged here");
         // The cursor selects a proposal, not a row.
         app.select_proposal(crate::console::layout::Pane::Inbox, &id);
-        app.update(key('a'));
+        press(&mut app, 'a');
         let text = snap(&format!("contract_approve_{shape}"), &app);
         for needle in [
             "long",
@@ -324,7 +324,7 @@ fn a_stop_on_the_wrong_side_is_named_before_approval() {
         detail.contains("SL 90000 is at or above the entry"),
         "{detail}"
     );
-    app.update(key('a'));
+    press(&mut app, 'a');
     let dialog = snap("contract_wrong_side_sl", &app);
     assert!(dialog.contains("check: SL 90000"), "{dialog}");
 }

@@ -302,7 +302,7 @@ fn clear_field(app: &mut App) {
 fn b_form_submits_the_row_with_edited_fields() {
     let mut app = discovery_app(120, 40);
     app.update(key('l'));
-    app.update(key('b'));
+    press(&mut app, 'b');
     let form = backtest_form(&app).expect("b opens the form");
     let values: Vec<(&str, &str)> = form
         .fields
@@ -357,7 +357,7 @@ fn b_form_submits_the_row_with_edited_fields() {
 fn a_bad_number_shows_a_field_error_and_sends_nothing() {
     let mut app = discovery_app(120, 40);
     app.update(key('l'));
-    app.update(key('b'));
+    press(&mut app, 'b');
     for _ in 0..3 {
         app.update(code(KeyCode::Tab));
     }
@@ -508,7 +508,7 @@ fn p_prefills_a_proposal_for_the_rows_coin() {
     app.update(key('l'));
     app.update(key('l'));
     assert_eq!(app.discovery.view(), DView::TopLive);
-    app.update(key('p'));
+    press(&mut app, 'p');
     assert_eq!(
         app.command_line().map(|c| c.text()),
         Some("/propose ETH long $1000 ".to_string())
@@ -516,7 +516,7 @@ fn p_prefills_a_proposal_for_the_rows_coin() {
     app.update(code(KeyCode::Esc));
     // The second row carries the strategy's latest signal: short.
     app.update(key('j'));
-    app.update(key('p'));
+    press(&mut app, 'p');
     assert_eq!(
         app.command_line().map(|c| c.text()),
         Some("/propose BTC short $1000 ".to_string())

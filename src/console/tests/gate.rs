@@ -211,7 +211,7 @@ fn a_gateway_that_refuses_the_token_says_so_in_the_header() {
 fn approve_goes_through_the_supervisor_api_and_shows_the_execution() {
     let mut app = gate_app(120, 40);
     select_row(&mut app, DEMO_ID);
-    app.update(key('a'));
+    press(&mut app, 'a');
     assert!(matches!(&app.modal, Some(Modal::Approve(d)) if d.id == DEMO_ID));
     let fx = yes(&mut app);
     assert_eq!(fx, vec![Effect::GateApprove(DEMO_ID.into())]);
@@ -259,7 +259,7 @@ fn approve_goes_through_the_supervisor_api_and_shows_the_execution() {
 fn an_execution_in_the_deployments_shape_is_told_as_its_fills() {
     let mut app = gate_app(120, 40);
     app.select_proposal(crate::console::layout::Pane::Inbox, DEMO_ID);
-    app.update(key('a'));
+    press(&mut app, 'a');
     assert_eq!(yes(&mut app), vec![Effect::GateApprove(DEMO_ID.into())]);
     let mut done = demo_item("executed");
     done.result = Some(json!({"status": 200, "body": {"success": true,
@@ -294,7 +294,7 @@ pub(super) fn executed_demo() -> GateItem {
 
 pub(super) fn approve_demo(app: &mut App) {
     select_row(app, DEMO_ID);
-    app.update(key('a'));
+    press(app, 'a');
     assert_eq!(yes(app), vec![Effect::GateApprove(DEMO_ID.into())]);
 }
 
@@ -423,9 +423,7 @@ fn a_poll_sent_before_the_approval_answer_does_not_take_the_execution_back() {
 #[test]
 fn a_policy_refusal_is_shown_and_the_item_stays_approvable() {
     let mut app = gate_app(120, 40);
-    app.update(Action::Key(crossterm::event::KeyEvent::from(
-        KeyCode::Char('a'),
-    )));
+    press(&mut app, 'a');
     let id = match &app.modal {
         Some(Modal::Approve(d)) => d.id.clone(),
         other => panic!("{other:?}"),
@@ -478,10 +476,10 @@ fn reject_sends_the_reason_and_x_a_default_one() {
     let fx = app.update(code(KeyCode::Enter));
     assert!(fx.is_empty(), "{fx:?}");
     assert!(
-        matches!(&app.modal, Some(Modal::RejectConfirm { id, reason: Some(r) })
+        matches!(&app.modal, Some(Modal::Confirm(crate::console::modal::Confirm { what: crate::console::modal::Deciding::Reject { id, reason: Some(r) }, .. }))
         if id == MINE_ID && r == "too large for a test")
     );
-    let fx = app.update(key('y'));
+    let fx = yes(&mut app);
     assert_eq!(
         fx,
         vec![Effect::GateReject {
@@ -505,14 +503,14 @@ fn reject_sends_the_reason_and_x_a_default_one() {
     );
 
     select_row(&mut app, DEMO_ID);
-    let fx = app.update(key('x'));
+    let fx = press(&mut app, 'x');
     assert!(fx.is_empty(), "x asks first on a gateway: {fx:?}");
     // Esc keeps it pending; x then y rejects.
     app.update(code(KeyCode::Esc));
     assert!(app.modal.is_none());
     assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Staged);
-    app.update(key('x'));
-    let fx = app.update(key('y'));
+    press(&mut app, 'x');
+    let fx = yes(&mut app);
     assert_eq!(
         fx,
         vec![Effect::GateReject {
@@ -644,7 +642,7 @@ fn what_this_console_staged_through_the_gateway_says_so_in_the_agent_column() {
 fn gate_approve_dialog_names_the_agent_120x40() {
     let mut app = gate_app(120, 40);
     select_row(&mut app, DEMO_ID);
-    app.update(key('a'));
+    press(&mut app, 'a');
     assert!(matches!(&app.modal, Some(Modal::Approve(d)) if d.id == DEMO_ID));
     let body: String = crate::console::tabs::proposals::view::approve_body_lines(
         &app.inbox_shown(),
@@ -700,7 +698,7 @@ fn a_tool_call_of_this_console_is_approved_through_the_gateways_copy() {
     app.select_proposal(crate::console::layout::Pane::Inbox, "tool-1");
     // Not listed by the gateway yet: y sends no token (the gateway would refuse it with 403
     // human_approval_required), says why, and asks the gateway now.
-    app.update(key('a'));
+    press(&mut app, 'a');
     let fx = yes(&mut app);
     assert!(
         !fx.iter().any(|e| matches!(e, Effect::ExecuteTool { .. })),
@@ -728,7 +726,7 @@ fn a_tool_call_of_this_console_is_approved_through_the_gateways_copy() {
     assert_eq!(app.gate.agent_label("gi_tool0001", &own), "this console");
     // Approved through the supervisor API; the token never leaves for the gateway again.
     app.select_proposal(crate::console::layout::Pane::Inbox, "gi_tool0001");
-    app.update(key('a'));
+    press(&mut app, 'a');
     assert!(matches!(&app.modal, Some(Modal::Approve(d)) if d.id == "gi_tool0001"));
     assert_eq!(
         yes(&mut app),
@@ -763,8 +761,8 @@ fn a_tool_call_of_this_console_is_rejected_on_the_gateway() {
     items.push(tool_item(&own, "pending"));
     app.update(gate_loaded(items, agents, t0() + secs(2)));
     app.select_proposal(crate::console::layout::Pane::Inbox, "gi_tool0001");
-    app.update(key('x'));
-    let fx = app.update(key('y'));
+    press(&mut app, 'x');
+    let fx = yes(&mut app);
     assert_eq!(
         fx,
         vec![Effect::GateReject {

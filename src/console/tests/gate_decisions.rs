@@ -15,7 +15,7 @@ use serde_json::json;
 fn a_rejection_on_a_gateway_is_asked_first_and_u_never_claims_to_undo_it() {
     let mut app = gate_app(120, 40);
     select_row(&mut app, DEMO_ID);
-    let fx = app.update(key('x'));
+    let fx = press(&mut app, 'x');
     assert!(
         fx.is_empty(),
         "nothing is sent before the supervisor says y: {fx:?}"
@@ -24,7 +24,7 @@ fn a_rejection_on_a_gateway_is_asked_first_and_u_never_claims_to_undo_it() {
         render(&app).contains("final"),
         "the dialog says it is final"
     );
-    app.update(key('y'));
+    yes(&mut app);
     let mut rejected = demo_item("rejected");
     rejected.reason = Some(crate::console::gate::DEFAULT_REJECT_REASON.into());
     rejected.decided_by = Some("supervisor".into());
@@ -32,7 +32,7 @@ fn a_rejection_on_a_gateway_is_asked_first_and_u_never_claims_to_undo_it() {
     assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Rejected);
     let decisions = app.inbox.decisions().len();
     assert!(!app.can_undo(), "the footer does not offer u");
-    let fx = app.update(key('u'));
+    let fx = press(&mut app, 'u');
     assert!(journal_lines(&fx).is_empty(), "nothing journaled: {fx:?}");
     assert_eq!(app.inbox.decisions().len(), decisions);
     assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Rejected);
@@ -45,7 +45,7 @@ fn a_rejection_on_a_gateway_is_asked_first_and_u_never_claims_to_undo_it() {
     let (mut items, agents) = two_agents();
     items[0] = rejected;
     app.update(gate_loaded(items, agents, t0() + secs(8)));
-    app.update(key('u'));
+    press(&mut app, 'u');
     assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Rejected);
 }
 
@@ -79,7 +79,7 @@ fn after_a_timeout_the_console_says_truthfully_who_drives_the_approved_item() {
     app.update(gate_loaded(items, agents.clone(), t0() + secs(7)));
     assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Approved);
     app.toasts.clear();
-    app.update(key('a'));
+    press(&mut app, 'a');
     assert!(app.modal.is_none());
     let toast = &app.toasts.last().unwrap().text;
     assert!(
@@ -104,7 +104,7 @@ fn an_item_the_gateway_cannot_judge_is_never_offered_for_approval() {
     items[0].trade_error = Some("its stored request does not read as propose_trade".into());
     app.update(gate_loaded(items, agents, t0() + secs(1)));
     select_row(&mut app, DEMO_ID);
-    app.update(key('a'));
+    press(&mut app, 'a');
     assert!(app.modal.is_none(), "{:?}", app.modal);
     let toast = &app.toasts.last().unwrap().text;
     assert!(toast.contains("cannot be approved"), "{toast}");
@@ -165,7 +165,7 @@ fn the_trade_that_will_execute_is_shown_with_who_priced_it_and_the_differences()
     assert!(detail.contains("Will execute"), "{detail}");
     assert!(detail.contains("the service's preview"), "{detail}");
     assert!(detail.contains("request ≠ preview: size"), "{detail}");
-    app.update(key('a'));
+    press(&mut app, 'a');
     let lines: Vec<String> = crate::console::tabs::proposals::view::approve_body_lines(
         &app.inbox_shown(),
         &crate::console::theme::Theme::default(),
@@ -295,7 +295,7 @@ fn the_approve_dialog_on_a_live_service_says_live() {
 
 fn approve_dialog_open(app: &mut App) {
     select_row(app, DEMO_ID);
-    app.update(key('a'));
+    press(app, 'a');
     assert!(matches!(app.modal, Some(Modal::Approve(_))));
     app.toasts.clear();
 }
@@ -382,7 +382,7 @@ fn a_viewers_console_offers_no_decision_and_says_which_role_would() {
     ));
     let text = render(&app);
     assert!(!text.contains("a approve"), "{text}");
-    app.update(key('a'));
+    press(&mut app, 'a');
     assert!(app.modal.is_none(), "no dialog for a viewer");
     let said: Vec<String> = app.toasts.iter().map(|t| t.text.clone()).collect();
     assert!(

@@ -140,7 +140,7 @@ fn toasts(app: &App) -> String {
 #[test]
 fn the_approve_dialog_rechecks_live_and_says_checking_until_answered() {
     let mut app = guard_app(false);
-    let fx = app.update(key('a'));
+    let fx = press(&mut app, 'a');
     assert!(fx.contains(&Effect::GateCheck(ID.into())), "{fx:?}");
     assert!(render(&app).contains("checking…"));
     // Asked once, not on every later update.
@@ -155,7 +155,7 @@ fn the_approve_dialog_rechecks_live_and_says_checking_until_answered() {
 #[test]
 fn y_on_a_breaking_item_does_nothing_but_say_why() {
     let mut app = guard_app(true);
-    app.update(key('a'));
+    press(&mut app, 'a');
     app.update(checked(true));
     let fx = yes(&mut app);
     assert!(
@@ -174,7 +174,7 @@ fn y_on_a_breaking_item_does_nothing_but_say_why() {
 #[test]
 fn a_rule_the_live_check_finds_broken_blocks_y_though_the_staging_passed() {
     let mut app = guard_app(false);
-    app.update(key('a'));
+    press(&mut app, 'a');
     app.update(checked(true));
     let fx = yes(&mut app);
     assert!(fx.is_empty(), "{fx:?}");
@@ -209,7 +209,7 @@ fn type_slowly(app: &mut App, text: &str) -> Vec<Effect> {
 #[test]
 fn o_then_y_does_not_approve_typing_the_coin_does() {
     let mut app = guard_app(true);
-    app.update(key('a'));
+    press(&mut app, 'a');
     app.update(checked(true));
     read(&mut app);
     app.update(key('o'));
@@ -227,6 +227,7 @@ fn o_then_y_does_not_approve_typing_the_coin_does() {
     let mut fx = type_slowly(&mut app, "eth");
     read(&mut app);
     fx.extend(app.update(code(KeyCode::Enter)));
+    fx.extend(settle(&mut app));
     assert_eq!(
         fx,
         vec![Effect::GateApproveOverride {
@@ -248,7 +249,7 @@ fn a_command_typed_with_the_dialog_open_decides_nothing() {
     ] {
         for pasted in [false, true] {
             let mut app = guard_app(broken);
-            app.update(key('a'));
+            press(&mut app, 'a');
             app.update(checked(broken));
             read(&mut app);
             let mut fx = if pasted {
@@ -283,11 +284,11 @@ fn a_command_typed_with_the_dialog_open_decides_nothing() {
 #[test]
 fn y_right_after_the_dialog_opened_is_ignored() {
     let mut app = guard_app(false);
-    app.update(key('a'));
+    press(&mut app, 'a');
     app.update(checked(false));
     let fx = app.update(key('y'));
     assert!(approvals(&fx).is_empty(), "{fx:?}");
-    assert!(toasts(&app).contains("too soon — read the trade, then press y"));
+    assert!(toasts(&app).contains("too soon — read what it decides, then press y"));
     assert!(matches!(app.modal, Some(Modal::Approve(_))));
     assert_eq!(yes(&mut app), vec![Effect::GateApprove(ID.into())]);
 }
@@ -296,7 +297,7 @@ fn y_right_after_the_dialog_opened_is_ignored() {
 fn under_the_kill_switch_the_dialog_offers_no_override() {
     let mut app = guard_app(true);
     app.update(guard_loaded(kill_on("drill"), Vec::new()));
-    app.update(key('a'));
+    press(&mut app, 'a');
     app.update(checked(true));
     let text = render(&app);
     assert!(!text.contains(" o  override"), "{text}");
@@ -317,7 +318,7 @@ fn under_the_kill_switch_the_dialog_offers_no_override() {
 #[test]
 fn an_item_that_breaks_nothing_is_approved_with_plain_y() {
     let mut app = guard_app(false);
-    app.update(key('a'));
+    press(&mut app, 'a');
     app.update(checked(false));
     read(&mut app);
     app.update(key('o'));
@@ -332,7 +333,7 @@ fn kill_asks_first_then_turns_the_switch_on_or_off() {
     let fx = run(&mut app, "/kill agents misbehave");
     assert!(!fx.iter().any(|e| matches!(e, Effect::GateSetKill { .. })));
     assert!(
-        matches!(&app.modal, Some(Modal::KillConfirm { on: true, reason }) if reason == "agents misbehave")
+        matches!(&app.modal, Some(Modal::Confirm(crate::console::modal::Confirm { what: crate::console::modal::Deciding::Kill { on: true, reason }, .. })) if reason == "agents misbehave")
     );
     assert!(render(&app).contains("Turn the kill switch ON for every agent? y/esc"));
     // Esc sends nothing.
@@ -374,7 +375,7 @@ fn kill_needs_a_gateway_and_a_reason() {
 fn while_the_kill_switch_is_on_approvals_are_refused_in_the_console() {
     let mut app = guard_app(false);
     app.update(guard_loaded(kill_on("drill"), Vec::new()));
-    app.update(key('a'));
+    press(&mut app, 'a');
     app.update(checked(false));
     let fx = yes(&mut app);
     assert!(fx.is_empty(), "{fx:?}");
@@ -444,6 +445,9 @@ fn auto_parses_and_names_what_is_wrong() {
 fn auto_creates_and_revokes_through_the_gateway() {
     let mut app = guard_app(false);
     let fx = run(&mut app, "/auto * BTC,ETH 1000 10");
+    assert!(fx.is_empty(), "a standing approval is asked first: {fx:?}");
+    assert!(render(&app).contains("without anyone's approval"));
+    let fx = yes(&mut app);
     assert!(
         fx.contains(&Effect::GateCreateStanding(GateStandingRequest {
             agent: "*".into(),
@@ -486,7 +490,7 @@ fn guard_detail_verdicts_120x40() {
 #[test]
 fn guard_approve_override_step_120x40() {
     let mut app = guard_app(true);
-    app.update(key('a'));
+    press(&mut app, 'a');
     app.update(checked(true));
     let before = render(&app);
     assert!(before.contains("Breaks max_notional_usd"), "{before}");
@@ -513,7 +517,7 @@ fn guard_approve_small_screens() {
     for (w, h) in [(80, 24), (60, 20)] {
         let mut app = guard_app(true);
         app.update(Action::Resize(w, h));
-        app.update(key('a'));
+        press(&mut app, 'a');
         app.update(checked(true));
         let text = render(&app);
         insta::assert_snapshot!(format!("guard_approve_broken_{w}x{h}"), text);

@@ -40,7 +40,7 @@ fn staged_counts_down_then_approve_needs_an_explicit_y() {
     assert!(strip_line.contains("long 0.01 BTC 5x"), "{strip_line}");
 
     // `a` opens the dialog and sends nothing.
-    let fx = app.update(key('a'));
+    let fx = press(&mut app, 'a');
     assert!(
         matches!(&app.modal, Some(Modal::Approve(d)) if d.id == ID),
         "{:?}",
@@ -54,7 +54,7 @@ fn staged_counts_down_then_approve_needs_an_explicit_y() {
     assert!(app.modal.is_none(), "{:?}", app.modal);
     assert_eq!(status(&app), Status::Staged);
     app.now += ms(100);
-    app.update(key('a'));
+    press(&mut app, 'a');
 
     // `y` sends exactly one confirm, and the proposal waits for it.
     let fx = yes(&mut app);
@@ -117,14 +117,14 @@ fn staged_counts_down_then_approve_needs_an_explicit_y() {
     assert!(journal_lines(&fx).is_empty());
     assert_eq!(app.inbox.decisions().len(), 1);
     assert_eq!(status(&app), Status::Approved);
-    app.update(key('a'));
+    press(&mut app, 'a');
     assert!(app.modal.is_none(), "{:?}", app.modal);
 }
 
 #[test]
 fn esc_cancels_the_dialog_without_confirming() {
     let mut app = staged_app();
-    app.update(key('a'));
+    press(&mut app, 'a');
     let fx = app.update(code(KeyCode::Esc));
     assert!(app.modal.is_none(), "{:?}", app.modal);
     assert!(confirms(&fx).is_empty());
@@ -161,7 +161,7 @@ fn expiry_is_journaled_once_and_blocks_approval() {
     assert_eq!(app.inbox.decisions().len(), 1);
 
     // `a` refuses, with a reason.
-    let fx = app.update(key('a'));
+    let fx = press(&mut app, 'a');
     assert!(app.modal.is_none(), "{:?}", app.modal);
     assert!(confirms(&fx).is_empty());
     let toasts = toast_texts(&app);
@@ -177,7 +177,7 @@ fn expiry_is_journaled_once_and_blocks_approval() {
 fn dialog_open_while_the_countdown_runs_out_does_not_confirm() {
     let mut app = staged_app();
     tick(&mut app, t0() + secs(290));
-    app.update(key('a'));
+    press(&mut app, 'a');
     assert!(
         matches!(&app.modal, Some(Modal::Approve(d)) if d.id == ID),
         "{:?}",
@@ -195,7 +195,7 @@ fn dialog_open_while_the_countdown_runs_out_does_not_confirm() {
     assert!(
         toast_texts(&app)
             .iter()
-            .any(|t| t.contains(ID) && t.contains("not confirmed")),
+            .any(|t| t.contains(ID) && t.contains("expired: nothing to approve")),
         "{:?}",
         toast_texts(&app)
     );
@@ -205,7 +205,7 @@ fn dialog_open_while_the_countdown_runs_out_does_not_confirm() {
 fn reject_with_x_is_journaled_and_final() {
     let mut app = staged_app();
     tick(&mut app, t0() + secs(30));
-    let fx = app.update(key('x'));
+    let fx = press(&mut app, 'x');
     assert!(confirms(&fx).is_empty(), "{fx:?}");
     assert_eq!(status(&app), Status::Rejected);
     assert_eq!(app.item(ID).unwrap().local, LocalState::Rejected);
@@ -219,7 +219,7 @@ fn reject_with_x_is_journaled_and_final() {
 
     // Refused afterwards: no dialog, no confirm, a reason.
     app.toasts.clear();
-    let fx = app.update(key('a'));
+    let fx = press(&mut app, 'a');
     assert!(app.modal.is_none(), "{:?}", app.modal);
     assert!(confirms(&fx).is_empty());
     assert!(
@@ -231,7 +231,7 @@ fn reject_with_x_is_journaled_and_final() {
     );
 
     // Rejecting again does nothing, and the expiry passing does not add an "expired" decision.
-    let fx = app.update(key('x'));
+    let fx = press(&mut app, 'x');
     assert!(journal_lines(&fx).is_empty());
     let fx = tick(&mut app, t0() + secs(400));
     assert!(journal_lines(&fx).is_empty());
@@ -253,7 +253,7 @@ fn failed_confirm_records_the_error() {
     ];
     for error in errors {
         let mut app = staged_app();
-        app.update(key('a'));
+        press(&mut app, 'a');
         assert_eq!(yes(&mut app), vec![Effect::Confirm(ID.into())]);
         let message = error.to_string();
         let fx = app.update(Action::answered(
@@ -286,7 +286,7 @@ fn failed_confirm_records_the_error() {
         assert_eq!(log.operation, "confirm_trade");
         assert_eq!(log.status, error.code().unwrap());
         // A failed proposal is not offered again.
-        app.update(key('a'));
+        press(&mut app, 'a');
         assert!(app.modal.is_none(), "{:?}", app.modal);
     }
 }
@@ -511,7 +511,7 @@ fn a_newer_proposal_sorting_on_top_does_not_change_what_x_dismisses() {
     app.size = (120, 40);
     let screen = render(&app);
     assert!(screen.contains("long 1 ETH 2x"), "{screen}");
-    let fx = app.update(key('x'));
+    let fx = press(&mut app, 'x');
     assert_eq!(
         app.item(ETH).unwrap().local,
         LocalState::Rejected,
@@ -535,20 +535,20 @@ fn a_newer_proposal_sorting_on_top_does_not_change_what_x_dismisses() {
         t0() + secs(3),
     ));
     assert_eq!(app.selected(Pane::Strip), 1);
-    app.update(key('a'));
+    press(&mut app, 'a');
     assert!(
         matches!(&app.modal, Some(Modal::Approve(d)) if d.id == ETH),
         "{:?}",
         app.modal
     );
     app.update(code(KeyCode::Esc));
-    app.update(key('x'));
+    press(&mut app, 'x');
     assert_eq!(app.item(ETH).unwrap().local, LocalState::Rejected);
     assert_eq!(app.item(BNB).unwrap().local, LocalState::None);
     // ETH left the strip by the supervisor's own key: the cursor goes to the row that took its
     // place (the next older), and acts at once.
     assert_eq!(selected_id(&app, Pane::Strip), ID);
-    app.update(key('x'));
+    press(&mut app, 'x');
     assert_eq!(app.item(ID).unwrap().local, LocalState::Rejected);
 }
 
@@ -610,7 +610,7 @@ fn an_expiry_of_another_row_does_not_move_the_selection() {
         0,
         "ETH is drawn on the first row now"
     );
-    app.update(key('x'));
+    press(&mut app, 'x');
     assert_eq!(app.item(ETH).unwrap().local, LocalState::Rejected);
     assert_eq!(app.item(ID).unwrap().local, LocalState::None);
 }
@@ -627,7 +627,7 @@ fn when_the_selected_proposal_leaves_the_next_older_is_selected_but_not_acted_on
         "the row that took ETH's place"
     );
     // A key pressed in the same moment was meant for ETH: nothing is done, and it says why.
-    let fx = app.update(key('x'));
+    let fx = press(&mut app, 'x');
     assert!(journal_lines(&fx).is_empty(), "{fx:?}");
     assert_eq!(app.item(ID).unwrap().local, LocalState::None);
     let toasts = toast_texts(&app);
@@ -638,7 +638,7 @@ fn when_the_selected_proposal_leaves_the_next_older_is_selected_but_not_acted_on
         "{toasts:?}"
     );
     // Pressed again, it acts on what is now selected.
-    app.update(key('x'));
+    press(&mut app, 'x');
     assert_eq!(app.item(ID).unwrap().local, LocalState::Rejected);
 
     // After the moment has passed, a key acts at once.
@@ -646,7 +646,7 @@ fn when_the_selected_proposal_leaves_the_next_older_is_selected_but_not_acted_on
     app.inbox.item_mut(ETH).unwrap().proposal.expires_at = Some(t0() + secs(20));
     tick(&mut app, t0() + secs(21));
     tick(&mut app, t0() + secs(23));
-    app.update(key('a'));
+    press(&mut app, 'a');
     assert!(
         matches!(&app.modal, Some(Modal::Approve(d)) if d.id == ID),
         "{:?}",
@@ -670,11 +670,11 @@ fn undo_restores_a_dismissal_while_the_proposal_is_live() {
     app.size = (120, 40);
     tick(&mut app, t0() + secs(30));
     assert!(!render(&app).contains(" u undo"), "nothing to undo yet");
-    app.update(key('x'));
+    press(&mut app, 'x');
     assert_eq!(status(&app), Status::Rejected);
     assert!(render(&app).contains(" u undo"), "the footer offers undo");
 
-    let fx = app.update(key('u'));
+    let fx = press(&mut app, 'u');
     assert_eq!(status(&app), Status::Staged);
     assert_eq!(app.item(ID).unwrap().local, LocalState::None);
     let lines = journal_lines(&fx);
@@ -693,13 +693,13 @@ fn undo_restores_a_dismissal_while_the_proposal_is_live() {
     assert_eq!(app.strip_items().len(), 1, "back on the strip");
     assert!(!render(&app).contains(" u undo"));
     // It can be approved again, with the dialog and an explicit y.
-    app.update(key('a'));
+    press(&mut app, 'a');
     assert_eq!(yes(&mut app), vec![Effect::Confirm(ID.into())]);
 
     // Its expiry is recorded as usual when it runs out after an undo.
     let mut app = staged_app();
-    app.update(key('x'));
-    app.update(key('u'));
+    press(&mut app, 'x');
+    press(&mut app, 'u');
     let fx = tick(&mut app, t0() + secs(300));
     assert_eq!(journal_lines(&fx)[0]["decision"], "expired");
 }
@@ -708,7 +708,7 @@ fn undo_restores_a_dismissal_while_the_proposal_is_live() {
 fn undo_after_the_expiry_is_refused_with_the_reason() {
     let mut app = staged_app();
     app.toasts.clear();
-    app.update(key('u'));
+    press(&mut app, 'u');
     assert!(
         toast_texts(&app)
             .iter()
@@ -717,10 +717,10 @@ fn undo_after_the_expiry_is_refused_with_the_reason() {
         toast_texts(&app)
     );
 
-    app.update(key('x'));
+    press(&mut app, 'x');
     tick(&mut app, t0() + secs(301));
     app.toasts.clear();
-    let fx = app.update(key('u'));
+    let fx = press(&mut app, 'u');
     assert!(journal_lines(&fx).is_empty(), "{fx:?}");
     assert_eq!(status(&app), Status::Rejected);
     let toasts = toast_texts(&app);
@@ -747,12 +747,12 @@ fn on_the_desk_keys_act_on_the_strip_whichever_pane_has_the_focus() {
     // Focus back on the positions: x still dismisses what the strip shows selected.
     app.update(code(KeyCode::Tab));
     assert_eq!(app.focused_pane(), Pane::Positions);
-    app.update(key('x'));
+    press(&mut app, 'x');
     assert_eq!(app.item(ETH).unwrap().local, LocalState::Rejected);
     assert_eq!(app.item(ID).unwrap().local, LocalState::None);
     // From another tab, the Proposals list's selection.
     app.update(key('3'));
-    app.update(key('x'));
+    press(&mut app, 'x');
     assert_eq!(app.item(ID).unwrap().local, LocalState::Rejected);
 }
 

@@ -3,6 +3,7 @@
 use super::fixtures::*;
 use crate::console::action::Action;
 use crate::console::inbox::Status;
+use crate::console::tests::fixtures::press;
 
 #[test]
 fn a_proposal_first_seen_expired_is_not_journaled() {
@@ -38,4 +39,93 @@ fn a_proposal_first_seen_expired_is_not_journaled() {
         .map(|d| d.proposal_id.as_str())
         .collect();
     assert_eq!(expired, ["prop_live"]);
+}
+
+/// The journal lines `fx` wrote, read back as a restarted console reads its journal: newest first.
+fn read_back(lines: &[serde_json::Value]) -> Vec<crate::console::inbox::Decision> {
+    let mut out: Vec<_> = lines
+        .iter()
+        .filter_map(|l| crate::console::journal::decision_of(&l.to_string()))
+        .collect();
+    out.reverse();
+    out
+}
+
+#[test]
+fn a_dismissal_survives_a_restart_and_nothing_staged_before_is_rung_in_again() {
+    // The first run: x dismisses the proposal on the service (journaled `rejected`).
+    let mut app = staged_app();
+    let other = btc_long("prop_other", t0() + secs(1));
+    app.update(proposals(
+        vec![btc_long(ID, t0()), other.clone()],
+        t0() + secs(1),
+    ));
+    app.select_proposal(crate::console::layout::Pane::Inbox, ID);
+    let fx = press(&mut app, 'x');
+    let lines = journal_lines(&fx);
+    assert_eq!(lines.len(), 1, "{fx:?}");
+    assert_eq!(lines[0]["decision"], "rejected");
+
+    // A restart a minute later: the journal comes back, the service lists both again.
+    let start = t0() + secs(60);
+    let mut app = crate::console::app::App::new(
+        service(),
+        quiet_options(),
+        crate::console::keymap::Keymap::default(),
+        start,
+    );
+    app.inbox.restore_decisions(read_back(&lines));
+    app.update(Action::Tick(start));
+    let fx = app.update(proposals(vec![btc_long(ID, t0()), other], start));
+    assert_eq!(
+        bells(&fx),
+        0,
+        "nothing staged before the start rings: {fx:?}"
+    );
+    assert_eq!(
+        app.item(ID).unwrap().status(app.now),
+        Status::Rejected,
+        "the dismissal stands"
+    );
+    assert_eq!(
+        app.item("prop_other").unwrap().status(app.now),
+        Status::Staged
+    );
+    let texts = toast_texts(&app);
+    assert!(
+        texts
+            .iter()
+            .any(|t| t == "1 item staged before this console started is waiting in the inbox"),
+        "{texts:?}"
+    );
+    assert!(
+        !texts.iter().any(|t| t.starts_with("New proposal")),
+        "{texts:?}"
+    );
+    // And u still takes it back while it is live, as before the restart.
+    let fx = press(&mut app, 'u');
+    assert_eq!(journal_lines(&fx)[0]["decision"], "undone");
+    assert_eq!(app.item(ID).unwrap().status(app.now), Status::Staged);
+}
+
+#[test]
+fn an_expiry_is_journaled_once_across_restarts() {
+    let mut app = staged_app();
+    let fx = tick(&mut app, t0() + secs(301));
+    let lines = journal_lines(&fx);
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["decision"], "expired");
+    // Restarted while the proposal is still listed (its status still "staged" on the service).
+    let start = t0() + secs(320);
+    let mut app = crate::console::app::App::new(
+        service(),
+        quiet_options(),
+        crate::console::keymap::Keymap::default(),
+        start,
+    );
+    app.inbox.restore_decisions(read_back(&lines));
+    let mut fx = app.update(Action::Tick(start));
+    fx.extend(app.update(proposals(vec![btc_long(ID, t0())], start)));
+    fx.extend(tick(&mut app, start + secs(5)));
+    assert!(journal_lines(&fx).is_empty(), "{fx:?}");
 }

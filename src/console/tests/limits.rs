@@ -34,7 +34,7 @@ fn a_rate_limited_confirm_stays_staged_and_is_approved_again_by_hand_after_the_w
     ];
     for error in answers {
         let mut app = staged_app();
-        app.update(key('a'));
+        press(&mut app, 'a');
         assert_eq!(yes(&mut app), vec![Effect::Confirm(ID.into())]);
         let fx = app.update(Action::answered(
             t0() + secs(1),
@@ -66,7 +66,7 @@ fn a_rate_limited_confirm_stays_staged_and_is_approved_again_by_hand_after_the_w
         let strip = render(&app);
         let row = strip.lines().find(|l| l.contains(ID)).unwrap();
         assert!(row.contains("rate limited 26s"), "{row}");
-        let fx = app.update(key('a'));
+        let fx = press(&mut app, 'a');
         assert_eq!(confirms(&fx), 0);
         assert!(app.modal.is_none(), "{:?}", app.modal);
         let last = &app.toasts.last().unwrap().text;
@@ -82,7 +82,7 @@ fn a_rate_limited_confirm_stays_staged_and_is_approved_again_by_hand_after_the_w
         let fx = tick(&mut app, t0() + secs(40));
         assert_eq!(confirms(&fx), 0);
         // After the wait: a then y sends it again.
-        app.update(key('a'));
+        press(&mut app, 'a');
         assert!(
             matches!(&app.modal, Some(Modal::Approve(d)) if d.id == ID),
             "{:?}",

@@ -4,6 +4,7 @@
 mod agents;
 mod clock;
 mod contract;
+mod deliberate;
 mod discovery;
 mod feeds;
 mod fixtures;

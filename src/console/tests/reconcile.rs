@@ -22,7 +22,7 @@ fn confirm_fails(error: ApiError) -> App {
 /// The same on `app`, with the effects of the answer.
 fn confirm_fails_on(mut app: App, error: ApiError) -> (App, Vec<Effect>) {
     tick(&mut app, t0() + secs(10));
-    app.update(key('a'));
+    press(&mut app, 'a');
     assert_eq!(yes(&mut app), vec![Effect::Confirm(ID.into())]);
     let fx = app.update(Action::answered(
         t0() + secs(10),
@@ -128,7 +128,7 @@ fn a_transport_failure_is_unknown_then_staged_again_needs_a_second_y() {
     app.toasts.clear();
     let fx = app.update(key('2'));
     assert!(confirms(&fx).is_empty());
-    app.update(key('a'));
+    press(&mut app, 'a');
     assert!(app.modal.is_none(), "{:?}", app.modal);
     assert!(
         toast_texts(&app)
@@ -341,7 +341,7 @@ fn already_executed_after_a_confirm_without_answer_is_that_confirm() {
     tick(&mut app, t0() + secs(10));
     answer(&mut app, 12, listed(btc_long(ID, t0())));
     assert_eq!(status(&app), Status::Staged);
-    app.update(key('a'));
+    press(&mut app, 'a');
     assert_eq!(yes(&mut app), vec![Effect::Confirm(ID.into())]);
     app.update(Action::answered(
         t0() + secs(13),

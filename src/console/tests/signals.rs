@@ -370,7 +370,7 @@ fn fanout_default_applies_to_trade_and_fanout_off_overrides() {
     assert!(toast_texts(&app).last().unwrap().contains("fan-out off"));
 
     // `f` on the tab turns the default off, and the tab says so.
-    app.update(key('f'));
+    press(&mut app, 'f');
     assert!(!app.signals.fanout_default());
     assert!(render(&app).contains("fan-out: off"));
     let sent = trades(&run(&mut app, "/trade ETH short $500"));

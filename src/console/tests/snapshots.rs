@@ -103,7 +103,7 @@ fn proposals_80x24() {
 #[test]
 fn approve_dialog_120x40() {
     let mut app = on_tab(120, 40, '2');
-    app.update(key('a'));
+    press(&mut app, 'a');
     assert!(
         matches!(&app.modal, Some(Modal::Approve(d)) if d.id == ID_FRESH),
         "{:?}",
@@ -126,7 +126,7 @@ fn approve_dialog_amber_120x40() {
     // The second proposal: under a minute left, a limit order on venue2.
     let mut app = on_tab(120, 40, '2');
     app.update(code(KeyCode::Down));
-    app.update(key('a'));
+    press(&mut app, 'a');
     assert!(
         matches!(&app.modal, Some(Modal::Approve(d)) if d.id == ID_AMBER),
         "{:?}",
@@ -309,11 +309,11 @@ fn discovery_details_120x40() {
 #[test]
 fn backtest_form_with_errors_120x40() {
     let mut app = discovery_view(120, 40, 1);
-    app.update(key('b'));
+    press(&mut app, 'b');
     for _ in 0..3 {
         app.update(code(KeyCode::Tab));
     }
-    app.update(key('x'));
+    press(&mut app, 'x');
     app.update(code(KeyCode::Enter));
     let text = snap("backtest_form_with_errors_120x40", &app);
     assert!(
@@ -411,7 +411,7 @@ fn long_tool_approval(width: u16, height: u16) -> App {
     );
     app.update(key('2'));
     app.update(key('g'));
-    app.update(key('a'));
+    press(&mut app, 'a');
     assert!(
         matches!(&app.modal, Some(Modal::Approve(d)) if d.id == "tool-7"),
         "{:?}",
@@ -482,7 +482,7 @@ fn approve_dialog_long_tool_80x24() {
 #[test]
 fn approve_dialog_that_fits_has_no_scroll_marker() {
     let mut app = on_tab(80, 24, '2');
-    app.update(key('a'));
+    press(&mut app, 'a');
     let text = render(&app);
     keys_line_shown(&text);
     assert!(!text.contains("scroll · lines"), "{text}");

@@ -148,7 +148,7 @@ fn quota_exceeded_holds_confirms() {
         Some(at + secs(60))
     );
 
-    app.update(key('a'));
+    press(&mut app, 'a');
     assert!(
         matches!(&app.modal, Some(Modal::Approve(d)) if d.id == ID),
         "{:?}",
@@ -167,7 +167,7 @@ fn quota_exceeded_holds_confirms() {
 
     // Once the quota resets, the same proposal can be confirmed.
     tick(&mut app, at + secs(61));
-    app.update(key('a'));
+    press(&mut app, 'a');
     let fx = yes(&mut app);
     assert_eq!(confirms(&fx), vec![ID.to_string()]);
 }
@@ -181,7 +181,7 @@ fn quota_exceeded_on_confirm_holds_the_next_one() {
         t0() + secs(1),
     ));
     tick(&mut app, t0() + secs(2));
-    app.update(key('a'));
+    press(&mut app, 'a');
     let fx = yes(&mut app);
     let first = confirms(&fx);
     assert_eq!(first.len(), 1);
@@ -205,7 +205,7 @@ fn quota_exceeded_on_confirm_holds_the_next_one() {
     app.update(key('2'));
     assert_eq!(app.tab, Tab::Proposals);
     app.update(code(KeyCode::Up));
-    app.update(key('a'));
+    press(&mut app, 'a');
     assert!(
         matches!(&app.modal, Some(Modal::Approve(d)) if d.id == other),
         "{:?}",
@@ -294,7 +294,7 @@ fn q_quits_at_once_when_nothing_is_in_flight() {
 #[test]
 fn ctrl_c_while_typing_a_command_asks_in_place_of_the_line() {
     let mut app = staged_app();
-    app.update(key('a'));
+    press(&mut app, 'a');
     yes(&mut app);
     assert!(app.inbox.confirm_in_flight());
     app.update(key(':'));
@@ -303,7 +303,13 @@ fn ctrl_c_while_typing_a_command_asks_in_place_of_the_line() {
     // One modal at a time: the question replaces the line, so the next key answers it.
     assert!(app.command_line().is_none());
     assert!(
-        matches!(app.modal, Some(Modal::QuitConfirm)),
+        matches!(
+            app.modal,
+            Some(Modal::Confirm(crate::console::modal::Confirm {
+                what: crate::console::modal::Deciding::Quit,
+                ..
+            }))
+        ),
         "{:?}",
         app.modal
     );
@@ -314,7 +320,7 @@ fn ctrl_c_while_typing_a_command_asks_in_place_of_the_line() {
 #[test]
 fn q_asks_first_while_a_confirm_is_in_flight() {
     let mut app = staged_app();
-    app.update(key('a'));
+    press(&mut app, 'a');
     yes(&mut app);
     assert!(app.inbox.confirm_in_flight());
 
@@ -322,7 +328,13 @@ fn q_asks_first_while_a_confirm_is_in_flight() {
     assert!(!fx.contains(&Effect::Quit), "{fx:?}");
     assert!(!app.should_quit);
     assert!(
-        matches!(app.modal, Some(Modal::QuitConfirm)),
+        matches!(
+            app.modal,
+            Some(Modal::Confirm(crate::console::modal::Confirm {
+                what: crate::console::modal::Deciding::Quit,
+                ..
+            }))
+        ),
         "{:?}",
         app.modal
     );
@@ -334,12 +346,21 @@ fn q_asks_first_while_a_confirm_is_in_flight() {
     assert!(!app.should_quit);
     app.update(key('q'));
     assert!(
-        matches!(app.modal, Some(Modal::QuitConfirm)),
+        matches!(
+            app.modal,
+            Some(Modal::Confirm(crate::console::modal::Confirm {
+                what: crate::console::modal::Deciding::Quit,
+                ..
+            }))
+        ),
         "{:?}",
         app.modal
     );
+    // Enter is not one of its keys: it closes the question without deciding.
     let fx = app.update(code(KeyCode::Enter));
     assert!(!fx.contains(&Effect::Quit));
+    assert!(app.modal.is_none() && !app.should_quit);
+    press(&mut app, 'q');
     let fx = yes(&mut app);
     assert_eq!(fx, vec![Effect::Quit]);
     assert!(app.should_quit);

@@ -32,6 +32,8 @@ pub struct InboxShown<'a> {
     /// The other panes' cursors (the inbox panes follow a proposal id instead).
     pub selected: &'a BTreeMap<Pane, usize>,
     pub focused: Pane,
+    /// The key that approves in a dialog, as the keymap binds it.
+    pub yes_key: String,
 }
 
 impl<'a> InboxShown<'a> {
@@ -92,6 +94,16 @@ impl<'a> InboxShown<'a> {
     }
 
     /// What the approve dialog needs to know of the rest of the console to judge a key.
+    /// Why the item an approve dialog is open on can no longer be approved (it expired, or was
+    /// decided, while the dialog was open); None while it can.
+    pub fn gone(&self, id: &str) -> Option<String> {
+        match self.item(id) {
+            None => Some(format!("{id} left the inbox")),
+            Some(i) if i.can_approve(self.now) => None,
+            Some(i) => Some(format!("{id} is {}", i.status(self.now).label())),
+        }
+    }
+
     pub fn approve_context(&self, d: &ApproveDialog) -> Context {
         let gate_item = self.gate.items.get(&d.id);
         let gateway = self.decider_for(&d.id) == Decider::Gateway && gate_item.is_some();
@@ -127,6 +139,8 @@ impl<'a> InboxShown<'a> {
             gateway,
             max_scroll: approve_max_scroll(self, &d.id, self.size),
             page: (self.size.1 / 2).max(1),
+            gone: self.gone(&d.id),
+            yes_key: self.yes_key.clone(),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The approval inbox: proposals with their countdowns, the selected one as it will execute with a
 //! risk preview from live data, the approve dialog, and the decision history.
 
+use crate::console::feeds::Badge;
 use crate::console::inbox::InboxItem;
 use crate::console::inbox::LocalState;
 use crate::console::inbox::Source;
@@ -663,13 +664,30 @@ pub fn approve_dialog(
         "proposal"
     };
     // Real money looks like it: a red border and a title that says LIVE, not the paper dialog.
-    let mut block = if v.service.sandbox {
-        widgets::block(theme, Line::from(format!(" Approve {what} ")), true)
-    } else {
-        widgets::block(
+    // Paper or not is the header's word (its badge), so the two never disagree.
+    let live_title = match v.account.badge(v.service.sandbox) {
+        Badge::Sandbox => None,
+        Badge::Paper => Some(None),
+        Badge::Live => Some(Some(format!(
+            " LIVE — Approve {what}: real money on {} ",
+            v.service.host
+        ))),
+        Badge::Unknown => Some(Some(format!(
+            " Approve {what} on {}: paper or real money not known yet ",
+            v.service.host
+        ))),
+    };
+    let mut block = match live_title {
+        None => widgets::block(theme, Line::from(format!(" Approve {what} ")), true),
+        Some(None) => widgets::block(
+            theme,
+            Line::from(format!(" PAPER — Approve {what} on {} ", v.service.host)),
+            true,
+        ),
+        Some(Some(title)) => widgets::block(
             theme,
             Line::styled(
-                format!(" LIVE — Approve {what}: real money on {} ", v.service.host),
+                title,
                 theme
                     .badge_live
                     .add_modifier(ratatui::style::Modifier::BOLD),
@@ -677,7 +695,7 @@ pub fn approve_dialog(
             true,
         )
         .border_style(theme.bad.add_modifier(ratatui::style::Modifier::BOLD))
-        .border_type(ratatui::widgets::BorderType::Double)
+        .border_type(ratatui::widgets::BorderType::Double),
     };
     if d.max_scroll > 0 {
         let first = scroll as usize + 1;

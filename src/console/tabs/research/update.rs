@@ -8,7 +8,7 @@ use crate::console::action::Effect;
 use crate::console::component::{Ask, Ctx, ToastLevel};
 use crate::console::keymap::KeyAction;
 use crate::console::layout::Pane;
-use crate::console::modal::Modal;
+use crate::console::modal::{Confirm, Deciding, Modal};
 use crate::console::poll::to_delta;
 use crate::console::tab::Tab;
 use chrono::{DateTime, Utc};
@@ -187,7 +187,10 @@ impl ResearchTab {
             KeyAction::Message => ctx.ask(Ask::Prefill("/research say ".into())),
             KeyAction::StopRun => match &self.run {
                 Some(r) if r.status == "active" => {
-                    ctx.ask(Ask::Open(Box::new(Modal::StopRun(r.run_id.clone()))));
+                    ctx.ask(Ask::Open(Box::new(Modal::Confirm(Confirm::new(
+                        Deciding::StopRun(r.run_id.clone()),
+                        ctx.now,
+                    )))));
                 }
                 _ => ctx.toast("no active research run to stop", ToastLevel::Error),
             },

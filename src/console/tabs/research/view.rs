@@ -340,7 +340,14 @@ pub fn artifact(
     );
 }
 
-pub fn stop_dialog(f: &mut Frame, tab: &ResearchTab, theme: &Theme, area: Rect, run_id: &str) {
+pub fn stop_dialog(
+    f: &mut Frame,
+    tab: &ResearchTab,
+    theme: &Theme,
+    area: Rect,
+    run_id: &str,
+    yes: &str,
+) {
     let task = tab.run.as_ref().map(|r| r.task.clone()).unwrap_or_default();
     let lines = vec![
         Line::from(vec![
@@ -351,7 +358,7 @@ pub fn stop_dialog(f: &mut Frame, tab: &ResearchTab, theme: &Theme, area: Rect, 
         Line::styled(agents_cut(&task, 56), theme.muted),
         Line::raw(""),
         Line::from(vec![
-            Span::styled(" y ", theme.selected),
+            Span::styled(format!(" {yes} "), theme.selected),
             Span::raw(" stop it    "),
             Span::styled(" esc ", theme.selected),
             Span::raw(" keep it running"),

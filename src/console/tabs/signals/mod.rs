@@ -6,6 +6,7 @@
 
 mod modals;
 mod update;
+pub use update::describe_trade;
 pub mod view;
 
 use crate::api::ApiError;

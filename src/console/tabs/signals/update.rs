@@ -233,7 +233,7 @@ fn on_off(on: bool) -> &'static str {
 }
 
 /// `trade BTC long 0.01` / `trade BTC close`.
-fn describe_trade(s: &TradeSignal) -> String {
+pub fn describe_trade(s: &TradeSignal) -> String {
     let coin = s.a.as_deref().unwrap_or("?");
     let coin = coin.strip_suffix("USDT").unwrap_or(coin);
     let mut text = format!("trade {coin} {}", s.d.as_deref().unwrap_or("?"));

@@ -613,7 +613,7 @@ fn tool_approval_in_the_inbox_120x40() {
     app.update(key('2'));
     assert!(app.item("tool-1").is_some());
     app.select_proposal(Pane::Inbox, "tool-1");
-    app.update(key('a'));
+    press(&mut app, 'a');
     app.toasts.clear();
     let text = snap("tool_approval_dialog_120x40", &app);
     for needle in ["Approve tool call", "service_propose_trade", "5:00"] {

@@ -151,15 +151,15 @@ fn keys_prefill_research_commands_and_stop_asks_first() {
         vec![Effect::Cli("/research say hi".into())]
     );
 
-    assert!(app.update(key('X')).is_empty());
+    assert!(press(&mut app, 'X').is_empty());
     assert!(
-        matches!(&app.modal, Some(Modal::StopRun(id)) if *id == RUN_ID),
+        matches!(&app.modal, Some(Modal::Confirm(crate::console::modal::Confirm { what: crate::console::modal::Deciding::StopRun(id), .. })) if *id == RUN_ID),
         "{:?}",
         app.modal
     );
     assert!(app.update(code(KeyCode::Esc)).is_empty());
     assert!(app.modal.is_none(), "{:?}", app.modal);
-    app.update(key('X'));
+    press(&mut app, 'X');
     assert_eq!(yes(&mut app), vec![Effect::StopResearch(RUN_ID.into())]);
     app.update(Action::answered(
         t0() + secs(1),
@@ -171,7 +171,7 @@ fn keys_prefill_research_commands_and_stop_asks_first() {
     ));
     assert_eq!(app.research.run().unwrap().status, "stopped");
     // Nothing active: X only says so.
-    assert!(app.update(key('X')).is_empty());
+    assert!(press(&mut app, 'X').is_empty());
     assert!(app.modal.is_none(), "{:?}", app.modal);
 }
 

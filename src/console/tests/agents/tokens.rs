@@ -41,7 +41,7 @@ fn confirm_token_arrives_counts_down_and_is_approved_with_the_token() {
 
     // Same dialog rules: a, Enter closes it deciding nothing, y executes.
     app.update(key('2'));
-    let fx = app.update(key('a'));
+    let fx = press(&mut app, 'a');
     assert!(
         matches!(&app.modal, Some(Modal::Approve(d)) if d.id == "tool-1"),
         "{:?}",
@@ -51,7 +51,7 @@ fn confirm_token_arrives_counts_down_and_is_approved_with_the_token() {
     assert!(tool_calls(&app.update(code(KeyCode::Enter))).is_empty());
     assert!(app.modal.is_none(), "{:?}", app.modal);
     app.now += ms(100);
-    app.update(key('a'));
+    press(&mut app, 'a');
     let fx = yes(&mut app);
     let calls = tool_calls(&fx);
     assert_eq!(
@@ -108,7 +108,7 @@ fn an_expired_token_cannot_be_approved() {
     assert_eq!(journal_lines(&fx)[0]["proposalId"], "tool-1");
     assert!(app.strip_items().is_empty());
     app.update(key('2'));
-    let fx = app.update(key('a'));
+    let fx = press(&mut app, 'a');
     assert!(app.modal.is_none(), "{:?}", app.modal);
     assert!(tool_calls(&fx).is_empty());
     assert!(
@@ -122,7 +122,7 @@ fn an_expired_token_cannot_be_approved() {
 fn the_dialog_rechecks_expiry_and_reject_dismisses_locally() {
     let mut app = token_in_inbox();
     app.update(key('2'));
-    app.update(key('a'));
+    press(&mut app, 'a');
     app.update(Action::Tick(t0() + secs(61)));
     assert!(
         tool_calls(&yes(&mut app)).is_empty(),
@@ -131,7 +131,7 @@ fn the_dialog_rechecks_expiry_and_reject_dismisses_locally() {
 
     let mut app = token_in_inbox();
     app.update(key('2'));
-    let fx = app.update(key('x'));
+    let fx = press(&mut app, 'x');
     assert!(tool_calls(&fx).is_empty());
     assert_eq!(app.item("tool-1").unwrap().local, LocalState::Rejected);
     assert_eq!(app.inbox.decisions()[0].kind, DecisionKind::Rejected);
@@ -146,7 +146,7 @@ fn the_dialog_rechecks_expiry_and_reject_dismisses_locally() {
 fn a_failed_approval_is_recorded() {
     let mut app = token_in_inbox();
     app.update(key('2'));
-    app.update(key('a'));
+    press(&mut app, 'a');
     let fx = yes(&mut app);
     let (name, args, _) = tool_calls(&fx).remove(0);
     app.update(executed(
@@ -184,7 +184,7 @@ fn proposals_and_tokens_share_the_inbox() {
 /// Approves the token (a, y) and answers the re-submission with `error`.
 fn resubmission_fails(app: &mut App, error: ApiError) -> Vec<Effect> {
     app.update(key('2'));
-    app.update(key('a'));
+    press(app, 'a');
     let calls = tool_calls(&yes(app));
     assert_eq!(calls.len(), 1);
     app.update(executed(
@@ -249,7 +249,7 @@ fn a_resubmission_without_an_answer_is_an_unknown_outcome_settled_by_the_audit_l
         "{fx:?}"
     );
     // Not approvable while it is being checked: nothing is re-sent.
-    let fx = app.update(key('a'));
+    let fx = press(&mut app, 'a');
     assert!(app.modal.is_none());
     assert!(tool_calls(&fx).is_empty());
     let fx = reconciled(
@@ -286,7 +286,7 @@ fn a_resubmission_without_an_answer_is_an_unknown_outcome_settled_by_the_audit_l
     assert!(tool_calls(&fx).is_empty(), "never re-sent on its own");
     assert_eq!(app.item("tool-1").unwrap().status(app.now), Status::Staged);
     assert!(app.inbox.decisions().is_empty());
-    app.update(key('a'));
+    press(&mut app, 'a');
     assert!(matches!(&app.modal, Some(Modal::Approve(d)) if d.id == "tool-1"));
     assert_eq!(tool_calls(&yes(&mut app)).len(), 1);
 }
