@@ -163,8 +163,15 @@ async fn run(gate: &Arc<Gate>, item: Item, key: &crate::secret::Secret) -> Resul
                     return find(gate, &item.id).await;
                 }
             };
+            let result = match &note {
+                // The service's "already executed" is not what the agent asked for: the
+                // execution is. Recorded as the service's own record of the proposal where it
+                // keeps one, else as executed with why, so the agent's confirm answers 200.
+                Some(why) if to == Status::Executed => executed_earlier(gate, &item, why).await,
+                _ => json!({"status": answer.status.as_u16(), "body": answer.json()}),
+            };
             let t = Transition {
-                result: Some(json!({"status": answer.status.as_u16(), "body": answer.json()})),
+                result: Some(result),
                 note,
                 ..Transition::new(&[Status::Executing], to, now)
             };
@@ -204,6 +211,27 @@ async fn run(gate: &Arc<Gate>, item: Item, key: &crate::secret::Secret) -> Resul
         }
     }
     find(gate, &item.id).await
+}
+
+/// The result recorded for an item an earlier attempt executed (the service answered "already
+/// executed" to this one): the service's record of the proposal when it lists one (the sandbox),
+/// else what is known, with the service's words.
+async fn executed_earlier(gate: &Gate, item: &Item, why: &str) -> Value {
+    let listed = match (item.exec, &item.proposal_id) {
+        (Exec::Confirm | Exec::Close, Some(id)) => {
+            super::reconcile::proposals(gate).await.remove(id)
+        }
+        _ => None,
+    };
+    let mut body = match listed {
+        Some(p) => serde_json::to_value(p).unwrap_or_default(),
+        None => json!({"status": "executed", "proposalId": item.proposal_id}),
+    };
+    if let Some(map) = body.as_object_mut() {
+        map.insert("success".into(), json!(true));
+        map.insert("note".into(), json!(why));
+    }
+    json!({"status": 200, "body": body, "reconciled": true})
 }
 
 /// What an execution's answer says happened.

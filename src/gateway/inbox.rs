@@ -94,6 +94,9 @@ pub async fn stage(gate: &Arc<Gate>, incoming: &Incoming, exec: Exec) -> Result<
         if verdicts.iter().any(|v| !v.ok && !v.value.is_null())
             && let Some(e) = guard::violation(&verdicts)
         {
+            // Nothing went upstream, but the supervisor sees what the agent tried, as for a
+            // staging the service's preview breaks.
+            refused_request(gate, incoming, agent, exec, t, &verdicts, &e).await?;
             return Err(e);
         }
     }
@@ -184,24 +187,16 @@ pub async fn stage(gate: &Arc<Gate>, incoming: &Incoming, exec: Exec) -> Result<
     }
     tracing::info!(item = %id, agent = agent.fingerprint(), kind = %kind, "staged");
     if let Some(mut e) = refusal {
-        let record = Record::new(
-            "policy_refusal",
-            "policy",
+        reject_by_policy(
+            gate,
+            &id,
             now,
-            json!({"message": e.message, "verdicts": policy::verdicts_json(&verdicts),
-                   "trade": trade, "tradeDigest": digest}),
+            &e.message,
+            &verdicts,
+            trade.as_ref(),
+            &digest,
         )
-        .item(&id);
-        let t = Transition {
-            decided_by: Some("policy".into()),
-            reason: Some(e.message.clone()),
-            ..Transition::new(&[Status::Pending], Status::Rejected, now)
-        }
-        .journaled(record);
-        gate.store
-            .transition(&id, t)
-            .await
-            .map_err(GateError::store)?;
+        .await?;
         e.message = format!(
             "{}; the service priced the staging that way, so it is refused here and will not \
              execute through this gateway",
@@ -213,6 +208,93 @@ pub async fn stage(gate: &Arc<Gate>, incoming: &Incoming, exec: Exec) -> Result<
         items::notify_pending(gate, &id).await;
     }
     Ok(Answer::Read(answer))
+}
+
+/// The item of a staging the policy refused: rejected by the policy, journaled with the rules
+/// and the trade it judged.
+async fn reject_by_policy(
+    gate: &Arc<Gate>,
+    id: &str,
+    now: chrono::DateTime<chrono::Utc>,
+    message: &str,
+    verdicts: &[policy::Verdict],
+    trade: Option<&trade::Trade>,
+    digest: &str,
+) -> Result<(), GateError> {
+    let record = Record::new(
+        "policy_refusal",
+        "policy",
+        now,
+        json!({"message": message, "verdicts": policy::verdicts_json(verdicts),
+               "trade": trade, "tradeDigest": digest}),
+    )
+    .item(id);
+    let t = Transition {
+        decided_by: Some("policy".into()),
+        reason: Some(message.to_string()),
+        ..Transition::new(&[Status::Pending], Status::Rejected, now)
+    }
+    .journaled(record);
+    gate.store
+        .transition(id, t)
+        .await
+        .map_err(GateError::store)?;
+    Ok(())
+}
+
+/// A staging the policy refused on its request, before anything went upstream: kept as an item
+/// with no proposal, rejected by the policy, so it shows in the supervisor's inbox.
+async fn refused_request(
+    gate: &Arc<Gate>,
+    incoming: &Incoming,
+    agent: &AgentKey,
+    exec: Exec,
+    trade: &trade::Trade,
+    verdicts: &[policy::Verdict],
+    e: &GateError,
+) -> Result<(), GateError> {
+    let request = match incoming.parsed() {
+        Parsed::Tool(call) if exec != Exec::Tool => Value::Object(call.args.clone()),
+        _ => incoming.canonical(),
+    };
+    let kind = match (exec, incoming.parsed()) {
+        (Exec::Tool, Parsed::Tool(call)) => format!("tool:{}", call.op.tool_name()),
+        _ => kind_of(&request),
+    };
+    let now = gate.now();
+    let item = Item {
+        id: new_item_id(),
+        agent: agent.hash.clone(),
+        account: account_of(gate, agent).await,
+        kind,
+        exec,
+        proposal_id: None,
+        confirm_token: None,
+        request,
+        preview: Value::Null,
+        expires_at: now + Duration::minutes(DEFAULT_TTL_MINUTES),
+        created_at: now,
+        status: Status::Pending,
+        decided_at: None,
+        decided_by: None,
+        reason: None,
+        result: None,
+        note: None,
+        notional: trade.notional,
+        verdicts: policy::verdicts_json(verdicts),
+        standing: None,
+    };
+    let (id, digest) = (item.id.clone(), guard::item_digest(&item));
+    if gate
+        .store
+        .insert_item(item)
+        .await
+        .map_err(GateError::store)?
+    {
+        tracing::info!(item = %id, agent = agent.fingerprint(), "staging refused by the policy");
+        reject_by_policy(gate, &id, now, &e.message, verdicts, Some(trade), &digest).await?;
+    }
+    Ok(())
 }
 
 /// Approves and executes a fresh item at once when a live standing approval covers it (and the

@@ -24,7 +24,7 @@ pub const NOT_RUN: &str = "not executed: the gateway stopped before the service 
 
 /// What the service's proposals say about the items left executing, by proposal id. Empty when
 /// the gateway has no key of its own or the service keeps no list (the real deployment).
-async fn proposals(gate: &Gate) -> HashMap<String, Proposal> {
+pub(super) async fn proposals(gate: &Gate) -> HashMap<String, Proposal> {
     let Some(key) = gate.upstream_key.as_ref() else {
         return HashMap::new();
     };

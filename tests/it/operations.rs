@@ -446,6 +446,63 @@ async fn each_caller_has_its_own_rate_limit_answered_as_a_429_with_retry_after()
     assert!(limited, "twenty made-up keys from one address went through");
 }
 
+/// Issue 34: one credential, read once the same way by the limiter, REST and MCP. The same key
+/// spelled another way (a Bearer in any case, with extra spaces) is the same bucket; a junk
+/// `x-api-key` beside the real Bearer is refused, never a fresh bucket.
+#[tokio::test]
+async fn a_key_spelled_another_way_is_the_same_bucket_and_two_keys_are_refused() {
+    let sandbox = common::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let gate = common::start_gateway_with(
+        &sandbox.base_url(),
+        &sandbox.clock,
+        &dir.path().join("g.db"),
+        |c| {
+            c.settings.rate_limit_per_second = 1;
+            c.settings.rate_limit_burst = 3;
+        },
+    )
+    .await;
+    let key = sandbox.key(Scope::McpMutate);
+    let url = format!("{}/api/delegated/positions", gate.base_url());
+    for _ in 0..3 {
+        let (st, body, _) = get(&url, Some(key.expose()), None).await;
+        assert_eq!(st, StatusCode::OK, "{body}");
+    }
+    for auth in [
+        format!("Bearer {}", key.expose()),
+        format!("bearer   {} ", key.expose()),
+    ] {
+        let resp = reqwest::Client::new()
+            .post(format!("{}/mcp", gate.base_url()))
+            .header("authorization", &auth)
+            .header("accept", "application/json, text/event-stream")
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS, "{auth:?}");
+    }
+    let resp = reqwest::Client::new()
+        .post(format!("{}/mcp", gate.base_url()))
+        .header("authorization", format!("Bearer {}", key.expose()))
+        .header("x-api-key", "junk-beside-it")
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    let body: Value = resp.json().await.unwrap();
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("two different credentials"),
+        "{body}"
+    );
+}
+
 struct Proc(std::process::Child);
 
 impl Drop for Proc {

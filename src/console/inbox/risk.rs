@@ -159,8 +159,13 @@ pub fn risk(
             crate::api::model::fmt_decimal(entry)
         ));
     }
+    // A level on the wrong side has no reward or risk to compare: it fills at once.
+    let tp_wrong = preview.tp.is_some_and(|l| wrong(l, long));
+    let sl_wrong = preview.sl.is_some_and(|l| wrong(l, !long));
     let reward_risk = match (tp, sl) {
-        (Some((_, reward)), Some((_, risk))) if risk > 0.0 => Some(reward / risk),
+        (Some((_, reward)), Some((_, risk))) if risk > 0.0 && !tp_wrong && !sl_wrong => {
+            Some(reward / risk)
+        }
         _ => None,
     };
     let liquidation_pct = preview
@@ -291,6 +296,23 @@ mod tests {
         assert!((r.liquidation_pct.unwrap() - 9.0).abs() < 1e-9);
         assert!((r.resulting_szi.unwrap() - 0.3).abs() < 1e-12);
         assert!(r.unknown.is_empty(), "{:?}", r.unknown);
+    }
+
+    #[test]
+    fn a_level_on_the_wrong_side_shows_no_reward_to_risk() {
+        // A long whose TP is below the entry, and one whose SL is above it.
+        for (tp, sl) in [(57_000.0, 55_000.0), (66_000.0, 61_000.0)] {
+            let mut p = btc(0.5, 10);
+            p.tp = Some(tp);
+            p.sl = Some(sl);
+            let r = risk(&p, &[], Ok(100_000.0));
+            assert_eq!(r.reward_risk, None, "tp {tp} sl {sl}");
+            assert!(
+                r.warnings.iter().any(|w| w.contains("would fill at once")),
+                "{:?}",
+                r.warnings
+            );
+        }
     }
 
     #[test]

@@ -211,6 +211,36 @@ fn a_staging_refused_by_policy_is_said_with_why() {
     assert!(text.contains("Refused by policy at staging"), "{text}");
 }
 
+/// One the policy refused on its request has no proposal (nothing went to the service): listed by
+/// its item id, said the same way.
+#[test]
+fn a_staging_refused_on_its_request_has_no_proposal_and_is_said_the_same_way() {
+    let mut app = gate_app(120, 40);
+    let (mut items, agents) = two_agents();
+    let mut refused = gate_item(
+        "prop_5109aa000000beef",
+        "demo-agent",
+        "a1b2c3d4",
+        "rejected",
+        trade("SOL", "long", 1.0, 2),
+    );
+    refused.proposal_id = None;
+    refused.preview = serde_json::Value::Null;
+    refused.decided_by = Some("policy".into());
+    refused.reason = Some("allowed_coins: SOL is not allowed".into());
+    let id = refused.id.clone();
+    items.push(refused);
+    app.update(gate_loaded(items, agents, t0() + secs(1)));
+    let toast = &app.toasts.last().unwrap().text;
+    assert!(
+        toast.contains("Refused by policy") && toast.contains("SOL is not allowed"),
+        "{toast}"
+    );
+    app.select_proposal(crate::console::layout::Pane::Inbox, &id);
+    let text = render(&app);
+    assert!(text.contains("Refused by policy at staging"), "{text}");
+}
+
 #[test]
 fn items_staged_before_the_console_started_are_not_announced_with_the_bell() {
     let mut app = seeded_app(120, 40);
@@ -389,4 +419,58 @@ fn a_viewers_console_offers_no_decision_and_says_which_role_would() {
         said.iter().any(|t| t.contains("needs the approver role")),
         "{said:?}"
     );
+}
+
+/// Issue 33: the dialog's paper or live is the header's word. A paper service (whoami says
+/// `paperTrading: true`) is never "LIVE — real money" in the dialog.
+#[test]
+fn the_approve_dialog_on_a_paper_service_says_paper_as_the_header_does() {
+    let mut app = gate_app(120, 40);
+    app.service.sandbox = false;
+    let who = app.account.whoami.get_or_insert_with(Default::default);
+    who.summary
+        .get_or_insert_with(Default::default)
+        .paper_trading = Some(true);
+    approve_dialog_open(&mut app);
+    let screen = render(&app);
+    assert!(screen.contains(" PAPER "), "the header: {screen}");
+    assert!(screen.contains("PAPER — Approve proposal"), "{screen}");
+    assert!(!screen.contains("LIVE"), "{screen}");
+}
+
+/// Issue 33: `/trade` executes at once, so on a live account it is asked first, with the same
+/// guard as every final question; on paper it runs at once.
+#[test]
+fn trade_on_a_live_account_is_asked_first() {
+    use crate::console::action::Effect;
+    let mut app = gate_app(120, 40);
+    app.service.sandbox = false;
+    let fx = type_text(&mut app, ":/trade BTC long 0.001");
+    let fx: Vec<_> = fx
+        .into_iter()
+        .chain(app.update(code(crossterm::event::KeyCode::Enter)))
+        .filter(|e| matches!(e, Effect::Trade(_)))
+        .collect();
+    assert!(fx.is_empty(), "{fx:?}");
+    let screen = render(&app);
+    assert!(screen.contains("LIVE — execute now?"), "{screen}");
+    let fx = yes(&mut app);
+    assert!(fx.iter().any(|e| matches!(e, Effect::Trade(_))), "{fx:?}");
+
+    // On the sandbox it runs at once.
+    let mut app = gate_app(120, 40);
+    let mut fx = type_text(&mut app, ":/trade BTC long 0.001");
+    fx.extend(app.update(code(crossterm::event::KeyCode::Enter)));
+    assert!(fx.iter().any(|e| matches!(e, Effect::Trade(_))), "{fx:?}");
+}
+
+/// Issue 33: `/confirm` of an id the gateway does not list says so.
+#[test]
+fn confirm_of_an_unknown_id_on_a_gateway_says_so() {
+    let mut app = gate_app(120, 40);
+    type_text(&mut app, ":/confirm prop_nope");
+    app.update(code(crossterm::event::KeyCode::Enter));
+    assert!(app.modal.is_none(), "{:?}", app.modal);
+    let said = app.command_error.clone().unwrap_or_default();
+    assert!(said.contains("no item prop_nope"), "{said}");
 }

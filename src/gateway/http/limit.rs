@@ -29,15 +29,44 @@ pub enum Who {
     Ip(Option<IpAddr>),
 }
 
-/// The credential a request is limited by: its `x-api-key`, else its `Authorization`, trimmed.
-pub fn credential(headers: &HeaderMap) -> Option<&str> {
-    headers
-        .get("x-api-key")
-        .or_else(|| headers.get(header::AUTHORIZATION))
-        .and_then(|v| v.to_str().ok())
-        .map(str::trim)
-        .filter(|v| !v.is_empty())
+/// The one credential a request carries, read the same way by the rate limiter and the MCP edge:
+/// its `x-api-key`, or its `Authorization: Bearer` token (trimmed; the scheme in any case). The
+/// same key sent both ways, or twice, counts once; two different ones are refused, never one
+/// picked: the limiter and the edge would otherwise read different keys and a junk header beside
+/// the real one would open a fresh bucket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Credential<'a> {
+    Absent,
+    Key(&'a str),
+    Conflicting,
 }
+
+pub fn credential(headers: &HeaderMap) -> Credential<'_> {
+    let keys = headers
+        .get_all("x-api-key")
+        .iter()
+        .map(|v| v.to_str().map(str::trim).unwrap_or("\u{0}"));
+    let bearers = headers
+        .get_all(header::AUTHORIZATION)
+        .iter()
+        .filter_map(|v| {
+            let (scheme, rest) = v.to_str().ok()?.trim().split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
+        });
+    let mut found = None;
+    for k in keys.chain(bearers).filter(|k| !k.is_empty()) {
+        match found {
+            None => found = Some(k),
+            Some(f) if f == k => {}
+            Some(_) => return Credential::Conflicting,
+        }
+    }
+    found.map_or(Credential::Absent, Credential::Key)
+}
+
+/// What a request with two different credentials is told.
+pub const CONFLICTING: &str = "the request carries two different credentials (x-api-key and \
+     Authorization: Bearer, or one of them twice); send your key once";
 
 pub fn digest(credential: &str) -> [u8; 32] {
     Sha256::digest(credential.as_bytes()).into()
@@ -124,7 +153,13 @@ pub async fn middleware(State(limits): State<Arc<Limits>>, req: Request, next: N
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
         .map(|ConnectInfo(addr)| addr.ip());
-    let credential = credential(req.headers()).map(digest);
+    let credential = match credential(req.headers()) {
+        Credential::Absent => None,
+        Credential::Key(k) => Some(digest(k)),
+        Credential::Conflicting => {
+            return GateError::new(Kind::Unauthorized, "unauthorized", CONFLICTING).into_response();
+        }
+    };
     match limits.check(ip, credential) {
         Ok(()) => next.run(req).await,
         // The error's answer carries `Retry-After`.

@@ -114,6 +114,10 @@ impl Console {
     }
 
     fn update(&mut self, action: Action) {
+        // As the event loop does: input is stamped with the wall clock.
+        if matches!(action, Action::Key(_)) {
+            self.app.now = Utc::now();
+        }
         let fx = self.app.update(action);
         self.apply(fx);
     }
@@ -201,10 +205,12 @@ async fn a_stalled_upstream_that_executed_is_shown_and_journaled_executed_not_fa
     })
     .await;
 
-    // a, read the dialog, y.
+    // a after a quiet moment, read the dialog, y.
     c.update(key('2'));
+    tokio::time::sleep(Duration::from_millis(1600)).await;
     c.update(key('a'));
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert!(c.app.modal.is_some(), "the dialog opened: {:?}", c.said());
+    tokio::time::sleep(Duration::from_millis(1100)).await;
     c.update(Action::Tick(Utc::now()));
     c.update(key('y'));
     assert!(c.app.modal.is_none(), "approved: {:?}", c.said());
@@ -215,7 +221,8 @@ async fn a_stalled_upstream_that_executed_is_shown_and_journaled_executed_not_fa
     })
     .await;
     // The gateway asked again and was told "already executed": one execution, on the service.
-    assert!(confirms.load(Ordering::SeqCst) >= 2);
+    let before = confirms.load(Ordering::SeqCst);
+    assert!(before >= 2);
     let decisions: Vec<&str> = c
         .journal
         .iter()
@@ -235,6 +242,20 @@ async fn a_stalled_upstream_that_executed_is_shown_and_journaled_executed_not_fa
     let said = c.said().join("\n");
     assert!(!said.contains("Approving again is safe"), "{said}");
     assert!(!said.contains(" failed"), "{said}");
+    // The agent's own confirm answers the recorded execution (200), not the service's 409 to
+    // the attempt that found it executed.
+    let (st, body) = send(
+        &gate.base_url(),
+        reqwest::Method::POST,
+        "/api/delegated/confirm",
+        Some(KEY),
+        Some(json!({"proposalId": ID})),
+    )
+    .await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    assert_eq!(body["success"], true, "{body}");
+    assert_eq!(body["status"], "executed", "{body}");
+    assert_eq!(confirms.load(Ordering::SeqCst), before, "not sent again");
     drop(gate);
     upstream.abort();
 }

@@ -974,3 +974,48 @@ async fn a_standing_approval_for_one_agent_covers_only_it_and_only_until_it_ends
         .await;
     assert_eq!(body["standingApprovals"], json!([]));
 }
+
+/// Issue 33: a staging the policy refuses on its request (before anything goes upstream) is in
+/// the supervisor's inbox as refused by the policy, as one the service's preview breaks is; the
+/// service staged nothing.
+#[tokio::test]
+async fn a_staging_refused_on_its_request_is_listed_as_refused_by_the_policy() {
+    let s = guarded(|_| {}).await;
+    let key = s.sandbox.key(Scope::McpMutate);
+    let (st, body) = put_policy(&s, json!({"allowed_coins": ["BTC"]})).await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    let before = upstream_count(&s, "propose_trade");
+    refused(
+        &propose(&s, &key, trade("SOL", 500.0)).await,
+        "allowed_coins",
+        &["SOL"],
+    );
+    assert_eq!(
+        upstream_count(&s, "propose_trade"),
+        before,
+        "nothing staged"
+    );
+    let (st, body) = s
+        .supervisor(Method::GET, "/gate/v1/inbox?status=all", None)
+        .await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    let items = body["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "{body}");
+    let item = &items[0];
+    assert_eq!(item["status"], "rejected", "{item}");
+    assert_eq!(item["decidedBy"], "policy", "{item}");
+    assert!(item["reason"].as_str().unwrap().contains("SOL"), "{item}");
+    assert!(item.get("proposalId").is_none_or(Value::is_null), "{item}");
+    assert_eq!(item["request"]["a"], "SOLUSDT", "{item}");
+    // It cannot be approved: nothing was staged to execute.
+    let id = item["id"].as_str().unwrap();
+    let (st, body) = approve(&s, id, None).await;
+    assert_eq!(st, StatusCode::CONFLICT, "{body}");
+    assert!(
+        journal(&s)
+            .await
+            .iter()
+            .any(|r| r["kind"] == "policy_refusal" && r["item"] == id),
+        "journaled"
+    );
+}

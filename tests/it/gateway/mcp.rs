@@ -350,6 +350,34 @@ async fn a_wait_longer_than_the_call_allows_says_how_to_ask_again_and_a_cancel_c
     assert_eq!(r.is_error, Some(false));
 }
 
+/// Issue 34: a wait an agent asks for is validated before it becomes a duration: 1e308, a
+/// negative, a string or more than ten minutes is refused naming the field (it panicked a worker
+/// once, and the call never answered); the session goes on serving.
+#[tokio::test]
+async fn a_wait_that_is_no_duration_is_refused_naming_the_field() {
+    let s = setup().await;
+    let key = s.sandbox.key(Scope::McpMutate);
+    let c = connect(&s, &key).await;
+    let id = propose(&s, &c).await;
+    for bad in [json!(1e308), json!(-1), json!("5"), json!(601)] {
+        let mut params = CallToolRequestParams::new("service_confirm_trade")
+            .with_arguments(args(json!({"proposalId": id})));
+        let mut meta = RequestMetaObject::default();
+        meta.insert("agentdesk/waitSeconds".into(), bad.clone());
+        params.meta = Some(meta);
+        let e = tokio::time::timeout(Duration::from_secs(10), c.call_tool(params))
+            .await
+            .unwrap_or_else(|_| panic!("{bad}: no answer"))
+            .expect_err("refused");
+        let said = e.to_string();
+        assert!(said.contains("agentdesk/waitSeconds"), "{bad}: {said}");
+    }
+    // Still serving.
+    let r = call(&c, "service_whoami", json!({})).await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    assert_eq!(upstream_count(&s, "confirm_trade"), 0);
+}
+
 #[tokio::test]
 async fn a_mutate_tool_stages_in_one_call_and_its_confirm_runs_it_once_approved() {
     let s = setup().await;

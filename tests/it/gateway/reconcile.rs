@@ -142,12 +142,23 @@ async fn without_its_own_key_the_outcome_is_unknown_until_the_agent_asks_and_it_
             .starts_with("outcome unknown"),
         "{items:?}"
     );
-    // The agent's confirm asks the service, which says it already ran: the agent hears that, in
-    // the service's own words, and the item is executed, not failed.
-    let err = s.agent(&key).confirm_trade(&proposal).await.unwrap_err();
-    assert!(format!("{err:?}").contains("already_executed"), "{err:?}");
+    // The agent's confirm asks the service, which says it already ran: the item is executed,
+    // not failed, and the agent hears the execution (200), with the service's words in its note,
+    // not the 409 of the attempt that found it done (issue 33).
+    let done = s.agent(&key).confirm_trade(&proposal).await.unwrap();
+    assert_eq!(done.status, "executed");
     let items = s.inbox("all").await;
     assert_eq!(items[0]["status"], "executed", "{items:?}");
+    assert!(
+        items[0]["note"]
+            .as_str()
+            .unwrap()
+            .contains("already executed"),
+        "{items:?}"
+    );
+    // Asked again, the same recorded answer: nothing is sent upstream.
+    let again = s.agent(&key).confirm_trade(&proposal).await.unwrap();
+    assert_eq!(again.status, "executed");
     assert_eq!(
         s.upstream_confirms(&proposal),
         2,

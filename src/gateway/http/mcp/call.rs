@@ -273,13 +273,25 @@ fn confirm_id(item: &Item) -> String {
     item.proposal_id.clone().unwrap_or_else(|| item.id.clone())
 }
 
-fn budget(ctx: &RequestContext<RoleServer>) -> Duration {
-    ctx.meta
-        .get(WAIT_META)
-        .and_then(Value::as_f64)
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .map(|s| Duration::from_secs_f64(s).min(MAX_WAIT))
-        .unwrap_or(DEFAULT_WAIT)
+/// How long a confirm call waits for the human: `_meta.agentdesk/waitSeconds` when sent (a number
+/// of seconds from 0 to 600; anything else is refused naming it, never turned into a duration
+/// unchecked), else the default.
+fn budget(ctx: &RequestContext<RoleServer>) -> Result<Duration, ErrorData> {
+    let Some(v) = ctx.meta.get(WAIT_META) else {
+        return Ok(DEFAULT_WAIT);
+    };
+    match v.as_f64() {
+        Some(s) if s.is_finite() && (0.0..=MAX_WAIT.as_secs_f64()).contains(&s) => {
+            Ok(Duration::from_secs_f64(s))
+        }
+        _ => Err(ErrorData::invalid_params(
+            format!(
+                "_meta.{WAIT_META} must be a number of seconds from 0 to {}; got {v}",
+                MAX_WAIT.as_secs()
+            ),
+            Some(serde_json::json!({"field": format!("_meta.{WAIT_META}")})),
+        )),
+    }
 }
 
 /// The confirm tool: the agent's own confirm, as `POST /api/delegated/confirm` (or the close
@@ -319,7 +331,7 @@ async fn wait(
         }
         _ => (op, Value::Object(args.clone())),
     };
-    let budget = budget(ctx);
+    let budget = budget(ctx)?;
     let started = Instant::now();
     let progress = ctx.meta.get_progress_token();
     let mut next_progress = started;

@@ -90,26 +90,6 @@ pub fn router(gate: Arc<Gate>, handle: Handle) -> Router {
         .layer(axum::middleware::from_fn_with_state(state, authenticate))
 }
 
-/// The agent's key: `Authorization: Bearer <key>` (what MCP clients send) or `x-api-key`.
-fn credential(req: &Request) -> Option<String> {
-    let h = req.headers();
-    let bearer = h
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| {
-            let (scheme, rest) = v.trim().split_once(' ')?;
-            scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
-        });
-    bearer
-        .or_else(|| {
-            h.get("x-api-key")
-                .and_then(|v| v.to_str().ok())
-                .map(str::trim)
-        })
-        .filter(|k| !k.is_empty())
-        .map(str::to_string)
-}
-
 fn unauthorized(message: impl Into<String>) -> Response {
     let mut resp = GateError::new(Kind::Unauthorized, "unauthorized", message).into_response();
     resp.headers_mut().insert(
@@ -124,10 +104,17 @@ async fn authenticate(
     mut req: Request,
     next: Next,
 ) -> Response {
-    let Some(key) = credential(&req) else {
-        return unauthorized(
-            "send your service API key: Authorization: Bearer <key> (or the x-api-key header)",
-        );
+    // Read as the rate limiter reads it (`limit::credential`), so both see the same key.
+    let key = match super::limit::credential(req.headers()) {
+        super::limit::Credential::Key(k) => k.to_string(),
+        super::limit::Credential::Absent => {
+            return unauthorized(
+                "send your service API key: Authorization: Bearer <key> (or the x-api-key header)",
+            );
+        }
+        super::limit::Credential::Conflicting => {
+            return unauthorized(super::limit::CONFLICTING);
+        }
     };
     if key.starts_with(TOKEN_PREFIX) {
         return unauthorized(
