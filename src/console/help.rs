@@ -31,8 +31,14 @@ const KEYS: &[(KeyAction, &str)] = &[
         KeyAction::Select,
         "open (strip → inbox, Discovery row details)",
     ),
-    (KeyAction::Approve, "approve the selected proposal (then y)"),
-    (KeyAction::ConfirmYes, "yes, in a dialog"),
+    (
+        KeyAction::Approve,
+        "approve the selected proposal (after a quiet moment; then read, then y)",
+    ),
+    (
+        KeyAction::ConfirmYes,
+        "yes, in a dialog: a second after it opened, on its own (other keys close it)",
+    ),
     (
         KeyAction::Override,
         "approve dialog on a gateway: override broken rules (type the coin, Enter)",
