@@ -130,6 +130,56 @@ pub fn record(server: &'static str, operation: &'static str, status: StatusCode,
 /// A request refused because [`Edge::in_flight`] are being served, counted.
 pub fn shed(server: &'static str) {
     metrics::counter!("agentdesk_http_shed_total", "server" => server).increment(1);
+    static SHED: Sampled = Sampled::new();
+    if let Some(skipped) = SHED.take() {
+        tracing::warn!(
+            server,
+            not_logged_since = skipped,
+            "overloaded: requests refused with 503 (agentdesk_http_shed_total counts each)"
+        );
+    }
+}
+
+/// At most one log line a second for one kind of event, saying how many were not logged since:
+/// a flood of refusals costs a counter each, not a line each (one client once wrote 1,881 ERROR
+/// lines in 8 s). The metrics still count every one.
+pub struct Sampled {
+    /// Milliseconds since the process's first sample when one was last logged, plus one (0: never).
+    last: std::sync::atomic::AtomicU64,
+    skipped: std::sync::atomic::AtomicU64,
+}
+
+impl Sampled {
+    pub const fn new() -> Sampled {
+        Sampled {
+            last: std::sync::atomic::AtomicU64::new(0),
+            skipped: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// Some(how many were not logged since the last line) when this one is to be logged.
+    pub fn take(&self) -> Option<u64> {
+        use std::sync::atomic::Ordering;
+        static EPOCH: OnceLock<Instant> = OnceLock::new();
+        let now = EPOCH.get_or_init(Instant::now).elapsed().as_millis() as u64 + 1;
+        let last = self.last.load(Ordering::Relaxed);
+        if last != 0 && now - last < 1000
+            || self
+                .last
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+        {
+            self.skipped.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        Some(self.skipped.swap(0, Ordering::Relaxed))
+    }
+}
+
+impl Default for Sampled {
+    fn default() -> Self {
+        Sampled::new()
+    }
 }
 
 /// Requests each server serves at once before it sheds load. Far above what a desk's agents send
@@ -241,20 +291,43 @@ pub fn layers_sharing(router: Router, edge: Edge, in_flight: Arc<Semaphore>) -> 
     Router::new()
         .fallback_service(shed)
         .layer(
-            TraceLayer::new_for_http().make_span_with(move |req: &axum::http::Request<_>| {
-                let id = req
-                    .headers()
-                    .get(REQUEST_ID)
-                    .and_then(|v| v.to_str().ok())
-                    .unwrap_or("");
-                tracing::info_span!(
-                    "request",
-                    server,
-                    request_id = %id,
-                    method = %req.method(),
-                    path = %req.uri().path(),
+            TraceLayer::new_for_http()
+                // A 5xx is logged once a second at most (a shed 503 by `shed`), never a line per
+                // request a flood can fill the log with.
+                .on_failure(
+                    |class: tower_http::classify::ServerErrorsFailureClass,
+                     latency: Duration,
+                     _: &tracing::Span| {
+                        static FAILED: Sampled = Sampled::new();
+                        let shed = matches!(
+                            class,
+                            tower_http::classify::ServerErrorsFailureClass::StatusCode(s)
+                                if s == StatusCode::SERVICE_UNAVAILABLE
+                        );
+                        if !shed && let Some(skipped) = FAILED.take() {
+                            tracing::error!(
+                                %class,
+                                latency_ms = latency.as_millis() as u64,
+                                not_logged_since = skipped,
+                                "request failed"
+                            );
+                        }
+                    },
                 )
-            }),
+                .make_span_with(move |req: &axum::http::Request<_>| {
+                    let id = req
+                        .headers()
+                        .get(REQUEST_ID)
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("");
+                    tracing::info_span!(
+                        "request",
+                        server,
+                        request_id = %id,
+                        method = %req.method(),
+                        path = %req.uri().path(),
+                    )
+                }),
         )
         .layer(PropagateRequestIdLayer::new(header.clone()))
         .layer(SetRequestIdLayer::new(header, NewId))
@@ -469,5 +542,18 @@ mod tests {
         // Within both: read whole.
         let resp = app.oneshot(post(Body::from("0123456789"))).await.unwrap();
         assert_eq!(resp.status(), StatusCode::OK);
+    }
+}
+
+#[cfg(test)]
+mod sampled_tests {
+    use super::Sampled;
+
+    #[test]
+    fn a_flood_is_one_line_that_counts_the_rest() {
+        let s = Sampled::new();
+        assert_eq!(s.take(), Some(0), "the first is logged");
+        let logged = (0..1000).filter(|_| s.take().is_some()).count();
+        assert!(logged <= 1, "{logged} lines for a thousand refusals");
     }
 }

@@ -137,8 +137,9 @@ enum GateCommand {
         /// Who holds it; shown as the decider of the items it approves or rejects.
         #[arg(long, default_value = "")]
         label: String,
-        /// What it may do: a viewer reads; an approver also decides items and uses links; an
-        /// admin also changes the policy, standing approvals and the kill switch.
+        /// What it may do: a viewer reads; an approver also approves and rejects items; an admin
+        /// also mints approval links and changes the policy, standing approvals and the kill
+        /// switch. (Whoever opens a link approves through it: the link is the credential.)
         #[arg(long, value_enum, default_value = "approver")]
         role: TokenRole,
     },
@@ -420,7 +421,8 @@ fn console(flags: agentdesk::config::Flags) -> Result<(), String> {
 }
 
 fn serve(args: ServeArgs, config: Option<PathBuf>) -> Result<(), String> {
-    log_to_stderr("warn", args.log_format);
+    // Warnings, and one line for every mutation (staging, execution, order, cancel).
+    log_to_stderr("warn,agentdesk::sandbox::ops=info", args.log_format);
     let settings = load_settings(config.as_deref())?;
     let db = db_path(args.db)?;
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
@@ -882,7 +884,8 @@ fn gate_serve(
     runtime: tokio::runtime::Runtime,
 ) -> Result<(), String> {
     use agentdesk::gateway::{GateConfig, Gateway};
-    log_to_stderr("info", args.log_format);
+    // rmcp logs each session id at INFO: a session id is a credential of its own, kept out of the log.
+    log_to_stderr("info,rmcp=warn", args.log_format);
     let upstream = args.upstream.ok_or(
         "--upstream URL is required: the service (or sandbox) the gateway stands in front of",
     )?;

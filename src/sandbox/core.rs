@@ -409,7 +409,10 @@ impl Shared {
         F: FnOnce(&mut Core, DateTime<Utc>) -> T + Send + 'static,
     {
         let shared = self.clone();
+        // What runs under the lock logs in the caller's span (its request id).
+        let span = tracing::Span::current();
         tokio::task::spawn_blocking(move || {
+            let _in = span.enter();
             // A panic in one request must not take the sandbox down with a poisoned lock: the state
             // it left is what SQLite committed, which the in-memory books mirror only on success.
             let mut core = shared.core.lock().unwrap_or_else(|e| e.into_inner());

@@ -343,6 +343,84 @@ async fn a_request_id_goes_from_the_caller_through_the_gateway_to_the_service() 
     );
 }
 
+/// Issue 34: at the default level the sandbox says every mutation (staging, execution) in one
+/// line with the request id; it said nothing when it executed a trade.
+#[tokio::test]
+async fn the_sandbox_logs_every_staging_and_execution_with_its_request_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(BIN)
+        .args([
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--log-format",
+            "json",
+            "--db",
+        ])
+        .arg(dir.path().join("s.db"))
+        .env_remove("AGENTDESK_LOG")
+        .env("HOME", dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut key = None;
+    let base = loop {
+        let mut line = String::new();
+        assert!(out.read_line(&mut line).unwrap() > 0, "no listening line");
+        if let Some(url) = line.trim().strip_prefix("listening on ") {
+            break url.to_string();
+        }
+        if let [scope, k] = line.split_whitespace().collect::<Vec<_>>()[..]
+            && scope == "mcp:mutate"
+        {
+            key = Some(k.to_string());
+        }
+    };
+    let key = key.expect("serve prints an mcp:mutate key");
+    let http = reqwest::Client::new();
+    let staged: Value = http
+        .post(format!("{base}/api/delegated/propose"))
+        .header("x-api-key", &key)
+        .header("x-request-id", "stage-log-1")
+        .json(&json!({"a": "BTCUSDT", "d": "long", "sizeUsd": "100", "leverage": 2}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = staged["proposalId"].as_str().unwrap().to_string();
+    let resp = http
+        .post(format!("{base}/api/delegated/confirm"))
+        .header("x-api-key", &key)
+        .header("x-request-id", "confirm-log-1")
+        .json(&json!({"proposalId": id}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let _ = child.kill();
+    let stderr = child.wait_with_output().unwrap().stderr;
+    let lines: Vec<Value> = String::from_utf8_lossy(&stderr)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    for (rid, op) in [
+        ("stage-log-1", "propose_trade"),
+        ("confirm-log-1", "confirm_trade"),
+    ] {
+        assert!(
+            lines.iter().any(|l| l["span"]["request_id"] == rid
+                && l["fields"]["message"] == "mutation"
+                && l["fields"]["op"] == op
+                && l["fields"]["proposal"] == id.as_str()),
+            "{op} with {rid}: {lines:#?}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn json_logs_carry_the_request_id_on_every_line_of_the_request() {
     let dir = tempfile::tempdir().unwrap();

@@ -102,6 +102,7 @@ impl Store for Watched {
         Box::pin(async move {
             let n = pending.await?;
             if n > 0 {
+                tracing::info!(expired = n, "items expired before anyone decided them");
                 self.bump();
             }
             Ok(n)
@@ -117,6 +118,7 @@ impl Store for Watched {
         Box::pin(async move {
             let n = pending.await?;
             if n > 0 {
+                tracing::info!(expired = n, "items expired before anyone decided them");
                 self.bump();
             }
             Ok(n)
@@ -150,6 +152,7 @@ impl Store for Watched {
         Box::pin(async move {
             let n = pending.await?;
             if n > 0 {
+                tracing::info!(expired = n, "items expired before anyone decided them");
                 self.bump();
             }
             Ok(n)

@@ -464,9 +464,7 @@ async fn claim(
                     message: Some(e.message.clone()),
                     ..Default::default()
                 };
-                if let Err(e) = core.store.insert_audit(&row, now) {
-                    tracing::error!("audit write failed for {}: {e}", op.name);
-                }
+                super::audit(core, &row, now);
             }
             result
         })

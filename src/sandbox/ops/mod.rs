@@ -328,11 +328,29 @@ fn step(core: &mut Core, call: Call) -> Step {
                 ..audit_base(&call)
             },
         };
-        if let Err(e) = core.store.insert_audit(&row, call.now) {
-            tracing::error!("audit write failed for {}: {e}", call.op.name);
-        }
+        audit(core, &row, call.now);
     }
     Step::Done(result)
+}
+
+/// A mutation's audit row, written to the store and said in the log: one line for every staging,
+/// execution, order and cancel, with the request id of the span it runs in (the operator follows
+/// the service's side of a trade in its log, not only in its database).
+pub(super) fn audit(core: &mut Core, row: &AuditRow, now: chrono::DateTime<chrono::Utc>) {
+    if let Err(e) = core.store.insert_audit(row, now) {
+        tracing::error!("audit write failed for {}: {e}", row.operation);
+    }
+    tracing::info!(
+        op = %row.operation,
+        account = row.account_id,
+        key = row.key_id,
+        outcome = %row.outcome,
+        status = row.http_status,
+        proposal = row.proposal_id.as_deref().unwrap_or(""),
+        oid = row.oid.unwrap_or(0),
+        code = row.error_code.as_deref().unwrap_or(""),
+        "mutation"
+    );
 }
 
 /// Serves a read on a reader, without the writer's lock: authenticate by key → scope → handler.

@@ -506,6 +506,17 @@ async fn no_key_or_a_wrong_key_is_401_before_any_session_and_sessions_are_per_ke
     .await
     .unwrap();
     assert_eq!(resp.status(), StatusCode::NOT_FOUND);
+    // A session id this gateway never opened (or whose owner it forgot) is refused the same way,
+    // whatever key comes with it, before rmcp sees it.
+    let resp = post(
+        Some(("x-api-key", key.expose().to_string())),
+        Some("made-up-session".into()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(resp.status(), StatusCode::NOT_FOUND);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "session_not_found", "{body}");
 }
 
 #[tokio::test]

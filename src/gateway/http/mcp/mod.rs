@@ -42,7 +42,8 @@ pub(super) struct ViaMcp;
 /// How long a key the upstream accepted is trusted before it is asked again. A revoked key stops
 /// opening sessions within this time; asking on every request would double each call.
 const KEY_FRESH_FOR: Duration = Duration::from_secs(60);
-/// Sessions whose owner is forgotten after this long (rmcp ends idle sessions well before).
+/// A session's owner is forgotten once the session went unused this long (rmcp ends idle
+/// sessions well before); a session in use keeps its owner for as long as it lives.
 const OWNER_KEPT_FOR: Duration = Duration::from_secs(24 * 3600);
 const SESSION_HEADER: &str = "mcp-session-id";
 
@@ -52,7 +53,7 @@ pub(super) struct McpState {
     handle: Handle,
     /// Keys the upstream accepted, by hash, with when.
     verified: Mutex<HashMap<String, Instant>>,
-    /// Session id → the hash of the key that opened it.
+    /// Session id → the hash of the key that opened it, and when the session was last used.
     owners: Mutex<HashMap<String, (String, Instant)>>,
     catalog: catalog::Catalog,
 }
@@ -131,15 +132,19 @@ async fn authenticate(
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
     if let Some(id) = &session {
-        let owner = lock(&state.owners).get(id).map(|(o, _)| o.clone());
-        if owner.is_some_and(|o| o != agent.hash) {
-            // As for a session that does not exist: another key's session is not confirmed.
-            return GateError::new(
-                Kind::NotFound,
-                "session_not_found",
-                "no MCP session with this id for this key; initialize a new one",
-            )
-            .into_response();
+        // A session is used only by the key that opened it. One whose owner is not known (never
+        // opened here, or forgotten) is refused like another key's: as one that does not exist.
+        let mut owners = lock(&state.owners);
+        match owners.get_mut(id) {
+            Some((owner, used)) if *owner == agent.hash => *used = Instant::now(),
+            _ => {
+                return GateError::new(
+                    Kind::NotFound,
+                    "session_not_found",
+                    "no MCP session with this id for this key; initialize a new one",
+                )
+                .into_response();
+            }
         }
     }
     let deleting = req.method() == Method::DELETE;
