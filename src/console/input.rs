@@ -235,6 +235,7 @@ impl App {
             }
             Decision::Confirm(Deciding::Trade(args)) => self.trade(&args, fx),
             Decision::Confirm(Deciding::Standing(request)) => self.send_standing(*request, fx),
+            Decision::SignBuilderFee => self.sign_builder_fee(fx),
         }
     }
 
@@ -485,7 +486,7 @@ impl App {
             Modal::ToolEditor(_) => self.on_editor_key(key, fx),
             Modal::DestinationForm(_) => self.on_destination_form_key(key, fx),
             Modal::Secret(_) => self.on_secret_key(action, fx),
-            Modal::BuilderFee(_) => self.on_builder_fee_key(action, fx),
+            Modal::BuilderFee(_) => self.on_builder_fee_key(key, action, fx),
             Modal::Approve(_) => self.on_approve_key(key, action),
             Modal::Confirm(_) => self.on_confirm_key(key, action),
             Modal::Standing { scroll } => match scrolled(*scroll, action, page) {

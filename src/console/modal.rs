@@ -112,6 +112,9 @@ pub enum Decision {
         overrides: Vec<String>,
     },
     Confirm(Deciding),
+    /// The builder-fee panel's yes: sign and send the approval (the panel stays open for the
+    /// answer).
+    SignBuilderFee,
 }
 
 /// The command line (`:`), with its history and Tab completion; `command_line.rs` runs what it

@@ -174,4 +174,7 @@ pub struct BuilderPanel {
     /// The service's answer to the approval.
     pub result: Option<String>,
     pub scroll: u16,
+    /// Signing authorizes fees on the account: the guard every final question shares
+    /// (`deliberate.rs`), from the panel's opening.
+    pub guard: Option<crate::console::deliberate::Deliberate>,
 }

@@ -646,3 +646,21 @@ fn builder_fee_panel_120x40() {
         assert!(text.contains(needle), "lacks {needle:?}\n{text}");
     }
 }
+
+/// Issue 33: signing a builder-fee approval passes the guard every final question shares: a `y`
+/// before the panel could be read signs nothing, and a key that is not the panel's closes it.
+#[test]
+fn builder_fee_y_too_soon_or_after_a_stray_key_signs_nothing() {
+    let mut app = builder_app(120, 40);
+    app.wallet_key = || Some(Secret::new(TEST_KEY));
+    let mut fx = app.update(key('y'));
+    fx.extend(settle(&mut app));
+    assert!(approvals(&fx).is_empty(), "{fx:?}");
+    assert!(toast_texts(&app).iter().any(|t| t.starts_with("too soon")));
+    read(&mut app);
+    let mut fx = app.update(key(':'));
+    fx.extend(app.update(key('y')));
+    fx.extend(settle(&mut app));
+    assert!(approvals(&fx).is_empty(), "{fx:?}");
+    assert!(app.modal.is_none());
+}

@@ -167,6 +167,7 @@ impl App {
             .filter(|w| !w.is_empty());
         let mut panel = BuilderPanel {
             wallet: wallet.clone(),
+            guard: Some(crate::console::deliberate::Deliberate::new(self.now)),
             ..Default::default()
         };
         match wallet {
@@ -187,12 +188,34 @@ impl App {
         self.modal = Some(Modal::BuilderFee(panel));
     }
 
-    pub(crate) fn on_builder_fee_key(&mut self, action: Option<KeyAction>, fx: &mut Vec<Effect>) {
+    /// The builder-fee panel's keys. Its `y` authorizes fees, so it passes the guard every final
+    /// question shares: read first, on its own, held for a burst's length; a key that is not one
+    /// of the panel's closes it without signing.
+    pub(crate) fn on_builder_fee_key(
+        &mut self,
+        key: crossterm::event::KeyEvent,
+        action: Option<KeyAction>,
+        fx: &mut Vec<Effect>,
+    ) {
+        let now = self.now;
+        let yes = self.yes_key();
         let Some(Modal::BuilderFee(panel)) = self.modal.as_mut() else {
             return;
         };
+        let judged = panel
+            .guard
+            .get_or_insert_with(|| crate::console::deliberate::Deliberate::new(now))
+            .arrive(now);
         match action {
-            Some(KeyAction::ConfirmYes) => self.sign_builder_fee(fx),
+            Some(KeyAction::ConfirmYes) => match judged.refusal(&yes) {
+                Some(why) => self.toast(why, crate::console::app::ToastLevel::Info),
+                None => {
+                    self.held = Some(crate::console::deliberate::Held {
+                        at: now,
+                        decision: crate::console::modal::Decision::SignBuilderFee,
+                    })
+                }
+            },
             Some(KeyAction::Refresh) => {
                 if let Some(w) = panel.wallet.clone()
                     && !panel.loading
@@ -207,13 +230,22 @@ impl App {
             Some(KeyAction::Cancel | KeyAction::Quit | KeyAction::BuilderFee) => {
                 self.modal = None;
             }
-            _ => {}
+            _ => {
+                let text = crate::console::deliberate::closed_by(
+                    "builder-fee panel",
+                    &crate::console::keymap::KeyBinding::from_event(&key).to_string(),
+                );
+                self.modal = None;
+                self.keyboard.typing();
+                self.keyboard.first_word();
+                self.toast(text, crate::console::app::ToastLevel::Info);
+            }
         }
     }
 
     /// Signs the typed data with the wallet key from the environment and posts it — only when the
     /// key's address is the account's wallet. The key lives for this call alone.
-    fn sign_builder_fee(&mut self, fx: &mut Vec<Effect>) {
+    pub(crate) fn sign_builder_fee(&mut self, fx: &mut Vec<Effect>) {
         let read_key = self.wallet_key;
         let Some(Modal::BuilderFee(panel)) = self.modal.as_mut() else {
             return;
