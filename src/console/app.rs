@@ -479,6 +479,7 @@ impl App {
             selected: &self.selected,
             focused: self.focused_pane(),
             yes_key: self.yes_key(),
+            deciding: self.held.is_some(),
         }
     }
 

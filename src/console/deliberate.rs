@@ -6,13 +6,16 @@
 //!   the person is typing: every key that changes anything is paused until the keyboard has been
 //!   quiet for [`QUIET`] (only `:`, which opens the command line, still acts). A key that opens a
 //!   dialog or decides (`a`, `x`, `u`, ...) acts only after such a quiet moment: inside a run of
-//!   keys (the `a` of "say" half a second after the `s`) it is typing too.
+//!   keys (the `a` of "say" half a second after the `s`) it is typing too; and only
+//!   [`AFTER_TYPING`] after the last key that showed typing, so text typed slowly (a key every
+//!   1.6 s, each one "after a quiet moment") still opens nothing.
 //! - [`Deliberate`]: the guard of every dialog whose answer is final (approve, reject, a `/trade`
 //!   on LIVE, the kill switch, a standing approval, stopping a research run). Its deciding key
 //!   counts only after [`SETTLE`] (long enough to read what it decides) and out of a burst.
-//! - [`Held`]: a decision taken by a deliberate key waits [`BURST`] before it is carried out; a
-//!   key or a paste arriving within it makes the deciding key the head of a burst (pasted text
-//!   that starts with `y`, on a terminal that does not bracket pastes), and nothing is decided.
+//! - [`Held`]: a decision taken by a deliberate key waits [`HOLD`] before it is carried out, the
+//!   dialog saying so; a key or a paste arriving within it means the deciding key was the first
+//!   letter of something typed ("yeah", "yes", pasted text that starts with `y` on a terminal that
+//!   does not bracket pastes), and nothing is decided.
 //!
 //! Pastes are never keys: bracketed paste is on, and a paste goes only into a text field.
 //! Pure: times come in as arguments, so every rule is tested with keys and times alone.
@@ -34,11 +37,22 @@ pub const QUIET: TimeDelta = TimeDelta::milliseconds(1500);
 /// lines. A key sooner was typed before the trade was on screen.
 pub const SETTLE: TimeDelta = TimeDelta::milliseconds(1000);
 
+/// How long a deciding key's decision waits, with no other key, before it is carried out: a `y`
+/// that is the first letter of a word typed at a person's pace is followed by the next letter
+/// within this. The dialog counts it down, and any key cancels.
+pub const HOLD: TimeDelta = QUIET;
+
+/// How long after the last key that showed typing a key that opens a dialog acts again: slow
+/// typing is typing too.
+pub const AFTER_TYPING: TimeDelta = TimeDelta::milliseconds(3000);
+
 /// The keys outside dialogs: when the last one came, and whether the person is typing.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Keyboard {
     last_key: Option<DateTime<Utc>>,
     typing: bool,
+    /// When a key last showed typing.
+    typed_at: Option<DateTime<Utc>>,
     /// The pause was said on the status line (once per pause, not once per key).
     said: bool,
 }
@@ -48,6 +62,8 @@ pub struct Keyboard {
 pub struct Arrival {
     /// The keyboard was quiet for [`QUIET`] before this key.
     pub quiet: bool,
+    /// And no key showed typing for [`AFTER_TYPING`]: a key that opens a dialog may act.
+    pub may_open: bool,
     /// This key came within [`BURST`] of the one before.
     pub burst: bool,
 }
@@ -65,13 +81,21 @@ impl Keyboard {
         }
         Arrival {
             quiet,
+            may_open: quiet && self.typed_at.is_none_or(|t| now - t >= AFTER_TYPING),
             burst: gap.is_some_and(|g| g < BURST),
         }
     }
 
-    /// The person is typing (or pasting): keys that change anything pause until a quiet moment.
+    /// The person is typing (or pasting): keys that change anything pause until a quiet moment,
+    /// and keys that open a dialog for longer ([`AFTER_TYPING`]).
     pub fn typing(&mut self) {
         self.typing = true;
+        self.typed_at = self.last_key;
+    }
+
+    /// When the pause of the current typing ends, if nothing more is typed.
+    pub fn pause_ends(&self) -> Option<DateTime<Utc>> {
+        self.last_key.filter(|_| self.typing).map(|t| t + QUIET)
     }
 
     pub fn is_typing(&self) -> bool {
@@ -93,7 +117,10 @@ impl Keyboard {
     #[cfg(test)]
     pub fn backdate(&mut self) {
         if let Some(t) = self.last_key.as_mut() {
-            *t -= QUIET;
+            *t -= AFTER_TYPING;
+        }
+        if let Some(t) = self.typed_at.as_mut() {
+            *t -= AFTER_TYPING;
         }
     }
 }
@@ -170,7 +197,7 @@ pub struct Held<T> {
 impl<T> Held<T> {
     /// When it is carried out, if nothing comes before.
     pub fn due(&self) -> DateTime<Utc> {
-        self.at + BURST
+        self.at + HOLD
     }
 
     pub fn is_due(&self, now: DateTime<Utc>) -> bool {
@@ -218,6 +245,20 @@ mod tests {
         }
         k.arrive(t(9000 + QUIET.num_milliseconds()));
         assert!(!k.is_typing());
+    }
+
+    #[test]
+    fn after_typing_a_key_opens_a_dialog_only_after_a_longer_quiet() {
+        let mut k = Keyboard::default();
+        k.arrive(t(0));
+        k.typing();
+        // A key every 1.6 s: each one after a quiet moment, none may open a dialog.
+        for i in 1..5 {
+            let a = k.arrive(t(i * 1600));
+            assert!(a.quiet && !a.may_open, "{i}");
+            k.typing();
+        }
+        assert!(k.arrive(t(4 * 1600 + 3000)).may_open);
     }
 
     #[test]

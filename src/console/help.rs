@@ -37,7 +37,7 @@ const KEYS: &[(KeyAction, &str)] = &[
     ),
     (
         KeyAction::ConfirmYes,
-        "yes, in a dialog: a second after it opened, on its own (other keys close it)",
+        "yes, in a dialog: a second after it opened, on its own, then any key cancels",
     ),
     (
         KeyAction::Override,

@@ -44,6 +44,8 @@ impl App {
                 self.keyboard.stop_typing();
                 self.open_command_line();
             } else {
+                // Still typing: dialogs stay shut for a while after this key too.
+                self.keyboard.typing();
                 self.say_paused(&key);
             }
             return;
@@ -54,15 +56,15 @@ impl App {
             }
             return;
         };
-        if needs_quiet(action) && !arrival.quiet {
-            // Inside a run of keys (the `a` of "say"), a key that opens a dialog or decides is
-            // typing too.
+        if needs_quiet(action) && !arrival.may_open {
+            // Inside a run of keys (the `a` of "say"), or soon after keys that showed typing, a
+            // key that opens a dialog or decides is typing too.
             self.keyboard.typing();
             self.keyboard.first_word();
             self.toast(
                 format!(
-                    "`{}` came right after other keys (typing?): nothing was done — wait a \
-                     moment, then press it on its own; `:` opens the command line",
+                    "`{}` came right after typing: nothing was done — wait a few seconds, then \
+                     press it on its own; `:` opens the command line",
                     KeyBinding::from_event(&key)
                 ),
                 ToastLevel::Info,
@@ -87,7 +89,8 @@ impl App {
         self.say_paused(key);
     }
 
-    /// Says once per pause that keys are paused, and why.
+    /// Says once per pause that keys are paused, and why; the line stays while the pause lasts
+    /// and goes when it ends (it never says "paused" over a key that acts).
     fn say_paused(&mut self, key: &KeyEvent) {
         if self.keyboard.first_word() {
             self.toast(
@@ -98,6 +101,12 @@ impl App {
                 ),
                 ToastLevel::Info,
             );
+        }
+        let (ends, line) = (self.keyboard.pause_ends(), deliberate::paused_line());
+        if let Some(ends) = ends {
+            for t in self.toasts.iter_mut().filter(|t| t.text.ends_with(&line)) {
+                t.until = ends;
+            }
         }
     }
 
@@ -194,10 +203,14 @@ impl App {
             self.carry_out(held.decision, fx);
             return false;
         }
+        // The deciding key was the first letter of something typed or pasted.
+        if !matches!(held.decision, Decision::SignBuilderFee) {
+            self.modal = None;
+        }
         self.toast(
             format!(
-                "`{}` came with other keys (pasted or typed ahead): nothing was decided — press \
-                 it on its own",
+                "`{}` was followed by another key (typing or a paste): nothing was decided — \
+                 press it on its own and wait",
                 self.yes_key()
             ),
             ToastLevel::Error,
@@ -217,6 +230,12 @@ impl App {
     /// What a final question's yes decided, once it stood on its own.
     fn carry_out(&mut self, decision: Decision, fx: &mut Vec<Effect>) {
         self.dirty = true;
+        // The question stayed open, counting down, while the decision was held.
+        if matches!(self.modal, Some(Modal::Approve(_) | Modal::Confirm(_)))
+            && !matches!(decision, Decision::SignBuilderFee)
+        {
+            self.modal = None;
+        }
         match decision {
             Decision::Approve { id, overrides } => self.approve(&id, overrides, fx),
             Decision::Confirm(Deciding::Quit) => {
@@ -578,7 +597,7 @@ impl App {
                 if self.gate_refuses(&id, check.as_ref(), &overrides) {
                     return;
                 }
-                self.modal = None;
+                // Held with the dialog open and saying so: a key now cancels it.
                 self.held = Some(Held {
                     at: now,
                     decision: Decision::Approve { id, overrides },
@@ -602,7 +621,6 @@ impl App {
                 Some(why) => self.toast(why, ToastLevel::Info),
                 None => {
                     let what = c.what.clone();
-                    self.modal = None;
                     self.held = Some(Held {
                         at: now,
                         decision: Decision::Confirm(what),

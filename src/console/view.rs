@@ -91,7 +91,14 @@ fn confirm_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, c: &Confi
             .style(theme.base);
         f.render_widget(p, r);
     };
+    let deciding = app.held.is_some();
     let keys = |what: &str, keep: &str| {
+        if deciding {
+            return Line::styled(
+                format!("{yes}: deciding once the keyboard stays quiet a moment — any key cancels"),
+                theme.warn,
+            );
+        }
         Line::from(format!(
             "{yes} {what}, Esc {keep}; any other key closes it without deciding."
         ))

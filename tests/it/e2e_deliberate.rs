@@ -6,7 +6,7 @@
 //! database, never by what the console prints.
 
 use crate::e2e_embedded::{bare_command, get, host, supervisor};
-use crate::tui::{BIN, Dirs, QUIET, READ, Tmux, WAIT, header, tmux_available};
+use crate::tui::{AFTER_TYPING, BIN, Dirs, READ, Tmux, WAIT, header, tmux_available};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::process::Command;
@@ -161,8 +161,14 @@ fn e2e_typing_pasting_and_the_reject_question_decide_nothing_and_a_read_y_approv
             &rt,
             &format!("typed at {gap} ms a key"),
         );
-        std::thread::sleep(QUIET);
+        std::thread::sleep(AFTER_TYPING);
     }
+
+    // (a') "yeah" typed into the open dialog: its y is the first letter of a word.
+    open_dialog("the approve dialog for a word");
+    paced("yeah", 400);
+    nothing_decided(&dirs, &host, &token, &rt, "yeah typed into the dialog");
+    std::thread::sleep(AFTER_TYPING);
 
     // (b) A paste that starts with y, bracketed and raw.
     for bracketed in [true, false] {
@@ -177,7 +183,7 @@ fn e2e_typing_pasting_and_the_reject_question_decide_nothing_and_a_read_y_approv
         );
         tmux.send("Escape");
         dialog_gone("the dialog closed after the paste");
-        std::thread::sleep(QUIET);
+        std::thread::sleep(AFTER_TYPING);
     }
 
     // (c) A command typed while the reject question is open.
@@ -189,7 +195,7 @@ fn e2e_typing_pasting_and_the_reject_question_decide_nothing_and_a_read_y_approv
         !s.contains("Reject?")
     });
     nothing_decided(&dirs, &host, &token, &rt, "typed into the reject question");
-    std::thread::sleep(QUIET);
+    std::thread::sleep(AFTER_TYPING);
 
     // (d) The fast cases: a command in one burst, and y right behind a.
     open_dialog("the approve dialog for a burst");
@@ -198,12 +204,12 @@ fn e2e_typing_pasting_and_the_reject_question_decide_nothing_and_a_read_y_approv
     dialog_gone("the dialog closed by the burst");
     std::thread::sleep(Duration::from_millis(300));
     tmux.send("Escape");
-    std::thread::sleep(QUIET);
+    std::thread::sleep(AFTER_TYPING);
     tmux.send("a");
     tmux.send("y");
     nothing_decided(&dirs, &host, &token, &rt, "a and y together");
     tmux.send("Escape");
-    std::thread::sleep(QUIET);
+    std::thread::sleep(AFTER_TYPING);
 
     // The positive control: a, a pause to read, y approves and executes in one step.
     open_dialog("the approve dialog, to approve");
@@ -242,6 +248,6 @@ fn e2e_typing_pasting_and_the_reject_question_decide_nothing_and_a_read_y_approv
         proposals.iter().any(|(id, _)| *id == second),
         "the second agent's proposal is on the service: {proposals:?}"
     );
-    std::thread::sleep(QUIET);
+    std::thread::sleep(AFTER_TYPING);
     tmux.quit_and_check_restored();
 }

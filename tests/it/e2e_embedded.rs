@@ -180,7 +180,7 @@ fn e2e_kill_asks_then_the_header_says_kill_switch_and_auto_lists_a_countdown() {
         s.contains("without anyone's approval")
     });
     tmux.send_after_reading("y");
-    // A command right after the answer is typing: it waits for a quiet moment like any key.
+    // The answer is carried out once the keyboard stays quiet a moment.
     std::thread::sleep(crate::tui::QUIET);
     command("/auto");
     tmux.wait_for("the standing approval with its countdown", WAIT, |s| {

@@ -20,6 +20,8 @@ pub(crate) const WAIT: Duration = Duration::from_secs(30);
 pub(crate) const READ: Duration = Duration::from_millis(1300);
 /// Longer than the console's quiet moment (1.5 s): a key after it is not part of a run of typing.
 pub(crate) const QUIET: Duration = Duration::from_millis(1700);
+/// Longer than the console keeps dialogs shut after keys that showed typing (3 s).
+pub(crate) const AFTER_TYPING: Duration = Duration::from_millis(3300);
 
 /// True when tmux can be used; false (after a notice) to skip; panics on CI without tmux.
 pub(crate) fn tmux_available() -> bool {

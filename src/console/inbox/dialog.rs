@@ -66,6 +66,8 @@ pub struct Context {
     pub gone: Option<String>,
     /// The key that approves, as the keymap binds it (the dialog says this one).
     pub yes_key: String,
+    /// The approval is held for a moment (`deliberate::HOLD`): any key cancels it.
+    pub deciding: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -317,6 +319,13 @@ impl ApproveDialog {
                     key("esc"),
                 ],
             ]
+        } else if ctx.deciding {
+            vec![
+                vec![text(
+                    " approving once the keyboard stays quiet a moment — any key cancels",
+                )],
+                vec![text(" approving — any key cancels")],
+            ]
         } else if let Some(why) = &ctx.gone {
             vec![
                 vec![
@@ -411,6 +420,7 @@ mod tests {
             page: 5,
             gone: None,
             yes_key: "y".into(),
+            deciding: false,
         }
     }
 

@@ -7,7 +7,7 @@ use super::fixtures::*;
 use super::gate::{DEMO_ID, MINE_ID, gate_app};
 use crate::console::action::{Action, Effect};
 use crate::console::app::App;
-use crate::console::deliberate::{BURST, QUIET, SETTLE};
+use crate::console::deliberate::{AFTER_TYPING, BURST, HOLD, QUIET, SETTLE};
 use crate::console::layout::Pane;
 use crate::console::modal::Modal;
 use chrono::{DateTime, Utc};
@@ -146,6 +146,58 @@ fn a_command_typed_at_a_persons_pace_with_the_dialog_open_decides_nothing() {
             );
         }
     }
+}
+
+/// Found driving it: at 1.6 s a key every key came "after a quiet moment", so the `a` of
+/// "research" reopened the dialog and the `y` of "say" approved. Keys that showed typing keep
+/// dialogs shut for longer, at any slow pace a person types at.
+#[test]
+fn a_command_typed_slowly_with_the_dialog_open_decides_nothing() {
+    for gap in [1_600, 2_000, 2_900] {
+        let mut p = dialog_open_on_b();
+        p.paced(&typed(":/research say hello\n"), gap);
+        assert_eq!(p.decided(), vec![], "at {gap} ms a key");
+    }
+    // After the typing, a quiet moment long enough, and a deliberate a then y approve.
+    let mut p = dialog_open_on_b();
+    p.paced(&typed(":/research say hello\n"), 1_600);
+    p.wait(AFTER_TYPING.num_milliseconds() + 100);
+    p.input(&ch('a'));
+    assert!(matches!(&p.app.modal, Some(Modal::Approve(_))));
+    p.paced(&[ch('y')], 1_500);
+    assert_eq!(p.decided().len(), 1);
+}
+
+/// Found driving it: "yeah" typed into the open dialog approved (its `y` stood alone, a second
+/// after the opening); "yes yes" into the kill switch question turned it on. The decision of a
+/// `y` waits for the keyboard to stay quiet, and the next letter cancels it.
+#[test]
+fn a_word_that_starts_with_y_typed_into_a_question_decides_nothing() {
+    for gap in [300, 700, 1_000, 1_400] {
+        let mut p = dialog_open_on_b();
+        p.paced(&typed("yeah"), gap);
+        assert_eq!(p.decided(), vec![], "yeah at {gap} ms a key");
+        assert!(p.app.modal.is_none(), "{:?}", p.app.modal);
+    }
+    let mut p = Person::new(gate_app(120, 40));
+    p.wait(2_000);
+    p.paced(&typed(":/kill drill\n"), 5);
+    assert!(matches!(&p.app.modal, Some(Modal::Confirm(_))));
+    p.wait(1_500);
+    p.paced(&typed("yes yes"), 300);
+    assert_eq!(p.decided(), vec![]);
+    // While it is held the question stays open and says any key cancels.
+    let mut p = dialog_open_on_b();
+    p.input(&ch('y'));
+    p.wait(100);
+    assert!(matches!(&p.app.modal, Some(Modal::Approve(_))));
+    assert!(
+        render(&p.app).contains("any key cancels"),
+        "{}",
+        render(&p.app)
+    );
+    p.wait(HOLD.num_milliseconds());
+    assert_eq!(p.decided(), vec![Effect::GateApprove(MINE_ID.into())]);
 }
 
 #[test]
@@ -360,8 +412,10 @@ fn holds_a_deliberate_act(seq: &[(i64, Input)], before: i64) -> bool {
                         // Too soon or in a burst: refused, and the dialog stays open.
                         continue;
                     }
-                    // Held for a burst's length: decided unless a key follows within it.
-                    return seq.get(j + 1).is_none_or(|(g, _)| *g >= burst);
+                    // Held: decided unless a key follows within the hold.
+                    return seq
+                        .get(j + 1)
+                        .is_none_or(|(g, _)| *g >= HOLD.num_milliseconds());
                 }
                 _ => return false,
             }

@@ -34,6 +34,8 @@ pub struct InboxShown<'a> {
     pub focused: Pane,
     /// The key that approves in a dialog, as the keymap binds it.
     pub yes_key: String,
+    /// A deciding key's decision is held (`deliberate::Held`): the dialog says any key cancels.
+    pub deciding: bool,
 }
 
 impl<'a> InboxShown<'a> {
@@ -141,6 +143,7 @@ impl<'a> InboxShown<'a> {
             page: (self.size.1 / 2).max(1),
             gone: self.gone(&d.id),
             yes_key: self.yes_key.clone(),
+            deciding: self.deciding,
         }
     }
 }
