@@ -7,6 +7,7 @@ pub mod console;
 pub mod edge;
 pub mod embedded;
 pub mod gateway;
+pub mod logging;
 pub mod sandbox;
 pub mod secret;
 pub mod standin;

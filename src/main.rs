@@ -379,7 +379,7 @@ fn console(flags: agentdesk::config::Flags) -> Result<(), String> {
         .open(&log_path)
         .map_err(|e| format!("cannot open the log file {}: {e}", log_path.display()))?;
     tracing_subscriber::fmt()
-        .with_env_filter(log_filter("info"))
+        .with_env_filter(agentdesk::logging::filter("info"))
         .with_ansi(false)
         .with_writer(std::sync::Mutex::new(log))
         .init();
@@ -957,32 +957,7 @@ fn gate_serve(
     })
 }
 
-/// `AGENTDESK_LOG` if set (an EnvFilter directive), else `default`.
-fn log_filter(default: &str) -> tracing_subscriber::EnvFilter {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("AGENTDESK_LOG")
-        .unwrap_or_else(|_| default.into());
-    // The request span (its id) is on every line of a request only if the span itself is on,
-    // whatever level the lines are filtered at.
-    match "agentdesk::edge=info".parse() {
-        Ok(d) => filter.add_directive(d),
-        Err(_) => filter,
-    }
-}
-
 /// The servers (`serve`, `gate`) log to stderr; stdout carries what scripts read.
 fn log_to_stderr(default: &str, format: LogFormat) {
-    use std::io::IsTerminal;
-    // Colours only for a person at a terminal: stderr sent to a file or a collector gets none.
-    let fmt = tracing_subscriber::fmt()
-        .with_env_filter(log_filter(default))
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_writer(std::io::stderr);
-    match format {
-        LogFormat::Text => fmt.init(),
-        LogFormat::Json => fmt
-            .json()
-            .with_current_span(true)
-            .with_span_list(false)
-            .init(),
-    }
+    agentdesk::logging::to_stderr(default, matches!(format, LogFormat::Json));
 }

@@ -71,17 +71,22 @@ pub struct Arrival {
 impl Keyboard {
     /// A key (or a paste) arrives at `now`: how it stands against the one before. A long enough
     /// quiet ends a typing pause, so the first key after it acts normally.
-    pub fn arrive(&mut self, now: DateTime<Utc>) -> Arrival {
+    ///
+    /// A letter (`printable`) ends it only once no key showed typing for [`AFTER_TYPING`]: a word
+    /// typed slowly whose letters happen to be bound (the `k` of "okay" moves the selection) is
+    /// still typing. Other keys (arrows, Esc) end it after [`QUIET`].
+    pub fn arrive(&mut self, now: DateTime<Utc>, printable: bool) -> Arrival {
         let gap = self.last_key.map(|t| now - t);
         self.last_key = Some(now);
         let quiet = gap.is_none_or(|g| g >= QUIET);
-        if quiet {
+        let typed_recently = self.typed_at.is_some_and(|t| now - t < AFTER_TYPING);
+        if quiet && !(printable && typed_recently) {
             self.typing = false;
             self.said = false;
         }
         Arrival {
             quiet,
-            may_open: quiet && self.typed_at.is_none_or(|t| now - t >= AFTER_TYPING),
+            may_open: quiet && !typed_recently,
             burst: gap.is_some_and(|g| g < BURST),
         }
     }
@@ -228,37 +233,49 @@ mod tests {
     #[test]
     fn the_first_key_is_quiet_and_a_run_is_not() {
         let mut k = Keyboard::default();
-        assert!(k.arrive(t(0)).quiet);
-        assert!(!k.arrive(t(500)).quiet);
-        assert!(!k.arrive(t(1400)).quiet);
-        assert!(k.arrive(t(2900)).quiet);
+        assert!(k.arrive(t(0), true).quiet);
+        assert!(!k.arrive(t(500), true).quiet);
+        assert!(!k.arrive(t(1400), true).quiet);
+        assert!(k.arrive(t(2900), true).quiet);
     }
 
     #[test]
     fn typing_ends_only_with_a_quiet_moment() {
         let mut k = Keyboard::default();
-        k.arrive(t(0));
+        k.arrive(t(0), true);
         k.typing();
         for i in 1..10 {
-            k.arrive(t(i * 1000));
+            k.arrive(t(i * 1000), true);
             assert!(k.is_typing(), "a key a second keeps the pause");
         }
-        k.arrive(t(9000 + QUIET.num_milliseconds()));
+        // An arrow after a quiet moment acts; a letter only after a longer one.
+        k.arrive(t(9000 + QUIET.num_milliseconds()), false);
+        assert!(!k.is_typing());
+        k.typing();
+        let at = 9000 + QUIET.num_milliseconds();
+        k.arrive(t(at + QUIET.num_milliseconds()), true);
+        assert!(k.is_typing(), "a letter 1.5 s after typing is typing");
+        k.typing();
+        k.arrive(
+            t(at + QUIET.num_milliseconds() + AFTER_TYPING.num_milliseconds()),
+            true,
+        );
         assert!(!k.is_typing());
     }
 
     #[test]
     fn after_typing_a_key_opens_a_dialog_only_after_a_longer_quiet() {
         let mut k = Keyboard::default();
-        k.arrive(t(0));
+        k.arrive(t(0), true);
         k.typing();
         // A key every 1.6 s: each one after a quiet moment, none may open a dialog.
         for i in 1..5 {
-            let a = k.arrive(t(i * 1600));
+            let a = k.arrive(t(i * 1600), true);
             assert!(a.quiet && !a.may_open, "{i}");
+            assert!(k.is_typing(), "{i}");
             k.typing();
         }
-        assert!(k.arrive(t(4 * 1600 + 3000)).may_open);
+        assert!(k.arrive(t(4 * 1600 + 3000), true).may_open);
     }
 
     #[test]

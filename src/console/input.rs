@@ -20,19 +20,19 @@ impl App {
             return;
         }
         self.dirty = true;
+        let now = self.now;
+        // A key while a decision is held (ctrl-c too) means the deciding key was the first of
+        // something typed or pasted: nothing is decided, and the rest is typing.
+        if self.held_interrupted(fx) {
+            self.keyboard.arrive(now, printable(&key));
+            self.keyboard.typing();
+            return;
+        }
         if key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL) {
             self.request_quit(fx);
             return;
         }
-        let now = self.now;
-        // A key right behind a deciding key makes it the head of a burst: nothing is decided,
-        // and the rest of the burst is typing.
-        if self.held_interrupted(fx) {
-            self.keyboard.arrive(now);
-            self.keyboard.typing();
-            return;
-        }
-        let arrival = self.keyboard.arrive(now);
+        let arrival = self.keyboard.arrive(now, printable(&key));
         if self.modal.is_some() {
             self.on_modal_key(key, fx);
             return;
@@ -116,11 +116,11 @@ impl App {
         self.dirty = true;
         let now = self.now;
         if self.held_interrupted(fx) {
-            self.keyboard.arrive(now);
+            self.keyboard.arrive(now, true);
             self.keyboard.typing();
             return;
         }
-        self.keyboard.arrive(now);
+        self.keyboard.arrive(now, true);
         let one_line = || {
             text.chars()
                 .map(|c| if c.is_control() { ' ' } else { c })
@@ -208,11 +208,8 @@ impl App {
             self.modal = None;
         }
         self.toast(
-            format!(
-                "`{}` was followed by another key (typing or a paste): nothing was decided — \
-                 press it on its own and wait",
-                self.yes_key()
-            ),
+            "the key that decided was followed by another key (typing or a paste): nothing was \
+             decided — press it on its own, then leave the keyboard a moment",
             ToastLevel::Error,
         );
         true

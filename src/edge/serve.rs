@@ -1,44 +1,23 @@
 //! The accept loop of both servers. `axum::serve` has no header-read timeout and no connection cap,
 //! so a client that opens connections and sends half a request could hold them forever; this loop
 //! serves each connection with hyper's own builder (the one axum uses) with both. Every request
-//! carries its peer's address (`ConnectInfo`), which the gateway's rate limits key on. A server may
-//! put a [`Lane`] before hyper: it serves a connection's first requests itself and hands hyper the
-//! connection, with what it read of the next request, when it meets one it does not take.
+//! carries its peer's address (`ConnectInfo`), which the gateway's rate limits key on.
 
 use axum::Router;
 use axum::extract::ConnectInfo;
 use axum::http::Request;
 use axum::response::Response;
-use bytes::{Buf, Bytes};
-use futures::future::BoxFuture;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 use tower::Layer;
-
-/// Serves a connection's first requests before hyper does (the gateway's pass-through reads,
-/// [`crate::gateway`]): it answers the connection and the bytes it read and did not serve, for
-/// hyper to serve from there, or `None` once it closed the connection. It is told when the server
-/// stops, and then closes a connection that waits for its next request.
-pub type Lane = Arc<
-    dyn Fn(
-            TcpStream,
-            SocketAddr,
-            watch::Receiver<bool>,
-        ) -> BoxFuture<'static, Option<(TcpStream, Bytes)>>
-        + Send
-        + Sync,
->;
 
 /// The gateway's connection cap (the sandbox's is its `max_connections` setting).
 pub const MAX_CONNECTIONS: usize = 1024;
@@ -62,7 +41,6 @@ pub async fn serve<M, S>(
     listener: TcpListener,
     service_for: M,
     limits: Limits,
-    lane: Option<Lane>,
     shutdown: impl Future<Output = ()>,
 ) where
     M: Fn(SocketAddr) -> S,
@@ -112,16 +90,9 @@ pub async fn serve<M, S>(
         };
         let _ = stream.set_nodelay(true);
         let service = TowerToHyperService::new(service_for(peer));
-        let (builder, lane, mut stop) = (builder.clone(), lane.clone(), stop.clone());
+        let (builder, mut stop) = (builder.clone(), stop.clone());
         tokio::spawn(async move {
-            let (stream, read) = match lane {
-                Some(lane) => match lane(stream, peer, stop.clone()).await {
-                    Some(handed) => handed,
-                    None => return drop(permit),
-                },
-                None => (stream, Bytes::new()),
-            };
-            let io = TokioIo::new(Rewind { read, io: stream });
+            let io = TokioIo::new(stream);
             let conn = builder.serve_connection_with_upgrades(io, service);
             let mut conn = std::pin::pin!(conn);
             let served = tokio::select! {
@@ -151,56 +122,4 @@ pub async fn serve<M, S>(
 pub async fn stopped(stop: &mut watch::Receiver<bool>) {
     // An error is a server that went away: stopped as well.
     let _ = stop.wait_for(|stopped| *stopped).await;
-}
-
-/// A connection whose first bytes were read already (by a [`Lane`]): they are read again first.
-struct Rewind {
-    read: Bytes,
-    io: TcpStream,
-}
-
-impl AsyncRead for Rewind {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        if !self.read.is_empty() {
-            let n = self.read.len().min(buf.remaining());
-            buf.put_slice(&self.read[..n]);
-            self.read.advance(n);
-            return Poll::Ready(Ok(()));
-        }
-        Pin::new(&mut self.io).poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for Rewind {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.io).poll_write(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[std::io::IoSlice<'_>],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.io.is_write_vectored()
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.io).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.io).poll_shutdown(cx)
-    }
 }

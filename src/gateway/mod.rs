@@ -204,7 +204,7 @@ impl Gateway {
                 path: path_for_errors(&config.db),
                 message: e.message,
             })?;
-        let (app, lane) = http::service(gate.clone()).map_err(StartError::Settings)?;
+        let app = http::service(gate.clone()).map_err(StartError::Settings)?;
         let (tx, rx) = oneshot::channel::<()>();
         let limits = crate::edge::serve::Limits {
             header_timeout: gate.settings.timeout(),
@@ -214,7 +214,6 @@ impl Gateway {
             listener,
             app,
             limits,
-            Some(lane),
             async move {
                 let _ = rx.await;
             },

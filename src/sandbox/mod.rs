@@ -200,7 +200,6 @@ impl Sandbox {
                 listener,
                 crate::edge::serve::with_peer(app),
                 limits,
-                None,
                 async move {
                     let _ = rx.await;
                 },

@@ -222,17 +222,26 @@ impl ApproveDialog {
             }
             KeyCode::Enter => {
                 if burst {
-                    return Outcome::Hint(
-                        "Enter came with other keys (pasted or typed ahead): nothing decided — \
-                         press Enter on its own"
-                            .into(),
-                    );
+                    // Typed ahead or pasted: what is in the field was not typed for this.
+                    step.typed.clear();
+                    return Outcome::Hint(format!(
+                        "Enter came with other keys (pasted or typed ahead): nothing decided and \
+                         the field cleared — type {}, then press Enter on its own",
+                        step.word
+                    ));
                 }
                 if let Some(reason) = &ctx.kill {
                     self.step = None;
                     return Outcome::Hint(crate::console::gate::guard::kill_refusal(reason));
                 }
                 let typed = step.typed.trim();
+                if typed.is_empty() {
+                    return Outcome::Hint(format!(
+                        "type {} to override {}, then Enter (esc backs out)",
+                        step.word,
+                        step.rules.join(", ")
+                    ));
+                }
                 if !typed.eq_ignore_ascii_case(step.word.trim()) {
                     let said = format!(
                         "`{typed}` is not {}: not overridden — type {} to override {}, esc backs out",
@@ -254,6 +263,16 @@ impl ApproveDialog {
                     .modifiers
                     .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
             {
+                // The coin is typed, not pasted: keys in a burst (a paste on a terminal that does
+                // not bracket it) empty the field.
+                if burst {
+                    step.typed.clear();
+                    return Outcome::Hint(format!(
+                        "keys came in a burst (a paste?): the coin is typed, not pasted — the \
+                         field is cleared; type {}",
+                        step.word
+                    ));
+                }
                 if step.typed.chars().count() < TYPED_MAX {
                     step.typed.push(c);
                 }
@@ -669,7 +688,12 @@ mod tests {
             matches!(out.last(), Some(Outcome::Hint(h)) if h.contains("press Enter on its own")),
             "{out:?}"
         );
-        assert!(approved(&[press(&mut d, &broken(), "Enter", 2_500)]));
+        // What came in the burst was not typed: a later Enter alone does not override with it.
+        assert!(!approved(&[press(&mut d, &broken(), "Enter", 2_500)]));
+        assert_eq!(d.step.as_ref().map(|s| s.typed.as_str()), Some(""));
+        // Typed at a person's pace, it does.
+        let out = typed(&mut d, &broken(), "btc\n", 3_000, 200);
+        assert!(approved(&out), "{out:?}");
     }
 
     #[test]

@@ -200,6 +200,30 @@ fn a_word_that_starts_with_y_typed_into_a_question_decides_nothing() {
     assert_eq!(p.decided(), vec![Effect::GateApprove(MINE_ID.into())]);
 }
 
+/// Found driving it: "okay" typed at 1.5-2.5 s a key approved: the `k` came after a quiet moment
+/// and moved the selection as a list key, so it did not count as typing, and the `a` came 3 s
+/// after the `o`. A letter typed soon after typing is typing, bound or not.
+#[test]
+fn a_word_whose_letters_are_list_keys_typed_slowly_decides_nothing() {
+    // A word that starts with a list key is typed only when it comes within a quiet moment
+    // ("jay" at 1.5 s a key is j, a pause, a, a pause to read, y: what a deliberate supervisor
+    // does); one with an unbound letter before its `a` is typing at any slower pace too.
+    let words = |gap| match gap {
+        g if g < QUIET.num_milliseconds() => vec!["okay", "okay yeah", "jay", "gay"],
+        _ => vec!["okay", "okay yeah", "bay", "hay"],
+    };
+    for gap in [300, 1_000, 1_400, 1_500, 1_600, 2_500] {
+        for word in words(gap) {
+            let mut app = gate_app(120, 40);
+            app.select_proposal(Pane::Inbox, MINE_ID);
+            let mut p = Person::new(app);
+            p.wait(4_000);
+            p.paced(&typed(word), gap);
+            assert_eq!(p.decided(), vec![], "{word:?} at {gap} ms a key");
+        }
+    }
+}
+
 #[test]
 fn typing_with_no_dialog_open_opens_nothing_and_moves_nothing() {
     for gap in [300, 700, 1_000] {

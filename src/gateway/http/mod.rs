@@ -4,13 +4,11 @@
 
 pub mod api;
 mod error;
-mod lane;
 mod limit;
 pub mod link;
 pub mod mcp;
 mod ops;
 pub mod page;
-mod pool;
 mod read;
 
 use super::core::{AgentKey, Gate, TOKEN_PREFIX};
@@ -62,26 +60,17 @@ pub(super) fn success<T: serde::Serialize>(body: T) -> Response {
 }
 
 /// The gateway's service for each connection (by its peer's address): agents' reads take the
-/// short way ([`read`]), everything else the router; and the front that serves a connection's
-/// reads before hyper does ([`lane`]).
-pub fn service(
-    gate: Arc<Gate>,
-) -> Result<(impl Fn(SocketAddr) -> read::Front, crate::edge::serve::Lane), String> {
+/// short way ([`read`]), everything else the router. Both are hyper's: no HTTP is read or written
+/// by this crate's own code.
+pub fn service(gate: Arc<Gate>) -> Result<impl Fn(SocketAddr) -> read::Front, String> {
     let limits = limit::Limits::new(
         gate.settings.rate_limit_per_second,
         gate.settings.rate_limit_burst,
     );
     let in_flight = Arc::new(Semaphore::new(crate::edge::IN_FLIGHT));
     let full = router(gate.clone(), limits.clone(), in_flight.clone());
-    let header_timeout = gate.settings.timeout();
     let reads = Arc::new(read::Reads::new(gate, limits, in_flight, refuse)?);
-    let lane = Arc::new(lane::Lane::new(reads.clone(), header_timeout)?);
-    let lane: crate::edge::serve::Lane =
-        Arc::new(move |io, peer, stop| Box::pin(lane.clone().serve(io, peer, stop)));
-    Ok((
-        move |peer| read::Front::new(reads.clone(), full.clone(), peer),
-        lane,
-    ))
+    Ok(move |peer| read::Front::new(reads.clone(), full.clone(), peer))
 }
 
 fn router(

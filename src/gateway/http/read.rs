@@ -7,9 +7,9 @@
 //! key, another path or method) goes to the full router, whose edge ([`crate::edge`]) does what
 //! this does for it.
 //!
-//! Two fronts read these requests: the gateway's own HTTP/1.1 front ([`super::lane`]), which
-//! serves a connection while its requests are such reads, and hyper's ([`Front`]), which serves a
-//! connection from its first other request on, and every HTTP/2 connection.
+//! Both ends are hyper's: the request is read by hyper's server (through [`Front`], which every
+//! connection is served by) and sent on by hyper's client (hyper-util's pool), so no HTTP is
+//! parsed or framed by this crate's own code.
 //!
 //! What this path keeps of the edge: the request id (the caller's when sane, else a new one; sent
 //! upstream and answered), the request and latency metrics by operation and status, the cap on
@@ -22,19 +22,23 @@ use super::super::error::{GateError, Kind};
 use super::super::upstream::{not_forwarded, succeeded};
 use super::GATEWAY_HEADER;
 use super::limit::{self, Limits};
-use super::pool::{Answer, Failed, Pool};
 use crate::api::catalog::{Method as OpMethod, OPERATIONS, Operation};
 use crate::edge::{self, REQUEST_ID, Refusal};
 use crate::secret::Secret;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode, Uri};
+use axum::http::{HeaderMap, HeaderValue, Method, Request, Uri};
 use axum::response::{IntoResponse, Response};
+use bytes::{Bytes, BytesMut};
+use futures::StreamExt as _;
 use futures::future::{BoxFuture, Either};
-use hyper::body::{Body as _, Incoming};
+use http_body_util::{BodyExt as _, BodyStream, Empty, StreamBody};
+use hyper::body::{Body as _, Frame, Incoming};
 use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -44,6 +48,11 @@ use tokio::sync::Semaphore;
 
 /// An unknown agent's answer longer than this is not a refusal of its key.
 const JUDGED: usize = 64 * 1024;
+/// Idle upstream connections kept at most.
+const MAX_IDLE: usize = 256;
+/// An idle upstream connection is closed after this long, before the upstream closes it (the
+/// sandbox closes idle ones after its request timeout, 10 s by default).
+const IDLE_FOR: std::time::Duration = std::time::Duration::from_secs(8);
 
 /// What every connection's [`Front`] shares.
 pub struct Reads {
@@ -52,14 +61,12 @@ pub struct Reads {
     routes: matchit::Router<&'static Operation>,
     limits: Option<Arc<Limits>>,
     in_flight: Arc<Semaphore>,
-    /// The upstream connections of reads served by hyper ([`Front`]), on the gateway's runtime.
-    pool: Arc<Pool>,
+    /// hyper's client, with its pool of keep-alive connections to the upstream.
+    client: Client<HttpsConnector<HttpConnector>, Empty<Bytes>>,
     /// The gateway's runtime, where the work that outlives a read runs.
     runtime: tokio::runtime::Handle,
-    /// The upstream's scheme and authority, and how to connect to it, for another pool.
-    connector: HttpsConnector<HttpConnector>,
-    target: Uri,
-    /// The upstream's base path, with no trailing slash (often empty).
+    /// The upstream's scheme, authority and base path (no trailing slash): what a read's path and
+    /// query are appended to.
     base: String,
     /// The upstream's authority, the `Host` of every read sent to it.
     host: HeaderValue,
@@ -100,23 +107,27 @@ impl Reads {
             .authority()
             .ok_or_else(|| format!("upstream {} names no host", gate.upstream))?;
         let host = HeaderValue::from_str(authority.as_str()).map_err(|e| e.to_string())?;
-        let target = Uri::builder()
-            .scheme(upstream.scheme_str().unwrap_or("http"))
-            .authority(authority.clone())
-            .path_and_query("/")
-            .build()
-            .map_err(|e| e.to_string())?;
-        let base = upstream.path().trim_end_matches('/').to_string();
+        let base = format!(
+            "{}://{}{}",
+            upstream.scheme_str().unwrap_or("http"),
+            authority,
+            upstream.path().trim_end_matches('/')
+        );
+        let client = Client::builder(TokioExecutor::new())
+            // Under the sandbox's 10 s: an idle connection is closed here before the upstream
+            // closes it under a request.
+            .pool_idle_timeout(IDLE_FOR)
+            .pool_timer(TokioTimer::new())
+            .pool_max_idle_per_host(MAX_IDLE)
+            .build(connector);
         Ok(Reads {
             gate,
             routes,
             limits,
             in_flight,
-            pool: Arc::new(Pool::new(connector.clone(), target.clone())),
+            client,
             runtime: tokio::runtime::Handle::try_current()
                 .map_err(|e| format!("the gateway is not started on a runtime: {e}"))?,
-            connector,
-            target,
             base,
             host,
             refuse,
@@ -130,12 +141,6 @@ impl Reads {
             return None;
         }
         self.route(req.uri().path(), agent_key(req.headers())?)
-    }
-
-    /// A pool of upstream connections of its own, for a front on another runtime: a connection
-    /// is woken by the runtime it was opened on.
-    pub(super) fn pool(&self) -> Arc<Pool> {
-        Arc::new(Pool::new(self.connector.clone(), self.target.clone()))
     }
 
     /// The read at `path` for an agent's `key`, as the router would route it; `None` for a
@@ -216,16 +221,12 @@ async fn read(
         .cloned()
         .unwrap_or_else(edge::fresh_id);
     // `classify` let it through for its key; should that ever differ, it is refused, not sent.
-    let outcome = match agent_key(&parts.headers) {
+    let mut resp = match agent_key(&parts.headers) {
         Some(key) => {
             let target = parts
                 .uri
                 .path_and_query()
                 .map_or_else(|| parts.uri.path(), |p| p.as_str());
-            let headers = parts
-                .headers
-                .iter()
-                .map(|(n, v)| (n.as_str().as_bytes(), v.as_bytes()));
             let call = Call {
                 start,
                 op,
@@ -234,17 +235,10 @@ async fn read(
                 id: id.as_bytes(),
                 target,
             };
-            let mut memo = KeyMemo::default();
-            reads.forward(call, headers, &reads.pool, &mut memo).await
+            reads.forward(call, &parts.headers).await
         }
-        None => Outcome::Own(
-            GateError::new(Kind::Unauthorized, "unauthorized", "no x-api-key header")
-                .into_response(),
-        ),
-    };
-    let mut resp = match outcome {
-        Outcome::Own(resp) => resp,
-        Outcome::Upstream(answer, _) => into_response(answer),
+        None => GateError::new(Kind::Unauthorized, "unauthorized", "no x-api-key header")
+            .into_response(),
     };
     edge::record("gateway", op.name, resp.status(), start.elapsed());
     let headers = resp.headers_mut();
@@ -253,60 +247,7 @@ async fn read(
     Ok(resp)
 }
 
-/// An upstream's answer as hyper sends it on: its headers are shared with the head it came in.
-fn into_response(answer: Answer) -> Response {
-    // `pool` passes on no status outside 100-999, all of which are valid.
-    let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::BAD_GATEWAY);
-    let mut headers = HeaderMap::with_capacity(answer.header_ranges().len() + 2);
-    for (name, value) in answer.header_ranges() {
-        let (Ok(name), Ok(value)) = (
-            HeaderName::from_bytes(&answer.value(name)),
-            HeaderValue::from_maybe_shared(answer.value(value)),
-        ) else {
-            continue;
-        };
-        headers.append(name, value);
-    }
-    let mut resp = Response::new(Body::new(answer.body));
-    *resp.status_mut() = status;
-    *resp.headers_mut() = headers;
-    resp
-}
-
-/// A key's digest (the limiter's bucket) and its hex (the agent's id in the gateway's memory),
-/// worked out once for each key a connection sends, not on every read: an agent's connection
-/// sends the same key on each of its requests.
-pub(super) struct KeyMemo {
-    key: Option<Secret>,
-    digest: [u8; 32],
-    hex: [u8; 64],
-}
-
-impl Default for KeyMemo {
-    fn default() -> KeyMemo {
-        KeyMemo {
-            key: None,
-            digest: [0; 32],
-            hex: [0; 64],
-        }
-    }
-}
-
-impl KeyMemo {
-    fn of(&mut self, key: &str) -> ([u8; 32], &str) {
-        if self.key.as_ref().is_none_or(|k| k.expose() != key) {
-            self.digest = limit::digest(key);
-            hex::encode_to_slice(self.digest, &mut self.hex).expect("64 hex digits fit");
-            self.key = Some(Secret::new(key));
-        }
-        (
-            self.digest,
-            std::str::from_utf8(&self.hex).expect("hex is ascii"),
-        )
-    }
-}
-
-/// A read as either front read it: an agent's GET of a catalog operation.
+/// A read: an agent's GET of a catalog operation.
 pub(super) struct Call<'a> {
     /// When its head was read: the start of its latency and of the wait for its upstream.
     pub start: Instant,
@@ -320,86 +261,75 @@ pub(super) struct Call<'a> {
     pub target: &'a str,
 }
 
-/// What a read is answered with: the upstream's answer (and when its head came), or the
-/// gateway's own.
-pub(super) enum Outcome {
-    Upstream(Answer, Instant),
-    Own(Response),
-}
-
 impl Reads {
     /// Checks the read's limits and credential, sends it upstream with the caller's headers
-    /// (`(name, value)`; those of its hop and its credentials are replaced) and keeps what is
-    /// remembered of its agent.
-    pub(super) async fn forward<'a>(
-        &self,
-        call: Call<'a>,
-        headers: impl Iterator<Item = (&'a [u8], &'a [u8])>,
-        pool: &Arc<Pool>,
-        memo: &mut KeyMemo,
-    ) -> Outcome {
+    /// (those of its hop and its credentials are replaced) and keeps what is remembered of its
+    /// agent; the upstream's answer is streamed back as it arrives.
+    async fn forward(&self, call: Call<'_>, headers: &HeaderMap) -> Response {
         let gate = &self.gate;
         let op = call.op;
         let Some(in_flight) = self.in_flight.clone().try_acquire_owned().ok() else {
             edge::shed("gateway");
-            return Outcome::Own((self.refuse)(Refusal::Overloaded));
+            return (self.refuse)(Refusal::Overloaded);
         };
-        let (digest, hash) = memo.of(call.key);
+        let digest = limit::digest(call.key);
         if let Some(limits) = &self.limits
             && let Err(e) = limits.check(Some(call.peer.ip()), Some(digest))
         {
-            return Outcome::Own(e.into_response());
+            return e.into_response();
         }
-        let known = gate.knows(hash);
+        let hash = hex::encode(digest);
+        let known = gate.knows(&hash);
         // The key is kept only for an agent the gateway does not know yet, and only if accepted.
         let new_key = (!known).then(|| Secret::new(call.key.to_string()));
-        let head = self.head(&call, headers);
-        // Deadlines from the read's start, not from a clock read of their own: a read's clock
-        // reads are a good part of what it costs here.
-        let deadline = tokio::time::Instant::from_std(call.start) + gate.settings.timeout();
-        let sent = tokio::time::timeout_at(deadline, pool.get(&head)).await;
+        let req = match self.request(&call, headers) {
+            Ok(req) => req,
+            Err(e) => return self.failed(op, call.id, call.target, &e),
+        };
+        // Deadlines from the read's start.
+        let timeout = gate.settings.timeout();
+        let deadline = tokio::time::Instant::from_std(call.start) + timeout;
+        let sent = tokio::time::timeout_at(deadline, self.client.request(req)).await;
         drop(in_flight);
-        let answered = Instant::now();
-        let mut answer = match sent {
+        let answer = match sent {
             Ok(Ok(answer)) => {
                 // The wall clock, as readiness reads it (the gateway's own clock may be a test's).
                 gate.upstream_seen.store(
                     chrono::Utc::now().timestamp_millis(),
                     std::sync::atomic::Ordering::Relaxed,
                 );
-                edge::latency(
-                    upstream_latency(),
-                    answered.duration_since(call.start).as_secs_f64(),
-                );
+                edge::latency(upstream_latency(), call.start.elapsed().as_secs_f64());
                 answer
             }
-            Ok(Err(e)) => return Outcome::Own(self.failed(op, call.id, call.target, &e)),
-            Err(_) => return Outcome::Own(timed_out(gate, op, call.id, call.target)),
+            Ok(Err(e)) => return self.failed(op, call.id, call.target, &e.to_string()),
+            Err(_) => return timed_out(gate, op, call.id, call.target),
         };
+        let (parts, body) = answer.into_parts();
+        let status = parts.status.as_u16();
         // A key not known yet is known once the upstream accepts it, and the real deployment
         // refuses one with a 200 that says `success: false`: its answer is read ahead (a refusal
         // is short) and judged whole, as the gateway's other calls judge theirs.
-        let accepted = if known {
-            (200..300).contains(&answer.status)
+        let (accepted, held, rest) = if known {
+            ((200..300).contains(&status), Bytes::new(), Some(body))
         } else {
-            // A stall within the answer is answered as the front answers one after the head.
-            let ahead = answer.body.read_ahead(JUDGED);
-            let ahead = tokio::time::timeout(gate.settings.timeout(), ahead)
-                .await
-                .unwrap_or_else(|_| Err(Failed::Io(std::io::ErrorKind::TimedOut.into())));
-            match ahead {
-                Ok(true) => succeeded(answer.status, answer.body.held()),
-                Ok(false) => (200..300).contains(&answer.status),
-                Err(e) => return Outcome::Own(self.failed(op, call.id, call.target, &e)),
+            match tokio::time::timeout(timeout, read_ahead(body, JUDGED)).await {
+                Ok(Ok((held, None))) => (succeeded(status, &held), held, None),
+                Ok(Ok((held, rest))) => ((200..300).contains(&status), held, rest),
+                Ok(Err(e)) => return self.failed(op, call.id, call.target, &e.to_string()),
+                // The head came and the body stalls: the upstream failed within its answer.
+                Err(_) => {
+                    let why = "timed out within the answer";
+                    return self.failed(op, call.id, call.target, why);
+                }
             }
         };
         let now = gate.now();
         if accepted
-            && !gate.touch(hash, now)
+            && !gate.touch(&hash, now)
             && let Some(secret) = new_key
         {
-            // On the gateway's runtime, whichever front read this: remembering an agent writes
-            // its row and starts the runs of its approved items, which outlive any front.
+            // On the gateway's runtime: remembering an agent writes its row and starts the runs
+            // of its approved items, which outlive the read.
             let gate = gate.clone();
             let remembered = self
                 .runtime
@@ -409,69 +339,123 @@ impl Reads {
             }
         }
         if accepted || known {
-            gate.connections.rest(hash, now);
+            gate.connections.rest(&hash, now);
         }
-        Outcome::Upstream(answer, answered)
+        let mut resp = Response::new(streamed(held, rest, timeout));
+        *resp.status_mut() = parts.status;
+        let out = resp.headers_mut();
+        for (name, value) in &parts.headers {
+            if !not_forwarded(name.as_str().as_bytes()) {
+                out.append(name.clone(), value.clone());
+            }
+        }
+        resp
     }
 
-    /// The answer to a read whose upstream failed within its answer.
-    pub(super) fn failed(&self, op: &Operation, id: &[u8], target: &str, e: &Failed) -> Response {
+    /// The answer to a read whose upstream failed.
+    pub(super) fn failed(&self, op: &Operation, id: &[u8], target: &str, e: &str) -> Response {
         let path = target.split('?').next().unwrap_or_default();
         unreachable_upstream(&self.gate, op, id, path, e)
     }
 
-    /// The head the upstream is sent: the caller's headers but one credential (the key this
+    /// The request the upstream is sent: the caller's headers but one credential (the key this
     /// gateway identified), the request's id, and nothing that belongs to the caller's hop.
-    fn head<'a>(
+    fn request(
         &self,
         call: &Call<'_>,
-        headers: impl Iterator<Item = (&'a [u8], &'a [u8])>,
-    ) -> Vec<u8> {
-        let mut head = Vec::with_capacity(512);
-        head.extend_from_slice(b"GET ");
-        head.extend_from_slice(self.base.as_bytes());
-        head.extend_from_slice(call.target.as_bytes());
-        head.extend_from_slice(b" HTTP/1.1\r\nhost: ");
-        head.extend_from_slice(self.host.as_bytes());
-        head.extend_from_slice(b"\r\n");
-        let (mut agent, mut accept) = (false, false);
+        headers: &HeaderMap,
+    ) -> Result<Request<Empty<Bytes>>, String> {
+        let uri: Uri = format!("{}{}", self.base, call.target)
+            .parse()
+            .map_err(|e| format!("the read's path: {e}"))?;
+        let mut req = Request::new(Empty::new());
+        *req.uri_mut() = uri;
+        let out = req.headers_mut();
+        out.insert(axum::http::header::HOST, self.host.clone());
         for (name, value) in headers {
-            if not_forwarded(name)
+            let n = name.as_str().as_bytes();
+            if not_forwarded(n)
                 || [b"authorization".as_slice(), b"x-api-key", b"x-request-id"]
                     .iter()
-                    .any(|n| name.eq_ignore_ascii_case(n))
+                    .any(|h| n.eq_ignore_ascii_case(h))
             {
                 continue;
             }
-            agent |= name.eq_ignore_ascii_case(b"user-agent");
-            accept |= name.eq_ignore_ascii_case(b"accept");
-            line(&mut head, name, value);
+            out.append(name.clone(), value.clone());
         }
-        line(&mut head, b"x-api-key", call.key.as_bytes());
-        line(&mut head, REQUEST_ID.as_bytes(), call.id);
+        let key = HeaderValue::from_str(call.key).map_err(|e| e.to_string())?;
+        out.insert("x-api-key", key);
+        let id = HeaderValue::from_bytes(call.id).map_err(|e| e.to_string())?;
+        out.insert(REQUEST_ID, id);
         // What the gateway's other client (reqwest) sends when the caller said nothing.
-        if !agent {
-            line(
-                &mut head,
-                b"user-agent",
-                concat!("agentdesk-gateway/", env!("CARGO_PKG_VERSION")).as_bytes(),
+        if !out.contains_key(axum::http::header::USER_AGENT) {
+            out.insert(
+                axum::http::header::USER_AGENT,
+                HeaderValue::from_static(concat!("agentdesk-gateway/", env!("CARGO_PKG_VERSION"))),
             );
         }
-        if !accept {
-            line(&mut head, b"accept", b"*/*");
+        if !out.contains_key(axum::http::header::ACCEPT) {
+            out.insert(axum::http::header::ACCEPT, HeaderValue::from_static("*/*"));
         }
-        head.extend_from_slice(b"\r\n");
-        head
+        Ok(req)
     }
 }
 
-/// One header line: the name and value were read by an HTTP parser (or are the gateway's own),
-/// so neither holds a line break.
-pub(super) fn line(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
-    out.extend_from_slice(name);
-    out.extend_from_slice(b": ");
-    out.extend_from_slice(value);
-    out.extend_from_slice(b"\r\n");
+/// An answer's first part, and what has arrived with it, up to `limit` bytes: what was read, and
+/// the rest of the body unless it ended within them. A streamed answer is not held back: only what
+/// is there already is read past the first part.
+async fn read_ahead(
+    mut body: Incoming,
+    limit: usize,
+) -> Result<(Bytes, Option<Incoming>), hyper::Error> {
+    use futures::FutureExt as _;
+    let mut held = BytesMut::new();
+    let mut first = true;
+    while held.len() < limit {
+        let frame = if first {
+            first = false;
+            body.frame().await
+        } else {
+            match body.frame().now_or_never() {
+                Some(frame) => frame,
+                None => break,
+            }
+        };
+        match frame {
+            None => return Ok((held.freeze(), None)),
+            Some(frame) => {
+                if let Ok(data) = frame?.into_data() {
+                    held.extend_from_slice(&data);
+                }
+            }
+        }
+    }
+    Ok((held.freeze(), Some(body)))
+}
+
+/// The answer's body as it goes on: what was read ahead, then the rest as it arrives, each part
+/// within the gateway's timeout (a stall ends the answer rather than holding the agent's
+/// connection for as long as the upstream keeps its own).
+fn streamed(held: Bytes, rest: Option<Incoming>, timeout: std::time::Duration) -> Body {
+    if rest.is_none() {
+        return Body::from(held);
+    }
+    let first = (!held.is_empty()).then(|| Ok::<_, axum::BoxError>(Frame::data(held)));
+    let rest = futures::stream::unfold(rest.map(BodyStream::new), move |body| async move {
+        let mut body = body?;
+        match tokio::time::timeout(timeout, body.next()).await {
+            Ok(Some(Ok(frame))) => Some((Ok(frame), Some(body))),
+            Ok(Some(Err(e))) => Some((Err(axum::BoxError::from(e)), None)),
+            Ok(None) => None,
+            Err(_) => Some((
+                Err(axum::BoxError::from(
+                    "the upstream stalled within its answer",
+                )),
+                None,
+            )),
+        }
+    });
+    Body::new(StreamBody::new(futures::stream::iter(first).chain(rest)))
 }
 
 fn upstream_latency() -> &'static metrics::Histogram {
@@ -481,13 +465,7 @@ fn upstream_latency() -> &'static metrics::Histogram {
     )
 }
 
-fn unreachable_upstream(
-    gate: &Gate,
-    op: &Operation,
-    id: &[u8],
-    path: &str,
-    e: &Failed,
-) -> Response {
+fn unreachable_upstream(gate: &Gate, op: &Operation, id: &[u8], path: &str, e: &str) -> Response {
     metrics::counter!("agentdesk_gateway_upstream_errors_total", "kind" => "unreachable")
         .increment(1);
     let reason = e.to_string();
@@ -511,23 +489,4 @@ fn timed_out(gate: &Gate, op: &Operation, id: &[u8], target: &str) -> Response {
         gate.settings.timeout_secs
     );
     gate.upstream_timed_out().into_response()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_connection_that_changes_its_key_is_known_by_the_new_one() {
-        let mut memo = KeyMemo::default();
-        let (a, a_hex) = memo.of("ak_first");
-        let a_hex = a_hex.to_string();
-        assert_eq!(a, limit::digest("ak_first"));
-        assert_eq!(a_hex, crate::gateway::core::sha256_hex("ak_first"));
-        let (b, b_hex) = memo.of("ak_second");
-        assert_eq!(b, limit::digest("ak_second"));
-        assert_eq!(b_hex, crate::gateway::core::sha256_hex("ak_second"));
-        let (again, _) = memo.of("ak_first");
-        assert_eq!(again, a);
-    }
 }
