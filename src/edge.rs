@@ -191,7 +191,8 @@ pub const IN_FLIGHT: usize = 1024;
 pub enum Refusal {
     /// The body is larger than [`Edge::body_limit`] (413).
     TooLarge(usize),
-    /// The body stopped arriving for [`Edge::body_timeout`] (408); the connection is closed.
+    /// The body did not arrive whole within [`Edge::body_timeout`] (408); the connection is
+    /// closed.
     Timeout(Duration),
     /// [`Edge::in_flight`] requests are being served already (503).
     Overloaded,
@@ -205,8 +206,9 @@ pub struct Edge {
     /// Request bodies larger than this are refused, by their `Content-Length` before they are
     /// read, or as soon as more arrives.
     pub body_limit: usize,
-    /// A body that sends nothing for this long is refused. (A head that does not arrive is the
-    /// accept loop's: [`serve::Limits::header_timeout`].)
+    /// A body that has not arrived whole this long after the server started reading it is
+    /// refused (and one that sends nothing for this long, whoever reads it). A head that does not
+    /// arrive is the accept loop's: [`serve::Limits::header_timeout`].
     pub body_timeout: Duration,
     /// Requests served at once; one more is answered 503 at once. A queue would only hold it until
     /// the caller's own timeout, with every request behind it waiting as well.
@@ -218,7 +220,13 @@ pub struct Edge {
 /// The whole body of a request that went through the edge, or what the edge refuses about it.
 /// `None`: the caller went away mid-body, and nobody reads the answer.
 pub async fn read_body(edge: &Edge, body: Body) -> Result<Bytes, Option<Refusal>> {
-    axum::body::to_bytes(body, usize::MAX).await.map_err(|e| {
+    // The whole body within the timeout, not each part of it: a body that trickles one byte
+    // just inside each part's deadline would hold its permit (and an HTTP/2 stream) for good.
+    let whole = tokio::time::timeout(edge.body_timeout, axum::body::to_bytes(body, usize::MAX));
+    let Ok(read) = whole.await else {
+        return Err(Some(Refusal::Timeout(edge.body_timeout)));
+    };
+    read.map_err(|e| {
         let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&e);
         while let Some(s) = source {
             if s.is::<tower_http::timeout::TimeoutError>() {

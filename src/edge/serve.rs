@@ -22,6 +22,21 @@ use tower::Layer;
 /// The gateway's connection cap (the sandbox's is its `max_connections` setting).
 pub const MAX_CONNECTIONS: usize = 1024;
 
+/// Connections one address may hold at once: a quarter of the cap, at most 256. A client that
+/// opens half requests by the thousand (slowloris) holds these, and the rest serve everyone else.
+/// Far above what an agent, or a gateway's pool in front of a sandbox, keeps open. (A cap under
+/// 8, a test's, is all one address's.)
+pub fn per_address(max_connections: usize) -> usize {
+    match max_connections {
+        0..8 => max_connections,
+        n => (n / 4).min(256),
+    }
+}
+
+/// HTTP/2 streams one connection may have open at once: a few h2c connections opening streams
+/// whose bodies never come cannot take every request permit.
+pub const MAX_STREAMS: u32 = 32;
+
 pub struct Limits {
     /// For a request head, from the connection's start or its previous response.
     pub header_timeout: Duration,
@@ -60,10 +75,12 @@ pub async fn serve<M, S>(
     builder
         .http2()
         .timer(TokioTimer::new())
+        .max_concurrent_streams(MAX_STREAMS)
         .keep_alive_interval(limits.header_timeout)
         .keep_alive_timeout(limits.header_timeout);
     let builder = Arc::new(builder);
     let permits = Arc::new(Semaphore::new(limits.max_connections));
+    let by_address = Arc::new(ByAddress::new(per_address(limits.max_connections)));
     let (stopping, stop) = watch::channel(false);
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
@@ -88,6 +105,14 @@ pub async fn serve<M, S>(
             },
             () = &mut shutdown => break,
         };
+        // One address past its share is closed at once: its connections wait for nothing, and
+        // cost the others nothing.
+        let Some(held) = by_address.take(peer.ip()) else {
+            metrics::counter!("agentdesk_http_refused_connections_total", "why" => "per_address")
+                .increment(1);
+            drop(stream);
+            continue;
+        };
         let _ = stream.set_nodelay(true);
         let service = TowerToHyperService::new(service_for(peer));
         let (builder, mut stop) = (builder.clone(), stop.clone());
@@ -106,6 +131,7 @@ pub async fn serve<M, S>(
             if let Err(e) = served {
                 tracing::debug!("connection closed: {e}");
             }
+            drop(held);
             drop(permit);
         });
     }
@@ -122,4 +148,68 @@ pub async fn serve<M, S>(
 pub async fn stopped(stop: &mut watch::Receiver<bool>) {
     // An error is a server that went away: stopped as well.
     let _ = stop.wait_for(|stopped| *stopped).await;
+}
+
+/// Connections held by each address.
+struct ByAddress {
+    cap: usize,
+    held: std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, usize>>,
+}
+
+/// One connection of an address: given back when dropped.
+struct Held {
+    of: Arc<ByAddress>,
+    ip: std::net::IpAddr,
+}
+
+impl ByAddress {
+    fn new(cap: usize) -> ByAddress {
+        ByAddress {
+            cap,
+            held: std::sync::Mutex::default(),
+        }
+    }
+
+    fn take(self: &Arc<Self>, ip: std::net::IpAddr) -> Option<Held> {
+        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        let n = held.entry(ip).or_insert(0);
+        if *n >= self.cap {
+            return None;
+        }
+        *n += 1;
+        Some(Held {
+            of: self.clone(),
+            ip,
+        })
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let mut held = self.of.held.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = held.get_mut(&self.ip) {
+            *n -= 1;
+            if *n == 0 {
+                held.remove(&self.ip);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_address_holds_its_share_and_gives_it_back() {
+        let by = Arc::new(ByAddress::new(2));
+        let (a, b): (std::net::IpAddr, std::net::IpAddr) =
+            ("127.0.0.1".parse().unwrap(), "127.0.0.2".parse().unwrap());
+        let first = by.take(a).unwrap();
+        let _second = by.take(a).unwrap();
+        assert!(by.take(a).is_none(), "past its share");
+        assert!(by.take(b).is_some(), "another address is not held up");
+        drop(first);
+        assert!(by.take(a).is_some(), "given back");
+    }
 }
