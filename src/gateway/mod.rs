@@ -16,6 +16,8 @@ pub mod error;
 pub mod execute;
 pub mod guard;
 mod http;
+/// The supervisor API's bodies, read strictly (also what the fuzz target reads).
+pub use http::bodies as supervisor_bodies;
 pub mod inbox;
 pub mod items;
 pub mod journal;

@@ -11,7 +11,7 @@ use super::super::journal;
 use super::super::listing;
 use super::super::store::{Record, Role, Standing, Status, Token};
 use super::json_response;
-use super::policy::{self, Policy};
+use super::policy;
 use crate::api::model::{
     GateAgent, GateAgents, GateCheck, GateCheckKill, GateDecision, GateInfo, GateKillSwitchAnswer,
     GatePolicy, GateStanding, GateStandingCreated, GateStandingList, GateSupervisor,
@@ -141,26 +141,6 @@ async fn list(
     Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
 }
 
-/// A body that may be empty, else a JSON object.
-fn object_body(body: &Bytes, example: &str) -> Result<Value, GateError> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(json!({}));
-    }
-    match serde_json::from_slice::<Value>(body) {
-        Ok(v @ Value::Object(_)) => Ok(v),
-        Ok(_) => Err(GateError::new(
-            Kind::Invalid,
-            "invalid_body",
-            format!("the body must be a JSON object like {example}"),
-        )),
-        Err(e) => Err(GateError::new(
-            Kind::Invalid,
-            "invalid_body",
-            format!("the body must be a JSON object like {example} ({e})"),
-        )),
-    }
-}
-
 async fn approve(
     State(gate): State<Arc<Gate>>,
     headers: HeaderMap,
@@ -168,30 +148,7 @@ async fn approve(
     body: Bytes,
 ) -> Result<Response, GateError> {
     let token = supervisor_as(&gate, &headers, Role::Approver, "approving an item").await?;
-    let body = object_body(&body, r#"{"override": ["max_notional_usd"]}"#)?;
-    let overrides = match body.get("override") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(a)) => a
-            .iter()
-            .map(|r| r.as_str().map(str::to_string))
-            .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| {
-                GateError::new(
-                    Kind::Invalid,
-                    "invalid_body",
-                    "override must be a list of rule names",
-                )
-                .with_field("override")
-            })?,
-        Some(_) => {
-            return Err(GateError::new(
-                Kind::Invalid,
-                "invalid_body",
-                "override must be a list of rule names",
-            )
-            .with_field("override"));
-        }
-    };
+    let overrides = super::bodies::approve(&body)?.overrides;
     let item = inbox::approve(&gate, &id, &who(&token), &overrides).await?;
     let agents = agent_map(&gate).await?;
     Ok(super::success(GateDecision {
@@ -245,29 +202,8 @@ async fn reject(
     body: Bytes,
 ) -> Result<Response, GateError> {
     let token = supervisor_as(&gate, &headers, Role::Approver, "rejecting an item").await?;
-    let reason = if body.iter().all(u8::is_ascii_whitespace) {
-        None
-    } else {
-        let v: Value = serde_json::from_slice(&body).map_err(|e| {
-            GateError::new(
-                Kind::Invalid,
-                "invalid_body",
-                format!("the body must be a JSON object like {{\"reason\": \"...\"}} ({e})"),
-            )
-        })?;
-        match v.get("reason") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(s)) => Some(s.trim().to_string()).filter(|s| !s.is_empty()),
-            Some(_) => {
-                return Err(GateError::new(
-                    Kind::Invalid,
-                    "invalid_body",
-                    "reason must be a string",
-                )
-                .with_field("reason"));
-            }
-        }
-    };
+    let reason = super::bodies::reject(&body)?;
+
     let reason = reason.unwrap_or_else(|| "no reason given".into());
     let item = inbox::reject(&gate, &id, &who(&token), reason).await?;
     let agents = agent_map(&gate).await?;
@@ -499,14 +435,10 @@ async fn put_policy(
     body: Bytes,
 ) -> Result<Response, GateError> {
     let token = supervisor_as(&gate, &headers, Role::Admin, "changing the policy").await?;
-    let v = object_body(
-        &body,
-        r#"{"max_notional_usd": 1000, "agents": {"bot": {"max_leverage": 3}}}"#,
-    )?;
     let invalid = |e: policy::PolicyError| {
         GateError::new(Kind::Invalid, "invalid_policy", e.message).with_field(e.key)
     };
-    let policy = Policy::from_json(&v).map_err(invalid)?;
+    let policy = super::bodies::policy(&body)?;
     guard::validate(&policy, gate.upstream_key.is_some()).map_err(invalid)?;
     let changed = guard::set_policy(&gate, &policy, &who(&token)).await?;
     Ok(json_response(
@@ -530,28 +462,7 @@ async fn post_kill_switch(
     body: Bytes,
 ) -> Result<Response, GateError> {
     let token = supervisor_as(&gate, &headers, Role::Admin, "switching the kill switch").await?;
-    let v = object_body(&body, r#"{"on": true, "reason": "..."}"#)?;
-    let on = v.get("on").and_then(Value::as_bool).ok_or_else(|| {
-        GateError::new(Kind::Invalid, "invalid_body", "on must be true or false").with_field("on")
-    })?;
-    let reason = match v.get("reason") {
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.trim().to_string(),
-        Some(_) => {
-            return Err(
-                GateError::new(Kind::Invalid, "invalid_body", "reason must be a string")
-                    .with_field("reason"),
-            );
-        }
-    };
-    if on && reason.is_empty() {
-        return Err(GateError::new(
-            Kind::Invalid,
-            "invalid_body",
-            "say why the kill switch goes on: agents are told the reason",
-        )
-        .with_field("reason"));
-    }
+    let super::bodies::Kill { on, reason } = super::bodies::kill(&body)?;
     let kill_switch = guard::set_kill_switch(&gate, on, &reason, &who(&token)).await?;
     Ok(super::success(GateKillSwitchAnswer { kill_switch }))
 }
@@ -590,61 +501,13 @@ async fn add_standing(
     body: Bytes,
 ) -> Result<Response, GateError> {
     let token = supervisor_as(&gate, &headers, Role::Admin, "adding a standing approval").await?;
-    let v = object_body(
-        &body,
-        r#"{"agent": "*", "coins": ["BTC"], "maxNotionalUsd": 500, "minutes": 60, "reason": "..."}"#,
-    )?;
-    let bad = |field: &'static str, msg: &str| {
-        GateError::new(Kind::Invalid, "invalid_body", msg.to_string()).with_field(field)
-    };
-    let agent = v
-        .get("agent")
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|a| !a.is_empty())
-        .ok_or_else(|| {
-            bad(
-                "agent",
-                "agent must be an agent's label (name or fingerprint) or \"*\"",
-            )
-        })?
-        .to_string();
-    let coins = match v.get("coins") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(a)) => a
-            .iter()
-            .map(|c| c.as_str().map(policy::coin_of))
-            .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| bad("coins", "coins must be a list of coin names"))?,
-        Some(_) => return Err(bad("coins", "coins must be a list of coin names")),
-    };
-    let max = v
-        .get("maxNotionalUsd")
-        .and_then(Value::as_f64)
-        .filter(|x| *x > 0.0 && x.is_finite())
-        .ok_or_else(|| bad("maxNotionalUsd", "maxNotionalUsd must be a positive number"))?;
-    let minutes = v
-        .get("minutes")
-        .and_then(Value::as_u64)
-        .filter(|m| (1..=7 * 24 * 60).contains(m))
-        .ok_or_else(|| {
-            bad(
-                "minutes",
-                "minutes must be a whole number from 1 to 10080 (a week)",
-            )
-        })?;
-    let reason = v
-        .get("reason")
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|r| !r.is_empty())
-        .ok_or_else(|| {
-            bad(
-                "reason",
-                "reason must say why trades of this kind need no click",
-            )
-        })?
-        .to_string();
+    let super::bodies::Standing {
+        agent,
+        coins,
+        max_notional_usd: max,
+        minutes,
+        reason,
+    } = super::bodies::standing(&body)?;
     let now = gate.now();
     let by = who(&token);
     let standing = Standing {

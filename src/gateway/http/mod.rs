@@ -3,6 +3,7 @@
 //! [`super::guard`]); what goes upstream is [`super::upstream`]'s.
 
 pub mod api;
+pub mod bodies;
 mod error;
 mod limit;
 pub mod link;
