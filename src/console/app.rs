@@ -70,7 +70,7 @@ pub struct App {
     pub modal: Option<Modal>,
     /// The keys outside dialogs: whether the person is typing (`deliberate.rs`).
     pub(crate) keyboard: Keyboard,
-    /// A decision a deliberate key took, carried out once a burst's length passed with no other
+    /// A decision a deliberate key took, carried out once its hold passed with no other
     /// key (`deliberate::Held`).
     pub(crate) held: Option<Held<Decision>>,
     /// Kept when the line closes, so Up recalls earlier commands.
@@ -222,7 +222,7 @@ impl App {
         if let Action::Tick(now) = action {
             self.now = now;
         }
-        // A decision held for its burst window is carried out once the window passed; a key or a
+        // A decision held is carried out once its hold passed; a key or a
         // paste decides that itself (it may be the burst's next key).
         if !matches!(action, Action::Key(_) | Action::Paste(_)) {
             self.settle_held(&mut fx);

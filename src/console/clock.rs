@@ -60,7 +60,7 @@ impl App {
     /// while a countdown or age is shown, or a toast's end.
     pub fn next_wakeup(&self) -> DateTime<Utc> {
         let mut next = self.now + TimeDelta::seconds(3600);
-        // A decision waiting out its burst window is carried out as soon as it passes.
+        // A decision waiting out its hold is carried out as soon as the hold passes.
         if let Some(held) = &self.held {
             next = next.min(held.due());
         }

@@ -193,7 +193,7 @@ impl App {
         }
     }
 
-    /// A decision waiting out its burst window, at a key or a paste: carried out when the window
+    /// A decision waiting out its hold, at a key or a paste: carried out when the hold
     /// passed (the key then acts as usual), dropped when the key came within it (true).
     fn held_interrupted(&mut self, fx: &mut Vec<Effect>) -> bool {
         let Some(held) = self.held.take() else {
@@ -215,7 +215,7 @@ impl App {
         true
     }
 
-    /// A held decision whose burst window passed with no key: carried out now.
+    /// A held decision whose hold passed with no key: carried out now.
     pub(crate) fn settle_held(&mut self, fx: &mut Vec<Effect>) {
         if self.held.as_ref().is_some_and(|h| h.is_due(self.now))
             && let Some(held) = self.held.take()
@@ -604,8 +604,8 @@ impl App {
     }
 
     /// A final question's keys (`modal::Confirm`): its deciding key once it could be read and
-    /// out of a burst, held for a burst's length; Esc or `n` closes it; any other key closes it
-    /// without deciding, saying so, and the keys after it are typing.
+    /// out of a burst, held until the keyboard stays quiet; Esc or `n` closes it; any other key
+    /// closes it without deciding, saying so, and the keys after it are typing.
     fn on_confirm_key(&mut self, key: KeyEvent, action: Option<KeyAction>) {
         let now = self.now;
         let yes = self.yes_key();

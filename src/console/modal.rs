@@ -102,7 +102,7 @@ pub enum Deciding {
     Standing(Box<GateStandingRequest>),
 }
 
-/// What a deliberate key decided, held for the burst window (`deliberate::Held`) before it is
+/// What a deliberate key decided, held (`deliberate::Held`, `deliberate::HOLD`) before it is
 /// carried out.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Decision {

@@ -9,7 +9,8 @@
 //! - `y` approves, `n`/Esc cancels, the movement keys scroll; any other key closes it with a line
 //!   saying so, and goes nowhere else.
 //! - A `y` within `deliberate::SETTLE` of the opening, or within `deliberate::BURST` of the key
-//!   before it, decides nothing; one that counts is still held for a burst's length by `App`.
+//!   before it, decides nothing; one that counts is still held by `App` until the keyboard
+//!   stays quiet.
 //! - Overriding a broken rule is its own step: `o`, then type the coin and Enter. `o` then `y`
 //!   never approves.
 //! - Under the kill switch there is no override to offer; an item that expired with the dialog

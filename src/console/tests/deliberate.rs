@@ -258,7 +258,7 @@ fn a_paste_that_starts_with_y_decides_nothing_bracketed_or_not() {
     let mut p = dialog_open_on_b();
     p.paced(&typed("yes"), 3);
     assert_eq!(p.decided(), vec![]);
-    // And a paste right after a deliberate y, within its burst window, takes it back too.
+    // And a paste right after a deliberate y, within its hold, takes it back too.
     let mut p = dialog_open_on_b();
     p.input(&ch('y'));
     p.now += ms(10);

@@ -189,8 +189,8 @@ impl App {
     }
 
     /// The builder-fee panel's keys. Its `y` authorizes fees, so it passes the guard every final
-    /// question shares: read first, on its own, held for a burst's length; a key that is not one
-    /// of the panel's closes it without signing.
+    /// question shares: read first, on its own, held while the keyboard stays quiet; a key that
+    /// is not one of the panel's closes it without signing.
     pub(crate) fn on_builder_fee_key(
         &mut self,
         key: crossterm::event::KeyEvent,
