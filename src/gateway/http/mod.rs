@@ -215,6 +215,28 @@ async fn handle(gate: Arc<Gate>, op: &'static Operation, req: Request) -> Respon
         )
         .into_response();
     }
+    // The credential before any body is read: a caller with none is refused without the
+    // server reading (or waiting for) what it sends.
+    if op.method == OpMethod::Post {
+        let paid = op.auth == crate::api::catalog::Auth::ApiKeyOrPayment
+            && req.headers().contains_key("payment-signature");
+        match limit::credential(req.headers()) {
+            limit::Credential::Key(_) => {}
+            limit::Credential::Absent if paid => {}
+            limit::Credential::Absent => {
+                return GateError::new(
+                    Kind::Unauthorized,
+                    "unauthorized",
+                    "send your API key in the x-api-key header",
+                )
+                .into_response();
+            }
+            limit::Credential::Conflicting => {
+                return GateError::new(Kind::Unauthorized, "unauthorized", limit::CONFLICTING)
+                    .into_response();
+            }
+        }
+    }
     let (parts, body) = req.into_parts();
     let body = match crate::edge::read_body(&edge_of(&gate.settings), body).await {
         Ok(b) => b,

@@ -586,3 +586,23 @@ async fn a_key_the_deployment_refuses_with_a_200_is_not_taken_for_an_agent() {
         Secret::new(key.to_string()).fingerprint()
     );
 }
+
+/// Issue 34: the credential is checked before any body is read. A staging with no key whose body
+/// never comes is refused at once, not after the body's deadline (a client that holds request
+/// permits with bodies it never sends gets nothing for them).
+#[tokio::test]
+async fn a_post_with_no_key_is_refused_before_its_body_is_read() {
+    let upstream = stand_in(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}", false).await;
+    let (gate, _dir) = gateway_before(upstream, GateSettings::default()).await;
+    let mut c = Conn::open(gate.addr).await;
+    c.send(
+        b"POST /api/delegated/propose HTTP/1.1\r\nhost: gate\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n",
+    )
+    .await;
+    let a = tokio::time::timeout(std::time::Duration::from_secs(10), c.answer())
+        .await
+        .expect("answered without waiting for the body")
+        .unwrap();
+    assert_eq!(a.status, 401, "{a:?}");
+    assert_eq!(a.json()["error"]["code"], "unauthorized", "{a:?}");
+}
