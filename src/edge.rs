@@ -182,6 +182,57 @@ impl Default for Sampled {
     }
 }
 
+/// What each address holds (connections, requests in flight), against a cap per address: one
+/// address never holds everything, whatever it sends.
+pub struct ByAddress {
+    cap: usize,
+    held: std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, usize>>,
+}
+
+/// One of an address's shares: given back when dropped.
+pub struct Held {
+    of: Arc<ByAddress>,
+    ip: std::net::IpAddr,
+}
+
+impl ByAddress {
+    pub fn new(cap: usize) -> ByAddress {
+        ByAddress {
+            cap,
+            held: std::sync::Mutex::default(),
+        }
+    }
+
+    pub fn take(self: &Arc<Self>, ip: std::net::IpAddr) -> Option<Held> {
+        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        let n = held.entry(ip).or_insert(0);
+        if *n >= self.cap {
+            return None;
+        }
+        *n += 1;
+        Some(Held {
+            of: self.clone(),
+            ip,
+        })
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let mut held = self.of.held.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = held.get_mut(&self.ip) {
+            *n -= 1;
+            if *n == 0 {
+                held.remove(&self.ip);
+            }
+        }
+    }
+}
+
+/// Requests one address may have in flight at once: a quarter of [`IN_FLIGHT`]. HTTP/2 streams
+/// whose bodies never come, from one address with a valid key, hold these and not the server.
+pub const IN_FLIGHT_PER_ADDRESS: usize = IN_FLIGHT / 4;
+
 /// Requests each server serves at once before it sheds load. Far above what a desk's agents send
 /// (a few per second each), and below what would exhaust memory or file descriptors.
 pub const IN_FLIGHT: usize = 1024;
@@ -263,19 +314,45 @@ async fn own_413(edge: Edge, resp: Response) -> Response {
     }
 }
 
+/// A request in flight holds one of its address's shares; past them it is refused as the server's
+/// own overload is (503), at once.
+async fn address_share(by: Arc<ByAddress>, edge: Edge, req: Request, next: Next) -> Response {
+    let ip = req
+        .extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0.ip());
+    let _held = match ip.map(|ip| by.take(ip)) {
+        Some(None) => {
+            shed(edge.server);
+            return (edge.refuse)(Refusal::Overloaded);
+        }
+        held => held.flatten(),
+    };
+    next.run(req).await
+}
+
 /// The edge's layers around a server's routes.
 pub fn layers(router: Router, edge: Edge) -> Router {
     let in_flight = Arc::new(Semaphore::new(edge.in_flight));
-    layers_sharing(router, edge, in_flight)
+    let by_address = Arc::new(ByAddress::new(IN_FLIGHT_PER_ADDRESS));
+    layers_sharing(router, edge, in_flight, by_address)
 }
 
 /// The same, with the permits of requests in flight taken from `in_flight`, which another way
 /// into the same server (the gateway's pass-through reads) takes from as well.
-pub fn layers_sharing(router: Router, edge: Edge, in_flight: Arc<Semaphore>) -> Router {
+pub fn layers_sharing(
+    router: Router,
+    edge: Edge,
+    in_flight: Arc<Semaphore>,
+    by_address: Arc<ByAddress>,
+) -> Router {
     prometheus();
     let server = edge.server;
     let header = HeaderName::from_static(REQUEST_ID);
     let routes = router
+        .layer(middleware::from_fn(move |req: Request, next: Next| {
+            address_share(by_address.clone(), edge, req, next)
+        }))
         .layer(RequestBodyTimeoutLayer::new(edge.body_timeout))
         .layer(RequestBodyLimitLayer::new(edge.body_limit))
         .layer(middleware::map_response(move |resp| own_413(edge, resp)))

@@ -80,7 +80,9 @@ pub async fn serve<M, S>(
         .keep_alive_timeout(limits.header_timeout);
     let builder = Arc::new(builder);
     let permits = Arc::new(Semaphore::new(limits.max_connections));
-    let by_address = Arc::new(ByAddress::new(per_address(limits.max_connections)));
+    let by_address = Arc::new(crate::edge::ByAddress::new(per_address(
+        limits.max_connections,
+    )));
     let (stopping, stop) = watch::channel(false);
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
@@ -150,59 +152,13 @@ pub async fn stopped(stop: &mut watch::Receiver<bool>) {
     let _ = stop.wait_for(|stopped| *stopped).await;
 }
 
-/// Connections held by each address.
-struct ByAddress {
-    cap: usize,
-    held: std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, usize>>,
-}
-
-/// One connection of an address: given back when dropped.
-struct Held {
-    of: Arc<ByAddress>,
-    ip: std::net::IpAddr,
-}
-
-impl ByAddress {
-    fn new(cap: usize) -> ByAddress {
-        ByAddress {
-            cap,
-            held: std::sync::Mutex::default(),
-        }
-    }
-
-    fn take(self: &Arc<Self>, ip: std::net::IpAddr) -> Option<Held> {
-        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
-        let n = held.entry(ip).or_insert(0);
-        if *n >= self.cap {
-            return None;
-        }
-        *n += 1;
-        Some(Held {
-            of: self.clone(),
-            ip,
-        })
-    }
-}
-
-impl Drop for Held {
-    fn drop(&mut self) {
-        let mut held = self.of.held.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(n) = held.get_mut(&self.ip) {
-            *n -= 1;
-            if *n == 0 {
-                held.remove(&self.ip);
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn an_address_holds_its_share_and_gives_it_back() {
-        let by = Arc::new(ByAddress::new(2));
+        let by = Arc::new(crate::edge::ByAddress::new(2));
         let (a, b): (std::net::IpAddr, std::net::IpAddr) =
             ("127.0.0.1".parse().unwrap(), "127.0.0.2".parse().unwrap());
         let first = by.take(a).unwrap();

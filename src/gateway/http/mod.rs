@@ -69,8 +69,18 @@ pub fn service(gate: Arc<Gate>) -> Result<impl Fn(SocketAddr) -> read::Front, St
         gate.settings.rate_limit_burst,
     );
     let in_flight = Arc::new(Semaphore::new(crate::edge::IN_FLIGHT));
-    let full = router(gate.clone(), limits.clone(), in_flight.clone());
-    let reads = Arc::new(read::Reads::new(gate, limits, in_flight, refuse)?);
+    let by_address = Arc::new(crate::edge::ByAddress::new(
+        crate::edge::IN_FLIGHT_PER_ADDRESS,
+    ));
+    let full = router(
+        gate.clone(),
+        limits.clone(),
+        in_flight.clone(),
+        by_address.clone(),
+    );
+    let reads = Arc::new(read::Reads::new(
+        gate, limits, in_flight, by_address, refuse,
+    )?);
     Ok(move |peer| read::Front::new(reads.clone(), full.clone(), peer))
 }
 
@@ -78,6 +88,7 @@ fn router(
     gate: Arc<Gate>,
     limits: Option<Arc<limit::Limits>>,
     in_flight: Arc<Semaphore>,
+    by_address: Arc<crate::edge::ByAddress>,
 ) -> Router {
     let gate_settings = gate.settings.clone();
     let catalog = {
@@ -126,7 +137,7 @@ fn router(
         )),
         None => routes,
     };
-    crate::edge::layers_sharing(routes, edge_of(&gate_settings), in_flight)
+    crate::edge::layers_sharing(routes, edge_of(&gate_settings), in_flight, by_address)
 }
 
 fn edge_of(settings: &policy::GateSettings) -> Edge {

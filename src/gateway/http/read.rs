@@ -61,6 +61,8 @@ pub struct Reads {
     routes: matchit::Router<&'static Operation>,
     limits: Option<Arc<Limits>>,
     in_flight: Arc<Semaphore>,
+    /// The share of requests in flight each address may hold.
+    by_address: Arc<crate::edge::ByAddress>,
     /// hyper's client, with its pool of keep-alive connections to the upstream.
     client: Client<HttpsConnector<HttpConnector>, Empty<Bytes>>,
     /// The gateway's runtime, where the work that outlives a read runs.
@@ -78,6 +80,7 @@ impl Reads {
         gate: Arc<Gate>,
         limits: Option<Arc<Limits>>,
         in_flight: Arc<Semaphore>,
+        by_address: Arc<crate::edge::ByAddress>,
         refuse: fn(Refusal) -> Response,
     ) -> Result<Reads, String> {
         let mut routes = matchit::Router::new();
@@ -125,6 +128,7 @@ impl Reads {
             routes,
             limits,
             in_flight,
+            by_address,
             client,
             runtime: tokio::runtime::Handle::try_current()
                 .map_err(|e| format!("the gateway is not started on a runtime: {e}"))?,
@@ -272,6 +276,10 @@ impl Reads {
             edge::shed("gateway");
             return (self.refuse)(Refusal::Overloaded);
         };
+        let Some(share) = self.by_address.take(call.peer.ip()) else {
+            edge::shed("gateway");
+            return (self.refuse)(Refusal::Overloaded);
+        };
         let digest = limit::digest(call.key);
         if let Some(limits) = &self.limits
             && let Err(e) = limits.check(Some(call.peer.ip()), Some(digest))
@@ -290,7 +298,7 @@ impl Reads {
         let timeout = gate.settings.timeout();
         let deadline = tokio::time::Instant::from_std(call.start) + timeout;
         let sent = tokio::time::timeout_at(deadline, self.client.request(req)).await;
-        drop(in_flight);
+        drop((in_flight, share));
         let answer = match sent {
             Ok(Ok(answer)) => {
                 // The wall clock, as readiness reads it (the gateway's own clock may be a test's).

@@ -606,3 +606,84 @@ async fn a_post_with_no_key_is_refused_before_its_body_is_read() {
     assert_eq!(a.status, 401, "{a:?}");
     assert_eq!(a.json()["error"]["code"], "unauthorized", "{a:?}");
 }
+
+/// Issue 34: HTTP/2 streams whose bodies never come, from one address with a key, hold that
+/// address's share of the requests in flight and no more: another address is still served, and
+/// the streams past the share are refused at once (503), not queued.
+#[tokio::test]
+async fn h2_streams_whose_bodies_never_come_leave_the_gateway_to_everyone_else() {
+    use http_body_util::StreamBody;
+    use hyper::body::{Bytes, Frame};
+    let upstream = stand_in(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}", false).await;
+    // The rate limits off: they would refuse most of the streams (429) before any of this.
+    let settings = GateSettings {
+        rate_limit_per_second: 0,
+        ..GateSettings::default()
+    };
+    let (gate, _dir) = gateway_before(upstream, settings).await;
+    type Never =
+        StreamBody<futures::stream::Pending<Result<Frame<Bytes>, std::convert::Infallible>>>;
+    let mut held = Vec::new();
+    let mut refused = 0;
+    let mut pending = Vec::new();
+    // 36 connections of 32 streams: more than every request permit of the gateway (1,024).
+    for _ in 0..36 {
+        let tcp = tokio::net::TcpStream::connect(gate.addr).await.unwrap();
+        let (mut send, conn) = hyper::client::conn::http2::handshake::<_, _, Never>(
+            hyper_util::rt::TokioExecutor::new(),
+            hyper_util::rt::TokioIo::new(tcp),
+        )
+        .await
+        .unwrap();
+        held.push(tokio::spawn(conn));
+        for _ in 0..32 {
+            if send.ready().await.is_err() {
+                break;
+            }
+            let req = hyper::Request::post(format!("http://{}/api/delegated/propose", gate.addr))
+                .header("x-api-key", "adk_h2_attacker")
+                .header("content-type", "application/json")
+                .body(StreamBody::new(futures::stream::pending()))
+                .unwrap();
+            pending.push(Box::pin(send.send_request(req)));
+        }
+        held.push(tokio::spawn(async move {
+            let _keep = send;
+            futures::future::pending::<()>().await;
+            Ok(())
+        }));
+    }
+    // What is refused is refused at once; the rest wait for bodies that never come. (A stream's
+    // future is kept: dropping it would cancel the stream and free what it holds.)
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    for r in &mut pending {
+        use futures::FutureExt as _;
+        if let Some(Ok(resp)) = r.as_mut().now_or_never()
+            && resp.status() == 503
+        {
+            refused += 1;
+        }
+    }
+    assert!(
+        refused > 0,
+        "every stream was taken: nothing was left to refuse"
+    );
+    let honest = reqwest::Client::builder()
+        .local_address(std::net::IpAddr::from([127, 0, 0, 2]))
+        .timeout(std::time::Duration::from_secs(5))
+        .build()
+        .unwrap();
+    for path in ["/healthz", "/api/delegated/positions"] {
+        let resp = honest
+            .get(format!("http://{}{path}", gate.addr))
+            .header("x-api-key", "adk_honest")
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        assert_eq!(resp.status(), 200, "{path}");
+    }
+    drop(pending);
+    for h in held {
+        h.abort();
+    }
+}
