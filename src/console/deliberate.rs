@@ -53,8 +53,6 @@ pub struct Keyboard {
     typing: bool,
     /// When a key last showed typing.
     typed_at: Option<DateTime<Utc>>,
-    /// The pause was said on the status line (once per pause, not once per key).
-    said: bool,
 }
 
 /// How a key stands against the keys before it.
@@ -82,7 +80,6 @@ impl Keyboard {
         let typed_recently = self.typed_at.is_some_and(|t| now - t < AFTER_TYPING);
         if quiet && !(printable && typed_recently) {
             self.typing = false;
-            self.said = false;
         }
         Arrival {
             quiet,
@@ -110,12 +107,6 @@ impl Keyboard {
     /// Ends the pause without a quiet moment: the keys go to a text field now (`:`).
     pub fn stop_typing(&mut self) {
         self.typing = false;
-        self.said = false;
-    }
-
-    /// True the first time it is asked in a pause: the line that says so is shown once.
-    pub fn first_word(&mut self) -> bool {
-        !std::mem::replace(&mut self.said, true)
     }
 
     /// The tests' "the keyboard was quiet for a while": the last key goes back by [`QUIET`].

@@ -24,8 +24,6 @@ impl App {
         // A key while a decision is held (ctrl-c too) means the deciding key was the first of
         // something typed or pasted: nothing is decided, and the rest is typing.
         if self.held_interrupted(fx) {
-            self.keyboard.arrive(now, printable(&key));
-            self.keyboard.typing();
             return;
         }
         if key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL) {
@@ -59,12 +57,10 @@ impl App {
         if needs_quiet(action) && !arrival.may_open {
             // Inside a run of keys (the `a` of "say"), or soon after keys that showed typing, a
             // key that opens a dialog or decides is typing too.
-            self.keyboard.typing();
-            self.keyboard.first_word();
-            self.toast(
-                format!(
+            self.say_typing(
+                &format!(
                     "`{}` came right after typing: nothing was done — wait a few seconds, then \
-                     press it on its own; `:` opens the command line",
+                     press it on its own",
                     KeyBinding::from_event(&key)
                 ),
                 ToastLevel::Info,
@@ -89,23 +85,42 @@ impl App {
         self.say_paused(key);
     }
 
-    /// Says once per pause that keys are paused, and why; the line stays while the pause lasts
-    /// and goes when it ends (it never says "paused" over a key that acts).
+    /// Says that keys are paused, and why, unless a line that says so is on screen; the line
+    /// stays while the pause lasts and goes when it ends (it never says "paused" over a key that
+    /// acts).
     fn say_paused(&mut self, key: &KeyEvent) {
-        if self.keyboard.first_word() {
+        let line = deliberate::paused_line();
+        let now = self.now;
+        if !self
+            .toasts
+            .iter()
+            .any(|t| t.text.ends_with(&line) && t.until > now)
+        {
             self.toast(
                 format!(
-                    "`{}` is not a key here: {}",
-                    KeyBinding::from_event(key),
-                    deliberate::paused_line()
+                    "`{}` is not a key here: {line}",
+                    KeyBinding::from_event(key)
                 ),
                 ToastLevel::Info,
             );
         }
-        let (ends, line) = (self.keyboard.pause_ends(), deliberate::paused_line());
-        if let Some(ends) = ends {
+        self.keep_paused_line();
+    }
+
+    /// A line about what a key or a paste did not do, as the person is typing: it says the keys
+    /// are paused too, and stays while they are.
+    pub(crate) fn say_typing(&mut self, text: &str, level: ToastLevel) {
+        self.keyboard.typing();
+        self.toast(format!("{text}; {}", deliberate::paused_line()), level);
+        self.keep_paused_line();
+    }
+
+    /// The lines that say keys are paused stay until the pause ends.
+    fn keep_paused_line(&mut self) {
+        let line = deliberate::paused_line();
+        if let Some(ends) = self.keyboard.pause_ends() {
             for t in self.toasts.iter_mut().filter(|t| t.text.ends_with(&line)) {
-                t.until = ends;
+                t.until = t.until.max(ends);
             }
         }
     }
@@ -116,8 +131,6 @@ impl App {
         self.dirty = true;
         let now = self.now;
         if self.held_interrupted(fx) {
-            self.keyboard.arrive(now, true);
-            self.keyboard.typing();
             return;
         }
         self.keyboard.arrive(now, true);
@@ -171,20 +184,16 @@ impl App {
                     _ => "approve dialog",
                 };
                 self.modal = None;
-                self.keyboard.typing();
-                self.keyboard.first_word();
-                self.toast(
-                    format!("{name} closed: pasted text is never an answer — nothing was decided"),
+                self.say_typing(
+                    &format!("{name} closed: pasted text is never an answer — nothing was decided"),
                     ToastLevel::Info,
                 );
             }
             _ => {
-                self.keyboard.typing();
-                self.keyboard.first_word();
-                self.toast(
-                    format!(
+                self.say_typing(
+                    &format!(
                         "pasted text ignored ({} characters): a paste goes only into a text \
-                         field, and nothing was done; `:` opens the command line",
+                         field, and nothing was done",
                         text.chars().count()
                     ),
                     ToastLevel::Info,
@@ -207,7 +216,10 @@ impl App {
         if !matches!(held.decision, Decision::SignBuilderFee) {
             self.modal = None;
         }
-        self.toast(
+        // The key (or paste) that came is typing, and the line says the keys after it are
+        // paused as well.
+        self.keyboard.arrive(self.now, true);
+        self.say_typing(
             "the key that decided was followed by another key (typing or a paste): nothing was \
              decided — press it on its own, then leave the keyboard a moment",
             ToastLevel::Error,
@@ -581,9 +593,7 @@ impl App {
                 if let Some(text) = why {
                     // A stray key: the person is typing, so the keys after it act on nothing
                     // until the keyboard is quiet (no other dialog opens in the meantime).
-                    self.keyboard.typing();
-                    self.keyboard.first_word();
-                    self.toast(text, ToastLevel::Info);
+                    self.say_typing(&text, ToastLevel::Info);
                 }
             }
             Outcome::Approve { overrides } => {
@@ -629,9 +639,7 @@ impl App {
                 let text =
                     deliberate::closed_by(c.name(), &KeyBinding::from_event(&key).to_string());
                 self.modal = None;
-                self.keyboard.typing();
-                self.keyboard.first_word();
-                self.toast(text, ToastLevel::Info);
+                self.say_typing(&text, ToastLevel::Info);
             }
         }
     }

@@ -506,3 +506,40 @@ fn a_decision_on_a_gateway_journals_its_agent_and_an_expired_item_is_journaled_o
     fx.extend(app.update(Action::Tick(t0() + secs(2))));
     assert!(journal_lines(&fx).is_empty(), "{fx:?}");
 }
+
+/// Found driving it: typing at 2 s a key, the line that keys are paused had gone by the time the
+/// `a` was refused, so the screen said nothing. It stays while the pause lasts, and whatever
+/// closed a question or cancelled a decision says the keys after it are paused too.
+#[test]
+fn the_pause_is_said_for_as_long_as_it_lasts() {
+    let line = crate::console::deliberate::paused_line();
+    let shown = |app: &App| {
+        app.toasts
+            .iter()
+            .any(|t| t.text.ends_with(&line) && t.until > app.now)
+    };
+    let mut app = gate_app(120, 40);
+    app.select_proposal(Pane::Inbox, MINE_ID);
+    let mut p = Person::new(app);
+    p.wait(4_000);
+    for c in "hello say".chars() {
+        p.wait(2_000);
+        p.input(&ch(c));
+        assert!(shown(&p.app), "after {c:?}: {:?}", said(&p.app));
+    }
+    // A cancelled decision says so, and that the keys after it are paused.
+    let mut p = dialog_open_on_b();
+    p.input(&ch('y'));
+    p.wait(300);
+    p.input(&ch('e'));
+    p.wait(300);
+    p.input(&ch('s'));
+    assert!(shown(&p.app));
+    assert!(
+        said(&p.app)
+            .iter()
+            .any(|t| t.starts_with("the key that decided was followed by another key")),
+        "{:?}",
+        said(&p.app)
+    );
+}

@@ -236,9 +236,7 @@ impl App {
                     &crate::console::keymap::KeyBinding::from_event(&key).to_string(),
                 );
                 self.modal = None;
-                self.keyboard.typing();
-                self.keyboard.first_word();
-                self.toast(text, crate::console::app::ToastLevel::Info);
+                self.say_typing(&text, crate::console::app::ToastLevel::Info);
             }
         }
     }
