@@ -39,7 +39,7 @@ pub const SETTLE: TimeDelta = TimeDelta::milliseconds(1000);
 
 /// How long a deciding key's decision waits, with no other key, before it is carried out: a `y`
 /// that is the first letter of a word typed at a person's pace is followed by the next letter
-/// within this. The dialog counts it down, and any key cancels.
+/// within this. The dialog says so while it waits, and any key cancels.
 pub const HOLD: TimeDelta = QUIET;
 
 /// How long after the last key that showed typing a key that opens a dialog acts again: slow
@@ -109,7 +109,7 @@ impl Keyboard {
         self.typing = false;
     }
 
-    /// The tests' "the keyboard was quiet for a while": the last key goes back by [`QUIET`].
+    /// The tests' "the keyboard was quiet for a while": its keys go back by [`AFTER_TYPING`].
     #[cfg(test)]
     pub fn backdate(&mut self) {
         if let Some(t) = self.last_key.as_mut() {

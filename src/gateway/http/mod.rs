@@ -302,6 +302,7 @@ async fn handle(gate: Arc<Gate>, op: &'static Operation, req: Request) -> Respon
         .as_ref()
         .filter(|_| parts.extensions.get::<mcp::ViaMcp>().is_none())
         .map(|a| a.hash.clone());
+    let fingerprint = incoming.agent.as_ref().map(|a| a.fingerprint().to_string());
     let result = match &incoming.agent {
         Some(agent) if agent.secret.expose().starts_with(TOKEN_PREFIX) => {
             // A token that is not ours is refused here rather than sent to the upstream: it is
@@ -317,6 +318,16 @@ async fn handle(gate: Arc<Gate>, op: &'static Operation, req: Request) -> Respon
         Ok(answer) => answer.into_response(),
         Err(e) => e.into_response(),
     };
+    // One line for every mutation an agent sent, whatever became of it (staged, executed,
+    // forwarded as an immediate trade, an order or a cancel, refused), in the request's span.
+    if op.tier == crate::api::catalog::Tier::Mutate {
+        tracing::info!(
+            op = op.name,
+            status = resp.status().as_u16(),
+            agent = fingerprint.as_deref().unwrap_or(""),
+            "mutation answered"
+        );
+    }
     // Only a key the upstream accepted is recorded: a stranger's garbage keys cost no memory.
     if let Some(hash) = rest_agent
         && gate.knows(&hash)
