@@ -115,15 +115,7 @@ pub async fn stage(gate: &Arc<Gate>, incoming: &Incoming, exec: Exec) -> Result<
     let Some((proposal_id, confirm_token)) = capture else {
         return Ok(Answer::Read(answer));
     };
-    // What the item keeps is the checked request of the operation that will run: for a proposal
-    // staged through a tool, the tool's arguments (the propose body), never the wrapper.
-    let (request, traded_op) = match parsed {
-        Parsed::Tool(call) if exec != Exec::Tool => {
-            (Value::Object(call.args.clone()), call.op.name)
-        }
-        Parsed::Tool(call) => (incoming.canonical(), call.op.name),
-        _ => (incoming.canonical(), incoming.op.name),
-    };
+    let (request, traded_op) = what_runs(incoming, exec);
     let preview = lookup(&body, &["preview"]).cloned().unwrap_or(Value::Null);
     let trade = match (asked, trade::preview_of(&preview)) {
         (Some(r), Some(p)) => Some(trade::with_preview(Some(r), &p, traded_op)),
@@ -143,34 +135,19 @@ pub async fn stage(gate: &Arc<Gate>, incoming: &Incoming, exec: Exec) -> Result<
             (verdicts, refusal)
         }
     };
-    let kind = match (exec, parsed) {
-        (Exec::Tool, Parsed::Tool(call)) => format!("tool:{}", call.op.tool_name()),
-        _ => lookup_str(&body, &["kind"]).unwrap_or_else(|| kind_of(&request)),
-    };
+    let kind = item_kind(incoming, exec, &request, lookup_str(&body, &["kind"]));
     let now = gate.now();
+    let fresh = pending_item(gate, agent, kind, exec, request, now).await;
     let item = Item {
-        id: new_item_id(),
-        agent: agent.hash.clone(),
-        account: account_of(gate, agent).await,
-        kind,
-        exec,
         proposal_id,
         confirm_token,
-        request,
         preview,
         expires_at: lookup(&body, &["expiresAt", "expires_at"])
             .and_then(parse_time)
-            .unwrap_or(now + Duration::minutes(DEFAULT_TTL_MINUTES)),
-        created_at: now,
-        status: Status::Pending,
-        decided_at: None,
-        decided_by: None,
-        reason: None,
-        result: None,
-        note: None,
+            .unwrap_or(fresh.expires_at),
         notional: trade.as_ref().and_then(|t| t.notional),
         verdicts: policy::verdicts_json(&verdicts),
-        standing: None,
+        ..fresh
     };
     let (id, kind, digest) = (
         item.id.clone(),
@@ -242,27 +219,39 @@ async fn reject_by_policy(
     Ok(())
 }
 
-/// A staging the policy refused on its request, before anything went upstream: kept as an item
-/// with no proposal, rejected by the policy, so it shows in the supervisor's inbox.
-async fn refused_request(
-    gate: &Arc<Gate>,
-    incoming: &Incoming,
-    agent: &AgentKey,
-    exec: Exec,
-    trade: &trade::Trade,
-    verdicts: &[policy::Verdict],
-    e: &GateError,
-) -> Result<(), GateError> {
-    let request = match incoming.parsed() {
-        Parsed::Tool(call) if exec != Exec::Tool => Value::Object(call.args.clone()),
-        _ => incoming.canonical(),
-    };
-    let kind = match (exec, incoming.parsed()) {
+/// What an item keeps of a staging: the checked request of the operation that will run (for a
+/// proposal staged through a tool, the tool's arguments, the propose body, never the wrapper), and
+/// that operation's name.
+fn what_runs(incoming: &Incoming, exec: Exec) -> (Value, &'static str) {
+    match incoming.parsed() {
+        Parsed::Tool(call) if exec != Exec::Tool => {
+            (Value::Object(call.args.clone()), call.op.name)
+        }
+        Parsed::Tool(call) => (incoming.canonical(), call.op.name),
+        _ => (incoming.canonical(), incoming.op.name),
+    }
+}
+
+/// An item's kind: a tool call's `tool:<name>`, else what the upstream said it staged (`said`),
+/// else what the request asks.
+fn item_kind(incoming: &Incoming, exec: Exec, request: &Value, said: Option<String>) -> String {
+    match (exec, incoming.parsed()) {
         (Exec::Tool, Parsed::Tool(call)) => format!("tool:{}", call.op.tool_name()),
-        _ => kind_of(&request),
-    };
-    let now = gate.now();
-    let item = Item {
+        _ => said.unwrap_or_else(|| kind_of(request)),
+    }
+}
+
+/// A new pending item of `agent`'s, created `now`, with the service's 5 minutes to live; the
+/// caller sets what it knows beyond that (the proposal, the preview, the verdicts).
+async fn pending_item(
+    gate: &Arc<Gate>,
+    agent: &AgentKey,
+    kind: String,
+    exec: Exec,
+    request: Value,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Item {
+    Item {
         id: new_item_id(),
         agent: agent.hash.clone(),
         account: account_of(gate, agent).await,
@@ -280,9 +269,30 @@ async fn refused_request(
         reason: None,
         result: None,
         note: None,
+        notional: None,
+        verdicts: Value::Null,
+        standing: None,
+    }
+}
+
+/// A staging the policy refused on its request, before anything went upstream: kept as an item
+/// with no proposal, rejected by the policy, so it shows in the supervisor's inbox.
+async fn refused_request(
+    gate: &Arc<Gate>,
+    incoming: &Incoming,
+    agent: &AgentKey,
+    exec: Exec,
+    trade: &trade::Trade,
+    verdicts: &[policy::Verdict],
+    e: &GateError,
+) -> Result<(), GateError> {
+    let (request, _) = what_runs(incoming, exec);
+    let kind = item_kind(incoming, exec, &request, None);
+    let now = gate.now();
+    let item = Item {
         notional: trade.notional,
         verdicts: policy::verdicts_json(verdicts),
-        standing: None,
+        ..pending_item(gate, agent, kind, exec, request, now).await
     };
     let (id, digest) = (item.id.clone(), guard::item_digest(&item));
     if gate

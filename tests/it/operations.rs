@@ -343,42 +343,69 @@ async fn a_request_id_goes_from_the_caller_through_the_gateway_to_the_service() 
     );
 }
 
-/// Issue 34: at the default level the sandbox says every mutation (staging, execution) in one
-/// line with the request id; it said nothing when it executed a trade.
-#[tokio::test]
-async fn the_sandbox_logs_every_staging_and_execution_with_its_request_id() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut child = std::process::Command::new(BIN)
-        .args([
-            "serve",
-            "--addr",
-            "127.0.0.1:0",
-            "--log-format",
-            "json",
-            "--db",
-        ])
-        .arg(dir.path().join("s.db"))
-        .env_remove("AGENTDESK_LOG")
-        .env("HOME", dir.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+/// `agentdesk serve` with JSON logs on stderr (at `log`, else its default level) and a database
+/// in `dir`: the process, its base URL and the keys it printed by scope.
+fn serve_json(
+    dir: &std::path::Path,
+    log: Option<&str>,
+) -> (
+    std::process::Child,
+    String,
+    std::collections::HashMap<String, String>,
+) {
+    let mut cmd = std::process::Command::new(BIN);
+    cmd.args([
+        "serve",
+        "--addr",
+        "127.0.0.1:0",
+        "--log-format",
+        "json",
+        "--db",
+    ])
+    .arg(dir.join("s.db"))
+    .env("HOME", dir)
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped());
+    match log {
+        Some(filter) => cmd.env("AGENTDESK_LOG", filter),
+        None => cmd.env_remove("AGENTDESK_LOG"),
+    };
+    let mut child = cmd.spawn().unwrap();
     let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut key = None;
+    let mut keys = std::collections::HashMap::new();
     let base = loop {
         let mut line = String::new();
         assert!(out.read_line(&mut line).unwrap() > 0, "no listening line");
         if let Some(url) = line.trim().strip_prefix("listening on ") {
             break url.to_string();
         }
-        if let [scope, k] = line.split_whitespace().collect::<Vec<_>>()[..]
-            && scope == "mcp:mutate"
-        {
-            key = Some(k.to_string());
+        if let [scope, k] = line.split_whitespace().collect::<Vec<_>>()[..] {
+            keys.insert(scope.to_string(), k.to_string());
         }
     };
-    let key = key.expect("serve prints an mcp:mutate key");
+    (child, base, keys)
+}
+
+/// Stops the server and reads its stderr, every line JSON.
+fn json_lines(mut child: std::process::Child) -> Vec<Value> {
+    let _ = child.kill();
+    let stderr = child.wait_with_output().unwrap().stderr;
+    String::from_utf8_lossy(&stderr)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+/// Issue 34: at the default level the sandbox says every mutation (staging, execution) in one
+/// line with the request id; it said nothing when it executed a trade.
+#[tokio::test]
+async fn the_sandbox_logs_every_staging_and_execution_with_its_request_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let (child, base, keys) = serve_json(dir.path(), None);
+    let key = keys
+        .get("mcp:mutate")
+        .expect("serve prints an mcp:mutate key")
+        .clone();
     let http = reqwest::Client::new();
     let staged: Value = http
         .post(format!("{base}/api/delegated/propose"))
@@ -401,12 +428,7 @@ async fn the_sandbox_logs_every_staging_and_execution_with_its_request_id() {
         .await
         .unwrap();
     assert_eq!(resp.status(), StatusCode::OK);
-    let _ = child.kill();
-    let stderr = child.wait_with_output().unwrap().stderr;
-    let lines: Vec<Value> = String::from_utf8_lossy(&stderr)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect();
+    let lines = json_lines(child);
     for (rid, op) in [
         ("stage-log-1", "propose_trade"),
         ("confirm-log-1", "confirm_trade"),
@@ -424,38 +446,10 @@ async fn the_sandbox_logs_every_staging_and_execution_with_its_request_id() {
 #[tokio::test]
 async fn json_logs_carry_the_request_id_on_every_line_of_the_request() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = std::process::Command::new(BIN)
-        .args([
-            "serve",
-            "--addr",
-            "127.0.0.1:0",
-            "--log-format",
-            "json",
-            "--db",
-        ])
-        .arg(dir.path().join("s.db"))
-        .env("AGENTDESK_LOG", "warn,tower_http=debug")
-        .env("HOME", dir.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let base = loop {
-        let mut line = String::new();
-        assert!(out.read_line(&mut line).unwrap() > 0, "no listening line");
-        if let Some(url) = line.trim().strip_prefix("listening on ") {
-            break url.to_string();
-        }
-    };
+    let (child, base, _) = serve_json(dir.path(), Some("warn,tower_http=debug"));
     let (st, _, _) = get(&format!("{base}/healthz"), None, Some("log-me-42")).await;
     assert_eq!(st, StatusCode::OK);
-    let _ = child.kill();
-    let stderr = child.wait_with_output().unwrap().stderr;
-    let lines: Vec<Value> = String::from_utf8_lossy(&stderr)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect();
+    let lines = json_lines(child);
     let ours: Vec<&Value> = lines
         .iter()
         .filter(|l| l["span"]["request_id"] == "log-me-42")

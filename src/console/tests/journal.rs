@@ -51,6 +51,21 @@ fn read_back(lines: &[serde_json::Value]) -> Vec<crate::console::inbox::Decision
     out
 }
 
+/// A console started at `start` that read `lines` back from its journal.
+fn restarted(
+    start: chrono::DateTime<chrono::Utc>,
+    lines: &[serde_json::Value],
+) -> crate::console::app::App {
+    let mut app = crate::console::app::App::new(
+        service(),
+        quiet_options(),
+        crate::console::keymap::Keymap::default(),
+        start,
+    );
+    app.inbox.restore_decisions(read_back(lines));
+    app
+}
+
 #[test]
 fn a_dismissal_survives_a_restart_and_nothing_staged_before_is_rung_in_again() {
     // The first run: x dismisses the proposal on the service (journaled `rejected`).
@@ -68,13 +83,7 @@ fn a_dismissal_survives_a_restart_and_nothing_staged_before_is_rung_in_again() {
 
     // A restart a minute later: the journal comes back, the service lists both again.
     let start = t0() + secs(60);
-    let mut app = crate::console::app::App::new(
-        service(),
-        quiet_options(),
-        crate::console::keymap::Keymap::default(),
-        start,
-    );
-    app.inbox.restore_decisions(read_back(&lines));
+    let mut app = restarted(start, &lines);
     app.update(Action::Tick(start));
     let fx = app.update(proposals(vec![btc_long(ID, t0()), other], start));
     assert_eq!(
@@ -117,13 +126,7 @@ fn an_expiry_is_journaled_once_across_restarts() {
     assert_eq!(lines[0]["decision"], "expired");
     // Restarted while the proposal is still listed (its status still "staged" on the service).
     let start = t0() + secs(320);
-    let mut app = crate::console::app::App::new(
-        service(),
-        quiet_options(),
-        crate::console::keymap::Keymap::default(),
-        start,
-    );
-    app.inbox.restore_decisions(read_back(&lines));
+    let mut app = restarted(start, &lines);
     let mut fx = app.update(Action::Tick(start));
     fx.extend(app.update(proposals(vec![btc_long(ID, t0())], start)));
     fx.extend(tick(&mut app, start + secs(5)));
