@@ -303,6 +303,7 @@ async fn handle(gate: Arc<Gate>, op: &'static Operation, req: Request) -> Respon
         .filter(|_| parts.extensions.get::<mcp::ViaMcp>().is_none())
         .map(|a| a.hash.clone());
     let fingerprint = incoming.agent.as_ref().map(|a| a.fingerprint().to_string());
+    let via_mcp = parts.extensions.get::<mcp::ViaMcp>().is_some();
     let result = match &incoming.agent {
         Some(agent) if agent.secret.expose().starts_with(TOKEN_PREFIX) => {
             // A token that is not ours is refused here rather than sent to the upstream: it is
@@ -320,7 +321,15 @@ async fn handle(gate: Arc<Gate>, op: &'static Operation, req: Request) -> Respon
     };
     // One line for every mutation an agent sent, whatever became of it (staged, executed,
     // forwarded as an immediate trade, an order or a cancel, refused), in the request's span.
-    if op.tier == crate::api::catalog::Tier::Mutate {
+    // An MCP confirm waiting for the human asks again every 250 ms: its "not yet" answers are
+    // not lines of their own.
+    let waiting = via_mcp
+        && matches!(
+            op.name,
+            "confirm_trade" | "close_position" | "execute_mcp_tool"
+        )
+        && !resp.status().is_success();
+    if op.tier == crate::api::catalog::Tier::Mutate && !waiting {
         tracing::info!(
             op = op.name,
             status = resp.status().as_u16(),
