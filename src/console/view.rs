@@ -79,8 +79,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
 fn confirm_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, c: &Confirm) {
     let yes = app.yes_key();
     let simple = |f: &mut Frame, title: &str, lines: Vec<Line<'static>>, width: u16| {
-        let r = widgets::centered(area, width.min(area.width), lines.len() as u16 + 3);
-        f.render_widget(Clear, r);
+        let width = width.min(area.width);
         let p = Paragraph::new(lines)
             .wrap(ratatui::widgets::Wrap { trim: true })
             .block(widgets::block(
@@ -89,6 +88,9 @@ fn confirm_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, c: &Confi
                 true,
             ))
             .style(theme.base);
+        // As high as its wrapped lines (and borders): no line is cut at a narrow width.
+        let r = widgets::centered(area, width, p.line_count(width) as u16);
+        f.render_widget(Clear, r);
         f.render_widget(p, r);
     };
     let deciding = app.held.is_some();

@@ -543,3 +543,18 @@ fn the_pause_is_said_for_as_long_as_it_lasts() {
         said(&p.app)
     );
 }
+
+/// Found driving it: the reject question's last line ("... any other key closes it without
+/// deciding.") wrapped and was cut; a question is as high as its wrapped lines.
+#[test]
+fn the_reject_question_shows_its_keys_line_whole() {
+    let mut app = gate_app(120, 40);
+    app.select_proposal(Pane::Inbox, DEMO_ID);
+    press(&mut app, 'x');
+    let screen = render(&app);
+    // Wrapped at the question's width, its last word on a line of its own, inside the border.
+    assert!(
+        screen.contains("closes it without") && screen.contains("│deciding."),
+        "{screen}"
+    );
+}
