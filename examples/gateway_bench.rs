@@ -7,7 +7,11 @@
 //! sandbox, and notes the instant each `POST /api/delegated/confirm` arrives, before it forwards
 //! it. N proposals (and 100 more, approved first and not measured) are staged, then approved one
 //! at a time (so no approval waits behind another); each one's figure is the arrival of its
-//! confirm minus the instant its approve was sent.
+//! confirm minus the instant its approve was sent. Where that time goes is read from the
+//! gateway's own "approved" line (its `read_ms`, `rules_ms`, `commit_ms`, and the instant it was
+//! written): `in` (the approve's HTTP and the supervisor's token, up to the handler), `read` (the
+//! store's reads), `rules`, `commit` (the decision and its journal, one commit), and `out` (from
+//! the commit to the confirm arriving upstream).
 //!
 //! `gateway_bench inbox GATEWAY_URL GATE_DB KEYS_FILE ITEMS` — the supervisor's inbox at scale,
 //! against a gateway process on the SQLite file `GATE_DB`. Each key of `KEYS_FILE` (one a line,
@@ -69,6 +73,64 @@ fn signal(messenger_id: &str) -> TradeSignal {
     }
 }
 
+/// What the gateway's "approved" line says of one approval: when it was written (the decision
+/// committed) and its phases.
+struct Approved {
+    at: Instant,
+    read: Duration,
+    rules: Duration,
+    commit: Duration,
+}
+
+static APPROVALS: std::sync::LazyLock<Mutex<std::collections::HashMap<String, Approved>>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// Reads the gateway's "approved" lines as they are written, in this process.
+struct Capture;
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Capture {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        #[derive(Default)]
+        struct Fields {
+            message: String,
+            item: String,
+            ms: [f64; 3],
+        }
+        impl tracing::field::Visit for Fields {
+            fn record_f64(&mut self, f: &tracing::field::Field, v: f64) {
+                match f.name() {
+                    "read_ms" => self.ms[0] = v,
+                    "rules_ms" => self.ms[1] = v,
+                    "commit_ms" => self.ms[2] = v,
+                    _ => {}
+                }
+            }
+            fn record_debug(&mut self, f: &tracing::field::Field, v: &dyn std::fmt::Debug) {
+                match f.name() {
+                    "message" => self.message = format!("{v:?}"),
+                    "item" => self.item = format!("{v:?}"),
+                    _ => {}
+                }
+            }
+        }
+        let at = Instant::now();
+        let mut fields = Fields::default();
+        event.record(&mut fields);
+        if fields.message == "approved" {
+            let d = |ms: f64| Duration::from_secs_f64(ms / 1000.0);
+            APPROVALS.lock().unwrap().insert(
+                fields.item,
+                Approved {
+                    at,
+                    read: d(fields.ms[0]),
+                    rules: d(fields.ms[1]),
+                    commit: d(fields.ms[2]),
+                },
+            );
+        }
+    }
+}
+
 struct Proxy {
     upstream: String,
     http: reqwest::Client,
@@ -121,6 +183,12 @@ async fn relay(State(proxy): State<Arc<Proxy>>, req: Request) -> Response {
 const WARM: usize = 100;
 
 async fn approval(sandbox: String, key: Secret, store: String, n: usize) {
+    {
+        use tracing_subscriber::prelude::*;
+        tracing_subscriber::registry()
+            .with(Capture.with_filter(tracing_subscriber::filter::LevelFilter::INFO))
+            .init();
+    }
     let proxy = Arc::new(Proxy {
         upstream: sandbox.trim_end_matches('/').to_string(),
         http: reqwest::Client::new(),
@@ -169,6 +237,7 @@ async fn approval(sandbox: String, key: Secret, store: String, n: usize) {
             .send()
     };
     let (mut to_confirm, mut answered) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let mut parts: [Vec<Duration>; 5] = Default::default();
     for (i, id) in staged.iter().enumerate() {
         let before = proxy.confirms.lock().unwrap().len();
         let sent = Instant::now();
@@ -179,12 +248,35 @@ async fn approval(sandbox: String, key: Secret, store: String, n: usize) {
         let confirms = proxy.confirms.lock().unwrap();
         assert_eq!(confirms.len(), before + 1, "one confirm per approval");
         if i >= WARM {
-            to_confirm.push(confirms[before] - sent);
+            let arrived = confirms[before];
+            to_confirm.push(arrived - sent);
             answered.push(took);
+            let item = body["item"]["id"].as_str().expect("the item's id");
+            let logged = APPROVALS.lock().unwrap().remove(item);
+            let Some(Approved {
+                at,
+                read,
+                rules,
+                commit,
+            }) = logged
+            else {
+                panic!("no 'approved' line for {item}")
+            };
+            let handled = read + rules + commit;
+            // The approve's way in (HTTP, the supervisor's token) is what is left before the
+            // handler's own phases; the way out, from the commit to the confirm's arrival.
+            parts[0].push((at - sent).saturating_sub(handled));
+            parts[1].push(read);
+            parts[2].push(rules);
+            parts[3].push(commit);
+            parts[4].push(arrived.saturating_duration_since(at));
         }
     }
     summary(&format!("approve_to_confirm_{label}"), to_confirm);
     summary(&format!("approve_answered_{label}"), answered);
+    for (name, v) in ["in", "read", "rules", "commit", "out"].iter().zip(parts) {
+        summary(&format!("approval_{name}_{label}"), v);
+    }
     gate.shutdown().await;
 }
 

@@ -11,7 +11,6 @@ pub mod serve;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::error_handling::HandleErrorLayer;
 use axum::extract::{MatchedPath, Request};
 use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
@@ -20,13 +19,6 @@ use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
-use tower::ServiceBuilder;
-use tower_http::limit::RequestBodyLimitLayer;
-use tower_http::request_id::{
-    MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
-};
-use tower_http::timeout::RequestBodyTimeoutLayer;
-use tower_http::trace::TraceLayer;
 
 pub use crate::api::request_id::HEADER as REQUEST_ID;
 
@@ -35,15 +27,6 @@ pub use crate::api::request_id::{request_id, with_request_id};
 /// The catalog operation a response answered, set by the catalog router, for the metrics label.
 #[derive(Debug, Clone, Copy)]
 pub struct OperationName(pub &'static str);
-
-#[derive(Clone, Copy)]
-struct NewId;
-
-impl MakeRequestId for NewId {
-    fn make_request_id<B>(&mut self, _: &axum::http::Request<B>) -> Option<RequestId> {
-        Some(RequestId::new(fresh_id()))
-    }
-}
 
 /// A new request id: `req_` and 16 hex digits.
 pub fn fresh_id() -> HeaderValue {
@@ -64,38 +47,6 @@ pub fn sane(v: &HeaderValue) -> bool {
 /// [`sane`], of the id's bytes.
 pub fn sane_id(b: &[u8]) -> bool {
     !b.is_empty() && b.len() <= 128 && b.iter().all(|c| c.is_ascii_graphic())
-}
-
-async fn drop_insane_id(mut req: Request, next: Next) -> Response {
-    if req.headers().get(REQUEST_ID).is_some_and(|v| !sane(v)) {
-        req.headers_mut().remove(REQUEST_ID);
-    }
-    next.run(req).await
-}
-
-async fn observe(server: &'static str, req: Request, next: Next) -> Response {
-    let start = Instant::now();
-    let route = req.extensions().get::<MatchedPath>().cloned();
-    let id = req
-        .headers()
-        .get(REQUEST_ID)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
-    let resp = with_request_id(id, next.run(req)).await;
-    match resp.extensions().get::<OperationName>() {
-        Some(op) => record(server, op.0, resp.status(), start.elapsed()),
-        None => {
-            let operation: metrics::SharedString =
-                route.map_or("unmatched".into(), |r| r.as_str().to_string().into());
-            let status = resp.status().as_u16().to_string();
-            metrics::counter!("agentdesk_http_requests_total", "server" => server, "operation" => operation.clone(), "status" => status).increment(1);
-            latency(
-                &metrics::histogram!("agentdesk_http_request_duration_seconds", "server" => server, "operation" => operation),
-                start.elapsed().as_secs_f64(),
-            );
-        }
-    }
-    resp
 }
 
 type Handles = (metrics::Counter, metrics::Histogram);
@@ -292,43 +243,39 @@ pub async fn read_body(edge: &Edge, body: Body) -> Result<Bytes, Option<Refusal>
     })
 }
 
-/// A 408 closes its connection: the rest of a body that stalled must not be read as a request.
+/// A refusal closes its connection (HTTP/1.1; hyper drops the header on HTTP/2, whose streams are
+/// capped per connection instead). A 408: the rest of a body that stalled must not be read as a
+/// request. A 429 or a 503: a caller that sends too much has its requests pipelined behind this
+/// one dropped unread, instead of each answered with another refusal; it reconnects, through the
+/// per-address cap on connections (one address flooding pipelined reads cost an honest agent's
+/// reads 33 ms at the median while each was answered, `benches/attack_bench.sh`).
 pub fn closing(mut resp: Response) -> Response {
     resp.headers_mut()
         .insert(header::CONNECTION, HeaderValue::from_static("close"));
     resp
 }
 
-/// tower-http's own 413 (for a `Content-Length` over the limit) is plain text; the server's
-/// shape replaces it.
-async fn own_413(edge: Edge, resp: Response) -> Response {
-    let plain = resp.status() == StatusCode::PAYLOAD_TOO_LARGE
-        && resp
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .is_some_and(|v| v.as_bytes().starts_with(b"text/plain"));
-    if plain {
-        (edge.refuse)(Refusal::TooLarge(edge.body_limit))
-    } else {
-        resp
-    }
-}
+/// The target of a line as each request starts and as it is answered, at debug: its own, as the
+/// request span's target is always on (`logging::filter`).
+pub const REQUESTS: &str = "agentdesk::edge::requests";
 
-/// A request in flight holds one of its address's shares; past them it is refused as the server's
-/// own overload is (503), at once.
-async fn address_share(by: Arc<ByAddress>, edge: Edge, req: Request, next: Next) -> Response {
-    let ip = req
-        .extensions()
-        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-        .map(|c| c.0.ip());
-    let _held = match ip.map(|ip| by.take(ip)) {
-        Some(None) => {
-            shed(edge.server);
-            return (edge.refuse)(Refusal::Overloaded);
+/// The route's template, for the metrics label of an answer that is not a catalog operation's
+/// (those carry [`OperationName`]).
+#[derive(Debug, Clone)]
+struct RouteName(MatchedPath);
+
+/// Names the answers of `router`'s routes by their templates in the metrics. For the routes that
+/// are not catalog operations (health, metrics, the supervisor's API): the catalog's name
+/// themselves, and each layer on a route is a boxed service cloned for every request.
+pub fn named(router: Router) -> Router {
+    router.route_layer(middleware::from_fn(|req: Request, next: Next| async move {
+        let path = req.extensions().get::<MatchedPath>().cloned();
+        let mut resp = next.run(req).await;
+        if let Some(path) = path {
+            resp.extensions_mut().insert(RouteName(path));
         }
-        held => held.flatten(),
-    };
-    next.run(req).await
+        resp
+    }))
 }
 
 /// The edge's layers around a server's routes.
@@ -340,6 +287,12 @@ pub fn layers(router: Router, edge: Edge) -> Router {
 
 /// The same, with the permits of requests in flight taken from `in_flight`, which another way
 /// into the same server (the gateway's pass-through reads) takes from as well.
+///
+/// One service around the router as a whole, not a stack of layers on each route: every layer on
+/// a route is a boxed service cloned and a future boxed for every request, and the stack of
+/// tower-http layers this replaces (request id set and propagated, trace span, load shedding,
+/// body limit and timeout, and four middlewares) cost the sandbox's reads two fifths of their
+/// rate (benches/http_bench.sh).
 pub fn layers_sharing(
     router: Router,
     edge: Edge,
@@ -347,76 +300,173 @@ pub fn layers_sharing(
     by_address: Arc<ByAddress>,
 ) -> Router {
     prometheus();
-    let server = edge.server;
-    let header = HeaderName::from_static(REQUEST_ID);
-    let routes = router
-        .layer(middleware::from_fn(move |req: Request, next: Next| {
-            address_share(by_address.clone(), edge, req, next)
-        }))
-        .layer(RequestBodyTimeoutLayer::new(edge.body_timeout))
-        .layer(RequestBodyLimitLayer::new(edge.body_limit))
-        .layer(middleware::map_response(move |resp| own_413(edge, resp)))
-        .layer(middleware::from_fn(move |req, next| {
-            observe(server, req, next)
-        }));
-    // Around the routes as one service, not per route (as `Router::layer` would): the cap is on
-    // the server's requests, not each route's.
-    let shed = ServiceBuilder::new()
-        .layer(HandleErrorLayer::new(
-            move |_: tower::BoxError| async move {
-                shed(server);
-                (edge.refuse)(Refusal::Overloaded)
-            },
-        ))
-        .load_shed()
-        .layer(tower::limit::GlobalConcurrencyLimitLayer::with_semaphore(
+    Router::new().fallback_service(EdgeService {
+        inner: router,
+        shared: Arc::new(Shared {
+            edge,
             in_flight,
-        ))
-        .service(routes);
-    Router::new()
-        .fallback_service(shed)
-        .layer(
-            TraceLayer::new_for_http()
-                // A 5xx is logged once a second at most (a shed 503 by `shed`), never a line per
-                // request a flood can fill the log with.
-                .on_failure(
-                    |class: tower_http::classify::ServerErrorsFailureClass,
-                     latency: Duration,
-                     _: &tracing::Span| {
-                        static FAILED: Sampled = Sampled::new();
-                        let shed = matches!(
-                            class,
-                            tower_http::classify::ServerErrorsFailureClass::StatusCode(s)
-                                if s == StatusCode::SERVICE_UNAVAILABLE
-                        );
-                        if !shed && let Some(skipped) = FAILED.take() {
-                            tracing::error!(
-                                %class,
-                                latency_ms = latency.as_millis() as u64,
-                                not_logged_since = skipped,
-                                "request failed"
-                            );
-                        }
-                    },
-                )
-                .make_span_with(move |req: &axum::http::Request<_>| {
-                    let id = req
-                        .headers()
-                        .get(REQUEST_ID)
-                        .and_then(|v| v.to_str().ok())
-                        .unwrap_or("");
-                    tracing::info_span!(
-                        "request",
-                        server,
-                        request_id = %id,
-                        method = %req.method(),
-                        path = %req.uri().path(),
-                    )
-                }),
-        )
-        .layer(PropagateRequestIdLayer::new(header.clone()))
-        .layer(SetRequestIdLayer::new(header, NewId))
-        .layer(middleware::from_fn(drop_insane_id))
+            by_address,
+        }),
+    })
+}
+
+struct Shared {
+    edge: Edge,
+    in_flight: Arc<Semaphore>,
+    by_address: Arc<ByAddress>,
+}
+
+#[derive(Clone)]
+struct EdgeService {
+    inner: Router,
+    shared: Arc<Shared>,
+}
+
+impl tower::Service<Request> for EdgeService {
+    type Response = Response;
+    type Error = std::convert::Infallible;
+    type Future = std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<Response, std::convert::Infallible>> + Send>,
+    >;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        // A router is always ready; the permits are taken per request, refused at once.
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        let inner = self.inner.clone();
+        let shared = self.shared.clone();
+        Box::pin(async move { Ok(edge_call(inner, &shared, req).await) })
+    }
+}
+
+/// One request through the edge: its id, its span, the permits (the server's and its
+/// address's), the body's limits, and on the way out its metrics and its id.
+async fn edge_call(inner: Router, shared: &Shared, mut req: Request) -> Response {
+    use tower::ServiceExt as _;
+    use tracing::Instrument as _;
+    let start = Instant::now();
+    let edge = shared.edge;
+    // The caller's id when it is a sane one, else a new one.
+    let id = match req.headers().get(REQUEST_ID) {
+        Some(v) if sane(v) => v.clone(),
+        _ => {
+            let id = fresh_id();
+            req.headers_mut()
+                .insert(HeaderName::from_static(REQUEST_ID), id.clone());
+            id
+        }
+    };
+    let id_text = id.to_str().unwrap_or_default();
+    let span = tracing::info_span!(
+        "request",
+        server = edge.server,
+        request_id = %id_text,
+        method = %req.method(),
+        path = %req.uri().path(),
+    );
+    let task_id = id_text.to_string();
+    let mut resp = async {
+        tracing::debug!(target: REQUESTS, "started");
+        let ip = req
+            .extensions()
+            .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+            .map(|c| c.0.ip());
+        // Refused at once past either cap: a queue would only hold a request until its caller's
+        // own timeout, with every request behind it waiting as well.
+        let Ok(_permit) = shared.in_flight.clone().try_acquire_owned() else {
+            shed(edge.server);
+            return (edge.refuse)(Refusal::Overloaded);
+        };
+        let _share = match ip.map(|ip| shared.by_address.take(ip)) {
+            Some(None) => {
+                shed(edge.server);
+                return (edge.refuse)(Refusal::Overloaded);
+            }
+            held => held.flatten(),
+        };
+        // Declared too large: refused before a byte of it is read. Else the body is cut at the
+        // limit and at the deadline as it is read.
+        let declared = req
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > edge.body_limit as u64) {
+            return (edge.refuse)(Refusal::TooLarge(edge.body_limit));
+        }
+        let req = req.map(|body| {
+            Body::new(tower_http::timeout::TimeoutBody::new(
+                edge.body_timeout,
+                http_body_util::Limited::new(body, edge.body_limit),
+            ))
+        });
+        let resp = with_request_id(Some(task_id), inner.oneshot(req))
+            .await
+            .unwrap_or_else(|never| match never {});
+        own_413(edge, resp)
+    }
+    .instrument(span.clone())
+    .await;
+    let status = resp.status();
+    let took = start.elapsed();
+    match (
+        resp.extensions().get::<OperationName>(),
+        resp.extensions().get::<RouteName>(),
+    ) {
+        (Some(op), _) => record(edge.server, op.0, status, took),
+        (None, route) => {
+            let operation: metrics::SharedString =
+                route.map_or("unmatched".into(), |r| r.0.as_str().to_string().into());
+            let code = status.as_u16().to_string();
+            metrics::counter!("agentdesk_http_requests_total", "server" => edge.server, "operation" => operation.clone(), "status" => code).increment(1);
+            latency(
+                &metrics::histogram!("agentdesk_http_request_duration_seconds", "server" => edge.server, "operation" => operation),
+                took.as_secs_f64(),
+            );
+        }
+    }
+    let _in = span.enter();
+    // A 5xx is logged once a second at most (a shed 503 by `shed`, an upstream's 503 not at all),
+    // never a line per request a flood can fill the log with.
+    if status.is_server_error() && status != StatusCode::SERVICE_UNAVAILABLE {
+        static FAILED: Sampled = Sampled::new();
+        if let Some(skipped) = FAILED.take() {
+            tracing::error!(
+                status = status.as_u16(),
+                latency_ms = took.as_millis() as u64,
+                not_logged_since = skipped,
+                "request failed"
+            );
+        }
+    }
+    tracing::debug!(
+        target: REQUESTS,
+        status = status.as_u16(),
+        latency_us = took.as_micros() as u64,
+        "answered"
+    );
+    resp.headers_mut()
+        .insert(HeaderName::from_static(REQUEST_ID), id);
+    resp
+}
+
+/// An answer of 413 in plain text (axum's extractors', for a body cut at the limit) is replaced
+/// by the server's own shape.
+fn own_413(edge: Edge, resp: Response) -> Response {
+    let plain = resp.status() == StatusCode::PAYLOAD_TOO_LARGE
+        && resp
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|v| v.as_bytes().starts_with(b"text/plain"));
+    if plain {
+        (edge.refuse)(Refusal::TooLarge(edge.body_limit))
+    } else {
+        resp
+    }
 }
 
 /// The process's Prometheus registry, installed on first use. Latencies are histograms (with

@@ -121,7 +121,10 @@ async fn run(gate: &Arc<Gate>, item: Item, key: &crate::secret::Secret) -> Resul
         }
     };
     let now = gate.now();
-    match gate.post_json(op, key, &body).await {
+    let sent = std::time::Instant::now();
+    let answered = gate.post_json(op, key, &body).await;
+    let upstream_ms = sent.elapsed().as_secs_f64() * 1000.0;
+    match answered {
         Ok(answer) if let Some(wait) = waits(&answer, item.exec) => {
             // A quota or rate limit: the upstream did not run it and the proposal is still
             // staged, so the supervisor's approval stands and it runs once the wait is over.
@@ -189,7 +192,7 @@ async fn run(gate: &Arc<Gate>, item: Item, key: &crate::secret::Secret) -> Resul
                     .await
                     .map_err(GateError::store)?;
             }
-            tracing::info!(item = %item.id, status = to.as_str(), "executed upstream");
+            tracing::info!(item = %item.id, status = to.as_str(), upstream_ms, "executed upstream");
         }
         Err(e) => {
             // The confirm may or may not have reached the service: its outcome is unknown, not a

@@ -602,9 +602,13 @@ pub async fn approve(
     by: &str,
     overrides: &[String],
 ) -> Result<Item, GateError> {
+    // Where an approval's time goes, in its log line: the store's reads, the rules (the store
+    // and the upstream's account figures), and the one commit of the decision with its journal.
+    let started = std::time::Instant::now();
     let now = gate.now();
     gate.store.expire_due(now).await.map_err(GateError::store)?;
     let item = find(gate, id).await?;
+    let read = started.elapsed();
     let digest = guard::item_digest(&item);
     let mut record = Record::new("approve", by, now, json!({"tradeDigest": digest})).item(&item.id);
     let trade = match item.status {
@@ -671,6 +675,7 @@ pub async fn approve(
         }
         .item(&item.id);
     }
+    let judged = started.elapsed();
     // When the gateway holds the agent's key, the approval is also the claim of the item's run:
     // one commit before the confirm goes (one fsync on PostgreSQL, not two), and no other
     // instance can claim it in between. Without the key it waits, approved, as before.
@@ -691,7 +696,15 @@ pub async fn approve(
         .await
         .map_err(GateError::store)?
     {
-        tracing::info!(item = %item.id, by, "approved");
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+        tracing::info!(
+            item = %item.id,
+            by,
+            read_ms = ms(read),
+            rules_ms = ms(judged - read),
+            commit_ms = ms(started.elapsed() - judged),
+            "approved"
+        );
         if let Some(key) = key {
             return super::execute::run_claimed(gate, item, key).await;
         }

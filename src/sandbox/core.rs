@@ -349,9 +349,14 @@ impl Shared {
     }
 
     /// Runs `f` on a committed view without the writer's lock; `arg` back when this read must go
-    /// through the writer: the database is in memory, or the venue is a tick or more behind the
-    /// clock (say a test clock jumped, or the tick is late), so resting orders and triggers the
-    /// feed crossed since would be missing from the answer.
+    /// through the writer: the database is in memory, or the venue is two ticks or more behind
+    /// the clock (a test clock jumped, or the tick is a whole period late), so resting orders and
+    /// triggers the feed crossed since would be missing from the answer.
+    ///
+    /// Two ticks, not one: the venue is one tick behind just before every tick, so at one a
+    /// tick that ran a few milliseconds late sent every read of those milliseconds through the
+    /// writer, one at a time, and under load the tick itself queued behind them (a third of the
+    /// sandbox's read rate at 64 connections, benches/http_bench.sh).
     ///
     /// `f` runs on the calling task's thread, not the blocking pool: a read is an indexed lookup
     /// or two in SQLite's page cache, shorter than the hand-off to another thread, and there are
@@ -366,7 +371,7 @@ impl Shared {
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .clone();
-        let lag = Duration::milliseconds(self.settings.tick_ms as i64);
+        let lag = Duration::milliseconds(2 * self.settings.tick_ms as i64);
         if now - published.last_sync >= lag {
             return Err(arg);
         }

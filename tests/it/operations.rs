@@ -446,7 +446,7 @@ async fn the_sandbox_logs_every_staging_and_execution_with_its_request_id() {
 #[tokio::test]
 async fn json_logs_carry_the_request_id_on_every_line_of_the_request() {
     let dir = tempfile::tempdir().unwrap();
-    let (child, base, _) = serve_json(dir.path(), Some("warn,tower_http=debug"));
+    let (child, base, _) = serve_json(dir.path(), Some("warn,agentdesk::edge::requests=debug"));
     let (st, _, _) = get(&format!("{base}/healthz"), None, Some("log-me-42")).await;
     assert_eq!(st, StatusCode::OK);
     let lines = json_lines(child);
@@ -618,7 +618,7 @@ async fn a_request_id_is_followed_from_the_supervisor_api_to_the_sandboxs_log() 
                 "--db",
             ])
             .arg(&sandbox_db)
-            .env("AGENTDESK_LOG", "warn,tower_http=debug")
+            .env("AGENTDESK_LOG", "warn,agentdesk::edge::requests=debug")
             .env("HOME", dir.path())
             .stderr(std::fs::File::create(&sandbox_log).unwrap()),
     );

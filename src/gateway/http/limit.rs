@@ -8,9 +8,8 @@
 //! ([`super::read`]), so a caller has one bucket whichever way its requests take.
 
 use super::super::error::{GateError, Kind};
-use axum::extract::{ConnectInfo, Request, State};
+use axum::extract::{ConnectInfo, Request};
 use axum::http::{HeaderMap, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
@@ -147,8 +146,10 @@ fn refused(wait_secs: u64) -> GateError {
     e
 }
 
-/// The limits as the router's middleware.
-pub async fn middleware(State(limits): State<Arc<Limits>>, req: Request, next: Next) -> Response {
+/// What the limits answer a request of the router's instead of serving it, if anything: the
+/// caller's two credentials, or its limit reached (the 429 carries `Retry-After` and closes the
+/// connection).
+pub fn refusal(limits: &Limits, req: &Request) -> Option<Response> {
     let ip = req
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
@@ -157,12 +158,11 @@ pub async fn middleware(State(limits): State<Arc<Limits>>, req: Request, next: N
         Credential::Absent => None,
         Credential::Key(k) => Some(digest(k)),
         Credential::Conflicting => {
-            return GateError::new(Kind::Unauthorized, "unauthorized", CONFLICTING).into_response();
+            return Some(
+                GateError::new(Kind::Unauthorized, "unauthorized", CONFLICTING).into_response(),
+            );
         }
     };
-    match limits.check(ip, credential) {
-        Ok(()) => next.run(req).await,
-        // The error's answer carries `Retry-After`.
-        Err(e) => e.into_response(),
-    }
+    let refused = limits.check(ip, credential).err()?;
+    Some(crate::edge::closing(refused.into_response()))
 }

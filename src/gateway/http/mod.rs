@@ -95,14 +95,15 @@ fn router(
         let gate = gate.clone();
         catalog_router(move |op, req| handle(gate.clone(), op, req))
     };
-    let routes = catalog
-        .merge(api::router(gate.clone()))
+    let own = api::router(gate.clone())
         .merge(link::router(gate.clone()))
         .merge(mcp::router(gate.clone(), |gate, op, req| {
             Box::pin(handle(gate, op, req))
         }))
         .merge(page::router(gate.clone()))
-        .merge(ops::router(gate))
+        .merge(ops::router(gate));
+    let routes = catalog
+        .merge(crate::edge::named(own))
         .fallback(|req: Request| async move {
             GateError::new(
                 Kind::NotFound,
@@ -125,18 +126,21 @@ fn router(
                 ),
             )
         })
-        .layer(axum::middleware::map_response(|mut resp: Response| async {
-            resp.headers_mut()
-                .insert(GATEWAY_HEADER, HeaderValue::from_static("1"));
-            resp
-        }));
-    let routes = match limits {
-        Some(limits) => routes.layer(axum::middleware::from_fn_with_state(
-            limits,
-            limit::middleware,
-        )),
-        None => routes,
-    };
+        // One layer for both: each layer on a route is a boxed service cloned per request.
+        .layer(axum::middleware::from_fn(
+            move |req: Request, next: axum::middleware::Next| {
+                let refused = limits.as_deref().and_then(|l| limit::refusal(l, &req));
+                async move {
+                    if let Some(refused) = refused {
+                        return refused;
+                    }
+                    let mut resp = next.run(req).await;
+                    resp.headers_mut()
+                        .insert(GATEWAY_HEADER, HeaderValue::from_static("1"));
+                    resp
+                }
+            },
+        ));
     crate::edge::layers_sharing(routes, edge_of(&gate_settings), in_flight, by_address)
 }
 
@@ -165,15 +169,17 @@ fn refuse(r: Refusal) -> Response {
             )
             .into_response(),
         ),
-        Refusal::Overloaded => GateError::new(
-            Kind::Unavailable,
-            "overloaded",
-            format!(
-                "this gateway is serving {} requests already; try again shortly",
-                crate::edge::IN_FLIGHT
-            ),
-        )
-        .into_response(),
+        Refusal::Overloaded => crate::edge::closing(
+            GateError::new(
+                Kind::Unavailable,
+                "overloaded",
+                format!(
+                    "this gateway is serving {} requests already; try again shortly",
+                    crate::edge::IN_FLIGHT
+                ),
+            )
+            .into_response(),
+        ),
     }
 }
 
@@ -420,4 +426,23 @@ async fn immediate(
     let trade = guard::immediate_trade(gate, agent, incoming).await?;
     guard::judge(gate, &agent.hash, &trade).await?;
     Ok((agent.hash.clone(), trade))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// As the sandbox's: a caller turned away for load or a stalled body is not read further.
+    #[test]
+    fn refusals_for_load_and_stalls_close_their_connection() {
+        let closes = |r| {
+            refuse(r)
+                .headers()
+                .get(axum::http::header::CONNECTION)
+                .is_some_and(|v| v == "close")
+        };
+        assert!(closes(Refusal::Overloaded));
+        assert!(closes(Refusal::Timeout(std::time::Duration::from_secs(1))));
+        assert!(!closes(Refusal::TooLarge(16)));
+    }
 }

@@ -284,7 +284,7 @@ impl Reads {
         if let Some(limits) = &self.limits
             && let Err(e) = limits.check(Some(call.peer.ip()), Some(digest))
         {
-            return e.into_response();
+            return edge::closing(e.into_response());
         }
         let hash = hex::encode(digest);
         let known = gate.knows(&hash);

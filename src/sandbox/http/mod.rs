@@ -70,15 +70,17 @@ fn refuse(r: Refusal) -> Response {
             )
             .into_response(),
         ),
-        Refusal::Overloaded => AppError::new(
-            ErrorKind::Unavailable,
-            "overloaded",
-            format!(
-                "the sandbox is serving {} requests already; try again shortly",
-                crate::edge::IN_FLIGHT
-            ),
-        )
-        .into_response(),
+        Refusal::Overloaded => crate::edge::closing(
+            AppError::new(
+                ErrorKind::Unavailable,
+                "overloaded",
+                format!(
+                    "the sandbox is serving {} requests already; try again shortly",
+                    crate::edge::IN_FLIGHT
+                ),
+            )
+            .into_response(),
+        ),
     }
 }
 
@@ -95,13 +97,15 @@ fn edge_of(shared: &Shared) -> Edge {
 pub fn router(shared: Arc<Shared>) -> Router {
     let edge = edge_of(&shared);
     let ready = shared.clone();
-    let routes = catalog_router(move |op, req| serve(shared.clone(), op, req))
+    let own = Router::new()
         .route("/healthz", axum::routing::get(healthz))
         .route("/readyz", axum::routing::get(move || readyz(ready.clone())))
         .route(
             "/metrics",
             axum::routing::get(|| async { crate::edge::metrics_response() }),
-        )
+        );
+    let routes = catalog_router(move |op, req| serve(shared.clone(), op, req))
+        .merge(crate::edge::named(own))
         .fallback(|req: Request| async move {
             AppError::not_found(format!(
                 "no operation at {} {}; GET /api/delegated/tools lists them",
@@ -153,15 +157,17 @@ async fn serve(shared: Arc<Shared>, op: &'static Operation, req: Request) -> Res
     };
     let query = parse_query(parts.uri.query().unwrap_or(""));
     let path = path_params(op.path, parts.uri.path());
-    let resource = format!(
-        "http://{}{}",
-        parts
-            .headers
-            .get("host")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("localhost"),
-        parts.uri.path()
-    );
+    // The resource a 402 names, made only for one.
+    let host = parts.headers.get("host").cloned();
+    let resource = || {
+        format!(
+            "http://{}{}",
+            host.as_ref()
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("localhost"),
+            parts.uri.path()
+        )
+    };
     let request = ops::Request {
         op,
         headers: parts.headers,
@@ -190,7 +196,7 @@ async fn serve(shared: Arc<Shared>, op: &'static Operation, req: Request) -> Res
         Err(e) if e.kind == ErrorKind::PaymentRequired => {
             // x402: every 402 says what to pay, and why the last attempt was refused.
             let required =
-                super::payments::required_header(&shared.settings, &resource, op, e.code);
+                super::payments::required_header(&shared.settings, &resource(), op, e.code);
             let mut response = e.into_response();
             if let Ok(v) = axum::http::HeaderValue::from_str(&required) {
                 response.headers_mut().insert("payment-required", v);
@@ -282,6 +288,21 @@ mod tests {
         assert!(with_data(&body, r#"{"a": 1} {"b": 2}"#).is_none());
         assert!(with_data(&body, r#"{"a": 1"#).is_none());
         assert!(with_data(&serde_json::json!([1]), "1").is_none());
+    }
+
+    /// A caller turned away for load, or for a body that stalled, is not read further on that
+    /// connection; one too large is (its connection is still in step).
+    #[test]
+    fn refusals_for_load_and_stalls_close_their_connection() {
+        let closes = |r| {
+            refuse(r)
+                .headers()
+                .get(axum::http::header::CONNECTION)
+                .is_some_and(|v| v == "close")
+        };
+        assert!(closes(Refusal::Overloaded));
+        assert!(closes(Refusal::Timeout(std::time::Duration::from_secs(1))));
+        assert!(!closes(Refusal::TooLarge(16)));
     }
 
     #[test]

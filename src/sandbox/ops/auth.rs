@@ -56,16 +56,16 @@ pub fn api_key(headers: &HeaderMap) -> Option<&str> {
 /// The caller of an API key, or 401.
 pub fn by_key(store: &Store, key: &str) -> Result<Caller, AppError> {
     let row = store
-        .key_by_hash(&hash_key(key))?
+        .key_with_account(&hash_key(key))?
         .ok_or_else(|| AppError::unauthorized("the API key is not valid, or it was revoked"))?;
-    let account = store
-        .account(row.account_id)?
+    let (account_id, messenger_id, wallet) = row
+        .account
         .ok_or_else(|| AppError::unauthorized("the API key's account no longer exists"))?;
     Ok(Caller {
-        key_id: row.id,
-        account_id: account.id,
-        messenger_id: account.messenger_id,
-        wallet: account.wallet,
+        key_id: row.key_id,
+        account_id,
+        messenger_id,
+        wallet,
         scope: row.scope,
     })
 }

@@ -14,6 +14,14 @@ pub struct AccountRow {
     pub created_at: DateTime<Utc>,
 }
 
+/// An active key and its account (id, messenger id, wallet), as a request authenticates.
+#[derive(Debug, Clone)]
+pub struct KeyWithAccount {
+    pub key_id: i64,
+    pub scope: Scope,
+    pub account: Option<(i64, String, String)>,
+}
+
 #[derive(Debug, Clone)]
 pub struct KeyRow {
     pub id: i64,
@@ -101,7 +109,7 @@ impl Store {
     }
 
     pub fn account(&self, id: i64) -> DbResult<Option<AccountRow>> {
-        // Cached statements: this and `key_by_hash` run on every request.
+        // Cached: an account's read is among the most frequent.
         self.conn
             .prepare_cached(
                 "SELECT id, messenger_id, wallet, initial_equity, created_at FROM accounts WHERE id = ?1",
@@ -168,6 +176,35 @@ impl Store {
                  WHERE key_hash = ?1 AND revoked_at IS NULL",
             )?
             .query_row([key_hash], Self::key_from_row)
+            .optional()
+    }
+
+    /// What a request's key authenticates, in one statement (every request runs it): the active
+    /// key's id and scope, and its account's id, messenger id and wallet (`None` for an account
+    /// that no longer exists). `None` for a key that is not active.
+    pub fn key_with_account(&self, key_hash: &str) -> DbResult<Option<KeyWithAccount>> {
+        self.conn
+            .prepare_cached(
+                // Not a join: SQLite re-prepared a join's statement at every step (its plan
+                // depends on the key bound, as SQLite sees it), parsing the SQL per request.
+                "SELECT id, scope, account_id,
+                        (SELECT messenger_id FROM accounts WHERE id = api_keys.account_id),
+                        (SELECT wallet FROM accounts WHERE id = api_keys.account_id)
+                 FROM api_keys WHERE key_hash = ?1 AND revoked_at IS NULL",
+            )?
+            .query_row([key_hash], |r| {
+                let scope: String = r.get(1)?;
+                // The account's messenger id is never NULL: NULL here is no account.
+                let account = match r.get::<_, Option<String>>(3)? {
+                    Some(messenger_id) => Some((r.get(2)?, messenger_id, r.get(4)?)),
+                    None => None,
+                };
+                Ok(KeyWithAccount {
+                    key_id: r.get(0)?,
+                    scope: Scope::parse(&scope).unwrap_or(Scope::McpMutate),
+                    account,
+                })
+            })
             .optional()
     }
 

@@ -1,8 +1,8 @@
-//! The gateway's HTTP/1.1 front, byte by byte: an agent's reads are served by the gateway's own
-//! front until a request it does not take, and then by hyper. What an agent can send to make the
-//! two disagree on where a request ends (a body on a GET, two framings, folded or spaced headers,
-//! bare line feeds, an old version) must not get a request to the service the gateway did not
-//! judge: the verdict is read from the sandbox's database.
+//! The gateway's HTTP/1.1, byte by byte: hyper reads every request, and a read takes the
+//! pass-through way while the rest go through the router. What an agent can send to make the
+//! gateway and the service disagree on where a request ends (a body on a GET, two framings,
+//! folded or spaced headers, bare line feeds, an old version) must not get a request to the
+//! service the gateway did not judge: the verdict is read from the sandbox's database.
 
 use super::attacks::{Executed, armed, executed, judge, policy, policy_limits, trade, with};
 use super::{Setup, gateway_before};
@@ -686,4 +686,48 @@ async fn h2_streams_whose_bodies_never_come_leave_the_gateway_to_everyone_else()
     for h in held {
         h.abort();
     }
+}
+
+/// Issue 34: a caller past its rate limit gets one 429 and its connection closed: the reads it
+/// pipelined behind are dropped unread, not answered one refusal each (what a flood costs the
+/// gateway, and so every honest agent beside it). The same on the router's way (a write).
+#[tokio::test]
+async fn a_rate_limited_connection_gets_one_429_and_is_closed() {
+    let upstream = stand_in(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}", false).await;
+    let settings = GateSettings {
+        rate_limit_per_second: 1,
+        rate_limit_burst: 3,
+        ..GateSettings::default()
+    };
+    let (gate, _dir) = gateway_before(upstream, settings).await;
+    let mut c = Conn::open(gate.addr).await;
+    let ten: Vec<u8> = (0..10)
+        .flat_map(|_| get("/api/delegated/positions", "adk_flood", ""))
+        .collect();
+    c.send(&ten).await;
+    let answers = c.answers_to_the_close().await;
+    let statuses: Vec<u16> = answers.iter().map(|a| a.status).collect();
+    assert_eq!(statuses, [200, 200, 200, 429], "{answers:?}");
+    let refused = &answers[3];
+    assert_eq!(refused.headers["connection"], "close", "{refused:?}");
+    assert_eq!(
+        refused.json()["error"]["code"],
+        "rate_limited",
+        "{refused:?}"
+    );
+    assert!(refused.headers.contains_key("retry-after"), "{refused:?}");
+    // A write from the same caller, on a new connection, is refused and closed the same way.
+    let mut c = Conn::open(gate.addr).await;
+    let body = "{}";
+    let mut two = format!(
+        "POST /api/delegated/propose HTTP/1.1\r\nhost: gateway\r\nx-api-key: adk_flood\r\n\
+         content-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes();
+    two.extend(get("/api/delegated/positions", "adk_flood", ""));
+    c.send(&two).await;
+    let answers = c.answers_to_the_close().await;
+    assert_eq!(answers.len(), 1, "{answers:?}");
+    assert_eq!(answers[0].status, 429, "{answers:?}");
 }
