@@ -28,7 +28,7 @@
 #    `proposals/10k gateway inbox` of `cargo bench --bench render`.
 #
 # Needs wrk and nginx (apt-get install -y nginx wrk). Environment: ROUNDS (default 8, even: see
-# the order; fewer leave the goals to the machine's noise, benches/README.md), DURATION (s,
+# the order; fewer leave the goals to the machine's noise, benches/HISTORY.md), DURATION (s,
 # default 6), WARMUP (s, default 5), APPROVALS (default 1000: a p99 is
 # then the tenth slowest, not the second), AGENTS (100), INBOX (10000), NO_BUILD=1 to skip the
 # build, NO_PG=1 to skip PostgreSQL, BIN_DIR=DIR to run the agentdesk and gateway_bench in DIR (another

@@ -490,7 +490,7 @@ pub fn prometheus() -> &'static PrometheusHandle {
 
 /// Samples recorded into histograms between two drains. The exporter keeps each sample until its
 /// histogram is drained (by a scrape, or its upkeep); a process nobody scrapes kept every one for
-/// good: 16-32 bytes a request, 8 MB per 250,000 forwarded reads (benches/README.md).
+/// good: 16-32 bytes a request, 8 MB per 250,000 forwarded reads (benches/HISTORY.md).
 const DRAIN_EVERY: u64 = 4096;
 
 /// Records a latency, and drains every histogram's samples into its buckets once every

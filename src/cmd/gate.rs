@@ -1,0 +1,355 @@
+//! `agentdesk gate`: the supervision gateway, and its tokens, agents and journal.
+
+use super::{LogFormat, default_db, log_to_stderr, shutdown_signal};
+use clap::Subcommand;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub(crate) struct GateArgs {
+    #[command(subcommand)]
+    command: Option<GateCommand>,
+    /// Base URL of the upstream service (the real one, or a sandbox).
+    #[arg(long)]
+    upstream: Option<String>,
+    /// Address to listen on (port 0 picks a free port).
+    #[arg(long, default_value = "127.0.0.1:8788")]
+    addr: SocketAddr,
+    /// The gateway's SQLite database (inbox, agent names, supervisor tokens). Default: the data
+    /// directory's gateway.db.
+    #[arg(long)]
+    db: Option<PathBuf>,
+    /// A PostgreSQL database instead (`postgres://user@host/db`), which several gateway instances
+    /// can share; `store = "postgres://..."` in the config's `[gate]` does the same.
+    #[arg(long, conflicts_with = "db", value_name = "URL")]
+    store: Option<String>,
+    /// Name of the environment variable holding the gateway's own key for the account (a
+    /// supervisor's mcp:mutate key): the console's reads through the gateway use it.
+    #[arg(long)]
+    upstream_key_env: Option<String>,
+    #[arg(long, value_enum, env = "AGENTDESK_LOG_FORMAT", default_value = "text")]
+    log_format: LogFormat,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum GateCommand {
+    /// Mint a supervisor token and print it alone on stdout (it is stored hashed: shown only now).
+    Token {
+        #[arg(long)]
+        db: Option<PathBuf>,
+        #[arg(long, conflicts_with = "db", value_name = "URL")]
+        store: Option<String>,
+        /// Who holds it; shown as the decider of the items it approves or rejects.
+        #[arg(long, default_value = "")]
+        label: String,
+        /// What it may do: a viewer reads; an approver also approves and rejects items; an admin
+        /// also mints approval links and changes the policy, standing approvals and the kill
+        /// switch. (Whoever opens a link approves through it: the link is the credential.)
+        #[arg(long, value_enum, default_value = "approver")]
+        role: TokenRole,
+    },
+    /// Agents seen by the gateway.
+    Agent {
+        #[command(subcommand)]
+        command: GateAgentCommand,
+    },
+    /// The gateway's hash-chained journal of decisions.
+    Journal {
+        #[command(subcommand)]
+        command: GateJournalCommand,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum GateJournalCommand {
+    /// Check every record's hash and link: prints `journal ok: N records`, or names the first
+    /// broken record and exits 1.
+    Verify {
+        #[arg(long)]
+        db: Option<PathBuf>,
+        #[arg(long, conflicts_with = "db", value_name = "URL")]
+        store: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum GateAgentCommand {
+    /// Give the agent with this key fingerprint (8 hex digits, as the inbox shows) a name.
+    Name {
+        #[arg(long)]
+        db: Option<PathBuf>,
+        #[arg(long, conflicts_with = "db", value_name = "URL")]
+        store: Option<String>,
+        fingerprint: String,
+        name: String,
+    },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub(crate) enum TokenRole {
+    Viewer,
+    Approver,
+    Admin,
+}
+
+impl From<TokenRole> for agentdesk::gateway::store::Role {
+    fn from(r: TokenRole) -> Self {
+        use agentdesk::gateway::store::Role;
+        match r {
+            TokenRole::Viewer => Role::Viewer,
+            TokenRole::Approver => Role::Approver,
+            TokenRole::Admin => Role::Admin,
+        }
+    }
+}
+
+/// Where the gateway's state is: `--store URL`, else `--db PATH`, else the config's
+/// `[gate] store`, else the data directory's gateway.db.
+pub(crate) fn gate_db(
+    db: Option<PathBuf>,
+    store: Option<String>,
+    config: Option<&std::path::Path>,
+) -> Result<agentdesk::gateway::GateDb, String> {
+    use agentdesk::gateway::GateDb;
+    if let Some(url) = store {
+        let url = url.trim();
+        if !agentdesk::gateway::store::postgres::is_url(url) {
+            return Err(format!(
+                "--store takes a postgres:// URL, not {url:?}; a SQLite file is --db PATH"
+            ));
+        }
+        return Ok(GateDb::Postgres(url.to_string()));
+    }
+    if let Some(p) = db {
+        return Ok(GateDb::File(p));
+    }
+    if let Some(path) = config.filter(|p| p.exists()) {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read config {}: {e}", path.display()))?;
+        let settings = agentdesk::gateway::policy::GateSettings::from_toml(&text)
+            .map_err(|e| format!("config {}: {e}", path.display()))?;
+        if let Some(store) = settings.store {
+            return Ok(GateDb::parse(store.trim()));
+        }
+    }
+    Ok(GateDb::File(default_db()?.with_file_name("gateway.db")))
+}
+
+/// A gateway store that must exist already (naming agents, verifying the journal).
+pub(crate) fn open_gate_store(
+    runtime: &tokio::runtime::Runtime,
+    db: &agentdesk::gateway::GateDb,
+) -> Result<std::sync::Arc<dyn agentdesk::gateway::store::Store>, String> {
+    if let agentdesk::gateway::GateDb::File(path) = db
+        && !path.exists()
+    {
+        return Err(format!("no gateway database at {}", path.display()));
+    }
+    runtime
+        .block_on(db.open())
+        .map_err(|e| format!("cannot open {}: {e}", db.shown()))
+}
+
+/// The config file the gateway reads: --config, else $AGENTDESK_CONFIG, else the config
+/// directory's config.toml if there is one.
+pub(crate) fn gate_config_path(config: Option<PathBuf>) -> Option<PathBuf> {
+    config
+        .or_else(|| {
+            std::env::var_os(agentdesk::config::ENV_CONFIG)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        })
+        .or_else(|| {
+            agentdesk::config::Dirs::project()
+                .and_then(|d| d.config_file)
+                .filter(|p| p.exists())
+        })
+}
+
+pub(crate) fn run(args: GateArgs, config: Option<PathBuf>) -> Result<(), String> {
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    let config = gate_config_path(config);
+    match args.command {
+        Some(GateCommand::Token {
+            db,
+            store,
+            label,
+            role,
+        }) => {
+            let db = gate_db(db, store, config.as_deref())?;
+            let store = runtime
+                .block_on(db.open())
+                .map_err(|e| format!("cannot open {}: {e}", db.shown()))?;
+            let token = runtime.block_on(agentdesk::gateway::mint_token(
+                store.as_ref(),
+                label.trim(),
+                role.into(),
+                chrono::Utc::now(),
+            ))?;
+            println!("{}", token.expose());
+            Ok(())
+        }
+        Some(GateCommand::Agent {
+            command:
+                GateAgentCommand::Name {
+                    db,
+                    store,
+                    fingerprint,
+                    name,
+                },
+        }) => {
+            let fingerprint = fingerprint.trim().to_ascii_lowercase();
+            if fingerprint.len() < 8 || !fingerprint.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(format!(
+                    "{fingerprint:?} is not a key fingerprint (8 hex digits, as the inbox and GET /gate/v1/agents show)"
+                ));
+            }
+            let name = name.trim();
+            if name.is_empty() {
+                return Err("the name must not be empty".into());
+            }
+            let db = gate_db(db, store, config.as_deref())?;
+            let store = open_gate_store(&runtime, &db)?;
+            let n = runtime
+                .block_on(store.name_agent(&fingerprint, name))
+                .map_err(|e| e.to_string())?;
+            match n {
+                0 => Err(format!(
+                    "no agent with fingerprint {fingerprint} has used this gateway yet"
+                )),
+                1 => {
+                    println!("agent {fingerprint} is now {name:?}");
+                    Ok(())
+                }
+                n => Err(format!(
+                    "{n} agents match {fingerprint}; all are now named {name:?}, give more digits to tell them apart"
+                )),
+            }
+        }
+        Some(GateCommand::Journal {
+            command: GateJournalCommand::Verify { db, store },
+        }) => {
+            let db = gate_db(db, store, config.as_deref())?;
+            let store = open_gate_store(&runtime, &db)?;
+            let rows = runtime
+                .block_on(store.journal(0, usize::MAX >> 1))
+                .map_err(|e| e.to_string())?;
+            match agentdesk::gateway::journal::verify(&rows) {
+                Ok(n) => {
+                    println!("journal ok: {n} records");
+                    Ok(())
+                }
+                Err(broken) => Err(broken.to_string()),
+            }
+        }
+        None => gate_serve(args, config, runtime),
+    }
+}
+
+/// The `[gate]`, `[policy]` and `[[notify]]` tables of the config file, if there is one.
+pub(crate) fn gate_config(
+    path: Option<&std::path::Path>,
+) -> Result<
+    (
+        agentdesk::gateway::policy::GateSettings,
+        agentdesk::gateway::policy::Policy,
+        Vec<agentdesk::gateway::notify::Destination>,
+        Option<String>,
+    ),
+    String,
+> {
+    let Some(path) = path else {
+        return Ok(Default::default());
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read config {}: {e}", path.display()))?;
+    let (settings, policy) = agentdesk::gateway::policy::GateSettings::with_policy_from_toml(&text)
+        .map_err(|e| format!("config {}: {e}", path.display()))?;
+    let notify = agentdesk::gateway::notify::from_toml(&text)
+        .map_err(|e| format!("config {}: {e}", path.display()))?;
+    let public_url = agentdesk::gateway::link::public_url_from_toml(&text)
+        .map_err(|e| format!("config {}: {e}", path.display()))?;
+    Ok((settings, policy, notify, public_url))
+}
+
+pub(crate) fn gate_serve(
+    args: GateArgs,
+    config: Option<PathBuf>,
+    runtime: tokio::runtime::Runtime,
+) -> Result<(), String> {
+    use agentdesk::gateway::{GateConfig, Gateway};
+    // rmcp logs each session id at INFO: a session id is a credential of its own, kept out of the log.
+    log_to_stderr("info,rmcp=warn", args.log_format);
+    let upstream = args.upstream.ok_or(
+        "--upstream URL is required: the service (or sandbox) the gateway stands in front of",
+    )?;
+    // The same file the console reads (resolved by gate_command).
+    let (settings, policy, notify, public_url) = gate_config(config.as_deref())?;
+    let config_path = config.clone();
+    let upstream_key = match args.upstream_key_env {
+        None => None,
+        Some(var) => Some(agentdesk::secret::Secret::new(
+            std::env::var(&var)
+                .ok()
+                .map(|k| k.trim().to_string())
+                .filter(|k| !k.is_empty())
+                .ok_or_else(|| format!("the environment variable {var} is not set (or empty)"))?,
+        )),
+    };
+    let db = gate_db(args.db, args.store, config.as_deref())?;
+    runtime.block_on(async move {
+        let mut config = GateConfig::new(args.addr, upstream, db);
+        config.settings = settings;
+        config.policy = policy;
+        config.notify = notify;
+        config.public_url = public_url;
+        config.upstream_key = upstream_key;
+        let running = Arc::new(Gateway::start(config).await.map_err(|e| e.to_string())?);
+        // SIGHUP is caught before `listening on` is printed: until then its default action
+        // ends the process, and a supervisor may reload as soon as it reads that line.
+        #[cfg(unix)]
+        let hup = config_path.clone().and_then(|path| {
+            use tokio::signal::unix::{SignalKind, signal};
+            signal(SignalKind::hangup()).ok().map(|hup| (path, hup))
+        });
+        let stop = shutdown_signal();
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "listening on {}", running.base_url());
+        let _ = out.flush();
+        drop(out);
+        #[cfg(unix)]
+        let reload = hup.map(|(path, mut hup)| {
+            let running = running.clone();
+            tokio::spawn(async move {
+                while hup.recv().await.is_some() {
+                    // A bad file keeps the policy in force: the supervisor fixes it and sends
+                    // SIGHUP again.
+                    let result = match gate_config(Some(&path)) {
+                        Ok((_, policy, _, _)) => {
+                            running.set_policy(&policy, "config reload (SIGHUP)").await
+                        }
+                        Err(e) => Err(e),
+                    };
+                    match result {
+                        Ok(true) => tracing::info!("policy reloaded from {}", path.display()),
+                        Ok(false) => tracing::info!("policy unchanged in {}", path.display()),
+                        Err(e) => tracing::error!("policy not reloaded, the old one stays: {e}"),
+                    }
+                }
+            })
+        });
+        stop.await;
+        #[cfg(unix)]
+        if let Some(task) = reload {
+            task.abort();
+            let _ = task.await;
+        }
+        if let Ok(running) = Arc::try_unwrap(running) {
+            running.shutdown().await;
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,97 @@
+//! The commands of the `agentdesk` binary, one module each; what they share is here.
+
+pub(crate) mod account;
+pub(crate) mod console;
+pub(crate) mod gate;
+pub(crate) mod keys;
+pub(crate) mod serve;
+
+use agentdesk::sandbox::Settings;
+use agentdesk::sandbox::store::Store;
+use std::path::{Path, PathBuf};
+
+pub(crate) fn default_db() -> Result<PathBuf, String> {
+    let dirs = directories::ProjectDirs::from("dev", "agentdesk", "agentdesk")
+        .ok_or("cannot find a home directory for the data directory; pass --db PATH")?;
+    let dir = dirs.data_dir();
+    std::fs::create_dir_all(dir)
+        .map_err(|e| format!("cannot create the data directory {}: {e}", dir.display()))?;
+    Ok(dir.join("sandbox.db"))
+}
+
+pub(crate) fn db_path(db: Option<PathBuf>) -> Result<PathBuf, String> {
+    match db {
+        Some(p) => Ok(p),
+        None => default_db(),
+    }
+}
+
+pub(crate) fn load_settings(config: Option<&Path>) -> Result<Settings, String> {
+    match config {
+        None => Ok(Settings::default()),
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read config {}: {e}", path.display()))?;
+            Settings::from_toml(&text).map_err(|e| format!("config {}: {e}", path.display()))
+        }
+    }
+}
+
+pub(crate) fn open_existing(db: Option<PathBuf>) -> Result<Store, String> {
+    let path = db_path(db)?;
+    if !path.exists() {
+        return Err(format!(
+            "no database at {}; run `agentdesk serve --db {}` once to create it",
+            path.display(),
+            path.display()
+        ));
+    }
+    Store::open(&path).map_err(|e| format!("cannot open {}: {e}", path.display()))
+}
+
+/// How a server writes its log lines (to stderr).
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum LogFormat {
+    /// One human-readable line per event.
+    Text,
+    /// One JSON object per line, with the request's span (its id) on every line: for a collector.
+    Json,
+}
+
+/// The servers (`serve`, `gate`) log to stderr; stdout carries what scripts read.
+pub(crate) fn log_to_stderr(default: &str, format: LogFormat) {
+    agentdesk::logging::to_stderr(default, matches!(format, LogFormat::Json));
+}
+/// Registers SIGTERM and SIGINT at once and resolves on either. Called before `listening on` is
+/// printed: until a handler is registered the default action ends the process without the
+/// graceful shutdown, and a supervisor may stop the server as soon as it reads that line.
+pub(crate) fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{Signal, SignalKind, signal};
+        let term = signal(SignalKind::terminate()).ok();
+        let int = signal(SignalKind::interrupt()).ok();
+        async fn next(signal: Option<Signal>) {
+            match signal {
+                Some(mut s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending().await,
+            }
+        }
+        async move {
+            if term.is_none() && int.is_none() {
+                let _ = tokio::signal::ctrl_c().await;
+                return;
+            }
+            tokio::select! {
+                _ = next(term) => {}
+                _ = next(int) => {}
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    async {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

@@ -1,0 +1,90 @@
+//! `agentdesk serve` (the sandbox alone) and `agentdesk standin` (the deployment's shapes).
+
+use super::{LogFormat, db_path, load_settings, log_to_stderr, shutdown_signal};
+use agentdesk::sandbox::{DbLocation, Sandbox, SandboxConfig};
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub(crate) struct ServeArgs {
+    /// Address to listen on (port 0 picks a free port).
+    #[arg(long, default_value = "127.0.0.1:8787")]
+    addr: SocketAddr,
+    /// SQLite database; created with a demo account if missing. Default: the data directory.
+    #[arg(long)]
+    db: Option<PathBuf>,
+    #[arg(long, value_enum, env = "AGENTDESK_LOG_FORMAT", default_value = "text")]
+    log_format: LogFormat,
+}
+
+pub(crate) fn run(args: ServeArgs, config: Option<PathBuf>) -> Result<(), String> {
+    // Warnings, and one line for every mutation (staging, execution, order, cancel).
+    log_to_stderr("warn,agentdesk::sandbox::ops=info", args.log_format);
+    let settings = load_settings(config.as_deref())?;
+    let db = db_path(args.db)?;
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    runtime.block_on(async move {
+        let mut config = SandboxConfig::new(args.addr, DbLocation::File(db.clone()));
+        config.settings = settings;
+        let running = Sandbox::start(config).await.map_err(|e| e.to_string())?;
+        let mut out = std::io::stdout().lock();
+        if !running.new_keys.is_empty() {
+            let _ = writeln!(
+                out,
+                "new database {}: demo account {} (paper wallet {}) with one key per scope (shown only now):",
+                db.display(),
+                running.messenger_id,
+                running.wallet
+            );
+            for (scope, key) in &running.new_keys {
+                let _ = writeln!(out, "  {:<15} {}", scope.as_str(), key.expose());
+            }
+            if let Some(wallet_key) = &running.demo_wallet_key {
+                let _ = writeln!(
+                    out,
+                    "  paper wallet {} private key (sandbox only, holds no real funds; signs the builder-fee approval; shown only now):\n  {:<15} {}",
+                    running.wallet,
+                    "wallet key",
+                    wallet_key.expose()
+                );
+            }
+        }
+        let stop = shutdown_signal();
+        let _ = writeln!(out, "listening on {}", running.base_url());
+        let _ = out.flush();
+        drop(out);
+        stop.await;
+        running.shutdown().await;
+        Ok(())
+    })
+}
+
+pub(crate) fn standin(
+    addr: SocketAddr,
+    minimal: bool,
+    confirms_per_minute: Option<u32>,
+) -> Result<(), String> {
+    use agentdesk::standin::{self, Shape, StandInConfig};
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    runtime.block_on(async move {
+        let key = format!("live_{}", hex::encode(rand::random::<[u8; 16]>()));
+        let mut config = StandInConfig::new(addr, key.clone());
+        if minimal {
+            config.shape = Shape::Minimal;
+        }
+        config.confirms_per_minute = confirms_per_minute;
+        let running = standin::start(config)
+            .await
+            .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "key {key}");
+        let stop = shutdown_signal();
+        let _ = writeln!(out, "listening on {}", running.base_url());
+        let _ = out.flush();
+        drop(out);
+        stop.await;
+        running.shutdown().await;
+        Ok(())
+    })
+}
