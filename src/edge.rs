@@ -370,7 +370,9 @@ async fn edge_call(inner: Router, shared: &Shared, mut req: Request) -> Response
         path = %req.uri().path(),
     );
     let task_id = id_text.to_string();
-    let mut resp = async {
+    // Err: refused here, before the server's code: counted by `shed` (or not at all, a 413), not
+    // in the requests' metrics, so a flood of refusals costs a counter each.
+    let served = async {
         tracing::debug!(target: REQUESTS, "started");
         let ip = req
             .extensions()
@@ -380,12 +382,12 @@ async fn edge_call(inner: Router, shared: &Shared, mut req: Request) -> Response
         // own timeout, with every request behind it waiting as well.
         let Ok(_permit) = shared.in_flight.clone().try_acquire_owned() else {
             shed(edge.server);
-            return (edge.refuse)(Refusal::Overloaded);
+            return Err((edge.refuse)(Refusal::Overloaded));
         };
         let _share = match ip.map(|ip| shared.by_address.take(ip)) {
             Some(None) => {
                 shed(edge.server);
-                return (edge.refuse)(Refusal::Overloaded);
+                return Err((edge.refuse)(Refusal::Overloaded));
             }
             held => held.flatten(),
         };
@@ -396,7 +398,7 @@ async fn edge_call(inner: Router, shared: &Shared, mut req: Request) -> Response
             .get(header::CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
         if declared.is_some_and(|n| n > edge.body_limit as u64) {
-            return (edge.refuse)(Refusal::TooLarge(edge.body_limit));
+            return Err((edge.refuse)(Refusal::TooLarge(edge.body_limit)));
         }
         let req = req.map(|body| {
             Body::new(tower_http::timeout::TimeoutBody::new(
@@ -407,10 +409,19 @@ async fn edge_call(inner: Router, shared: &Shared, mut req: Request) -> Response
         let resp = with_request_id(Some(task_id), inner.oneshot(req))
             .await
             .unwrap_or_else(|never| match never {});
-        own_413(edge, resp)
+        Ok(own_413(edge, resp))
     }
     .instrument(span.clone())
     .await;
+    let mut resp = match served {
+        Ok(resp) => resp,
+        Err(mut refused) => {
+            refused
+                .headers_mut()
+                .insert(HeaderName::from_static(REQUEST_ID), id);
+            return refused;
+        }
+    };
     let status = resp.status();
     let took = start.elapsed();
     match (

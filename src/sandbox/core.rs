@@ -355,8 +355,8 @@ impl Shared {
     ///
     /// Two ticks, not one: the venue is one tick behind just before every tick, so at one a
     /// tick that ran a few milliseconds late sent every read of those milliseconds through the
-    /// writer, one at a time, and under load the tick itself queued behind them (a third of the
-    /// sandbox's read rate at 64 connections, benches/http_bench.sh).
+    /// writer, one at a time, and under load the tick itself queued behind them on the blocking
+    /// pool.
     ///
     /// `f` runs on the calling task's thread, not the blocking pool: a read is an indexed lookup
     /// or two in SQLite's page cache, shorter than the hand-off to another thread, and there are
