@@ -370,8 +370,8 @@ async fn edge_call(inner: Router, shared: &Shared, mut req: Request) -> Response
         path = %req.uri().path(),
     );
     let task_id = id_text.to_string();
-    // Err: refused here, before the server's code: counted by `shed` (or not at all, a 413), not
-    // in the requests' metrics, so a flood of refusals costs a counter each.
+    // Err: refused here, before the server's code: counted by `shed` or the too-large counter,
+    // not in the requests' metrics, so a flood of refusals costs a counter each.
     let served = async {
         tracing::debug!(target: REQUESTS, "started");
         let ip = req
@@ -398,6 +398,8 @@ async fn edge_call(inner: Router, shared: &Shared, mut req: Request) -> Response
             .get(header::CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
         if declared.is_some_and(|n| n > edge.body_limit as u64) {
+            metrics::counter!("agentdesk_http_too_large_total", "server" => edge.server)
+                .increment(1);
             return Err((edge.refuse)(Refusal::TooLarge(edge.body_limit)));
         }
         let req = req.map(|body| {
@@ -614,7 +616,12 @@ mod tests {
         let req = || Request::builder().uri("/slow").body(Body::empty()).unwrap();
         let first = tokio::spawn(app.clone().oneshot(req()));
         tokio::time::sleep(Duration::from_millis(50)).await;
-        let (status, body) = code(app.clone().oneshot(req()).await.unwrap()).await;
+        let refused = app.clone().oneshot(req()).await.unwrap();
+        assert!(
+            refused.headers().get(REQUEST_ID).is_some_and(sane),
+            "a refusal is answered with its request id too"
+        );
+        let (status, body) = code(refused).await;
         assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
         assert_eq!(body["code"], "overloaded");
         release.notify_one();
