@@ -163,9 +163,11 @@ pub async fn inbox(
         parts.push(match item {
             Some(item) => gate.listings.write(gate, &item, rev, &agents, &now)?,
             None => taken.remove(&id).ok_or_else(|| {
-                GateError::store(super::store::StoreError(format!(
-                    "the listing left out item {id}, which was not held"
-                )))
+                GateError::new(
+                    super::error::Kind::Internal,
+                    "listing_failed",
+                    format!("the listing left out item {id}, which was not held"),
+                )
             })?,
         });
     }

@@ -425,7 +425,14 @@ async fn a_postgres_schema_from_a_newer_agentdesk_is_refused() {
         .await
         .unwrap();
     let err = PostgresStore::connect(url).await.err().unwrap();
-    assert!(err.0.contains("newer"), "{err}");
+    assert!(
+        matches!(err, super::StoreError::NewerSchema { found: 99, .. }),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("newer than this agentdesk"),
+        "{err}"
+    );
 }
 
 /// PostgreSQL's transition sends its statements ahead of their answers, with a transaction of its

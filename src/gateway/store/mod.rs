@@ -206,13 +206,46 @@ pub enum ItemRef<'a> {
     ConfirmToken(&'a str),
 }
 
+/// What a store could not do. Callers answer each the same way (the store is unavailable, see
+/// `GateError::store`); the kinds are for the log and for tests.
 #[derive(Debug, thiserror::Error)]
-#[error("gateway store: {0}")]
-pub struct StoreError(pub String);
+pub enum StoreError {
+    #[error("gateway store: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// The server's own message (constraint, syntax, connection refused) is in the source.
+    #[error("gateway store: {}", with_source(.0))]
+    Postgres(#[from] tokio_postgres::Error),
+    /// The pool gave no connection (timed out, closed).
+    #[error("gateway store: {0}")]
+    Pool(deadpool_postgres::PoolError),
+    /// The store's URL or TLS settings, as they were read.
+    #[error("gateway store: {0}")]
+    Config(String),
+    #[error(
+        "gateway store: the database is at schema version {found}, newer than this agentdesk \
+         ({known}); upgrade agentdesk"
+    )]
+    NewerSchema { found: i64, known: usize },
+    /// A row whose value no version of this store writes.
+    #[error("gateway store: unknown {what} {value:?}")]
+    Unreadable { what: &'static str, value: String },
+    #[error("gateway store: store task failed: {0}")]
+    Task(#[from] tokio::task::JoinError),
+}
 
-impl From<rusqlite::Error> for StoreError {
-    fn from(e: rusqlite::Error) -> Self {
-        StoreError(e.to_string())
+fn with_source(e: &tokio_postgres::Error) -> String {
+    match std::error::Error::source(e) {
+        Some(s) => format!("{e}: {s}"),
+        None => e.to_string(),
+    }
+}
+
+impl From<deadpool_postgres::PoolError> for StoreError {
+    fn from(e: deadpool_postgres::PoolError) -> Self {
+        match e {
+            deadpool_postgres::PoolError::Backend(e) => StoreError::Postgres(e),
+            other => StoreError::Pool(other),
+        }
     }
 }
 

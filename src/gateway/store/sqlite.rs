@@ -195,10 +195,10 @@ impl SqliteStore {
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
         if version as usize > MIGRATIONS.len() {
-            return Err(StoreError(format!(
-                "the database is at schema version {version}, newer than this agentdesk ({}); upgrade agentdesk",
-                MIGRATIONS.len()
-            )));
+            return Err(StoreError::NewerSchema {
+                found: version,
+                known: MIGRATIONS.len(),
+            });
         }
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
             let tx = conn.transaction()?;
@@ -224,7 +224,7 @@ impl SqliteStore {
                 f(&conn).map_err(StoreError::from)
             })
             .await
-            .map_err(|e| StoreError(format!("store task failed: {e}")))?
+            .map_err(StoreError::from)?
         })
     }
 }
@@ -779,6 +779,13 @@ mod tests {
         conn.pragma_update(None, "user_version", 99).unwrap();
         drop(conn);
         let err = SqliteStore::open(&path).err().unwrap();
-        assert!(err.0.contains("newer"), "{err}");
+        assert!(
+            matches!(err, super::StoreError::NewerSchema { found: 99, .. }),
+            "{err}"
+        );
+        assert!(
+            err.to_string().contains("newer than this agentdesk"),
+            "{err}"
+        );
     }
 }

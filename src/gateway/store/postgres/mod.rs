@@ -38,34 +38,16 @@ pub struct PostgresStore {
     pool: Pool,
 }
 
-fn err(e: impl std::fmt::Display) -> StoreError {
-    StoreError(e.to_string())
-}
-
-impl From<tokio_postgres::Error> for StoreError {
-    fn from(e: tokio_postgres::Error) -> Self {
-        // The server's own message (constraint, syntax, connection refused) is in the source.
-        match std::error::Error::source(&e) {
-            Some(s) => StoreError(format!("{e}: {s}")),
-            None => StoreError(e.to_string()),
-        }
-    }
-}
-
-impl From<deadpool_postgres::PoolError> for StoreError {
-    fn from(e: deadpool_postgres::PoolError) -> Self {
-        match e {
-            deadpool_postgres::PoolError::Backend(e) => e.into(),
-            other => err(other),
-        }
-    }
+/// A setting of the store that could not be used (its URL, TLS, the pool's build).
+fn config(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Config(e.to_string())
 }
 
 impl PostgresStore {
     /// Connects (the pool opens connections as they are needed; one is opened now to migrate) and
     /// brings the schema to this version. Several instances starting at once migrate one at a time.
     pub async fn connect(url: &str) -> StoreResult<PostgresStore> {
-        let target = tls::target(url).map_err(err)?;
+        let target = tls::target(url).map_err(config)?;
         let manager = Manager::from_config(
             target.config,
             target.tls,
@@ -79,7 +61,7 @@ impl PostgresStore {
             .create_timeout(Some(std::time::Duration::from_secs(10)))
             .wait_timeout(Some(std::time::Duration::from_secs(30)))
             .build()
-            .map_err(err)?;
+            .map_err(config)?;
         let store = PostgresStore { pool };
         store.migrate().await?;
         Ok(store)
@@ -113,10 +95,10 @@ impl PostgresStore {
             .await?
             .try_get(0)?;
         if version as usize > MIGRATIONS.len() {
-            return Err(err(format!(
-                "the database is at schema version {version}, newer than this agentdesk ({}); upgrade agentdesk",
-                MIGRATIONS.len()
-            )));
+            return Err(StoreError::NewerSchema {
+                found: i64::from(version),
+                known: MIGRATIONS.len(),
+            });
         }
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
             tx.batch_execute(sql).await?;

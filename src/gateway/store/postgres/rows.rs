@@ -1,8 +1,9 @@
 //! Rows of the PostgreSQL store: reading them into the store's types, and the journal append
 //! every status change shares.
 
-use super::super::{Agent, Exec, Item, JournalRow, Record, Standing, Status, StoreResult};
-use super::err;
+use super::super::{
+    Agent, Exec, Item, JournalRow, Record, Standing, Status, StoreError, StoreResult,
+};
 use crate::gateway::journal;
 use chrono::SecondsFormat;
 use serde_json::Value;
@@ -47,14 +48,20 @@ pub(super) fn item_row(r: &Row) -> StoreResult<Item> {
         agent: r.try_get(1)?,
         account: r.try_get(2)?,
         kind: r.try_get(3)?,
-        exec: Exec::parse(&exec).ok_or_else(|| err(format!("unknown exec {exec:?}")))?,
+        exec: Exec::parse(&exec).ok_or(StoreError::Unreadable {
+            what: "exec",
+            value: exec.clone(),
+        })?,
         proposal_id: r.try_get(5)?,
         confirm_token: r.try_get(6)?,
         request: r.try_get(7)?,
         preview: r.try_get(8)?,
         expires_at: r.try_get(9)?,
         created_at: r.try_get(10)?,
-        status: Status::parse(&status).ok_or_else(|| err(format!("unknown status {status:?}")))?,
+        status: Status::parse(&status).ok_or(StoreError::Unreadable {
+            what: "status",
+            value: status.clone(),
+        })?,
         decided_at: r.try_get(12)?,
         decided_by: r.try_get(13)?,
         reason: r.try_get(14)?,
