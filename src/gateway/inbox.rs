@@ -91,7 +91,7 @@ pub async fn stage(gate: &Arc<Gate>, incoming: &Incoming, exec: Exec) -> Result<
         // Only values the request states: what it leaves to the service is priced by the
         // service's preview below.
         let verdicts = guard::check(gate, &agent.hash, t).await?;
-        if verdicts.iter().any(|v| !v.ok && !v.value.is_null())
+        if verdicts.iter().any(|v| !v.ok && v.value.is_some())
             && let Some(e) = guard::violation(&verdicts)
         {
             // Nothing went upstream, but the supervisor sees what the agent tried, as for a

@@ -350,21 +350,38 @@ pub struct Account {
 pub struct Verdict {
     pub rule: &'static str,
     pub ok: bool,
-    pub limit: Value,
-    pub value: Value,
+    pub limit: Figure,
+    /// The trade's figure; `None` (null) when it is not known, or the trade reduces exposure.
+    pub value: Option<Figure>,
     /// Passes, at or past 80% of its limit.
     pub near: bool,
     pub message: String,
 }
 
+/// A rule's limit or a trade's figure, written as the bare JSON value (the supervisor API's
+/// `limit` and `value`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Figure {
+    /// USD, or a leverage.
+    Amount(f64),
+    /// Open positions.
+    Count(u64),
+    /// A stop loss required, or set.
+    Flag(bool),
+    Coin(String),
+    Coins(Vec<String>),
+}
+
 impl Verdict {
     /// The verdict as the supervisor API writes it.
     pub fn model(&self) -> crate::api::model::GateVerdict {
+        let json = |f: &Figure| serde_json::to_value(f).unwrap_or(Value::Null);
         crate::api::model::GateVerdict {
             rule: self.rule.to_string(),
             ok: self.ok,
-            limit: self.limit.clone(),
-            value: self.value.clone(),
+            limit: json(&self.limit),
+            value: self.value.as_ref().map_or(Value::Null, json),
             near: self.near,
             message: self.message.clone(),
         }
@@ -382,8 +399,8 @@ fn times(x: f64) -> String {
 fn verdict(
     rule: &'static str,
     ok: bool,
-    limit: Value,
-    value: Value,
+    limit: Figure,
+    value: Option<Figure>,
     near: bool,
     message: String,
 ) -> Verdict {
@@ -397,12 +414,12 @@ fn verdict(
     }
 }
 
-fn reducing(rule: &'static str, limit: Value) -> Verdict {
+fn reducing(rule: &'static str, limit: Figure) -> Verdict {
     verdict(
         rule,
         true,
         limit,
-        Value::Null,
+        None,
         false,
         "reduces exposure: passes".into(),
     )
@@ -421,8 +438,8 @@ fn ceiling(
         None => verdict(
             rule,
             false,
-            json!(limit),
-            Value::Null,
+            Figure::Amount(limit),
+            None,
             false,
             format!(
                 "{rule} is {} and the {what} of this trade is not known ({}), so it cannot pass",
@@ -435,8 +452,8 @@ fn ceiling(
             verdict(
                 rule,
                 ok,
-                json!(limit),
-                json!(x),
+                Figure::Amount(limit),
+                Some(Figure::Amount(x)),
                 ok && x >= NEAR * limit,
                 format!(
                     "{what} {} {} the limit {rule} = {}",
@@ -462,7 +479,7 @@ pub fn verdicts(
     // switch) speak to it.
     let opens_nothing = trade.reduces || trade.removes_stop_loss;
     if let Some(coins) = &rules.allowed_coins {
-        let limit = json!(coins);
+        let limit = Figure::Coins(coins.clone());
         out.push(if opens_nothing {
             reducing("allowed_coins", limit)
         } else {
@@ -471,7 +488,7 @@ pub fn verdicts(
                 "allowed_coins",
                 ok,
                 limit,
-                json!(trade.coin),
+                trade.coin.clone().map(Figure::Coin),
                 false,
                 match &trade.coin {
                     Some(c) if ok => format!("{c} is in allowed_coins"),
@@ -484,7 +501,7 @@ pub fn verdicts(
     }
     if let Some(limit) = rules.max_notional_usd {
         out.push(if opens_nothing {
-            reducing("max_notional_usd", json!(limit))
+            reducing("max_notional_usd", Figure::Amount(limit))
         } else {
             ceiling(
                 "max_notional_usd",
@@ -498,7 +515,7 @@ pub fn verdicts(
     }
     if let Some(limit) = rules.max_leverage {
         out.push(if opens_nothing {
-            reducing("max_leverage", json!(limit))
+            reducing("max_leverage", Figure::Amount(limit))
         } else {
             ceiling(
                 "max_leverage",
@@ -515,8 +532,8 @@ pub fn verdicts(
             verdict(
                 "require_stop_loss",
                 false,
-                json!(true),
-                json!(false),
+                Figure::Flag(true),
+                Some(Figure::Flag(false)),
                 false,
                 format!(
                     "require_stop_loss is on and this cancel takes a stop loss away (or the gateway \
@@ -528,13 +545,13 @@ pub fn verdicts(
                 ),
             )
         } else if trade.reduces {
-            reducing("require_stop_loss", json!(true))
+            reducing("require_stop_loss", Figure::Flag(true))
         } else {
             verdict(
                 "require_stop_loss",
                 trade.stop_loss,
-                json!(true),
-                json!(trade.stop_loss),
+                Figure::Flag(true),
+                Some(Figure::Flag(trade.stop_loss)),
                 false,
                 if trade.stop_loss {
                     "the request sets a stop loss".into()
@@ -546,12 +563,12 @@ pub fn verdicts(
     }
     if let Some(limit) = rules.max_open_positions {
         out.push(match account {
-            _ if opens_nothing => reducing("max_open_positions", json!(limit)),
+            _ if opens_nothing => reducing("max_open_positions", Figure::Count(limit)),
             None => verdict(
                 "max_open_positions",
                 false,
-                json!(limit),
-                Value::Null,
+                Figure::Count(limit),
+                None,
                 false,
                 "the account's positions could not be read".into(),
             ),
@@ -562,8 +579,8 @@ pub fn verdicts(
                 verdict(
                     "max_open_positions",
                     ok,
-                    json!(limit),
-                    json!(after),
+                    Figure::Count(limit),
+                    Some(Figure::Count(after)),
                     ok && after as f64 >= NEAR * limit as f64,
                     format!(
                         "{after} open positions with this trade {} the limit max_open_positions = {limit}",
@@ -575,7 +592,7 @@ pub fn verdicts(
     }
     if let Some(limit) = rules.max_daily_notional_usd {
         out.push(if opens_nothing {
-            reducing("max_daily_notional_usd", json!(limit))
+            reducing("max_daily_notional_usd", Figure::Amount(limit))
         } else {
             ceiling(
                 "max_daily_notional_usd",
@@ -589,12 +606,12 @@ pub fn verdicts(
     }
     if let Some(limit) = rules.daily_loss_limit_usd {
         out.push(match account {
-            _ if trade.reduces => reducing("daily_loss_limit_usd", json!(limit)),
+            _ if trade.reduces => reducing("daily_loss_limit_usd", Figure::Amount(limit)),
             None => verdict(
                 "daily_loss_limit_usd",
                 false,
-                json!(limit),
-                Value::Null,
+                Figure::Amount(limit),
+                None,
                 false,
                 "the account's PnL could not be read".into(),
             ),
@@ -614,8 +631,8 @@ pub fn verdicts(
                 verdict(
                     "daily_loss_limit_usd",
                     ok,
-                    json!(limit),
-                    json!(acc.pnl_today),
+                    Figure::Amount(limit),
+                    Some(Figure::Amount(acc.pnl_today)),
                     ok && loss >= NEAR * limit,
                     message,
                 )
