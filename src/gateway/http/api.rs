@@ -99,6 +99,75 @@ pub async fn supervisor_as(
     Err(e)
 }
 
+/// The role each route of the supervisor API needs beyond a viewer's, and how a refusal names
+/// what was tried. One table, read by [`Supervisor`], so no handler can forget its check.
+const NEEDS: &[(&str, &str, Role, &str)] = &[
+    (
+        "POST",
+        "/gate/v1/inbox/{id}/approve",
+        Role::Approver,
+        "approving an item",
+    ),
+    (
+        "POST",
+        "/gate/v1/inbox/{id}/reject",
+        Role::Approver,
+        "rejecting an item",
+    ),
+    (
+        "POST",
+        "/gate/v1/inbox/{id}/link",
+        Role::Admin,
+        "minting an approval link",
+    ),
+    ("PUT", "/gate/v1/policy", Role::Admin, "changing the policy"),
+    (
+        "POST",
+        "/gate/v1/kill-switch",
+        Role::Admin,
+        "switching the kill switch",
+    ),
+    (
+        "POST",
+        "/gate/v1/standing-approvals",
+        Role::Admin,
+        "adding a standing approval",
+    ),
+    (
+        "DELETE",
+        "/gate/v1/standing-approvals/{id}",
+        Role::Admin,
+        "revoking a standing approval",
+    ),
+];
+
+/// The supervisor's token of a request, checked against the role its route needs ([`NEEDS`],
+/// else a viewer's) before anything else of the request is read.
+pub struct Supervisor(pub Token);
+
+impl axum::extract::FromRequestParts<Arc<Gate>> for Supervisor {
+    type Rejection = GateError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        gate: &Arc<Gate>,
+    ) -> Result<Self, GateError> {
+        let route = parts
+            .extensions
+            .get::<axum::extract::MatchedPath>()
+            .map(|p| p.as_str())
+            .unwrap_or_default();
+        let needs = NEEDS
+            .iter()
+            .find(|(method, path, ..)| *method == parts.method.as_str() && *path == route);
+        match needs {
+            Some((_, _, role, what)) => supervisor_as(gate, &parts.headers, *role, what).await,
+            None => supervisor(gate, &parts.headers).await,
+        }
+        .map(Supervisor)
+    }
+}
+
 pub fn who(token: &Token) -> String {
     if token.label.is_empty() {
         format!("token {}", token.id)
@@ -109,10 +178,9 @@ pub fn who(token: &Token) -> String {
 
 async fn list(
     State(gate): State<Arc<Gate>>,
-    headers: HeaderMap,
+    _: Supervisor,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Response, GateError> {
-    supervisor(&gate, &headers).await?;
     let wanted = query.get("status").map(String::as_str).unwrap_or("pending");
     let status = match wanted {
         "all" => None,
@@ -143,11 +211,10 @@ async fn list(
 
 async fn approve(
     State(gate): State<Arc<Gate>>,
-    headers: HeaderMap,
+    Supervisor(token): Supervisor,
     Path(id): Path<String>,
     body: Bytes,
 ) -> Result<Response, GateError> {
-    let token = supervisor_as(&gate, &headers, Role::Approver, "approving an item").await?;
     let overrides = super::bodies::approve(&body)?.overrides;
     let item = inbox::approve(&gate, &id, &who(&token), &overrides).await?;
     let agents = agent_map(&gate).await?;
@@ -160,10 +227,9 @@ async fn approve(
 /// approve dialog shows what an override would cover before anyone confirms.
 async fn check(
     State(gate): State<Arc<Gate>>,
-    headers: HeaderMap,
+    _: Supervisor,
     Path(id): Path<String>,
 ) -> Result<Response, GateError> {
-    supervisor(&gate, &headers).await?;
     let item = inbox::find(&gate, &id).await?;
     let trade = guard::item_trade(&gate, &item).await.map_err(|why| {
         GateError::new(
@@ -197,11 +263,10 @@ async fn check(
 
 async fn reject(
     State(gate): State<Arc<Gate>>,
-    headers: HeaderMap,
+    Supervisor(token): Supervisor,
     Path(id): Path<String>,
     body: Bytes,
 ) -> Result<Response, GateError> {
-    let token = supervisor_as(&gate, &headers, Role::Approver, "rejecting an item").await?;
     let reason = super::bodies::reject(&body)?;
 
     let reason = reason.unwrap_or_else(|| "no reason given".into());
@@ -212,8 +277,10 @@ async fn reject(
     }))
 }
 
-async fn agents(State(gate): State<Arc<Gate>>, headers: HeaderMap) -> Result<Response, GateError> {
-    let token = supervisor(&gate, &headers).await?;
+async fn agents(
+    State(gate): State<Arc<Gate>>,
+    Supervisor(token): Supervisor,
+) -> Result<Response, GateError> {
     gate.store
         .expire_due(gate.now())
         .await
@@ -414,11 +481,7 @@ pub fn openapi(gate: &Gate) -> Value {
     doc
 }
 
-async fn get_policy(
-    State(gate): State<Arc<Gate>>,
-    headers: HeaderMap,
-) -> Result<Response, GateError> {
-    supervisor(&gate, &headers).await?;
+async fn get_policy(State(gate): State<Arc<Gate>>, _: Supervisor) -> Result<Response, GateError> {
     let policy = guard::policy(&gate).await?;
     let today = guard::today(&gate, &policy).await?;
     Ok(super::success(GatePolicy {
@@ -431,10 +494,9 @@ async fn get_policy(
 
 async fn put_policy(
     State(gate): State<Arc<Gate>>,
-    headers: HeaderMap,
+    Supervisor(token): Supervisor,
     body: Bytes,
 ) -> Result<Response, GateError> {
-    let token = supervisor_as(&gate, &headers, Role::Admin, "changing the policy").await?;
     let invalid = |e: policy::PolicyError| {
         GateError::new(Kind::Invalid, "invalid_policy", e.message).with_field(e.key)
     };
@@ -449,19 +511,17 @@ async fn put_policy(
 
 async fn get_kill_switch(
     State(gate): State<Arc<Gate>>,
-    headers: HeaderMap,
+    _: Supervisor,
 ) -> Result<Response, GateError> {
-    supervisor(&gate, &headers).await?;
     let kill_switch = guard::kill_switch(&gate).await?;
     Ok(super::success(GateKillSwitchAnswer { kill_switch }))
 }
 
 async fn post_kill_switch(
     State(gate): State<Arc<Gate>>,
-    headers: HeaderMap,
+    Supervisor(token): Supervisor,
     body: Bytes,
 ) -> Result<Response, GateError> {
-    let token = supervisor_as(&gate, &headers, Role::Admin, "switching the kill switch").await?;
     let super::bodies::Kill { on, reason } = super::bodies::kill(&body)?;
     let kill_switch = guard::set_kill_switch(&gate, on, &reason, &who(&token)).await?;
     Ok(super::success(GateKillSwitchAnswer { kill_switch }))
@@ -483,9 +543,8 @@ async fn standing_models(gate: &Gate, list: &[Standing]) -> Result<Vec<GateStand
 
 async fn list_standing(
     State(gate): State<Arc<Gate>>,
-    headers: HeaderMap,
+    _: Supervisor,
 ) -> Result<Response, GateError> {
-    supervisor(&gate, &headers).await?;
     let list = gate
         .store
         .standings(gate.now())
@@ -497,10 +556,9 @@ async fn list_standing(
 
 async fn add_standing(
     State(gate): State<Arc<Gate>>,
-    headers: HeaderMap,
+    Supervisor(token): Supervisor,
     body: Bytes,
 ) -> Result<Response, GateError> {
-    let token = supervisor_as(&gate, &headers, Role::Admin, "adding a standing approval").await?;
     let super::bodies::Standing {
         agent,
         coins,
@@ -541,10 +599,9 @@ async fn add_standing(
 
 async fn revoke_standing(
     State(gate): State<Arc<Gate>>,
-    headers: HeaderMap,
+    Supervisor(token): Supervisor,
     Path(id): Path<String>,
 ) -> Result<Response, GateError> {
-    let token = supervisor_as(&gate, &headers, Role::Admin, "revoking a standing approval").await?;
     let not_found = || {
         GateError::new(
             Kind::NotFound,
@@ -575,10 +632,9 @@ async fn revoke_standing(
 
 async fn get_journal(
     State(gate): State<Arc<Gate>>,
-    headers: HeaderMap,
+    _: Supervisor,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Response, GateError> {
-    supervisor(&gate, &headers).await?;
     let num = |name: &'static str, default: i64, max: i64| -> Result<i64, GateError> {
         match query.get(name) {
             None => Ok(default),

@@ -8,7 +8,7 @@ use super::api;
 use super::json_response;
 use axum::Router;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::Response;
 use axum::routing::post;
 use chrono::SecondsFormat;
@@ -23,16 +23,9 @@ pub fn router(gate: Arc<Gate>) -> Router {
 
 async fn mint_handler(
     State(gate): State<Arc<Gate>>,
-    headers: HeaderMap,
+    api::Supervisor(token): api::Supervisor,
     Path(id): Path<String>,
 ) -> Result<Response, GateError> {
-    let token = api::supervisor_as(
-        &gate,
-        &headers,
-        super::super::store::Role::Admin,
-        "minting an approval link",
-    )
-    .await?;
     gate.store
         .expire_due(gate.now())
         .await

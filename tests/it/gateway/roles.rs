@@ -57,10 +57,13 @@ async fn each_role_does_what_it_may_and_is_told_which_role_the_rest_needs() {
         (StatusCode::OK, &json!("viewer")),
         "{body}"
     );
-    let (st, body) = call(&s, viewer.expose(), Method::POST, &approve, None).await;
-    assert_eq!(st, StatusCode::FORBIDDEN, "{body}");
-    assert_eq!(body["error"]["code"], "insufficient_role");
-    assert_eq!(body["error"]["needed"], "approver");
+    let reject = format!("/gate/v1/inbox/{}/reject", p.proposal_id);
+    for path in [&approve, &reject] {
+        let (st, body) = call(&s, viewer.expose(), Method::POST, path, None).await;
+        assert_eq!(st, StatusCode::FORBIDDEN, "{path}: {body}");
+        assert_eq!(body["error"]["code"], "insufficient_role", "{path}");
+        assert_eq!(body["error"]["needed"], "approver", "{path}");
+    }
     assert_eq!(s.upstream_confirms(&p.proposal_id), 0);
 
     // The approver decides; the policy, the kill switch, standing approvals and links are an
@@ -86,6 +89,7 @@ async fn each_role_does_what_it_may_and_is_told_which_role_the_rest_needs() {
             &format!("/gate/v1/inbox/{}/link", p.proposal_id),
             json!({}),
         ),
+        (Method::DELETE, "/gate/v1/standing-approvals/1", json!({})),
     ] {
         let (st, answer) = call(&s, approver.expose(), method, path, Some(body)).await;
         assert_eq!(st, StatusCode::FORBIDDEN, "{path}: {answer}");
@@ -120,6 +124,6 @@ async fn each_role_does_what_it_may_and_is_told_which_role_the_rest_needs() {
         .iter()
         .filter(|r| r["kind"] == "insufficient_role")
         .collect();
-    assert_eq!(refused.len(), 5, "{journal}");
+    assert_eq!(refused.len(), 7, "{journal}");
     assert!(refused.iter().any(|r| r["actor"] == "vic"), "{refused:?}");
 }
