@@ -62,6 +62,7 @@ pub(crate) enum LogFormat {
 pub(crate) fn log_to_stderr(default: &str, format: LogFormat) {
     agentdesk::logging::to_stderr(default, matches!(format, LogFormat::Json));
 }
+
 /// Registers SIGTERM and SIGINT at once and resolves on either. Called before `listening on` is
 /// printed: until a handler is registered the default action ends the process without the
 /// graceful shutdown, and a supervisor may stop the server as soon as it reads that line.
