@@ -5,7 +5,7 @@
 use super::core::Gate;
 use super::error::{GateError, Kind};
 use super::inbox::{WAITING_FOR_KEY, find, retry_at};
-use super::store::{Exec, Item, Status, Transition};
+use super::store::{Exec, Execution, Item, Status, Transition};
 use super::upstream::Buffered;
 use crate::api::catalog;
 use crate::api::error::rate_limit_wait;
@@ -171,7 +171,11 @@ async fn run(gate: &Arc<Gate>, item: Item, key: &crate::secret::Secret) -> Resul
                 // execution is. Recorded as the service's own record of the proposal where it
                 // keeps one, else as executed with why, so the agent's confirm answers 200.
                 Some(why) if to == Status::Executed => executed_earlier(gate, &item, why).await,
-                _ => json!({"status": answer.status.as_u16(), "body": answer.json()}),
+                _ => Execution {
+                    status: answer.status.as_u16(),
+                    body: answer.json(),
+                    reconciled: false,
+                },
             };
             let t = Transition {
                 result: Some(result),
@@ -219,7 +223,7 @@ async fn run(gate: &Arc<Gate>, item: Item, key: &crate::secret::Secret) -> Resul
 /// The result recorded for an item an earlier attempt executed (the service answered "already
 /// executed" to this one): the service's record of the proposal when it lists one (the sandbox),
 /// else what is known, with the service's words.
-async fn executed_earlier(gate: &Gate, item: &Item, why: &str) -> Value {
+async fn executed_earlier(gate: &Gate, item: &Item, why: &str) -> Execution {
     let listed = match (item.exec, &item.proposal_id) {
         (Exec::Confirm | Exec::Close, Some(id)) => {
             super::reconcile::proposals(gate).await.remove(id)
@@ -234,7 +238,11 @@ async fn executed_earlier(gate: &Gate, item: &Item, why: &str) -> Value {
         map.insert("success".into(), json!(true));
         map.insert("note".into(), json!(why));
     }
-    json!({"status": 200, "body": body, "reconciled": true})
+    Execution {
+        status: 200,
+        body,
+        reconciled: true,
+    }
 }
 
 /// What an execution's answer says happened.

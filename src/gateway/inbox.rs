@@ -571,15 +571,18 @@ fn answer_for(item: &Item, shown: &str, now: DateTime<Utc>) -> Result<Answer, Ga
 
 /// The upstream's answer to the execution, as it was.
 fn stored_answer(item: &Item) -> Answer {
-    let result = item.result.clone().unwrap_or(Value::Null);
-    let status = result
-        .get("status")
-        .and_then(Value::as_u64)
-        .and_then(|s| u16::try_from(s).ok())
-        .filter(|s| (100..600).contains(s))
-        .unwrap_or(200);
-    let body = result.get("body").cloned().unwrap_or(Value::Null);
-    Answer::Stored { status, body }
+    match &item.result {
+        Some(e) => Answer::Stored {
+            status: Some(e.status)
+                .filter(|s| (100..600).contains(s))
+                .unwrap_or(200),
+            body: e.body.clone(),
+        },
+        None => Answer::Stored {
+            status: 200,
+            body: Value::Null,
+        },
+    }
 }
 
 fn not_found(id: &str) -> GateError {

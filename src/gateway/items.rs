@@ -136,7 +136,7 @@ pub fn model_with(
         decided_at: item.decided_at,
         decided_by: item.decided_by.clone(),
         reason: item.reason.clone(),
-        result: item.result.clone(),
+        result: item.result.as_ref().map(super::store::Execution::json),
         note,
         verdicts: derived.verdicts.clone(),
         standing_approval: item.standing,

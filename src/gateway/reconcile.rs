@@ -8,7 +8,7 @@
 use super::core::Gate;
 use super::error::GateError;
 use super::shared::RECOVERED;
-use super::store::{Exec, Item, Record, Status, Transition};
+use super::store::{Exec, Execution, Item, Record, Status, Transition};
 use crate::api::catalog;
 use crate::api::model::{Proposal, Proposals};
 use serde_json::json;
@@ -97,7 +97,11 @@ async fn settle(gate: &Gate, item: &Item, said: Option<&Proposal>) -> Result<boo
         Some("executed" | "filled") => {
             let body = serde_json::to_value(said).unwrap_or_default();
             Transition {
-                result: Some(json!({"status": 200, "body": body, "reconciled": true})),
+                result: Some(Execution {
+                    status: 200,
+                    body,
+                    reconciled: true,
+                }),
                 note: Some(
                     "executed before the gateway stopped (the service's proposals say so)".into(),
                 ),
@@ -108,7 +112,11 @@ async fn settle(gate: &Gate, item: &Item, said: Option<&Proposal>) -> Result<boo
         Some("failed") => {
             let body = serde_json::to_value(said).unwrap_or_default();
             Transition {
-                result: Some(json!({"status": 200, "body": body, "reconciled": true})),
+                result: Some(Execution {
+                    status: 200,
+                    body,
+                    reconciled: true,
+                }),
                 ..Transition::new(&[Status::Approved], Status::Failed, now)
             }
             .journaled(Record::new("reconcile", "gateway", now, detail("failed")).item(&item.id))

@@ -116,8 +116,8 @@ pub struct Item {
     pub decided_at: Option<DateTime<Utc>>,
     pub decided_by: Option<String>,
     pub reason: Option<String>,
-    /// The upstream's answer to the execution: `{"status": 200, "body": {...}}`.
-    pub result: Option<Value>,
+    /// The upstream's answer to the execution.
+    pub result: Option<Execution>,
     /// Why an approved item has not run yet (e.g. the upstream was unreachable).
     pub note: Option<String>,
     /// USD notional the staging asked for, when it named one; counted against the daily limit once
@@ -206,6 +206,26 @@ pub enum ItemRef<'a> {
     ConfirmToken(&'a str),
 }
 
+/// The upstream's answer to an item's execution, as the gateway keeps it and answers the agent's
+/// confirm with (stored and listed as `{"status", "body"}`, and `"reconciled": true` when a restart
+/// found it in the service's records instead).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Execution {
+    /// The HTTP status the upstream answered with.
+    pub status: u16,
+    #[serde(default)]
+    pub body: Value,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reconciled: bool,
+}
+
+impl Execution {
+    /// As the store keeps it and the supervisor API lists it.
+    pub fn json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
 /// What a store could not do. Callers answer each the same way (the store is unavailable, see
 /// `GateError::store`); the kinds are for the log and for tests.
 #[derive(Debug, thiserror::Error)]
@@ -262,7 +282,7 @@ pub struct Transition {
     /// Sets `decided_at`/`decided_by` (approve, reject).
     pub decided_by: Option<String>,
     pub reason: Option<String>,
-    pub result: Option<Value>,
+    pub result: Option<Execution>,
     pub note: Option<String>,
     /// Appended to the journal in the same transaction, only when the change happened.
     pub record: Option<Record>,

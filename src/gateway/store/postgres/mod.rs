@@ -162,7 +162,7 @@ impl Store for PostgresStore {
                         &item.decided_at,
                         &item.decided_by,
                         &item.reason,
-                        &item.result,
+                        &item.result.as_ref().map(super::Execution::json),
                         &item.note,
                         &item.notional,
                         &item.verdicts,

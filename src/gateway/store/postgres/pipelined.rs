@@ -86,7 +86,7 @@ pub(super) async fn transition(
         &t.now,
         &t.decided_by,
         &t.reason,
-        &t.result,
+        &t.result.as_ref().map(super::super::Execution::json),
         &t.note,
         &t.unexpired_at,
         &t.standing,

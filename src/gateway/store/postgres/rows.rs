@@ -65,7 +65,15 @@ pub(super) fn item_row(r: &Row) -> StoreResult<Item> {
         decided_at: r.try_get(12)?,
         decided_by: r.try_get(13)?,
         reason: r.try_get(14)?,
-        result: r.try_get(15)?,
+        result: match r.try_get::<_, Option<Value>>(15)? {
+            Some(v) => Some(
+                serde_json::from_value(v).map_err(|_| StoreError::Unreadable {
+                    what: "result",
+                    value: "not an execution".into(),
+                })?,
+            ),
+            None => None,
+        },
         note: r.try_get(16)?,
         notional: r.try_get(17)?,
         verdicts: r.try_get(18)?,
