@@ -9,7 +9,7 @@ use super::store::{Exec, Execution, Item, Status, Transition};
 use super::upstream::Buffered;
 use crate::api::catalog;
 use crate::api::error::rate_limit_wait;
-use crate::api::model::rate_limited_note;
+use crate::api::model::{CloseRequest, ConfirmRequest, ExecuteToolRequest, rate_limited_note};
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use reqwest::header;
 use serde_json::{Value, json};
@@ -95,28 +95,39 @@ pub(super) async fn run_claimed(
 
 /// The one upstream call of a claimed item.
 async fn run(gate: &Arc<Gate>, item: Item, key: &crate::secret::Secret) -> Result<Item, GateError> {
+    // The operation's own request type: what goes upstream is what the catalog says it takes.
+    let json = |body: Result<Value, serde_json::Error>| body.unwrap_or(Value::Null);
+    let proposal_id = item.proposal_id.clone().unwrap_or_default();
     let (op, body) = match item.exec {
         Exec::Confirm => (
             catalog::op("confirm_trade"),
-            json!({"proposalId": item.proposal_id}),
+            json(serde_json::to_value(ConfirmRequest { proposal_id })),
         ),
         Exec::Close => (
             catalog::op("close_position"),
-            json!({"proposalId": item.proposal_id}),
+            json(serde_json::to_value(CloseRequest {
+                proposal_id: Some(proposal_id),
+                action: None,
+            })),
         ),
         Exec::Tool => {
-            let mut args = item
-                .request
-                .get("args")
-                .cloned()
-                .unwrap_or_else(|| json!({}));
-            if !args.is_object() {
-                args = json!({});
-            }
-            args["confirmToken"] = json!(item.confirm_token);
+            // The staged call's arguments, with the confirm token the service gave for them.
+            let mut args = match item.request.get("args") {
+                Some(Value::Object(args)) => args.clone(),
+                _ => serde_json::Map::new(),
+            };
+            let token = item
+                .confirm_token
+                .clone()
+                .map_or(Value::Null, Value::String);
+            args.insert("confirmToken".into(), token);
+            let name = item.request.get("name").and_then(Value::as_str);
             (
                 catalog::op("execute_mcp_tool"),
-                json!({"name": item.request.get("name"), "args": args}),
+                json(serde_json::to_value(ExecuteToolRequest {
+                    name: name.unwrap_or_default().to_string(),
+                    args: Value::Object(args),
+                })),
             )
         }
     };
