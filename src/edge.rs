@@ -200,6 +200,19 @@ pub enum Refusal {
     Overloaded,
 }
 
+impl Refusal {
+    /// The server's answer to this refusal (`refuse`, its own error shape), closing the connection
+    /// where the rest of it must not be read: after a body that stalled (what is left of it is not
+    /// a request), and after an overload (a caller sending too much has what it pipelined behind
+    /// dropped unread, not refused one request at a time).
+    pub fn answer(self, refuse: fn(Refusal) -> Response) -> Response {
+        match self {
+            Refusal::TooLarge(_) => refuse(self),
+            Refusal::Timeout(_) | Refusal::Overloaded => closing(refuse(self)),
+        }
+    }
+}
+
 /// One server's edge.
 #[derive(Clone, Copy)]
 pub struct Edge {
@@ -382,12 +395,12 @@ async fn edge_call(inner: Router, shared: &Shared, mut req: Request) -> Response
         // own timeout, with every request behind it waiting as well.
         let Ok(_permit) = shared.in_flight.clone().try_acquire_owned() else {
             shed(edge.server);
-            return Err((edge.refuse)(Refusal::Overloaded));
+            return Err(Refusal::Overloaded.answer(edge.refuse));
         };
         let _share = match ip.map(|ip| shared.by_address.take(ip)) {
             Some(None) => {
                 shed(edge.server);
-                return Err((edge.refuse)(Refusal::Overloaded));
+                return Err(Refusal::Overloaded.answer(edge.refuse));
             }
             held => held.flatten(),
         };
@@ -400,7 +413,7 @@ async fn edge_call(inner: Router, shared: &Shared, mut req: Request) -> Response
         if declared.is_some_and(|n| n > edge.body_limit as u64) {
             metrics::counter!("agentdesk_http_too_large_total", "server" => edge.server)
                 .increment(1);
-            return Err((edge.refuse)(Refusal::TooLarge(edge.body_limit)));
+            return Err(Refusal::TooLarge(edge.body_limit).answer(edge.refuse));
         }
         let req = req.map(|body| {
             Body::new(tower_http::timeout::TimeoutBody::new(
@@ -476,7 +489,7 @@ fn own_413(edge: Edge, resp: Response) -> Response {
             .get(header::CONTENT_TYPE)
             .is_some_and(|v| v.as_bytes().starts_with(b"text/plain"));
     if plain {
-        (edge.refuse)(Refusal::TooLarge(edge.body_limit))
+        Refusal::TooLarge(edge.body_limit).answer(edge.refuse)
     } else {
         resp
     }
@@ -598,6 +611,21 @@ mod tests {
         (status, serde_json::from_slice(&body).unwrap_or_default())
     }
 
+    /// A caller turned away for load, or for a body that stalled, is not read further on that
+    /// connection; one too large is (its connection is still in step).
+    #[test]
+    fn refusals_for_load_and_stalls_close_their_connection() {
+        let closes = |r: Refusal| {
+            r.answer(refuse)
+                .headers()
+                .get(header::CONNECTION)
+                .is_some_and(|v| v == "close")
+        };
+        assert!(closes(Refusal::Overloaded));
+        assert!(closes(Refusal::Timeout(Duration::from_secs(1))));
+        assert!(!closes(Refusal::TooLarge(16)));
+    }
+
     #[tokio::test]
     async fn past_the_cap_a_request_is_refused_at_once_in_the_servers_shape() {
         let release = Arc::new(tokio::sync::Notify::new());
@@ -640,7 +668,7 @@ mod tests {
                 axum::routing::post(move |req: Request| async move {
                     match read_body(&edge, req.into_body()).await {
                         Ok(b) => b.len().to_string().into_response(),
-                        Err(Some(r)) => (edge.refuse)(r),
+                        Err(Some(r)) => r.answer(edge.refuse),
                         Err(None) => StatusCode::BAD_REQUEST.into_response(),
                     }
                 }),

@@ -1,8 +1,7 @@
 //! `agentdesk gate`: the supervision gateway, and its tokens, agents and journal.
 
-use super::{LogFormat, default_db, log_to_stderr, shutdown_signal};
+use super::{LogFormat, default_db, listening, log_to_stderr};
 use clap::Subcommand;
-use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -315,11 +314,7 @@ pub(crate) fn gate_serve(
             use tokio::signal::unix::{SignalKind, signal};
             signal(SignalKind::hangup()).ok().map(|hup| (path, hup))
         });
-        let stop = shutdown_signal();
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "listening on {}", running.base_url());
-        let _ = out.flush();
-        drop(out);
+        let stop = listening(std::io::stdout().lock(), &running.base_url());
         #[cfg(unix)]
         let reload = hup.map(|(path, mut hup)| {
             let running = running.clone();

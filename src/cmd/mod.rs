@@ -63,6 +63,20 @@ pub(crate) fn log_to_stderr(default: &str, format: LogFormat) {
     agentdesk::logging::to_stderr(default, matches!(format, LogFormat::Json));
 }
 
+/// Says `listening on URL` on stdout (after what `out` holds already), once the stop signals are
+/// registered, and returns the wait for one: a supervisor may stop the server as soon as it
+/// reads that line.
+pub(crate) fn listening(
+    mut out: std::io::StdoutLock<'_>,
+    url: &str,
+) -> impl std::future::Future<Output = ()> + use<> {
+    use std::io::Write;
+    let stop = shutdown_signal();
+    let _ = writeln!(out, "listening on {url}");
+    let _ = out.flush();
+    stop
+}
+
 /// Registers SIGTERM and SIGINT at once and resolves on either. Called before `listening on` is
 /// printed: until a handler is registered the default action ends the process without the
 /// graceful shutdown, and a supervisor may stop the server as soon as it reads that line.

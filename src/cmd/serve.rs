@@ -1,6 +1,6 @@
 //! `agentdesk serve` (the sandbox alone) and `agentdesk standin` (the deployment's shapes).
 
-use super::{LogFormat, db_path, load_settings, log_to_stderr, shutdown_signal};
+use super::{LogFormat, db_path, listening, load_settings, log_to_stderr};
 use agentdesk::sandbox::{DbLocation, Sandbox, SandboxConfig};
 use std::io::Write;
 use std::net::SocketAddr;
@@ -50,11 +50,7 @@ pub(crate) fn run(args: ServeArgs, config: Option<PathBuf>) -> Result<(), String
                 );
             }
         }
-        let stop = shutdown_signal();
-        let _ = writeln!(out, "listening on {}", running.base_url());
-        let _ = out.flush();
-        drop(out);
-        stop.await;
+        listening(out, &running.base_url()).await;
         running.shutdown().await;
         Ok(())
     })
@@ -79,11 +75,7 @@ pub(crate) fn standin(
             .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "key {key}");
-        let stop = shutdown_signal();
-        let _ = writeln!(out, "listening on {}", running.base_url());
-        let _ = out.flush();
-        drop(out);
-        stop.await;
+        listening(out, &running.base_url()).await;
         running.shutdown().await;
         Ok(())
     })

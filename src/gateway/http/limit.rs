@@ -116,6 +116,13 @@ impl Limits {
         Some(limits)
     }
 
+    /// [`Limits::check`], with a refusal as it is answered: the 429 with `Retry-After`, closing
+    /// its connection (requests pipelined behind it are dropped unread). Both ways in answer it.
+    pub fn refused(&self, ip: Option<IpAddr>, credential: Option<[u8; 32]>) -> Option<Response> {
+        let e = self.check(ip, credential).err()?;
+        Some(crate::edge::closing(e.into_response()))
+    }
+
     /// The address's limit first: a made-up key gets no bucket of its own past it.
     pub fn check(&self, ip: Option<IpAddr>, credential: Option<[u8; 32]>) -> Result<(), GateError> {
         let who = match credential {
@@ -163,6 +170,5 @@ pub fn refusal(limits: &Limits, req: &Request) -> Option<Response> {
             );
         }
     };
-    let refused = limits.check(ip, credential).err()?;
-    Some(crate::edge::closing(refused.into_response()))
+    limits.refused(ip, credential)
 }

@@ -158,28 +158,24 @@ fn edge_of(settings: &policy::GateSettings) -> Edge {
 fn refuse(r: Refusal) -> Response {
     match r {
         Refusal::TooLarge(limit) => too_large(limit),
-        Refusal::Timeout(after) => crate::edge::closing(
-            GateError::new(
-                Kind::Timeout,
-                "request_timeout",
-                format!(
-                    "the request body did not arrive within {} s",
-                    after.as_secs()
-                ),
-            )
-            .into_response(),
-        ),
-        Refusal::Overloaded => crate::edge::closing(
-            GateError::new(
-                Kind::Unavailable,
-                "overloaded",
-                format!(
-                    "this gateway is serving {} requests already; try again shortly",
-                    crate::edge::IN_FLIGHT
-                ),
-            )
-            .into_response(),
-        ),
+        Refusal::Timeout(after) => GateError::new(
+            Kind::Timeout,
+            "request_timeout",
+            format!(
+                "the request body did not arrive within {} s",
+                after.as_secs()
+            ),
+        )
+        .into_response(),
+        Refusal::Overloaded => GateError::new(
+            Kind::Unavailable,
+            "overloaded",
+            format!(
+                "this gateway is serving {} requests already; try again shortly",
+                crate::edge::IN_FLIGHT
+            ),
+        )
+        .into_response(),
     }
 }
 
@@ -257,7 +253,7 @@ async fn handle(gate: Arc<Gate>, op: &'static Operation, req: Request) -> Respon
     let (parts, body) = req.into_parts();
     let body = match crate::edge::read_body(&edge_of(&gate.settings), body).await {
         Ok(b) => b,
-        Err(Some(refusal)) => return refuse(refusal),
+        Err(Some(refusal)) => return refusal.answer(refuse),
         Err(None) => return StatusCode::BAD_REQUEST.into_response(),
     };
     if op.name == "get_openapi" {
@@ -426,23 +422,4 @@ async fn immediate(
     let trade = guard::immediate_trade(gate, agent, incoming).await?;
     guard::judge(gate, &agent.hash, &trade).await?;
     Ok((agent.hash.clone(), trade))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// As the sandbox's: a caller turned away for load or a stalled body is not read further.
-    #[test]
-    fn refusals_for_load_and_stalls_close_their_connection() {
-        let closes = |r| {
-            refuse(r)
-                .headers()
-                .get(axum::http::header::CONNECTION)
-                .is_some_and(|v| v == "close")
-        };
-        assert!(closes(Refusal::Overloaded));
-        assert!(closes(Refusal::Timeout(std::time::Duration::from_secs(1))));
-        assert!(!closes(Refusal::TooLarge(16)));
-    }
 }

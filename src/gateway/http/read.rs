@@ -274,17 +274,17 @@ impl Reads {
         let op = call.op;
         let Some(in_flight) = self.in_flight.clone().try_acquire_owned().ok() else {
             edge::shed("gateway");
-            return (self.refuse)(Refusal::Overloaded);
+            return Refusal::Overloaded.answer(self.refuse);
         };
         let Some(share) = self.by_address.take(call.peer.ip()) else {
             edge::shed("gateway");
-            return (self.refuse)(Refusal::Overloaded);
+            return Refusal::Overloaded.answer(self.refuse);
         };
         let digest = limit::digest(call.key);
         if let Some(limits) = &self.limits
-            && let Err(e) = limits.check(Some(call.peer.ip()), Some(digest))
+            && let Some(refused) = limits.refused(Some(call.peer.ip()), Some(digest))
         {
-            return edge::closing(e.into_response());
+            return refused;
         }
         let hash = hex::encode(digest);
         let known = gate.knows(&hash);

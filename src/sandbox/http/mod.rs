@@ -59,28 +59,24 @@ fn with_data(body: &serde_json::Value, data: &str) -> Option<Vec<u8>> {
 fn refuse(r: Refusal) -> Response {
     match r {
         Refusal::TooLarge(limit) => AppError::payload_too_large(limit).into_response(),
-        Refusal::Timeout(after) => crate::edge::closing(
-            AppError::new(
-                ErrorKind::Timeout,
-                "request_timeout",
-                format!(
-                    "the request body did not arrive within {} ms",
-                    after.as_millis()
-                ),
-            )
-            .into_response(),
-        ),
-        Refusal::Overloaded => crate::edge::closing(
-            AppError::new(
-                ErrorKind::Unavailable,
-                "overloaded",
-                format!(
-                    "the sandbox is serving {} requests already; try again shortly",
-                    crate::edge::IN_FLIGHT
-                ),
-            )
-            .into_response(),
-        ),
+        Refusal::Timeout(after) => AppError::new(
+            ErrorKind::Timeout,
+            "request_timeout",
+            format!(
+                "the request body did not arrive within {} ms",
+                after.as_millis()
+            ),
+        )
+        .into_response(),
+        Refusal::Overloaded => AppError::new(
+            ErrorKind::Unavailable,
+            "overloaded",
+            format!(
+                "the sandbox is serving {} requests already; try again shortly",
+                crate::edge::IN_FLIGHT
+            ),
+        )
+        .into_response(),
     }
 }
 
@@ -152,7 +148,7 @@ async fn serve(shared: Arc<Shared>, op: &'static Operation, req: Request) -> Res
     let (parts, body) = req.into_parts();
     let body = match crate::edge::read_body(&edge_of(&shared), body).await {
         Ok(b) => b,
-        Err(Some(refusal)) => return refuse(refusal),
+        Err(Some(refusal)) => return refusal.answer(refuse),
         Err(None) => return StatusCode::BAD_REQUEST.into_response(),
     };
     let query = parse_query(parts.uri.query().unwrap_or(""));
@@ -288,21 +284,6 @@ mod tests {
         assert!(with_data(&body, r#"{"a": 1} {"b": 2}"#).is_none());
         assert!(with_data(&body, r#"{"a": 1"#).is_none());
         assert!(with_data(&serde_json::json!([1]), "1").is_none());
-    }
-
-    /// A caller turned away for load, or for a body that stalled, is not read further on that
-    /// connection; one too large is (its connection is still in step).
-    #[test]
-    fn refusals_for_load_and_stalls_close_their_connection() {
-        let closes = |r| {
-            refuse(r)
-                .headers()
-                .get(axum::http::header::CONNECTION)
-                .is_some_and(|v| v == "close")
-        };
-        assert!(closes(Refusal::Overloaded));
-        assert!(closes(Refusal::Timeout(std::time::Duration::from_secs(1))));
-        assert!(!closes(Refusal::TooLarge(16)));
     }
 
     #[test]
