@@ -4,7 +4,7 @@
 #![no_main]
 
 use agentdesk::api::catalog::{Method, OPERATIONS};
-use agentdesk::gateway::request;
+use agentdesk::gateway::model::request;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let Some((&pick, body)) = data.split_first() else {

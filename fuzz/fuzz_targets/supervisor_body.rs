@@ -2,7 +2,7 @@
 //! that is accepted reads back as itself from what the gateway answers and stores.
 #![no_main]
 
-use agentdesk::gateway::policy::Policy;
+use agentdesk::gateway::rules::policy::Policy;
 use agentdesk::gateway::supervisor_bodies as bodies;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {

@@ -128,7 +128,7 @@ pub(crate) fn gate_db(
     if let Some(path) = config.filter(|p| p.exists()) {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read config {}: {e}", path.display()))?;
-        let settings = agentdesk::gateway::policy::GateSettings::from_toml(&text)
+        let settings = agentdesk::gateway::rules::policy::GateSettings::from_toml(&text)
             .map_err(|e| format!("config {}: {e}", path.display()))?;
         if let Some(store) = settings.store {
             return Ok(GateDb::parse(store.trim()));
@@ -236,7 +236,7 @@ pub(crate) fn run(args: GateArgs, config: Option<PathBuf>) -> Result<(), String>
             let rows = runtime
                 .block_on(store.journal(0, usize::MAX >> 1))
                 .map_err(|e| e.to_string())?;
-            match agentdesk::gateway::journal::verify(&rows) {
+            match agentdesk::gateway::model::journal::verify(&rows) {
                 Ok(n) => {
                     println!("journal ok: {n} records");
                     Ok(())
@@ -253,9 +253,9 @@ pub(crate) fn gate_config(
     path: Option<&std::path::Path>,
 ) -> Result<
     (
-        agentdesk::gateway::policy::GateSettings,
-        agentdesk::gateway::policy::Policy,
-        Vec<agentdesk::gateway::notify::Destination>,
+        agentdesk::gateway::rules::policy::GateSettings,
+        agentdesk::gateway::rules::policy::Policy,
+        Vec<agentdesk::gateway::upstream::notify::Destination>,
         Option<String>,
     ),
     String,
@@ -265,9 +265,10 @@ pub(crate) fn gate_config(
     };
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read config {}: {e}", path.display()))?;
-    let (settings, policy) = agentdesk::gateway::policy::GateSettings::with_policy_from_toml(&text)
-        .map_err(|e| format!("config {}: {e}", path.display()))?;
-    let notify = agentdesk::gateway::notify::from_toml(&text)
+    let (settings, policy) =
+        agentdesk::gateway::rules::policy::GateSettings::with_policy_from_toml(&text)
+            .map_err(|e| format!("config {}: {e}", path.display()))?;
+    let notify = agentdesk::gateway::upstream::notify::from_toml(&text)
         .map_err(|e| format!("config {}: {e}", path.display()))?;
     let public_url = agentdesk::gateway::link::public_url_from_toml(&text)
         .map_err(|e| format!("config {}: {e}", path.display()))?;

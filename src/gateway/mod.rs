@@ -9,43 +9,40 @@
 //! request: the store and the log see that hash or its first 8 hex digits (the project's key
 //! fingerprint), never a key.
 
-pub mod changes;
-pub mod connections;
-pub mod core;
-pub mod error;
-pub mod execute;
-pub mod guard;
+// Layers, bottom up; each imports only those above it in this list (the structure tests hold
+// it): the vocabulary, the supervisor's rules, the two ports (the store, the upstream), the
+// gate's wired state, the flow of a request through them, and the edge that serves it.
+pub mod flow;
+pub mod gate;
 mod http;
+pub mod model;
+pub mod rules;
+pub mod store;
+pub mod upstream;
+
 /// The supervisor API's bodies, read strictly (also what the fuzz target reads).
 pub use http::bodies as supervisor_bodies;
-pub mod inbox;
-pub mod items;
-pub mod journal;
-pub mod link;
-mod listing;
-pub mod notify;
-pub mod policy;
-pub mod reconcile;
-pub mod request;
-mod shared;
-pub mod store;
-pub mod tools;
-pub mod trade;
-mod upstream;
 
-pub use self::core::{AgentKey, Gate, GateDb, Now, TOKEN_PREFIX, mint_token, sha256_hex};
-pub use error::{GateError, Kind};
+// What the rest of the program names the gateway's parts by.
+pub use flow::link;
+pub use gate::{AgentKey, Gate, GateDb, Now, TOKEN_PREFIX, mint_token, sha256_hex};
 pub use http::{GATEWAY_HEADER, api, page};
+pub use model::error::{GateError, Kind};
+pub use model::{journal, request, trade};
+pub use rules::policy;
+pub use upstream::notify;
 pub use upstream::{Buffered, Incoming};
 
 use crate::secret::Secret;
 use chrono::Utc;
+use flow::{guard, reconcile};
 use policy::{GateSettings, Policy};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
+use upstream::Upstream;
 
 pub struct GateConfig {
     pub addr: SocketAddr,
@@ -151,9 +148,9 @@ impl Gateway {
         // may be executing right now: only claims older than any live execution are taken over.
         let stale = store
             .shared()
-            .then(|| (config.now)() - shared::stale_after(&config.settings));
+            .then(|| (config.now)() - flow::poll::stale_after(&config.settings));
         store
-            .recover_executing(shared::RECOVERED.into(), stale)
+            .recover_executing(model::hold::RECOVERED.into(), stale)
             .await
             .map_err(|e| StartError::Database {
                 path,
@@ -176,10 +173,13 @@ impl Gateway {
         })?;
         let gate = Arc::new(Gate {
             store,
-            http,
-            upstream,
-            upstream_url,
-            upstream_key: config.upstream_key,
+            upstream: Upstream::new(
+                http,
+                upstream,
+                upstream_url,
+                config.upstream_key,
+                config.settings.timeout(),
+            ),
             settings: config.settings,
             now: config.now,
             addr,
@@ -187,7 +187,6 @@ impl Gateway {
             public_url,
             keys: Mutex::new(HashMap::new()),
             tools: Default::default(),
-            upstream_seen: Default::default(),
             connections: Default::default(),
             derived: Default::default(),
             listings: Default::default(),
@@ -223,7 +222,7 @@ impl Gateway {
         let poller = gate
             .store
             .shared()
-            .then(|| tokio::spawn(shared::poll(gate.clone())));
+            .then(|| tokio::spawn(flow::poll::poll(gate.clone())));
         Ok(Running {
             addr,
             gate,
@@ -246,7 +245,7 @@ impl Running {
     /// Puts a policy in force (a config reload on SIGHUP): refused whole, keeping the old one,
     /// when it is not valid for this gateway.
     pub async fn set_policy(&self, policy: &Policy, by: &str) -> Result<bool, String> {
-        guard::validate(policy, self.gate.upstream_key.is_some()).map_err(|e| e.to_string())?;
+        guard::validate(policy, self.gate.upstream.key.is_some()).map_err(|e| e.to_string())?;
         guard::set_policy(&self.gate, policy, by)
             .await
             .map_err(|e| e.message)

@@ -189,7 +189,7 @@ pub async fn start_gateway(
     upstream: &str,
     clock: &TestClock,
     db: &std::path::Path,
-    settings: agentdesk::gateway::policy::GateSettings,
+    settings: agentdesk::gateway::rules::policy::GateSettings,
     upstream_key: Option<Secret>,
 ) -> agentdesk::gateway::Running {
     use agentdesk::gateway::{GateConfig, GateDb, Gateway};
@@ -229,7 +229,7 @@ pub async fn start_gateway_with(
 }
 
 /// The test sandbox's defaults, as a supervisor states them for its gateway.
-pub fn sandbox_defaults() -> agentdesk::gateway::trade::Defaults {
+pub fn sandbox_defaults() -> agentdesk::gateway::model::trade::Defaults {
     agentdesk::embedded::sandbox_defaults(&agentdesk::sandbox::Settings::default())
 }
 

@@ -3,7 +3,7 @@
 
 use crate::common;
 use agentdesk::api::Scope;
-use agentdesk::gateway::policy::GateSettings;
+use agentdesk::gateway::rules::policy::GateSettings;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};

@@ -714,3 +714,51 @@ fn main_rs_is_under_six_hundred_lines() {
         "main.rs has {n} lines: move a command into src/cmd/"
     );
 }
+
+/// Issue 35: the gateway reads top-down — each of its files imports only files below it, so a
+/// reader can follow a request without coming back to where they started.
+#[test]
+fn no_import_cycle_between_files_of_the_gateway() {
+    let graph: BTreeMap<String, BTreeSet<String>> = import_graph(&library_files())
+        .into_iter()
+        .filter(|(f, _)| f.starts_with("gateway/") && !f.starts_with("gateway/http/"))
+        .map(|(f, to)| {
+            let to = to
+                .into_iter()
+                .filter(|t| t.starts_with("gateway/"))
+                .collect();
+            (f, to)
+        })
+        .collect();
+    let found = cycles(&graph);
+    assert!(found.is_empty(), "cycles between gateway files: {found:#?}");
+}
+
+/// Issue 35: the gateway's domain in layers you can name, each importing only those below it. The
+/// root `mod.rs` composes them and is in none.
+#[test]
+fn each_gateway_layer_imports_only_the_layers_below_it() {
+    const LAYERS: [&str; 7] = [
+        "model", "rules", "store", "upstream", "gate", "flow", "http",
+    ];
+    let layer = |file: &str| {
+        let rest = file.strip_prefix("gateway/")?;
+        let top = rest.split('/').next()?;
+        LAYERS.iter().position(|l| *l == top)
+    };
+    let mut upward = Vec::new();
+    for (file, targets) in import_graph(&library_files()) {
+        let Some(from) = layer(&file) else { continue };
+        for target in targets {
+            if let Some(to) = layer(&target)
+                && to > from
+            {
+                upward.push(format!(
+                    "{file} ({}) imports {target} ({})",
+                    LAYERS[from], LAYERS[to]
+                ));
+            }
+        }
+    }
+    assert!(upward.is_empty(), "imports up the layers: {upward:#?}");
+}

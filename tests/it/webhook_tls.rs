@@ -90,8 +90,8 @@ async fn a_listed_ca_marked_certificate_is_accepted_and_an_unlisted_one_refused(
 /// accepted when listed.
 #[tokio::test]
 async fn a_notify_ca_file_is_trusted_as_a_webhook_ca_file_is() {
-    use agentdesk::gateway::notify::Destination;
-    use agentdesk::gateway::policy::GateSettings;
+    use agentdesk::gateway::rules::policy::GateSettings;
+    use agentdesk::gateway::upstream::notify::Destination;
     let dir = tempfile::tempdir().unwrap();
     let (listed_pem, listed_tls) = ca_marked_certificate();
     let pem = dir.path().join("receiver.pem");

@@ -1,14 +1,14 @@
 //! The supervisor API under `/gate/v1`, for the console and for scripts. Every call carries a
 //! supervisor token (`agentdesk gate token`) in `x-api-key`.
 
-use super::super::changes::{self, WAIT_MAX};
-use super::super::core::{Gate, sha256_hex};
-use super::super::error::{GateError, Kind};
-use super::super::guard;
-use super::super::inbox;
-use super::super::items::{self, agent_map};
-use super::super::journal;
-use super::super::listing;
+use super::super::flow::changes::{self, WAIT_MAX};
+use super::super::flow::guard;
+use super::super::flow::inbox;
+use super::super::flow::items::{self, agent_map};
+use super::super::flow::listing;
+use super::super::gate::{Gate, sha256_hex};
+use super::super::model::error::{GateError, Kind};
+use super::super::model::journal;
 use super::super::store::{Record, Role, Standing, Status, Token};
 use super::json_response;
 use super::policy;
@@ -230,7 +230,7 @@ async fn check(
     _: Supervisor,
     Path(id): Path<String>,
 ) -> Result<Response, GateError> {
-    let item = inbox::find(&gate, &id).await?;
+    let item = items::find(&gate, &id).await?;
     let trade = guard::item_trade(&gate, &item).await.map_err(|why| {
         GateError::new(
             Kind::Conflict,
@@ -317,7 +317,7 @@ async fn agents(
     Ok(super::success(GateAgents {
         gateway: Some(GateInfo {
             version: env!("CARGO_PKG_VERSION").to_string(),
-            upstream: gate.upstream.clone(),
+            upstream: gate.upstream.base().to_string(),
         }),
         you: Some(GateSupervisor {
             label: who(&token),
@@ -501,7 +501,7 @@ async fn put_policy(
         GateError::new(Kind::Invalid, "invalid_policy", e.message).with_field(e.key)
     };
     let policy = super::bodies::policy(&body)?;
-    guard::validate(&policy, gate.upstream_key.is_some()).map_err(invalid)?;
+    guard::validate(&policy, gate.upstream.key.is_some()).map_err(invalid)?;
     let changed = guard::set_policy(&gate, &policy, &who(&token)).await?;
     Ok(json_response(
         StatusCode::OK,

@@ -3,9 +3,9 @@
 //! of its type and range. Pure functions of the bytes, so a fuzz target reads them as the handlers
 //! do (`fuzz/fuzz_targets/supervisor_body.rs`).
 
-use super::super::error::{GateError, Kind};
-use super::super::policy;
-use super::super::request;
+use super::super::model::error::{GateError, Kind};
+use super::super::model::request;
+use super::super::rules::policy;
 use serde_json::{Map, Value};
 
 /// `POST /gate/v1/inbox/{id}/approve`: the rules an approval overrides (none: a plain one).
@@ -131,7 +131,7 @@ pub fn standing(body: &[u8]) -> Result<Standing, GateError> {
     })?;
     let coins = strings(&map, "coins", "coin names")?
         .iter()
-        .map(|c| policy::coin_of(c))
+        .map(|c| crate::api::symbol::coin_of(c))
         .collect();
     let max_notional_usd = map
         .get("maxNotionalUsd")

@@ -1,7 +1,7 @@
 //! Errors and answers as the wire has them.
 
-use super::super::error::{GateError, Kind};
-use super::super::request;
+use super::super::model::error::{GateError, Kind};
+use super::super::model::request;
 use super::super::upstream::{Answer, Buffered, response_headers};
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};

@@ -7,7 +7,7 @@
 //! One [`Limits`] serves both ways in: the router's middleware and the pass-through reads
 //! ([`super::read`]), so a caller has one bucket whichever way its requests take.
 
-use super::super::error::{GateError, Kind};
+use super::super::model::error::{GateError, Kind};
 use axum::extract::{ConnectInfo, Request};
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};

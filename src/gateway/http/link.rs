@@ -1,9 +1,9 @@
 //! `POST /gate/v1/inbox/{id}/link`: a supervisor mints a single-use approval link for an item
 //! that waits for a human ([`crate::gateway::link`] keeps the rules, [`super::page`] serves it).
 
-use super::super::core::Gate;
-use super::super::error::GateError;
+use super::super::gate::Gate;
 use super::super::link::mint;
+use super::super::model::error::GateError;
 use super::api;
 use super::json_response;
 use axum::Router;
@@ -30,7 +30,7 @@ async fn mint_handler(
         .expire_due(gate.now())
         .await
         .map_err(GateError::store)?;
-    let item = super::super::inbox::find(&gate, &id).await?;
+    let item = super::super::flow::items::find(&gate, &id).await?;
     let url = mint(&gate, &item, &api::who(&token)).await?;
     Ok(json_response(
         StatusCode::OK,

@@ -12,14 +12,12 @@ mod ops;
 pub mod page;
 mod read;
 
-use super::core::{AgentKey, Gate, TOKEN_PREFIX};
-use super::error::{GateError, Kind};
-use super::guard;
-use super::inbox;
-use super::policy;
-use super::request;
+use super::flow::{guard, inbox};
+use super::gate::{AgentKey, Gate, TOKEN_PREFIX};
+use super::model::error::{GateError, Kind};
+use super::model::{request, trade};
+use super::rules::policy;
 use super::store;
-use super::trade;
 use super::upstream::{Answer, Incoming};
 use crate::api::catalog::{Method as OpMethod, Operation};
 use crate::api::routes::catalog_router;
@@ -357,14 +355,14 @@ async fn supervisor_read(gate: &Arc<Gate>, incoming: Incoming) -> Result<Answer,
             "a supervisor token reads the account through the gateway; changes go through the inbox (/gate/v1)",
         ));
     }
-    let Some(key) = gate.upstream_key.clone() else {
+    let Some(key) = gate.upstream.key.clone() else {
         return Err(GateError::new(
             Kind::Unavailable,
             "upstream_key_not_configured",
             "this gateway has no key of its own for the account; start it with --upstream-key-env VAR",
         ));
     };
-    gate.forward(&incoming, &key).await
+    gate.upstream.forward(&incoming, &key).await
 }
 
 async fn route(gate: &Arc<Gate>, incoming: Incoming) -> Result<Answer, GateError> {
@@ -379,7 +377,7 @@ async fn route(gate: &Arc<Gate>, incoming: Incoming) -> Result<Answer, GateError
         ("execute_mcp_tool", _) => inbox::tool(gate, &incoming).await,
         _ if policy::IMMEDIATE.contains(&name) => {
             let (agent, trade) = immediate(gate, &incoming).await?;
-            let resp = gate.pass_through(&incoming).await?;
+            let resp = crate::gateway::flow::forward::pass_through(gate, &incoming).await?;
             if matches!(&resp, Answer::Streamed(r) if r.status().is_success())
                 && !trade.reduces
                 && let Some(notional) = trade.notional
@@ -391,7 +389,7 @@ async fn route(gate: &Arc<Gate>, incoming: Incoming) -> Result<Answer, GateError
             }
             Ok(resp)
         }
-        _ => gate.pass_through(&incoming).await,
+        _ => crate::gateway::flow::forward::pass_through(gate, &incoming).await,
     }
 }
 

@@ -3,9 +3,9 @@
 //! lately), `/metrics` (Prometheus; behind a supervisor token once `public_url` says the gateway
 //! faces a network).
 
-use super::super::core::Gate;
-use super::super::error::GateError;
-use super::super::guard;
+use super::super::flow::guard;
+use super::super::gate::Gate;
+use super::super::model::error::GateError;
 use super::api;
 use axum::Router;
 use axum::extract::State;
@@ -14,7 +14,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::json;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// An upstream answer this recent proves it reachable without asking it again.
@@ -43,12 +42,12 @@ async fn store_ready(gate: &Gate) -> Result<(), String> {
 /// Reached lately, or reachable now: any HTTP answer counts (the question is the network, not
 /// the service's opinion of a request without a key).
 async fn upstream_ready(gate: &Gate) -> Result<(), String> {
-    let seen = gate.upstream_seen.load(Ordering::Relaxed);
+    let seen = gate.upstream.last_seen_ms();
     if seen > 0 && chrono::Utc::now().timestamp_millis() - seen < SEEN_LATELY.num_milliseconds() {
         return Ok(());
     }
     let op = crate::api::catalog::op("get_openapi");
-    match tokio::time::timeout(PROBE_TIMEOUT, gate.get_json_as(op, None)).await {
+    match tokio::time::timeout(PROBE_TIMEOUT, gate.upstream.get_json_as(op, None)).await {
         Ok(Ok(_)) => Ok(()),
         Ok(Err(e)) => Err(e.message),
         Err(_) => Err(format!("no answer within {} s", PROBE_TIMEOUT.as_secs())),

@@ -8,13 +8,13 @@
 //! POST without the link's CSRF token, and every link while the kill switch is on; 400 a form
 //! without `decision=approve|reject`. Every page but the first has nothing to press.
 
-use super::super::core::{Gate, sha256_hex};
-use super::super::error::GateError;
-use super::super::guard;
-use super::super::inbox;
+use super::super::flow::guard;
+use super::super::flow::inbox;
+use super::super::gate::{Gate, sha256_hex};
 use super::super::link;
+use super::super::model::error::GateError;
+use super::super::model::trade::{PricedBy, Trade};
 use super::super::store::{Item, ItemRef, Link, Status};
-use super::super::trade::{PricedBy, Trade};
 use super::error::status_of;
 use axum::Router;
 use axum::extract::rejection::FormRejection;

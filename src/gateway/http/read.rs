@@ -17,8 +17,8 @@
 //! A forwarded read logs nothing when it goes well; when the upstream fails, the line names the
 //! request id, the operation and the path.
 
-use super::super::core::{AgentKey, Gate, TOKEN_PREFIX};
-use super::super::error::{GateError, Kind};
+use super::super::gate::{AgentKey, Gate, TOKEN_PREFIX};
+use super::super::model::error::{GateError, Kind};
 use super::super::upstream::{not_forwarded, succeeded};
 use super::GATEWAY_HEADER;
 use super::limit::{self, Limits};
@@ -104,11 +104,12 @@ impl Reads {
             .wrap_connector(http);
         let upstream: Uri = gate
             .upstream
+            .base()
             .parse()
-            .map_err(|e| format!("upstream {}: {e}", gate.upstream))?;
+            .map_err(|e| format!("upstream {}: {e}", gate.upstream.base()))?;
         let authority = upstream
             .authority()
-            .ok_or_else(|| format!("upstream {} names no host", gate.upstream))?;
+            .ok_or_else(|| format!("upstream {} names no host", gate.upstream.base()))?;
         let host = HeaderValue::from_str(authority.as_str()).map_err(|e| e.to_string())?;
         let base = format!(
             "{}://{}{}",
@@ -151,7 +152,7 @@ impl Reads {
     /// supervisor's token, which the router's supervisor API reads.
     pub(super) fn route(&self, path: &str, key: &str) -> Option<&'static Operation> {
         // A path that is not plain is the router's to refuse.
-        if key.starts_with(TOKEN_PREFIX) || !super::super::request::plain_path(path) {
+        if key.starts_with(TOKEN_PREFIX) || !super::super::model::request::plain_path(path) {
             return None;
         }
         self.routes.at(path).ok().map(|m| *m.value)
@@ -302,10 +303,7 @@ impl Reads {
         let answer = match sent {
             Ok(Ok(answer)) => {
                 // The wall clock, as readiness reads it (the gateway's own clock may be a test's).
-                gate.upstream_seen.store(
-                    chrono::Utc::now().timestamp_millis(),
-                    std::sync::atomic::Ordering::Relaxed,
-                );
+                gate.upstream.saw();
                 edge::latency(upstream_latency(), call.start.elapsed().as_secs_f64());
                 answer
             }
@@ -339,9 +337,9 @@ impl Reads {
             // On the gateway's runtime: remembering an agent writes its row and starts the runs
             // of its approved items, which outlive the read.
             let gate = gate.clone();
-            let remembered = self
-                .runtime
-                .spawn(async move { gate.remember(&AgentKey::new(secret)).await });
+            let remembered = self.runtime.spawn(async move {
+                crate::gateway::flow::forward::remember(&gate, &AgentKey::new(secret)).await
+            });
             if let Err(e) = remembered.await {
                 tracing::warn!(operation = op.name, "remembering the agent failed: {e}");
             }
@@ -483,7 +481,7 @@ fn unreachable_upstream(gate: &Gate, op: &Operation, id: &[u8], path: &str, e: &
         path,
         "the upstream is unreachable: {reason}"
     );
-    gate.upstream_unreachable(&reason).into_response()
+    gate.upstream.unreachable(&reason).into_response()
 }
 
 fn timed_out(gate: &Gate, op: &Operation, id: &[u8], target: &str) -> Response {
@@ -496,5 +494,5 @@ fn timed_out(gate: &Gate, op: &Operation, id: &[u8], target: &str) -> Response {
         "the upstream did not answer within {} s",
         gate.settings.timeout_secs
     );
-    gate.upstream_timed_out().into_response()
+    gate.upstream.timed_out().into_response()
 }

@@ -2,7 +2,7 @@
 //! `AGENTDESK_TEST_PG` names a server (each test in a fresh schema, so tests run in parallel).
 
 use super::*;
-use crate::gateway::journal;
+use crate::gateway::model::journal;
 use serde_json::json;
 use std::path::PathBuf;
 use std::sync::Arc;

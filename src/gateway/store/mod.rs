@@ -12,7 +12,8 @@ pub mod sqlite;
 mod sqlite_schema;
 pub mod watched;
 
-pub use super::journal::JournalRow;
+use super::model::error::{GateError, Kind};
+pub use super::model::journal::JournalRow;
 use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
 use serde_json::Value;
@@ -270,6 +271,20 @@ impl From<deadpool_postgres::PoolError> for StoreError {
 }
 
 pub type StoreResult<T> = Result<T, StoreError>;
+
+impl GateError {
+    /// What every caller answers when the store fails: the details go to the log, the caller
+    /// hears the store is unavailable. Here rather than with [`GateError`] because the error
+    /// vocabulary sits below the store.
+    pub fn store(e: StoreError) -> Self {
+        tracing::error!("{e}");
+        GateError::new(
+            Kind::Unavailable,
+            "gateway_store_unavailable",
+            "the gateway's database failed; try again",
+        )
+    }
+}
 
 /// A change of status, applied only if the item is in one of `from` (and, with `unexpired_at`, has
 /// not expired by then): the single place concurrent deciders race, and exactly one wins.

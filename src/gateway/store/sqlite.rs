@@ -6,7 +6,7 @@ use super::{
     Agent, Counts, Exec, Held, Item, ItemRef, JournalRow, Link, Listed, Record, Role, Standing,
     Status, Store, StoreError, StoreResult, Token, Transition,
 };
-use crate::gateway::journal;
+use crate::gateway::model::journal;
 use chrono::{DateTime, SecondsFormat, Utc};
 use futures::future::BoxFuture;
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params};

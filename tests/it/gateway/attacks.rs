@@ -13,7 +13,7 @@ use super::Setup;
 use super::guard::propose;
 use crate::common;
 use agentdesk::api::Scope;
-use agentdesk::gateway::policy::Policy;
+use agentdesk::gateway::rules::policy::Policy;
 use agentdesk::secret::Secret;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};

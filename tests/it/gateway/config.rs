@@ -1,7 +1,7 @@
 //! The gateway's block of config.example.toml lists every key with a value the gateway accepts.
 
-use agentdesk::gateway::notify;
-use agentdesk::gateway::policy::{GateSettings, RULES};
+use agentdesk::gateway::rules::policy::{GateSettings, RULES};
+use agentdesk::gateway::upstream::notify;
 
 #[test]
 fn the_example_configs_gateway_block_parses_and_lists_every_rule() {

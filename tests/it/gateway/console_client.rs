@@ -199,7 +199,7 @@ async fn the_embedded_gateway_applies_the_config_files_policy() {
     config.gate_port = 0;
     config.demo_agent = None;
     (config.gate_settings, config.policy) =
-        agentdesk::gateway::policy::GateSettings::with_policy_from_toml(
+        agentdesk::gateway::rules::policy::GateSettings::with_policy_from_toml(
             "[policy]\nmax_notional_usd = 100\n",
         )
         .unwrap();

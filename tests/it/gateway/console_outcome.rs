@@ -159,7 +159,7 @@ async fn a_stalled_upstream_that_executed_is_shown_and_journaled_executed_not_fa
     .await;
     let dir = tempfile::tempdir().unwrap();
     let gate = common::start_gateway_with(&url, &clock, &dir.path().join("g.db"), |c| {
-        c.settings = agentdesk::gateway::policy::GateSettings::default();
+        c.settings = agentdesk::gateway::rules::policy::GateSettings::default();
         c.settings.timeout_secs = 1;
     })
     .await;

@@ -7,7 +7,7 @@ use crate::common;
 use agentdesk::api::Scope;
 use agentdesk::api::webhook_sig;
 use agentdesk::gateway::GateConfig;
-use agentdesk::gateway::notify::Destination;
+use agentdesk::gateway::upstream::notify::Destination;
 use agentdesk::secret::Secret;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -249,7 +249,7 @@ async fn past_the_daily_loss_limit_only_reducing_trades_pass() {
     let db = dir.path().join("g.db");
     let gate = common::start_gateway_with(&upstream, &sandbox.clock, &db, |c| {
         c.upstream_key = Some(Secret::new(String::from("gateway-key")));
-        c.policy = agentdesk::gateway::policy::Policy::from_json(
+        c.policy = agentdesk::gateway::rules::policy::Policy::from_json(
             &json!({"daily_loss_limit_usd": 200, "max_open_positions": 2}),
         )
         .unwrap();
@@ -318,8 +318,9 @@ async fn past_the_daily_loss_limit_only_reducing_trades_pass() {
 #[tokio::test]
 async fn an_approval_rechecks_the_live_account_and_needs_an_explicit_override() {
     let s = guarded(|c| {
-        c.policy = agentdesk::gateway::policy::Policy::from_json(&json!({"max_open_positions": 1}))
-            .unwrap();
+        c.policy =
+            agentdesk::gateway::rules::policy::Policy::from_json(&json!({"max_open_positions": 1}))
+                .unwrap();
     })
     .await;
     let key = s.sandbox.key(Scope::McpMutate);
@@ -650,9 +651,10 @@ async fn a_waiting_item_is_notified_with_a_standard_webhooks_signature_retried_u
     };
     let s = guarded(|c| {
         c.notify = vec![destination];
-        c.policy =
-            agentdesk::gateway::policy::Policy::from_json(&json!({"max_notional_usd": 1200}))
-                .unwrap();
+        c.policy = agentdesk::gateway::rules::policy::Policy::from_json(
+            &json!({"max_notional_usd": 1200}),
+        )
+        .unwrap();
     })
     .await;
     let key = s.sandbox.key(Scope::McpMutate);
@@ -740,8 +742,9 @@ async fn a_waiting_item_is_notified_with_a_standard_webhooks_signature_retried_u
 #[tokio::test]
 async fn with_the_kill_switch_on_allowed_immediate_trades_may_only_reduce() {
     let s = guarded(|c| {
-        c.policy = agentdesk::gateway::policy::Policy::from_json(&json!({"allow_immediate": true}))
-            .unwrap();
+        c.policy =
+            agentdesk::gateway::rules::policy::Policy::from_json(&json!({"allow_immediate": true}))
+                .unwrap();
     })
     .await;
     let key = s.sandbox.key(Scope::Legacy);

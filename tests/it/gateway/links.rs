@@ -4,8 +4,8 @@
 use super::guard::{guarded, journal, passed, propose, receiver, trade};
 use super::{Setup, confirm, send};
 use agentdesk::api::{Scope, webhook_sig};
-use agentdesk::gateway::notify::Destination;
-use agentdesk::gateway::policy::Policy;
+use agentdesk::gateway::rules::policy::Policy;
+use agentdesk::gateway::upstream::notify::Destination;
 use agentdesk::secret::Secret;
 use reqwest::header::HeaderMap;
 use reqwest::{Method, StatusCode};

@@ -4,7 +4,7 @@
 use crate::common::{self, TestServer};
 use agentdesk::api::model::TradeSignal;
 use agentdesk::api::{Client, Scope};
-use agentdesk::gateway::policy::GateSettings;
+use agentdesk::gateway::rules::policy::GateSettings;
 use agentdesk::gateway::{GATEWAY_HEADER, Running};
 use agentdesk::secret::Secret;
 use reqwest::StatusCode;

@@ -7,7 +7,7 @@ use super::guard::{guarded, propose, trade};
 use agentdesk::api::model::GateRules;
 use agentdesk::api::{ApiError, Client, Scope};
 use agentdesk::console::gate::policy::error_text;
-use agentdesk::gateway::policy::Policy;
+use agentdesk::gateway::rules::policy::Policy;
 use agentdesk::gateway::store::{SqliteStore, Store};
 use agentdesk::secret::Secret;
 use reqwest::{Method, StatusCode};

@@ -5,7 +5,7 @@
 
 use super::send;
 use crate::common;
-use agentdesk::gateway::policy::GateSettings;
+use agentdesk::gateway::rules::policy::GateSettings;
 use agentdesk::gateway::{GateDb, Running};
 use agentdesk::sandbox::TestClock;
 use axum::response::{IntoResponse, Response};

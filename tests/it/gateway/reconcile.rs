@@ -6,7 +6,7 @@ use super::{Setup, long_btc, setup};
 use crate::common;
 use agentdesk::api::Scope;
 use agentdesk::api::client::Client;
-use agentdesk::gateway::policy::GateSettings;
+use agentdesk::gateway::rules::policy::GateSettings;
 use agentdesk::secret::Secret;
 use reqwest::StatusCode;
 

@@ -5,7 +5,7 @@
 use super::send;
 use crate::common;
 use agentdesk::gateway::Running;
-use agentdesk::gateway::policy::{GateSettings, Policy};
+use agentdesk::gateway::rules::policy::{GateSettings, Policy};
 use agentdesk::sandbox::TestClock;
 use reqwest::StatusCode;
 use serde_json::{Value, json};

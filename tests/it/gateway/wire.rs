@@ -8,7 +8,7 @@ use super::attacks::{Executed, armed, executed, judge, policy, policy_limits, tr
 use super::{Setup, gateway_before};
 use agentdesk::api::Scope;
 use agentdesk::gateway::GATEWAY_HEADER;
-use agentdesk::gateway::policy::GateSettings;
+use agentdesk::gateway::rules::policy::GateSettings;
 use agentdesk::secret::Secret;
 use serde_json::{Value, json};
 use std::collections::HashMap;

@@ -7,8 +7,8 @@
 use super::McpState;
 use super::ViaMcp;
 use crate::api::catalog::{self as ops, Method as OpMethod, Operation};
-use crate::gateway::core::AgentKey;
-use crate::gateway::request::{self, Parsed};
+use crate::gateway::gate::AgentKey;
+use crate::gateway::model::request::{self, Parsed};
 use crate::gateway::store::{Exec, Item, ItemRef, Status};
 use axum::body::Body;
 use axum::extract::Request;

@@ -7,7 +7,7 @@ use super::McpState;
 use super::lock;
 use crate::api::catalog::{self as ops, Operation, Tier};
 use crate::api::model::{Capabilities, ToolCapability};
-use crate::gateway::error::{GateError, Kind};
+use crate::gateway::model::error::{GateError, Kind};
 use crate::secret::Secret;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use rmcp::service::{Peer, RoleServer};
@@ -132,6 +132,7 @@ pub fn mcp_tool(t: &ToolCapability, op: &Operation, mutate: bool) -> Tool {
 async fn fetch(state: &McpState, key: Option<&Secret>) -> Result<Vec<Tool>, GateError> {
     let answer = state
         .gate
+        .upstream
         .get_json_as(ops::op("list_mcp_capabilities"), key)
         .await?;
     let unusable = |why: String| {
@@ -207,7 +208,7 @@ pub fn spawn_refresh(state: Arc<McpState>) {
             if !listening {
                 continue;
             }
-            let key = state.gate.upstream_key.clone().or_else(|| {
+            let key = state.gate.upstream.key.clone().or_else(|| {
                 state
                     .gate
                     .lock_keys()

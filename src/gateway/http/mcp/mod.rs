@@ -11,8 +11,8 @@ mod call;
 mod catalog;
 mod server;
 
-use super::super::core::{AgentKey, Gate, TOKEN_PREFIX};
-use super::super::error::{GateError, Kind};
+use super::super::gate::{AgentKey, Gate, TOKEN_PREFIX};
+use super::super::model::error::{GateError, Kind};
 use crate::api::catalog as ops;
 use crate::secret::Secret;
 use axum::Router;
@@ -184,6 +184,7 @@ impl McpState {
         }
         let answer = self
             .gate
+            .upstream
             .get_json(ops::op("whoami"), &agent.secret)
             .await
             .map_err(IntoResponse::into_response)?;
@@ -193,7 +194,7 @@ impl McpState {
                 verified.retain(|_, at| at.elapsed() < KEY_FRESH_FOR);
                 verified.insert(agent.hash.clone(), Instant::now());
             }
-            self.gate.remember(agent).await;
+            crate::gateway::flow::forward::remember(&self.gate, agent).await;
             return Ok(());
         }
         let status = answer.status.as_u16();

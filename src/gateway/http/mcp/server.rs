@@ -4,7 +4,7 @@
 
 use super::McpState;
 use super::call;
-use crate::gateway::core::AgentKey;
+use crate::gateway::gate::AgentKey;
 use axum::http::request::Parts;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams,

@@ -20,7 +20,7 @@ use super::{
     Agent, Counts, Held, Item, ItemRef, JournalRow, Link, Listed, Record, Role, Standing, Status,
     Store, StoreError, StoreResult, Token, Transition,
 };
-use crate::gateway::journal;
+use crate::gateway::model::journal;
 use chrono::{DateTime, Utc};
 use deadpool_postgres::GenericClient;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};

@@ -4,7 +4,7 @@
 use super::super::{
     Agent, Exec, Item, JournalRow, Record, Standing, Status, StoreError, StoreResult,
 };
-use crate::gateway::journal;
+use crate::gateway::model::journal;
 use chrono::SecondsFormat;
 use serde_json::Value;
 use tokio_postgres::Row;

@@ -5,32 +5,22 @@
 //! errors as 200 with `success: false`), so answers are read as JSON values with lookups, never
 //! through the typed models.
 
-pub use super::execute::{execute, run_waiting};
-
-use super::core::{AgentKey, Gate};
-use super::error::{GateError, Kind};
+use super::execute;
 use super::guard;
-use super::items;
-use super::policy;
-use super::request::Parsed;
-use super::store::{Exec, Item, ItemRef, Record, Status, Transition};
-use super::tools::{self, ToolClass};
-use super::trade;
-use super::upstream::{Answer, Buffered, Incoming};
+use super::items::{self, find, retry_at};
 use crate::api::catalog;
 use crate::api::model::lenient::time as parse_time;
-use crate::api::model::rate_limited_until;
+use crate::gateway::gate::{AgentKey, Gate};
+use crate::gateway::model::error::{GateError, Kind};
+use crate::gateway::model::request::Parsed;
+use crate::gateway::model::trade;
+use crate::gateway::rules::policy;
+use crate::gateway::rules::tools::ToolClass;
+use crate::gateway::store::{Exec, Item, ItemRef, Record, Status, Transition};
+use crate::gateway::upstream::{Answer, Buffered, Incoming};
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{Value, json};
 use std::sync::Arc;
-
-/// The note of an approved item whose agent's key this instance does not hold.
-pub const WAITING_FOR_KEY: &str = "waiting for the agent to reconnect";
-
-/// When an item the upstream rate-limited may run again, from its note.
-pub fn retry_at(item: &Item) -> Option<DateTime<Utc>> {
-    rate_limited_until(item.note.as_deref()?)
-}
 
 /// Lifetime the interface gives proposals, for an upstream answer that does not say.
 const DEFAULT_TTL_MINUTES: i64 = 5;
@@ -104,7 +94,7 @@ pub async fn stage(gate: &Arc<Gate>, incoming: &Incoming, exec: Exec) -> Result<
     if !answer.is_success() {
         return Ok(Answer::Read(answer));
     }
-    gate.remember(agent).await;
+    crate::gateway::flow::forward::remember(gate, agent).await;
     let body = answer.json();
     let capture = match exec {
         Exec::Tool => {
@@ -354,7 +344,7 @@ async fn auto_approve(
     tracing::info!(item = %id, standing = standing.id, "auto-approved");
     // The staging itself succeeded: an execution that fails now stays approved (with its note)
     // and runs on the agent's confirm, as after any approval.
-    if let Err(e) = execute(gate, id).await {
+    if let Err(e) = execute::execute(gate, id).await {
         tracing::warn!(item = %id, "auto-approved item did not run yet: {}", e.message);
     }
     Ok(true)
@@ -380,6 +370,7 @@ async fn account_of(gate: &Arc<Gate>, agent: &AgentKey) -> Option<String> {
         return known.account;
     }
     let answer = gate
+        .upstream
         .get_json(catalog::op("whoami"), &agent.secret)
         .await
         .ok()?;
@@ -403,6 +394,7 @@ async fn send_buffered(gate: &Gate, incoming: &Incoming) -> Result<Buffered, Gat
     let mut headers = incoming.headers.clone();
     headers.remove(reqwest::header::ACCEPT_ENCODING);
     let resp = gate
+        .upstream
         .send(
             incoming.method.clone(),
             &incoming.path_and_query,
@@ -411,7 +403,7 @@ async fn send_buffered(gate: &Gate, incoming: &Incoming) -> Result<Buffered, Gat
             incoming.body.clone(),
         )
         .await?;
-    Buffered::read(gate, resp).await
+    Buffered::read(&gate.upstream, resp).await
 }
 
 /// `execute_mcp_tool`: a mutate tool's first call is a staging, its re-submission with a
@@ -426,8 +418,10 @@ pub async fn tool(gate: &Arc<Gate>, incoming: &Incoming) -> Result<Answer, GateE
     };
     let op = call.op;
     let key = incoming.agent.as_ref().map(|a| &a.secret);
-    if tools::classify(gate, op, gate.upstream_key.as_ref().or(key)).await? == ToolClass::Reads {
-        return gate.pass_through(incoming).await;
+    if super::tools::classify(gate, op, gate.upstream.key.as_ref().or(key)).await?
+        == ToolClass::Reads
+    {
+        return crate::gateway::flow::forward::pass_through(gate, incoming).await;
     }
     let executes_proposal = op.name == "confirm_trade"
         || matches!(&call.body, Parsed::Close(c) if c.proposal_id.is_some());
@@ -446,7 +440,7 @@ pub async fn tool(gate: &Arc<Gate>, incoming: &Incoming) -> Result<Answer, GateE
         // Staging through a tool changes nothing on the account: both calls pass, and the proposal
         // the second one stages is what the supervisor approves, as if it came through propose.
         return match &call.confirm_token {
-            None => gate.pass_through(incoming).await,
+            None => crate::gateway::flow::forward::pass_through(gate, incoming).await,
             Some(_) => stage(gate, incoming, Exec::Confirm).await,
         };
     }
@@ -511,9 +505,9 @@ async fn decided(
             ),
         ));
     }
-    gate.remember(agent).await;
+    crate::gateway::flow::forward::remember(gate, agent).await;
     let item = match item.status {
-        Status::Approved | Status::Executing => execute(gate, &item.id).await?,
+        Status::Approved | Status::Executing => execute::execute(gate, &item.id).await?,
         _ => item,
     };
     answer_for(&item, shown, gate.now())
@@ -583,14 +577,6 @@ fn stored_answer(item: &Item) -> Answer {
             body: Value::Null,
         },
     }
-}
-
-fn not_found(id: &str) -> GateError {
-    GateError::new(
-        Kind::NotFound,
-        "not_found",
-        format!("no inbox item with id or proposalId {id:?}"),
-    )
 }
 
 /// A supervisor's approval: pending → approved (once), then the execution. Approving an item that is
@@ -714,7 +700,7 @@ pub async fn approve(
     }
     let item = find(gate, &item.id).await?;
     match item.status {
-        Status::Approved | Status::Executing => execute(gate, &item.id).await,
+        Status::Approved | Status::Executing => execute::execute(gate, &item.id).await,
         Status::Rejected => Err(GateError::new(
             Kind::Conflict,
             "already_rejected",
@@ -771,15 +757,6 @@ pub async fn reject(
             ),
         )),
     }
-}
-
-/// The item with this id (or this proposalId), or 404 naming it.
-pub(super) async fn find(gate: &Gate, id: &str) -> Result<Item, GateError> {
-    gate.store
-        .item(ItemRef::IdOrProposal(id))
-        .await
-        .map_err(GateError::store)?
-        .ok_or_else(|| not_found(id))
 }
 
 #[cfg(test)]

@@ -2,8 +2,8 @@
 //! store's count of changes (`store::Watched`) is still the one the console last saw, so an idle
 //! console asks about twice a minute and still sees a staging or a decision at once.
 
-use super::core::Gate;
-use super::error::{GateError, Kind};
+use crate::gateway::gate::Gate;
+use crate::gateway::model::error::{GateError, Kind};
 use std::collections::HashMap;
 use std::time::Duration;
 

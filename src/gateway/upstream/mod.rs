@@ -2,16 +2,19 @@
 //! what the gateway inspects) or handed back to the edge to stream (for what it forwards).
 //! No server types here: the edge turns an [`Answer`] into its response.
 
-use super::core::{AgentKey, Gate};
-use super::error::{GateError, Kind};
-use super::request;
+use super::model::error::{GateError, Kind};
+use super::model::key::AgentKey;
+use super::model::request;
 use crate::api::catalog::Operation;
 use crate::secret::Secret;
 use bytes::Bytes;
 use reqwest::StatusCode;
 use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+
+pub mod notify;
 
 /// A request to a catalog path as the edge read it: for a POST, its body is the checked request
 /// serialised again, and its headers are those allowed to go upstream with it.
@@ -51,26 +54,55 @@ pub enum Answer {
     Stored { status: u16, body: Value },
 }
 
-impl Gate {
-    /// Forwards with the caller's own credentials; the answer is streamed back.
-    pub async fn pass_through(self: &Arc<Self>, incoming: &Incoming) -> Result<Answer, GateError> {
-        let resp = self
-            .send(
-                incoming.method.clone(),
-                &incoming.path_and_query,
-                &incoming.headers,
-                incoming.agent.as_ref().map(|a| &a.secret),
-                incoming.body.clone(),
-            )
-            .await?;
-        // Only an accepted request proves the key: a refused one must not replace a good key in
-        // memory, nor add an agent.
-        if let Some(agent) = &incoming.agent
-            && resp.status().is_success()
-        {
-            self.remember(agent).await;
+/// The service behind the gateway: one client, one base URL, and the gateway's own key. The only
+/// way the domain reaches the service.
+pub struct Upstream {
+    http: reqwest::Client,
+    /// The base URL as configured, for messages.
+    base: String,
+    /// `base` parsed once: each request sets its path and query on a copy instead of parsing
+    /// (and IDNA-checking the host of) a whole URL again.
+    url: reqwest::Url,
+    /// The gateway's own key for the account, for the supervisor's reads.
+    pub key: Option<Secret>,
+    timeout: Duration,
+    /// When the upstream last answered anything (milliseconds since the epoch; 0: never), for
+    /// readiness.
+    seen: AtomicI64,
+}
+
+impl Upstream {
+    pub fn new(
+        http: reqwest::Client,
+        base: String,
+        url: reqwest::Url,
+        key: Option<Secret>,
+        timeout: Duration,
+    ) -> Upstream {
+        Upstream {
+            http,
+            base,
+            url,
+            key,
+            timeout,
+            seen: AtomicI64::new(0),
         }
-        Ok(Answer::Streamed(resp))
+    }
+
+    /// The base URL as configured.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// When the upstream last answered anything, in milliseconds since the epoch (0: never).
+    pub fn last_seen_ms(&self) -> i64 {
+        self.seen.load(Ordering::Relaxed)
+    }
+
+    /// Notes an answer the edge read from the upstream by another way.
+    pub fn saw(&self) {
+        self.seen
+            .store(chrono::Utc::now().timestamp_millis(), Ordering::Relaxed);
     }
 
     /// Forwards with this key instead of the caller's (the supervisor's reads).
@@ -88,9 +120,9 @@ impl Gate {
     }
 }
 
-impl Gate {
+impl Upstream {
     /// One request to the upstream. `headers` are the caller's, filtered; the key is `key`.
-    pub(super) async fn send(
+    pub async fn send(
         &self,
         method: reqwest::Method,
         path_and_query: &str,
@@ -136,7 +168,7 @@ impl Gate {
             .http
             .request(method.clone(), url)
             .headers(out)
-            .timeout(self.settings.timeout());
+            .timeout(self.timeout);
         if method == reqwest::Method::POST {
             req = req.body(body);
         }
@@ -149,10 +181,7 @@ impl Gate {
         };
         match &sent {
             Ok(_) => {
-                self.upstream_seen.store(
-                    chrono::Utc::now().timestamp_millis(),
-                    std::sync::atomic::Ordering::Relaxed,
-                );
+                self.saw();
                 crate::edge::latency(
                     &metrics::histogram!("agentdesk_gateway_upstream_duration_seconds", "method" => method_label),
                     start.elapsed().as_secs_f64(),
@@ -177,7 +206,7 @@ impl Gate {
             Some((p, q)) => (p, Some(q)),
             None => (path_and_query, None),
         };
-        let mut url = self.upstream_url.clone();
+        let mut url = self.url.clone();
         let base = url.path().trim_end_matches('/');
         if base.is_empty() {
             url.set_path(path);
@@ -189,9 +218,9 @@ impl Gate {
         url
     }
 
-    pub(super) fn transport_error(&self, e: &reqwest::Error) -> GateError {
+    pub fn transport_error(&self, e: &reqwest::Error) -> GateError {
         if e.is_timeout() {
-            return self.upstream_timed_out();
+            return self.timed_out();
         }
         let mut reason = e.to_string();
         let mut source = std::error::Error::source(e);
@@ -199,32 +228,33 @@ impl Gate {
             reason = format!("{reason}: {s}");
             source = s.source();
         }
-        self.upstream_unreachable(&reason)
+        self.unreachable(&reason)
     }
 
     /// The upstream did not answer within the gateway's timeout (504).
-    pub(super) fn upstream_timed_out(&self) -> GateError {
+    pub fn timed_out(&self) -> GateError {
         GateError::new(
             Kind::UpstreamTimeout,
             "upstream_timeout",
             format!(
                 "the upstream {} did not answer within {} s",
-                self.upstream, self.settings.timeout_secs
+                self.base,
+                self.timeout.as_secs()
             ),
         )
     }
 
     /// No answer from the upstream at all, for `reason` (502).
-    pub(super) fn upstream_unreachable(&self, reason: &str) -> GateError {
+    pub fn unreachable(&self, reason: &str) -> GateError {
         GateError::new(
             Kind::Upstream,
             "upstream_unreachable",
-            format!("the upstream {} is unreachable ({reason})", self.upstream),
+            format!("the upstream {} is unreachable ({reason})", self.base),
         )
     }
 
     /// A POST of a JSON body to a catalog operation with an agent's key, answer read whole.
-    pub(super) async fn post_json(
+    pub async fn post_json(
         &self,
         op: &Operation,
         key: &Secret,
@@ -247,16 +277,12 @@ impl Gate {
         Buffered::read(self, resp).await
     }
 
-    pub(super) async fn get_json(
-        &self,
-        op: &Operation,
-        key: &Secret,
-    ) -> Result<Buffered, GateError> {
+    pub async fn get_json(&self, op: &Operation, key: &Secret) -> Result<Buffered, GateError> {
         self.get_json_as(op, Some(key)).await
     }
 
     /// A GET with this key, or with none.
-    pub(super) async fn get_json_as(
+    pub async fn get_json_as(
         &self,
         op: &Operation,
         key: Option<&Secret>,
@@ -282,10 +308,13 @@ pub struct Buffered {
 }
 
 impl Buffered {
-    pub(super) async fn read(gate: &Gate, resp: reqwest::Response) -> Result<Buffered, GateError> {
+    pub async fn read(upstream: &Upstream, resp: reqwest::Response) -> Result<Buffered, GateError> {
         let status = resp.status();
         let headers = response_headers(resp.headers());
-        let body = resp.bytes().await.map_err(|e| gate.transport_error(&e))?;
+        let body = resp
+            .bytes()
+            .await
+            .map_err(|e| upstream.transport_error(&e))?;
         Ok(Buffered {
             status,
             headers,

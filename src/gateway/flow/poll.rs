@@ -1,18 +1,16 @@
 //! Several instances on one shared store (PostgreSQL): what each does besides serving requests.
 
-use super::core::Gate;
-use super::error::GateError;
-use super::inbox;
-use super::policy::GateSettings;
-use super::store;
+use super::execute;
+use crate::gateway::gate::Gate;
+use crate::gateway::model::error::GateError;
+use crate::gateway::model::hold::{RECOVERED, WAITING_FOR_KEY};
+use crate::gateway::rules::policy::GateSettings;
+use crate::gateway::store;
 use std::sync::Arc;
 
 /// How often an instance on a shared store looks for approvals made on other instances (it runs
 /// those of agents whose key it holds) and for executions a dead instance left claimed.
 const POLL: std::time::Duration = std::time::Duration::from_millis(500);
-
-pub const RECOVERED: &str =
-    "the gateway stopped while executing this item; it runs again with the agent's key";
 
 /// How long a claim may last before its instance is presumed dead: an execution ends, or gives
 /// up waiting, within the upstream timeout plus the margin [`inbox::execute`] allows.
@@ -57,10 +55,11 @@ async fn poll_once(gate: &Arc<Gate>) -> Result<(), GateError> {
     // Only items the approving instance left for want of the key: those it holds it is running
     // itself, and those that failed upstream run on the agent's next request, as on a single
     // instance, rather than being retried every poll.
-    for item in approved.iter().filter(|i| {
-        i.note.as_deref() == Some(inbox::WAITING_FOR_KEY) && gate.key_of(&i.agent).is_some()
-    }) {
-        if let Err(e) = inbox::execute(gate, &item.id).await {
+    for item in approved
+        .iter()
+        .filter(|i| i.note.as_deref() == Some(WAITING_FOR_KEY) && gate.key_of(&i.agent).is_some())
+    {
+        if let Err(e) = execute::execute(gate, &item.id).await {
             tracing::warn!(item = %item.id, "approved item did not run: {}", e.message);
         }
     }

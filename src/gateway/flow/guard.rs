@@ -2,16 +2,16 @@
 //! approvals. All three live in the store, not in this process, so every gateway instance sharing
 //! one database applies the same ones, and every change to them is journaled with it.
 
-use super::core::Gate;
-use super::error::{GateError, Kind};
-use super::policy::{self, Account, Policy, Verdict};
-use super::request;
-use super::store::{Item, Record, Standing};
-use super::trade::{self, Facts, Needs, Trade};
 use crate::api::catalog;
 use crate::api::model::{
     GateDailyUse, GateKillSwitch, GateStanding, GateStandingItem, GateToday, OpenOrders, PnlSummary,
 };
+use crate::gateway::gate::Gate;
+use crate::gateway::model::error::{GateError, Kind};
+use crate::gateway::model::request;
+use crate::gateway::model::trade::{self, Facts, Needs, Trade};
+use crate::gateway::rules::policy::{self, Account, Policy, Verdict};
+use crate::gateway::store::{Item, Record, Standing};
 use crate::secret::Secret;
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
@@ -163,6 +163,7 @@ pub async fn facts(gate: &Gate, key: &Secret, needs: Needs) -> Facts {
 
 async fn account_value(gate: &Gate, key: &Secret) -> Result<f64, String> {
     let answer = gate
+        .upstream
         .get_json(catalog::op("pnl_summary"), key)
         .await
         .map_err(|e| format!("the account's value could not be read ({})", e.message))?;
@@ -185,6 +186,7 @@ async fn account_value(gate: &Gate, key: &Secret) -> Result<f64, String> {
 /// counted as one: cancelling it may take the stop away.
 async fn stop_orders(gate: &Gate, key: &Secret) -> Result<Vec<u64>, String> {
     let answer = gate
+        .upstream
         .get_json(catalog::op("list_open_orders"), key)
         .await
         .map_err(|e| format!("the open orders could not be read ({})", e.message))?;
@@ -214,8 +216,8 @@ async fn stop_orders(gate: &Gate, key: &Secret) -> Result<Vec<u64>, String> {
 /// tool's first call previews without running anything.
 pub async fn immediate_trade(
     gate: &Gate,
-    agent: &super::core::AgentKey,
-    incoming: &super::upstream::Incoming,
+    agent: &crate::gateway::gate::AgentKey,
+    incoming: &crate::gateway::upstream::Incoming,
 ) -> Result<Trade, GateError> {
     let parsed = incoming.parsed();
     let defaults = &gate.settings.defaults;
@@ -250,15 +252,16 @@ pub async fn immediate_trade(
 /// and where its catalog does not say the tool confirms first: that call would be the trade.
 async fn tool_preview(
     gate: &Gate,
-    agent: &super::core::AgentKey,
-    incoming: &super::upstream::Incoming,
+    agent: &crate::gateway::gate::AgentKey,
+    incoming: &crate::gateway::upstream::Incoming,
 ) -> Option<crate::api::model::Preview> {
     let class = super::tools::classify(gate, incoming.op, Some(&agent.secret)).await;
-    if class.ok()? != super::tools::ToolClass::Staged {
+    if class.ok()? != crate::gateway::rules::tools::ToolClass::Staged {
         return None;
     }
     let body = json!({"name": incoming.op.tool_name(), "args": incoming.canonical()});
     let answer = gate
+        .upstream
         .post_json(catalog::op("execute_mcp_tool"), &agent.secret, &body)
         .await
         .ok()?;
@@ -290,9 +293,9 @@ pub async fn judge(gate: &Gate, agent: &str, trade: &Trade) -> Result<Vec<Verdic
 /// The operation an item's stored request is the body of.
 fn item_op(item: &Item) -> &'static str {
     match item.exec {
-        super::store::Exec::Confirm => "propose_trade",
-        super::store::Exec::Close => "close_position",
-        super::store::Exec::Tool => "execute_mcp_tool",
+        crate::gateway::store::Exec::Confirm => "propose_trade",
+        crate::gateway::store::Exec::Close => "close_position",
+        crate::gateway::store::Exec::Tool => "execute_mcp_tool",
     }
 }
 
@@ -405,7 +408,7 @@ fn num(v: &Value) -> Option<f64> {
 
 /// Positions and today's PnL, read upstream with the gateway's own key.
 pub async fn account(gate: &Gate) -> Result<Account, GateError> {
-    let Some(key) = gate.upstream_key.clone() else {
+    let Some(key) = gate.upstream.key.clone() else {
         return Err(GateError::new(
             Kind::Unavailable,
             "upstream_key_not_configured",
@@ -421,7 +424,10 @@ pub async fn account(gate: &Gate) -> Result<Account, GateError> {
             ),
         )
     };
-    let pnl = gate.get_json(catalog::op("pnl_summary"), &key).await?;
+    let pnl = gate
+        .upstream
+        .get_json(catalog::op("pnl_summary"), &key)
+        .await?;
     if !pnl.is_success() {
         return Err(unreadable("PnL", format!("HTTP {}", pnl.status)));
     }
@@ -432,7 +438,10 @@ pub async fn account(gate: &Gate) -> Result<Account, GateError> {
         .and_then(|p| p.get("today"))
         .and_then(num)
         .ok_or_else(|| unreadable("PnL", "no pnl.today in the answer".into()))?;
-    let positions = gate.get_json(catalog::op("get_positions"), &key).await?;
+    let positions = gate
+        .upstream
+        .get_json(catalog::op("get_positions"), &key)
+        .await?;
     if !positions.is_success() {
         return Err(unreadable(
             "positions",
@@ -451,7 +460,7 @@ pub async fn account(gate: &Gate) -> Result<Account, GateError> {
             ["coin", "asset", "pair", "symbol"]
                 .iter()
                 .find_map(|k| p.get(*k).and_then(Value::as_str))
-                .map(policy::coin_of)
+                .map(crate::api::symbol::coin_of)
         })
         .collect();
     open.sort();

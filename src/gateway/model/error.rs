@@ -92,15 +92,6 @@ impl GateError {
         self.kind.status()
     }
 
-    pub fn store(e: super::store::StoreError) -> Self {
-        tracing::error!("{e}");
-        GateError::new(
-            Kind::Unavailable,
-            "gateway_store_unavailable",
-            "the gateway's database failed; try again",
-        )
-    }
-
     /// The error object of the wire convention: `{"success": false, "error": {...}}`.
     pub fn body(&self) -> Value {
         let mut error = serde_json::json!({"code": self.code, "message": self.message});

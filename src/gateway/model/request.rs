@@ -542,7 +542,7 @@ mod tests {
     /// operation.
     #[test]
     fn the_interface_notes_list_exactly_the_fields_each_operation_accepts() {
-        let readme = include_str!("../../docs/interface-notes.md");
+        let readme = include_str!("../../../docs/interface-notes.md");
         let posts: Vec<&str> = catalog::OPERATIONS
             .iter()
             .filter(|o| o.method == Method::Post)

@@ -10,40 +10,14 @@
 //! for one). Nothing in an item's JSON is computed from the time: `expiresAt` is a timestamp, and
 //! an expiry is a write, which moves the revision.
 
-use super::core::Gate;
-use super::error::{GateError, Kind};
 use super::items::{self, agent_map};
-use super::store::{Agent, Held, Item, Listed, Status};
+use crate::gateway::gate::Gate;
+use crate::gateway::gate::memory::Written;
+use crate::gateway::model::error::{GateError, Kind};
+use crate::gateway::store::{Agent, Held, Item, Listed, Status};
 use bytes::Bytes;
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, MutexGuard};
-
-/// Items kept per generation, several times every status's first page; when one fills, the older
-/// generation goes, so what is no longer listed does not stay.
-const GENERATION: usize = 4_000;
-
-/// Each listed item's JSON, by item id.
-#[derive(Default)]
-pub struct Listings {
-    kept: Mutex<Generations>,
-}
-
-#[derive(Default)]
-struct Generations {
-    current: HashMap<String, Arc<Written>>,
-    previous: HashMap<String, Arc<Written>>,
-}
-
-/// An item's JSON and what it was written from, besides the row's content.
-struct Written {
-    rev: i64,
-    /// The agent's key hash, and the label the JSON shows for it.
-    agent: String,
-    label: String,
-    /// For an approved item without a note: whether the gateway held the agent's key.
-    key_held: Option<bool>,
-    json: Bytes,
-}
+use std::sync::{Arc, Mutex};
 
 /// What an item's JSON shows besides its row, as it is at this listing.
 struct Context {
@@ -60,66 +34,40 @@ impl Context {
     }
 }
 
-impl Written {
-    fn shows(&self, rev: i64, now: &Context) -> bool {
-        self.rev == rev
-            && self.label == now.label(&self.agent)
-            && self
-                .key_held
-                .is_none_or(|held| held == now.keys.contains(&self.agent))
-    }
+/// Whether the JSON written earlier still shows the item as it is now.
+fn shows(w: &Written, rev: i64, now: &Context) -> bool {
+    w.rev == rev
+        && w.label == now.label(&w.agent)
+        && w.key_held
+            .is_none_or(|held| held == now.keys.contains(&w.agent))
 }
 
-impl Generations {
-    fn get(&mut self, id: &str) -> Option<Arc<Written>> {
-        if let Some(w) = self.current.get(id) {
-            return Some(w.clone());
-        }
-        let w = self.previous.remove(id)?;
-        self.put(id.to_string(), w.clone());
-        Some(w)
-    }
-
-    fn put(&mut self, id: String, w: Arc<Written>) {
-        if self.current.len() >= GENERATION && !self.current.contains_key(&id) {
-            self.previous = std::mem::take(&mut self.current);
-        }
-        self.current.insert(id, w);
-    }
-}
-
-impl Listings {
-    fn lock(&self) -> MutexGuard<'_, Generations> {
-        self.kept.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn write(
-        &self,
-        gate: &Gate,
-        item: &Item,
-        rev: i64,
-        agents: &HashMap<String, Agent>,
-        now: &Context,
-    ) -> Result<Bytes, GateError> {
-        let key_held = now.keys.contains(&item.agent);
-        let model = items::model_with(gate, item, agents, key_held);
-        let json = Bytes::from(serde_json::to_vec(&model).map_err(|e| {
-            GateError::new(
-                Kind::Internal,
-                "internal",
-                format!("an inbox item cannot be written as JSON: {e}"),
-            )
-        })?);
-        let written = Written {
-            rev,
-            agent: item.agent.clone(),
-            label: model.agent,
-            key_held: (item.status == Status::Approved && item.note.is_none()).then_some(key_held),
-            json: json.clone(),
-        };
-        self.lock().put(item.id.clone(), Arc::new(written));
-        Ok(json)
-    }
+/// Writes an item's JSON and keeps it for the next listing.
+fn write(
+    gate: &Gate,
+    item: &Item,
+    rev: i64,
+    agents: &HashMap<String, Agent>,
+    now: &Context,
+) -> Result<Bytes, GateError> {
+    let key_held = now.keys.contains(&item.agent);
+    let model = items::model_with(gate, item, agents, key_held);
+    let json = Bytes::from(serde_json::to_vec(&model).map_err(|e| {
+        GateError::new(
+            Kind::Internal,
+            "internal",
+            format!("an inbox item cannot be written as JSON: {e}"),
+        )
+    })?);
+    let written = Written {
+        rev,
+        agent: item.agent.clone(),
+        label: model.agent,
+        key_held: (item.status == Status::Approved && item.note.is_none()).then_some(key_held),
+        json: json.clone(),
+    };
+    gate.listings.put(item.id.clone(), written);
+    Ok(json)
 }
 
 /// The whole answer, `{"success": true, "items": [...], "version"?}`, as the supervisor API's
@@ -144,7 +92,7 @@ pub async fn inbox(
     let held: Held = {
         let (listings, now, taken) = (gate.listings.clone(), now.clone(), taken.clone());
         Arc::new(move |id: &str, rev: i64| {
-            let Some(w) = listings.lock().get(id).filter(|w| w.shows(rev, &now)) else {
+            let Some(w) = listings.get(id).filter(|w| shows(w, rev, &now)) else {
                 return false;
             };
             let mut taken = taken.lock().unwrap_or_else(|p| p.into_inner());
@@ -161,10 +109,10 @@ pub async fn inbox(
     let mut parts = Vec::with_capacity(listed.len());
     for Listed { id, rev, item } in listed {
         parts.push(match item {
-            Some(item) => gate.listings.write(gate, &item, rev, &agents, &now)?,
+            Some(item) => write(gate, &item, rev, &agents, &now)?,
             None => taken.remove(&id).ok_or_else(|| {
                 GateError::new(
-                    super::error::Kind::Internal,
+                    Kind::Internal,
                     "listing_failed",
                     format!("the listing left out item {id}, which was not held"),
                 )
@@ -306,7 +254,7 @@ mod tests {
             assert!(gate.store.insert_item(staged).await.unwrap());
         }
         same_as_fresh(gate, "staged").await;
-        assert_eq!(gate.listings.lock().current.len(), 5);
+        assert_eq!(gate.listings.newest_generation_len(), 5);
 
         // Approved while the gateway does not hold the key: the note says it waits for it.
         let approve = |by: &str| Transition {
@@ -355,32 +303,5 @@ mod tests {
         );
         same_as_fresh(gate, "expired").await;
         running.shutdown().await;
-    }
-
-    #[test]
-    fn the_older_generation_goes_when_the_newer_fills() {
-        let mut g = Generations::default();
-        let written = |rev| {
-            Arc::new(Written {
-                rev,
-                agent: agent(1),
-                label: "x".into(),
-                key_held: None,
-                json: Bytes::from_static(b"{}"),
-            })
-        };
-        for i in 0..GENERATION {
-            g.put(format!("gi_{i}"), written(0));
-        }
-        // Asked again, an item of the older generation moves to the newer one.
-        g.put("gi_new".into(), written(0));
-        assert_eq!((g.previous.len(), g.current.len()), (GENERATION, 1));
-        assert!(g.get("gi_0").is_some());
-        assert_eq!((g.previous.len(), g.current.len()), (GENERATION - 1, 2));
-        for i in 0..GENERATION {
-            g.put(format!("gi_again_{i}"), written(0));
-        }
-        assert!(g.get("gi_0").is_some(), "kept: it was asked for");
-        assert!(g.get("gi_1").is_none(), "gone: never asked for again");
     }
 }

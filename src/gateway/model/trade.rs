@@ -7,11 +7,11 @@
 //! the preview wins and the trade says so. A value nobody states stays unknown, with the reason,
 //! and a rule that needs it fails closed.
 
-use super::policy::coin_of;
 use super::request::{Parsed, ToolCall};
 use crate::api::model::{
     CancelRequest, PlatformClose, PlatformOrder, Preview, TradeSignal, lenient,
 };
+use crate::api::symbol::coin_of;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};

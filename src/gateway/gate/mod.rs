@@ -1,12 +1,18 @@
-//! What every part of the gateway shares: its state ([`Gate`]), the agents' keys it holds in
-//! memory, its clock and its database.
+//! The gate: the gateway's parts wired together ([`Gate`]) — the store, the upstream, the
+//! settings, the notifier, the clock — and the agents' keys it holds in memory. Holds state, not
+//! logic: what happens to a request is [`super::flow`]'s.
 
-use super::notify;
-use super::policy::GateSettings;
+pub mod memory;
+
+use super::model::connections::Connections;
+pub use super::model::key::{AgentKey, sha256_hex};
+use super::rules::policy::GateSettings;
+use super::rules::tools::ToolCatalog;
 use super::store::{self, SqliteStore, Store};
+use super::upstream::Upstream;
+use super::upstream::notify;
 use crate::secret::Secret;
 use chrono::{DateTime, Utc};
-use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -71,39 +77,10 @@ impl GateDb {
     }
 }
 
-/// A caller's key, as the gateway holds it.
-#[derive(Clone)]
-pub struct AgentKey {
-    pub secret: Secret,
-    /// SHA-256 (hex) of the key: the agent's identity in the store.
-    pub hash: String,
-}
-
-impl AgentKey {
-    pub fn new(secret: Secret) -> Self {
-        let hash = sha256_hex(secret.expose());
-        AgentKey { secret, hash }
-    }
-
-    /// The project's key fingerprint (the same value as [`Secret::fingerprint`]).
-    pub fn fingerprint(&self) -> &str {
-        &self.hash[..8]
-    }
-}
-
-pub fn sha256_hex(s: &str) -> String {
-    hex::encode(Sha256::digest(s.as_bytes()))
-}
-
 /// State shared by every request.
 pub struct Gate {
     pub store: Arc<dyn Store>,
-    pub(super) http: reqwest::Client,
-    pub(super) upstream: String,
-    /// `upstream` parsed once: each request sets its path and query on a copy instead of parsing
-    /// (and IDNA-checking the host of) a whole URL again.
-    pub(super) upstream_url: reqwest::Url,
-    pub(super) upstream_key: Option<Secret>,
+    pub upstream: Upstream,
     pub settings: GateSettings,
     pub(super) now: Now,
     pub(super) addr: SocketAddr,
@@ -111,17 +88,14 @@ pub struct Gate {
     pub(super) public_url: Option<String>,
     /// Agents' keys by hash, with when each last made an accepted request. Memory only.
     pub(super) keys: Mutex<HashMap<String, (Secret, DateTime<Utc>)>>,
-    /// When the upstream last answered anything (milliseconds since the epoch; 0: never), for
-    /// readiness.
-    pub(super) upstream_seen: std::sync::atomic::AtomicI64,
     /// The service's tool catalog, as last read.
-    pub(super) tools: super::tools::ToolCatalog,
+    pub(super) tools: ToolCatalog,
     /// How each agent connects (REST or MCP), memory only.
-    pub(super) connections: super::connections::Connections,
+    pub(super) connections: Connections,
     /// What inbox items' models derive from what never changes in them, memory only.
-    pub(super) derived: super::items::Derived,
+    pub(super) derived: memory::Derived,
     /// Each listed inbox item's JSON, memory only.
-    pub(super) listings: Arc<super::listing::Listings>,
+    pub(super) listings: Arc<memory::Listings>,
 }
 
 impl Gate {
@@ -154,7 +128,7 @@ impl Gate {
 
     /// Notes an accepted request of an agent the gateway knows: its time, updated in place, with
     /// no allocation and no store write (an agent's last request is the memory's, not the
-    /// store's). False when the agent is not known yet ([`Gate::remember`] it).
+    /// store's). False when the agent is not known yet ([`crate::gateway::flow::forward::remember`] it).
     pub(super) fn touch(&self, agent: &str, at: DateTime<Utc>) -> bool {
         match self.lock_keys().get_mut(agent) {
             Some(entry) => {
@@ -164,38 +138,20 @@ impl Gate {
             None => false,
         }
     }
+}
 
-    /// Holds the key of an agent whose request the upstream accepted. The first time after a start the agent
-    /// is recorded (so the supervisor sees who is connected), and items a supervisor approved while
-    /// the key was unknown run now.
-    pub(super) async fn remember(self: &Arc<Self>, agent: &AgentKey) {
+impl Gate {
+    /// Holds an accepted agent's key, noting the time. True the first time since the start (the
+    /// caller records the agent), false when it was held already.
+    pub fn hold_key(&self, agent: &AgentKey) -> bool {
         let now = self.now();
-        {
-            let mut keys = self.lock_keys();
-            if let Some(entry) = keys.get_mut(&agent.hash) {
-                entry.1 = now;
-                return;
-            }
-            keys.insert(agent.hash.clone(), (agent.secret.clone(), now));
+        let mut keys = self.lock_keys();
+        if let Some(entry) = keys.get_mut(&agent.hash) {
+            entry.1 = now;
+            return false;
         }
-        if let Err(e) = self
-            .store
-            .agent_seen(&agent.hash, agent.fingerprint(), now)
-            .await
-        {
-            tracing::warn!(agent = agent.fingerprint(), "cannot record the agent: {e}");
-        }
-        let gate = self.clone();
-        let hash = agent.hash.clone();
-        tokio::spawn(async move {
-            if let Err(e) = super::execute::run_waiting(&gate, &hash).await {
-                tracing::warn!(
-                    agent = &hash[..8],
-                    "approved items did not run: {}",
-                    e.message
-                );
-            }
-        });
+        keys.insert(agent.hash.clone(), (agent.secret.clone(), now));
+        true
     }
 }
 
@@ -203,7 +159,7 @@ impl Gate {
 pub async fn mint_token(
     store: &dyn Store,
     label: &str,
-    role: super::store::Role,
+    role: store::Role,
     now: DateTime<Utc>,
 ) -> Result<Secret, String> {
     use rand::RngExt;

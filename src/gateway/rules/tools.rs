@@ -7,10 +7,8 @@
 //! (by either catalog) goes through the staging only when the service says it confirms first.
 //! Anything else is refused, and so is every tool while the service's catalog cannot be read.
 
-use super::core::Gate;
-use super::error::{GateError, Kind};
-use crate::api::catalog::{self, Operation, Tier};
-use crate::secret::Secret;
+use crate::api::catalog::{Operation, Tier};
+use crate::gateway::model::error::{GateError, Kind};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -103,61 +101,45 @@ pub fn confirms_first(caps: &Value) -> HashMap<String, bool> {
         .collect()
 }
 
-async fn fetch(gate: &Gate, key: Option<&Secret>) -> Result<HashMap<String, bool>, String> {
-    let op = catalog::op("list_mcp_capabilities");
-    let answer = gate.get_json_as(op, key).await.map_err(|e| e.message)?;
-    if !answer.is_success() {
-        // Only the status: the answer was to one caller's key and the error reaches others.
-        return Err(format!("it answered HTTP {}", answer.status.as_u16()));
-    }
-    let caps: Value = serde_json::from_slice(&answer.body)
-        .map_err(|e| format!("its answer does not read as a capability catalog ({e})"))?;
-    let tools = confirms_first(&caps);
-    if tools.is_empty() {
-        return Err("its catalog lists no tools".into());
-    }
-    Ok(tools)
-}
-
-/// The service's catalog: the cached one while fresh, else read again (a failed read keeps the
-/// last one read, since tiers do not change between deployments).
-async fn service_tools(
-    gate: &Gate,
-    key: Option<&Secret>,
-) -> Result<HashMap<String, bool>, GateError> {
-    {
-        let state = gate.tools.lock();
+impl ToolCatalog {
+    /// The answer without asking the service: the catalog read less than [`FRESH_FOR`] ago, or,
+    /// after a read failed a moment ago, the last catalog read (while not stale) or why there is
+    /// none. None: ask the service now.
+    pub fn cached(&self) -> Option<Result<HashMap<String, bool>, GateError>> {
+        let state = self.lock();
         if let Some((at, tools)) = &state.known
             && at.elapsed() < FRESH_FOR
         {
-            return Ok(tools.clone());
+            return Some(Ok(tools.clone()));
         }
         // Asked a moment ago and failed: not asked again on every call.
-        if let Some((at, why)) = &state.failed
-            && at.elapsed() < RETRY_AFTER
-        {
-            return match &state.known {
-                Some((known_at, tools)) if known_at.elapsed() < STALE_AFTER => Ok(tools.clone()),
-                _ => Err(unavailable(why)),
-            };
+        let (at, why) = state.failed.as_ref()?;
+        if at.elapsed() >= RETRY_AFTER {
+            return None;
         }
+        Some(match &state.known {
+            Some((known_at, tools)) if known_at.elapsed() < STALE_AFTER => Ok(tools.clone()),
+            _ => Err(unavailable(why)),
+        })
     }
-    match fetch(gate, key).await {
-        Ok(tools) => {
-            let mut state = gate.tools.lock();
-            state.known = Some((Instant::now(), tools.clone()));
-            state.failed = None;
-            Ok(tools)
-        }
-        Err(why) => {
-            tracing::warn!("cannot read the service's tool catalog: {why}");
-            let mut state = gate.tools.lock();
-            state.failed = Some((Instant::now(), why.clone()));
-            match &state.known {
-                Some((at, tools)) if at.elapsed() < STALE_AFTER => Ok(tools.clone()),
-                _ => Err(unavailable(&why)),
-            }
-        }
+
+    /// The service answered with this catalog.
+    pub fn learned(&self, tools: HashMap<String, bool>) {
+        let mut state = self.lock();
+        state.known = Some((Instant::now(), tools));
+        state.failed = None;
+    }
+
+    /// The service could not be read, for `why`: the last catalog read while it is not stale (tiers
+    /// do not change between deployments), else the error every tool call gets.
+    pub fn failed(&self, why: String) -> Result<HashMap<String, bool>, GateError> {
+        let mut state = self.lock();
+        let answer = match &state.known {
+            Some((at, tools)) if at.elapsed() < STALE_AFTER => Ok(tools.clone()),
+            _ => Err(unavailable(&why)),
+        };
+        state.failed = Some((Instant::now(), why));
+        answer
     }
 }
 
@@ -173,16 +155,10 @@ fn unavailable(why: &str) -> GateError {
     )
 }
 
-/// How a call of this tool is handled, from the service's catalog and ours. `key` reads the catalog
-/// (the interface wants none, a deployment may): the gateway's own key when it has one, so no
-/// caller's key decides what every agent's catalog is.
-pub async fn classify(
-    gate: &Gate,
-    op: &'static Operation,
-    key: Option<&Secret>,
-) -> Result<ToolClass, GateError> {
+/// How a call of this tool is handled, given the service's catalog (`tools`, by exact name: whether
+/// each confirms first) and ours.
+pub fn class_of(op: &Operation, tools: &HashMap<String, bool>) -> Result<ToolClass, GateError> {
     let name = op.tool_name();
-    let tools = service_tools(gate, key).await?;
     let Some(&confirms) = tools.get(&name) else {
         return Err(GateError::new(
             Kind::Forbidden,

@@ -5,31 +5,24 @@
 //! outcome unknown, and the agent's next request asks the service again (it runs a proposal at
 //! most once, and answers "already executed" when it had).
 
-use super::core::Gate;
-use super::error::GateError;
-use super::shared::RECOVERED;
-use super::store::{Exec, Execution, Item, Record, Status, Transition};
 use crate::api::catalog;
 use crate::api::model::{Proposal, Proposals};
+use crate::gateway::gate::Gate;
+use crate::gateway::model::error::GateError;
+use crate::gateway::model::hold::{NOT_RUN, OUTCOME_UNKNOWN, RECOVERED};
+use crate::gateway::store::{Exec, Execution, Item, Record, Status, Transition};
 use serde_json::json;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// The note of a recovered item whose fate the service could not tell.
-pub const OUTCOME_UNKNOWN: &str = "outcome unknown: the gateway stopped while executing it; it \
-     asks the service again (which runs it at most once) on the agent's next request";
-/// The note of a recovered item the service never ran.
-pub const NOT_RUN: &str = "not executed: the gateway stopped before the service ran it; it runs \
-     on the agent's next request";
-
 /// What the service's proposals say about the items left executing, by proposal id. Empty when
 /// the gateway has no key of its own or the service keeps no list (the real deployment).
 pub(super) async fn proposals(gate: &Gate) -> HashMap<String, Proposal> {
-    let Some(key) = gate.upstream_key.as_ref() else {
+    let Some(key) = gate.upstream.key.as_ref() else {
         return HashMap::new();
     };
     let op = catalog::op("list_proposals");
-    let answer = match gate.get_json(op, key).await {
+    let answer = match gate.upstream.get_json(op, key).await {
         Ok(a) if a.is_success() => a,
         Ok(a) => {
             tracing::info!(

@@ -2,62 +2,58 @@
 //! ([`GateItem`]), with the trade that will execute and the digest an approval binds to, and the
 //! notification that tells the `[[notify]]` destinations an item waits for a human.
 
-use super::core::Gate;
-use super::error::GateError;
 use super::guard;
 use super::link;
-use super::store::{Agent, Item, ItemRef, Status};
-use super::trade::{PricedBy, Trade};
-use crate::api::model::{GateItem, GateTrade, GateVerdict};
+use crate::api::model::{GateItem, GateTrade, GateVerdict, rate_limited_until};
+use crate::gateway::gate::Gate;
+use crate::gateway::gate::memory::Derivation;
+use crate::gateway::model::error::{GateError, Kind};
+use crate::gateway::model::hold::WAITING_FOR_KEY;
+use crate::gateway::model::trade::{PricedBy, Trade};
+use crate::gateway::store::{Agent, Item, ItemRef, Status};
+use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-/// What an item's model derives from its stored request, preview and verdicts (the trade that
-/// will execute, or why there is none; the digest an approval binds to; the typed verdicts), by
-/// item id. Those three are written once, when the item is staged, and never changed, so what
-/// comes of them holds for the item's life: an inbox asked every second by each console derives
-/// each item once, not on every ask (the strict re-reading of a request is most of a listing's
-/// cost).
-#[derive(Default)]
-pub struct Derived {
-    by_id: Mutex<HashMap<String, Arc<Derivation>>>,
-}
-
-struct Derivation {
-    trade: Option<GateTrade>,
-    trade_error: Option<String>,
-    digest: String,
-    verdicts: Vec<GateVerdict>,
-}
-
-/// Past this many items the memory starts over rather than grow with every item ever listed.
-const DERIVED_MAX: usize = 50_000;
-
-impl Derived {
-    fn of(&self, gate: &Gate, item: &Item) -> Arc<Derivation> {
-        let lock = || self.by_id.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(d) = lock().get(&item.id) {
-            return d.clone();
-        }
+/// What the inbox shows of an item that never changes once it is staged, derived once.
+fn derived(gate: &Gate, item: &Item) -> Arc<Derivation> {
+    gate.derived.get_or_derive(&item.id, || {
         let (trade, trade_error) = match guard::item_trade_offline(gate, item) {
             Ok(t) => (t.as_ref().map(GateTrade::from), None),
             Err(why) => (None, Some(why)),
         };
-        let d = Arc::new(Derivation {
+        Derivation {
             trade,
             trade_error,
             digest: guard::item_digest(item),
             verdicts: serde_json::from_value::<Vec<GateVerdict>>(item.verdicts.clone())
                 .unwrap_or_default(),
-        });
-        let mut map = lock();
-        if map.len() >= DERIVED_MAX {
-            map.clear();
         }
-        map.insert(item.id.clone(), d.clone());
-        d
-    }
+    })
+}
+
+/// 404, naming the id asked for.
+pub fn not_found(id: &str) -> GateError {
+    GateError::new(
+        Kind::NotFound,
+        "not_found",
+        format!("no inbox item with id or proposalId {id:?}"),
+    )
+}
+
+/// The item with this id (or this proposalId), or 404 naming it.
+pub async fn find(gate: &Gate, id: &str) -> Result<Item, GateError> {
+    gate.store
+        .item(ItemRef::IdOrProposal(id))
+        .await
+        .map_err(GateError::store)?
+        .ok_or_else(|| not_found(id))
+}
+
+/// When an item the upstream rate-limited may run again, from its note.
+pub fn retry_at(item: &Item) -> Option<DateTime<Utc>> {
+    rate_limited_until(item.note.as_deref()?)
 }
 
 /// The known agents by key hash, for labelling items.
@@ -114,10 +110,10 @@ pub fn model_with(
     // A note that says more (an outcome unknown, a wait the service asked for) already says
     // what happens next; waiting for the key is the note of an item that has none.
     let note = match (item.status, &item.note) {
-        (Status::Approved, None) if !key_held => Some(super::inbox::WAITING_FOR_KEY.to_string()),
+        (Status::Approved, None) if !key_held => Some(WAITING_FOR_KEY.to_string()),
         (_, note) => note.clone(),
     };
-    let derived = gate.derived.of(gate, item);
+    let derived = derived(gate, item);
     GateItem {
         id: item.id.clone(),
         agent: agent
@@ -136,7 +132,10 @@ pub fn model_with(
         decided_at: item.decided_at,
         decided_by: item.decided_by.clone(),
         reason: item.reason.clone(),
-        result: item.result.as_ref().map(super::store::Execution::json),
+        result: item
+            .result
+            .as_ref()
+            .map(crate::gateway::store::Execution::json),
         note,
         verdicts: derived.verdicts.clone(),
         standing_approval: item.standing,

@@ -3,10 +3,10 @@
 //! store keeps only its SHA-256, so a copy of the database approves nothing. A link is bound to one
 //! item, lives as long as the item, and is spent by the first decision made with it.
 
-use super::core::{Gate, sha256_hex};
-use super::error::{GateError, Kind};
 use super::guard;
-use super::store::{Item, Link, Status};
+use crate::gateway::gate::{Gate, sha256_hex};
+use crate::gateway::model::error::{GateError, Kind};
+use crate::gateway::store::{Item, Link, Status};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 

@@ -2,14 +2,15 @@
 //! outcome established from the service's answer (never guessed), the waits a service asks for,
 //! and the asking again after an answer was lost.
 
-use super::core::Gate;
-use super::error::{GateError, Kind};
-use super::inbox::{WAITING_FOR_KEY, find, retry_at};
-use super::store::{Exec, Execution, Item, Status, Transition};
-use super::upstream::Buffered;
+use super::items::{find, retry_at};
 use crate::api::catalog;
 use crate::api::error::rate_limit_wait;
 use crate::api::model::{CloseRequest, ConfirmRequest, ExecuteToolRequest, rate_limited_note};
+use crate::gateway::gate::Gate;
+use crate::gateway::model::error::{GateError, Kind};
+use crate::gateway::model::hold::WAITING_FOR_KEY;
+use crate::gateway::store::{Exec, Execution, Item, Status, Transition};
+use crate::gateway::upstream::Buffered;
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use reqwest::header;
 use serde_json::{Value, json};
@@ -133,7 +134,7 @@ async fn run(gate: &Arc<Gate>, item: Item, key: &crate::secret::Secret) -> Resul
     };
     let now = gate.now();
     let sent = std::time::Instant::now();
-    let answered = gate.post_json(op, key, &body).await;
+    let answered = gate.upstream.post_json(op, key, &body).await;
     let upstream_ms = sent.elapsed().as_secs_f64() * 1000.0;
     match answered {
         Ok(answer) if let Some(wait) = waits(&answer, item.exec) => {

@@ -6,6 +6,7 @@
 //! inbox, so they are refused unless the agent is allowed them (`gate.allow_immediate`, or
 //! `allow_immediate = true` in its policy), and even then the rules apply.
 
+use crate::api::symbol::coin_of;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -36,7 +37,7 @@ pub struct GateSettings {
     /// SQLite file path. `--store`/`--db` on the command line win over it.
     pub store: Option<String>,
     /// The service's defaults for what a trade request leaves out (`[gate.defaults]`).
-    pub defaults: super::trade::Defaults,
+    pub defaults: crate::gateway::model::trade::Defaults,
     /// Requests a second each caller may make (by its key, else by its address); 0: no limit.
     pub rate_limit_per_second: u32,
     /// How many requests above that pace a caller may make at once.
@@ -321,21 +322,7 @@ impl Policy {
     }
 }
 
-/// The base coin of an asset name: `BTCUSDT`, `BTC-USD`, `btc-perp` and `BTC` are all `BTC`.
-pub fn coin_of(asset: &str) -> String {
-    let a = asset.trim().to_ascii_uppercase();
-    let a = a.split(['-', '/', ':']).next().unwrap_or("").to_string();
-    for suffix in ["USDT", "USDC", "USD", "PERP"] {
-        if let Some(base) = a.strip_suffix(suffix)
-            && !base.is_empty()
-        {
-            return base.to_string();
-        }
-    }
-    a
-}
-
-pub use super::trade::Trade;
+pub use crate::gateway::model::trade::Trade;
 
 /// What the account looks like now, read upstream with the gateway's own key.
 #[derive(Debug, Clone, Default, PartialEq)]
