@@ -150,7 +150,7 @@ impl Gateway {
             .shared()
             .then(|| (config.now)() - flow::poll::stale_after(&config.settings));
         store
-            .recover_executing(model::hold::RECOVERED.into(), stale)
+            .recover_executing(store::Hold::Recovered, stale)
             .await
             .map_err(|e| StartError::Database {
                 path,

@@ -8,22 +8,165 @@ use serde_json::Value;
 
 /// The note of a gateway item approved but not yet run because the upstream asked to wait (a quota
 /// or rate limit: nothing was done, the proposal is still staged), followed by the time it may run
-/// again in RFC 3339. The gateway writes it and reads the time back (both stores keep it without a
-/// column of its own); the console shows it in its own words.
+/// again in RFC 3339 ([`Hold::RateLimited`]).
 pub const RATE_LIMITED_NOTE: &str = "rate limited by the service — retry after";
 
 pub fn rate_limited_note(until: DateTime<Utc>) -> String {
-    format!(
-        "{RATE_LIMITED_NOTE} {}",
-        until.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-    )
+    Hold::RateLimited { until }.to_string()
 }
 
 /// The time in a [`RATE_LIMITED_NOTE`] note.
 pub fn rate_limited_until(note: &str) -> Option<DateTime<Utc>> {
-    let rest = note.strip_prefix(RATE_LIMITED_NOTE)?;
-    let t = DateTime::parse_from_rfc3339(rest.split_whitespace().next()?).ok()?;
-    Some(t.with_timezone(&Utc))
+    match Hold::from(note) {
+        Hold::RateLimited { until } => Some(until),
+        _ => None,
+    }
+}
+
+const WAITING_FOR_KEY: &str = "waiting for the agent to reconnect";
+const RECOVERED: &str =
+    "the gateway stopped while executing this item; it runs again with the agent's key";
+const OUTCOME_UNKNOWN: &str = "outcome unknown: the gateway stopped while executing it; it asks \
+     the service again (which runs it at most once) on the agent's next request";
+const NOT_RUN: &str = "not executed: the gateway stopped before the service ran it; it runs on \
+     the agent's next request";
+const EXECUTED_BEFORE_STOP: &str =
+    "executed before the gateway stopped (the service's proposals say so)";
+const ASKING_AGAIN: (&str, &str) = ("outcome unknown, asking the service again (", ")");
+const TOKEN_USED: (&str, &str) = (
+    "outcome unknown: the service says the confirm token was used and not how that call ended (",
+    ")",
+);
+const EXECUTED_EARLIER: (&str, &str) = (
+    "executed by an earlier attempt whose answer was lost (the service says: ",
+    ")",
+);
+
+/// Why an approved item has not run, or what the gateway knows of an execution whose answer did
+/// not say plainly how it ended. The gateway decides on it (who runs an item, when, whether to ask
+/// the service again); on the wire and in the store it is the item's `note`, in the words
+/// [`Hold`]'s `Display` writes, which [`Hold::from`] reads back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Hold {
+    /// Approved while no instance held the agent's key: it runs on the agent's next request, or on
+    /// the instance that holds the key.
+    WaitingForKey,
+    /// The service asked to wait (a quota or rate limit); nothing was done, and nobody's call
+    /// reaches the service for it before `until`.
+    RateLimited { until: DateTime<Utc> },
+    /// A gateway stopped while executing it; reconciliation asks the service what happened.
+    Recovered,
+    /// Reconciled: the service never ran it; it runs on the agent's next request.
+    NotRun,
+    /// Reconciled: the service could not tell; the next attempt asks it again (it runs a proposal
+    /// at most once).
+    OutcomeUnknown,
+    /// The execution's answer was lost (`code`: `message` of the error); the gateway asks again
+    /// until it knows or the item expires.
+    AskingAgain { code: String, message: String },
+    /// The service says the tool's confirm token was used, not how that call ended (its words).
+    TokenUsed { said: String },
+    /// Executed by an earlier attempt whose answer was lost; the service's words.
+    ExecutedEarlier { said: String },
+    /// Reconciled as executed: the service's proposals say so.
+    ExecutedBeforeStop,
+    /// A note this version does not write (another version's gateway): shown as it is, never
+    /// decided on.
+    Other(String),
+}
+
+impl std::fmt::Display for Hold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let wrapped = |f: &mut std::fmt::Formatter<'_>,
+                       (open, close): (&str, &str),
+                       inner: &str| { write!(f, "{open}{inner}{close}") };
+        match self {
+            Hold::WaitingForKey => f.write_str(WAITING_FOR_KEY),
+            Hold::RateLimited { until } => write!(
+                f,
+                "{RATE_LIMITED_NOTE} {}",
+                until.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            ),
+            Hold::Recovered => f.write_str(RECOVERED),
+            Hold::NotRun => f.write_str(NOT_RUN),
+            Hold::OutcomeUnknown => f.write_str(OUTCOME_UNKNOWN),
+            Hold::AskingAgain { code, message } => {
+                wrapped(f, ASKING_AGAIN, &format!("{code}: {message}"))
+            }
+            Hold::TokenUsed { said } => wrapped(f, TOKEN_USED, said),
+            Hold::ExecutedEarlier { said } => wrapped(f, EXECUTED_EARLIER, said),
+            Hold::ExecutedBeforeStop => f.write_str(EXECUTED_BEFORE_STOP),
+            Hold::Other(text) => f.write_str(text),
+        }
+    }
+}
+
+impl From<&str> for Hold {
+    /// Reads a note back; a text no variant writes is [`Hold::Other`].
+    fn from(note: &str) -> Hold {
+        let inner = |(open, close): (&str, &str)| {
+            note.strip_prefix(open)
+                .and_then(|rest| rest.strip_suffix(close))
+                .map(str::to_string)
+        };
+        let fixed = [
+            (WAITING_FOR_KEY, Hold::WaitingForKey),
+            (RECOVERED, Hold::Recovered),
+            (NOT_RUN, Hold::NotRun),
+            (OUTCOME_UNKNOWN, Hold::OutcomeUnknown),
+            (EXECUTED_BEFORE_STOP, Hold::ExecutedBeforeStop),
+        ];
+        if let Some((_, hold)) = fixed.into_iter().find(|(text, _)| *text == note) {
+            return hold;
+        }
+        if let Some(until) = note
+            .strip_prefix(RATE_LIMITED_NOTE)
+            .and_then(|rest| DateTime::parse_from_rfc3339(rest.trim()).ok())
+        {
+            return Hold::RateLimited {
+                until: until.with_timezone(&Utc),
+            };
+        }
+        if let Some((code, message)) = inner(ASKING_AGAIN)
+            .as_deref()
+            .and_then(|s| s.split_once(": "))
+        {
+            return Hold::AskingAgain {
+                code: code.to_string(),
+                message: message.to_string(),
+            };
+        }
+        if let Some(said) = inner(TOKEN_USED) {
+            return Hold::TokenUsed { said };
+        }
+        if let Some(said) = inner(EXECUTED_EARLIER) {
+            return Hold::ExecutedEarlier { said };
+        }
+        Hold::Other(note.to_string())
+    }
+}
+
+impl Serialize for Hold {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Hold {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = std::borrow::Cow::<str>::deserialize(d)?;
+        Ok(Hold::from(text.as_ref()))
+    }
+}
+
+impl schemars::JsonSchema for Hold {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Hold".into()
+    }
+
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        String::json_schema(g)
+    }
 }
 
 /// One staging an agent made through the gateway.
@@ -410,4 +553,75 @@ pub struct GatePolicy {
     /// Absent from gateways older than the daily-use report.
     #[serde(default)]
     pub today: Option<GateToday>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The notes stored and served before holds were types: the wire and the databases keep
+    /// them, so each must read back as its hold and be written again word for word.
+    #[test]
+    fn every_hold_reads_back_from_the_words_it_is_written_in() {
+        let until: DateTime<Utc> = "2026-06-01T12:00:42Z".parse().unwrap();
+        let cases = [
+            (Hold::WaitingForKey, "waiting for the agent to reconnect"),
+            (
+                Hold::RateLimited { until },
+                "rate limited by the service — retry after 2026-06-01T12:00:42Z",
+            ),
+            (
+                Hold::Recovered,
+                "the gateway stopped while executing this item; it runs again with the agent's key",
+            ),
+            (
+                Hold::NotRun,
+                "not executed: the gateway stopped before the service ran it; it runs on the \
+                 agent's next request",
+            ),
+            (
+                Hold::OutcomeUnknown,
+                "outcome unknown: the gateway stopped while executing it; it asks the service \
+                 again (which runs it at most once) on the agent's next request",
+            ),
+            (
+                Hold::AskingAgain {
+                    code: "upstream_timeout".into(),
+                    message: "the upstream did not answer: within 30 s".into(),
+                },
+                "outcome unknown, asking the service again (upstream_timeout: the upstream did \
+                 not answer: within 30 s)",
+            ),
+            (
+                Hold::TokenUsed {
+                    said: "token already used (x)".into(),
+                },
+                "outcome unknown: the service says the confirm token was used and not how that \
+                 call ended (token already used (x))",
+            ),
+            (
+                Hold::ExecutedEarlier {
+                    said: "already executed".into(),
+                },
+                "executed by an earlier attempt whose answer was lost (the service says: already \
+                 executed)",
+            ),
+            (
+                Hold::ExecutedBeforeStop,
+                "executed before the gateway stopped (the service's proposals say so)",
+            ),
+            (
+                Hold::Other("a newer gateway's note".into()),
+                "a newer gateway's note",
+            ),
+        ];
+        for (hold, text) in cases {
+            assert_eq!(hold.to_string(), text);
+            assert_eq!(Hold::from(text), hold, "{text}");
+            let json = serde_json::to_value(&hold).unwrap();
+            assert_eq!(json, serde_json::json!(text));
+            assert_eq!(serde_json::from_value::<Hold>(json).unwrap(), hold);
+        }
+        assert_eq!(rate_limited_until(&rate_limited_note(until)), Some(until));
+    }
 }

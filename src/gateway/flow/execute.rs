@@ -5,11 +5,10 @@
 use super::items::{find, retry_at};
 use crate::api::catalog;
 use crate::api::error::rate_limit_wait;
-use crate::api::model::{CloseRequest, ConfirmRequest, ExecuteToolRequest, rate_limited_note};
+use crate::api::model::{CloseRequest, ConfirmRequest, ExecuteToolRequest};
 use crate::gateway::gate::Gate;
 use crate::gateway::model::error::{GateError, Kind};
-use crate::gateway::model::hold::WAITING_FOR_KEY;
-use crate::gateway::store::{Exec, Execution, Item, Status, Transition};
+use crate::gateway::store::{Exec, Execution, Hold, Item, Status, Transition};
 use crate::gateway::upstream::Buffered;
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use reqwest::header;
@@ -37,7 +36,7 @@ pub async fn execute(gate: &Arc<Gate>, id: &str) -> Result<Item, GateError> {
                     // Said in the store, so an instance that holds the key (on a shared store)
                     // knows this item is left to it.
                     let t = Transition {
-                        note: Some(WAITING_FOR_KEY.into()),
+                        note: Some(Hold::WaitingForKey),
                         ..Transition::new(&[Status::Approved], Status::Approved, gate.now())
                     };
                     gate.store
@@ -146,7 +145,7 @@ async fn run(gate: &Arc<Gate>, item: Item, key: &crate::secret::Secret) -> Resul
             let until =
                 round_up(gate.now() + Duration::from_std(wait).unwrap_or(Duration::minutes(1)));
             let t = Transition {
-                note: Some(rate_limited_note(until)),
+                note: Some(Hold::RateLimited { until }),
                 ..Transition::new(&[Status::Executing], Status::Approved, now)
             };
             if gate
@@ -215,10 +214,10 @@ async fn run(gate: &Arc<Gate>, item: Item, key: &crate::secret::Secret) -> Resul
             // failure. The service runs a proposal (and a confirm token) once, so asking again is
             // how the gateway finds out: again and again until it knows or the item expires.
             let t = Transition {
-                note: Some(format!(
-                    "outcome unknown, asking the service again ({}: {})",
-                    e.code, e.message
-                )),
+                note: Some(Hold::AskingAgain {
+                    code: e.code.to_string(),
+                    message: e.message.clone(),
+                }),
                 ..Transition::new(&[Status::Executing], Status::Approved, now)
             };
             gate.store
@@ -235,7 +234,7 @@ async fn run(gate: &Arc<Gate>, item: Item, key: &crate::secret::Secret) -> Resul
 /// The result recorded for an item an earlier attempt executed (the service answered "already
 /// executed" to this one): the service's record of the proposal when it lists one (the sandbox),
 /// else what is known, with the service's words.
-async fn executed_earlier(gate: &Gate, item: &Item, why: &str) -> Execution {
+async fn executed_earlier(gate: &Gate, item: &Item, why: &Hold) -> Execution {
     let listed = match (item.exec, &item.proposal_id) {
         (Exec::Confirm | Exec::Close, Some(id)) => {
             super::reconcile::proposals(gate).await.remove(id)
@@ -248,7 +247,7 @@ async fn executed_earlier(gate: &Gate, item: &Item, why: &str) -> Execution {
     };
     if let Some(map) = body.as_object_mut() {
         map.insert("success".into(), json!(true));
-        map.insert("note".into(), json!(why));
+        map.insert("note".into(), json!(why.to_string()));
     }
     Execution {
         status: 200,
@@ -262,9 +261,9 @@ async fn executed_earlier(gate: &Gate, item: &Item, why: &str) -> Execution {
 enum Outcome {
     Executed,
     /// An earlier attempt whose answer never arrived ran it: the service says so.
-    ExecutedEarlier(String),
+    ExecutedEarlier(Hold),
     Failed,
-    Unknown(String),
+    Unknown(Hold),
 }
 
 fn outcome(answer: &Buffered, exec: Exec) -> Outcome {
@@ -296,23 +295,16 @@ fn outcome(answer: &Buffered, exec: Exec) -> Outcome {
     let said = |what: &str| code.contains(what) || message.to_ascii_lowercase().contains(what);
     match exec {
         Exec::Confirm | Exec::Close if said("already_executed") || said("already executed") => {
-            Outcome::ExecutedEarlier(format!(
-                "executed by an earlier attempt whose answer was lost (the service says: {message})"
-            ))
+            Outcome::ExecutedEarlier(Hold::ExecutedEarlier { said: message })
         }
         Exec::Tool if said("confirm_token_used") || said("already used") => {
             let lower = message.to_ascii_lowercase();
             if lower.contains("answered: ok") {
-                Outcome::ExecutedEarlier(format!(
-                    "executed by an earlier attempt whose answer was lost (the service says: {message})"
-                ))
+                Outcome::ExecutedEarlier(Hold::ExecutedEarlier { said: message })
             } else if lower.contains("answered: error") {
                 Outcome::Failed
             } else {
-                Outcome::Unknown(format!(
-                    "outcome unknown: the service says the confirm token was used and not how that \
-                     call ended ({message})"
-                ))
+                Outcome::Unknown(Hold::TokenUsed { said: message })
             }
         }
         _ => Outcome::Failed,

@@ -16,7 +16,7 @@ use crate::gateway::model::request::Parsed;
 use crate::gateway::model::trade;
 use crate::gateway::rules::policy;
 use crate::gateway::rules::tools::ToolClass;
-use crate::gateway::store::{Exec, Item, ItemRef, Record, Status, Transition};
+use crate::gateway::store::{Exec, Hold, Item, ItemRef, Record, Status, Transition};
 use crate::gateway::upstream::{Answer, Buffered, Incoming};
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{Value, json};
@@ -549,8 +549,8 @@ fn answer_for(item: &Item, shown: &str, now: DateTime<Utc>) -> Result<Answer, Ga
                 format!(
                     "{shown} is approved and not executed yet ({}); call again",
                     item.note
-                        .as_deref()
-                        .unwrap_or("the execution is in progress")
+                        .as_ref()
+                        .map_or("the execution is in progress".into(), Hold::to_string)
                 ),
             );
             // Whole seconds, rounded up: a caller that waits this long finds the wait over.

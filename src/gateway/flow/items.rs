@@ -4,13 +4,12 @@
 
 use super::guard;
 use super::link;
-use crate::api::model::{GateItem, GateTrade, GateVerdict, rate_limited_until};
+use crate::api::model::{GateItem, GateTrade, GateVerdict};
 use crate::gateway::gate::Gate;
 use crate::gateway::gate::memory::Derivation;
 use crate::gateway::model::error::{GateError, Kind};
-use crate::gateway::model::hold::WAITING_FOR_KEY;
 use crate::gateway::model::trade::{PricedBy, Trade};
-use crate::gateway::store::{Agent, Item, ItemRef, Status};
+use crate::gateway::store::{Agent, Hold, Item, ItemRef, Status};
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -53,7 +52,10 @@ pub async fn find(gate: &Gate, id: &str) -> Result<Item, GateError> {
 
 /// When an item the upstream rate-limited may run again, from its note.
 pub fn retry_at(item: &Item) -> Option<DateTime<Utc>> {
-    rate_limited_until(item.note.as_deref()?)
+    match item.note {
+        Some(Hold::RateLimited { until }) => Some(until),
+        _ => None,
+    }
 }
 
 /// The known agents by key hash, for labelling items.
@@ -110,8 +112,8 @@ pub fn model_with(
     // A note that says more (an outcome unknown, a wait the service asked for) already says
     // what happens next; waiting for the key is the note of an item that has none.
     let note = match (item.status, &item.note) {
-        (Status::Approved, None) if !key_held => Some(WAITING_FOR_KEY.to_string()),
-        (_, note) => note.clone(),
+        (Status::Approved, None) if !key_held => Some(Hold::WaitingForKey.to_string()),
+        (_, note) => note.as_ref().map(Hold::to_string),
     };
     let derived = derived(gate, item);
     GateItem {

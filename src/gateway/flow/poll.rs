@@ -3,9 +3,9 @@
 use super::execute;
 use crate::gateway::gate::Gate;
 use crate::gateway::model::error::GateError;
-use crate::gateway::model::hold::{RECOVERED, WAITING_FOR_KEY};
 use crate::gateway::rules::policy::GateSettings;
 use crate::gateway::store;
+use crate::gateway::store::Hold;
 use std::sync::Arc;
 
 /// How often an instance on a shared store looks for approvals made on other instances (it runs
@@ -38,7 +38,7 @@ async fn poll_once(gate: &Arc<Gate>) -> Result<(), GateError> {
     let stale = gate.now() - stale_after(&gate.settings);
     let recovered = gate
         .store
-        .recover_executing(RECOVERED.into(), Some(stale))
+        .recover_executing(Hold::Recovered, Some(stale))
         .await
         .map_err(GateError::store)?;
     if recovered > 0 {
@@ -57,7 +57,7 @@ async fn poll_once(gate: &Arc<Gate>) -> Result<(), GateError> {
     // instance, rather than being retried every poll.
     for item in approved
         .iter()
-        .filter(|i| i.note.as_deref() == Some(WAITING_FOR_KEY) && gate.key_of(&i.agent).is_some())
+        .filter(|i| i.note == Some(Hold::WaitingForKey) && gate.key_of(&i.agent).is_some())
     {
         if let Err(e) = execute::execute(gate, &item.id).await {
             tracing::warn!(item = %item.id, "approved item did not run: {}", e.message);

@@ -9,8 +9,7 @@ use crate::api::catalog;
 use crate::api::model::{Proposal, Proposals};
 use crate::gateway::gate::Gate;
 use crate::gateway::model::error::GateError;
-use crate::gateway::model::hold::{NOT_RUN, OUTCOME_UNKNOWN, RECOVERED};
-use crate::gateway::store::{Exec, Execution, Item, Record, Status, Transition};
+use crate::gateway::store::{Exec, Execution, Hold, Item, Record, Status, Transition};
 use serde_json::json;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -57,7 +56,7 @@ pub async fn settle_recovered(gate: &Arc<Gate>) -> Result<usize, GateError> {
         .await
         .map_err(GateError::store)?
         .into_iter()
-        .filter(|i| i.note.as_deref() == Some(RECOVERED))
+        .filter(|i| i.note == Some(Hold::Recovered))
         .collect();
     if recovered.is_empty() {
         return Ok(0);
@@ -95,9 +94,7 @@ async fn settle(gate: &Gate, item: &Item, said: Option<&Proposal>) -> Result<boo
                     body,
                     reconciled: true,
                 }),
-                note: Some(
-                    "executed before the gateway stopped (the service's proposals say so)".into(),
-                ),
+                note: Some(Hold::ExecutedBeforeStop),
                 ..Transition::new(&[Status::Approved], Status::Executed, now)
             }
             .journaled(Record::new("reconcile", "gateway", now, detail("executed")).item(&item.id))
@@ -117,12 +114,12 @@ async fn settle(gate: &Gate, item: &Item, said: Option<&Proposal>) -> Result<boo
         Some("expired") => Transition::new(&[Status::Approved], Status::Expired, now)
             .journaled(Record::new("reconcile", "gateway", now, detail("expired")).item(&item.id)),
         Some("staged" | "pending") => Transition {
-            note: Some(NOT_RUN.into()),
+            note: Some(Hold::NotRun),
             ..Transition::new(&[Status::Approved], Status::Approved, now)
         }
         .journaled(Record::new("reconcile", "gateway", now, detail("not_run")).item(&item.id)),
         _ => Transition {
-            note: Some(OUTCOME_UNKNOWN.into()),
+            note: Some(Hold::OutcomeUnknown),
             ..Transition::new(&[Status::Approved], Status::Approved, now)
         }
         .journaled(Record::new("reconcile", "gateway", now, detail("unknown")).item(&item.id)),

@@ -4,7 +4,6 @@
 
 pub mod connections;
 pub mod error;
-pub mod hold;
 pub mod journal;
 pub mod key;
 pub mod request;

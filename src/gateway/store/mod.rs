@@ -14,6 +14,7 @@ pub mod watched;
 
 use super::model::error::{GateError, Kind};
 pub use super::model::journal::JournalRow;
+pub use crate::api::model::Hold;
 use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
 use serde_json::Value;
@@ -119,8 +120,9 @@ pub struct Item {
     pub reason: Option<String>,
     /// The upstream's answer to the execution.
     pub result: Option<Execution>,
-    /// Why an approved item has not run yet (e.g. the upstream was unreachable).
-    pub note: Option<String>,
+    /// Why an approved item has not run yet, or what is known of an execution that did not say
+    /// how it ended.
+    pub note: Option<Hold>,
     /// USD notional the staging asked for, when it named one; counted against the daily limit once
     /// executed.
     pub notional: Option<f64>,
@@ -298,7 +300,7 @@ pub struct Transition {
     pub decided_by: Option<String>,
     pub reason: Option<String>,
     pub result: Option<Execution>,
-    pub note: Option<String>,
+    pub note: Option<Hold>,
     /// Appended to the journal in the same transaction, only when the change happened.
     pub record: Option<Record>,
     /// Sets `standing` (an auto-approval).
@@ -436,7 +438,7 @@ pub trait Store: Send + Sync + 'static {
     /// finishes or gives up within its upstream timeout).
     fn recover_executing(
         &self,
-        note: String,
+        note: Hold,
         claimed_before: Option<DateTime<Utc>>,
     ) -> BoxFuture<'_, StoreResult<usize>>;
 

@@ -6,6 +6,7 @@ use super::{
     Agent, Counts, Exec, Held, Item, ItemRef, JournalRow, Link, Listed, Record, Role, Standing,
     Status, Store, StoreError, StoreResult, Token, Transition,
 };
+use crate::api::model::Hold;
 use crate::gateway::model::journal;
 use chrono::{DateTime, SecondsFormat, Utc};
 use futures::future::BoxFuture;
@@ -74,7 +75,9 @@ fn item_row(r: &Row<'_>) -> rusqlite::Result<Item> {
             Some(text) => Some(serde_json::from_str(&text).map_err(|_| conv(15, "result"))?),
             None => None,
         },
-        note: r.get(16)?,
+        note: r
+            .get::<_, Option<String>>(16)?
+            .map(|n| Hold::from(n.as_str())),
         notional: r.get(17)?,
         verdicts: json(&r.get::<_, String>(18)?),
         standing: r.get(19)?,
@@ -259,7 +262,7 @@ impl Store for SqliteStore {
                     item.decided_by,
                     item.reason,
                     item.result.as_ref().map(|e| e.json().to_string()),
-                    item.note,
+                    item.note.as_ref().map(Hold::to_string),
                     item.notional,
                     item.verdicts.to_string(),
                     item.standing,
@@ -402,7 +405,7 @@ impl Store for SqliteStore {
                         t.decided_by,
                         t.reason,
                         t.result.as_ref().map(|e| e.json().to_string()),
-                        t.note,
+                        t.note.as_ref().map(Hold::to_string),
                         t.unexpired_at.map(ts),
                         t.standing,
                     ],
@@ -459,14 +462,14 @@ impl Store for SqliteStore {
 
     fn recover_executing(
         &self,
-        note: String,
+        note: Hold,
         claimed_before: Option<DateTime<Utc>>,
     ) -> BoxFuture<'_, StoreResult<usize>> {
         self.run(move |c| {
             c.execute(
                 "UPDATE items SET status = 'approved', note = ?1 WHERE status = 'executing'
                  AND (?2 IS NULL OR claimed_at IS NULL OR claimed_at < ?2)",
-                params![note, claimed_before.map(ts)],
+                params![note.to_string(), claimed_before.map(ts)],
             )
         })
     }

@@ -13,6 +13,7 @@ use super::{
     Agent, Counts, Held, Item, ItemRef, JournalRow, Link, Listed, Record, Role, Standing, Status,
     Store, StoreResult, Token, Transition,
 };
+use crate::api::model::Hold;
 use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
 use serde_json::Value;
@@ -111,7 +112,7 @@ impl Store for Watched {
 
     fn recover_executing(
         &self,
-        note: String,
+        note: Hold,
         claimed_before: Option<DateTime<Utc>>,
     ) -> BoxFuture<'_, StoreResult<usize>> {
         let pending = self.inner.recover_executing(note, claimed_before);

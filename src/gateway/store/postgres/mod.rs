@@ -13,6 +13,7 @@ mod rows;
 mod schema;
 pub mod tls;
 
+use crate::api::model::Hold;
 use rows::*;
 pub use rows::{is_url, redact};
 
@@ -163,7 +164,7 @@ impl Store for PostgresStore {
                         &item.decided_by,
                         &item.reason,
                         &item.result.as_ref().map(super::Execution::json),
-                        &item.note,
+                        &item.note.as_ref().map(Hold::to_string),
                         &item.notional,
                         &item.verdicts,
                         &item.standing,
@@ -321,7 +322,7 @@ impl Store for PostgresStore {
 
     fn recover_executing(
         &self,
-        note: String,
+        note: Hold,
         claimed_before: Option<DateTime<Utc>>,
     ) -> BoxFuture<'_, StoreResult<usize>> {
         self.run(move |c| async move {
@@ -333,7 +334,7 @@ impl Store for PostgresStore {
                        AND ($2::timestamptz IS NULL OR claimed_at IS NULL OR claimed_at < $2)",
                     )
                     .await?,
-                    &[&note, &claimed_before],
+                    &[&note.to_string(), &claimed_before],
                 )
                 .await?;
             Ok(n as usize)

@@ -4,6 +4,7 @@
 
 use super::super::{StoreResult, Transition};
 use super::rows::{INSERT_LINK, LOCK_HEAD, MOVE_HEAD, link, link_params, status_names};
+use crate::api::model::Hold;
 
 /// An item's move from one status to another, if it is in one of them (and unexpired, when
 /// asked).
@@ -87,7 +88,7 @@ pub(super) async fn transition(
         &t.decided_by,
         &t.reason,
         &t.result.as_ref().map(super::super::Execution::json),
-        &t.note,
+        &t.note.as_ref().map(Hold::to_string),
         &t.unexpired_at,
         &t.standing,
         &from,

@@ -4,6 +4,7 @@
 use super::super::{
     Agent, Exec, Item, JournalRow, Record, Standing, Status, StoreError, StoreResult,
 };
+use crate::api::model::Hold;
 use crate::gateway::model::journal;
 use chrono::SecondsFormat;
 use serde_json::Value;
@@ -74,7 +75,9 @@ pub(super) fn item_row(r: &Row) -> StoreResult<Item> {
             ),
             None => None,
         },
-        note: r.try_get(16)?,
+        note: r
+            .try_get::<_, Option<String>>(16)?
+            .map(|n| Hold::from(n.as_str())),
         notional: r.try_get(17)?,
         verdicts: r.try_get(18)?,
         standing: r.try_get(19)?,
