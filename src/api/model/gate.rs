@@ -169,6 +169,49 @@ impl schemars::JsonSchema for Hold {
     }
 }
 
+/// Where a gateway item is in its life (its `status` on the wire). `Executing` is the claim that makes the upstream confirm happen once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ItemStatus {
+    Pending,
+    Approved,
+    Executing,
+    /// The upstream answered the execution with a success.
+    Executed,
+    /// The upstream answered the execution with an error; `result` holds it.
+    Failed,
+    Rejected,
+    Expired,
+}
+
+impl ItemStatus {
+    pub const ALL: [ItemStatus; 7] = [
+        ItemStatus::Pending,
+        ItemStatus::Approved,
+        ItemStatus::Executing,
+        ItemStatus::Executed,
+        ItemStatus::Failed,
+        ItemStatus::Rejected,
+        ItemStatus::Expired,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ItemStatus::Pending => "pending",
+            ItemStatus::Approved => "approved",
+            ItemStatus::Executing => "executing",
+            ItemStatus::Executed => "executed",
+            ItemStatus::Failed => "failed",
+            ItemStatus::Rejected => "rejected",
+            ItemStatus::Expired => "expired",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ItemStatus> {
+        ItemStatus::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
 /// One staging an agent made through the gateway.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

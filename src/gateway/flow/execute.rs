@@ -5,14 +5,14 @@
 use super::items::{find, retry_at};
 use crate::api::catalog;
 use crate::api::error::rate_limit_wait;
-use crate::api::model::{CloseRequest, ConfirmRequest, ExecuteToolRequest};
+use crate::api::model::{CloseRequest, ConfirmRequest, ExecuteToolRequest, Proposal};
 use crate::gateway::gate::Gate;
 use crate::gateway::model::error::{GateError, Kind};
 use crate::gateway::store::{Exec, Execution, Hold, Item, Status, Transition};
 use crate::gateway::upstream::Buffered;
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use reqwest::header;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::sync::Arc;
 
 /// Runs an approved item upstream if this call wins the claim; otherwise waits for whoever holds it.
@@ -241,14 +241,38 @@ async fn executed_earlier(gate: &Gate, item: &Item, why: &Hold) -> Execution {
         }
         _ => None,
     };
-    let mut body = match listed {
-        Some(p) => serde_json::to_value(p).unwrap_or_default(),
-        None => json!({"status": "executed", "proposalId": item.proposal_id}),
-    };
-    if let Some(map) = body.as_object_mut() {
-        map.insert("success".into(), json!(true));
-        map.insert("note".into(), json!(why.to_string()));
+    /// The service's record of the proposal where it lists one, else what the gateway knows.
+    #[derive(serde::Serialize)]
+    #[serde(untagged)]
+    enum Said<'a> {
+        Listed(Box<Proposal>),
+        Unlisted {
+            status: &'static str,
+            #[serde(rename = "proposalId")]
+            proposal_id: Option<&'a str>,
+        },
     }
+    /// A success, whatever the service's "already executed" said, with why.
+    #[derive(serde::Serialize)]
+    struct Earlier<'a> {
+        #[serde(flatten)]
+        said: Said<'a>,
+        success: bool,
+        note: String,
+    }
+    let said = match listed {
+        Some(p) => Said::Listed(Box::new(p)),
+        None => Said::Unlisted {
+            status: "executed",
+            proposal_id: item.proposal_id.as_deref(),
+        },
+    };
+    let body = serde_json::to_value(Earlier {
+        said,
+        success: true,
+        note: why.to_string(),
+    })
+    .unwrap_or_default();
     Execution {
         status: 200,
         body,
@@ -434,6 +458,7 @@ pub async fn run_waiting(gate: &Arc<Gate>, agent: &str) -> Result<(), GateError>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn answer(body: Value) -> super::Buffered {
         super::Buffered {

@@ -11,10 +11,10 @@ use crate::gateway::model::error::{GateError, Kind};
 use crate::gateway::model::request;
 use crate::gateway::model::trade::{self, Facts, Needs, Trade};
 use crate::gateway::rules::policy::{self, Account, Policy, Verdict};
-use crate::gateway::store::{Item, Record, Standing};
+use crate::gateway::store::{Item, Record, Standing, detail};
 use crate::secret::Secret;
 use chrono::{DateTime, Utc};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 const POLICY: &str = "policy";
 const KILL_SWITCH: &str = "kill_switch";
@@ -75,7 +75,10 @@ pub async fn set_policy(gate: &Gate, new: &Policy, by: &str) -> Result<bool, Gat
         "policy_change",
         by,
         gate.now(),
-        json!({"from": old.map(|p| p.to_json()), "to": new.to_json()}),
+        detail::PolicyChange {
+            from: old.map(|p| p.to_json()),
+            to: new.to_json(),
+        },
     );
     gate.store
         .set_state(POLICY, new.to_json(), record)
@@ -128,7 +131,7 @@ pub async fn set_kill_switch(
     } else {
         "kill_switch_off"
     };
-    let record = Record::new(kind, by, now, json!({"reason": reason}));
+    let record = Record::new(kind, by, now, detail::Reason { reason });
     gate.store
         .set_state(KILL_SWITCH, value, record)
         .await
@@ -259,7 +262,11 @@ async fn tool_preview(
     if class.ok()? != crate::gateway::rules::tools::ToolClass::Staged {
         return None;
     }
-    let body = json!({"name": incoming.op.tool_name(), "args": incoming.canonical()});
+    let body = serde_json::to_value(crate::api::model::ExecuteToolRequest {
+        name: incoming.op.tool_name(),
+        args: incoming.canonical(),
+    })
+    .unwrap_or_default();
     let answer = gate
         .upstream
         .post_json(catalog::op("execute_mcp_tool"), &agent.secret, &body)
@@ -512,11 +519,22 @@ pub fn violation(verdicts: &[Verdict]) -> Option<GateError> {
             .collect::<Vec<_>>()
             .join("; "),
     );
-    e.extra = Some(Box::new(json!({
-        "rule": first.rule,
-        "rules": broken.iter().map(|v| v.rule).collect::<Vec<_>>(),
-        "verdicts": policy::verdicts_json(verdicts),
-    })));
+    /// What a violation adds to the error object: the first rule broken, all of them, and every
+    /// verdict.
+    #[derive(serde::Serialize)]
+    struct Violation<'a> {
+        rule: &'a str,
+        rules: Vec<&'a str>,
+        verdicts: &'a [Verdict],
+    }
+    let violation = Violation {
+        rule: first.rule,
+        rules: broken.iter().map(|v| v.rule).collect(),
+        verdicts,
+    };
+    e.extra = Some(Box::new(
+        serde_json::to_value(violation).unwrap_or_default(),
+    ));
     Some(e)
 }
 

@@ -16,10 +16,10 @@ use crate::gateway::model::request::Parsed;
 use crate::gateway::model::trade;
 use crate::gateway::rules::policy;
 use crate::gateway::rules::tools::ToolClass;
-use crate::gateway::store::{Exec, Hold, Item, ItemRef, Record, Status, Transition};
+use crate::gateway::store::{Exec, Hold, Item, ItemRef, Record, Status, Transition, detail};
 use crate::gateway::upstream::{Answer, Buffered, Incoming};
 use chrono::{DateTime, Duration, Utc};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::sync::Arc;
 
 /// Lifetime the interface gives proposals, for an upstream answer that does not say.
@@ -192,8 +192,12 @@ async fn reject_by_policy(
         "policy_refusal",
         "policy",
         now,
-        json!({"message": message, "verdicts": policy::verdicts_json(verdicts),
-               "trade": trade, "tradeDigest": digest}),
+        detail::PolicyRefusal {
+            message,
+            verdicts,
+            trade,
+            trade_digest: digest,
+        },
     )
     .item(id);
     let t = Transition {
@@ -321,9 +325,13 @@ async fn auto_approve(
         "auto_approve",
         &by,
         now,
-        json!({"standingApproval": standing.id, "reason": standing.reason,
-               "message": format!("auto-approved by standing approval {}", standing.id),
-               "trade": trade, "tradeDigest": digest}),
+        detail::AutoApproved {
+            standing_approval: standing.id,
+            reason: &standing.reason,
+            message: format!("auto-approved by standing approval {}", standing.id),
+            trade: Some(trade),
+            trade_digest: digest,
+        },
     )
     .item(id);
     let t = Transition {
@@ -599,7 +607,15 @@ pub async fn approve(
     let item = find(gate, id).await?;
     let read = started.elapsed();
     let digest = guard::item_digest(&item);
-    let mut record = Record::new("approve", by, now, json!({"tradeDigest": digest})).item(&item.id);
+    let mut record = Record::new(
+        "approve",
+        by,
+        now,
+        detail::Approved {
+            trade_digest: &digest,
+        },
+    )
+    .item(&item.id);
     let trade = match item.status {
         Status::Pending => guard::item_trade(gate, &item).await.map_err(|why| {
             GateError::new(
@@ -655,8 +671,12 @@ pub async fn approve(
             );
             return Err(e);
         }
-        let detail = json!({"verdicts": policy::verdicts_json(&verdicts), "overridden": broken,
-                            "trade": trade, "tradeDigest": digest});
+        let detail = detail::Judged {
+            verdicts: &verdicts,
+            overridden: &broken,
+            trade: Some(&trade),
+            trade_digest: &digest,
+        };
         record = if broken.is_empty() {
             Record::new("approve", by, now, detail)
         } else {
@@ -728,7 +748,7 @@ pub async fn reject(
     let now = gate.now();
     gate.store.expire_due(now).await.map_err(GateError::store)?;
     let item = find(gate, id).await?;
-    let record = Record::new("reject", by, now, json!({"reason": reason})).item(&item.id);
+    let record = Record::new("reject", by, now, detail::Reason { reason: &reason }).item(&item.id);
     let t = Transition {
         decided_by: Some(by.to_string()),
         reason: Some(reason),
@@ -762,6 +782,7 @@ pub async fn reject(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn times_are_read_in_every_shape_the_upstream_may_use() {

@@ -11,7 +11,7 @@ use crate::gateway::model::error::{GateError, Kind};
 use crate::gateway::model::trade::{PricedBy, Trade};
 use crate::gateway::store::{Agent, Hold, Item, ItemRef, Status};
 use chrono::{DateTime, Utc};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -203,15 +203,29 @@ pub async fn notify_pending(gate: &Gate, id: &str) {
         Some(url) => format!("{text}. Approve or reject: {url}"),
         None => text,
     };
-    let mut body = json!({
-        "type": "gate.item.pending",
-        "text": text,
-        "item": v,
-        "verdicts": item.verdicts,
-        "expiresAt": expires,
-    });
-    if let Some(url) = link {
-        body["approveUrl"] = json!(url);
+    /// The `gate.item.pending` notification (README "Notifications").
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Pending<'a> {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        text: String,
+        item: GateItem,
+        verdicts: &'a Value,
+        expires_at: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        approve_url: Option<String>,
     }
-    gate.notifier.send(format!("msg_{}", item.id), body);
+    let body = Pending {
+        kind: "gate.item.pending",
+        text,
+        item: v,
+        verdicts: &item.verdicts,
+        expires_at: expires,
+        approve_url: link,
+    };
+    gate.notifier.send(
+        format!("msg_{}", item.id),
+        serde_json::to_value(body).unwrap_or_default(),
+    );
 }

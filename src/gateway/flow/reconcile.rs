@@ -9,8 +9,7 @@ use crate::api::catalog;
 use crate::api::model::{Proposal, Proposals};
 use crate::gateway::gate::Gate;
 use crate::gateway::model::error::GateError;
-use crate::gateway::store::{Exec, Execution, Hold, Item, Record, Status, Transition};
-use serde_json::json;
+use crate::gateway::store::{Exec, Execution, Hold, Item, Record, Status, Transition, detail};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -84,7 +83,11 @@ pub async fn settle_recovered(gate: &Arc<Gate>) -> Result<usize, GateError> {
 async fn settle(gate: &Gate, item: &Item, said: Option<&Proposal>) -> Result<bool, GateError> {
     let now = gate.now();
     let status = said.map(|p| p.status.to_ascii_lowercase());
-    let detail = |outcome: &str| json!({"outcome": outcome, "serviceStatus": status, "proposalId": item.proposal_id});
+    let detail = |outcome| detail::Reconciled {
+        outcome,
+        service_status: status.as_deref(),
+        proposal_id: item.proposal_id.as_deref(),
+    };
     let t = match status.as_deref() {
         Some("executed" | "filled") => {
             let body = serde_json::to_value(said).unwrap_or_default();

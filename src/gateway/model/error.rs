@@ -94,15 +94,37 @@ impl GateError {
 
     /// The error object of the wire convention: `{"success": false, "error": {...}}`.
     pub fn body(&self) -> Value {
-        let mut error = serde_json::json!({"code": self.code, "message": self.message});
-        if let Some(field) = &self.field {
-            error["field"] = Value::String(field.clone());
-        }
-        if let Some(Value::Object(extra)) = self.extra.as_deref() {
-            for (k, v) in extra {
-                error[k] = v.clone();
-            }
-        }
-        serde_json::json!({"success": false, "error": error})
+        let extra = match self.extra.as_deref() {
+            Some(Value::Object(extra)) => extra.clone(),
+            _ => Default::default(),
+        };
+        let body = Body {
+            success: false,
+            error: ErrorObject {
+                code: self.code,
+                message: &self.message,
+                field: self.field.as_deref(),
+                extra,
+            },
+        };
+        serde_json::to_value(body).expect("an error object always serialises")
     }
+}
+
+#[derive(serde::Serialize)]
+struct Body<'a> {
+    success: bool,
+    error: ErrorObject<'a>,
+}
+
+#[derive(serde::Serialize)]
+struct ErrorObject<'a> {
+    code: &'a str,
+    message: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    field: Option<&'a str>,
+    /// What a kind of error adds (a policy violation's verdicts); a key here wins over the
+    /// fields above, as it always has.
+    #[serde(flatten)]
+    extra: serde_json::Map<String, Value>,
 }

@@ -2,7 +2,7 @@
 //! it, so changing, removing or reordering any record breaks every hash after it. The chain lives in
 //! the store ([`super::store::Store::append`]); this module computes and checks the hashes.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 /// What the first record points back to.
@@ -37,7 +37,9 @@ pub fn hash(
     item: Option<&str>,
     detail: &str,
 ) -> String {
-    let text = json!([seq, prev_hash, at, kind, actor, item, detail]).to_string();
+    // A tuple is written as the JSON array `[seq, prevHash, at, kind, actor, item, detail]`.
+    let text = serde_json::to_string(&(seq, prev_hash, at, kind, actor, item, detail))
+        .expect("strings and numbers always serialise");
     format!("{V2}{}", hex::encode(Sha256::digest(text.as_bytes())))
 }
 
@@ -114,17 +116,32 @@ pub fn verify(rows: &[JournalRow]) -> Result<usize, Broken> {
     Ok(rows.len())
 }
 
+/// A journal row as the supervisor API shows it: the detail as the JSON it was stored as.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Shown<'a> {
+    seq: i64,
+    at: &'a str,
+    kind: &'a str,
+    actor: &'a str,
+    item: Option<&'a str>,
+    detail: Value,
+    prev_hash: &'a str,
+    hash: &'a str,
+}
+
 pub fn row_json(r: &JournalRow) -> Value {
-    json!({
-        "seq": r.seq,
-        "at": r.at,
-        "kind": r.kind,
-        "actor": r.actor,
-        "item": r.item,
-        "detail": serde_json::from_str::<Value>(&r.detail).unwrap_or(Value::String(r.detail.clone())),
-        "prevHash": r.prev_hash,
-        "hash": r.hash,
-    })
+    let shown = Shown {
+        seq: r.seq,
+        at: &r.at,
+        kind: &r.kind,
+        actor: &r.actor,
+        item: r.item.as_deref(),
+        detail: serde_json::from_str::<Value>(&r.detail).unwrap_or(Value::String(r.detail.clone())),
+        prev_hash: &r.prev_hash,
+        hash: &r.hash,
+    };
+    serde_json::to_value(shown).expect("a journal row always serialises")
 }
 
 #[cfg(test)]

@@ -11,8 +11,8 @@
 use crate::api::catalog::{self, Method, Operation, TOOL_PREFIX};
 use crate::api::model::{
     BacktestRequest, BuilderFeeApproval, CancelRequest, ChatRequest, CliRequest, CloseRequest,
-    ConfirmRequest, PlatformClose, PlatformOrder, ResearchMessageRequest, ResearchStartRequest,
-    SignalDestinationRequest, TradeSignal,
+    ConfirmRequest, ExecuteToolRequest, PlatformClose, PlatformOrder, ResearchMessageRequest,
+    ResearchStartRequest, SignalDestinationRequest, TradeSignal,
 };
 use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
@@ -264,7 +264,11 @@ fn read_tool(value: Value) -> Result<Checked, ReadError> {
     if let Some(t) = &confirm_token {
         canonical_args.insert(CONFIRM_TOKEN.into(), Value::String(t.clone()));
     }
-    let canonical = serde_json::json!({"name": op.tool_name(), "args": canonical_args});
+    let canonical = serde_json::to_value(ExecuteToolRequest {
+        name: op.tool_name(),
+        args: Value::Object(canonical_args),
+    })
+    .expect("a tool call always serialises");
     Ok(Checked {
         parsed: Parsed::Tool(Box::new(ToolCall {
             op,

@@ -439,8 +439,13 @@ fn disagreements(request: &Trade, preview: &Trade) -> Vec<String> {
 
 /// SHA-256 of the trade's canonical form: what an approval binds to.
 pub fn digest(request: &Value, preview: &Value) -> String {
-    let text =
-        crate::api::canonical_json(&serde_json::json!({"request": request, "preview": preview}));
+    #[derive(Serialize)]
+    struct Bound<'a> {
+        request: &'a Value,
+        preview: &'a Value,
+    }
+    let bound = serde_json::to_value(Bound { request, preview }).unwrap_or_default();
+    let text = crate::api::canonical_json(&bound);
     hex::encode(Sha256::digest(text.as_bytes()))
 }
 

@@ -8,7 +8,7 @@
 
 use crate::api::symbol::coin_of;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -304,7 +304,7 @@ impl Policy {
     }
 
     pub fn to_json(&self) -> Value {
-        serde_json::to_value(self).unwrap_or_else(|_| json!({}))
+        serde_json::to_value(self).unwrap_or_else(|_| Value::Object(Map::new()))
     }
 
     /// The rules for an agent known by these labels (name first, then fingerprint): its table
@@ -631,12 +631,13 @@ pub fn verdicts(
 
 /// A verdict list as stored on an item and shown by the supervisor API.
 pub fn verdicts_json(verdicts: &[Verdict]) -> Value {
-    serde_json::to_value(verdicts).unwrap_or_else(|_| json!([]))
+    serde_json::to_value(verdicts).unwrap_or_else(|_| Value::Array(Vec::new()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn reads_the_gate_table_and_ignores_the_others() {

@@ -7,6 +7,7 @@
 
 #[cfg(test)]
 mod conformance;
+pub mod detail;
 pub mod postgres;
 pub mod sqlite;
 mod sqlite_schema;
@@ -23,47 +24,9 @@ pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 pub use watched::Watched;
 
-/// Where an item is in its life. `Executing` is the claim that makes the upstream confirm happen once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Status {
-    Pending,
-    Approved,
-    Executing,
-    /// The upstream answered the execution with a success.
-    Executed,
-    /// The upstream answered the execution with an error; `result` holds it.
-    Failed,
-    Rejected,
-    Expired,
-}
-
-impl Status {
-    pub const ALL: [Status; 7] = [
-        Status::Pending,
-        Status::Approved,
-        Status::Executing,
-        Status::Executed,
-        Status::Failed,
-        Status::Rejected,
-        Status::Expired,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Pending => "pending",
-            Status::Approved => "approved",
-            Status::Executing => "executing",
-            Status::Executed => "executed",
-            Status::Failed => "failed",
-            Status::Rejected => "rejected",
-            Status::Expired => "expired",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Status> {
-        Status::ALL.into_iter().find(|k| k.as_str() == s)
-    }
-}
+/// Where an item is in its life: the supervisor API's own type, so the store, the flow and the
+/// console name one set of states.
+pub use crate::api::model::ItemStatus as Status;
 
 /// How an approved item is executed upstream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -343,13 +306,15 @@ pub struct Record {
 }
 
 impl Record {
-    pub fn new(kind: &str, actor: &str, at: DateTime<Utc>, detail: Value) -> Self {
+    /// `detail` is one of [`detail`]'s types for the kind.
+    pub fn new(kind: &str, actor: &str, at: DateTime<Utc>, detail: impl serde::Serialize) -> Self {
         Record {
             at,
             kind: kind.into(),
             actor: actor.into(),
             item: None,
-            detail,
+            // The details are plain structs of strings, numbers and JSON: they always serialise.
+            detail: serde_json::to_value(detail).unwrap_or_default(),
         }
     }
 

@@ -450,7 +450,7 @@ impl Store for SqliteStore {
                         "expire",
                         "gateway",
                         parse_ts(expires_at)?,
-                        serde_json::json!({"was": status}),
+                        super::detail::Expired { was: status },
                     )
                     .item(id);
                     append_in(c, &record)?;
@@ -652,7 +652,7 @@ impl Store for SqliteStore {
                 )?;
                 let id = c.last_insert_rowid();
                 let mut record = record;
-                record.detail["id"] = serde_json::json!(id);
+                record.detail["id"] = Value::from(id);
                 append_in(c, &record)?;
                 Ok(id)
             })

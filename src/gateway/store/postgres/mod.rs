@@ -312,7 +312,7 @@ impl Store for PostgresStore {
             expired.sort_by_key(|(_, _, at, seq)| (*at, *seq));
             for (id, was, at, _) in &expired {
                 let record =
-                    Record::new("expire", "gateway", *at, serde_json::json!({"was": was})).item(id);
+                    Record::new("expire", "gateway", *at, super::detail::Expired { was }).item(id);
                 append_in(&tx, &record).await?;
             }
             tx.commit().await?;
@@ -557,7 +557,7 @@ impl Store for PostgresStore {
     fn add_standing(&self, st: Standing, record: Record) -> BoxFuture<'_, StoreResult<i64>> {
         self.run(move |mut c| async move {
             let tx = c.transaction().await?;
-            let coins = serde_json::json!(st.coins);
+            let coins = Value::from(st.coins.clone());
             let id: i64 = tx
                 .query_one(
                     &tx.prepare_cached(
@@ -579,7 +579,7 @@ impl Store for PostgresStore {
                 .await?
                 .try_get(0)?;
             let mut record = record;
-            record.detail["id"] = serde_json::json!(id);
+            record.detail["id"] = Value::from(id);
             append_in(&tx, &record).await?;
             tx.commit().await?;
             Ok(id)
