@@ -95,7 +95,8 @@ impl Embedded {
         // The database keeps only key hashes, so every start mints its keys afresh.
         let console_key = sandbox
             .create_key(Scope::Legacy, "embedded console session")
-            .await?;
+            .await
+            .map_err(|e| e.to_string())?;
         let gateway = match start_gateway(&config, &sandbox, &console_key, &gateway_db).await {
             Ok(g) => g,
             Err(e) => {
@@ -107,7 +108,10 @@ impl Embedded {
         let demo = match config.demo_agent {
             None => None,
             Some(every) => {
-                let key = sandbox.create_key(Scope::McpMutate, "demo agent").await?;
+                let key = sandbox
+                    .create_key(Scope::McpMutate, "demo agent")
+                    .await
+                    .map_err(|e| e.to_string())?;
                 let agent = DemoAgent {
                     client: Client::new(&gateway.base_url(), Some(key.clone()))
                         .map_err(|e| e.to_string())?,
