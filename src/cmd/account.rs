@@ -110,7 +110,8 @@ pub(crate) fn follow(
         strategy,
         remove,
         chrono::Utc::now(),
-    )?;
+    )
+    .map_err(|e| e.to_string())?;
     let what = match (remove, changed) {
         (false, true) => "now follows",
         (false, false) => "already follows",
