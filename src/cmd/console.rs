@@ -50,8 +50,10 @@ pub(crate) fn run(flags: agentdesk::config::Flags) -> Result<(), String> {
             },
         });
         let result = match agentdesk::console::prepare(&cfg, attach).await {
-            Ok(prepared) => agentdesk::console::run(prepared).await,
-            Err(e) => Err(e),
+            Ok(prepared) => agentdesk::console::run(prepared)
+                .await
+                .map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
         };
         if let Some(e) = embedded {
             e.shutdown().await;

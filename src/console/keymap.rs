@@ -417,22 +417,21 @@ impl Default for Keymap {
 impl Keymap {
     /// The defaults with the `[keys]` of `text` applied; each action listed replaces that action's
     /// keys.
-    pub fn from_toml(text: &str) -> Result<Keymap, String> {
+    pub fn from_toml(text: &str) -> Result<Keymap, KeymapError> {
         Keymap::default().with_overrides(text)
     }
 
-    fn with_overrides(mut self, text: &str) -> Result<Keymap, String> {
-        let table: toml::Table =
-            toml::from_str(text).map_err(|e| format!("invalid keymap TOML: {e}"))?;
+    fn with_overrides(mut self, text: &str) -> Result<Keymap, KeymapError> {
+        let table: toml::Table = toml::from_str(text)?;
         for (name, value) in &table {
             if name != "keys" {
-                return Err(format!("unknown table `{name}` in keymap; expected [keys]"));
+                return Err(KeymapError::UnknownTable(name.clone()));
             }
             let Some(keys) = value.as_table() else {
-                return Err("`keys` must be a table: [keys]".to_string());
+                return Err(KeymapError::KeysNotATable);
             };
             for (action_name, value) in keys {
-                let action: KeyAction = action_name.parse().map_err(|e| format!("[keys] {e}"))?;
+                let action: KeyAction = action_name.parse().map_err(KeymapError::UnknownAction)?;
                 self.keys.insert(action, parse_keys(action_name, value)?);
             }
         }
@@ -446,10 +445,7 @@ impl Keymap {
                         .modifiers
                         .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
                 if !letter {
-                    return Err(format!(
-                        "[keys] {action}: `{key}` cannot decide: a deciding key must be a letter \
-                         or digit of its own (not Enter, space, Tab or a ctrl/alt chord)"
-                    ));
+                    return Err(KeymapError::CannotDecide { action, key: *key });
                 }
             }
         }
@@ -458,9 +454,13 @@ impl Keymap {
             for &key in self.keys.get(&action).into_iter().flatten() {
                 if let Some(other) = self.lookup.insert(key, action) {
                     return Err(if other == action {
-                        format!("[keys] {action}: key `{key}` is listed twice")
+                        KeymapError::ListedTwice { action, key }
                     } else {
-                        format!("[keys] key `{key}` is bound to both `{other}` and `{action}`")
+                        KeymapError::BoundTwice {
+                            key,
+                            first: other,
+                            second: action,
+                        }
                     });
                 }
             }
@@ -489,8 +489,42 @@ impl Keymap {
     }
 }
 
-fn parse_keys(action: &str, value: &toml::Value) -> Result<Vec<KeyBinding>, String> {
-    let shape_error = || format!("[keys] {action}: expected a key string or a list of key strings");
+/// Why a keymap file is refused; every error after the TOML's names the table or key.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum KeymapError {
+    #[error("invalid keymap TOML: {0}")]
+    Toml(#[from] toml::de::Error),
+    #[error("unknown table `{0}` in keymap; expected [keys]")]
+    UnknownTable(String),
+    #[error("`keys` must be a table: [keys]")]
+    KeysNotATable,
+    /// What [`KeyAction`]'s parse says (with the closest name).
+    #[error("[keys] {0}")]
+    UnknownAction(String),
+    #[error("[keys] {action}: expected a key string or a list of key strings")]
+    NotKeys { action: String },
+    /// What [`KeyBinding`]'s parse says.
+    #[error("[keys] {action}: {error}")]
+    BadKey { action: String, error: String },
+    #[error(
+        "[keys] {action}: `{key}` cannot decide: a deciding key must be a letter or digit of its \
+         own (not Enter, space, Tab or a ctrl/alt chord)"
+    )]
+    CannotDecide { action: KeyAction, key: KeyBinding },
+    #[error("[keys] {action}: key `{key}` is listed twice")]
+    ListedTwice { action: KeyAction, key: KeyBinding },
+    #[error("[keys] key `{key}` is bound to both `{first}` and `{second}`")]
+    BoundTwice {
+        key: KeyBinding,
+        first: KeyAction,
+        second: KeyAction,
+    },
+}
+
+fn parse_keys(action: &str, value: &toml::Value) -> Result<Vec<KeyBinding>, KeymapError> {
+    let shape_error = || KeymapError::NotKeys {
+        action: action.to_string(),
+    };
     let texts: Vec<&str> = match value {
         toml::Value::String(s) => vec![s.as_str()],
         toml::Value::Array(items) => items
@@ -501,7 +535,12 @@ fn parse_keys(action: &str, value: &toml::Value) -> Result<Vec<KeyBinding>, Stri
     };
     texts
         .into_iter()
-        .map(|t| t.parse().map_err(|e| format!("[keys] {action}: {e}")))
+        .map(|t| {
+            t.parse().map_err(|error| KeymapError::BadKey {
+                action: action.to_string(),
+                error,
+            })
+        })
         .collect()
 }
 
@@ -522,11 +561,13 @@ mod tests {
     fn a_deciding_key_is_a_letter_of_its_own() {
         for keys in [r#"["y", "enter"]"#, r#""space""#, r#""ctrl-y""#, r#""tab""#] {
             let text = format!("[keys]\nselect = \"f2\"\nconfirm_yes = {keys}\n");
-            let err = Keymap::from_toml(&text).unwrap_err();
+            let err = Keymap::from_toml(&text).unwrap_err().to_string();
             assert!(err.contains("cannot decide"), "{keys}: {err}");
         }
         // A key the lists bind is refused too: it is bound twice.
-        let err = Keymap::from_toml("[keys]\nconfirm_yes = \"j\"\n").unwrap_err();
+        let err = Keymap::from_toml("[keys]\nconfirm_yes = \"j\"\n")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("bound to both"), "{err}");
         let map = Keymap::from_toml("[keys]\nconfirm_yes = \"Y\"\n").unwrap();
         assert_eq!(map.keys_for(KeyAction::ConfirmYes), vec!["Y".to_string()]);
@@ -737,11 +778,16 @@ mod tests {
             ("keys = 1", "`keys` must be a table: [keys]"),
         ];
         for (text, error) in cases {
-            assert_eq!(Keymap::from_toml(text), Err(error.to_string()), "{text}");
+            assert_eq!(
+                Keymap::from_toml(text).map_err(|e| e.to_string()),
+                Err(error.to_string()),
+                "{text}"
+            );
         }
         assert!(
             Keymap::from_toml("[keys")
                 .unwrap_err()
+                .to_string()
                 .starts_with("invalid keymap TOML")
         );
     }
