@@ -35,7 +35,7 @@ pub(crate) fn run(flags: agentdesk::config::Flags) -> Result<(), String> {
                 ec.demo_agent = cfg.demo_agent.then_some(cfg.demo_agent_interval);
                 (ec.gate_settings, ec.policy, ec.notify, ec.public_url) =
                     super::gate::gate_config(cfg.config_path.as_deref())?;
-                Some(Embedded::start(ec).await?)
+                Some(Embedded::start(ec).await.map_err(|e| e.to_string())?)
             }
             config::Service::Remote { .. } => None,
         };
