@@ -10,7 +10,7 @@ use std::str::FromStr;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::suggest::closest;
+use super::suggest::{closest, did_you_mean};
 
 const DEFAULT_KEYMAP: &str = include_str!("../../assets/keymap.toml");
 
@@ -215,8 +215,16 @@ impl fmt::Display for KeyAction {
     }
 }
 
+/// A name in the keymap file that is no action; `closest` is the action it was likely meant to be.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown action `{name}`{}", did_you_mean(.closest))]
+pub struct UnknownAction {
+    pub name: String,
+    pub closest: Option<String>,
+}
+
 impl FromStr for KeyAction {
-    type Err = String;
+    type Err = UnknownAction;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         KeyAction::ALL
@@ -225,9 +233,9 @@ impl FromStr for KeyAction {
             .find(|a| a.name() == s)
             .ok_or_else(|| {
                 let names: Vec<String> = KeyAction::ALL.iter().map(|a| a.name()).collect();
-                match closest(s, names.iter().map(String::as_str)) {
-                    Some(best) => format!("unknown action `{s}`; did you mean `{best}`?"),
-                    None => format!("unknown action `{s}`"),
+                UnknownAction {
+                    name: s.to_string(),
+                    closest: closest(s, names.iter().map(String::as_str)).map(str::to_string),
                 }
             })
     }
@@ -317,8 +325,21 @@ const NAMED_KEYS: &[(&str, KeyCode)] = &[
     ("insert", KeyCode::Insert),
 ];
 
+/// A key the keymap file names that cannot be pressed as written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyBindingError {
+    #[error("empty key")]
+    Empty,
+    #[error("unknown key `{0}`")]
+    Unknown(String),
+    #[error(
+        "`{0}`: shift- applies only to letters and named keys; write the shifted character itself"
+    )]
+    ShiftedSymbol(String),
+}
+
 impl FromStr for KeyBinding {
-    type Err = String;
+    type Err = KeyBindingError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let mut modifiers = KeyModifiers::NONE;
@@ -339,7 +360,7 @@ impl FromStr for KeyBinding {
         }
         let mut chars = rest.chars();
         let code = match (chars.next(), chars.next()) {
-            (None, _) => return Err("empty key".to_string()),
+            (None, _) => return Err(KeyBindingError::Empty),
             (Some(c), None) => KeyCode::Char(c),
             _ => {
                 let lower = rest.to_ascii_lowercase();
@@ -351,7 +372,7 @@ impl FromStr for KeyBinding {
                 match (NAMED_KEYS.iter().find(|(name, _)| *name == lower), function) {
                     (Some((_, code)), _) => *code,
                     (None, Some(n)) => KeyCode::F(n),
-                    (None, None) => return Err(format!("unknown key `{s}`")),
+                    (None, None) => return Err(KeyBindingError::Unknown(s.to_string())),
                 }
             }
         };
@@ -359,9 +380,7 @@ impl FromStr for KeyBinding {
             && modifiers.contains(KeyModifiers::SHIFT)
             && !c.is_alphabetic()
         {
-            return Err(format!(
-                "`{s}`: shift- applies only to letters and named keys; write the shifted character itself"
-            ));
+            return Err(KeyBindingError::ShiftedSymbol(s.to_string()));
         }
         Ok(KeyBinding::new(code, modifiers))
     }
@@ -431,7 +450,7 @@ impl Keymap {
                 return Err(KeymapError::KeysNotATable);
             };
             for (action_name, value) in keys {
-                let action: KeyAction = action_name.parse().map_err(KeymapError::UnknownAction)?;
+                let action: KeyAction = action_name.parse()?;
                 self.keys.insert(action, parse_keys(action_name, value)?);
             }
         }
@@ -498,14 +517,15 @@ pub enum KeymapError {
     UnknownTable(String),
     #[error("`keys` must be a table: [keys]")]
     KeysNotATable,
-    /// What [`KeyAction`]'s parse says (with the closest name).
     #[error("[keys] {0}")]
-    UnknownAction(String),
+    UnknownAction(#[from] UnknownAction),
     #[error("[keys] {action}: expected a key string or a list of key strings")]
     NotKeys { action: String },
-    /// What [`KeyBinding`]'s parse says.
     #[error("[keys] {action}: {error}")]
-    BadKey { action: String, error: String },
+    BadKey {
+        action: String,
+        error: KeyBindingError,
+    },
     #[error(
         "[keys] {action}: `{key}` cannot decide: a deciding key must be a letter or digit of its \
          own (not Enter, space, Tab or a ctrl/alt chord)"
@@ -713,7 +733,11 @@ mod tests {
                 "`shift-/`: shift- applies only to letters and named keys; write the shifted character itself",
             ),
         ] {
-            assert_eq!(text.parse::<KeyBinding>(), Err(error.to_string()), "{text}");
+            assert_eq!(
+                text.parse::<KeyBinding>().map_err(|e| e.to_string()),
+                Err(error.to_string()),
+                "{text}"
+            );
         }
     }
 

@@ -7,7 +7,7 @@ use std::ffi::OsString;
 
 use ratatui::style::{Color, Modifier, Style};
 
-use super::suggest::closest;
+use super::suggest::{closest, did_you_mean};
 
 const DARK: &str = include_str!("../../assets/theme-dark.toml");
 const LIGHT: &str = include_str!("../../assets/theme-light.toml");
@@ -214,13 +214,6 @@ pub enum ThemeError {
     },
     #[error("[colors] {key}: {error}")]
     Color { key: String, error: ColorError },
-}
-
-fn did_you_mean(closest: &Option<String>) -> String {
-    closest
-        .as_ref()
-        .map(|k| format!("; did you mean `{k}`?"))
-        .unwrap_or_default()
 }
 
 /// A color that is none of the forms [`COLOR_HELP`] lists.
