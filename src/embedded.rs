@@ -76,13 +76,32 @@ pub struct Embedded {
     demo: Option<JoinHandle<()>>,
 }
 
+/// Why the embedded picture did not start; what had started is stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum EmbeddedError {
+    #[error("cannot create the data directory {}: {source}", .dir.display())]
+    DataDir {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Sandbox(#[from] sandbox::StartError),
+    #[error("{0}")]
+    Key(#[from] sandbox::CreateKeyError),
+    #[error("cannot start the embedded gateway: {0}")]
+    Gateway(gateway::StartError),
+    /// The gateway's own message: its errors are strings still.
+    #[error("{0}")]
+    Token(String),
+    #[error("{0}")]
+    Client(#[from] crate::api::ApiError),
+}
+
 impl Embedded {
-    pub async fn start(config: EmbeddedConfig) -> Result<Embedded, String> {
-        std::fs::create_dir_all(&config.data_dir).map_err(|e| {
-            format!(
-                "cannot create the data directory {}: {e}",
-                config.data_dir.display()
-            )
+    pub async fn start(config: EmbeddedConfig) -> Result<Embedded, EmbeddedError> {
+        std::fs::create_dir_all(&config.data_dir).map_err(|source| EmbeddedError::DataDir {
+            dir: config.data_dir.clone(),
+            source,
         })?;
         let sandbox_db = config.data_dir.join("sandbox.db");
         let gateway_db = config.data_dir.join("gateway.db");
@@ -91,7 +110,7 @@ impl Embedded {
             DbLocation::File(sandbox_db.clone()),
         );
         sc.settings = config.settings.clone();
-        let sandbox = Sandbox::start(sc).await.map_err(|e| e.to_string())?;
+        let sandbox = Sandbox::start(sc).await?;
         // The database keeps only key hashes, so every start mints its keys afresh.
         let console_key = sandbox
             .create_key(Scope::Legacy, "embedded console session")
@@ -103,14 +122,16 @@ impl Embedded {
                 return Err(e);
             }
         };
-        let gate_token = gateway.mint_token("embedded console").await?;
+        let gate_token = gateway
+            .mint_token("embedded console")
+            .await
+            .map_err(EmbeddedError::Token)?;
         let demo = match config.demo_agent {
             None => None,
             Some(every) => {
                 let key = sandbox.create_key(Scope::McpMutate, "demo agent").await?;
                 let agent = DemoAgent {
-                    client: Client::new(&gateway.base_url(), Some(key.clone()))
-                        .map_err(|e| e.to_string())?,
+                    client: Client::new(&gateway.base_url(), Some(key.clone()))?,
                     fingerprint: key.fingerprint(),
                     gateway_db: gateway_db.clone(),
                     first: config.demo_first,
@@ -153,35 +174,45 @@ async fn start_gateway(
     sandbox: &sandbox::Running,
     console_key: &Secret,
     db: &std::path::Path,
-) -> Result<gateway::Running, String> {
-    let mut last = String::new();
-    let ports = (0..PORTS_TRIED)
-        .filter_map(|i| config.gate_port.checked_add(i))
-        .chain(std::iter::once(0));
+) -> Result<gateway::Running, EmbeddedError> {
+    let ports = (0..PORTS_TRIED).filter_map(|i| config.gate_port.checked_add(i));
+    // Port 0 last: any free port, whose error (if even that fails) is the one reported.
     for port in ports {
-        let mut gc = GateConfig::new(
-            SocketAddr::new(config.gate_host, port),
-            sandbox.base_url(),
-            GateDb::File(db.to_path_buf()),
-        );
-        // The gateway's own key for the account: what a supervisor token reads with.
-        gc.upstream_key = Some(console_key.clone());
-        gc.settings = config.gate_settings.clone();
-        // The embedded gateway knows its upstream's defaults: they are this sandbox's settings.
-        // What the config file states under [gate.defaults] still wins.
-        gc.settings.defaults = sandbox_defaults(&config.settings).over(&gc.settings.defaults);
-        // The console's own immediate trades (`/trade`) are the supervisor's, not an agent's.
-        gc.settings.allow_immediate.push(console_key.fingerprint());
-        gc.policy = config.policy.clone();
-        gc.notify = config.notify.clone();
-        gc.public_url = config.public_url.clone();
-        match Gateway::start(gc).await {
+        match Gateway::start(gateway_config(config, sandbox, console_key, db, port)).await {
             Ok(running) => return Ok(running),
-            Err(e @ gateway::StartError::Bind { .. }) => last = e.to_string(),
-            Err(e) => return Err(format!("cannot start the embedded gateway: {e}")),
+            Err(gateway::StartError::Bind { .. }) => {}
+            Err(e) => return Err(EmbeddedError::Gateway(e)),
         }
     }
-    Err(format!("cannot start the embedded gateway: {last}"))
+    Gateway::start(gateway_config(config, sandbox, console_key, db, 0))
+        .await
+        .map_err(EmbeddedError::Gateway)
+}
+
+fn gateway_config(
+    config: &EmbeddedConfig,
+    sandbox: &sandbox::Running,
+    console_key: &Secret,
+    db: &std::path::Path,
+    port: u16,
+) -> GateConfig {
+    let mut gc = GateConfig::new(
+        SocketAddr::new(config.gate_host, port),
+        sandbox.base_url(),
+        GateDb::File(db.to_path_buf()),
+    );
+    // The gateway's own key for the account: what a supervisor token reads with.
+    gc.upstream_key = Some(console_key.clone());
+    gc.settings = config.gate_settings.clone();
+    // The embedded gateway knows its upstream's defaults: they are this sandbox's settings.
+    // What the config file states under [gate.defaults] still wins.
+    gc.settings.defaults = sandbox_defaults(&config.settings).over(&gc.settings.defaults);
+    // The console's own immediate trades (`/trade`) are the supervisor's, not an agent's.
+    gc.settings.allow_immediate.push(console_key.fingerprint());
+    gc.policy = config.policy.clone();
+    gc.notify = config.notify.clone();
+    gc.public_url = config.public_url.clone();
+    gc
 }
 
 /// What the sandbox does with a trade request that leaves sizing or leverage out.

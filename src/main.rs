@@ -98,32 +98,48 @@ enum Command {
     Man,
 }
 
+/// `agentdesk man` could not write the page.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write the manual page: {0}")]
+struct ManPageError(std::io::Error);
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command {
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("agentdesk: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs the command. Boxed: the commands' errors have nothing in common but being printed.
+fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
+    match cli.command {
         None => cmd::console::run(agentdesk::config::Flags {
             config: cli.config,
             profile: cli.profile,
             base_url: cli.base_url,
             api_key: cli.api_key,
             no_demo_agent: cli.no_demo_agent,
-        }),
-        Some(Command::Serve(args)) => cmd::serve::run(args, cli.config),
+        })?,
+        Some(Command::Serve(args)) => cmd::serve::run(args, cli.config)?,
         Some(Command::Standin {
             addr,
             minimal,
             confirms_per_minute,
-        }) => cmd::serve::standin(addr, minimal, confirms_per_minute),
-        Some(Command::Keys { command }) => cmd::keys::run(command),
-        Some(Command::Account { command }) => cmd::account::run(command),
+        }) => cmd::serve::standin(addr, minimal, confirms_per_minute)?,
+        Some(Command::Keys { command }) => cmd::keys::run(command)?,
+        Some(Command::Account { command }) => cmd::account::run(command)?,
         Some(Command::Follow {
             db,
             follower,
             leader,
             strategy,
             remove,
-        }) => cmd::account::follow(db, &follower, &leader, &strategy, remove),
-        Some(Command::Gate(args)) => cmd::gate::run(args, cli.config),
+        }) => cmd::account::follow(db, &follower, &leader, &strategy, remove)?,
+        Some(Command::Gate(args)) => cmd::gate::run(args, cli.config)?,
         Some(Command::Completions { shell }) => {
             use clap::CommandFactory;
             use std::io::Write;
@@ -132,7 +148,6 @@ fn main() -> ExitCode {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut cmd, "agentdesk", &mut script);
             let _ = std::io::stdout().write_all(&script);
-            Ok(())
         }
         Some(Command::Man) => {
             use clap::CommandFactory;
@@ -140,17 +155,9 @@ fn main() -> ExitCode {
             let mut page = Vec::new();
             clap_mangen::Man::new(Cli::command())
                 .render(&mut page)
-                .map_err(|e| format!("cannot write the manual page: {e}"))
-                .map(|()| {
-                    let _ = std::io::stdout().write_all(&page);
-                })
-        }
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("agentdesk: {e}");
-            ExitCode::FAILURE
+                .map_err(ManPageError)?;
+            let _ = std::io::stdout().write_all(&page);
         }
     }
+    Ok(())
 }

@@ -1,6 +1,6 @@
 //! `agentdesk account` and `agentdesk follow`: a sandbox account's settings.
 
-use super::open_existing;
+use super::{SetupError, open_existing};
 use clap::Subcommand;
 use std::path::PathBuf;
 
@@ -31,7 +31,32 @@ pub(crate) enum AccountCommand {
     },
 }
 
-pub(crate) fn run(command: AccountCommand) -> Result<(), String> {
+/// Why `agentdesk account` or `agentdesk follow` changed nothing.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum AccountError {
+    #[error(transparent)]
+    Setup(#[from] SetupError),
+    #[error("{0}")]
+    Db(#[from] rusqlite::Error),
+    #[error("no account with messengerId {0:?}")]
+    UnknownAccount(String),
+    #[error("the database has no account yet; run `agentdesk serve` once")]
+    NoAccount,
+    #[error("--base-url, --model and --api-key-env are required (or --clear)")]
+    LlmFlagsMissing,
+    #[error("--base-url {0:?} must start with http:// or https://")]
+    BaseUrlScheme(String),
+    #[error("--model must not be empty")]
+    EmptyModel,
+    #[error(
+        "the environment variable {0} is not set (or empty); export the provider's API key in it"
+    )]
+    NoApiKey(String),
+    #[error(transparent)]
+    Follow(#[from] agentdesk::sandbox::signals::FollowError),
+}
+
+pub(crate) fn run(command: AccountCommand) -> Result<(), AccountError> {
     use agentdesk::sandbox::store::chat;
     let AccountCommand::Llm {
         db,
@@ -44,18 +69,16 @@ pub(crate) fn run(command: AccountCommand) -> Result<(), String> {
     let store = open_existing(db)?;
     let account = match account {
         Some(id) => store
-            .account_by_messenger_id(&id)
-            .map_err(|e| e.to_string())?
-            .ok_or_else(|| format!("no account with messengerId {id:?}"))?,
+            .account_by_messenger_id(&id)?
+            .ok_or(AccountError::UnknownAccount(id))?,
         None => store
-            .accounts()
-            .map_err(|e| e.to_string())?
+            .accounts()?
             .into_iter()
             .next()
-            .ok_or("the database has no account yet; run `agentdesk serve` once")?,
+            .ok_or(AccountError::NoAccount)?,
     };
     if clear {
-        let removed = chat::clear_llm(&store.conn, account.id).map_err(|e| e.to_string())?;
+        let removed = chat::clear_llm(&store.conn, account.id)?;
         println!(
             "{} the LLM provider of account {}; mcp_agent_chat uses the deterministic router",
             if removed { "removed" } else { "there was no" },
@@ -64,28 +87,26 @@ pub(crate) fn run(command: AccountCommand) -> Result<(), String> {
         return Ok(());
     }
     let (Some(base_url), Some(model), Some(var)) = (base_url, model, api_key_env) else {
-        return Err("--base-url, --model and --api-key-env are required (or --clear)".into());
+        return Err(AccountError::LlmFlagsMissing);
     };
     let base_url = base_url.trim().trim_end_matches('/').to_string();
     if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-        return Err(format!(
-            "--base-url {base_url:?} must start with http:// or https://"
-        ));
+        return Err(AccountError::BaseUrlScheme(base_url));
     }
     if model.trim().is_empty() {
-        return Err("--model must not be empty".into());
+        return Err(AccountError::EmptyModel);
     }
     let key = std::env::var(&var)
         .ok()
         .filter(|k| !k.trim().is_empty())
-        .ok_or_else(|| format!("the environment variable {var} is not set (or empty); export the provider's API key in it"))?;
+        .ok_or_else(|| AccountError::NoApiKey(var.clone()))?;
     let key = agentdesk::secret::Secret::new(key.trim());
     let llm = chat::LlmSettings {
         base_url: base_url.clone(),
         model: model.trim().to_string(),
         api_key: key.clone(),
     };
-    chat::set_llm(&store.conn, account.id, &llm, chrono::Utc::now()).map_err(|e| e.to_string())?;
+    chat::set_llm(&store.conn, account.id, &llm, chrono::Utc::now())?;
     println!(
         "account {} now chats through {base_url}/chat/completions with model {} (key from ${var}, fingerprint {})",
         account.messenger_id,
@@ -101,7 +122,7 @@ pub(crate) fn follow(
     leader: &str,
     strategy: &str,
     remove: bool,
-) -> Result<(), String> {
+) -> Result<(), AccountError> {
     let store = open_existing(db)?;
     let changed = agentdesk::sandbox::signals::set_follow(
         &store.conn,

@@ -1,6 +1,6 @@
 //! `agentdesk gate`: the supervision gateway, and its tokens, agents and journal.
 
-use super::{LogFormat, default_db, listening, log_to_stderr};
+use super::{LogFormat, SetupError, default_db, listening, log_to_stderr, runtime};
 use clap::Subcommand;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -105,20 +105,76 @@ impl From<TokenRole> for agentdesk::gateway::store::Role {
     }
 }
 
+/// Why `agentdesk gate` (or one of its commands) did nothing.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum GateError {
+    #[error(transparent)]
+    Setup(#[from] SetupError),
+    #[error(transparent)]
+    Config(#[from] GateConfigError),
+    #[error("--store takes a postgres:// URL, not {0:?}; a SQLite file is --db PATH")]
+    StoreNotPostgres(String),
+    #[error("no gateway database at {}", .0.display())]
+    NoGatewayDatabase(PathBuf),
+    /// `error` is the gateway's own message: its errors are strings still.
+    #[error("cannot open {store}: {error}")]
+    OpenStore { store: String, error: String },
+    #[error("{0}")]
+    Store(#[from] agentdesk::gateway::store::StoreError),
+    /// The gateway's own message.
+    #[error("{0}")]
+    MintToken(String),
+    #[error(
+        "{0:?} is not a key fingerprint (8 hex digits, as the inbox and GET /gate/v1/agents show)"
+    )]
+    NotAFingerprint(String),
+    #[error("the name must not be empty")]
+    EmptyName,
+    #[error("no agent with fingerprint {0} has used this gateway yet")]
+    UnknownAgent(String),
+    #[error(
+        "{matched} agents match {fingerprint}; all are now named {name:?}, give more digits to tell them apart"
+    )]
+    AmbiguousFingerprint {
+        matched: usize,
+        fingerprint: String,
+        name: String,
+    },
+    #[error("{0}")]
+    JournalBroken(agentdesk::gateway::journal::Broken),
+    #[error("--upstream URL is required: the service (or sandbox) the gateway stands in front of")]
+    NoUpstream,
+    #[error("the environment variable {0} is not set (or empty)")]
+    NoUpstreamKey(String),
+    #[error("{0}")]
+    Start(#[from] agentdesk::gateway::StartError),
+}
+
+/// Why the config file's gateway tables could not be read.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum GateConfigError {
+    #[error("cannot read config {}: {source}", .path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// `error` is the gateway's own message: its parsers' errors are strings still.
+    #[error("config {}: {error}", .path.display())]
+    Invalid { path: PathBuf, error: String },
+}
+
 /// Where the gateway's state is: `--store URL`, else `--db PATH`, else the config's
 /// `[gate] store`, else the data directory's gateway.db.
 pub(crate) fn gate_db(
     db: Option<PathBuf>,
     store: Option<String>,
     config: Option<&std::path::Path>,
-) -> Result<agentdesk::gateway::GateDb, String> {
+) -> Result<agentdesk::gateway::GateDb, GateError> {
     use agentdesk::gateway::GateDb;
     if let Some(url) = store {
         let url = url.trim();
         if !agentdesk::gateway::store::postgres::is_url(url) {
-            return Err(format!(
-                "--store takes a postgres:// URL, not {url:?}; a SQLite file is --db PATH"
-            ));
+            return Err(GateError::StoreNotPostgres(url.to_string()));
         }
         return Ok(GateDb::Postgres(url.to_string()));
     }
@@ -126,10 +182,9 @@ pub(crate) fn gate_db(
         return Ok(GateDb::File(p));
     }
     if let Some(path) = config.filter(|p| p.exists()) {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read config {}: {e}", path.display()))?;
-        let settings = agentdesk::gateway::rules::policy::GateSettings::from_toml(&text)
-            .map_err(|e| format!("config {}: {e}", path.display()))?;
+        let text = read_config(path)?;
+        let settings =
+            agentdesk::gateway::policy::GateSettings::from_toml(&text).map_err(invalid(path))?;
         if let Some(store) = settings.store {
             return Ok(GateDb::parse(store.trim()));
         }
@@ -141,15 +196,25 @@ pub(crate) fn gate_db(
 pub(crate) fn open_gate_store(
     runtime: &tokio::runtime::Runtime,
     db: &agentdesk::gateway::GateDb,
-) -> Result<std::sync::Arc<dyn agentdesk::gateway::store::Store>, String> {
+) -> Result<std::sync::Arc<dyn agentdesk::gateway::store::Store>, GateError> {
     if let agentdesk::gateway::GateDb::File(path) = db
         && !path.exists()
     {
-        return Err(format!("no gateway database at {}", path.display()));
+        return Err(GateError::NoGatewayDatabase(path.clone()));
     }
+    open_store(runtime, db)
+}
+
+fn open_store(
+    runtime: &tokio::runtime::Runtime,
+    db: &agentdesk::gateway::GateDb,
+) -> Result<std::sync::Arc<dyn agentdesk::gateway::store::Store>, GateError> {
     runtime
         .block_on(db.open())
-        .map_err(|e| format!("cannot open {}: {e}", db.shown()))
+        .map_err(|error| GateError::OpenStore {
+            store: db.shown(),
+            error,
+        })
 }
 
 /// The config file the gateway reads: --config, else $AGENTDESK_CONFIG, else the config
@@ -168,8 +233,8 @@ pub(crate) fn gate_config_path(config: Option<PathBuf>) -> Option<PathBuf> {
         })
 }
 
-pub(crate) fn run(args: GateArgs, config: Option<PathBuf>) -> Result<(), String> {
-    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+pub(crate) fn run(args: GateArgs, config: Option<PathBuf>) -> Result<(), GateError> {
+    let runtime = runtime()?;
     let config = gate_config_path(config);
     match args.command {
         Some(GateCommand::Token {
@@ -179,15 +244,15 @@ pub(crate) fn run(args: GateArgs, config: Option<PathBuf>) -> Result<(), String>
             role,
         }) => {
             let db = gate_db(db, store, config.as_deref())?;
-            let store = runtime
-                .block_on(db.open())
-                .map_err(|e| format!("cannot open {}: {e}", db.shown()))?;
-            let token = runtime.block_on(agentdesk::gateway::mint_token(
-                store.as_ref(),
-                label.trim(),
-                role.into(),
-                chrono::Utc::now(),
-            ))?;
+            let store = open_store(&runtime, &db)?;
+            let token = runtime
+                .block_on(agentdesk::gateway::mint_token(
+                    store.as_ref(),
+                    label.trim(),
+                    role.into(),
+                    chrono::Utc::now(),
+                ))
+                .map_err(GateError::MintToken)?;
             println!("{}", token.expose());
             Ok(())
         }
@@ -202,30 +267,26 @@ pub(crate) fn run(args: GateArgs, config: Option<PathBuf>) -> Result<(), String>
         }) => {
             let fingerprint = fingerprint.trim().to_ascii_lowercase();
             if fingerprint.len() < 8 || !fingerprint.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return Err(format!(
-                    "{fingerprint:?} is not a key fingerprint (8 hex digits, as the inbox and GET /gate/v1/agents show)"
-                ));
+                return Err(GateError::NotAFingerprint(fingerprint));
             }
             let name = name.trim();
             if name.is_empty() {
-                return Err("the name must not be empty".into());
+                return Err(GateError::EmptyName);
             }
             let db = gate_db(db, store, config.as_deref())?;
             let store = open_gate_store(&runtime, &db)?;
-            let n = runtime
-                .block_on(store.name_agent(&fingerprint, name))
-                .map_err(|e| e.to_string())?;
+            let n = runtime.block_on(store.name_agent(&fingerprint, name))?;
             match n {
-                0 => Err(format!(
-                    "no agent with fingerprint {fingerprint} has used this gateway yet"
-                )),
+                0 => Err(GateError::UnknownAgent(fingerprint)),
                 1 => {
                     println!("agent {fingerprint} is now {name:?}");
                     Ok(())
                 }
-                n => Err(format!(
-                    "{n} agents match {fingerprint}; all are now named {name:?}, give more digits to tell them apart"
-                )),
+                matched => Err(GateError::AmbiguousFingerprint {
+                    matched,
+                    fingerprint,
+                    name: name.to_string(),
+                }),
             }
         }
         Some(GateCommand::Journal {
@@ -233,15 +294,13 @@ pub(crate) fn run(args: GateArgs, config: Option<PathBuf>) -> Result<(), String>
         }) => {
             let db = gate_db(db, store, config.as_deref())?;
             let store = open_gate_store(&runtime, &db)?;
-            let rows = runtime
-                .block_on(store.journal(0, usize::MAX >> 1))
-                .map_err(|e| e.to_string())?;
-            match agentdesk::gateway::model::journal::verify(&rows) {
+            let rows = runtime.block_on(store.journal(0, usize::MAX >> 1))?;
+            match agentdesk::gateway::journal::verify(&rows) {
                 Ok(n) => {
                     println!("journal ok: {n} records");
                     Ok(())
                 }
-                Err(broken) => Err(broken.to_string()),
+                Err(broken) => Err(GateError::JournalBroken(broken)),
             }
         }
         None => gate_serve(args, config, runtime),
@@ -258,34 +317,43 @@ pub(crate) fn gate_config(
         Vec<agentdesk::gateway::upstream::notify::Destination>,
         Option<String>,
     ),
-    String,
+    GateConfigError,
 > {
     let Some(path) = path else {
         return Ok(Default::default());
     };
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read config {}: {e}", path.display()))?;
-    let (settings, policy) =
-        agentdesk::gateway::rules::policy::GateSettings::with_policy_from_toml(&text)
-            .map_err(|e| format!("config {}: {e}", path.display()))?;
-    let notify = agentdesk::gateway::upstream::notify::from_toml(&text)
-        .map_err(|e| format!("config {}: {e}", path.display()))?;
-    let public_url = agentdesk::gateway::link::public_url_from_toml(&text)
-        .map_err(|e| format!("config {}: {e}", path.display()))?;
+    let text = read_config(path)?;
+    let (settings, policy) = agentdesk::gateway::policy::GateSettings::with_policy_from_toml(&text)
+        .map_err(invalid(path))?;
+    let notify = agentdesk::gateway::notify::from_toml(&text).map_err(invalid(path))?;
+    let public_url =
+        agentdesk::gateway::link::public_url_from_toml(&text).map_err(invalid(path))?;
     Ok((settings, policy, notify, public_url))
+}
+
+fn read_config(path: &std::path::Path) -> Result<String, GateConfigError> {
+    std::fs::read_to_string(path).map_err(|source| GateConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn invalid(path: &std::path::Path) -> impl FnOnce(String) -> GateConfigError + '_ {
+    move |error| GateConfigError::Invalid {
+        path: path.to_path_buf(),
+        error,
+    }
 }
 
 pub(crate) fn gate_serve(
     args: GateArgs,
     config: Option<PathBuf>,
     runtime: tokio::runtime::Runtime,
-) -> Result<(), String> {
+) -> Result<(), GateError> {
     use agentdesk::gateway::{GateConfig, Gateway};
     // rmcp logs each session id at INFO: a session id is a credential of its own, kept out of the log.
     log_to_stderr("info,rmcp=warn", args.log_format);
-    let upstream = args.upstream.ok_or(
-        "--upstream URL is required: the service (or sandbox) the gateway stands in front of",
-    )?;
+    let upstream = args.upstream.ok_or(GateError::NoUpstream)?;
     // The same file the console reads (resolved by gate_command).
     let (settings, policy, notify, public_url) = gate_config(config.as_deref())?;
     let config_path = config.clone();
@@ -296,7 +364,7 @@ pub(crate) fn gate_serve(
                 .ok()
                 .map(|k| k.trim().to_string())
                 .filter(|k| !k.is_empty())
-                .ok_or_else(|| format!("the environment variable {var} is not set (or empty)"))?,
+                .ok_or_else(|| GateError::NoUpstreamKey(var.clone()))?,
         )),
     };
     let db = gate_db(args.db, args.store, config.as_deref())?;
@@ -307,7 +375,7 @@ pub(crate) fn gate_serve(
         config.notify = notify;
         config.public_url = public_url;
         config.upstream_key = upstream_key;
-        let running = Arc::new(Gateway::start(config).await.map_err(|e| e.to_string())?);
+        let running = Arc::new(Gateway::start(config).await?);
         // SIGHUP is caught before `listening on` is printed: until then its default action
         // ends the process, and a supervisor may reload as soon as it reads that line.
         #[cfg(unix)]
@@ -327,7 +395,7 @@ pub(crate) fn gate_serve(
                         Ok((_, policy, _, _)) => {
                             running.set_policy(&policy, "config reload (SIGHUP)").await
                         }
-                        Err(e) => Err(e),
+                        Err(e) => Err(e.to_string()),
                     };
                     match result {
                         Ok(true) => tracing::info!("policy reloaded from {}", path.display()),

@@ -1,6 +1,6 @@
 //! `agentdesk keys`: the sandbox's API keys.
 
-use super::open_existing;
+use super::{SetupError, open_existing};
 use agentdesk::api::Scope;
 use agentdesk::sandbox::keys;
 use clap::Subcommand;
@@ -38,7 +38,24 @@ pub(crate) enum KeysCommand {
     },
 }
 
-pub(crate) fn run(command: KeysCommand) -> Result<(), String> {
+/// Why `agentdesk keys` did nothing.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum KeysError {
+    #[error(transparent)]
+    Setup(#[from] SetupError),
+    #[error("unknown scope {0:?}; use one of: {all}", all = Scope::ALL.map(|s| s.as_str()).join(", "))]
+    UnknownScope(String),
+    #[error("--wallet must be 0x followed by 40 hex digits ({0})")]
+    Wallet(agentdesk::api::eip712::Eip712Error),
+    #[error("{0}")]
+    Db(#[from] rusqlite::Error),
+    #[error("{0}")]
+    Key(#[from] keys::KeyError),
+    #[error("no active key with prefix {0:?}")]
+    NoActiveKey(String),
+}
+
+pub(crate) fn run(command: KeysCommand) -> Result<(), KeysError> {
     let now = chrono::Utc::now();
     match command {
         KeysCommand::Create {
@@ -48,44 +65,34 @@ pub(crate) fn run(command: KeysCommand) -> Result<(), String> {
             label,
             wallet,
         } => {
-            let scope = Scope::parse(&scope).ok_or_else(|| {
-                format!(
-                    "unknown scope {scope:?}; use one of: {}",
-                    Scope::ALL.map(|s| s.as_str()).join(", ")
-                )
-            })?;
+            let scope = Scope::parse(&scope).ok_or(KeysError::UnknownScope(scope))?;
             let mut store = open_existing(db)?;
             let account = match wallet {
                 None => account,
                 Some(wallet) => {
                     let wallet = wallet.trim();
-                    agentdesk::api::eip712::parse_address(wallet).map_err(|e| {
-                        format!("--wallet must be 0x followed by 40 hex digits ({e})")
-                    })?;
+                    agentdesk::api::eip712::parse_address(wallet).map_err(KeysError::Wallet)?;
                     let equity = store
-                        .accounts()
-                        .map_err(|e| e.to_string())?
+                        .accounts()?
                         .first()
                         .map(|a| a.initial_equity)
-                        .ok_or_else(|| keys::KeyError::NoAccount.to_string())?;
-                    let (row, _) = keys::account_for_wallet(&mut store, wallet, equity, now)
-                        .map_err(|e| e.to_string())?;
+                        .ok_or(keys::KeyError::NoAccount)?;
+                    let (row, _) = keys::account_for_wallet(&mut store, wallet, equity, now)?;
                     Some(row.messenger_id)
                 }
             };
-            let key = keys::create_key(&mut store, account.as_deref(), scope, &label, now)
-                .map_err(|e| e.to_string())?;
+            let key = keys::create_key(&mut store, account.as_deref(), scope, &label, now)?;
             println!("{}", key.expose());
             Ok(())
         }
         KeysCommand::List { db } => {
             let store = open_existing(db)?;
-            let accounts = store.accounts().map_err(|e| e.to_string())?;
+            let accounts = store.accounts()?;
             println!(
                 "{:<10} {:<12} {:<15} {:<12} {:<20} {:<20} label",
                 "prefix", "fingerprint", "scope", "account", "created", "revoked"
             );
-            for k in store.keys().map_err(|e| e.to_string())? {
+            for k in store.keys()? {
                 let account = accounts
                     .iter()
                     .find(|a| a.id == k.account_id)
@@ -108,11 +115,9 @@ pub(crate) fn run(command: KeysCommand) -> Result<(), String> {
         }
         KeysCommand::Revoke { db, prefix } => {
             let store = open_existing(db)?;
-            let n = store
-                .revoke_key(prefix.trim_start_matches("adk_"), now)
-                .map_err(|e| e.to_string())?;
+            let n = store.revoke_key(prefix.trim_start_matches("adk_"), now)?;
             if n == 0 {
-                return Err(format!("no active key with prefix {prefix:?}"));
+                return Err(KeysError::NoActiveKey(prefix));
             }
             println!("revoked {n} key(s)");
             Ok(())

@@ -6,47 +6,91 @@ pub(crate) mod gate;
 pub(crate) mod keys;
 pub(crate) mod serve;
 
-use agentdesk::sandbox::Settings;
 use agentdesk::sandbox::store::Store;
+use agentdesk::sandbox::{Settings, SettingsError};
 use std::path::{Path, PathBuf};
 
-pub(crate) fn default_db() -> Result<PathBuf, String> {
+/// What the commands share failing at: the data directory, the config file, the sandbox's
+/// database, the runtime.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SetupError {
+    #[error("cannot find a home directory for the data directory; pass --db PATH")]
+    NoHome,
+    #[error("cannot create the data directory {}: {source}", .dir.display())]
+    DataDir {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot read config {}: {source}", .path.display())]
+    ReadConfig {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("config {}: {source}", .path.display())]
+    Settings {
+        path: PathBuf,
+        source: SettingsError,
+    },
+    #[error(
+        "no database at {}; run `agentdesk serve --db {}` once to create it",
+        .0.display(),
+        .0.display()
+    )]
+    NoDatabase(PathBuf),
+    #[error("cannot open {}: {source}", .path.display())]
+    OpenDatabase {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    /// The tokio runtime could not be built.
+    #[error("{0}")]
+    Runtime(std::io::Error),
+}
+
+pub(crate) fn default_db() -> Result<PathBuf, SetupError> {
     let dirs = directories::ProjectDirs::from("dev", "agentdesk", "agentdesk")
-        .ok_or("cannot find a home directory for the data directory; pass --db PATH")?;
+        .ok_or(SetupError::NoHome)?;
     let dir = dirs.data_dir();
-    std::fs::create_dir_all(dir)
-        .map_err(|e| format!("cannot create the data directory {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(|source| SetupError::DataDir {
+        dir: dir.to_path_buf(),
+        source,
+    })?;
     Ok(dir.join("sandbox.db"))
 }
 
-pub(crate) fn db_path(db: Option<PathBuf>) -> Result<PathBuf, String> {
+pub(crate) fn db_path(db: Option<PathBuf>) -> Result<PathBuf, SetupError> {
     match db {
         Some(p) => Ok(p),
         None => default_db(),
     }
 }
 
-pub(crate) fn load_settings(config: Option<&Path>) -> Result<Settings, String> {
+pub(crate) fn load_settings(config: Option<&Path>) -> Result<Settings, SetupError> {
     match config {
         None => Ok(Settings::default()),
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("cannot read config {}: {e}", path.display()))?;
-            Settings::from_toml(&text).map_err(|e| format!("config {}: {e}", path.display()))
+            let text = std::fs::read_to_string(path).map_err(|source| SetupError::ReadConfig {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            Settings::from_toml(&text).map_err(|source| SetupError::Settings {
+                path: path.to_path_buf(),
+                source,
+            })
         }
     }
 }
 
-pub(crate) fn open_existing(db: Option<PathBuf>) -> Result<Store, String> {
+pub(crate) fn open_existing(db: Option<PathBuf>) -> Result<Store, SetupError> {
     let path = db_path(db)?;
     if !path.exists() {
-        return Err(format!(
-            "no database at {}; run `agentdesk serve --db {}` once to create it",
-            path.display(),
-            path.display()
-        ));
+        return Err(SetupError::NoDatabase(path));
     }
-    Store::open(&path).map_err(|e| format!("cannot open {}: {e}", path.display()))
+    Store::open(&path).map_err(|source| SetupError::OpenDatabase { path, source })
+}
+
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, SetupError> {
+    tokio::runtime::Runtime::new().map_err(SetupError::Runtime)
 }
 
 /// How a server writes its log lines (to stderr).

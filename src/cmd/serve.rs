@@ -1,6 +1,6 @@
 //! `agentdesk serve` (the sandbox alone) and `agentdesk standin` (the deployment's shapes).
 
-use super::{LogFormat, db_path, listening, load_settings, log_to_stderr};
+use super::{LogFormat, SetupError, db_path, listening, load_settings, log_to_stderr, runtime};
 use agentdesk::sandbox::{DbLocation, Sandbox, SandboxConfig};
 use std::io::Write;
 use std::net::SocketAddr;
@@ -18,16 +18,30 @@ pub(crate) struct ServeArgs {
     log_format: LogFormat,
 }
 
-pub(crate) fn run(args: ServeArgs, config: Option<PathBuf>) -> Result<(), String> {
+/// Why `agentdesk serve` or `agentdesk standin` did not serve.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ServeError {
+    #[error(transparent)]
+    Setup(#[from] SetupError),
+    #[error("{0}")]
+    Sandbox(#[from] agentdesk::sandbox::StartError),
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+}
+
+pub(crate) fn run(args: ServeArgs, config: Option<PathBuf>) -> Result<(), ServeError> {
     // Warnings, and one line for every mutation (staging, execution, order, cancel).
     log_to_stderr("warn,agentdesk::sandbox::ops=info", args.log_format);
     let settings = load_settings(config.as_deref())?;
     let db = db_path(args.db)?;
-    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    let runtime = runtime()?;
     runtime.block_on(async move {
         let mut config = SandboxConfig::new(args.addr, DbLocation::File(db.clone()));
         config.settings = settings;
-        let running = Sandbox::start(config).await.map_err(|e| e.to_string())?;
+        let running = Sandbox::start(config).await?;
         let mut out = std::io::stdout().lock();
         if !running.new_keys.is_empty() {
             let _ = writeln!(
@@ -60,9 +74,9 @@ pub(crate) fn standin(
     addr: SocketAddr,
     minimal: bool,
     confirms_per_minute: Option<u32>,
-) -> Result<(), String> {
+) -> Result<(), ServeError> {
     use agentdesk::standin::{self, Shape, StandInConfig};
-    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    let runtime = runtime()?;
     runtime.block_on(async move {
         let key = format!("live_{}", hex::encode(rand::random::<[u8; 16]>()));
         let mut config = StandInConfig::new(addr, key.clone());
@@ -72,7 +86,7 @@ pub(crate) fn standin(
         config.confirms_per_minute = confirms_per_minute;
         let running = standin::start(config)
             .await
-            .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+            .map_err(|source| ServeError::Listen { addr, source })?;
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "key {key}");
         listening(out, &running.base_url()).await;

@@ -10,7 +10,7 @@ use std::str::FromStr;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::suggest::closest;
+use super::suggest::{closest, did_you_mean};
 
 const DEFAULT_KEYMAP: &str = include_str!("../../assets/keymap.toml");
 
@@ -215,8 +215,16 @@ impl fmt::Display for KeyAction {
     }
 }
 
+/// A name in the keymap file that is no action; `closest` is the action it was likely meant to be.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown action `{name}`{}", did_you_mean(.closest))]
+pub struct UnknownAction {
+    pub name: String,
+    pub closest: Option<String>,
+}
+
 impl FromStr for KeyAction {
-    type Err = String;
+    type Err = UnknownAction;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         KeyAction::ALL
@@ -225,9 +233,9 @@ impl FromStr for KeyAction {
             .find(|a| a.name() == s)
             .ok_or_else(|| {
                 let names: Vec<String> = KeyAction::ALL.iter().map(|a| a.name()).collect();
-                match closest(s, names.iter().map(String::as_str)) {
-                    Some(best) => format!("unknown action `{s}`; did you mean `{best}`?"),
-                    None => format!("unknown action `{s}`"),
+                UnknownAction {
+                    name: s.to_string(),
+                    closest: closest(s, names.iter().map(String::as_str)).map(str::to_string),
                 }
             })
     }
@@ -317,8 +325,21 @@ const NAMED_KEYS: &[(&str, KeyCode)] = &[
     ("insert", KeyCode::Insert),
 ];
 
+/// A key the keymap file names that cannot be pressed as written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyBindingError {
+    #[error("empty key")]
+    Empty,
+    #[error("unknown key `{0}`")]
+    Unknown(String),
+    #[error(
+        "`{0}`: shift- applies only to letters and named keys; write the shifted character itself"
+    )]
+    ShiftedSymbol(String),
+}
+
 impl FromStr for KeyBinding {
-    type Err = String;
+    type Err = KeyBindingError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let mut modifiers = KeyModifiers::NONE;
@@ -339,7 +360,7 @@ impl FromStr for KeyBinding {
         }
         let mut chars = rest.chars();
         let code = match (chars.next(), chars.next()) {
-            (None, _) => return Err("empty key".to_string()),
+            (None, _) => return Err(KeyBindingError::Empty),
             (Some(c), None) => KeyCode::Char(c),
             _ => {
                 let lower = rest.to_ascii_lowercase();
@@ -351,7 +372,7 @@ impl FromStr for KeyBinding {
                 match (NAMED_KEYS.iter().find(|(name, _)| *name == lower), function) {
                     (Some((_, code)), _) => *code,
                     (None, Some(n)) => KeyCode::F(n),
-                    (None, None) => return Err(format!("unknown key `{s}`")),
+                    (None, None) => return Err(KeyBindingError::Unknown(s.to_string())),
                 }
             }
         };
@@ -359,9 +380,7 @@ impl FromStr for KeyBinding {
             && modifiers.contains(KeyModifiers::SHIFT)
             && !c.is_alphabetic()
         {
-            return Err(format!(
-                "`{s}`: shift- applies only to letters and named keys; write the shifted character itself"
-            ));
+            return Err(KeyBindingError::ShiftedSymbol(s.to_string()));
         }
         Ok(KeyBinding::new(code, modifiers))
     }
@@ -417,22 +436,21 @@ impl Default for Keymap {
 impl Keymap {
     /// The defaults with the `[keys]` of `text` applied; each action listed replaces that action's
     /// keys.
-    pub fn from_toml(text: &str) -> Result<Keymap, String> {
+    pub fn from_toml(text: &str) -> Result<Keymap, KeymapError> {
         Keymap::default().with_overrides(text)
     }
 
-    fn with_overrides(mut self, text: &str) -> Result<Keymap, String> {
-        let table: toml::Table =
-            toml::from_str(text).map_err(|e| format!("invalid keymap TOML: {e}"))?;
+    fn with_overrides(mut self, text: &str) -> Result<Keymap, KeymapError> {
+        let table: toml::Table = toml::from_str(text)?;
         for (name, value) in &table {
             if name != "keys" {
-                return Err(format!("unknown table `{name}` in keymap; expected [keys]"));
+                return Err(KeymapError::UnknownTable(name.clone()));
             }
             let Some(keys) = value.as_table() else {
-                return Err("`keys` must be a table: [keys]".to_string());
+                return Err(KeymapError::KeysNotATable);
             };
             for (action_name, value) in keys {
-                let action: KeyAction = action_name.parse().map_err(|e| format!("[keys] {e}"))?;
+                let action: KeyAction = action_name.parse()?;
                 self.keys.insert(action, parse_keys(action_name, value)?);
             }
         }
@@ -446,10 +464,7 @@ impl Keymap {
                         .modifiers
                         .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
                 if !letter {
-                    return Err(format!(
-                        "[keys] {action}: `{key}` cannot decide: a deciding key must be a letter \
-                         or digit of its own (not Enter, space, Tab or a ctrl/alt chord)"
-                    ));
+                    return Err(KeymapError::CannotDecide { action, key: *key });
                 }
             }
         }
@@ -458,9 +473,13 @@ impl Keymap {
             for &key in self.keys.get(&action).into_iter().flatten() {
                 if let Some(other) = self.lookup.insert(key, action) {
                     return Err(if other == action {
-                        format!("[keys] {action}: key `{key}` is listed twice")
+                        KeymapError::ListedTwice { action, key }
                     } else {
-                        format!("[keys] key `{key}` is bound to both `{other}` and `{action}`")
+                        KeymapError::BoundTwice {
+                            key,
+                            first: other,
+                            second: action,
+                        }
                     });
                 }
             }
@@ -489,8 +508,43 @@ impl Keymap {
     }
 }
 
-fn parse_keys(action: &str, value: &toml::Value) -> Result<Vec<KeyBinding>, String> {
-    let shape_error = || format!("[keys] {action}: expected a key string or a list of key strings");
+/// Why a keymap file is refused; every error after the TOML's names the table or key.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum KeymapError {
+    #[error("invalid keymap TOML: {0}")]
+    Toml(#[from] toml::de::Error),
+    #[error("unknown table `{0}` in keymap; expected [keys]")]
+    UnknownTable(String),
+    #[error("`keys` must be a table: [keys]")]
+    KeysNotATable,
+    #[error("[keys] {0}")]
+    UnknownAction(#[from] UnknownAction),
+    #[error("[keys] {action}: expected a key string or a list of key strings")]
+    NotKeys { action: String },
+    #[error("[keys] {action}: {error}")]
+    BadKey {
+        action: String,
+        error: KeyBindingError,
+    },
+    #[error(
+        "[keys] {action}: `{key}` cannot decide: a deciding key must be a letter or digit of its \
+         own (not Enter, space, Tab or a ctrl/alt chord)"
+    )]
+    CannotDecide { action: KeyAction, key: KeyBinding },
+    #[error("[keys] {action}: key `{key}` is listed twice")]
+    ListedTwice { action: KeyAction, key: KeyBinding },
+    #[error("[keys] key `{key}` is bound to both `{first}` and `{second}`")]
+    BoundTwice {
+        key: KeyBinding,
+        first: KeyAction,
+        second: KeyAction,
+    },
+}
+
+fn parse_keys(action: &str, value: &toml::Value) -> Result<Vec<KeyBinding>, KeymapError> {
+    let shape_error = || KeymapError::NotKeys {
+        action: action.to_string(),
+    };
     let texts: Vec<&str> = match value {
         toml::Value::String(s) => vec![s.as_str()],
         toml::Value::Array(items) => items
@@ -501,7 +555,12 @@ fn parse_keys(action: &str, value: &toml::Value) -> Result<Vec<KeyBinding>, Stri
     };
     texts
         .into_iter()
-        .map(|t| t.parse().map_err(|e| format!("[keys] {action}: {e}")))
+        .map(|t| {
+            t.parse().map_err(|error| KeymapError::BadKey {
+                action: action.to_string(),
+                error,
+            })
+        })
         .collect()
 }
 
@@ -522,11 +581,13 @@ mod tests {
     fn a_deciding_key_is_a_letter_of_its_own() {
         for keys in [r#"["y", "enter"]"#, r#""space""#, r#""ctrl-y""#, r#""tab""#] {
             let text = format!("[keys]\nselect = \"f2\"\nconfirm_yes = {keys}\n");
-            let err = Keymap::from_toml(&text).unwrap_err();
+            let err = Keymap::from_toml(&text).unwrap_err().to_string();
             assert!(err.contains("cannot decide"), "{keys}: {err}");
         }
         // A key the lists bind is refused too: it is bound twice.
-        let err = Keymap::from_toml("[keys]\nconfirm_yes = \"j\"\n").unwrap_err();
+        let err = Keymap::from_toml("[keys]\nconfirm_yes = \"j\"\n")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("bound to both"), "{err}");
         let map = Keymap::from_toml("[keys]\nconfirm_yes = \"Y\"\n").unwrap();
         assert_eq!(map.keys_for(KeyAction::ConfirmYes), vec!["Y".to_string()]);
@@ -672,7 +733,11 @@ mod tests {
                 "`shift-/`: shift- applies only to letters and named keys; write the shifted character itself",
             ),
         ] {
-            assert_eq!(text.parse::<KeyBinding>(), Err(error.to_string()), "{text}");
+            assert_eq!(
+                text.parse::<KeyBinding>().map_err(|e| e.to_string()),
+                Err(error.to_string()),
+                "{text}"
+            );
         }
     }
 
@@ -737,11 +802,16 @@ mod tests {
             ("keys = 1", "`keys` must be a table: [keys]"),
         ];
         for (text, error) in cases {
-            assert_eq!(Keymap::from_toml(text), Err(error.to_string()), "{text}");
+            assert_eq!(
+                Keymap::from_toml(text).map_err(|e| e.to_string()),
+                Err(error.to_string()),
+                "{text}"
+            );
         }
         assert!(
             Keymap::from_toml("[keys")
                 .unwrap_err()
+                .to_string()
                 .starts_with("invalid keymap TOML")
         );
     }

@@ -100,6 +100,7 @@ use crossterm::execute;
 use feeds::Options;
 use keymap::Keymap;
 use std::io::Write;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use theme::Theme;
 use tokio::sync::mpsc;
@@ -134,13 +135,62 @@ pub struct Attach {
     pub connect: gate::ConnectInfo,
 }
 
-pub async fn prepare(config: &ConsoleConfig, embedded: Option<Attach>) -> Result<Prepared, String> {
+/// Why the console did not start: a file named in the config, or no service to talk to.
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    #[error("cannot read keymap {}: {source}", .path.display())]
+    ReadKeymap {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("keymap {}: {source}", .path.display())]
+    Keymap {
+        path: PathBuf,
+        source: keymap::KeymapError,
+    },
+    #[error(transparent)]
+    Theme(#[from] theme::ThemeError),
+    #[error("cannot read theme {}: {source}", .path.display())]
+    ReadTheme {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("theme {}: {source}", .path.display())]
+    ThemeFile {
+        path: PathBuf,
+        source: theme::ThemeError,
+    },
+    #[error("{0}")]
+    Client(#[from] crate::api::ApiError),
+    #[error("no service configured and the embedded sandbox was not started")]
+    NoService,
+}
+
+/// Why the console stopped other than by the user's quitting: the terminal failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TerminalError {
+    #[error("cannot draw: {0}")]
+    Draw(std::io::Error),
+    #[error("terminal input failed: {0}")]
+    Input(std::io::Error),
+}
+
+pub async fn prepare(
+    config: &ConsoleConfig,
+    embedded: Option<Attach>,
+) -> Result<Prepared, PrepareError> {
     let keymap = match &config.keymap_file {
         None => Keymap::default(),
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("cannot read keymap {}: {e}", path.display()))?;
-            Keymap::from_toml(&text).map_err(|e| format!("keymap {}: {e}", path.display()))?
+            let text =
+                std::fs::read_to_string(path).map_err(|source| PrepareError::ReadKeymap {
+                    path: path.clone(),
+                    source,
+                })?;
+            Keymap::from_toml(&text).map_err(|source| PrepareError::Keymap {
+                path: path.clone(),
+                source,
+            })?
         }
     };
     let mut theme = if theme::no_color_requested() {
@@ -151,10 +201,14 @@ pub async fn prepare(config: &ConsoleConfig, embedded: Option<Attach>) -> Result
     if let Some(path) = &config.theme_file
         && !theme::no_color_requested()
     {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read theme {}: {e}", path.display()))?;
-        theme = Theme::from_toml(&theme, &text)
-            .map_err(|e| format!("theme {}: {e}", path.display()))?;
+        let text = std::fs::read_to_string(path).map_err(|source| PrepareError::ReadTheme {
+            path: path.clone(),
+            source,
+        })?;
+        theme = Theme::from_toml(&theme, &text).map_err(|source| PrepareError::ThemeFile {
+            path: path.clone(),
+            source,
+        })?;
     }
     let (client, service, connect) = match (&config.service, embedded) {
         (
@@ -163,8 +217,7 @@ pub async fn prepare(config: &ConsoleConfig, embedded: Option<Attach>) -> Result
             },
             _,
         ) => {
-            let client = Client::new(base_url, Some(api_key.clone()))
-                .map_err(|e| e.to_string())?
+            let client = Client::new(base_url, Some(api_key.clone()))?
                 .with_gate_token(config.gate_token.clone());
             let host = base_url
                 .split("://")
@@ -180,8 +233,7 @@ pub async fn prepare(config: &ConsoleConfig, embedded: Option<Attach>) -> Result
             (client, info, None)
         }
         (Service::Embedded, Some(attach)) => {
-            let client = Client::new(&attach.base_url, Some(attach.api_key.clone()))
-                .map_err(|e| e.to_string())?
+            let client = Client::new(&attach.base_url, Some(attach.api_key.clone()))?
                 .with_gate_token(Some(attach.gate_token));
             let info = ServiceInfo {
                 host: attach.base_url.trim_start_matches("http://").to_string(),
@@ -191,7 +243,7 @@ pub async fn prepare(config: &ConsoleConfig, embedded: Option<Attach>) -> Result
             (client, info, Some(attach.connect))
         }
         (Service::Embedded, None) => {
-            return Err("no service configured and the embedded sandbox was not started".into());
+            return Err(PrepareError::NoService);
         }
     };
     let options = Options {
@@ -229,7 +281,7 @@ pub async fn prepare(config: &ConsoleConfig, embedded: Option<Attach>) -> Result
 
 /// Runs the console until the user quits. The terminal is restored on every way out: return,
 /// error, panic (ratatui's hook) and SIGTERM.
-pub async fn run(prepared: Prepared) -> Result<(), String> {
+pub async fn run(prepared: Prepared) -> Result<(), TerminalError> {
     let Prepared {
         client,
         service,
@@ -267,12 +319,12 @@ pub async fn run(prepared: Prepared) -> Result<(), String> {
     let mut events = terminal_events();
     let mut term = signal_stream();
     let mut last_draw: Option<Instant> = None;
-    let result: Result<(), String> = loop {
+    let result: Result<(), TerminalError> = loop {
         if app.dirty {
             let due = last_draw.map(|t| t + FRAME);
             if due.is_none_or(|d| Instant::now() >= d) {
                 if let Err(e) = terminal.draw(|f| view::draw(f, &app, &theme)) {
-                    break Err(format!("cannot draw: {e}"));
+                    break Err(TerminalError::Draw(e));
                 }
                 app.dirty = false;
                 last_draw = Some(Instant::now());
@@ -291,7 +343,7 @@ pub async fn run(prepared: Prepared) -> Result<(), String> {
                 Some(Ok(Event::Mouse(m))) => Action::Mouse(m),
                 Some(Ok(Event::Resize(w, h))) => Action::Resize(w, h),
                 Some(Ok(_)) => continue,
-                Some(Err(e)) => break Err(format!("terminal input failed: {e}")),
+                Some(Err(e)) => break Err(TerminalError::Input(e)),
                 None => break Ok(()),
             },
             Some(a) = rx.recv() => a,

@@ -21,6 +21,15 @@ pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         .map(|(_, c)| c)
 }
 
+/// The tail of an error about a mistyped name ("; did you mean" the closest), or nothing when no
+/// name is close; for the errors that keep the suggestion as data, not as text.
+pub fn did_you_mean(closest: &Option<String>) -> String {
+    closest
+        .as_ref()
+        .map(|name| format!("; did you mean `{name}`?"))
+        .unwrap_or_default()
+}
+
 fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();

@@ -7,7 +7,7 @@ use std::ffi::OsString;
 
 use ratatui::style::{Color, Modifier, Style};
 
-use super::suggest::closest;
+use super::suggest::{closest, did_you_mean};
 
 const DARK: &str = include_str!("../../assets/theme-dark.toml");
 const LIGHT: &str = include_str!("../../assets/theme-light.toml");
@@ -102,11 +102,11 @@ impl Theme {
     }
 
     /// A built-in theme by name: `dark` or `light` (case-insensitive).
-    pub fn named(name: &str) -> Result<Theme, String> {
+    pub fn named(name: &str) -> Result<Theme, ThemeError> {
         match name.trim().to_ascii_lowercase().as_str() {
             "dark" => Ok(Theme::dark()),
             "light" => Ok(Theme::light()),
-            _ => Err(format!("unknown theme `{name}`; expected dark or light")),
+            _ => Err(ThemeError::UnknownTheme(name.to_string())),
         }
     }
 
@@ -138,18 +138,15 @@ impl Theme {
     }
 
     /// `base` with the `[colors]` of `text` applied; keys not in the file keep `base`'s colors.
-    pub fn from_toml(base: &Theme, text: &str) -> Result<Theme, String> {
-        let table: toml::Table =
-            toml::from_str(text).map_err(|e| format!("invalid theme TOML: {e}"))?;
+    pub fn from_toml(base: &Theme, text: &str) -> Result<Theme, ThemeError> {
+        let table: toml::Table = toml::from_str(text)?;
         let mut theme = *base;
         for (name, value) in &table {
             if name != "colors" {
-                return Err(format!(
-                    "unknown table `{name}` in theme; expected [colors]"
-                ));
+                return Err(ThemeError::UnknownTable(name.clone()));
             }
             let Some(colors) = value.as_table() else {
-                return Err("`colors` must be a table: [colors]".to_string());
+                return Err(ThemeError::ColorsNotATable);
             };
             for (key, value) in colors {
                 let (role, background) = match key.strip_suffix("_bg") {
@@ -161,12 +158,15 @@ impl Theme {
                         .iter()
                         .flat_map(|r| [r.to_string(), format!("{r}_bg")])
                         .collect::<Vec<_>>();
-                    let hint = closest(key, keys.iter().map(String::as_str))
-                        .map(|k| format!("; did you mean `{k}`?"))
-                        .unwrap_or_default();
-                    return Err(format!("[colors] unknown key `{key}`{hint}"));
+                    return Err(ThemeError::UnknownKey {
+                        key: key.clone(),
+                        closest: closest(key, keys.iter().map(String::as_str)).map(str::to_string),
+                    });
                 };
-                let color = parse_color_value(value).map_err(|e| format!("[colors] {key}: {e}"))?;
+                let color = parse_color_value(value).map_err(|error| ThemeError::Color {
+                    key: key.clone(),
+                    error,
+                })?;
                 *style = if background {
                     style.bg(color)
                 } else {
@@ -196,20 +196,49 @@ fn no_color_in(value: Option<OsString>) -> bool {
 const COLOR_HELP: &str =
     "expected \"#rrggbb\", an ANSI name like \"red\" or \"darkgray\", \"reset\", or 0-255";
 
-fn parse_color_value(value: &toml::Value) -> Result<Color, String> {
+/// Why a theme file or name is refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ThemeError {
+    #[error("unknown theme `{0}`; expected dark or light")]
+    UnknownTheme(String),
+    #[error("invalid theme TOML: {0}")]
+    Toml(#[from] toml::de::Error),
+    #[error("unknown table `{0}` in theme; expected [colors]")]
+    UnknownTable(String),
+    #[error("`colors` must be a table: [colors]")]
+    ColorsNotATable,
+    #[error("[colors] unknown key `{key}`{}", did_you_mean(.closest))]
+    UnknownKey {
+        key: String,
+        closest: Option<String>,
+    },
+    #[error("[colors] {key}: {error}")]
+    Color { key: String, error: ColorError },
+}
+
+/// A color that is none of the forms [`COLOR_HELP`] lists.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ColorError {
+    #[error("invalid color `{0}`; {help}", help = COLOR_HELP)]
+    Text(String),
+    #[error("invalid color {0}; {help}", help = COLOR_HELP)]
+    Value(toml::Value),
+}
+
+fn parse_color_value(value: &toml::Value) -> Result<Color, ColorError> {
     match value {
         toml::Value::String(s) => parse_color(s),
         toml::Value::Integer(n) => u8::try_from(*n)
             .map(Color::Indexed)
-            .map_err(|_| format!("invalid color {n}; {COLOR_HELP}")),
-        other => Err(format!("invalid color {other}; {COLOR_HELP}")),
+            .map_err(|_| ColorError::Value(value.clone())),
+        other => Err(ColorError::Value(other.clone())),
     }
 }
 
 /// Parses a color string. Names are case-insensitive and may be written `dark_gray`, `dark-gray`
 /// or `dark gray`; `grey` is `gray`.
-pub fn parse_color(text: &str) -> Result<Color, String> {
-    let invalid = || format!("invalid color `{text}`; {COLOR_HELP}");
+pub fn parse_color(text: &str) -> Result<Color, ColorError> {
+    let invalid = || ColorError::Text(text.to_string());
     let trimmed = text.trim();
     if let Some(hex) = trimmed.strip_prefix('#') {
         // Checked before slicing: six ASCII hex digits make every two-byte slice valid.
@@ -269,7 +298,7 @@ mod tests {
         assert_eq!(Theme::named(" Light "), Ok(light));
         assert_eq!(Theme::default(), dark);
         assert_eq!(
-            Theme::named("solarized"),
+            Theme::named("solarized").map_err(|e| e.to_string()),
             Err("unknown theme `solarized`; expected dark or light".to_string())
         );
     }
@@ -348,7 +377,7 @@ mod tests {
         ];
         for (text, error) in cases {
             assert_eq!(
-                Theme::from_toml(&dark, text),
+                Theme::from_toml(&dark, text).map_err(|e| e.to_string()),
                 Err(error.to_string()),
                 "{text}"
             );
@@ -356,6 +385,7 @@ mod tests {
         assert!(
             Theme::from_toml(&dark, "[colors")
                 .unwrap_err()
+                .to_string()
                 .starts_with("invalid theme TOML")
         );
     }

@@ -339,6 +339,19 @@ impl Live {
     }
 }
 
+/// Why a resolved backtest did not run: its data is not there.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Csv(#[from] data::CsvError),
+    #[error("only {bars} bar(s) of {pair} {timeframe} data: a backtest needs at least 2")]
+    TooFewBars {
+        bars: usize,
+        pair: String,
+        timeframe: &'static str,
+    },
+}
+
 /// Runs one resolved backtest on the sandbox's data; feed bars come from `cache`.
 pub fn run(
     market: &Market,
@@ -346,19 +359,18 @@ pub fn run(
     cache: &BarCache,
     r: &Resolved,
     now: DateTime<Utc>,
-) -> Result<(usize, BacktestResult), String> {
+) -> Result<(usize, BacktestResult), RunError> {
     let csv = csv_dir.filter(|dir| data::has_csv(dir, r.coin, r.timeframe));
     let bars = match csv {
         Some(_) => Bars::owned(data::bars(market, csv, r.coin, r.timeframe, r.days, now)?),
         None => cache.feed_bars(market, r.coin, r.timeframe, r.days, now),
     };
     if bars.len() < 2 {
-        return Err(format!(
-            "only {} bar(s) of {} {} data: a backtest needs at least 2",
-            bars.len(),
-            r.pair,
-            r.timeframe.as_str()
-        ));
+        return Err(RunError::TooFewBars {
+            bars: bars.len(),
+            pair: r.pair.to_string(),
+            timeframe: r.timeframe.as_str(),
+        });
     }
     let mut signals = Vec::with_capacity(bars.len());
     strategies::signals(r.spec, &r.params, &bars, &mut signals);
@@ -418,7 +430,7 @@ async fn work(shared: &Arc<Shared>, id: &str) {
         tokio::task::spawn_blocking(move || {
             let started = std::time::Instant::now();
             let (bars, result) = run(&market, csv.as_deref(), &live.bars, &resolved, now)
-                .map_err(|e| detail("data_unavailable", e))?;
+                .map_err(|e| detail("data_unavailable", e.to_string()))?;
             live.set(&job, 90);
             let ran = started.elapsed();
             // Serialized here, once: the text is what the store keeps.

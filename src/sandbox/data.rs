@@ -5,7 +5,7 @@
 use super::engine::Bar;
 use super::venue::market::Market;
 use chrono::{DateTime, Utc};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Longest history a backtest may ask for.
 pub const MAX_DAYS: u32 = 365;
@@ -71,7 +71,7 @@ pub fn bars(
     tf: Timeframe,
     days: u32,
     now: DateTime<Utc>,
-) -> Result<Vec<Bar>, String> {
+) -> Result<Vec<Bar>, CsvError> {
     if let Some(dir) = csv_dir
         && let Some(path) = csv_file(dir, coin, tf)
     {
@@ -154,11 +154,39 @@ fn csv_file(dir: &Path, coin: &str, tf: Timeframe) -> Option<std::path::PathBuf>
     .find(|p| p.is_file())
 }
 
+/// Why a CSV file of bars was not read; a row's error names the file and the line.
+#[derive(Debug, thiserror::Error)]
+pub enum CsvError {
+    #[error("cannot read {}: {source}", .path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{} line {line}: expected timestamp,open,high,low,close,volume", .path.display())]
+    TooFewFields { path: PathBuf, line: usize },
+    #[error("{} line {line}: bad timestamp {value:?}", .path.display())]
+    BadTimestamp {
+        path: PathBuf,
+        line: usize,
+        value: String,
+    },
+    #[error("{} line {line}: bad number {value:?}", .path.display())]
+    BadNumber {
+        path: PathBuf,
+        line: usize,
+        value: String,
+    },
+    #[error("{} has no rows", .0.display())]
+    NoRows(PathBuf),
+}
+
 /// Reads `timestamp,open,high,low,close,volume` rows (a header row is optional; the timestamp is
 /// unix seconds, unix milliseconds or RFC 3339) and keeps the last `days` days of the file.
-pub fn csv_bars(path: &Path, days: u32) -> Result<Vec<Bar>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+pub fn csv_bars(path: &Path, days: u32) -> Result<Vec<Bar>, CsvError> {
+    let text = std::fs::read_to_string(path).map_err(|source| CsvError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let mut bars = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -166,18 +194,17 @@ pub fn csv_bars(path: &Path, days: u32) -> Result<Vec<Bar>, String> {
             continue;
         }
         let fields: Vec<&str> = line.split(',').map(str::trim).collect();
-        let row = || format!("{} line {}", path.display(), n + 1);
+        let (path, line) = (|| path.to_path_buf(), n + 1);
         if fields.len() < 6 {
-            return Err(format!(
-                "{}: expected timestamp,open,high,low,close,volume",
-                row()
-            ));
+            let path = path();
+            return Err(CsvError::TooFewFields { path, line });
         }
         let Some(time) = parse_time(fields[0]) else {
             if n == 0 {
                 continue; // header
             }
-            return Err(format!("{}: bad timestamp {:?}", row(), fields[0]));
+            let (path, value) = (path(), fields[0].to_string());
+            return Err(CsvError::BadTimestamp { path, line, value });
         };
         let mut v = [0.0; 5];
         for (k, f) in fields[1..6].iter().enumerate() {
@@ -185,7 +212,11 @@ pub fn csv_bars(path: &Path, days: u32) -> Result<Vec<Bar>, String> {
                 .parse::<f64>()
                 .ok()
                 .filter(|x| x.is_finite())
-                .ok_or_else(|| format!("{}: bad number {f:?}", row()))?;
+                .ok_or_else(|| CsvError::BadNumber {
+                    path: path(),
+                    line,
+                    value: f.to_string(),
+                })?;
         }
         bars.push(Bar {
             time,
@@ -203,7 +234,7 @@ pub fn csv_bars(path: &Path, days: u32) -> Result<Vec<Bar>, String> {
         bars.retain(|b| b.time > from);
     }
     if bars.is_empty() {
-        return Err(format!("{} has no rows", path.display()));
+        return Err(CsvError::NoRows(path.to_path_buf()));
     }
     Ok(bars)
 }
@@ -314,7 +345,7 @@ mod tests {
         assert_eq!(bars.len(), 2);
         assert_eq!(bars[0].time, 1_700_000_000);
         std::fs::write(&path, "1700000000000,1,2,0.5,x,5\n").unwrap();
-        let err = csv_bars(&path, 30).unwrap_err();
+        let err = csv_bars(&path, 30).unwrap_err().to_string();
         assert!(err.contains("line 1") && err.contains("\"x\""), "{err}");
     }
 }

@@ -116,7 +116,7 @@ impl Ctx {
         self.stopped.load(Ordering::Relaxed)
     }
 
-    fn bars(&self, coin: &str, tf: Timeframe, days: u32) -> Result<Vec<Bar>, String> {
+    fn bars(&self, coin: &str, tf: Timeframe, days: u32) -> Result<Vec<Bar>, data::CsvError> {
         data::bars(
             &self.market,
             self.csv_dir.as_deref(),
@@ -186,7 +186,7 @@ pub async fn get(
     kind: Kind,
     key: String,
     compute: Compute,
-) -> Result<Entry, String> {
+) -> Result<Entry, tokio::task::JoinError> {
     let cache = shared.discovery.clone();
     let stopped = cache.stopped.clone();
     let ctx = shared
@@ -197,8 +197,7 @@ pub async fn get(
             now,
             stopped,
         })
-        .await
-        .map_err(|e| e.to_string())?;
+        .await?;
     let start = {
         let mut entries = cache.lock();
         let entry = entries.entry((kind, key.clone())).or_default();

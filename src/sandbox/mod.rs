@@ -27,7 +27,7 @@ use self::core::{Core, Shared};
 use crate::api::Scope;
 use crate::secret::Secret;
 pub use clock::{Clock, SystemClock, TestClock};
-pub use settings::Settings;
+pub use settings::{Settings, SettingsError};
 use std::net::SocketAddr;
 use std::sync::Arc;
 pub use store::DbLocation;
@@ -86,7 +86,7 @@ pub enum StartError {
         source: std::io::Error,
     },
     #[error("invalid sandbox settings: {0}")]
-    Settings(String),
+    Settings(SettingsError),
     #[error("cannot create the demo account's keys: {0}")]
     Keys(keys::KeyError),
     /// Reading or repairing what a previous run left (research runs, backtest jobs, the
@@ -280,6 +280,16 @@ impl Drop for Running {
     }
 }
 
+/// Why [`Running::create_key`] made no key.
+#[derive(Debug, thiserror::Error)]
+pub enum CreateKeyError {
+    #[error("{0}")]
+    Create(keys::KeyError),
+    /// The work under the core's lock panicked or was cancelled.
+    #[error("{0}")]
+    Task(#[from] tokio::task::JoinError),
+}
+
 impl Running {
     pub fn base_url(&self) -> String {
         format!("http://{}", self.addr)
@@ -287,15 +297,18 @@ impl Running {
 
     /// Creates another key on the demo account (the embedded console uses one with all rights);
     /// `label` shows in `agentdesk keys list`.
-    pub async fn create_key(&self, scope: Scope, label: &'static str) -> Result<Secret, String> {
+    pub async fn create_key(
+        &self,
+        scope: Scope,
+        label: &'static str,
+    ) -> Result<Secret, CreateKeyError> {
         let messenger_id = self.messenger_id.clone();
         self.shared
             .run_raw(move |core, now| {
                 keys::create_key(&mut core.store, Some(&messenger_id), scope, label, now)
-                    .map_err(|e| e.to_string())
+                    .map_err(CreateKeyError::Create)
             })
-            .await
-            .map_err(|e| e.to_string())?
+            .await?
     }
 
     /// Stops accepting requests, lets in-flight ones finish, and closes the database.

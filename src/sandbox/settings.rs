@@ -2,6 +2,7 @@
 //! file (or none) gives a working sandbox.
 
 use serde::Deserialize;
+use std::path::PathBuf;
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -117,65 +118,89 @@ struct File {
     sandbox: Option<Settings>,
 }
 
+/// Why a config file's `[sandbox]` table is refused; each names the setting.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    #[error("{0}")]
+    Toml(#[from] toml::de::Error),
+    #[error("sandbox.{name} must be a positive number, got {value}")]
+    NotPositive { name: &'static str, value: f64 },
+    #[error("sandbox.{name} must be zero or positive, got {value}")]
+    Negative { name: &'static str, value: f64 },
+    #[error("sandbox.{0} must be at least 1")]
+    LessThanOne(&'static str),
+    #[error("sandbox.{0} must be positive")]
+    NotPositiveWhole(&'static str),
+    #[error("sandbox.csv_dir {} is not a directory", .0.display())]
+    CsvDirNotADirectory(PathBuf),
+    #[error("sandbox.{name} must be a 0x-prefixed 20-byte hex address, got {value:?}")]
+    NotAnAddress { name: &'static str, value: String },
+    #[error("sandbox.builder_max_fee_rate must be a percent such as \"0.1%\", got {0:?}")]
+    FeeRateNotAPercent(String),
+    #[error("sandbox.payment_amount must be a positive whole number of USDC base units, got {0:?}")]
+    PaymentAmount(String),
+    #[error("sandbox.webhook_ca_file {} is not a file", .0.display())]
+    CaFileNotAFile(PathBuf),
+    #[error("sandbox.request_timeout_ms and sandbox.max_connections must be positive")]
+    NoRequestLimits,
+}
+
 impl Settings {
     /// Parses the `[sandbox]` table of a TOML config file.
-    pub fn from_toml(text: &str) -> Result<Settings, String> {
-        let file: File = toml::from_str(text).map_err(|e| e.to_string())?;
+    pub fn from_toml(text: &str) -> Result<Settings, SettingsError> {
+        let file: File = toml::from_str(text)?;
         let settings = file.sandbox.unwrap_or_default();
         settings.validate()?;
         Ok(settings)
     }
 
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SettingsError> {
         let positive = [
             ("initial_equity", self.initial_equity),
             ("default_trade_usd", self.default_trade_usd),
         ];
-        for (name, v) in positive {
-            if !(v.is_finite() && v > 0.0) {
-                return Err(format!("sandbox.{name} must be a positive number, got {v}"));
+        for (name, value) in positive {
+            if !(value.is_finite() && value > 0.0) {
+                return Err(SettingsError::NotPositive { name, value });
             }
         }
-        for (name, v) in [
+        for (name, value) in [
             ("taker_fee_rate", self.taker_fee_rate),
             ("maker_fee_rate", self.maker_fee_rate),
             ("slippage_bps", self.slippage_bps),
         ] {
-            if !(v.is_finite() && v >= 0.0) {
-                return Err(format!("sandbox.{name} must be zero or positive, got {v}"));
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(SettingsError::Negative { name, value });
             }
         }
         if self.default_leverage == 0 {
-            return Err("sandbox.default_leverage must be at least 1".into());
+            return Err(SettingsError::LessThanOne("default_leverage"));
         }
         if self.proposal_ttl_secs <= 0 {
-            return Err("sandbox.proposal_ttl_secs must be positive".into());
+            return Err(SettingsError::NotPositiveWhole("proposal_ttl_secs"));
         }
         if self.backtest_workers == 0 {
-            return Err("sandbox.backtest_workers must be at least 1".into());
+            return Err(SettingsError::LessThanOne("backtest_workers"));
         }
         if let Some(dir) = &self.csv_dir
             && !dir.is_dir()
         {
-            return Err(format!(
-                "sandbox.csv_dir {} is not a directory",
-                dir.display()
-            ));
+            return Err(SettingsError::CsvDirNotADirectory(dir.clone()));
         }
-        for (name, v) in [
+        for (name, value) in [
             ("builder_address", &self.builder_address),
             ("payment_pay_to", &self.payment_pay_to),
         ] {
-            if crate::api::eip712::parse_address(v).is_err() {
-                return Err(format!(
-                    "sandbox.{name} must be a 0x-prefixed 20-byte hex address, got {v:?}"
-                ));
+            if crate::api::eip712::parse_address(value).is_err() {
+                return Err(SettingsError::NotAnAddress {
+                    name,
+                    value: value.clone(),
+                });
             }
         }
         if percent_rate(&self.builder_max_fee_rate).is_none() {
-            return Err(format!(
-                "sandbox.builder_max_fee_rate must be a percent such as \"0.1%\", got {:?}",
-                self.builder_max_fee_rate
+            return Err(SettingsError::FeeRateNotAPercent(
+                self.builder_max_fee_rate.clone(),
             ));
         }
         if self.payment_amount.is_empty()
@@ -183,29 +208,21 @@ impl Settings {
             || !self.payment_amount.bytes().all(|b| b.is_ascii_digit())
             || self.payment_amount.bytes().all(|b| b == b'0')
         {
-            return Err(format!(
-                "sandbox.payment_amount must be a positive whole number of USDC base units, got {:?}",
-                self.payment_amount
-            ));
+            return Err(SettingsError::PaymentAmount(self.payment_amount.clone()));
         }
         if self.payment_max_timeout_secs == 0 {
-            return Err("sandbox.payment_max_timeout_secs must be positive".into());
+            return Err(SettingsError::NotPositiveWhole("payment_max_timeout_secs"));
         }
         if let Some(file) = &self.webhook_ca_file
             && !file.is_file()
         {
-            return Err(format!(
-                "sandbox.webhook_ca_file {} is not a file",
-                file.display()
-            ));
+            return Err(SettingsError::CaFileNotAFile(file.clone()));
         }
         if self.request_timeout_ms == 0 || self.max_connections == 0 {
-            return Err(
-                "sandbox.request_timeout_ms and sandbox.max_connections must be positive".into(),
-            );
+            return Err(SettingsError::NoRequestLimits);
         }
         if self.tick_ms == 0 {
-            return Err("sandbox.tick_ms must be positive".into());
+            return Err(SettingsError::NotPositiveWhole("tick_ms"));
         }
         Ok(())
     }
@@ -220,9 +237,13 @@ mod tests {
         let s = Settings::from_toml("[sandbox]\ndaily_post_cap = 3\n[console]\nx = 1\n").unwrap();
         assert_eq!(s.daily_post_cap, 3);
         assert_eq!(s.seed, 42);
-        let err = Settings::from_toml("[sandbox]\ndaily_post_kap = 3\n").unwrap_err();
+        let err = Settings::from_toml("[sandbox]\ndaily_post_kap = 3\n")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("daily_post_kap"), "{err}");
-        let err = Settings::from_toml("[sandbox]\ninitial_equity = -1\n").unwrap_err();
+        let err = Settings::from_toml("[sandbox]\ninitial_equity = -1\n")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("initial_equity"), "{err}");
     }
 }

@@ -294,6 +294,23 @@ fn copy_trade(
     core.commit(follower_id, book, &fills, now, |_| Ok(()))
 }
 
+/// Why a follow was not set or removed.
+#[derive(Debug, thiserror::Error)]
+pub enum FollowError {
+    #[error("{0}")]
+    Db(#[from] rusqlite::Error),
+    /// `role` is `follower` or `leader`.
+    #[error("no {role} account with messengerId {messenger_id:?}")]
+    UnknownAccount {
+        role: &'static str,
+        messenger_id: String,
+    },
+    #[error("an account cannot follow itself")]
+    SelfFollow,
+    #[error("--strategy must not be empty (use * for every label)")]
+    EmptyLabel,
+}
+
 /// Followers of `leader_id` for this strategy label (follows of `*` follow every label).
 pub fn set_follow(
     conn: &Connection,
@@ -302,26 +319,26 @@ pub fn set_follow(
     label: &str,
     remove: bool,
     now: DateTime<Utc>,
-) -> Result<bool, String> {
-    let id = |mid: &str, what: &str| -> Result<i64, String> {
-        db::account_id_by_messenger_id(conn, mid)
-            .map_err(|e| e.to_string())?
-            .ok_or_else(|| format!("no {what} account with messengerId {mid:?}"))
+) -> Result<bool, FollowError> {
+    let id = |mid: &str, role: &'static str| -> Result<i64, FollowError> {
+        db::account_id_by_messenger_id(conn, mid)?.ok_or_else(|| FollowError::UnknownAccount {
+            role,
+            messenger_id: mid.to_string(),
+        })
     };
     let (f, l) = (id(follower, "follower")?, id(leader, "leader")?);
     if f == l {
-        return Err("an account cannot follow itself".into());
+        return Err(FollowError::SelfFollow);
     }
     let label = label.trim();
     if label.is_empty() {
-        return Err("--strategy must not be empty (use * for every label)".into());
+        return Err(FollowError::EmptyLabel);
     }
-    if remove {
+    Ok(if remove {
         db::unfollow(conn, f, l, label)
     } else {
         db::follow(conn, f, l, label, now)
-    }
-    .map_err(|e| e.to_string())
+    }?)
 }
 
 // ---- delivery ---------------------------------------------------------------------------------
@@ -562,8 +579,20 @@ pub async fn strategy_loop(shared: Arc<Shared>) {
 
 type Target8 = (&'static str, &'static str, i64, i8, f64);
 
+/// Why an evaluation of the live strategies failed; the next tick tries again.
+#[derive(Debug, thiserror::Error)]
+enum EvaluateError {
+    /// Work on a blocking thread panicked or was cancelled.
+    #[error("{0}")]
+    Task(#[from] tokio::task::JoinError),
+    #[error("{0}")]
+    Db(#[from] rusqlite::Error),
+    #[error(transparent)]
+    Bars(#[from] data::CsvError),
+}
+
 /// Evaluates the bar that closed last by `now`; false when nobody listens (nothing was done).
-async fn evaluate(shared: &Arc<Shared>, now: DateTime<Utc>) -> Result<bool, String> {
+async fn evaluate(shared: &Arc<Shared>, now: DateTime<Utc>) -> Result<bool, EvaluateError> {
     // Nobody listens: nothing to compute. State is first recorded (without firing) once a
     // destination exists, so a destination never receives a change that predates it.
     let (market, listeners) = shared
@@ -573,14 +602,12 @@ async fn evaluate(shared: &Arc<Shared>, now: DateTime<Utc>) -> Result<bool, Stri
             let n = db::count_all_destinations(&core.store.conn);
             n.map(|n| (core.market.clone(), n))
         })
-        .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())?;
+        .await??;
     if listeners == 0 {
         return Ok(false);
     }
     let csv_dir = shared.settings.csv_dir.clone();
-    let targets = tokio::task::spawn_blocking(move || -> Result<Vec<Target8>, String> {
+    let targets = tokio::task::spawn_blocking(move || -> Result<Vec<Target8>, data::CsvError> {
         let mut targets: Vec<Target8> = Vec::new();
         let mut out = Vec::new();
         for pair in MAIN_PAIRS {
@@ -601,9 +628,8 @@ async fn evaluate(shared: &Arc<Shared>, now: DateTime<Utc>) -> Result<bool, Stri
         }
         Ok(targets)
     })
-    .await
-    .map_err(|e| e.to_string())??;
-    shared
+    .await??;
+    Ok(shared
         .run_raw(move |core, now| -> DbResult<bool> {
             let tx = core.store.conn.transaction()?;
             let mut queued = 0;
@@ -652,9 +678,7 @@ async fn evaluate(shared: &Arc<Shared>, now: DateTime<Utc>) -> Result<bool, Stri
             }
             Ok(true)
         })
-        .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())
+        .await??)
 }
 
 #[cfg(test)]

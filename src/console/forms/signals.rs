@@ -111,17 +111,32 @@ fn split_list(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Why a destination URL is refused; the form shows it after `url: `.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UrlError {
+    #[error("must start with https://")]
+    NotHttps,
+    #[error("must not contain spaces")]
+    Spaces,
+    #[error("must not carry credentials (user@host)")]
+    Credentials,
+    #[error("invalid port `{0}`")]
+    Port(String),
+    #[error("needs a host, e.g. https://example.com/hook")]
+    NoHost,
+}
+
 /// An absolute `https://` URL with a host, no spaces and no credentials.
-pub fn check_https_url(url: &str) -> Result<(), String> {
+pub fn check_https_url(url: &str) -> Result<(), UrlError> {
     let Some(rest) = url.strip_prefix("https://") else {
-        return Err("must start with https://".into());
+        return Err(UrlError::NotHttps);
     };
     if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err("must not contain spaces".into());
+        return Err(UrlError::Spaces);
     }
     let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
     if authority.contains('@') {
-        return Err("must not carry credentials (user@host)".into());
+        return Err(UrlError::Credentials);
     }
     let (host, port) = match authority.find(']') {
         Some(end) => (&authority[..=end], authority[end + 1..].strip_prefix(':')),
@@ -133,10 +148,10 @@ pub fn check_https_url(url: &str) -> Result<(), String> {
     if let Some(port) = port
         && port.parse::<u16>().is_err()
     {
-        return Err(format!("invalid port `{port}`"));
+        return Err(UrlError::Port(port.to_string()));
     }
     if host.is_empty() || host.starts_with('.') || host.starts_with('-') {
-        return Err("needs a host, e.g. https://example.com/hook".into());
+        return Err(UrlError::NoHost);
     }
     Ok(())
 }

@@ -126,7 +126,7 @@ fn passes(row: &DiscoveryRow, filter: &str) -> bool {
     }
 }
 
-fn cache_error(e: String) -> AppError {
+fn cache_error(e: tokio::task::JoinError) -> AppError {
     AppError::internal(format!("discovery cache: {e}"))
 }
 

@@ -255,6 +255,16 @@ pub(super) fn agent_message(result: &AgentResult) -> String {
     text
 }
 
+/// Why an agent failed; its report says so in the words of the error.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum AgentError {
+    /// Work on a blocking thread panicked or was cancelled.
+    #[error("{0}")]
+    Task(#[from] tokio::task::JoinError),
+    #[error(transparent)]
+    Bars(#[from] data::CsvError),
+}
+
 /// The agent's work: for each pair and timeframe, load the bars once, and for each strategy run
 /// the grid in chunks on the in-sample part, then backtest the best sets on the out-of-sample
 /// part. `Ok(None)` when it was cancelled or superseded.
@@ -262,11 +272,8 @@ pub(super) async fn run_agent(
     shared: &Arc<Shared>,
     job: &AgentJob,
     cancelled: &AtomicBool,
-) -> Result<Option<AgentResult>, String> {
-    let market = shared
-        .run_raw(|core, _| core.market.clone())
-        .await
-        .map_err(|e| e.to_string())?;
+) -> Result<Option<AgentResult>, AgentError> {
+    let market = shared.run_raw(|core, _| core.market.clone()).await?;
     let csv = shared.settings.csv_dir.clone();
     let cfg = engine_config(&shared.settings);
     let grids: Vec<Arc<Vec<Params>>> = job
@@ -289,8 +296,7 @@ pub(super) async fn run_agent(
             let bars = tokio::task::spawn_blocking(move || {
                 data::bars(&market, csv.as_deref(), &coin_s, tf_v, days, end)
             })
-            .await
-            .map_err(|e| e.to_string())??;
+            .await??;
             let bars = Arc::new(bars);
             let split = bars.len() * job.days as usize / (job.days + job.oos_days) as usize;
             let pair = format!("{coin}-USD");
@@ -314,8 +320,7 @@ pub(super) async fn run_agent(
                     let chunk = tokio::task::spawn_blocking(move || {
                         optimizer::optimize(spec, &bars[..split], &cfg, &grid[start..end], 1)
                     })
-                    .await
-                    .map_err(|e| e.to_string())?;
+                    .await?;
                     results.extend(chunk);
                     units += end - start;
                     if !still_current(shared, &job.key, units, total).await {
@@ -354,8 +359,7 @@ pub(super) async fn run_agent(
                         })
                         .collect::<Vec<_>>()
                 })
-                .await
-                .map_err(|e| e.to_string())?;
+                .await?;
                 units += TOP_SETS;
                 if !still_current(shared, &job.key, units, total).await {
                     return Ok(None);

@@ -115,7 +115,7 @@ fn agent_task_text(strategies: &[String], plan: &Plan) -> String {
 /// agents, and starts the lead. 409 `research_run_active` while the account has an active run.
 pub async fn start(shared: &Arc<Shared>, caller: &Caller, task: &str) -> Result<Value, AppError> {
     let task = check_text(task, "task")?;
-    let plan = plan_task(&task).map_err(|e| AppError::invalid("task", e))?;
+    let plan = plan_task(&task).map_err(|e| AppError::invalid("task", e.to_string()))?;
     let caller = caller.clone();
     let (run_id, value) = shared
         .run_raw(move |core, now| create_run(core, &caller, &task, plan, now))

@@ -294,14 +294,20 @@ pub(super) fn push_unique<T: PartialEq>(list: &mut Vec<T>, item: T) {
     }
 }
 
-pub(super) fn check_days(days: u32) -> Result<u32, String> {
+/// Why a task cannot be planned.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error("{0} days is outside 1-{max} days of in-sample history", max = data::MAX_DAYS)]
+    DaysOutOfRange(u32),
+    #[error("the task leaves no strategy to test")]
+    NoStrategy,
+}
+
+pub(super) fn check_days(days: u32) -> Result<u32, PlanError> {
     if (1..=data::MAX_DAYS).contains(&days) {
         Ok(days)
     } else {
-        Err(format!(
-            "{days} days is outside 1-{} days of in-sample history",
-            data::MAX_DAYS
-        ))
+        Err(PlanError::DaysOutOfRange(days))
     }
 }
 
@@ -311,7 +317,7 @@ pub(super) fn check_days(days: u32) -> Result<u32, String> {
 /// `donchian breakout`, `supertrend`) are recognised; "without X" / "except X" leave one out.
 /// One agent per strategy when the task names one family or only strategies; one per family when
 /// it names several families or none.
-pub fn plan_task(task: &str) -> Result<Plan, String> {
+pub fn plan_task(task: &str) -> Result<Plan, PlanError> {
     let mut coins: Vec<&'static str> = Vec::new();
     let mut tfs: Vec<Timeframe> = Vec::new();
     let mut days = None;
@@ -392,7 +398,7 @@ pub fn plan_task(task: &str) -> Result<Plan, String> {
         }
     }
     if groups.is_empty() {
-        return Err("the task leaves no strategy to test".into());
+        return Err(PlanError::NoStrategy);
     }
     Ok(Plan {
         coins: coins.iter().map(|c| c.to_string()).collect(),
@@ -477,6 +483,7 @@ mod tests {
         assert!(
             plan_task("trend over 900 days")
                 .unwrap_err()
+                .to_string()
                 .contains("900")
         );
         assert!(plan_task("only macd without macd").is_err());

@@ -159,7 +159,7 @@ pub(super) fn steer(plan: &Plan, agents: &[AgentRow], s: &Steering) -> SteerOutc
     }
     if let Some(days) = s.days {
         match check_days(days) {
-            Err(e) => problems.push(e),
+            Err(e) => problems.push(e.to_string()),
             Ok(days) if days != plan.days => {
                 out.applied.push(format!(
                     "days {} → {days} in-sample ({} out-of-sample)",

@@ -287,7 +287,7 @@ impl App {
                     signature_chain_id: chain_id,
                 }));
             }
-            Err(why) => panel.error = Some(why),
+            Err(why) => panel.error = Some(why.to_string()),
         }
         // `key` is dropped here: the wallet key is never kept.
     }
@@ -362,9 +362,39 @@ impl App {
     }
 }
 
+/// Why nothing was signed; the builder-fee panel shows it.
+#[derive(Debug, thiserror::Error)]
+pub enum SignError {
+    #[error(
+        "{env} is not a private key: expected 64 hex digits (0x optional)",
+        env = WALLET_KEY_ENV
+    )]
+    NotHex,
+    #[error("{env} is not a valid secp256k1 key", env = WALLET_KEY_ENV)]
+    NotAKey,
+    #[error("the account's wallet {wallet}: {error}")]
+    Wallet {
+        wallet: String,
+        error: eip712::Eip712Error,
+    },
+    #[error(
+        "{env} is the key of {}, not of the account's wallet {}: nothing was signed or sent",
+        eip712::format_address(*.key_of),
+        eip712::format_address(*.wallet),
+        env = WALLET_KEY_ENV
+    )]
+    OtherWallet { key_of: [u8; 20], wallet: [u8; 20] },
+    #[error("the typed data cannot be hashed: {0}")]
+    Hash(eip712::Eip712Error),
+}
+
 /// The EIP-712 signature of `typed` by the hex private key `key`, refused unless the key's address
 /// is `wallet`.
-pub fn sign_typed(key: &Secret, typed: &eip712::TypedData, wallet: &str) -> Result<String, String> {
+pub fn sign_typed(
+    key: &Secret,
+    typed: &eip712::TypedData,
+    wallet: &str,
+) -> Result<String, SignError> {
     let hex_key = key.expose().trim();
     let hex_key = hex_key
         .strip_prefix("0x")
@@ -372,25 +402,23 @@ pub fn sign_typed(key: &Secret, typed: &eip712::TypedData, wallet: &str) -> Resu
         .unwrap_or(hex_key);
     let mut bytes = [0u8; 32];
     if hex::decode_to_slice(hex_key, &mut bytes).is_err() {
-        return Err(format!(
-            "{WALLET_KEY_ENV} is not a private key: expected 64 hex digits (0x optional)"
-        ));
+        return Err(SignError::NotHex);
     }
     let signing = k256::ecdsa::SigningKey::from_slice(&bytes);
     bytes = [0u8; 32];
     let _ = bytes;
-    let signing = signing.map_err(|_| format!("{WALLET_KEY_ENV} is not a valid secp256k1 key"))?;
-    let wallet_bytes =
-        eip712::parse_address(wallet).map_err(|e| format!("the account's wallet {wallet}: {e}"))?;
+    let signing = signing.map_err(|_| SignError::NotAKey)?;
+    let wallet_bytes = eip712::parse_address(wallet).map_err(|error| SignError::Wallet {
+        wallet: wallet.to_string(),
+        error,
+    })?;
     let derived = eip712::address_of(&signing);
     if derived != wallet_bytes {
-        return Err(format!(
-            "{WALLET_KEY_ENV} is the key of {}, not of the account's wallet {}: nothing was signed or sent",
-            eip712::format_address(derived),
-            eip712::format_address(wallet_bytes)
-        ));
+        return Err(SignError::OtherWallet {
+            key_of: derived,
+            wallet: wallet_bytes,
+        });
     }
-    let digest =
-        eip712::signing_hash(typed).map_err(|e| format!("the typed data cannot be hashed: {e}"))?;
+    let digest = eip712::signing_hash(typed).map_err(SignError::Hash)?;
     Ok(eip712::sign_digest(&signing, &digest))
 }
