@@ -3,6 +3,7 @@
 
 use super::{Extra, Preview};
 use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -213,8 +214,9 @@ impl ItemStatus {
 }
 
 /// One staging an agent made through the gateway.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(rename = "InboxItem")]
 pub struct GateItem {
     pub id: String,
     /// The agent's name, else its key fingerprint.
@@ -278,7 +280,7 @@ pub struct GateItem {
 }
 
 /// The canonical trade of an item (README "The strict reading"): what the gateway judged.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GateTrade {
     #[serde(default)]
@@ -326,7 +328,7 @@ impl GateItem {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct GateInbox {
     #[serde(default)]
     pub items: Vec<GateItem>,
@@ -337,12 +339,12 @@ pub struct GateInbox {
 }
 
 /// The answer to an approve or a reject: the item after it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct GateDecision {
     pub item: GateItem,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GateAgent {
     /// The name, else the fingerprint.
@@ -373,7 +375,7 @@ pub struct GateAgent {
     pub client_version: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct GateInfo {
     #[serde(default)]
     pub version: String,
@@ -382,7 +384,7 @@ pub struct GateInfo {
 }
 
 /// The supervisor token that asked, and what it may do.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct GateSupervisor {
     #[serde(default)]
     pub label: String,
@@ -391,7 +393,7 @@ pub struct GateSupervisor {
     pub role: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct GateAgents {
     #[serde(default)]
     pub gateway: Option<GateInfo>,
@@ -403,7 +405,7 @@ pub struct GateAgents {
 }
 
 /// One policy rule's answer for one trade (`verdicts` of an item or of a check).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct GateVerdict {
     pub rule: String,
     pub ok: bool,
@@ -419,7 +421,7 @@ pub struct GateVerdict {
 }
 
 /// The kill switch as the gateway holds it.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 pub struct GateKillSwitch {
     #[serde(default)]
     pub on: bool,
@@ -431,14 +433,14 @@ pub struct GateKillSwitch {
     pub at: Option<DateTime<Utc>>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GateKillSwitchAnswer {
     pub kill_switch: GateKillSwitch,
 }
 
 /// `GET /gate/v1/inbox/{id}/check`: the verdicts an approval would meet now.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GateCheck {
     #[serde(default)]
@@ -454,7 +456,7 @@ pub struct GateCheck {
     pub kill_switch: GateCheckKill,
 }
 
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 pub struct GateCheckKill {
     #[serde(default)]
     pub on: bool,
@@ -466,7 +468,7 @@ pub struct GateCheckKill {
 }
 
 /// What a standing approval approved.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GateStandingItem {
     #[serde(default)]
@@ -483,7 +485,7 @@ pub struct GateStandingItem {
     pub created_at: Option<DateTime<Utc>>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GateStanding {
     pub id: i64,
@@ -509,33 +511,43 @@ pub struct GateStanding {
     pub approved: Vec<GateStandingItem>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GateStandingList {
     #[serde(default)]
     pub standing_approvals: Vec<GateStanding>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GateStandingCreated {
     pub standing_approval: GateStanding,
 }
 
 /// A standing approval to create: `POST /gate/v1/standing-approvals`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GateStandingRequest {
+    /// An agent's label (name or fingerprint), or `*` for every agent.
+    #[schemars(length(min = 1))]
     pub agent: String,
+    /// Coins it covers (`BTC`, `btc-perp`); none: every coin.
+    #[serde(default)]
     pub coins: Vec<String>,
+    /// The largest USD notional a staging it approves may have.
+    #[schemars(extend("minimum" = 0, "exclusiveMinimum" = true))]
     pub max_notional_usd: f64,
+    /// How long it lasts, at most a week.
+    #[schemars(range(min = 1, max = 10080))]
     pub minutes: u64,
+    /// Why trades of this kind need no click; journaled.
+    #[schemars(length(min = 1))]
     pub reason: String,
 }
 
 /// One set of policy rules as the gateway writes them (snake_case, as in `[policy]`); unset means
 /// no limit (at the top level) or "as the default" (in an agent's table).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 pub struct GateRules {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allowed_coins: Option<Vec<String>>,
@@ -559,7 +571,7 @@ pub struct GateRules {
 }
 
 /// The policy in force: the default rules and each agent's overrides (by label).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 pub struct GatePolicyRules {
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub agents: std::collections::BTreeMap<String, GateRules>,
@@ -568,7 +580,7 @@ pub struct GatePolicyRules {
 }
 
 /// One agent's notional executed this UTC day, against its daily limit.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GateDailyUse {
     pub agent: String,
@@ -579,7 +591,7 @@ pub struct GateDailyUse {
     pub max_daily_notional_usd: Option<f64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct GateToday {
     /// The start of the UTC day the amounts count from.
     pub since: DateTime<Utc>,
@@ -588,7 +600,7 @@ pub struct GateToday {
 }
 
 /// `GET /gate/v1/policy`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct GatePolicy {
     pub policy: GatePolicyRules,
     #[serde(default)]
@@ -596,6 +608,55 @@ pub struct GatePolicy {
     /// Absent from gateways older than the daily-use report.
     #[serde(default)]
     pub today: Option<GateToday>,
+}
+
+/// `PUT /gate/v1/policy`: the policy now in force, and whether the request changed it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GatePolicyChanged {
+    pub changed: bool,
+    pub policy: GatePolicyRules,
+}
+
+/// `DELETE /gate/v1/standing-approvals/{id}`: the id of the standing approval that ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GateRevoked {
+    pub revoked: i64,
+}
+
+/// `POST /gate/v1/inbox/{id}/link`: a single-use approval link for a pending item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GateLink {
+    /// `<public url>/gate/approve/<token>`.
+    pub url: String,
+    pub item_id: String,
+    /// The item's expiry, which the link shares (RFC 3339, whole seconds).
+    #[schemars(extend("format" = "date-time"))]
+    pub expires_at: String,
+}
+
+/// `GET /gate/v1/journal`: records oldest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GateJournal {
+    pub records: Vec<GateJournalRecord>,
+}
+
+/// One record of the gateway's hash-chained journal of decisions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GateJournalRecord {
+    pub seq: i64,
+    /// When it was written, as the chain hashed it.
+    pub at: String,
+    /// `approve`, `reject`, `auto_approve`, `kill_switch_on`, `policy_change`, and the like.
+    pub kind: String,
+    /// The supervisor's label, `standing approval N`, or `gateway`.
+    pub actor: String,
+    pub item: Option<String>,
+    /// What the decision was about, as journaled (text when it was not JSON).
+    pub detail: Value,
+    pub prev_hash: String,
+    pub hash: String,
 }
 
 #[cfg(test)]

@@ -1,52 +1,292 @@
 //! The supervisor API under `/gate/v1`, for the console and for scripts. Every call carries a
 //! supervisor token (`agentdesk gate token`) in `x-api-key`.
 
-use super::super::flow::changes::{self, WAIT_MAX};
 use super::super::flow::guard;
 use super::super::flow::inbox;
 use super::super::flow::items::{self, agent_map};
 use super::super::flow::listing;
 use super::super::gate::{Gate, sha256_hex};
 use super::super::model::error::{GateError, Kind};
-use super::super::model::journal;
+use super::super::model::journal::JournalRow;
+use super::super::rules::policy::Policy;
 use super::super::store::{Record, Role, Standing, Status, Token};
-use super::json_response;
+use super::bodies::{Approve, InboxQuery, JournalQuery, Kill, Params, Reject, Strict};
+use super::openapi::{self, Doc, Param};
 use super::policy;
 use crate::api::model::{
-    GateAgent, GateAgents, GateCheck, GateCheckKill, GateDecision, GateInfo, GateKillSwitchAnswer,
-    GatePolicy, GateStanding, GateStandingCreated, GateStandingList, GateSupervisor,
+    GateAgent, GateAgents, GateCheck, GateCheckKill, GateDecision, GateInbox, GateInfo,
+    GateJournal, GateJournalRecord, GateKillSwitchAnswer, GateLink, GatePolicy, GatePolicyChanged,
+    GatePolicyRules, GateRevoked, GateStanding, GateStandingCreated, GateStandingList,
+    GateStandingRequest, GateSupervisor,
 };
 use axum::Router;
-use axum::body::Bytes;
-use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, Method, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get, post};
+use axum::routing::{MethodFilter, MethodRouter, on};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Most items one listing answers.
 const LIST_LIMIT: usize = 500;
 
+/// One operation of the supervisor API. The router, the role check ([`Supervisor`]) and the
+/// OpenAPI document all read [`ROUTES`], so none of them can leave an operation out.
+pub struct Route {
+    pub method: Method,
+    pub path: &'static str,
+    /// The handler, served for `method` only.
+    pub serve: fn(MethodFilter) -> MethodRouter<Arc<Gate>>,
+    /// The role it needs beyond a viewer's, and how a refusal names what was tried.
+    pub needs: Option<(Role, &'static str)>,
+    pub doc: Doc,
+}
+
+/// The `{id}` of an item's path.
+#[derive(Deserialize, JsonSchema)]
+pub struct ItemPath {
+    /// The item's id, or a trade item's proposalId.
+    pub id: String,
+}
+
+/// The `{id}` of a standing approval's path: read as text, so an id that is no number is a 404
+/// like any id that names nothing.
+#[derive(Deserialize, JsonSchema)]
+pub struct StandingPath {
+    #[schemars(with = "i64")]
+    pub id: String,
+}
+
+const NO_ITEM: (u16, &str) = (404, "No such item");
+const DECIDED: (u16, &str) = (409, "The item was already decided otherwise");
+
+pub const ROUTES: &[Route] = &[
+    Route {
+        method: Method::GET,
+        path: "/gate/v1/inbox",
+        serve: |m| on(m, list),
+        needs: None,
+        doc: Doc {
+            id: "gate_inbox",
+            summary: "Items agents staged through this gateway (default: pending, newest first)",
+            params: Some(Param::Query(openapi::schema::<InboxQuery>)),
+            body: None,
+            answer: ("The items", openapi::answer::<GateInbox>),
+            refusals: &[],
+        },
+    },
+    Route {
+        method: Method::POST,
+        path: "/gate/v1/inbox/{id}/approve",
+        serve: |m| on(m, approve),
+        needs: Some((Role::Approver, "approving an item")),
+        doc: Doc {
+            id: "gate_approve",
+            summary: "Approve an item: the gateway executes it upstream with the proposing agent's key, once",
+            params: Some(Param::Path(openapi::schema::<ItemPath>)),
+            body: Some(openapi::body::<Approve>()),
+            answer: (
+                "The item after the decision",
+                openapi::answer::<GateDecision>,
+            ),
+            refusals: &[NO_ITEM, DECIDED],
+        },
+    },
+    Route {
+        method: Method::POST,
+        path: "/gate/v1/inbox/{id}/reject",
+        serve: |m| on(m, reject),
+        needs: Some((Role::Approver, "rejecting an item")),
+        doc: Doc {
+            id: "gate_reject",
+            summary: "Reject an item; the agent's confirm then answers 403 rejected_by_supervisor with the reason",
+            params: Some(Param::Path(openapi::schema::<ItemPath>)),
+            body: Some(openapi::body::<Reject>()),
+            answer: (
+                "The item after the decision",
+                openapi::answer::<GateDecision>,
+            ),
+            refusals: &[NO_ITEM, DECIDED],
+        },
+    },
+    Route {
+        method: Method::GET,
+        path: "/gate/v1/inbox/{id}/check",
+        serve: |m| on(m, check),
+        needs: None,
+        doc: Doc {
+            id: "gate_check",
+            summary: "The verdicts an approval would meet now: live account, policy in force, kill switch",
+            params: Some(Param::Path(openapi::schema::<ItemPath>)),
+            body: None,
+            answer: ("What an approval would meet", openapi::answer::<GateCheck>),
+            refusals: &[NO_ITEM, (409, "The item cannot be judged")],
+        },
+    },
+    Route {
+        method: Method::POST,
+        path: "/gate/v1/inbox/{id}/link",
+        serve: |m| on(m, super::link::mint_link),
+        needs: Some((Role::Admin, "minting an approval link")),
+        doc: Doc {
+            id: "gate_link",
+            summary: "A single-use approval link (/gate/approve/<token>) for a pending item, valid until it expires",
+            params: Some(Param::Path(openapi::schema::<ItemPath>)),
+            body: None,
+            answer: ("The link", openapi::answer::<GateLink>),
+            refusals: &[NO_ITEM],
+        },
+    },
+    Route {
+        method: Method::GET,
+        path: "/gate/v1/agents",
+        serve: |m| on(m, agents),
+        needs: None,
+        doc: Doc {
+            id: "gate_agents",
+            summary: "Agents seen by this gateway, by label and key fingerprint",
+            params: None,
+            body: None,
+            answer: ("The agents", openapi::answer::<GateAgents>),
+            refusals: &[],
+        },
+    },
+    Route {
+        method: Method::GET,
+        path: "/gate/v1/policy",
+        serve: |m| on(m, get_policy),
+        needs: None,
+        doc: Doc {
+            id: "gate_policy",
+            summary: "The policy in force, every rule's name, and each agent's notional executed this UTC day against its max_daily_notional_usd",
+            params: None,
+            body: None,
+            answer: ("The policy", openapi::answer::<GatePolicy>),
+            refusals: &[],
+        },
+    },
+    Route {
+        method: Method::PUT,
+        path: "/gate/v1/policy",
+        serve: |m| on(m, put_policy),
+        needs: Some((Role::Admin, "changing the policy")),
+        doc: Doc {
+            id: "gate_policy_put",
+            summary: "Replace the policy; refused whole (400 invalid_policy, field = the wrong key) when any key is wrong",
+            params: None,
+            body: Some(openapi::body::<Policy>()),
+            answer: (
+                "The policy now in force",
+                openapi::answer::<GatePolicyChanged>,
+            ),
+            refusals: &[],
+        },
+    },
+    Route {
+        method: Method::GET,
+        path: "/gate/v1/kill-switch",
+        serve: |m| on(m, get_kill_switch),
+        needs: None,
+        doc: Doc {
+            id: "gate_kill_switch",
+            summary: "The kill switch: {on, reason, by, at}",
+            params: None,
+            body: None,
+            answer: ("The kill switch", openapi::answer::<GateKillSwitchAnswer>),
+            refusals: &[],
+        },
+    },
+    Route {
+        method: Method::POST,
+        path: "/gate/v1/kill-switch",
+        serve: |m| on(m, post_kill_switch),
+        needs: Some((Role::Admin, "switching the kill switch")),
+        doc: Doc {
+            id: "gate_kill_switch_set",
+            summary: "Turn the kill switch on (a reason is required) or off; it persists across restarts",
+            params: None,
+            body: Some(openapi::body::<Kill>()),
+            answer: ("The kill switch", openapi::answer::<GateKillSwitchAnswer>),
+            refusals: &[],
+        },
+    },
+    Route {
+        method: Method::GET,
+        path: "/gate/v1/standing-approvals",
+        serve: |m| on(m, list_standing),
+        needs: None,
+        doc: Doc {
+            id: "gate_standing_approvals",
+            summary: "Live standing approvals, each with remainingSecs and the items it approved",
+            params: None,
+            body: None,
+            answer: (
+                "The live standing approvals",
+                openapi::answer::<GateStandingList>,
+            ),
+            refusals: &[],
+        },
+    },
+    Route {
+        method: Method::POST,
+        path: "/gate/v1/standing-approvals",
+        serve: |m| on(m, add_standing),
+        needs: Some((Role::Admin, "adding a standing approval")),
+        doc: Doc {
+            id: "gate_standing_approval_add",
+            summary: "Approve fitting stagings automatically for a while",
+            params: None,
+            body: Some(openapi::body::<GateStandingRequest>()),
+            answer: (
+                "The standing approval",
+                openapi::answer::<GateStandingCreated>,
+            ),
+            refusals: &[],
+        },
+    },
+    Route {
+        method: Method::DELETE,
+        path: "/gate/v1/standing-approvals/{id}",
+        serve: |m| on(m, revoke_standing),
+        needs: Some((Role::Admin, "revoking a standing approval")),
+        doc: Doc {
+            id: "gate_standing_approval_revoke",
+            summary: "End a standing approval now",
+            params: Some(Param::Path(openapi::schema::<StandingPath>)),
+            body: None,
+            answer: (
+                "The id of the standing approval ended",
+                openapi::answer::<GateRevoked>,
+            ),
+            refusals: &[(404, "No live standing approval has this id")],
+        },
+    },
+    Route {
+        method: Method::GET,
+        path: "/gate/v1/journal",
+        serve: |m| on(m, get_journal),
+        needs: None,
+        doc: Doc {
+            id: "gate_journal",
+            summary: "The hash-chained journal of decisions, oldest first",
+            params: Some(Param::Query(openapi::schema::<JournalQuery>)),
+            body: None,
+            answer: ("The records", openapi::answer::<GateJournal>),
+            refusals: &[],
+        },
+    },
+];
+
 pub fn router(gate: Arc<Gate>) -> Router {
-    Router::new()
-        .route("/gate/v1/inbox", get(list))
-        .route("/gate/v1/inbox/{id}/approve", post(approve))
-        .route("/gate/v1/inbox/{id}/reject", post(reject))
-        .route("/gate/v1/inbox/{id}/check", get(check))
-        .route("/gate/v1/agents", get(agents))
-        .route("/gate/v1/policy", get(get_policy).put(put_policy))
-        .route(
-            "/gate/v1/kill-switch",
-            get(get_kill_switch).post(post_kill_switch),
-        )
-        .route(
-            "/gate/v1/standing-approvals",
-            get(list_standing).post(add_standing),
-        )
-        .route("/gate/v1/standing-approvals/{id}", delete(revoke_standing))
-        .route("/gate/v1/journal", get(get_journal))
+    ROUTES
+        .iter()
+        .fold(Router::new(), |router, r| {
+            let filter = MethodFilter::try_from(r.method.clone())
+                .unwrap_or_else(|e| panic!("{} {}: {e}", r.method, r.path));
+            router.route(r.path, (r.serve)(filter))
+        })
         .with_state(gate)
 }
 
@@ -99,50 +339,8 @@ pub async fn supervisor_as(
     Err(e)
 }
 
-/// The role each route of the supervisor API needs beyond a viewer's, and how a refusal names
-/// what was tried. One table, read by [`Supervisor`], so no handler can forget its check.
-const NEEDS: &[(&str, &str, Role, &str)] = &[
-    (
-        "POST",
-        "/gate/v1/inbox/{id}/approve",
-        Role::Approver,
-        "approving an item",
-    ),
-    (
-        "POST",
-        "/gate/v1/inbox/{id}/reject",
-        Role::Approver,
-        "rejecting an item",
-    ),
-    (
-        "POST",
-        "/gate/v1/inbox/{id}/link",
-        Role::Admin,
-        "minting an approval link",
-    ),
-    ("PUT", "/gate/v1/policy", Role::Admin, "changing the policy"),
-    (
-        "POST",
-        "/gate/v1/kill-switch",
-        Role::Admin,
-        "switching the kill switch",
-    ),
-    (
-        "POST",
-        "/gate/v1/standing-approvals",
-        Role::Admin,
-        "adding a standing approval",
-    ),
-    (
-        "DELETE",
-        "/gate/v1/standing-approvals/{id}",
-        Role::Admin,
-        "revoking a standing approval",
-    ),
-];
-
-/// The supervisor's token of a request, checked against the role its route needs ([`NEEDS`],
-/// else a viewer's) before anything else of the request is read.
+/// The supervisor's token of a request, checked against the role its route needs ([`ROUTES`])
+/// before anything else of the request is read.
 pub struct Supervisor(pub Token);
 
 impl axum::extract::FromRequestParts<Arc<Gate>> for Supervisor {
@@ -157,11 +355,12 @@ impl axum::extract::FromRequestParts<Arc<Gate>> for Supervisor {
             .get::<axum::extract::MatchedPath>()
             .map(|p| p.as_str())
             .unwrap_or_default();
-        let needs = NEEDS
+        let needs = ROUTES
             .iter()
-            .find(|(method, path, ..)| *method == parts.method.as_str() && *path == route);
+            .find(|r| r.method == parts.method && r.path == route)
+            .and_then(|r| r.needs);
         match needs {
-            Some((_, _, role, what)) => supervisor_as(gate, &parts.headers, *role, what).await,
+            Some((role, what)) => supervisor_as(gate, &parts.headers, role, what).await,
             None => supervisor(gate, &parts.headers).await,
         }
         .map(Supervisor)
@@ -179,25 +378,12 @@ pub fn who(token: &Token) -> String {
 async fn list(
     State(gate): State<Arc<Gate>>,
     _: Supervisor,
-    Query(query): Query<HashMap<String, String>>,
+    Params(query): Params<InboxQuery>,
 ) -> Result<Response, GateError> {
-    let wanted = query.get("status").map(String::as_str).unwrap_or("pending");
-    let status = match wanted {
-        "all" => None,
-        s => Some(Status::parse(s).ok_or_else(|| {
-            GateError::new(
-                Kind::Invalid,
-                "invalid_query",
-                format!(
-                    "status must be pending, approved, executing, executed, failed, rejected, expired or all, got {s:?}"
-                ),
-            )
-            .with_field("status")
-        })?),
-    };
-    let (since, wait) = changes::long_poll(&query)?;
+    let status = query.status()?;
+    let (since, wait) = query.long_poll()?;
     if let (Some(since), false) = (since, wait.is_zero()) {
-        changes::wait_for_change(&gate, since, wait).await?;
+        super::super::flow::changes::wait_for_change(&gate, since, wait).await?;
     }
     // Read before the items: a change after this moves it, so the next poll answers at once.
     let version = gate.store.changes().map(|rx| *rx.borrow());
@@ -212,10 +398,9 @@ async fn list(
 async fn approve(
     State(gate): State<Arc<Gate>>,
     Supervisor(token): Supervisor,
-    Path(id): Path<String>,
-    body: Bytes,
+    Path(ItemPath { id }): Path<ItemPath>,
+    Strict(Approve { overrides }): Strict<Approve>,
 ) -> Result<Response, GateError> {
-    let overrides = super::bodies::approve(&body)?.overrides;
     let item = inbox::approve(&gate, &id, &who(&token), &overrides).await?;
     let agents = agent_map(&gate).await?;
     Ok(super::success(GateDecision {
@@ -228,7 +413,7 @@ async fn approve(
 async fn check(
     State(gate): State<Arc<Gate>>,
     _: Supervisor,
-    Path(id): Path<String>,
+    Path(ItemPath { id }): Path<ItemPath>,
 ) -> Result<Response, GateError> {
     let item = items::find(&gate, &id).await?;
     let trade = guard::item_trade(&gate, &item).await.map_err(|why| {
@@ -264,11 +449,9 @@ async fn check(
 async fn reject(
     State(gate): State<Arc<Gate>>,
     Supervisor(token): Supervisor,
-    Path(id): Path<String>,
-    body: Bytes,
+    Path(ItemPath { id }): Path<ItemPath>,
+    Strict(Reject { reason }): Strict<Reject>,
 ) -> Result<Response, GateError> {
-    let reason = super::bodies::reject(&body)?;
-
     let reason = reason.unwrap_or_else(|| "no reason given".into());
     let item = inbox::reject(&gate, &id, &who(&token), reason).await?;
     let agents = agent_map(&gate).await?;
@@ -327,186 +510,36 @@ async fn agents(
     }))
 }
 
-/// The interface's OpenAPI document with the supervisor API added.
-pub fn openapi(gate: &Gate) -> Value {
-    let mut doc = crate::api::openapi::document(&gate.base_url());
-    let supervisor = json!([{"supervisorToken": []}]);
-    let item_ref = json!({"$ref": "#/components/schemas/InboxItem"});
-    let id_param = json!([{"name": "id", "in": "path", "required": true,
-        "description": "The item's id, or a trade item's proposalId", "schema": {"type": "string"}}]);
-    let errors = json!({
-        "401": {"$ref": "#/components/responses/Unauthorized"},
-        "404": {"description": "No such item", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
-        "409": {"description": "The item was already decided otherwise", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
-    });
-    let one_item = json!({"description": "The item after the decision",
-        "content": {"application/json": {"schema": {"type": "object",
-            "properties": {"success": {"type": "boolean"}, "item": item_ref}}}}});
-    let mut approve_responses = errors.clone();
-    approve_responses["200"] = one_item.clone();
-    let mut reject_responses = errors;
-    reject_responses["200"] = one_item;
-    let paths = doc["paths"].as_object_mut().expect("paths is an object");
-    paths.insert("/gate/v1/inbox".into(), json!({"get": {
-        "operationId": "gate_inbox", "tags": ["gateway"], "x-extension": true,
-        "summary": "Items agents staged through this gateway (default: pending, newest first)",
-        "security": supervisor,
-        "parameters": [{"name": "status", "in": "query", "required": false, "schema": {"type": "string",
-            "default": "pending",
-            "enum": ["pending", "approved", "executing", "executed", "failed", "rejected", "expired", "all"]}},
-            {"name": "since", "in": "query", "required": false,
-             "description": "The version of an earlier answer: with wait, a long poll held while nothing changed",
-             "schema": {"type": "integer", "minimum": 0}},
-            {"name": "wait", "in": "query", "required": false,
-             "description": "Seconds to hold the answer while the version is still since",
-             "schema": {"type": "integer", "minimum": 0, "maximum": WAIT_MAX, "default": 0}}],
-        "responses": {"200": {"description": "The items", "content": {"application/json": {"schema": {
-            "type": "object", "properties": {"success": {"type": "boolean"},
-            "items": {"type": "array", "items": item_ref},
-            "version": {"type": "integer", "description": "The gateway's count of changes"}}}}}},
-            "400": {"description": "Invalid since or wait, naming the field", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
-            "401": {"$ref": "#/components/responses/Unauthorized"}},
-    }}));
-    paths.insert("/gate/v1/inbox/{id}/approve".into(), json!({"post": {
-        "operationId": "gate_approve", "tags": ["gateway"], "x-extension": true,
-        "summary": "Approve an item: the gateway executes it upstream with the proposing agent's key, once",
-        "security": supervisor, "parameters": id_param, "responses": approve_responses,
-        "requestBody": {"required": false, "content": {"application/json": {"schema": {"type": "object",
-            "properties": {"override": {"type": "array", "items": {"type": "string"},
-                "description": "Rules the item now breaks that the supervisor approves anyway"}}},
-            "example": {"override": ["max_open_positions"]}}}},
-    }}));
-    paths.insert("/gate/v1/inbox/{id}/reject".into(), json!({"post": {
-        "operationId": "gate_reject", "tags": ["gateway"], "x-extension": true,
-        "summary": "Reject an item; the agent's confirm then answers 403 rejected_by_supervisor with the reason",
-        "security": supervisor, "parameters": id_param,
-        "requestBody": {"required": false, "content": {"application/json": {"schema": {"type": "object",
-            "properties": {"reason": {"type": "string"}}}, "example": {"reason": "too large"}}}},
-        "responses": reject_responses,
-    }}));
-    paths.insert("/gate/v1/agents".into(), json!({"get": {
-        "operationId": "gate_agents", "tags": ["gateway"], "x-extension": true,
-        "summary": "Agents seen by this gateway, by label and key fingerprint",
-        "security": supervisor,
-        "responses": {"200": {"description": "The agents", "content": {"application/json": {"schema": {"type": "object"}}}},
-            "401": {"$ref": "#/components/responses/Unauthorized"}},
-    }}));
-    let ok_object = |what: &str| {
-        json!({"200": {"description": what, "content": {"application/json": {"schema": {"type": "object"}}}},
-               "400": {"description": "Invalid body, naming the field", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
-               "401": {"$ref": "#/components/responses/Unauthorized"}})
-    };
-    let gate_op = |id: &str, summary: &str, body: Option<Value>, what: &str| {
-        let mut op = json!({"operationId": id, "tags": ["gateway"], "x-extension": true,
-            "summary": summary, "security": supervisor, "responses": ok_object(what)});
-        if let Some(example) = body {
-            op["requestBody"] = json!({"required": true, "content": {"application/json": {
-                "schema": {"type": "object"}, "example": example}}});
-        }
-        op
-    };
-    paths.insert("/gate/v1/inbox/{id}/check".into(), json!({
-        "get": {"operationId": "gate_check", "tags": ["gateway"], "x-extension": true,
-            "summary": "The verdicts an approval would meet now: live account, policy in force, kill switch",
-            "security": supervisor, "parameters": id_param,
-            "responses": ok_object("{id, status, verdicts, needsOverride, killSwitch: {on, reason, blocks}}")},
-    }));
-    paths.insert("/gate/v1/inbox/{id}/link".into(), json!({
-        "post": {"operationId": "gate_link", "tags": ["gateway"], "x-extension": true,
-            "summary": "A single-use approval link (/gate/approve/<token>) for a pending item, valid until it expires",
-            "security": supervisor, "parameters": id_param,
-            "responses": ok_object("{url, itemId, expiresAt}")},
-    }));
-    paths.insert("/gate/v1/policy".into(), json!({
-        "get": gate_op("gate_policy",
-            "The policy in force, every rule's name, and each agent's notional executed this UTC day against its max_daily_notional_usd",
-            None, "{policy, rules, today: {since, agents: [{agent, fingerprint, executedNotionalUsd, maxDailyNotionalUsd}]}}"),
-        "put": gate_op("gate_policy_put",
-            "Replace the policy; refused whole (400 invalid_policy, field = the wrong key) when any key is wrong",
-            Some(json!({"max_notional_usd": 3000, "allowed_coins": ["BTC"], "agents": {"bot": {"max_leverage": 3}}})),
-            "{changed, policy}"),
-    }));
-    paths.insert("/gate/v1/kill-switch".into(), json!({
-        "get": gate_op("gate_kill_switch", "The kill switch: {on, reason, by, at}", None, "{killSwitch}"),
-        "post": gate_op("gate_kill_switch_set",
-            "Turn the kill switch on (a reason is required) or off; it persists across restarts",
-            Some(json!({"on": true, "reason": "venue incident"})), "{killSwitch}"),
-    }));
-    paths.insert("/gate/v1/standing-approvals".into(), json!({
-        "get": gate_op("gate_standing_approvals",
-            "Live standing approvals, each with remainingSecs and the items it approved", None,
-            "{standingApprovals}"),
-        "post": gate_op("gate_standing_approval_add",
-            "Approve fitting stagings automatically for a while",
-            Some(json!({"agent": "*", "coins": ["BTC"], "maxNotionalUsd": 500, "minutes": 60, "reason": "small entries"})),
-            "{standingApproval}"),
-    }));
-    paths.insert("/gate/v1/standing-approvals/{id}".into(), json!({
-        "delete": {"operationId": "gate_standing_approval_revoke", "tags": ["gateway"], "x-extension": true,
-            "summary": "End a standing approval now", "security": supervisor,
-            "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "integer"}}],
-            "responses": ok_object("{revoked}")},
-    }));
-    paths.insert("/gate/v1/journal".into(), json!({
-        "get": {"operationId": "gate_journal", "tags": ["gateway"], "x-extension": true,
-            "summary": "The hash-chained journal of decisions, oldest first", "security": supervisor,
-            "parameters": [
-                {"name": "after", "in": "query", "required": false, "schema": {"type": "integer", "default": 0}},
-                {"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "default": 500, "maximum": 1000}}],
-            "responses": ok_object("{records: [{seq, at, kind, actor, item, detail, prevHash, hash}]}")},
-    }));
-    doc["components"]["securitySchemes"]["supervisorToken"] = json!({
-        "type": "apiKey", "in": "header", "name": "x-api-key",
-        "description": "A supervisor token minted with `agentdesk gate token`",
-    });
-    let nullable_string = json!({"type": "string", "nullable": true});
-    doc["components"]["schemas"]["InboxItem"] = json!({"type": "object", "properties": {
-        "id": {"type": "string"}, "agent": {"type": "string"}, "agentFingerprint": {"type": "string"},
-        "account": nullable_string, "kind": {"type": "string"},
-        "status": {"type": "string", "enum": ["pending", "approved", "executing", "executed", "failed", "rejected", "expired"]},
-        "proposalId": nullable_string, "request": {"type": "object"}, "preview": {"type": "object"},
-        "expiresAt": {"type": "string", "format": "date-time"},
-        "createdAt": {"type": "string", "format": "date-time"},
-        "decidedAt": {"type": "string", "format": "date-time", "nullable": true},
-        "decidedBy": nullable_string, "reason": nullable_string,
-        "result": {"type": "object", "nullable": true,
-            "description": "The upstream's answer to the execution: {status, body}"},
-        "note": {"type": "string"},
-        "verdicts": {"type": "array", "description": "Every policy rule's verdict at staging",
-            "items": {"type": "object", "properties": {"rule": {"type": "string"}, "ok": {"type": "boolean"},
-                "limit": {}, "value": {}, "near": {"type": "boolean"}, "message": {"type": "string"}}}},
-        "notional": {"type": "number", "nullable": true},
-        "standingApproval": {"type": "integer", "nullable": true},
-    }});
-    doc
-}
-
 async fn get_policy(State(gate): State<Arc<Gate>>, _: Supervisor) -> Result<Response, GateError> {
     let policy = guard::policy(&gate).await?;
     let today = guard::today(&gate, &policy).await?;
     Ok(super::success(GatePolicy {
-        // Lossless: rules this model does not name are kept in its `other`.
-        policy: serde_json::from_value(policy.to_json()).unwrap_or_default(),
+        policy: policy_model(&policy),
         rules: policy::RULES.iter().map(|r| r.to_string()).collect(),
         today: Some(today),
     }))
 }
 
+/// The policy as the wire model has it. Lossless: rules the model does not name are kept in its
+/// `other`.
+fn policy_model(policy: &Policy) -> GatePolicyRules {
+    serde_json::from_value(policy.to_json()).unwrap_or_default()
+}
+
 async fn put_policy(
     State(gate): State<Arc<Gate>>,
     Supervisor(token): Supervisor,
-    body: Bytes,
+    Strict(policy): Strict<Policy>,
 ) -> Result<Response, GateError> {
     let invalid = |e: policy::PolicyError| {
         GateError::new(Kind::Invalid, "invalid_policy", e.message).with_field(e.key)
     };
-    let policy = super::bodies::policy(&body)?;
     guard::validate(&policy, gate.upstream.key.is_some()).map_err(invalid)?;
     let changed = guard::set_policy(&gate, &policy, &who(&token)).await?;
-    Ok(json_response(
-        StatusCode::OK,
-        &json!({"success": true, "changed": changed, "policy": policy.to_json()}),
-    ))
+    Ok(super::success(GatePolicyChanged {
+        changed,
+        policy: policy_model(&policy),
+    }))
 }
 
 async fn get_kill_switch(
@@ -520,9 +553,8 @@ async fn get_kill_switch(
 async fn post_kill_switch(
     State(gate): State<Arc<Gate>>,
     Supervisor(token): Supervisor,
-    body: Bytes,
+    Strict(Kill { on, reason }): Strict<Kill>,
 ) -> Result<Response, GateError> {
-    let super::bodies::Kill { on, reason } = super::bodies::kill(&body)?;
     let kill_switch = guard::set_kill_switch(&gate, on, &reason, &who(&token)).await?;
     Ok(super::success(GateKillSwitchAnswer { kill_switch }))
 }
@@ -557,35 +589,37 @@ async fn list_standing(
 async fn add_standing(
     State(gate): State<Arc<Gate>>,
     Supervisor(token): Supervisor,
-    body: Bytes,
+    Strict(request): Strict<GateStandingRequest>,
 ) -> Result<Response, GateError> {
-    let super::bodies::Standing {
-        agent,
-        coins,
-        max_notional_usd: max,
-        minutes,
-        reason,
-    } = super::bodies::standing(&body)?;
     let now = gate.now();
     let by = who(&token);
+    // The journal keeps the request as read (trimmed, coins as coin names).
+    let detail = serde_json::to_value(&request).map_err(|e| {
+        GateError::new(
+            Kind::Internal,
+            "internal",
+            format!("the request cannot be journaled: {e}"),
+        )
+    })?;
+    let GateStandingRequest {
+        agent,
+        coins,
+        max_notional_usd,
+        minutes,
+        reason,
+    } = request;
     let standing = Standing {
         id: 0,
         agent,
         coins,
-        max_notional_usd: max,
+        max_notional_usd,
         expires_at: now + chrono::Duration::minutes(minutes as i64),
         reason,
         created_by: by.clone(),
         created_at: now,
         revoked_at: None,
     };
-    let record = Record::new(
-        "standing_approval_add",
-        &by,
-        now,
-        json!({"agent": standing.agent, "coins": standing.coins, "maxNotionalUsd": max,
-               "minutes": minutes, "reason": standing.reason}),
-    );
+    let record = Record::new("standing_approval_add", &by, now, detail);
     let id = gate
         .store
         .add_standing(standing.clone(), record)
@@ -600,7 +634,7 @@ async fn add_standing(
 async fn revoke_standing(
     State(gate): State<Arc<Gate>>,
     Supervisor(token): Supervisor,
-    Path(id): Path<String>,
+    Path(StandingPath { id }): Path<StandingPath>,
 ) -> Result<Response, GateError> {
     let not_found = || {
         GateError::new(
@@ -624,44 +658,90 @@ async fn revoke_standing(
     {
         return Err(not_found());
     }
-    Ok(json_response(
-        StatusCode::OK,
-        &json!({"success": true, "revoked": n}),
-    ))
+    Ok(super::success(GateRevoked { revoked: n }))
 }
 
 async fn get_journal(
     State(gate): State<Arc<Gate>>,
     _: Supervisor,
-    Query(query): Query<HashMap<String, String>>,
+    Params(query): Params<JournalQuery>,
 ) -> Result<Response, GateError> {
-    let num = |name: &'static str, default: i64, max: i64| -> Result<i64, GateError> {
-        match query.get(name) {
-            None => Ok(default),
-            Some(v) => v
-                .parse::<i64>()
-                .ok()
-                .filter(|n| (0..=max).contains(n))
-                .ok_or_else(|| {
-                    GateError::new(
-                        Kind::Invalid,
-                        "invalid_query",
-                        format!("{name} must be a whole number from 0 to {max}"),
-                    )
-                    .with_field(name)
-                }),
-        }
-    };
-    let after = num("after", 0, i64::MAX)?;
-    let limit = num("limit", 500, 1000)?;
+    let after = query.after()?;
+    let limit = query.limit()?;
     let rows = gate
         .store
         .journal(after, limit as usize)
         .await
         .map_err(GateError::store)?;
-    let records: Vec<Value> = rows.iter().map(journal::row_json).collect();
-    Ok(json_response(
-        StatusCode::OK,
-        &json!({"success": true, "records": records}),
-    ))
+    Ok(super::success(GateJournal {
+        records: rows.iter().map(record).collect(),
+    }))
+}
+
+fn record(r: &JournalRow) -> GateJournalRecord {
+    GateJournalRecord {
+        seq: r.seq,
+        at: r.at.clone(),
+        kind: r.kind.clone(),
+        actor: r.actor.clone(),
+        item: r.item.clone(),
+        // A detail that is not JSON (none is written so) is shown as the text it is.
+        detail: serde_json::from_str(&r.detail).unwrap_or_else(|_| Value::String(r.detail.clone())),
+        prev_hash: r.prev_hash.clone(),
+        hash: r.hash.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::model::journal;
+    use super::*;
+
+    #[test]
+    fn a_journal_record_is_written_as_the_journal_writes_its_row() {
+        for detail in [r#"{"n":1}"#, "not json"] {
+            let row = JournalRow {
+                seq: 7,
+                at: "2026-06-01T12:00:07.000000Z".into(),
+                kind: "approve".into(),
+                actor: "alice".into(),
+                item: Some("gi_1".into()),
+                detail: detail.into(),
+                prev_hash: "p".into(),
+                hash: "h".into(),
+            };
+            let typed = serde_json::to_value(record(&row)).unwrap();
+            assert_eq!(typed, journal::row_json(&row));
+            let none = JournalRow { item: None, ..row };
+            let typed = serde_json::to_value(record(&none)).unwrap();
+            assert_eq!(typed, journal::row_json(&none));
+        }
+    }
+
+    #[test]
+    fn a_policy_is_answered_as_it_reads() {
+        let p = super::super::bodies::policy(
+            br#"{"allowed_coins": ["btc"], "max_notional_usd": 3000, "max_leverage": 2.5,
+                "require_stop_loss": true, "max_open_positions": 3, "allow_immediate": false,
+                "agents": {"bot": {"max_leverage": 3, "max_daily_notional_usd": 10}}}"#,
+        )
+        .unwrap();
+        assert_eq!(serde_json::to_value(policy_model(&p)).unwrap(), p.to_json());
+        let empty = Policy::default();
+        assert_eq!(
+            serde_json::to_value(policy_model(&empty)).unwrap(),
+            empty.to_json()
+        );
+    }
+
+    #[test]
+    fn a_standing_approval_is_journaled_as_it_was_before_it_had_a_type() {
+        let request = super::super::bodies::standing(
+            br#"{"agent": " * ", "coins": ["btc-perp"], "maxNotionalUsd": 500, "minutes": 60, "reason": " r "}"#,
+        )
+        .unwrap();
+        let before = json!({"agent": "*", "coins": ["BTC"], "maxNotionalUsd": 500.0,
+                            "minutes": 60, "reason": "r"});
+        assert_eq!(serde_json::to_value(&request).unwrap(), before);
+    }
 }

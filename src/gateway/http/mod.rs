@@ -8,6 +8,7 @@ mod error;
 mod limit;
 pub mod link;
 pub mod mcp;
+mod openapi;
 mod ops;
 pub mod page;
 mod read;
@@ -40,14 +41,18 @@ pub(super) fn json_response(status: StatusCode, body: &Value) -> Response {
     (status, axum::Json(body)).into_response()
 }
 
-/// A typed answer of the supervisor API in the wire convention: `{"success": true, ...}`.
+/// An answer of the supervisor API in the wire convention: `{"success": true, ...}`.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[schemars(inline, description = "")]
+struct Success<T> {
+    /// Always true: a refusal is an error object with `success: false`.
+    #[schemars(extend("enum" = [true]))]
+    success: bool,
+    #[serde(flatten)]
+    body: T,
+}
+
 pub(super) fn success<T: serde::Serialize>(body: T) -> Response {
-    #[derive(serde::Serialize)]
-    struct Success<T> {
-        success: bool,
-        #[serde(flatten)]
-        body: T,
-    }
     (
         StatusCode::OK,
         axum::Json(Success {
@@ -94,7 +99,6 @@ fn router(
         catalog_router(move |op, req| handle(gate.clone(), op, req))
     };
     let own = api::router(gate.clone())
-        .merge(link::router(gate.clone()))
         .merge(mcp::router(gate.clone(), |gate, op, req| {
             Box::pin(handle(gate, op, req))
         }))
@@ -255,7 +259,7 @@ async fn handle(gate: Arc<Gate>, op: &'static Operation, req: Request) -> Respon
         Err(None) => return StatusCode::BAD_REQUEST.into_response(),
     };
     if op.name == "get_openapi" {
-        return json_response(StatusCode::OK, &api::openapi(&gate));
+        return json_response(StatusCode::OK, &openapi::document(&gate.base_url()));
     }
     let (checked, body, headers) = if op.method == OpMethod::Post {
         let checked = match request::check_query(op, parts.uri.query())

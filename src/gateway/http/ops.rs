@@ -12,7 +12,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use serde_json::json;
+use serde::Serialize;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,11 +20,24 @@ use std::time::Duration;
 const SEEN_LATELY: chrono::Duration = chrono::Duration::seconds(30);
 const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 
+#[derive(Serialize)]
+struct Health {
+    status: &'static str,
+}
+
+/// Each part as `ok` or `unavailable`.
+#[derive(Serialize)]
+struct Ready {
+    status: &'static str,
+    store: &'static str,
+    upstream: &'static str,
+}
+
 pub fn router(gate: Arc<Gate>) -> Router {
     Router::new()
         .route(
             "/healthz",
-            get(|| async { axum::Json(json!({"status": "ok"})) }),
+            get(|| async { axum::Json(Health { status: "ok" }) }),
         )
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
@@ -66,11 +79,11 @@ async fn readyz(State(gate): State<Arc<Gate>>) -> Response {
         }
     };
     let ready = store.is_ok() && upstream.is_ok();
-    let body = json!({
-        "status": if ready { "ready" } else { "not_ready" },
-        "store": word("store", &store),
-        "upstream": word("upstream", &upstream),
-    });
+    let body = Ready {
+        status: if ready { "ready" } else { "not_ready" },
+        store: word("store", &store),
+        upstream: word("upstream", &upstream),
+    };
     let status = if ready {
         StatusCode::OK
     } else {

@@ -21,6 +21,7 @@ mod link_page;
 mod links;
 mod long_poll;
 mod mcp;
+mod openapi;
 mod policy_view;
 mod postgres;
 mod rate_limit;

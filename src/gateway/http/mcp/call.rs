@@ -7,7 +7,9 @@
 use super::McpState;
 use super::ViaMcp;
 use crate::api::catalog::{self as ops, Method as OpMethod, Operation};
+use crate::api::model::ExecuteToolRequest;
 use crate::gateway::gate::AgentKey;
+use crate::gateway::model::error::{GateError, Kind};
 use crate::gateway::model::request::{self, Parsed};
 use crate::gateway::store::{Exec, Item, ItemRef, Status};
 use axum::body::Body;
@@ -20,7 +22,8 @@ use rmcp::model::{
     ReadResourceResult, Resource, ResourceContents,
 };
 use rmcp::service::{RequestContext, RoleServer};
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -90,10 +93,14 @@ async fn through(
         .extension(ViaMcp)
         .body(Body::from(body.map(Value::to_string).unwrap_or_default()));
     let Ok(req) = req else {
+        let refused = GateError::new(
+            Kind::Unauthorized,
+            "unauthorized",
+            "the API key holds characters a key cannot have",
+        );
         return Reply {
-            status: 401,
-            body: json!({"success": false, "error": {"code": "unauthorized",
-                         "message": "the API key holds characters a key cannot have"}}),
+            status: refused.status(),
+            body: refused.body(),
         };
     };
     let resp = (state.handle)(state.gate.clone(), op, req).await;
@@ -101,8 +108,12 @@ async fn through(
     let body = match axum::body::to_bytes(resp.into_body(), MAX_ANSWER_BYTES).await {
         Ok(b) => serde_json::from_slice(&b)
             .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&b).into_owned())),
-        Err(e) => json!({"success": false, "error": {"code": "upstream_error",
-                          "message": format!("the answer could not be read ({e})")}}),
+        Err(e) => GateError::new(
+            Kind::Upstream,
+            "upstream_error",
+            format!("the answer could not be read ({e})"),
+        )
+        .body(),
     };
     Reply { status, body }
 }
@@ -130,10 +141,11 @@ fn without_token(mut v: Value) -> Value {
     v
 }
 
+/// Structured content is an object: any other answer is given as its `result`.
 fn object(v: Value) -> Value {
     match v {
         Value::Object(_) => v,
-        other => json!({"result": other}),
+        other => Value::Object(Map::from_iter([("result".to_string(), other)])),
     }
 }
 
@@ -147,12 +159,71 @@ fn failure(reply: &Reply) -> CallToolResult {
     r
 }
 
-fn said(text: String, structured: Value, error: bool) -> CallToolResult {
+/// What a tool result says beside its text, for a program: where the proposal stands and the
+/// call to make next. Fields that do not apply are left out.
+#[derive(Serialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct Outcome<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    proposal_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    inbox_item: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expires_at: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    requires_human_approval: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next: Option<Next<'a>>,
+    /// The service's answer to the staging.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    service: Option<Value>,
+    /// The service's answer to the execution.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    execution: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<Value>,
+}
+
+/// The confirm call that gets a proposal's outcome.
+#[derive(Serialize)]
+struct Next<'a> {
+    tool: &'static str,
+    arguments: ProposalArgs<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ProposalArgs<'a> {
+    proposal_id: &'a str,
+}
+
+impl<'a> Next<'a> {
+    fn confirm(id: &'a str) -> Self {
+        Next {
+            tool: CONFIRM_TOOL,
+            arguments: ProposalArgs { proposal_id: id },
+        }
+    }
+}
+
+/// The argument at fault: the `error` of an outcome, or the data of an invalid-params error
+/// (whose code is MCP's own).
+#[derive(Serialize)]
+struct Culprit {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code: Option<&'static str>,
+    field: String,
+}
+
+fn said(text: String, structured: &Outcome, error: bool) -> CallToolResult {
     let mut r = match error {
         true => CallToolResult::error(vec![ContentBlock::text(text)]),
         false => CallToolResult::success(vec![ContentBlock::text(text)]),
     };
-    r.structured_content = Some(structured);
+    // Text, booleans and JSON values: nothing here fails to serialize.
+    r.structured_content = serde_json::to_value(structured).ok();
     r
 }
 
@@ -171,8 +242,7 @@ pub async fn tool(
     ctx: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, ErrorData> {
     let op = ops::op("execute_mcp_tool");
-    let args = Value::Object(req.arguments.clone().unwrap_or_default());
-    let body = json!({"name": req.name, "args": args});
+    let body = tool_call(&req.name, req.arguments.clone().unwrap_or_default());
     // What the call is, as the strict reading sees it; a call it refuses is answered below by
     // the same reading on the REST path.
     let reading = request::read(op, body.to_string().as_bytes()).ok();
@@ -187,7 +257,14 @@ pub async fn tool(
                  exchange itself. Call the tool with its own arguments; a change is staged for a \
                  human and service_confirm_trade waits for the decision."
                     .into(),
-                json!({"error": {"code": "confirm_token_not_accepted", "field": "args.confirmToken"}}),
+                &Outcome {
+                    error: serde_json::to_value(Culprit {
+                        code: Some("confirm_token_not_accepted"),
+                        field: "args.confirmToken".into(),
+                    })
+                    .ok(),
+                    ..Default::default()
+                },
                 true,
             ));
         }
@@ -209,7 +286,7 @@ pub async fn tool(
         // once, so the gateway makes the second, which is the staging the inbox captures.
         let mut args = call.args.clone();
         args.insert(CONFIRM_TOKEN.into(), Value::String(token));
-        let body = json!({"name": req.name, "args": args});
+        let body = tool_call(&req.name, args);
         let reply = through(state, op, agent, Some(&body)).await;
         if !reply.ok() {
             return Ok(failure(&reply));
@@ -220,6 +297,15 @@ pub async fn tool(
         };
     }
     staged(state, ItemRef::ConfirmToken(&token), reply.body).await
+}
+
+/// The REST body of a tool call.
+fn tool_call(name: &str, args: Map<String, Value>) -> Value {
+    serde_json::to_value(ExecuteToolRequest {
+        name: name.to_string(),
+        args: Value::Object(args),
+    })
+    .unwrap_or_default()
 }
 
 /// The answer to a staging: in words a model acts on, what happened and what to call next.
@@ -235,7 +321,6 @@ async fn staged(
     let id = confirm_id(&item);
     let expires = rfc3339(item.expires_at);
     let left = (item.expires_at - gate.now()).num_seconds().max(0);
-    let next = json!({"tool": CONFIRM_TOOL, "arguments": {"proposalId": id}});
     let (status, text) = match item.status {
         Status::Pending => (
             "staged",
@@ -255,16 +340,17 @@ async fn staged(
             ),
         ),
     };
-    let structured = json!({
-        "status": status,
-        "proposalId": id,
-        "inboxItem": item.id,
-        "expiresAt": expires,
-        "requiresHumanApproval": item.status == Status::Pending,
-        "next": next,
-        "service": without_token(service),
-    });
-    Ok(said(text, structured, false))
+    let structured = Outcome {
+        status: Some(status),
+        proposal_id: Some(&id),
+        inbox_item: Some(&item.id),
+        expires_at: Some(&expires),
+        requires_human_approval: Some(item.status == Status::Pending),
+        next: Some(Next::confirm(&id)),
+        service: Some(without_token(service)),
+        ..Default::default()
+    };
+    Ok(said(text, &structured, false))
 }
 
 /// The id the agent confirms with: the service's proposal id, else (a tool's staging, which the
@@ -289,7 +375,11 @@ fn budget(ctx: &RequestContext<RoleServer>) -> Result<Duration, ErrorData> {
                 "_meta.{WAIT_META} must be a number of seconds from 0 to {}; got {v}",
                 MAX_WAIT.as_secs()
             ),
-            Some(serde_json::json!({"field": format!("_meta.{WAIT_META}")})),
+            serde_json::to_value(Culprit {
+                code: None,
+                field: format!("_meta.{WAIT_META}"),
+            })
+            .ok(),
         )),
     }
 }
@@ -378,7 +468,11 @@ async fn wait(
             _ = ctx.ct.cancelled() => {
                 return Ok(said(
                     format!("Cancelled by the client: stopped waiting; nothing changed, {id} still waits for the supervisor."),
-                    json!({"status": "cancelled", "proposalId": id}),
+                    &Outcome {
+                        status: Some("cancelled"),
+                        proposal_id: Some(&id),
+                        ..Default::default()
+                    },
                     true,
                 ));
             }
@@ -395,8 +489,13 @@ fn still_waiting(item: &Item, id: &str, left: i64) -> CallToolResult {
              at {expires} (in {left} s). This call waited as long as it may. Call {CONFIRM_TOOL} \
              again with {{\"proposalId\": \"{id}\"}} to keep waiting for the decision."
         ),
-        json!({"status": "pending", "proposalId": id, "expiresAt": expires,
-               "next": {"tool": CONFIRM_TOOL, "arguments": {"proposalId": id}}}),
+        &Outcome {
+            status: Some("pending"),
+            proposal_id: Some(id),
+            expires_at: Some(&expires),
+            next: Some(Next::confirm(id)),
+            ..Default::default()
+        },
         false,
     )
 }
@@ -408,8 +507,13 @@ fn outcome(reply: &Reply, id: &str) -> CallToolResult {
              The service answered: {}",
             reply.body
         );
-        let structured = json!({"status": "executed", "proposalId": id, "execution": reply.body});
-        return said(text, structured, false);
+        let structured = Outcome {
+            status: Some("executed"),
+            proposal_id: Some(id),
+            execution: Some(reply.body.clone()),
+            ..Default::default()
+        };
+        return said(text, &structured, false);
     }
     let (status, lead) = match reply.code() {
         Some("rejected_by_supervisor") => ("rejected", "REJECTED, NOT EXECUTED. "),
@@ -418,7 +522,18 @@ fn outcome(reply: &Reply, id: &str) -> CallToolResult {
     };
     said(
         format!("{lead}{}", reply.message()),
-        json!({"status": status, "proposalId": id, "error": reply.body.get("error").cloned().unwrap_or_else(|| reply.body.clone())}),
+        &Outcome {
+            status: Some(status),
+            proposal_id: Some(id),
+            error: Some(
+                reply
+                    .body
+                    .get("error")
+                    .cloned()
+                    .unwrap_or_else(|| reply.body.clone()),
+            ),
+            ..Default::default()
+        },
         true,
     )
 }

@@ -11,7 +11,7 @@ use crate::gateway::model::error::{GateError, Kind};
 use crate::secret::Secret;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use rmcp::service::{Peer, RoleServer};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -78,12 +78,10 @@ fn description(t: &ToolCapability, op: &Operation, tier: Tier) -> String {
 
 /// The service's schema as MCP's `inputSchema` (an object schema), without `confirmToken`.
 fn input_schema(schema: &Value) -> JsonObject {
+    // A schema that is no object (or none) is an object that takes anything: `type` is added below.
     let mut obj = match schema {
-        Value::Object(o) if !o.is_empty() => o.clone(),
-        _ => json!({"type": "object"})
-            .as_object()
-            .cloned()
-            .unwrap_or_default(),
+        Value::Object(o) => o.clone(),
+        _ => JsonObject::new(),
     };
     if let Some(Value::Object(props)) = obj.get_mut("properties") {
         props.remove(CONFIRM_TOKEN);
@@ -91,7 +89,8 @@ fn input_schema(schema: &Value) -> JsonObject {
     if let Some(Value::Array(req)) = obj.get_mut("required") {
         req.retain(|r| r != CONFIRM_TOKEN);
     }
-    obj.entry("type").or_insert(json!("object"));
+    obj.entry("type")
+        .or_insert_with(|| Value::String("object".into()));
     obj
 }
 
@@ -226,6 +225,7 @@ pub fn spawn_refresh(state: Arc<McpState>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn tiers_become_annotations_and_the_confirm_token_leaves_the_schema() {
