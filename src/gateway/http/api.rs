@@ -4,15 +4,17 @@
 use super::super::flow::guard;
 use super::super::flow::inbox;
 use super::super::flow::items::{self, agent_map};
+use super::super::flow::link;
 use super::super::flow::listing;
 use super::super::gate::{Gate, sha256_hex};
 use super::super::model::error::{GateError, Kind};
 use super::super::model::journal::JournalRow;
+use super::super::rules::policy;
 use super::super::rules::policy::Policy;
 use super::super::store::{Record, Role, Standing, Status, Token};
+use super::answer::success;
 use super::bodies::{Approve, InboxQuery, JournalQuery, Kill, Params, Reject, Strict};
-use super::openapi::{self, Doc, Param};
-use super::policy;
+use super::openapi::{self, Doc, Param, Route};
 use crate::api::model::{
     GateAgent, GateAgents, GateCheck, GateCheckKill, GateDecision, GateInbox, GateInfo,
     GateJournal, GateJournalRecord, GateKillSwitchAnswer, GateLink, GatePolicy, GatePolicyChanged,
@@ -23,7 +25,7 @@ use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, Method, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{MethodFilter, MethodRouter, on};
+use axum::routing::{MethodFilter, on};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -31,18 +33,6 @@ use std::sync::Arc;
 
 /// Most items one listing answers.
 const LIST_LIMIT: usize = 500;
-
-/// One operation of the supervisor API. The router, the role check ([`Supervisor`]) and the
-/// OpenAPI document all read [`ROUTES`], so none of them can leave an operation out.
-pub struct Route {
-    pub method: Method,
-    pub path: &'static str,
-    /// The handler, served for `method` only.
-    pub serve: fn(MethodFilter) -> MethodRouter<Arc<Gate>>,
-    /// The role it needs beyond a viewer's, and how a refusal names what was tried.
-    pub needs: Option<(Role, &'static str)>,
-    pub doc: Doc,
-}
 
 /// The `{id}` of an item's path.
 #[derive(Deserialize, JsonSchema)]
@@ -128,7 +118,7 @@ pub const ROUTES: &[Route] = &[
     Route {
         method: Method::POST,
         path: "/gate/v1/inbox/{id}/link",
-        serve: |m| on(m, super::link::mint_link),
+        serve: |m| on(m, mint_link),
         needs: Some((Role::Admin, "minting an approval link")),
         doc: Doc {
             id: "gate_link",
@@ -403,7 +393,7 @@ async fn approve(
 ) -> Result<Response, GateError> {
     let item = inbox::approve(&gate, &id, &who(&token), &overrides).await?;
     let agents = agent_map(&gate).await?;
-    Ok(super::success(GateDecision {
+    Ok(success(GateDecision {
         item: items::model(&gate, &item, &agents),
     }))
 }
@@ -429,7 +419,7 @@ async fn check(
     };
     let killed = guard::killed(&gate).await?;
     let blocked_by_kill_switch = killed.is_some() && trade.as_ref().is_some_and(|t| !t.reduces);
-    Ok(super::success(GateCheck {
+    Ok(success(GateCheck {
         id: item.id,
         status: item.status.as_str().to_string(),
         verdicts: verdicts.iter().map(policy::Verdict::model).collect(),
@@ -455,7 +445,7 @@ async fn reject(
     let reason = reason.unwrap_or_else(|| "no reason given".into());
     let item = inbox::reject(&gate, &id, &who(&token), reason).await?;
     let agents = agent_map(&gate).await?;
-    Ok(super::success(GateDecision {
+    Ok(success(GateDecision {
         item: items::model(&gate, &item, &agents),
     }))
 }
@@ -497,7 +487,7 @@ async fn agents(
             }
         })
         .collect();
-    Ok(super::success(GateAgents {
+    Ok(success(GateAgents {
         gateway: Some(GateInfo {
             version: env!("CARGO_PKG_VERSION").to_string(),
             upstream: gate.upstream.base().to_string(),
@@ -513,7 +503,7 @@ async fn agents(
 async fn get_policy(State(gate): State<Arc<Gate>>, _: Supervisor) -> Result<Response, GateError> {
     let policy = guard::policy(&gate).await?;
     let today = guard::today(&gate, &policy).await?;
-    Ok(super::success(GatePolicy {
+    Ok(success(GatePolicy {
         policy: policy_model(&policy),
         rules: policy::RULES.iter().map(|r| r.to_string()).collect(),
         today: Some(today),
@@ -536,7 +526,7 @@ async fn put_policy(
     };
     guard::validate(&policy, gate.upstream.key.is_some()).map_err(invalid)?;
     let changed = guard::set_policy(&gate, &policy, &who(&token)).await?;
-    Ok(super::success(GatePolicyChanged {
+    Ok(success(GatePolicyChanged {
         changed,
         policy: policy_model(&policy),
     }))
@@ -547,7 +537,7 @@ async fn get_kill_switch(
     _: Supervisor,
 ) -> Result<Response, GateError> {
     let kill_switch = guard::kill_switch(&gate).await?;
-    Ok(super::success(GateKillSwitchAnswer { kill_switch }))
+    Ok(success(GateKillSwitchAnswer { kill_switch }))
 }
 
 async fn post_kill_switch(
@@ -556,7 +546,7 @@ async fn post_kill_switch(
     Strict(Kill { on, reason }): Strict<Kill>,
 ) -> Result<Response, GateError> {
     let kill_switch = guard::set_kill_switch(&gate, on, &reason, &who(&token)).await?;
-    Ok(super::success(GateKillSwitchAnswer { kill_switch }))
+    Ok(success(GateKillSwitchAnswer { kill_switch }))
 }
 
 async fn standing_models(gate: &Gate, list: &[Standing]) -> Result<Vec<GateStanding>, GateError> {
@@ -583,7 +573,7 @@ async fn list_standing(
         .await
         .map_err(GateError::store)?;
     let standing_approvals = standing_models(&gate, &list).await?;
-    Ok(super::success(GateStandingList { standing_approvals }))
+    Ok(success(GateStandingList { standing_approvals }))
 }
 
 async fn add_standing(
@@ -626,7 +616,7 @@ async fn add_standing(
         .await
         .map_err(GateError::store)?;
     let standing = Standing { id, ..standing };
-    Ok(super::success(GateStandingCreated {
+    Ok(success(GateStandingCreated {
         standing_approval: guard::standing_model(&standing, now, &[]),
     }))
 }
@@ -658,7 +648,7 @@ async fn revoke_standing(
     {
         return Err(not_found());
     }
-    Ok(super::success(GateRevoked { revoked: n }))
+    Ok(success(GateRevoked { revoked: n }))
 }
 
 async fn get_journal(
@@ -673,7 +663,7 @@ async fn get_journal(
         .journal(after, limit as usize)
         .await
         .map_err(GateError::store)?;
-    Ok(super::success(GateJournal {
+    Ok(success(GateJournal {
         records: rows.iter().map(record).collect(),
     }))
 }
@@ -690,6 +680,29 @@ fn record(r: &JournalRow) -> GateJournalRecord {
         prev_hash: r.prev_hash.clone(),
         hash: r.hash.clone(),
     }
+}
+
+/// `POST /gate/v1/inbox/{id}/link`: a supervisor mints a single-use approval link for an item
+/// that waits for a human ([`crate::gateway::flow::link`] keeps the rules, [`super::page`] serves
+/// it).
+async fn mint_link(
+    State(gate): State<Arc<Gate>>,
+    Supervisor(token): Supervisor,
+    Path(ItemPath { id }): Path<ItemPath>,
+) -> Result<Response, GateError> {
+    gate.store
+        .expire_due(gate.now())
+        .await
+        .map_err(GateError::store)?;
+    let item = items::find(&gate, &id).await?;
+    let url = link::mint(&gate, &item, &who(&token)).await?;
+    Ok(success(GateLink {
+        url,
+        item_id: item.id,
+        expires_at: item
+            .expires_at
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+    }))
 }
 
 #[cfg(test)]

@@ -2,11 +2,11 @@
 //! answers. It decides nothing itself: what may execute is the domain's ([`super::inbox`],
 //! [`super::guard`]); what goes upstream is [`super::upstream`]'s.
 
+mod answer;
 pub mod api;
 pub mod bodies;
 mod error;
 mod limit;
-pub mod link;
 pub mod mcp;
 mod openapi;
 mod ops;
@@ -24,44 +24,16 @@ use crate::api::catalog::{Method as OpMethod, Operation};
 use crate::api::routes::catalog_router;
 use crate::edge::{Edge, Refusal};
 use crate::secret::Secret;
+pub use answer::GATEWAY_HEADER;
+use answer::json_response;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::Value;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::sync::Semaphore;
-
-/// Every answer of a gateway carries this header, so a client can tell it talks to one.
-pub const GATEWAY_HEADER: &str = "x-agentdesk-gateway";
-
-pub(super) fn json_response(status: StatusCode, body: &Value) -> Response {
-    (status, axum::Json(body)).into_response()
-}
-
-/// An answer of the supervisor API in the wire convention: `{"success": true, ...}`.
-#[derive(serde::Serialize, schemars::JsonSchema)]
-#[schemars(inline, description = "")]
-struct Success<T> {
-    /// Always true: a refusal is an error object with `success: false`.
-    #[schemars(extend("enum" = [true]))]
-    success: bool,
-    #[serde(flatten)]
-    body: T,
-}
-
-pub(super) fn success<T: serde::Serialize>(body: T) -> Response {
-    (
-        StatusCode::OK,
-        axum::Json(Success {
-            success: true,
-            body,
-        }),
-    )
-        .into_response()
-}
 
 /// The gateway's service for each connection (by its peer's address): agents' reads take the
 /// short way ([`read`]), everything else the router. Both are hyper's: no HTTP is read or written
@@ -259,7 +231,10 @@ async fn handle(gate: Arc<Gate>, op: &'static Operation, req: Request) -> Respon
         Err(None) => return StatusCode::BAD_REQUEST.into_response(),
     };
     if op.name == "get_openapi" {
-        return json_response(StatusCode::OK, &openapi::document(&gate.base_url()));
+        return json_response(
+            StatusCode::OK,
+            &openapi::document(&gate.base_url(), api::ROUTES),
+        );
     }
     let (checked, body, headers) = if op.method == OpMethod::Post {
         let checked = match request::check_query(op, parts.uri.query())

@@ -2,14 +2,31 @@
 //! operations are [`api::ROUTES`], the table the router serves, and every schema is derived from
 //! the type its handler reads or answers, so the document cannot say other than the code does.
 
-use super::Success;
-use super::api;
+use super::super::gate::Gate;
+use super::super::store::Role;
+use super::answer::Success;
 use super::bodies::Body;
+use axum::http::Method;
+use axum::routing::{MethodFilter, MethodRouter};
 use schemars::generate::{SchemaGenerator, SchemaSettings};
 use schemars::{JsonSchema, Schema};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// One operation of the supervisor API. The router, the role check
+/// ([`super::api::Supervisor`]) and the OpenAPI document all read [`super::api::ROUTES`], so none
+/// of them can leave an operation out.
+pub struct Route {
+    pub method: Method,
+    pub path: &'static str,
+    /// The handler, served for `method` only.
+    pub serve: fn(MethodFilter) -> MethodRouter<Arc<Gate>>,
+    /// The role it needs beyond a viewer's, and how a refusal names what was tried.
+    pub needs: Option<(Role, &'static str)>,
+    pub doc: Doc,
+}
 
 /// How the document gets a type's schema, from the generator of its side (what is read, or what
 /// is answered).
@@ -201,7 +218,7 @@ fn params_of(param: &Param, generator: &mut SchemaGenerator) -> Vec<Parameter> {
 }
 
 fn operation(
-    route: &api::Route,
+    route: &Route,
     reading: &mut SchemaGenerator,
     answering: &mut SchemaGenerator,
 ) -> Operation {
@@ -290,10 +307,10 @@ fn required_fields(schema: &Schema, generator: &SchemaGenerator) -> bool {
 }
 
 /// The supervisor API's paths and the schemas they refer to.
-pub fn supervisor_api() -> (Map<String, Value>, Map<String, Value>) {
+pub fn supervisor_api(routes: &[Route]) -> (Map<String, Value>, Map<String, Value>) {
     let (mut reading, mut answering) = (reading(), answering());
     let mut paths = Map::new();
-    for route in api::ROUTES {
+    for route in routes {
         let op = serde_json::to_value(operation(route, &mut reading, &mut answering))
             .unwrap_or_default();
         let item = paths
@@ -307,9 +324,9 @@ pub fn supervisor_api() -> (Map<String, Value>, Map<String, Value>) {
 }
 
 /// The interface's document (the operations a gateway forwards) with the supervisor API added.
-pub fn document(base_url: &str) -> Value {
+pub fn document(base_url: &str, routes: &[Route]) -> Value {
     let mut doc = crate::api::openapi::document(base_url);
-    let (paths, schemas) = supervisor_api();
+    let (paths, schemas) = supervisor_api(routes);
     if let Some(all) = doc["paths"].as_object_mut() {
         all.extend(paths);
     }
@@ -328,6 +345,7 @@ pub fn document(base_url: &str) -> Value {
 
 #[cfg(test)]
 mod tests {
+    use super::super::api;
     use super::super::bodies::{Approve, Kill, PolicyRequest, Reject};
     use super::*;
     use crate::api::model::*;
@@ -342,7 +360,7 @@ mod tests {
 
     #[test]
     fn every_route_is_documented_with_the_schemas_of_its_types() {
-        let (paths, schemas) = supervisor_api();
+        let (paths, schemas) = supervisor_api(api::ROUTES);
         let mut documented = 0;
         for route in api::ROUTES {
             let method = route.method.as_str().to_ascii_lowercase();
@@ -482,7 +500,7 @@ mod tests {
 
     #[test]
     fn parameters_are_the_fields_of_the_path_and_query_types() {
-        let (paths, _) = supervisor_api();
+        let (paths, _) = supervisor_api(api::ROUTES);
         let names = |method: &str, path: &str| -> Vec<(String, bool)> {
             paths[path][method]["parameters"]
                 .as_array()

@@ -20,7 +20,7 @@
 use super::super::gate::{AgentKey, Gate, TOKEN_PREFIX};
 use super::super::model::error::{GateError, Kind};
 use super::super::upstream::{not_forwarded, succeeded};
-use super::GATEWAY_HEADER;
+use super::answer::GATEWAY_HEADER;
 use super::limit::{self, Limits};
 use crate::api::catalog::{Method as OpMethod, OPERATIONS, Operation};
 use crate::edge::{self, REQUEST_ID, Refusal};

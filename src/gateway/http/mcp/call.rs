@@ -4,8 +4,7 @@
 //! not copies. What is MCP's own: one call for a staging the service takes in two, and a confirm
 //! that waits for the human instead of failing while the item is pending.
 
-use super::McpState;
-use super::ViaMcp;
+use super::state::{McpState, ViaMcp};
 use crate::api::catalog::{self as ops, Method as OpMethod, Operation};
 use crate::api::model::ExecuteToolRequest;
 use crate::gateway::gate::AgentKey;

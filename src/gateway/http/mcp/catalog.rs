@@ -3,16 +3,14 @@
 //! gateway would forward are listed (both catalogs have them, byte for byte); a change is
 //! announced to every open session with `notifications/tools/list_changed`.
 
-use super::McpState;
-use super::lock;
+use super::state::{McpState, lock};
 use crate::api::catalog::{self as ops, Operation, Tier};
 use crate::api::model::{Capabilities, ToolCapability};
 use crate::gateway::model::error::{GateError, Kind};
 use crate::secret::Secret;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
-use rmcp::service::{Peer, RoleServer};
 use serde_json::Value;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How often the catalog is read again. A service changes its tools with a deployment; a minute
@@ -22,22 +20,6 @@ pub const REFRESH: Duration = Duration::from_secs(60);
 /// The argument a mutate tool's second call carries upstream; the gateway makes that call itself.
 const CONFIRM_TOKEN: &str = "confirmToken";
 
-#[derive(Default)]
-pub struct Catalog {
-    tools: Mutex<Option<(Instant, Vec<Tool>)>>,
-    /// Sessions that hear of a change.
-    peers: Mutex<Vec<Peer<RoleServer>>>,
-}
-
-impl Catalog {
-    pub fn listen(&self, peer: Peer<RoleServer>) {
-        let mut peers = lock(&self.peers);
-        peers.retain(|p| !p.is_transport_closed());
-        peers.push(peer);
-    }
-}
-
-/// The tier the service gives a tool (any of its fields saying mutate is enough).
 fn tier_of(t: &ToolCapability, mutate: bool) -> Tier {
     if mutate {
         Tier::Mutate

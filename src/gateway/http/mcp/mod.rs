@@ -10,57 +10,23 @@
 mod call;
 mod catalog;
 mod server;
+mod state;
+
+use state::{Catalog, McpState, OWNER_KEPT_FOR, SESSION_HEADER, lock, unauthorized};
+pub use state::{Handle, ViaMcp};
 
 use super::super::gate::{AgentKey, Gate, TOKEN_PREFIX};
 use super::super::model::error::{GateError, Kind};
-use crate::api::catalog as ops;
 use crate::secret::Secret;
 use axum::Router;
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, Method, header};
+use axum::http::Method;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-
-/// The REST edge's handling of one catalog request. The edge hands it over, so this module sends
-/// tool calls down the very same path without importing the edge back.
-pub type Handle = fn(
-    Arc<Gate>,
-    &'static ops::Operation,
-    Request,
-) -> futures::future::BoxFuture<'static, Response>;
-
-/// Marks a request the MCP edge sends through the REST path, so the agent is recorded as
-/// connected over MCP, not REST.
-#[derive(Clone, Copy)]
-pub(super) struct ViaMcp;
-
-/// How long a key the upstream accepted is trusted before it is asked again. A revoked key stops
-/// opening sessions within this time; asking on every request would double each call.
-const KEY_FRESH_FOR: Duration = Duration::from_secs(60);
-/// A session's owner is forgotten once the session went unused this long (rmcp ends idle
-/// sessions well before); a session in use keeps its owner for as long as it lives.
-const OWNER_KEPT_FOR: Duration = Duration::from_secs(24 * 3600);
-const SESSION_HEADER: &str = "mcp-session-id";
-
-/// What every MCP session of this gateway shares.
-pub(super) struct McpState {
-    gate: Arc<Gate>,
-    handle: Handle,
-    /// Keys the upstream accepted, by hash, with when.
-    verified: Mutex<HashMap<String, Instant>>,
-    /// Session id → the hash of the key that opened it, and when the session was last used.
-    owners: Mutex<HashMap<String, (String, Instant)>>,
-    catalog: catalog::Catalog,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
+use std::time::Instant;
 
 pub fn router(gate: Arc<Gate>, handle: Handle) -> Router {
     let state = Arc::new(McpState {
@@ -68,7 +34,7 @@ pub fn router(gate: Arc<Gate>, handle: Handle) -> Router {
         handle,
         verified: Mutex::default(),
         owners: Mutex::default(),
-        catalog: catalog::Catalog::default(),
+        catalog: Catalog::default(),
     });
     catalog::spawn_refresh(state.clone());
     let config = StreamableHttpServerConfig::default()
@@ -89,15 +55,6 @@ pub fn router(gate: Arc<Gate>, handle: Handle) -> Router {
     Router::new()
         .route_service("/mcp", service)
         .layer(axum::middleware::from_fn_with_state(state, authenticate))
-}
-
-fn unauthorized(message: impl Into<String>) -> Response {
-    let mut resp = GateError::new(Kind::Unauthorized, "unauthorized", message).into_response();
-    resp.headers_mut().insert(
-        header::WWW_AUTHENTICATE,
-        HeaderValue::from_static("Bearer realm=\"agentdesk\""),
-    );
-    resp
 }
 
 async fn authenticate(
@@ -171,43 +128,4 @@ async fn authenticate(
         _ => {}
     }
     resp
-}
-
-impl McpState {
-    /// Asks the upstream whether it accepts this key (whoami), unless it did a moment ago.
-    async fn verify(&self, agent: &AgentKey) -> Result<(), Response> {
-        if lock(&self.verified)
-            .get(&agent.hash)
-            .is_some_and(|at| at.elapsed() < KEY_FRESH_FOR)
-        {
-            return Ok(());
-        }
-        let answer = self
-            .gate
-            .upstream
-            .get_json(ops::op("whoami"), &agent.secret)
-            .await
-            .map_err(IntoResponse::into_response)?;
-        if answer.is_success() {
-            {
-                let mut verified = lock(&self.verified);
-                verified.retain(|_, at| at.elapsed() < KEY_FRESH_FOR);
-                verified.insert(agent.hash.clone(), Instant::now());
-            }
-            crate::gateway::flow::forward::remember(&self.gate, agent).await;
-            return Ok(());
-        }
-        let status = answer.status.as_u16();
-        if status == 401 || status == 403 || answer.status.is_success() {
-            return Err(unauthorized(
-                "the service does not accept this API key (whoami refused it)",
-            ));
-        }
-        Err(GateError::new(
-            Kind::Upstream,
-            "upstream_error",
-            format!("the service could not check this key (whoami answered HTTP {status})"),
-        )
-        .into_response())
-    }
 }

@@ -2,8 +2,8 @@
 //! key [`super::authenticate`] checked and put on the HTTP request, which rmcp hands to every
 //! handler.
 
-use super::McpState;
 use super::call;
+use super::state::McpState;
 use crate::gateway::gate::AgentKey;
 use axum::http::request::Parts;
 use rmcp::model::{
