@@ -11,7 +11,7 @@ use super::super::model::error::{GateError, Kind};
 use super::super::model::journal::JournalRow;
 use super::super::rules::policy;
 use super::super::rules::policy::Policy;
-use super::super::store::{Record, Role, Standing, Status, Token};
+use super::super::store::{Record, Role, Standing, Status, Token, detail};
 use super::answer::success;
 use super::bodies::{Approve, InboxQuery, JournalQuery, Kill, Params, Reject, Strict};
 use super::openapi::{self, Doc, Param, Route};
@@ -28,7 +28,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodFilter, on};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::sync::Arc;
 
 /// Most items one listing answers.
@@ -321,11 +321,18 @@ pub async fn supervisor_as(
         "insufficient_role",
         &who(&token),
         gate.now(),
-        json!({"needed": needed.as_str(), "role": token.role.as_str(), "what": what}),
+        detail::InsufficientRole {
+            needed: needed.as_str(),
+            role: token.role.as_str(),
+            what,
+        },
     );
     gate.store.append(record).await.map_err(GateError::store)?;
     let mut e = GateError::new(Kind::Forbidden, "insufficient_role", message);
-    e.extra = Some(Box::new(json!({"needed": needed.as_str()})));
+    e.extra = Some(Box::new(Value::Object(serde_json::Map::from_iter([(
+        "needed".to_string(),
+        Value::from(needed.as_str()),
+    )]))));
     Err(e)
 }
 
@@ -638,7 +645,7 @@ async fn revoke_standing(
         "standing_approval_revoke",
         &who(&token),
         gate.now(),
-        json!({"id": n}),
+        detail::Revoked { id: n },
     );
     if !gate
         .store
@@ -709,6 +716,7 @@ async fn mint_link(
 mod tests {
     use super::super::super::model::journal;
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn a_journal_record_is_written_as_the_journal_writes_its_row() {

@@ -72,3 +72,17 @@ pub struct Reconciled<'a> {
     pub service_status: Option<&'a str>,
     pub proposal_id: Option<&'a str>,
 }
+
+/// `insufficient_role`: a supervisor tried what their role does not allow.
+#[derive(Serialize)]
+pub struct InsufficientRole<'a> {
+    pub needed: &'a str,
+    pub role: &'a str,
+    pub what: &'a str,
+}
+
+/// `standing_approval_revoke`: the standing approval that ended.
+#[derive(Serialize)]
+pub struct Revoked {
+    pub id: i64,
+}
