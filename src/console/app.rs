@@ -11,7 +11,7 @@
 //! `tabs/signals/modals.rs`.
 
 use super::action::{Action, Answer, Effect, Resource};
-use super::component::{Ask, Ctx, Shown, posts_held_text};
+use super::component::{Ask, Shown, posts_held_text};
 pub use super::component::{Message, RequestLogEntry, ServiceInfo, ToastLevel};
 use super::deliberate::{Held, Keyboard};
 use super::feeds::{self, Account, Feed, Options};
@@ -22,15 +22,10 @@ use super::keymap::Keymap;
 use super::layout::{Pane, Shape};
 use super::modal::{Decision, Modal};
 use super::tab::Tab;
-use super::tabs::backtests::BacktestsTab;
-use super::tabs::chat::ChatTab;
-use super::tabs::desk::DeskTab;
-use super::tabs::discovery::{DView, DiscoveryTab};
-use super::tabs::logs::LogsTab;
+use super::tabs::Tabs;
+use super::tabs::discovery::DView;
 use super::tabs::proposals::shown::InboxShown;
-use super::tabs::research::ResearchTab;
-use super::tabs::signals::{self, SignalsTab};
-use super::tabs::tools::ToolsTab;
+use super::tabs::signals;
 use crate::api::ApiError;
 use chrono::{DateTime, Duration as TimeDelta, Utc};
 use std::collections::{BTreeMap, VecDeque};
@@ -56,8 +51,6 @@ pub struct App {
     pub keymap: Keymap,
     pub feeds: BTreeMap<Resource, Feed>,
     pub account: Account,
-    pub desk: DeskTab,
-    pub logs: LogsTab,
     /// The approval inbox: its items, decisions and selections, owned by `inbox/`.
     pub inbox: Inbox,
     /// Newest first.
@@ -81,12 +74,8 @@ pub struct App {
     pub messages: VecDeque<Message>,
     pub auth_failed: Option<String>,
     pub quota_until: Option<DateTime<Utc>>,
-    pub discovery: DiscoveryTab,
-    pub backtests: BacktestsTab,
-    pub research: ResearchTab,
-    pub tools: ToolsTab,
-    pub chat: ChatTab,
-    pub signals: SignalsTab,
+    /// One value per tab.
+    pub tabs: Tabs,
     /// The supervision gateway, when the service is one.
     pub gate: GateState,
     /// Reads the wallet's private key for the builder-fee signature, when asked to sign (the
@@ -126,8 +115,6 @@ impl App {
             keymap,
             feeds,
             account: Account::default(),
-            desk: DeskTab,
-            logs: LogsTab::default(),
             inbox: Inbox::default(),
             request_log: VecDeque::new(),
             tab: Tab::Desk,
@@ -142,12 +129,7 @@ impl App {
             messages: VecDeque::new(),
             auth_failed: None,
             quota_until: None,
-            discovery: DiscoveryTab::default(),
-            backtests: BacktestsTab::default(),
-            research: ResearchTab::new(now),
-            tools: ToolsTab::default(),
-            chat: ChatTab::default(),
-            signals: SignalsTab::new(),
+            tabs: Tabs::new(now),
             gate: GateState::new(gate_interval, now),
             wallet_key: signals::wallet_key_from_env,
             size: (120, 40),
@@ -159,7 +141,7 @@ impl App {
 
     pub fn focused_pane(&self) -> Pane {
         if self.tab == Tab::Discovery {
-            return self.discovery.view().pane();
+            return self.tabs.discovery.view().pane();
         }
         let panes = self.tab.panes();
         panes[self.focus.min(panes.len() - 1)]
@@ -173,12 +155,12 @@ impl App {
             staged,
             approvable,
             inbox: self.inbox.items().len(),
-            discovery_view: self.discovery.view(),
-            jobs: self.backtests.jobs().len(),
-            agents: self.research.tree().len(),
-            artifacts: self.research.artifacts(),
-            tools: self.tools.tools().len(),
-            destinations: self.signals.destinations().len(),
+            discovery_view: self.tabs.discovery.view(),
+            jobs: self.tabs.backtests.jobs().len(),
+            agents: self.tabs.research.tree().len(),
+            artifacts: self.tabs.research.artifacts(),
+            tools: self.tabs.tools.tools().len(),
+            destinations: self.tabs.signals.destinations().len(),
         }
     }
 
@@ -196,20 +178,20 @@ impl App {
             Pane::Strip => self.strip_items().len(),
             Pane::Inbox => self.inbox.items().len(),
             Pane::Decisions => self.inbox.decisions().len(),
-            Pane::Audit => self.logs.audit_rows(),
-            Pane::Requests => self.logs.request_rows(),
+            Pane::Audit => self.tabs.logs.audit_rows(),
+            Pane::Requests => self.tabs.logs.request_rows(),
             Pane::Messages => self.messages.len(),
             Pane::Strategies | Pane::TopBacktests | Pane::TopLive | Pane::Combos => {
-                DView::of_pane(pane).map_or(0, |v| self.discovery.len(v))
+                DView::of_pane(pane).map_or(0, |v| self.tabs.discovery.len(v))
             }
-            Pane::Jobs => self.backtests.jobs().len(),
-            Pane::Trades => self.backtests.trades(self.selected(Pane::Jobs)),
-            Pane::Agents => self.research.tree().len(),
-            Pane::Artifacts => self.research.artifacts(),
-            Pane::Tools => self.tools.tools().len(),
-            Pane::Result => self.tools.result_rows(),
-            Pane::Destinations => self.signals.destinations().len(),
-            Pane::Deliveries => self.signals.deliveries(),
+            Pane::Jobs => self.tabs.backtests.jobs().len(),
+            Pane::Trades => self.tabs.backtests.trades(self.selected(Pane::Jobs)),
+            Pane::Agents => self.tabs.research.tree().len(),
+            Pane::Artifacts => self.tabs.research.artifacts(),
+            Pane::Tools => self.tabs.tools.tools().len(),
+            Pane::Result => self.tabs.tools.result_rows(),
+            Pane::Destinations => self.tabs.signals.destinations().len(),
+            Pane::Deliveries => self.tabs.signals.deliveries(),
             // Scrolled, not selected: see `move_selection`.
             Pane::Transcript | Pane::ChatLog => 0,
         }
@@ -298,6 +280,7 @@ impl App {
             Answer::Reconciled { evidence } => self.on_reconciled(&evidence, at, fx),
             Answer::Discovered { query, result } => {
                 with_ctx!(self, fx, |ctx| self
+                    .tabs
                     .discovery
                     .on_discovered(query, result, latency, at, ctx));
             }
@@ -306,21 +289,25 @@ impl App {
             }
             Answer::JobLoaded { id, result } => {
                 with_ctx!(self, fx, |ctx| self
+                    .tabs
                     .backtests
                     .on_job_loaded(&id, result, latency, at, ctx));
             }
             Answer::ResearchLoaded { result } => {
                 with_ctx!(self, fx, |ctx| self
+                    .tabs
                     .research
                     .on_loaded(result, latency, at, ctx));
             }
             Answer::ResearchStopped { run_id, result } => {
                 with_ctx!(self, fx, |ctx| self
+                    .tabs
                     .research
                     .on_stopped(&run_id, result, at, ctx));
             }
             Answer::CliAnswered { command, result } => {
                 with_ctx!(self, fx, |ctx| self
+                    .tabs
                     .research
                     .on_cli_answered(&command, result, at, ctx));
             }
@@ -336,6 +323,7 @@ impl App {
             Answer::ChatAnswered { result } => self.on_chat_answered(result, at, fx),
             Answer::Traded { signal, result } => {
                 with_ctx!(self, fx, |ctx| self
+                    .tabs
                     .signals
                     .on_traded(&signal, result, at, ctx));
                 self.poll_now(&Resource::TRADED, at);
@@ -343,6 +331,7 @@ impl App {
             }
             Answer::DestinationsLoaded { result } => {
                 with_ctx!(self, fx, |ctx| self
+                    .tabs
                     .signals
                     .on_destinations_loaded(result, latency, at, ctx));
             }
@@ -351,6 +340,7 @@ impl App {
             }
             Answer::DeliveriesLoaded { id, result } => {
                 with_ctx!(self, fx, |ctx| self
+                    .tabs
                     .signals
                     .on_deliveries_loaded(&id, result, latency, at, ctx));
             }
@@ -384,14 +374,10 @@ impl App {
                 fx.push(Effect::Fetch(*resource));
             }
         }
-        // Discovery is fetched only while its tab is on screen.
-        if self.tab == Tab::Discovery {
-            self.discovery.schedule(now, fx);
+        let shown = self.tab;
+        for (tab, component) in self.tabs.each_mut() {
+            component.schedule(now, tab == shown, fx);
         }
-        self.backtests.schedule(now, fx);
-        self.research.schedule(now, fx);
-        self.tools.schedule(now, fx);
-        self.signals.schedule(now, self.tab, fx);
         self.schedule_recheck(fx);
         self.schedule_gate(fx);
     }
@@ -414,13 +400,12 @@ impl App {
             latency,
         });
         self.request_log.truncate(REQUEST_LOG);
-        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
-        self.logs.refilter(&self.request_log, &mut ctx);
-        let (effects, asks) = ctx.finish();
-        debug_assert!(
-            effects.is_empty() && asks.is_empty(),
-            "refiltering asks nothing"
-        );
+        let mut none = Vec::new();
+        with_ctx!(self, &mut none, |ctx| self
+            .tabs
+            .logs
+            .refilter(&self.request_log, ctx));
+        debug_assert!(none.is_empty(), "refiltering starts nothing");
     }
 
     /// Starts what a tab asked for and performs its asks, in order (see `component.rs`).
@@ -442,6 +427,12 @@ impl App {
                 Ask::ShowProposal(id) => {
                     self.set_tab(Tab::Proposals);
                     self.select_proposal(Pane::Inbox, &id);
+                }
+                Ask::ShowSelected(pane) => {
+                    if let Some(id) = self.selection(pane).id.clone() {
+                        self.set_tab(Tab::Proposals);
+                        self.select_proposal(Pane::Inbox, &id);
+                    }
                 }
             }
         }
@@ -537,12 +528,13 @@ impl App {
         for feed in self.feeds.values_mut() {
             feed.poll.ask_at(self.now);
         }
-        self.backtests.refresh(self.now);
         if self.gate.detected != super::gate::Detected::No {
             self.gate.poll.ask_at(self.now);
         }
-        self.research.refresh(self.now);
-        self.refresh_tab();
+        let shown = self.tab;
+        for (tab, component) in self.tabs.each_mut() {
+            component.refresh(self.now, tab == shown);
+        }
     }
 
     /// After a 429 the service refuses POSTs until the quota resets: say so instead of sending.
@@ -571,43 +563,20 @@ impl App {
         pane: Pane,
         fx: &mut Vec<Effect>,
     ) -> bool {
-        let strip = (self.tab == Tab::Desk)
-            .then(|| self.selection(Pane::Strip).id.clone())
-            .flatten();
-        with_ctx!(self, fx, |ctx| match self.tab {
-            Tab::Desk => self.desk.on_key(action, pane, strip, ctx),
-            Tab::Logs => self.logs.on_key(action, ctx),
-            Tab::Chat => self.chat.on_key(action, ctx),
-            Tab::Backtests => self.backtests.on_key(action, ctx),
-            Tab::Research => self.research.on_key(action, pane, ctx),
-            Tab::Tools => self.tools.on_key(action, pane, ctx),
-            Tab::Discovery => self.discovery.on_key(action, pane, ctx),
-            // Proposals has no keys of its own: the inbox's are global.
-            Tab::Proposals => false,
-            Tab::Signals => self.signals.on_key(action, ctx),
-        })
+        let tab = self.tab;
+        with_ctx!(self, fx, |ctx| self
+            .tabs
+            .get_mut(tab)
+            .on_key(action, pane, ctx))
     }
 
     /// The tab just came on screen: what it shows is asked for now.
     pub(crate) fn entered_tab(&mut self) {
-        match self.tab {
-            // Asked rarely while off screen (see `feeds/update.rs`).
-            Tab::Logs => self.poll_now(&[Resource::Audit], self.now),
-            Tab::Discovery => self.discovery.due_now(self.now),
-            Tab::Research => self.research.refresh(self.now),
-            Tab::Tools => self.tools.entered(self.now),
-            Tab::Signals => self.signals.refresh(self.now, self.tab),
-            _ => {}
+        // The audit feed is App's, asked rarely while the Logs tab is off screen (see
+        // `feeds/update.rs`).
+        if self.tab == Tab::Logs {
+            self.poll_now(&[Resource::Audit], self.now);
         }
-    }
-
-    /// `r`: what only the tab on screen polls is asked for again.
-    pub(crate) fn refresh_tab(&mut self) {
-        match self.tab {
-            Tab::Discovery => self.discovery.due_now(self.now),
-            Tab::Tools => self.tools.refresh(self.now),
-            Tab::Signals => self.signals.refresh(self.now, self.tab),
-            _ => {}
-        }
+        self.tabs.get_mut(self.tab).entered(self.now);
     }
 }

@@ -39,7 +39,7 @@
 //! `signals/modals.rs`, and the views of the inbox and the account (`desk/view.rs`,
 //! `proposals/`, the Signals overlays).
 /// Calls a component tab's entry point with a fresh [`component::Ctx`] over App's shared state,
-/// then performs what it asked: `with_ctx!(self, fx, |ctx| self.chat.send(text, ctx))`. A macro,
+/// then performs what it asked: `with_ctx!(self, fx, |ctx| self.tabs.chat.send(text, ctx))`. A macro,
 /// not a method of App, so the tab's field and the pane cursors the Ctx borrows are borrowed
 /// apart, as gitui's components are called with their queue.
 macro_rules! with_ctx {

@@ -27,18 +27,18 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
     match app.tab {
         Tab::Desk => desk::view::draw(f, &app.inbox_shown(), theme, &screen),
         Tab::Proposals => proposals::view::draw(f, &app.inbox_shown(), theme, &screen),
-        Tab::Logs => app.logs.draw(
+        Tab::Logs => app.tabs.logs.draw(
             f,
             &app.shown(theme, &screen),
             &app.request_log,
             &app.messages,
         ),
-        Tab::Discovery => app.discovery.draw(f, &app.shown(theme, &screen)),
-        Tab::Backtests => app.backtests.draw(f, &app.shown(theme, &screen)),
-        Tab::Research => app.research.draw(f, &app.shown(theme, &screen)),
-        Tab::Tools => app.tools.draw(f, &app.shown(theme, &screen)),
-        Tab::Chat => app.chat.draw(f, &app.shown(theme, &screen)),
-        Tab::Signals => app.signals.draw(f, &app.shown(theme, &screen)),
+        Tab::Discovery => app.tabs.discovery.draw(f, &app.shown(theme, &screen)),
+        Tab::Backtests => app.tabs.backtests.draw(f, &app.shown(theme, &screen)),
+        Tab::Research => app.tabs.research.draw(f, &app.shown(theme, &screen)),
+        Tab::Tools => app.tabs.tools.draw(f, &app.shown(theme, &screen)),
+        Tab::Chat => app.tabs.chat.draw(f, &app.shown(theme, &screen)),
+        Tab::Signals => app.tabs.signals.draw(f, &app.shown(theme, &screen)),
     }
     footer(f, app, theme, &screen);
     command_line(f, app, theme, &screen);
@@ -52,13 +52,13 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
             discovery::view::details(f, app.selected_row(), &app.keymap, theme, area, *scroll)
         }
         Modal::Artifact { index, scroll } => {
-            research::view::artifact(f, &app.research, theme, area, *index, *scroll)
+            research::view::artifact(f, &app.tabs.research, theme, area, *index, *scroll)
         }
         Modal::DestinationForm(form) => signals::view::destination_form(f, theme, area, form),
         Modal::Secret(revealed) => signals::view::secret_overlay(f, app, theme, area, revealed),
         Modal::BuilderFee(panel) => signals::view::builder_fee(f, app, theme, area, panel),
         Modal::BacktestForm(form) => backtests::view::form(f, theme, area, form),
-        Modal::ToolEditor(editor) => tools::view::editor(f, &app.tools, theme, area, editor),
+        Modal::ToolEditor(editor) => tools::view::editor(f, &app.tabs.tools, theme, area, editor),
         Modal::Standing { scroll } => crate::console::gate::guard::standing_panel(
             f,
             theme,
@@ -116,7 +116,7 @@ fn confirm_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, c: &Confi
             60,
         ),
         Deciding::StopRun(run_id) => {
-            research::view::stop_dialog(f, &app.research, theme, area, run_id, &yes)
+            research::view::stop_dialog(f, &app.tabs.research, theme, area, run_id, &yes)
         }
         Deciding::Kill { on, reason } => {
             crate::console::gate::guard::kill_dialog(f, theme, area, *on, reason, &yes)
@@ -150,7 +150,7 @@ fn confirm_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, c: &Confi
                     theme.bad.add_modifier(ratatui::style::Modifier::BOLD),
                 ),
                 Line::from(crate::console::tabs::signals::describe_trade(
-                    &args.to_signal(args.fanout.unwrap_or(app.signals.fanout_default())),
+                    &args.to_signal(args.fanout.unwrap_or(app.tabs.signals.fanout_default())),
                 )),
                 keys("executes it", "cancels"),
             ],
@@ -544,9 +544,13 @@ fn command_line(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         return;
     }
     let filter = if app.tab == Tab::Discovery {
-        app.discovery.state(app.discovery.view()).filter.as_str()
+        app.tabs
+            .discovery
+            .state(app.tabs.discovery.view())
+            .filter
+            .as_str()
     } else {
-        app.logs.filter()
+        app.tabs.logs.filter()
     };
     // A set filter shows in its pane's title; an error outranks it here unless the filter is
     // being typed.

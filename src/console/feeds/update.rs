@@ -145,7 +145,7 @@ impl App {
             }
             Payload::Usage(u) => self.account.usage = Some(*u),
             Payload::Audit(rows) => {
-                with_ctx!(self, fx, |ctx| self.logs.on_audit(
+                with_ctx!(self, fx, |ctx| self.tabs.logs.on_audit(
                     rows,
                     &self.request_log,
                     ctx

@@ -495,7 +495,7 @@ impl App {
         item.source = Source::Gateway;
         self.inbox.seen.insert(id.to_string());
         self.inbox.rename_selected(&old, id);
-        self.tools.renamed(&old, id);
+        self.tabs.tools.renamed(&old, id);
     }
 
     /// `x` and `/reject`: on a gateway the rejection is the gateway's, with a reason the agent's

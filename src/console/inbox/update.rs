@@ -595,7 +595,7 @@ impl App {
                 args: serde_json::Value::Object(args),
                 approval: Some(id.to_string()),
             });
-            self.tools.sent_one();
+            self.tabs.tools.sent_one();
             return;
         }
         fx.push(Effect::Confirm(id.to_string()));

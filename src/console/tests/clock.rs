@@ -127,7 +127,8 @@ fn completion_coins_come_from_the_service_once_it_named_any() {
     // Discovery rows add the coins of their pairs.
     let mut rows = top_rows();
     rows[0].pair = "AVAX-USD".into();
-    *app.discovery
+    *app.tabs
+        .discovery
         .rows_mut(crate::console::tabs::discovery::DView::TopBacktests) = rows;
     assert!(app.known_coins().contains(&"AVAX".to_string()));
 }

@@ -355,7 +355,7 @@ fn a_command_error_shows_while_a_logs_filter_is_set() {
     app.update(key('/'));
     super::fixtures::type_text(&mut app, "confirm");
     app.update(code(KeyCode::Enter));
-    assert_eq!(app.logs.filter(), "confirm");
+    assert_eq!(app.tabs.logs.filter(), "confirm");
     app.update(key(':'));
     type_text(&mut app, "/propose BTC sideways 0.01");
     app.update(code(KeyCode::Enter));

@@ -277,7 +277,7 @@ fn app_text(app: &App) -> String {
             Some(Modal::Secret(r)) => Some(r.secret.expose().to_string()),
             _ => None,
         },
-        app.signals.destinations(),
+        app.tabs.signals.destinations(),
         app.toasts,
         app.request_log,
         app.history,
@@ -307,7 +307,13 @@ fn secret_is_shown_once_copied_by_osc52_and_gone_after_close() {
     // Nothing the runner sees (or logs) carries the secret.
     assert!(!format!("{fx:?}").contains(FAKE_SECRET));
     assert!(render(&app).contains(FAKE_SECRET));
-    assert!(app.signals.destinations().iter().any(|d| d.id == "dst_03"));
+    assert!(
+        app.tabs
+            .signals
+            .destinations()
+            .iter()
+            .any(|d| d.id == "dst_03")
+    );
 
     let fx = app.update(key('c'));
     let payload = fx
@@ -352,7 +358,7 @@ fn trades(fx: &[Effect]) -> Vec<crate::api::model::TradeSignal> {
 #[test]
 fn fanout_default_applies_to_trade_and_fanout_off_overrides() {
     let mut app = signals_app(120, 40);
-    assert!(app.signals.fanout_default());
+    assert!(app.tabs.signals.fanout_default());
     let sent = trades(&run(&mut app, "/trade BTC long 0.01 tp=72000"));
     assert_eq!(sent.len(), 1);
     assert_eq!(sent[0].fanout, Some(true));
@@ -371,7 +377,7 @@ fn fanout_default_applies_to_trade_and_fanout_off_overrides() {
 
     // `f` on the tab turns the default off, and the tab says so.
     press(&mut app, 'f');
-    assert!(!app.signals.fanout_default());
+    assert!(!app.tabs.signals.fanout_default());
     assert!(render(&app).contains("fan-out: off"));
     let sent = trades(&run(&mut app, "/trade ETH short $500"));
     assert_eq!(sent[0].fanout, Some(false));
@@ -547,7 +553,7 @@ fn a_service_without_the_delivery_log_hides_the_pane_with_a_note() {
             }),
         },
     ));
-    assert!(!app.signals.deliveries_supported());
+    assert!(!app.tabs.signals.deliveries_supported());
     assert!(render(&app).contains("this service keeps no delivery log"));
     for s in [5, 10, 60] {
         assert_eq!(fetched(&app.update(Action::Tick(t0() + secs(s)))).1, 0);

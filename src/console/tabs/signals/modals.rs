@@ -99,7 +99,7 @@ impl App {
                 if matches!(self.modal, Some(Modal::DestinationForm(_))) {
                     self.modal = None;
                 }
-                self.signals.add_created(&dest, at);
+                self.tabs.signals.add_created(&dest, at);
                 match secret {
                     Some(secret) => {
                         // Shown once, even if the form was closed while the request was out.

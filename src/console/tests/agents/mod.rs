@@ -379,7 +379,8 @@ fn snap(name: &str, app: &App) -> String {
 fn research_app(width: u16, height: u16, status: &str) -> App {
     let mut app = seeded_app(width, height);
     app.update(research_loaded(Some(research_run(status)), t0()));
-    app.research
+    app.tabs
+        .research
         .set_reply(format!("/research start {TASK} → started {RUN_ID}"));
     app.update(key('6'));
     app.update(research_loaded(Some(research_run(status)), t0()));

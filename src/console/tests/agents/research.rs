@@ -16,7 +16,7 @@ fn research_is_polled_only_while_a_run_exists_and_fast_only_when_visible() {
             "t+{s}"
         );
     }
-    assert_eq!(app.research.poll().next_due, None);
+    assert_eq!(app.tabs.research.poll().next_due, None);
 
     // Entering the tab looks again: a run started elsewhere, active.
     let t = t0() + secs(600);
@@ -70,7 +70,7 @@ fn a_service_without_research_is_not_asked_again() {
             }),
         },
     ));
-    assert!(!app.research.supported());
+    assert!(!app.tabs.research.supported());
     assert_eq!(research_fetches(&app.update(key('6'))), 0);
     assert_eq!(
         research_fetches(&app.update(Action::Tick(t0() + secs(60)))),
@@ -123,7 +123,8 @@ fn research_commands_go_to_the_service_command_line_exactly_as_typed() {
     ));
     assert_eq!(research_fetches(&fx), 1);
     assert!(
-        app.research
+        app.tabs
+            .research
             .reply()
             .unwrap()
             .contains(&format!("started {RUN_ID}"))
@@ -169,7 +170,7 @@ fn keys_prefill_research_commands_and_stop_asks_first() {
             result: Ok(Box::new(research_run("stopped"))),
         },
     ));
-    assert_eq!(app.research.run().unwrap().status, "stopped");
+    assert_eq!(app.tabs.research.run().unwrap().status, "stopped");
     // Nothing active: X only says so.
     assert!(press(&mut app, 'X').is_empty());
     assert!(app.modal.is_none(), "{:?}", app.modal);
@@ -184,19 +185,23 @@ fn the_transcript_scrolls_from_the_newest_line() {
     app.update(code(KeyCode::Tab));
     app.update(code(KeyCode::Tab));
     assert_eq!(app.focused_pane(), Pane::Transcript);
-    assert_eq!(app.research.scroll(), 0);
+    assert_eq!(app.tabs.research.scroll(), 0);
     app.update(key('k'));
-    assert_eq!(app.research.scroll(), 1);
+    assert_eq!(app.tabs.research.scroll(), 1);
     app.update(key('g'));
-    let top = app.research.scroll();
+    let top = app.tabs.research.scroll();
     assert!(top > 1);
     app.update(key('k'));
-    assert_eq!(app.research.scroll(), top, "no further than the first line");
+    assert_eq!(
+        app.tabs.research.scroll(),
+        top,
+        "no further than the first line"
+    );
     let text = render(&app);
     assert!(
         text.contains("11:58:25 user: find the best trend"),
         "{text}"
     );
     app.update(key('G'));
-    assert_eq!(app.research.scroll(), 0);
+    assert_eq!(app.tabs.research.scroll(), 0);
 }

@@ -17,7 +17,7 @@ fn confirm_token_arrives_counts_down_and_is_approved_with_the_token() {
             .any(|t| t.contains("tool-1 is in the inbox"))
     );
     // The result panel says where it went, and never shows the token.
-    let outcome = app.tools.outcome().unwrap();
+    let outcome = app.tabs.tools.outcome().unwrap();
     assert_eq!(outcome.awaiting.as_deref(), Some("tool-1"));
     assert!(!format!("{:?}", outcome.result).contains(TOKEN));
 
@@ -86,7 +86,7 @@ fn confirm_token_arrives_counts_down_and_is_approved_with_the_token() {
     assert_eq!(lines.len(), 1);
     assert_eq!(lines[0]["decision"], "approved");
     // The result is shown: in the Tools panel as a tree, without the token.
-    let outcome = app.tools.outcome().unwrap();
+    let outcome = app.tabs.tools.outcome().unwrap();
     let tree = outcome.result.as_ref().unwrap();
     assert!(tree_text(tree).iter().any(|l| l.contains("\"executed\"")));
     assert!(!outcome.args.to_string().contains(TOKEN));
@@ -163,7 +163,7 @@ fn a_failed_approval_is_recorded() {
     let item = app.item("tool-1").unwrap();
     assert_eq!(item.status(app.now), Status::Failed);
     assert_eq!(app.inbox.decisions()[0].kind, DecisionKind::Failed);
-    assert!(app.tools.outcome().unwrap().result.is_err());
+    assert!(app.tabs.tools.outcome().unwrap().result.is_err());
 }
 
 #[test]
