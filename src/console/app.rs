@@ -6,15 +6,27 @@
 //! `update` routes an Action to the modal, the input router, or the answer's owner, and sends the
 //! tab on screen its keys and its moments (shown, refreshed). A component tab gets a `Ctx`
 //! (`component.rs`) and returns what it asks of App, which `perform` does. The inbox owns its
-//! state (`inbox::Inbox`); the rest of `impl App` lives with what it changes: `feeds/update.rs`,
-//! `inbox/{update,gateway,tools}.rs`, `input.rs`, `clock.rs`, `command_line.rs`, `route.rs` and
-//! `tabs/signals/modals.rs`.
+//! state (`inbox::Inbox`), changed through its methods. App's fields are private to this module:
+//! the rest of `impl App` is in `app/` — `feeds.rs`, `approvals.rs`, `gateway.rs`, `guard.rs`,
+//! `tool_approvals.rs`, `input.rs`, `clock.rs`, `command_line.rs`, `route.rs` and
+//! `signal_modals.rs` — and everything else reads through the accessors below.
+
+mod approvals;
+mod clock;
+mod command_line;
+mod feeds;
+mod gateway;
+mod guard;
+mod input;
+mod route;
+mod signal_modals;
+mod tool_approvals;
 
 use super::action::{Action, Answer, Effect, Resource};
 use super::component::{Ask, Shown, posts_held_text};
 pub use super::component::{Message, RequestLogEntry, ServiceInfo, ToastLevel};
 use super::deliberate::{Held, Keyboard};
-use super::feeds::{self, Account, Feed, Options};
+use super::feeds::{self as feed, Account, Feed, Options};
 use super::gate::GateState;
 use super::inbox::Inbox;
 use super::keymap::KeyAction;
@@ -43,50 +55,50 @@ pub struct Toast {
 }
 
 pub struct App {
-    pub now: DateTime<Utc>,
+    now: DateTime<Utc>,
     /// When this console started: what was staged before was waiting, not new.
-    pub started_at: DateTime<Utc>,
-    pub service: ServiceInfo,
-    pub options: Options,
-    pub keymap: Keymap,
-    pub feeds: BTreeMap<Resource, Feed>,
-    pub account: Account,
+    started_at: DateTime<Utc>,
+    service: ServiceInfo,
+    options: Options,
+    keymap: Keymap,
+    feeds: BTreeMap<Resource, Feed>,
+    account: Account,
     /// The approval inbox: its items, decisions and selections, owned by `inbox/`.
-    pub inbox: Inbox,
+    inbox: Inbox,
     /// Newest first.
-    pub request_log: VecDeque<RequestLogEntry>,
-    pub tab: Tab,
+    request_log: VecDeque<RequestLogEntry>,
+    tab: Tab,
     /// Index into `tab.panes()`.
-    pub focus: usize,
-    pub selected: BTreeMap<Pane, usize>,
+    focus: usize,
+    selected: BTreeMap<Pane, usize>,
     /// The dialog, form or line that has the keys, if any.
-    pub modal: Option<Modal>,
+    modal: Option<Modal>,
     /// The keys outside dialogs: whether the person is typing (`deliberate.rs`).
-    pub(crate) keyboard: Keyboard,
+    keyboard: Keyboard,
     /// A decision a deliberate key took, carried out once its hold passed with no other
     /// key (`deliberate::Held`).
-    pub(crate) held: Option<Held<Decision>>,
+    held: Option<Held<Decision>>,
     /// Kept when the line closes, so Up recalls earlier commands.
-    pub history: Vec<String>,
-    pub command_error: Option<String>,
-    pub toasts: Vec<Toast>,
+    history: Vec<String>,
+    command_error: Option<String>,
+    toasts: Vec<Toast>,
     /// Every toast and command error, newest first, whatever the Logs filter.
-    pub messages: VecDeque<Message>,
-    pub auth_failed: Option<String>,
-    pub quota_until: Option<DateTime<Utc>>,
+    messages: VecDeque<Message>,
+    auth_failed: Option<String>,
+    quota_until: Option<DateTime<Utc>>,
     /// One value per tab.
-    pub tabs: Tabs,
+    tabs: Tabs,
     /// The supervision gateway, when the service is one.
-    pub gate: GateState,
+    gate: GateState,
     /// Reads the wallet's private key for the builder-fee signature, when asked to sign (the
     /// environment by default; tests inject a fixed key). Never stored.
-    pub wallet_key: fn() -> Option<crate::secret::Secret>,
-    pub size: (u16, u16),
-    pub should_quit: bool,
+    wallet_key: fn() -> Option<crate::secret::Secret>,
+    size: (u16, u16),
+    should_quit: bool,
     /// Something visible changed since the last draw.
-    pub dirty: bool,
+    dirty: bool,
     /// A poll's answer changed the screen; drawn with the clock's next tick.
-    pub pending_draw: bool,
+    pending_draw: bool,
 }
 
 impl App {
@@ -137,6 +149,154 @@ impl App {
             dirty: true,
             pending_draw: false,
         }
+    }
+
+    // What the frame, the event loop and the tests read of the state. Nothing outside App's own
+    // module changes a field: it sends an Action, or a tab asks (`component::Ask`).
+
+    pub fn now(&self) -> DateTime<Utc> {
+        self.now
+    }
+
+    pub fn tab(&self) -> Tab {
+        self.tab
+    }
+
+    pub fn tabs(&self) -> &Tabs {
+        &self.tabs
+    }
+
+    pub fn service(&self) -> &ServiceInfo {
+        &self.service
+    }
+
+    pub fn keymap(&self) -> &Keymap {
+        &self.keymap
+    }
+
+    pub fn feeds(&self) -> &BTreeMap<Resource, Feed> {
+        &self.feeds
+    }
+
+    pub fn account(&self) -> &Account {
+        &self.account
+    }
+
+    pub fn inbox(&self) -> &Inbox {
+        &self.inbox
+    }
+
+    pub fn gate(&self) -> &GateState {
+        &self.gate
+    }
+
+    pub fn modal(&self) -> Option<&Modal> {
+        self.modal.as_ref()
+    }
+
+    pub fn request_log(&self) -> &VecDeque<RequestLogEntry> {
+        &self.request_log
+    }
+
+    pub fn messages(&self) -> &VecDeque<Message> {
+        &self.messages
+    }
+
+    pub fn toasts(&self) -> &[Toast] {
+        &self.toasts
+    }
+
+    pub fn command_error(&self) -> Option<&str> {
+        self.command_error.as_deref()
+    }
+
+    pub fn auth_failed(&self) -> Option<&str> {
+        self.auth_failed.as_deref()
+    }
+
+    pub fn quota_until(&self) -> Option<DateTime<Utc>> {
+        self.quota_until
+    }
+
+    /// A decision a deliberate key took waits for its hold to pass.
+    pub fn deciding(&self) -> bool {
+        self.held.is_some()
+    }
+
+    pub fn size(&self) -> (u16, u16) {
+        self.size
+    }
+
+    pub fn should_quit(&self) -> bool {
+        self.should_quit
+    }
+
+    /// Something visible changed since the last draw.
+    pub fn dirty(&self) -> bool {
+        self.dirty
+    }
+
+    /// The frame on screen shows the state.
+    pub fn drawn(&mut self) {
+        self.dirty = false;
+    }
+
+    /// The terminal's size at start (later ones come as `Action::Resize`).
+    pub fn set_size(&mut self, width: u16, height: u16) {
+        self.size = (width, height);
+    }
+
+    /// Moves the clock without a tick: input and results move it too, so countdowns never lag
+    /// an event.
+    pub fn set_clock(&mut self, now: DateTime<Utc>) {
+        self.now = now;
+    }
+
+    /// What the console starts with besides its configuration: the embedded gateway's "Connect an
+    /// agent" panel, the journal's last decisions, and the configuration's warnings, which stay
+    /// on the status line until the first command replaces them.
+    pub fn start_with(
+        &mut self,
+        connect: Option<super::gate::ConnectInfo>,
+        history: Vec<super::inbox::Decision>,
+        warnings: &[String],
+    ) {
+        self.gate.connect = connect;
+        self.inbox.restore_decisions(history);
+        if !warnings.is_empty() {
+            self.command_error = Some(warnings.join(" · "));
+        }
+    }
+
+    // Fixtures: for tests and benches that build a screen directly, bypassing `update` (as
+    // `Inbox::fixture_items` does). The console itself never calls them.
+
+    #[doc(hidden)]
+    pub fn account_mut(&mut self) -> &mut Account {
+        &mut self.account
+    }
+
+    #[doc(hidden)]
+    pub fn feeds_mut(&mut self) -> &mut BTreeMap<Resource, Feed> {
+        &mut self.feeds
+    }
+
+    #[doc(hidden)]
+    pub fn inbox_mut(&mut self) -> &mut Inbox {
+        &mut self.inbox
+    }
+
+    /// Puts `pane`'s cursor on `row`, as the keys would.
+    #[doc(hidden)]
+    pub fn select(&mut self, pane: Pane, row: usize) {
+        self.selected.insert(pane, row);
+    }
+
+    /// The tab on screen, without what coming on screen asks for (`set_tab`).
+    #[doc(hidden)]
+    pub fn show(&mut self, tab: Tab) {
+        self.tab = tab;
+        self.focus = 0;
     }
 
     pub fn focused_pane(&self) -> Pane {
@@ -370,7 +530,7 @@ impl App {
         let now = self.now;
         let decider = self.decider();
         for (resource, feed) in self.feeds.iter_mut() {
-            if feeds::polled(*resource, feed, decider) && feed.poll.start(now) {
+            if feed::polled(*resource, feed, decider) && feed.poll.start(now) {
                 fx.push(Effect::Fetch(*resource));
             }
         }
@@ -573,10 +733,71 @@ impl App {
     /// The tab just came on screen: what it shows is asked for now.
     pub(crate) fn entered_tab(&mut self) {
         // The audit feed is App's, asked rarely while the Logs tab is off screen (see
-        // `feeds/update.rs`).
+        // `app/feeds.rs`).
         if self.tab == Tab::Logs {
             self.poll_now(&[Resource::Audit], self.now);
         }
         self.tabs.get_mut(self.tab).entered(self.now);
+    }
+}
+
+/// What only the console's own tests change directly, to set a scene `update` would take many
+/// steps to reach.
+#[cfg(test)]
+impl App {
+    pub fn toasts_mut(&mut self) -> &mut Vec<Toast> {
+        &mut self.toasts
+    }
+
+    pub fn service_mut(&mut self) -> &mut ServiceInfo {
+        &mut self.service
+    }
+
+    pub fn gate_mut(&mut self) -> &mut GateState {
+        &mut self.gate
+    }
+
+    pub fn tabs_mut(&mut self) -> &mut Tabs {
+        &mut self.tabs
+    }
+
+    pub fn modal_mut(&mut self) -> Option<&mut Modal> {
+        self.modal.as_mut()
+    }
+
+    pub fn set_modal(&mut self, modal: Option<Modal>) {
+        self.modal = modal;
+    }
+
+    pub fn held_mut(&mut self) -> Option<&mut Held<Decision>> {
+        self.held.as_mut()
+    }
+
+    pub fn keyboard_mut(&mut self) -> &mut Keyboard {
+        &mut self.keyboard
+    }
+
+    pub fn set_wallet_key(&mut self, key: fn() -> Option<crate::secret::Secret>) {
+        self.wallet_key = key;
+    }
+
+    pub fn set_started_at(&mut self, at: DateTime<Utc>) {
+        self.started_at = at;
+    }
+
+    pub fn started_at(&self) -> DateTime<Utc> {
+        self.started_at
+    }
+
+    pub fn history(&self) -> &[String] {
+        &self.history
+    }
+
+    pub fn pending_draw(&self) -> bool {
+        self.pending_draw
+    }
+
+    pub fn selected_rows(&self) -> &BTreeMap<Pane, usize> {
+        &self.selected
     }
 }

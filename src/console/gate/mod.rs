@@ -1,10 +1,9 @@
 //! The console on a supervision gateway: whether the service is one, every agent's items from its
 //! inbox (`GET /gate/v1/inbox`), its agents, and the inbox's agent filter. Approvals of a gateway
-//! go through its supervisor API. Lower layer: the data; App's part of it is the inbox's
-//! (`inbox/gateway.rs`), since what the gateway holds is merged into the one approval inbox.
+//! go through its supervisor API. Lower layer: the data; App's part of it is `app/gateway.rs`,
+//! since what the gateway holds is merged into the one approval inbox, and `app/guard.rs`.
 
 pub mod guard;
-mod guard_update;
 pub mod policy;
 
 use super::inbox::InboxItem;

@@ -7,8 +7,8 @@
 //! its folder, changed only by its own methods with a `Ctx`, drawn by its own `draw` with a
 //! `Shown` — every tab but proposals. Proposals
 //! is a view of the inbox, which every tab acts on and App keeps (`console/inbox/`). The modals a
-//! tab opens own their state in the modal slot; App's side of them is in `route.rs` and, for
-//! the Signals modals, `signals/modals.rs`.
+//! tab opens own their state in the modal slot; App's side of them is in `app/route.rs` and, for
+//! the Signals modals, `app/signal_modals.rs`.
 
 pub mod backtests;
 pub mod chat;

@@ -1,6 +1,6 @@
 //! The Chat tab's update: sending the conversation, the agent's replies, and its keys. The confirm
 //! tokens a reply carries go to the inbox, which is App's: App puts them there and hands this tab
-//! their inbox ids (`route.rs`).
+//! their inbox ids (`app/route.rs`).
 
 use super::{ChatEntry, ChatTab};
 use crate::api::ApiError;

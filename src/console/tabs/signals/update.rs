@@ -1,6 +1,6 @@
 //! The Signals tab's update: destinations and their delivery log (polled while the tab is on
 //! screen), the fan-out default and `/trade`. Its modals (the create form, the secret shown once,
-//! the builder fee) own their state in the modal slot; App's side of them is `modals.rs`.
+//! the builder fee) own their state in the modal slot; App's side of them is `app/signal_modals.rs`.
 
 use super::{DELIVERIES_POLL, DESTINATIONS_POLL, DestinationForm, SignalsTab, is_unsupported};
 use crate::api::ApiError;

@@ -1,7 +1,7 @@
 //! The Tools tab's update: the catalog (loaded when the tab is first shown), `/tool`, the argument
 //! editor's sending, the last call's result, and its keys. A tool call's answer reaches past the
 //! tab — a confirm token goes to the inbox, an approved token's call decides an inbox item — so
-//! App receives it (`route.rs`) and hands this tab the result to show.
+//! App receives it (`app/route.rs`) and hands this tab the result to show.
 
 use super::{ToolEditor, ToolOutcome, ToolsTab, schema};
 use crate::api::ApiError;

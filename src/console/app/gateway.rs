@@ -321,7 +321,7 @@ impl App {
                 && matches!(status_of(&g), "executed" | "failed")
                 && g.decided_at
                     .is_none_or(|t| t >= self.started_at - START_SLACK)
-                && self.inbox.seen.insert(format!("standing-outcome:{id}"))
+                && self.inbox.first_sight(format!("standing-outcome:{id}"))
             {
                 let (text, level) = if status_of(&g) == "executed" {
                     (executed_text(&g), ToastLevel::Info)
@@ -348,7 +348,7 @@ impl App {
             // Whoever approved it (this console, another supervisor, a standing approval), an
             // execution changes the account: asked now, not at its next (maybe quiet) poll.
             executed |= executes && was.is_none_or(|w| status_of(&w) != "executed");
-            let existing = match self.inbox.items.iter_mut().find(|i| i.id() == id) {
+            let existing = match self.inbox.items_mut().iter_mut().find(|i| i.id() == id) {
                 Some(item) => Some(item),
                 None => self.gate.hidden.iter_mut().find(|i| i.id() == id),
             };
@@ -384,7 +384,7 @@ impl App {
             // restart, nor for one first seen already expired (never this console's to decide).
             item.expiry_noted = item.status(now) == Status::Expired;
             self.inbox.reapply(&mut item);
-            let first = self.inbox.seen.insert(id.clone());
+            let first = self.inbox.first_sight(id.clone());
             // Staged before this console started (a restart): it was waiting, not new — said
             // once for all of them, without the bell.
             let before_start = g_created.is_some_and(|c| c < self.started_at - START_SLACK);
@@ -411,7 +411,7 @@ impl App {
             if self.gate.hides(&id) {
                 self.gate.hidden.push(item);
             } else {
-                self.inbox.items.push(item);
+                self.inbox.push(item);
             }
         }
         if fresh > 0 && self.options.bell {
@@ -446,7 +446,7 @@ impl App {
     /// supervisor API like any agent's. Matched on this console's key, the tool and its arguments;
     /// the oldest such item of the console's that the gateway has not been matched to yet.
     fn adopt_tool_approval(&mut self, g: &GateItem, id: &str) {
-        if self.inbox.items.iter().any(|i| i.id() == id) {
+        if self.inbox.items().iter().any(|i| i.id() == id) {
             return;
         }
         let own = &self.service.key_fingerprint;
@@ -477,7 +477,7 @@ impl App {
         };
         let Some(item) = self
             .inbox
-            .items
+            .items_mut()
             .iter_mut()
             .filter(|i| i.source == Source::Console && i.status(now) == Status::Staged)
             .filter(|i| made_after(i))
@@ -493,7 +493,7 @@ impl App {
         let old = item.id().to_string();
         item.proposal.proposal_id = id.to_string();
         item.source = Source::Gateway;
-        self.inbox.seen.insert(id.to_string());
+        self.inbox.first_sight(id.to_string());
         self.inbox.rename_selected(&old, id);
         self.tabs.tools.renamed(&old, id);
     }
@@ -673,13 +673,13 @@ impl App {
             }
         }
         self.gate.filter = filter;
-        let mut all: Vec<InboxItem> = std::mem::take(&mut self.inbox.items);
+        let mut all: Vec<InboxItem> = self.inbox.take_items();
         all.append(&mut self.gate.hidden);
         let mut seen = std::collections::HashSet::new();
         all.retain(|i| seen.insert(i.id().to_string()));
         let (hidden, shown): (Vec<_>, Vec<_>) =
             all.into_iter().partition(|i| self.gate.hides(i.id()));
-        self.inbox.items = shown;
+        self.inbox.replace_items(shown);
         self.gate.hidden = hidden;
         self.inbox.sort();
         let text = match &self.gate.filter {

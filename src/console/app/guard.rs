@@ -2,12 +2,12 @@
 //! feed, the approve dialog's live re-check and the last word on its approval, `/kill` (asked first)
 //! and `/auto` (upper layer: it changes `App`).
 
-use super::Detected;
-use super::guard::{ApproveCheck, kill_reason, kill_refusal};
 use crate::api::ApiError;
 use crate::api::model::{GateCheck, GateKillSwitch, GatePolicy, GateStanding, GateStandingRequest};
 use crate::console::action::Effect;
 use crate::console::app::{App, ToastLevel};
+use crate::console::gate::guard::{ApproveCheck, kill_reason, kill_refusal};
+use crate::console::gate::{self, Detected};
 use crate::console::modal::{Confirm, Deciding, Modal};
 use chrono::{DateTime, Duration as TimeDelta, Utc};
 
@@ -25,9 +25,9 @@ impl App {
         let due = match self.gate.version {
             Some(v) => {
                 self.gate.guard_version != Some(v)
-                    || super::due_again(self.gate.guard_asked, self.now, super::QUIET_EVERY)
+                    || gate::due_again(self.gate.guard_asked, self.now, gate::QUIET_EVERY)
             }
-            None => super::due_again(self.gate.guard_asked, self.now, GUARD_EVERY),
+            None => gate::due_again(self.gate.guard_asked, self.now, GUARD_EVERY),
         };
         if polled && self.gate.is_gateway() && due {
             self.gate.guard_asked = Some(self.now);
@@ -245,7 +245,7 @@ impl App {
                     self.gate.detected = Detected::No;
                     state.policy = None;
                 }
-                state.error = Some(super::policy::error_text(&e));
+                state.error = Some(gate::policy::error_text(&e));
             }
         }
         self.dirty = true;

@@ -1,11 +1,6 @@
 //! App's part of the inbox: merging the service's list, expiries, approve and reject, and their
 //! answers (upper layer: it changes `App`).
 
-use super::{
-    Decision, DecisionKind, Evidence, InboxItem, LocalState, Outcome, PaneSelection, RECHECK,
-    SETTLE, START_SLACK, Source, Status, describe_preview, execution_summary, outcome, outcome_of,
-    staged, tool_outcome,
-};
 use crate::api::ApiError;
 use crate::api::model::{Proposal, TradeSignal};
 use crate::console::action::{Effect, Resource};
@@ -13,6 +8,11 @@ use crate::console::app::App;
 use crate::console::app::ToastLevel;
 use crate::console::decider::{Answered, Decider};
 use crate::console::inbox::dialog::ApproveDialog;
+use crate::console::inbox::{
+    Decision, DecisionKind, Evidence, InboxItem, LocalState, Outcome, PaneSelection, RECHECK,
+    SETTLE, START_SLACK, Source, Status, describe_preview, execution_summary, outcome, outcome_of,
+    staged, tool_outcome,
+};
 use crate::console::layout::Pane;
 use crate::console::modal::{Confirm, Deciding, Modal};
 use crate::console::poll::to_delta;
@@ -60,13 +60,13 @@ impl App {
         match &self.selection(pane).id {
             Some(id) => self.item(id),
             None => match pane {
-                Pane::Strip => self.strip_items().first().map(|i| &self.inbox.items[*i]),
-                _ => self.inbox.items.get(self.selected(Pane::Inbox)),
+                Pane::Strip => self.strip_items().first().map(|i| &self.inbox.items()[*i]),
+                _ => self.inbox.items().get(self.selected(Pane::Inbox)),
             },
         }
     }
 
-    /// Inbox indices of the proposals the Desk strip shows (see [`super::Inbox::strip_items`]).
+    /// Inbox indices of the proposals the Desk strip shows (see [`crate::console::inbox::Inbox::strip_items`]).
     pub fn strip_items(&self) -> Vec<usize> {
         self.inbox.strip_items(self.now)
     }
@@ -75,7 +75,7 @@ impl App {
         self.inbox.selection(pane)
     }
 
-    /// The row an inbox pane draws as selected (see [`super::Inbox::row`]).
+    /// The row an inbox pane draws as selected (see [`crate::console::inbox::Inbox::row`]).
     pub(crate) fn inbox_row(&self, pane: Pane) -> Option<usize> {
         self.inbox.row(pane, self.now)
     }
@@ -158,7 +158,7 @@ impl App {
             if self.gate.hides(&p.proposal_id) {
                 continue;
             }
-            let unanswered = self.inbox.unanswered.contains(&p.proposal_id);
+            let unanswered = self.inbox.unanswered(&p.proposal_id);
             if let Some(item) = self.inbox.item_mut(&p.proposal_id) {
                 // A confirm this console is waiting for decides the local state, not a poll; a
                 // confirm that got no answer is settled by what the list says. One found staged
@@ -176,7 +176,7 @@ impl App {
                 item.merge(p);
                 continue;
             }
-            let new = self.inbox.seen.insert(p.proposal_id.clone());
+            let new = self.inbox.first_sight(p.proposal_id.clone());
             let mut item = InboxItem {
                 proposal: p,
                 source: Source::Service,
@@ -206,7 +206,7 @@ impl App {
                     ToastLevel::Info,
                 );
             }
-            self.inbox.items.push(item);
+            self.inbox.push(item);
         }
         if fresh > 0 && self.options.bell {
             fx.push(Effect::Bell);
@@ -236,7 +236,7 @@ impl App {
     pub(crate) fn note_expiries(&mut self, fx: &mut Vec<Effect>) {
         let now = self.now;
         let mut expired = Vec::new();
-        for item in &mut self.inbox.items {
+        for item in self.inbox.items_mut() {
             if !item.expiry_noted && item.status(now) == Status::Expired {
                 item.expiry_noted = true;
                 expired.push((item.id().to_string(), item.describe()));
@@ -277,7 +277,10 @@ impl App {
         // The summary names the levels too: the record must say what was approved.
         let summary = match self.item(id) {
             Some(i) if i.tool.is_none() && i.proposal.preview.kind == "trade" => {
-                format!("{summary} {}", super::levels(&i.proposal.preview))
+                format!(
+                    "{summary} {}",
+                    crate::console::inbox::levels(&i.proposal.preview)
+                )
             }
             _ => summary,
         };
@@ -307,16 +310,13 @@ impl App {
             "risk": risk,
         });
         fx.push(Effect::Journal(line.to_string()));
-        self.inbox.decisions.insert(
-            0,
-            Decision {
-                proposal_id: id.to_string(),
-                kind,
-                at: self.now,
-                summary,
-                result,
-            },
-        );
+        self.inbox.record(Decision {
+            proposal_id: id.to_string(),
+            kind,
+            at: self.now,
+            summary,
+            result,
+        });
         self.dirty = true;
     }
 
@@ -346,14 +346,14 @@ impl App {
                     p.proposal_id,
                     describe_preview(&p.preview, &p.proposal_id)
                 );
-                self.inbox.seen.insert(p.proposal_id.clone());
+                self.inbox.first_sight(p.proposal_id.clone());
                 match self.inbox.item_mut(&p.proposal_id) {
                     Some(item) => {
                         item.request = Some(Box::new(signal.clone()));
                         item.merge(*p);
                     }
                     None => {
-                        self.inbox.items.push(InboxItem {
+                        self.inbox.push(InboxItem {
                             proposal: *p,
                             source: Source::Console,
                             local: LocalState::None,
@@ -407,8 +407,8 @@ impl App {
                         checking: true,
                     };
                 }
-                self.inbox.said_executed.insert(id.to_string());
-                self.inbox.recheck.ask_at(at);
+                self.inbox.note_said_executed(id);
+                self.inbox.recheck_mut().ask_at(at);
                 self.toast(
                     format!(
                         "Confirm {id}: the service says it already executed ({text}) — reading                          {} for what it did",
@@ -425,8 +425,8 @@ impl App {
                         checking: true,
                     };
                 }
-                self.inbox.unanswered.insert(id.to_string());
-                self.inbox.recheck.ask_at(at);
+                self.inbox.note_unanswered(id);
+                self.inbox.recheck_mut().ask_at(at);
                 self.toast(Decider::Service.open_outcome(id, &e), ToastLevel::Error);
             }
             // The service asked to wait: nothing executed, the proposal is still staged. It is
@@ -442,9 +442,7 @@ impl App {
                 {
                     item.local = LocalState::None;
                 }
-                self.inbox
-                    .limited
-                    .insert(id.to_string(), (until, message.clone()));
+                self.inbox.limit(id, until, message.clone());
                 self.toast(
                     format!(
                         "{id} not confirmed: rate limited — retry in {} s ({message}). Nothing \
@@ -637,8 +635,7 @@ impl App {
         item.local = LocalState::Rejected;
         let summary = item.describe();
         let result = decider.reject_result(item.tool.is_some());
-        self.inbox.dismissed.retain(|d| d != id);
-        self.inbox.dismissed.push(id.to_string());
+        self.inbox.dismiss(id);
         self.decide(id, DecisionKind::Rejected, summary, result.into(), fx);
     }
 }
@@ -666,14 +663,14 @@ impl App {
             .flatten()
             .filter(|i| i.local == LocalState::Rejected)
             .map(|i| i.id().to_string());
-        let Some(id) = selected.or_else(|| self.inbox.dismissed.last().cloned()) else {
+        let Some(id) = selected.or_else(|| self.inbox.dismissed().last().cloned()) else {
             self.toast(
                 "Nothing to undo: no proposal was dismissed",
                 ToastLevel::Error,
             );
             return;
         };
-        self.inbox.dismissed.retain(|d| *d != id);
+        self.inbox.undismiss(&id);
         if let Some(why) = self.decider_for(&id).undo_refusal(&id) {
             self.toast(why, ToastLevel::Error);
             return;
@@ -732,14 +729,14 @@ impl App {
     pub(crate) fn schedule_recheck(&mut self, fx: &mut Vec<Effect>) {
         let checking = self
             .inbox
-            .items
+            .items()
             .iter()
             .any(|i| matches!(i.local, LocalState::Unknown { checking: true, .. }));
         if !checking {
-            self.inbox.recheck.stop();
+            self.inbox.recheck_mut().stop();
             return;
         }
-        if self.inbox.recheck.start(self.now) {
+        if self.inbox.recheck_mut().start(self.now) {
             let list = self.feeds[&Resource::Proposals].supported;
             fx.push(Effect::Reconcile { list });
         }
@@ -751,7 +748,7 @@ impl App {
         at: DateTime<Utc>,
         fx: &mut Vec<Effect>,
     ) {
-        let poll = &mut self.inbox.recheck;
+        let poll = self.inbox.recheck_mut();
         poll.settled();
         // Still unreachable, or not yet: ask again soon, not after a growing backoff.
         poll.ask_at(at + RECHECK);
@@ -760,7 +757,7 @@ impl App {
         }
         let ids: Vec<String> = self
             .inbox
-            .items
+            .items()
             .iter()
             .filter(|i| matches!(i.local, LocalState::Unknown { checking: true, .. }))
             .map(|i| i.id().to_string())
@@ -802,7 +799,7 @@ impl App {
         // The service answered our own confirm "already executed": it did execute, whatever
         // else its records can or cannot say.
         let found = match found {
-            Outcome::NotExecuted | Outcome::Unknown if self.inbox.said_executed.contains(id) => {
+            Outcome::NotExecuted | Outcome::Unknown if self.inbox.said_executed(id) => {
                 Outcome::Executed(format!(
                     "executed (the service answered this console's confirm: {error}; its records \
                      do not say more)"
@@ -810,7 +807,7 @@ impl App {
             }
             other => other,
         };
-        self.inbox.said_executed.remove(id);
+        self.inbox.forget_said_executed(id);
         let Some(item) = self.inbox.item_mut(id) else {
             return;
         };
@@ -818,7 +815,7 @@ impl App {
             Outcome::Executed(text) => {
                 item.local = LocalState::Approved(text.clone());
                 item.proposal.status = "executed".into();
-                self.inbox.unanswered.remove(id);
+                self.inbox.forget_unanswered(id);
                 self.toast(
                     format!("Confirm {id} did execute: {text}"),
                     ToastLevel::Info,
@@ -827,7 +824,7 @@ impl App {
             }
             Outcome::Failed(text) => {
                 item.local = LocalState::Failed(text.clone());
-                self.inbox.unanswered.remove(id);
+                self.inbox.forget_unanswered(id);
                 self.toast(format!("Confirm {id} failed: {text}"), ToastLevel::Error);
                 self.decide(id, DecisionKind::Failed, summary, text, fx);
             }
@@ -871,14 +868,13 @@ impl App {
     fn rate_limited(&mut self, id: &str) -> bool {
         let now = self.now;
         let Some(left) = self.inbox.wait_left(id, now) else {
-            self.inbox.limited.remove(id);
+            self.inbox.unlimit(id);
             return false;
         };
         let said = self
             .inbox
-            .limited
-            .get(id)
-            .map(|(_, m)| m.clone())
+            .limited_note(id)
+            .map(str::to_string)
             .unwrap_or_default();
         self.toast(
             format!("{id}: rate limited — retry in {left} s ({said}); it is still staged"),
@@ -889,7 +885,7 @@ impl App {
 
     /// A dismissal `u` could take back: the footer offers the key only then.
     pub fn can_undo(&self) -> bool {
-        self.inbox.dismissed.iter().any(|id| {
+        self.inbox.dismissed().iter().any(|id| {
             self.decider_for(id).reject_undoable()
                 && self.item(id).is_some_and(|i| {
                     i.local == LocalState::Rejected && i.service_status(self.now) == Status::Staged
@@ -899,7 +895,7 @@ impl App {
 }
 
 /// The risk figures as the journal keeps them.
-fn risk_record(r: &super::risk::Risk) -> serde_json::Value {
+fn risk_record(r: &crate::console::inbox::risk::Risk) -> serde_json::Value {
     json!({
         "notional": r.notional,
         "margin": r.margin,
