@@ -10,22 +10,13 @@ use crate::api::model::{
 use crate::console::action::{Effect, Resource};
 use crate::console::app::{App, ToastLevel};
 use crate::console::decider::{Answered, Decider};
-use crate::console::gate::{
-    AWAIT, DEFAULT_REJECT_REASON, Detected, QUIET_EVERY, agent_matches, inbox_id, is_listed,
-};
+use crate::console::gate::{DEFAULT_REJECT_REASON, inbox_id, is_listed};
 use crate::console::inbox::START_SLACK;
 use crate::console::inbox::{
     DecisionKind, InboxItem, LocalState, Source, Status, execution_summary,
 };
 use chrono::{DateTime, Utc};
 use std::time::Duration;
-
-/// How often the gateway's agents are asked beside its inbox: labels and connections change
-/// rarely, and each request wakes the gateway and the console.
-const AGENTS_EVERY: chrono::TimeDelta = chrono::TimeDelta::seconds(5);
-
-/// A held poll that came back sooner than this with the version it was sent is taken as not held.
-const HELD_AT_LEAST: Duration = Duration::from_millis(500);
 
 /// The gateway's item as the inbox's proposal: its status in the words the inbox knows.
 fn to_proposal(g: &GateItem, id: &str) -> Proposal {
@@ -197,29 +188,7 @@ fn failed_text(g: &GateItem) -> String {
 
 impl App {
     pub(crate) fn schedule_gate(&mut self, fx: &mut Vec<Effect>) {
-        let polled = self.gate.detected != Detected::No && self.gate.poll.start(self.now);
-        if polled {
-            // A long-polled gateway says when anything changed: the agents are asked then, and
-            // otherwise rarely. Until the gateway answered, every poll asks both: the agents say
-            // it is one.
-            let every = match self.gate.version {
-                Some(_) => QUIET_EVERY,
-                None => AGENTS_EVERY,
-            };
-            let agents_due = self.gate.detected != Detected::Yes
-                || self.gate.version != self.gate.agents_version
-                || crate::console::gate::due_again(self.gate.agents_asked, self.now, every);
-            if agents_due {
-                self.gate.agents_asked = Some(self.now);
-                self.gate.asked_since = None;
-                fx.push(Effect::FetchGate);
-            } else {
-                self.gate.asked_since = self.gate.version;
-                fx.push(Effect::FetchGateInbox {
-                    since: self.gate.version,
-                });
-            }
-        }
+        let polled = self.gate.schedule(self.now, fx);
         self.schedule_guard(polled, fx);
     }
 
@@ -230,61 +199,14 @@ impl App {
         at: DateTime<Utc>,
         fx: &mut Vec<Effect>,
     ) {
-        let interval = self.gate.interval;
-        self.gate.poll.settled();
         match result {
             Ok(answer) => {
                 let (inbox, agents) = *answer;
-                self.gate.detected = Detected::Yes;
-                self.gate.error = None;
-                // Long-polled, the next poll goes out at once and the gateway holds it; one that
-                // came back at once with nothing changed (a gateway not holding it) waits the
-                // interval, so nothing is asked in a loop.
-                let held = inbox.version.is_some()
-                    && !(self.gate.asked_since.is_some()
-                        && self.gate.asked_since == inbox.version
-                        && latency < HELD_AT_LEAST);
-                let next = if held { Duration::ZERO } else { interval };
-                self.gate.poll.succeeded(at, latency, next);
-                self.gate.version = inbox.version;
-                if let Some(agents) = agents {
-                    self.gate.role = agents.you.map(|y| y.role);
-                    self.gate.agents = agents.agents;
-                    self.gate.agents_version = inbox.version;
-                }
+                self.gate.answered(inbox.version, agents, latency, at);
                 self.merge_gate(inbox.items, fx);
-                // This answer may have been asked before a decision it does not show yet; and an
-                // approved item's execution is shown as soon as the gateway reports it.
-                if std::mem::take(&mut self.gate.refresh) {
-                    self.gate.poll.probe_by(at);
-                } else if !self.gate.awaiting.is_empty() {
-                    self.gate.poll.probe_by(at + AWAIT);
-                }
+                self.gate.merged(at);
             }
-            // No /gate/v1 here: an ordinary service (a 404, or whatever else a service answers for
-            // a path it does not know: an HTML page, a 405, a 500); never asked again. Only a 401,
-            // a "wait" (429, or a 503 with Retry-After: a gateway starting or behind a proxy in
-            // maintenance) or no answer at all leaves the question open.
-            Err(e)
-                if self.gate.detected != Detected::Yes
-                    && !matches!(
-                        e,
-                        ApiError::Unauthorized { .. } | ApiError::QuotaExceeded { .. }
-                    )
-                    && !e.is_transient() =>
-            {
-                self.gate.detected = Detected::No;
-                self.gate.error = None;
-                self.gate.poll.stop();
-            }
-            Err(e) => {
-                // A 401 comes from a gateway that wants a supervisor token: it is one.
-                if matches!(e, ApiError::Unauthorized { .. }) {
-                    self.gate.detected = Detected::Yes;
-                }
-                self.gate.poll.failed(at, interval, &e);
-                self.gate.error = Some(e);
-            }
+            Err(e) => self.gate.failed(e, at),
         }
     }
 
@@ -627,10 +549,7 @@ impl App {
                 self.decide(id, DecisionKind::Failed, summary, text, fx);
             }
         }
-        self.gate.poll.ask_at(at);
-        if self.gate.poll.in_flight {
-            self.gate.refresh = true;
-        }
+        self.gate.decided(at);
         // Executed with the agent's key: the console key's usage has not changed.
         self.poll_now(&Resource::TRADED, at);
     }
@@ -649,28 +568,22 @@ impl App {
             );
             return;
         }
-        if let Some(f) = &filter {
-            let known = self.gate.agents.iter().any(|a| {
-                a.agent.eq_ignore_ascii_case(f)
-                    || a.fingerprint
-                        .to_ascii_lowercase()
-                        .starts_with(&f.to_ascii_lowercase())
-            }) || self.gate.items.values().any(|i| agent_matches(i, f));
-            if !known {
-                let names: Vec<&str> = self.gate.agents.iter().map(|a| a.agent.as_str()).collect();
-                self.toast(
-                    format!(
-                        "no agent {f:?} on this gateway; agents: {}",
-                        if names.is_empty() {
-                            "none yet".to_string()
-                        } else {
-                            names.join(", ")
-                        }
-                    ),
-                    ToastLevel::Error,
-                );
-                return;
-            }
+        if let Some(f) = &filter
+            && !self.gate.knows_agent(f)
+        {
+            let names = self.gate.agent_names();
+            self.toast(
+                format!(
+                    "no agent {f:?} on this gateway; agents: {}",
+                    if names.is_empty() {
+                        "none yet".to_string()
+                    } else {
+                        names.join(", ")
+                    }
+                ),
+                ToastLevel::Error,
+            );
+            return;
         }
         self.gate.filter = filter;
         let mut all: Vec<InboxItem> = self.inbox.take_items();
