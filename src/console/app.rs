@@ -56,8 +56,6 @@ pub struct Toast {
 
 pub struct App {
     now: DateTime<Utc>,
-    /// When this console started: what was staged before was waiting, not new.
-    started_at: DateTime<Utc>,
     service: ServiceInfo,
     options: Options,
     keymap: Keymap,
@@ -121,13 +119,12 @@ impl App {
             .unwrap_or(Duration::from_secs(1));
         App {
             now,
-            started_at: now,
             service,
             options,
             keymap,
             feeds,
             account: Account::default(),
-            inbox: Inbox::default(),
+            inbox: Inbox::started(now),
             request_log: VecDeque::new(),
             tab: Tab::Desk,
             focus: 0,
@@ -779,14 +776,6 @@ impl App {
 
     pub fn set_wallet_key(&mut self, key: fn() -> Option<crate::secret::Secret>) {
         self.wallet_key = key;
-    }
-
-    pub fn set_started_at(&mut self, at: DateTime<Utc>) {
-        self.started_at = at;
-    }
-
-    pub fn started_at(&self) -> DateTime<Utc> {
-        self.started_at
     }
 
     pub fn history(&self) -> &[String] {

@@ -196,7 +196,7 @@ impl App {
             let before_start = item
                 .proposal
                 .created_at
-                .is_some_and(|c| c < self.started_at - START_SLACK);
+                .is_some_and(|c| c < self.inbox.started_at() - START_SLACK);
             if new && item.status(now) == Status::Staged && before_start {
                 waiting += 1;
             } else if new && item.status(now) == Status::Staged {

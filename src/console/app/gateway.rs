@@ -242,7 +242,7 @@ impl App {
                 && !self.gate.awaiting.contains(&id)
                 && matches!(status_of(&g), "executed" | "failed")
                 && g.decided_at
-                    .is_none_or(|t| t >= self.started_at - START_SLACK)
+                    .is_none_or(|t| t >= self.inbox.started_at() - START_SLACK)
                 && self.inbox.first_sight(format!("standing-outcome:{id}"))
             {
                 let (text, level) = if status_of(&g) == "executed" {
@@ -309,7 +309,7 @@ impl App {
             let first = self.inbox.first_sight(id.clone());
             // Staged before this console started (a restart): it was waiting, not new — said
             // once for all of them, without the bell.
-            let before_start = g_created.is_some_and(|c| c < self.started_at - START_SLACK);
+            let before_start = g_created.is_some_and(|c| c < self.inbox.started_at() - START_SLACK);
             if first && item.status(now) == Status::Staged && before_start {
                 waiting += 1;
             } else if first && item.status(now) == Status::Staged {

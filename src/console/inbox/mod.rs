@@ -432,6 +432,8 @@ pub struct Inbox {
     limited: std::collections::HashMap<String, (DateTime<Utc>, String)>,
     /// Numbers the tool approvals (`tool-1`, `tool-2`).
     tool_seq: u32,
+    /// When this console started: what was staged before was waiting, not new.
+    started_at: DateTime<Utc>,
     /// Proposal ids seen before, so a proposal rings the bell once.
     seen: std::collections::HashSet<String>,
     /// What the journal said last of each proposal when this console started (newest wins), and
@@ -458,6 +460,24 @@ impl Inbox {
     /// For the gateway's merge, which settles an item's state from the gateway's record.
     pub(crate) fn item_mut(&mut self, id: &str) -> Option<&mut InboxItem> {
         self.items.iter_mut().find(|i| i.id() == id)
+    }
+
+    /// The inbox of a console started at `now`.
+    pub fn started(now: DateTime<Utc>) -> Inbox {
+        Inbox {
+            started_at: now,
+            ..Inbox::default()
+        }
+    }
+
+    /// When this console started: what was staged before was waiting, not new.
+    pub fn started_at(&self) -> DateTime<Utc> {
+        self.started_at
+    }
+
+    #[doc(hidden)]
+    pub fn fixture_started_at(&mut self, at: DateTime<Utc>) {
+        self.started_at = at;
     }
 
     /// Every item, to change in place (never to add or remove one: `push`, `replace_items`).

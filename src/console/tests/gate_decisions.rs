@@ -260,7 +260,7 @@ fn a_staging_refused_on_its_request_has_no_proposal_and_is_said_the_same_way() {
 fn items_staged_before_the_console_started_are_not_announced_with_the_bell() {
     let mut app = seeded_app(120, 40);
     app.inbox_mut().fixture_items().clear();
-    app.set_started_at(t0() + secs(60));
+    app.inbox_mut().fixture_started_at(t0() + secs(60));
     let (items, agents) = two_agents();
     let fx = app.update(gate_loaded(items, agents.clone(), t0() + secs(61)));
     assert_eq!(bells(&fx), 0, "{fx:?}");
