@@ -413,7 +413,7 @@ impl App {
             self.note_message(text, ToastLevel::Error);
         }
         self.schedule(&mut fx);
-        self.sync_inbox_selection(by_user);
+        self.sync_inbox_selection(by_user, &mut fx);
         // The next draw shows everything, a waiting poll answer too.
         if self.dirty {
             self.pending_draw = false;

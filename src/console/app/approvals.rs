@@ -10,8 +10,8 @@ use crate::console::decider::{Answered, Decider};
 use crate::console::inbox::dialog::ApproveDialog;
 use crate::console::inbox::{
     Decision, DecisionKind, Evidence, InboxItem, LocalState, Outcome, PaneSelection, RECHECK,
-    SETTLE, START_SLACK, Source, Status, describe_preview, execution_summary, outcome, outcome_of,
-    staged, tool_outcome,
+    START_SLACK, Source, Status, describe_preview, execution_summary, outcome, outcome_of, staged,
+    tool_outcome,
 };
 use crate::console::layout::Pane;
 use crate::console::modal::{Confirm, Deciding, Modal};
@@ -82,67 +82,32 @@ impl App {
 
     /// The cursor moved to `row` of an inbox pane (a key or a click): that proposal is selected.
     pub(crate) fn select_inbox_row(&mut self, pane: Pane, row: usize) {
-        let id = self
-            .inbox
-            .pane_ids(pane, self.now)
-            .get(row)
-            .map(|s| s.to_string());
-        if let Some(id) = id {
-            self.select_proposal(pane, &id);
-        }
+        let mut none = Vec::new();
+        with_ctx!(self, &mut none, |ctx| self.inbox.select_row(pane, row, ctx));
     }
 
     /// Selects proposal `id` in an inbox pane, as the supervisor asked.
     pub(crate) fn select_proposal(&mut self, pane: Pane, id: &str) {
-        let sel = self.inbox.selection_mut(pane);
-        sel.id = Some(id.to_string());
-        sel.moved = None;
-        if let Some(row) = self.inbox_row(pane) {
-            self.selected.insert(pane, row);
-        }
+        let mut none = Vec::new();
+        with_ctx!(self, &mut none, |ctx| self
+            .inbox
+            .select_proposal(pane, id, ctx));
     }
 
-    /// After every update: each inbox pane's selection follows its proposal through arrivals,
-    /// re-sorts and departures. A move nobody asked for is remembered, so a key pressed at that
-    /// moment does not act on a row the supervisor has not seen selected.
-    pub(crate) fn sync_inbox_selection(&mut self, by_user: bool) {
-        let now = self.now;
-        for pane in [Pane::Inbox, Pane::Strip] {
-            let rows: Vec<String> = self
-                .inbox
-                .pane_ids(pane, self.now)
-                .into_iter()
-                .map(String::from)
-                .collect();
-            let sel = self.inbox.selection_mut(pane);
-            let before = sel.id.clone();
-            // A first selection is not a move: nothing was selected for a key to be meant for.
-            if sel.sync(rows) && !by_user && sel.id.is_some() && before.is_some() {
-                sel.moved = Some((now, before));
-            }
-            if let Some(row) = self.inbox_row(pane) {
-                self.selected.insert(pane, row);
-            }
-        }
+    /// After every update (see `Inbox::sync_selection`).
+    pub(crate) fn sync_inbox_selection(&mut self, by_user: bool, fx: &mut Vec<Effect>) {
+        with_ctx!(self, fx, |ctx| self.inbox.sync_selection(by_user, ctx));
     }
 
     /// The id the approve, reject and undo keys act on; None, with the reason shown, when the
     /// selection moved by itself a moment ago (the key was meant for what was selected before).
     pub(crate) fn acting_on(&mut self) -> Option<String> {
         let pane = self.inbox_pane();
-        let now = self.now;
-        let sel = self.inbox.selection_mut(pane);
-        if let Some((at, Some(old))) = sel.moved.take()
-            && now - at < SETTLE
-            && let Some(id) = sel.id.clone()
+        let mut none = Vec::new();
+        if with_ctx!(self, &mut none, |ctx| self
+            .inbox
+            .moved_under_the_key(pane, ctx))
         {
-            self.toast(
-                format!(
-                    "The selection just moved to {id} ({old} left the list): nothing done; \
-                     press again to act on it"
-                ),
-                ToastLevel::Error,
-            );
             return None;
         }
         self.selected_item().map(|i| i.id().to_string())

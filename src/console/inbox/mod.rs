@@ -10,6 +10,7 @@
 
 pub mod dialog;
 pub mod risk;
+mod selection;
 pub mod staged;
 
 use crate::api::ApiError;
@@ -615,7 +616,7 @@ impl Inbox {
         }
     }
 
-    pub(crate) fn selection_mut(&mut self, pane: Pane) -> &mut PaneSelection {
+    fn selection_mut(&mut self, pane: Pane) -> &mut PaneSelection {
         match pane {
             Pane::Strip => &mut self.strip,
             _ => &mut self.list,
@@ -623,7 +624,7 @@ impl Inbox {
     }
 
     /// The ids an inbox pane lists, in its order.
-    pub(crate) fn pane_ids(&self, pane: Pane, now: DateTime<Utc>) -> Vec<&str> {
+    fn pane_ids(&self, pane: Pane, now: DateTime<Utc>) -> Vec<&str> {
         match pane {
             Pane::Strip => self
                 .strip_items(now)
