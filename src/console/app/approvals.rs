@@ -9,9 +9,8 @@ use crate::console::app::ToastLevel;
 use crate::console::decider::{Answered, Decider};
 use crate::console::inbox::dialog::ApproveDialog;
 use crate::console::inbox::{
-    Decision, DecisionKind, Evidence, InboxItem, LocalState, Outcome, PaneSelection, RECHECK,
-    START_SLACK, Source, Status, describe_preview, execution_summary, outcome, outcome_of, staged,
-    tool_outcome,
+    Decision, DecisionKind, Evidence, InboxItem, LocalState, Outcome, PaneSelection, START_SLACK,
+    Source, Status, describe_preview, execution_summary, outcome, outcome_of, staged, tool_outcome,
 };
 use crate::console::layout::Pane;
 use crate::console::modal::{Confirm, Deciding, Modal};
@@ -373,7 +372,7 @@ impl App {
                     };
                 }
                 self.inbox.note_said_executed(id);
-                self.inbox.recheck_mut().ask_at(at);
+                self.inbox.recheck_at(at);
                 self.toast(
                     format!(
                         "Confirm {id}: the service says it already executed ({text}) — reading                          {} for what it did",
@@ -391,7 +390,7 @@ impl App {
                     };
                 }
                 self.inbox.note_unanswered(id);
-                self.inbox.recheck_mut().ask_at(at);
+                self.inbox.recheck_at(at);
                 self.toast(Decider::Service.open_outcome(id, &e), ToastLevel::Error);
             }
             // The service asked to wait: nothing executed, the proposal is still staged. It is
@@ -692,19 +691,8 @@ impl App {
 
     /// Asks the service again while a confirm's outcome is unknown.
     pub(crate) fn schedule_recheck(&mut self, fx: &mut Vec<Effect>) {
-        let checking = self
-            .inbox
-            .items()
-            .iter()
-            .any(|i| matches!(i.local, LocalState::Unknown { checking: true, .. }));
-        if !checking {
-            self.inbox.recheck_mut().stop();
-            return;
-        }
-        if self.inbox.recheck_mut().start(self.now) {
-            let list = self.feeds[&Resource::Proposals].supported;
-            fx.push(Effect::Reconcile { list });
-        }
+        let list = self.feeds[&Resource::Proposals].supported;
+        with_ctx!(self, fx, |ctx| self.inbox.schedule_recheck(list, ctx));
     }
 
     pub(crate) fn on_reconciled(
@@ -713,10 +701,7 @@ impl App {
         at: DateTime<Utc>,
         fx: &mut Vec<Effect>,
     ) {
-        let poll = self.inbox.recheck_mut();
-        poll.settled();
-        // Still unreachable, or not yet: ask again soon, not after a growing backoff.
-        poll.ask_at(at + RECHECK);
+        self.inbox.rechecked(at);
         if evidence.unreachable() {
             return;
         }

@@ -55,7 +55,7 @@ impl App {
                         checking: true,
                     };
                 }
-                self.inbox.recheck_mut().ask_at(at);
+                self.inbox.recheck_at(at);
                 self.toast(
                     format!("{id}: outcome unknown ({text}) — checking with the service"),
                     ToastLevel::Error,

@@ -9,6 +9,7 @@
 //! only through its methods.
 
 pub mod dialog;
+mod recheck;
 pub mod risk;
 mod selection;
 pub mod staged;
@@ -535,9 +536,16 @@ impl Inbox {
         self.said_executed.remove(id);
     }
 
-    /// The checks of confirms whose outcome is unknown.
-    pub(crate) fn recheck_mut(&mut self) -> &mut Poll {
-        &mut self.recheck
+    /// A confirm's outcome is unknown from `at`: the service is asked then.
+    pub(crate) fn recheck_at(&mut self, at: DateTime<Utc>) {
+        self.recheck.ask_at(at);
+    }
+
+    /// The service was asked again at `at`: still unreachable, or not settled yet, it is asked
+    /// again soon, not after a growing backoff.
+    pub(crate) fn rechecked(&mut self, at: DateTime<Utc>) {
+        self.recheck.settled();
+        self.recheck.ask_at(at + RECHECK);
     }
 
     /// The service refused `id`'s confirm until `until`, saying `message`.
