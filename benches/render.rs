@@ -158,12 +158,12 @@ fn desk_app(n_positions: usize, n_orders: usize) -> App {
         key_fingerprint: "adk_1a2b3c4d…9f".into(),
     };
     let mut app = App::new(service, Options::default(), Keymap::default(), now);
-    app.size = (WIDTH, HEIGHT);
-    app.account.whoami = Some(Whoami {
+    app.set_size(WIDTH, HEIGHT);
+    app.account_mut().whoami = Some(Whoami {
         messenger_id: "demo-desk".into(),
         ..Default::default()
     });
-    for feed in app.feeds.values_mut() {
+    for feed in app.feeds_mut().values_mut() {
         feed.poll.updated_at = Some(now - TimeDelta::milliseconds(700));
         feed.poll.latency = Some(Duration::from_millis(3));
         feed.poll.ask_at(now + TimeDelta::seconds(1));
@@ -177,16 +177,16 @@ fn desk_app(n_positions: usize, n_orders: usize) -> App {
             result: Ok(Payload::Positions((0..n_positions).map(position).collect())),
         },
     ));
-    for feed in app.feeds.values_mut() {
+    for feed in app.feeds_mut().values_mut() {
         feed.poll.in_flight = false;
         feed.poll.ask_at(now + TimeDelta::seconds(1));
     }
-    app.account.orders = (0..n_orders).map(|i| order(i, now)).collect();
+    app.account_mut().orders = (0..n_orders).map(|i| order(i, now)).collect();
     let mut summary = pnl();
     summary.total_positions = n_positions as u32;
-    app.account.pnl = Some(summary);
+    app.account_mut().pnl = Some(summary);
     // The console keeps at most 600 points: a full history.
-    app.account.equity_history = (0..600)
+    app.account_mut().equity_history = (0..600)
         .map(|i| {
             let x = i as f64;
             (
@@ -196,7 +196,7 @@ fn desk_app(n_positions: usize, n_orders: usize) -> App {
         })
         .collect();
     // Staged proposals with 4:50, 2:30, 0:45 and 0:10 left, plus one already decided.
-    *app.inbox.fixture_items() = vec![
+    *app.inbox_mut().fixture_items() = vec![
         proposal(1, now, "staged", 290),
         proposal(2, now, "staged", 150),
         proposal(3, now, "staged", 45),
@@ -204,19 +204,18 @@ fn desk_app(n_positions: usize, n_orders: usize) -> App {
         proposal(5, now, "executed", 200),
     ];
     // The cursor in the middle of both tables: windowing must not depend on where it is.
-    app.selected.insert(Pane::Positions, n_positions / 2);
-    app.selected.insert(Pane::Orders, n_orders / 2);
+    app.select(Pane::Positions, n_positions / 2);
+    app.select(Pane::Orders, n_orders / 2);
     app
 }
 
 /// The Proposals tab with `n` inbox items in every state, the selected one a trade (its detail
-/// panel computes the live risk preview against `app.account.positions`), and 200 decisions.
+/// panel computes the live risk preview against `app.account().positions`), and 200 decisions.
 fn proposals_app(n: usize, n_positions: usize) -> App {
     let now = t0();
     let mut app = desk_app(n_positions, 100);
-    app.tab = Tab::Proposals;
-    app.focus = 0;
-    *app.inbox.fixture_items() = (0..n)
+    app.show(Tab::Proposals);
+    *app.inbox_mut().fixture_items() = (0..n)
         .map(|i| {
             let left = 300 - (i % 320) as i64;
             let mut item = proposal(i, now, if i % 7 == 3 { "executed" } else { "staged" }, left);
@@ -230,13 +229,13 @@ fn proposals_app(n: usize, n_positions: usize) -> App {
         })
         .collect();
     // A staged trade under the cursor, so the detail panel shows the risk preview, in a coin no
-    // position holds: the preview's lookup of a held position walks all of `app.account.positions`.
-    app.selected.insert(Pane::Inbox, n / 2);
+    // position holds: the preview's lookup of a held position walks all of `app.account().positions`.
+    app.select(Pane::Inbox, n / 2);
     let mut selected = proposal(n / 2 * 10, now, "staged", 200);
     selected.proposal.preview.coin = "WIF".into();
     selected.proposal.preview.asset = "WIF".into();
-    app.inbox.fixture_items()[n / 2] = selected;
-    app.inbox.restore_decisions(
+    app.inbox_mut().fixture_items()[n / 2] = selected;
+    app.inbox_mut().restore_decisions(
         (0..200)
             .map(|i| Decision {
                 proposal_id: format!("prop_{i:016x}"),
@@ -260,7 +259,7 @@ fn proposals_app(n: usize, n_positions: usize) -> App {
 fn bench_draw(c: &mut Criterion, name: &str, mut app: App, expect: &[&str]) {
     let theme = Theme::dark();
     let mut terminal = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).unwrap();
-    let base = app.now;
+    let base = app.now();
     let mut tick = 0i64;
     // Sanity: the frame really shows the data.
     terminal
@@ -283,7 +282,7 @@ fn bench_draw(c: &mut Criterion, name: &str, mut app: App, expect: &[&str]) {
     c.bench_function(name, |b| {
         b.iter(|| {
             tick = (tick + 1) % 60;
-            app.now = base + TimeDelta::seconds(tick);
+            app.set_clock(base + TimeDelta::seconds(tick));
             terminal
                 .draw(|f| view::draw(f, black_box(&app), &theme))
                 .expect("draw");
@@ -322,7 +321,7 @@ fn proposals(c: &mut Criterion) {
     );
     // Issue #22's inbox at scale: a gateway's 10,000 pending items from 100 agents.
     let mut at_scale = proposals_app(10_000, 100);
-    for item in at_scale.inbox.fixture_items().iter_mut() {
+    for item in at_scale.inbox_mut().fixture_items().iter_mut() {
         item.source = Source::Gateway;
     }
     bench_draw(
@@ -337,7 +336,7 @@ fn proposals(c: &mut Criterion) {
 fn layout(c: &mut Criterion) {
     let app = proposals_app(1_000, 100);
     let mut desk = desk_app(100, 100);
-    desk.inbox = app.inbox.clone();
+    *desk.inbox_mut() = app.inbox().clone();
     c.bench_function("layout/desk, 1k inbox", |b| {
         b.iter(|| agentdesk::console::layout::compute(WIDTH, HEIGHT, &black_box(&desk).shape()))
     });

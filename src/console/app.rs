@@ -6,15 +6,27 @@
 //! `update` routes an Action to the modal, the input router, or the answer's owner, and sends the
 //! tab on screen its keys and its moments (shown, refreshed). A component tab gets a `Ctx`
 //! (`component.rs`) and returns what it asks of App, which `perform` does. The inbox owns its
-//! state (`inbox::Inbox`); the rest of `impl App` lives with what it changes: `feeds/update.rs`,
-//! `inbox/{update,gateway,tools}.rs`, `input.rs`, `clock.rs`, `command_line.rs`, `route.rs` and
-//! `tabs/signals/modals.rs`.
+//! state (`inbox::Inbox`), changed through its methods. App's fields are private to this module:
+//! the rest of `impl App` is in `app/` — `feeds.rs`, `approvals.rs`, `gateway.rs`, `guard.rs`,
+//! `tool_approvals.rs`, `input.rs`, `clock.rs`, `command_line.rs`, `route.rs` and
+//! `signal_modals.rs` — and everything else reads through the accessors below.
+
+mod approvals;
+mod clock;
+mod command_line;
+mod feeds;
+mod gateway;
+mod guard;
+mod input;
+mod route;
+mod signal_modals;
+mod tool_approvals;
 
 use super::action::{Action, Answer, Effect, Resource};
-use super::component::{Ask, Ctx, Shown, posts_held_text};
+use super::component::{Ask, Shown, posts_held_text};
 pub use super::component::{Message, RequestLogEntry, ServiceInfo, ToastLevel};
 use super::deliberate::{Held, Keyboard};
-use super::feeds::{self, Account, Feed, Options};
+use super::feeds::{self as feed, Account, Feed, Options};
 use super::gate::GateState;
 use super::inbox::Inbox;
 use super::keymap::KeyAction;
@@ -22,15 +34,10 @@ use super::keymap::Keymap;
 use super::layout::{Pane, Shape};
 use super::modal::{Decision, Modal};
 use super::tab::Tab;
-use super::tabs::backtests::BacktestsTab;
-use super::tabs::chat::ChatTab;
-use super::tabs::desk::DeskTab;
-use super::tabs::discovery::{DView, DiscoveryTab};
-use super::tabs::logs::LogsTab;
+use super::tabs::Tabs;
+use super::tabs::discovery::DView;
 use super::tabs::proposals::shown::InboxShown;
-use super::tabs::research::ResearchTab;
-use super::tabs::signals::{self, SignalsTab};
-use super::tabs::tools::ToolsTab;
+use super::tabs::signals;
 use crate::api::ApiError;
 use chrono::{DateTime, Duration as TimeDelta, Utc};
 use std::collections::{BTreeMap, VecDeque};
@@ -48,56 +55,48 @@ pub struct Toast {
 }
 
 pub struct App {
-    pub now: DateTime<Utc>,
-    /// When this console started: what was staged before was waiting, not new.
-    pub started_at: DateTime<Utc>,
-    pub service: ServiceInfo,
-    pub options: Options,
-    pub keymap: Keymap,
-    pub feeds: BTreeMap<Resource, Feed>,
-    pub account: Account,
-    pub desk: DeskTab,
-    pub logs: LogsTab,
+    now: DateTime<Utc>,
+    service: ServiceInfo,
+    options: Options,
+    keymap: Keymap,
+    feeds: BTreeMap<Resource, Feed>,
+    account: Account,
     /// The approval inbox: its items, decisions and selections, owned by `inbox/`.
-    pub inbox: Inbox,
+    inbox: Inbox,
     /// Newest first.
-    pub request_log: VecDeque<RequestLogEntry>,
-    pub tab: Tab,
+    request_log: VecDeque<RequestLogEntry>,
+    tab: Tab,
     /// Index into `tab.panes()`.
-    pub focus: usize,
-    pub selected: BTreeMap<Pane, usize>,
+    focus: usize,
+    selected: BTreeMap<Pane, usize>,
     /// The dialog, form or line that has the keys, if any.
-    pub modal: Option<Modal>,
+    modal: Option<Modal>,
     /// The keys outside dialogs: whether the person is typing (`deliberate.rs`).
-    pub(crate) keyboard: Keyboard,
+    keyboard: Keyboard,
     /// A decision a deliberate key took, carried out once its hold passed with no other
     /// key (`deliberate::Held`).
-    pub(crate) held: Option<Held<Decision>>,
+    held: Option<Held<Decision>>,
     /// Kept when the line closes, so Up recalls earlier commands.
-    pub history: Vec<String>,
-    pub command_error: Option<String>,
-    pub toasts: Vec<Toast>,
+    history: Vec<String>,
+    command_error: Option<String>,
+    toasts: Vec<Toast>,
     /// Every toast and command error, newest first, whatever the Logs filter.
-    pub messages: VecDeque<Message>,
-    pub auth_failed: Option<String>,
-    pub quota_until: Option<DateTime<Utc>>,
-    pub discovery: DiscoveryTab,
-    pub backtests: BacktestsTab,
-    pub research: ResearchTab,
-    pub tools: ToolsTab,
-    pub chat: ChatTab,
-    pub signals: SignalsTab,
+    messages: VecDeque<Message>,
+    auth_failed: Option<String>,
+    quota_until: Option<DateTime<Utc>>,
+    /// One value per tab.
+    tabs: Tabs,
     /// The supervision gateway, when the service is one.
-    pub gate: GateState,
+    gate: GateState,
     /// Reads the wallet's private key for the builder-fee signature, when asked to sign (the
     /// environment by default; tests inject a fixed key). Never stored.
-    pub wallet_key: fn() -> Option<crate::secret::Secret>,
-    pub size: (u16, u16),
-    pub should_quit: bool,
+    wallet_key: fn() -> Option<crate::secret::Secret>,
+    size: (u16, u16),
+    should_quit: bool,
     /// Something visible changed since the last draw.
-    pub dirty: bool,
+    dirty: bool,
     /// A poll's answer changed the screen; drawn with the clock's next tick.
-    pub pending_draw: bool,
+    pending_draw: bool,
 }
 
 impl App {
@@ -120,15 +119,12 @@ impl App {
             .unwrap_or(Duration::from_secs(1));
         App {
             now,
-            started_at: now,
             service,
             options,
             keymap,
             feeds,
             account: Account::default(),
-            desk: DeskTab,
-            logs: LogsTab::default(),
-            inbox: Inbox::default(),
+            inbox: Inbox::started(now),
             request_log: VecDeque::new(),
             tab: Tab::Desk,
             focus: 0,
@@ -142,12 +138,7 @@ impl App {
             messages: VecDeque::new(),
             auth_failed: None,
             quota_until: None,
-            discovery: DiscoveryTab::default(),
-            backtests: BacktestsTab::default(),
-            research: ResearchTab::new(now),
-            tools: ToolsTab::default(),
-            chat: ChatTab::default(),
-            signals: SignalsTab::new(),
+            tabs: Tabs::new(now),
             gate: GateState::new(gate_interval, now),
             wallet_key: signals::wallet_key_from_env,
             size: (120, 40),
@@ -157,9 +148,157 @@ impl App {
         }
     }
 
+    // What the frame, the event loop and the tests read of the state. Nothing outside App's own
+    // module changes a field: it sends an Action, or a tab asks (`component::Ask`).
+
+    pub fn now(&self) -> DateTime<Utc> {
+        self.now
+    }
+
+    pub fn tab(&self) -> Tab {
+        self.tab
+    }
+
+    pub fn tabs(&self) -> &Tabs {
+        &self.tabs
+    }
+
+    pub fn service(&self) -> &ServiceInfo {
+        &self.service
+    }
+
+    pub fn keymap(&self) -> &Keymap {
+        &self.keymap
+    }
+
+    pub fn feeds(&self) -> &BTreeMap<Resource, Feed> {
+        &self.feeds
+    }
+
+    pub fn account(&self) -> &Account {
+        &self.account
+    }
+
+    pub fn inbox(&self) -> &Inbox {
+        &self.inbox
+    }
+
+    pub fn gate(&self) -> &GateState {
+        &self.gate
+    }
+
+    pub fn modal(&self) -> Option<&Modal> {
+        self.modal.as_ref()
+    }
+
+    pub fn request_log(&self) -> &VecDeque<RequestLogEntry> {
+        &self.request_log
+    }
+
+    pub fn messages(&self) -> &VecDeque<Message> {
+        &self.messages
+    }
+
+    pub fn toasts(&self) -> &[Toast] {
+        &self.toasts
+    }
+
+    pub fn command_error(&self) -> Option<&str> {
+        self.command_error.as_deref()
+    }
+
+    pub fn auth_failed(&self) -> Option<&str> {
+        self.auth_failed.as_deref()
+    }
+
+    pub fn quota_until(&self) -> Option<DateTime<Utc>> {
+        self.quota_until
+    }
+
+    /// A decision a deliberate key took waits for its hold to pass.
+    pub fn deciding(&self) -> bool {
+        self.held.is_some()
+    }
+
+    pub fn size(&self) -> (u16, u16) {
+        self.size
+    }
+
+    pub fn should_quit(&self) -> bool {
+        self.should_quit
+    }
+
+    /// Something visible changed since the last draw.
+    pub fn dirty(&self) -> bool {
+        self.dirty
+    }
+
+    /// The frame on screen shows the state.
+    pub fn drawn(&mut self) {
+        self.dirty = false;
+    }
+
+    /// The terminal's size at start (later ones come as `Action::Resize`).
+    pub fn set_size(&mut self, width: u16, height: u16) {
+        self.size = (width, height);
+    }
+
+    /// Moves the clock without a tick: input and results move it too, so countdowns never lag
+    /// an event.
+    pub fn set_clock(&mut self, now: DateTime<Utc>) {
+        self.now = now;
+    }
+
+    /// What the console starts with besides its configuration: the embedded gateway's "Connect an
+    /// agent" panel, the journal's last decisions, and the configuration's warnings, which stay
+    /// on the status line until the first command replaces them.
+    pub fn start_with(
+        &mut self,
+        connect: Option<super::gate::ConnectInfo>,
+        history: Vec<super::inbox::Decision>,
+        warnings: &[String],
+    ) {
+        self.gate.connect = connect;
+        self.inbox.restore_decisions(history);
+        if !warnings.is_empty() {
+            self.command_error = Some(warnings.join(" · "));
+        }
+    }
+
+    // Fixtures: for tests and benches that build a screen directly, bypassing `update` (as
+    // `Inbox::fixture_items` does). The console itself never calls them.
+
+    #[doc(hidden)]
+    pub fn account_mut(&mut self) -> &mut Account {
+        &mut self.account
+    }
+
+    #[doc(hidden)]
+    pub fn feeds_mut(&mut self) -> &mut BTreeMap<Resource, Feed> {
+        &mut self.feeds
+    }
+
+    #[doc(hidden)]
+    pub fn inbox_mut(&mut self) -> &mut Inbox {
+        &mut self.inbox
+    }
+
+    /// Puts `pane`'s cursor on `row`, as the keys would.
+    #[doc(hidden)]
+    pub fn select(&mut self, pane: Pane, row: usize) {
+        self.selected.insert(pane, row);
+    }
+
+    /// The tab on screen, without what coming on screen asks for (`set_tab`).
+    #[doc(hidden)]
+    pub fn show(&mut self, tab: Tab) {
+        self.tab = tab;
+        self.focus = 0;
+    }
+
     pub fn focused_pane(&self) -> Pane {
         if self.tab == Tab::Discovery {
-            return self.discovery.view().pane();
+            return self.tabs.discovery.view().pane();
         }
         let panes = self.tab.panes();
         panes[self.focus.min(panes.len() - 1)]
@@ -173,12 +312,12 @@ impl App {
             staged,
             approvable,
             inbox: self.inbox.items().len(),
-            discovery_view: self.discovery.view(),
-            jobs: self.backtests.jobs().len(),
-            agents: self.research.tree().len(),
-            artifacts: self.research.artifacts(),
-            tools: self.tools.tools().len(),
-            destinations: self.signals.destinations().len(),
+            discovery_view: self.tabs.discovery.view(),
+            jobs: self.tabs.backtests.jobs().len(),
+            agents: self.tabs.research.tree().len(),
+            artifacts: self.tabs.research.artifacts(),
+            tools: self.tabs.tools.tools().len(),
+            destinations: self.tabs.signals.destinations().len(),
         }
     }
 
@@ -196,20 +335,20 @@ impl App {
             Pane::Strip => self.strip_items().len(),
             Pane::Inbox => self.inbox.items().len(),
             Pane::Decisions => self.inbox.decisions().len(),
-            Pane::Audit => self.logs.audit_rows(),
-            Pane::Requests => self.logs.request_rows(),
+            Pane::Audit => self.tabs.logs.audit_rows(),
+            Pane::Requests => self.tabs.logs.request_rows(),
             Pane::Messages => self.messages.len(),
             Pane::Strategies | Pane::TopBacktests | Pane::TopLive | Pane::Combos => {
-                DView::of_pane(pane).map_or(0, |v| self.discovery.len(v))
+                DView::of_pane(pane).map_or(0, |v| self.tabs.discovery.len(v))
             }
-            Pane::Jobs => self.backtests.jobs().len(),
-            Pane::Trades => self.backtests.trades(self.selected(Pane::Jobs)),
-            Pane::Agents => self.research.tree().len(),
-            Pane::Artifacts => self.research.artifacts(),
-            Pane::Tools => self.tools.tools().len(),
-            Pane::Result => self.tools.result_rows(),
-            Pane::Destinations => self.signals.destinations().len(),
-            Pane::Deliveries => self.signals.deliveries(),
+            Pane::Jobs => self.tabs.backtests.jobs().len(),
+            Pane::Trades => self.tabs.backtests.trades(self.selected(Pane::Jobs)),
+            Pane::Agents => self.tabs.research.tree().len(),
+            Pane::Artifacts => self.tabs.research.artifacts(),
+            Pane::Tools => self.tabs.tools.tools().len(),
+            Pane::Result => self.tabs.tools.result_rows(),
+            Pane::Destinations => self.tabs.signals.destinations().len(),
+            Pane::Deliveries => self.tabs.signals.deliveries(),
             // Scrolled, not selected: see `move_selection`.
             Pane::Transcript | Pane::ChatLog => 0,
         }
@@ -274,7 +413,7 @@ impl App {
             self.note_message(text, ToastLevel::Error);
         }
         self.schedule(&mut fx);
-        self.sync_inbox_selection(by_user);
+        self.sync_inbox_selection(by_user, &mut fx);
         // The next draw shows everything, a waiting poll answer too.
         if self.dirty {
             self.pending_draw = false;
@@ -298,6 +437,7 @@ impl App {
             Answer::Reconciled { evidence } => self.on_reconciled(&evidence, at, fx),
             Answer::Discovered { query, result } => {
                 with_ctx!(self, fx, |ctx| self
+                    .tabs
                     .discovery
                     .on_discovered(query, result, latency, at, ctx));
             }
@@ -306,21 +446,25 @@ impl App {
             }
             Answer::JobLoaded { id, result } => {
                 with_ctx!(self, fx, |ctx| self
+                    .tabs
                     .backtests
                     .on_job_loaded(&id, result, latency, at, ctx));
             }
             Answer::ResearchLoaded { result } => {
                 with_ctx!(self, fx, |ctx| self
+                    .tabs
                     .research
                     .on_loaded(result, latency, at, ctx));
             }
             Answer::ResearchStopped { run_id, result } => {
                 with_ctx!(self, fx, |ctx| self
+                    .tabs
                     .research
                     .on_stopped(&run_id, result, at, ctx));
             }
             Answer::CliAnswered { command, result } => {
                 with_ctx!(self, fx, |ctx| self
+                    .tabs
                     .research
                     .on_cli_answered(&command, result, at, ctx));
             }
@@ -336,6 +480,7 @@ impl App {
             Answer::ChatAnswered { result } => self.on_chat_answered(result, at, fx),
             Answer::Traded { signal, result } => {
                 with_ctx!(self, fx, |ctx| self
+                    .tabs
                     .signals
                     .on_traded(&signal, result, at, ctx));
                 self.poll_now(&Resource::TRADED, at);
@@ -343,6 +488,7 @@ impl App {
             }
             Answer::DestinationsLoaded { result } => {
                 with_ctx!(self, fx, |ctx| self
+                    .tabs
                     .signals
                     .on_destinations_loaded(result, latency, at, ctx));
             }
@@ -351,6 +497,7 @@ impl App {
             }
             Answer::DeliveriesLoaded { id, result } => {
                 with_ctx!(self, fx, |ctx| self
+                    .tabs
                     .signals
                     .on_deliveries_loaded(&id, result, latency, at, ctx));
             }
@@ -380,18 +527,14 @@ impl App {
         let now = self.now;
         let decider = self.decider();
         for (resource, feed) in self.feeds.iter_mut() {
-            if feeds::polled(*resource, feed, decider) && feed.poll.start(now) {
+            if feed::polled(*resource, feed, decider) && feed.poll.start(now) {
                 fx.push(Effect::Fetch(*resource));
             }
         }
-        // Discovery is fetched only while its tab is on screen.
-        if self.tab == Tab::Discovery {
-            self.discovery.schedule(now, fx);
+        let shown = self.tab;
+        for (tab, component) in self.tabs.each_mut() {
+            component.schedule(now, tab == shown, fx);
         }
-        self.backtests.schedule(now, fx);
-        self.research.schedule(now, fx);
-        self.tools.schedule(now, fx);
-        self.signals.schedule(now, self.tab, fx);
         self.schedule_recheck(fx);
         self.schedule_gate(fx);
     }
@@ -414,13 +557,12 @@ impl App {
             latency,
         });
         self.request_log.truncate(REQUEST_LOG);
-        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
-        self.logs.refilter(&self.request_log, &mut ctx);
-        let (effects, asks) = ctx.finish();
-        debug_assert!(
-            effects.is_empty() && asks.is_empty(),
-            "refiltering asks nothing"
-        );
+        let mut none = Vec::new();
+        with_ctx!(self, &mut none, |ctx| self
+            .tabs
+            .logs
+            .refilter(&self.request_log, ctx));
+        debug_assert!(none.is_empty(), "refiltering starts nothing");
     }
 
     /// Starts what a tab asked for and performs its asks, in order (see `component.rs`).
@@ -442,6 +584,12 @@ impl App {
                 Ask::ShowProposal(id) => {
                     self.set_tab(Tab::Proposals);
                     self.select_proposal(Pane::Inbox, &id);
+                }
+                Ask::ShowSelected(pane) => {
+                    if let Some(id) = self.selection(pane).id.clone() {
+                        self.set_tab(Tab::Proposals);
+                        self.select_proposal(Pane::Inbox, &id);
+                    }
                 }
             }
         }
@@ -537,12 +685,13 @@ impl App {
         for feed in self.feeds.values_mut() {
             feed.poll.ask_at(self.now);
         }
-        self.backtests.refresh(self.now);
         if self.gate.detected != super::gate::Detected::No {
             self.gate.poll.ask_at(self.now);
         }
-        self.research.refresh(self.now);
-        self.refresh_tab();
+        let shown = self.tab;
+        for (tab, component) in self.tabs.each_mut() {
+            component.refresh(self.now, tab == shown);
+        }
     }
 
     /// After a 429 the service refuses POSTs until the quota resets: say so instead of sending.
@@ -571,43 +720,73 @@ impl App {
         pane: Pane,
         fx: &mut Vec<Effect>,
     ) -> bool {
-        let strip = (self.tab == Tab::Desk)
-            .then(|| self.selection(Pane::Strip).id.clone())
-            .flatten();
-        with_ctx!(self, fx, |ctx| match self.tab {
-            Tab::Desk => self.desk.on_key(action, pane, strip, ctx),
-            Tab::Logs => self.logs.on_key(action, ctx),
-            Tab::Chat => self.chat.on_key(action, ctx),
-            Tab::Backtests => self.backtests.on_key(action, ctx),
-            Tab::Research => self.research.on_key(action, pane, ctx),
-            Tab::Tools => self.tools.on_key(action, pane, ctx),
-            Tab::Discovery => self.discovery.on_key(action, pane, ctx),
-            // Proposals has no keys of its own: the inbox's are global.
-            Tab::Proposals => false,
-            Tab::Signals => self.signals.on_key(action, ctx),
-        })
+        let tab = self.tab;
+        with_ctx!(self, fx, |ctx| self
+            .tabs
+            .get_mut(tab)
+            .on_key(action, pane, ctx))
     }
 
     /// The tab just came on screen: what it shows is asked for now.
     pub(crate) fn entered_tab(&mut self) {
-        match self.tab {
-            // Asked rarely while off screen (see `feeds/update.rs`).
-            Tab::Logs => self.poll_now(&[Resource::Audit], self.now),
-            Tab::Discovery => self.discovery.due_now(self.now),
-            Tab::Research => self.research.refresh(self.now),
-            Tab::Tools => self.tools.entered(self.now),
-            Tab::Signals => self.signals.refresh(self.now, self.tab),
-            _ => {}
+        // The audit feed is App's, asked rarely while the Logs tab is off screen (see
+        // `app/feeds.rs`).
+        if self.tab == Tab::Logs {
+            self.poll_now(&[Resource::Audit], self.now);
         }
+        self.tabs.get_mut(self.tab).entered(self.now);
+    }
+}
+
+/// What only the console's own tests change directly, to set a scene `update` would take many
+/// steps to reach.
+#[cfg(test)]
+impl App {
+    pub fn toasts_mut(&mut self) -> &mut Vec<Toast> {
+        &mut self.toasts
     }
 
-    /// `r`: what only the tab on screen polls is asked for again.
-    pub(crate) fn refresh_tab(&mut self) {
-        match self.tab {
-            Tab::Discovery => self.discovery.due_now(self.now),
-            Tab::Tools => self.tools.refresh(self.now),
-            Tab::Signals => self.signals.refresh(self.now, self.tab),
-            _ => {}
-        }
+    pub fn service_mut(&mut self) -> &mut ServiceInfo {
+        &mut self.service
+    }
+
+    pub fn gate_mut(&mut self) -> &mut GateState {
+        &mut self.gate
+    }
+
+    pub fn tabs_mut(&mut self) -> &mut Tabs {
+        &mut self.tabs
+    }
+
+    pub fn modal_mut(&mut self) -> Option<&mut Modal> {
+        self.modal.as_mut()
+    }
+
+    pub fn set_modal(&mut self, modal: Option<Modal>) {
+        self.modal = modal;
+    }
+
+    pub fn held_mut(&mut self) -> Option<&mut Held<Decision>> {
+        self.held.as_mut()
+    }
+
+    pub fn keyboard_mut(&mut self) -> &mut Keyboard {
+        &mut self.keyboard
+    }
+
+    pub fn set_wallet_key(&mut self, key: fn() -> Option<crate::secret::Secret>) {
+        self.wallet_key = key;
+    }
+
+    pub fn history(&self) -> &[String] {
+        &self.history
+    }
+
+    pub fn pending_draw(&self) -> bool {
+        self.pending_draw
+    }
+
+    pub fn selected_rows(&self) -> &BTreeMap<Pane, usize> {
+        &self.selected
     }
 }

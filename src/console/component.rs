@@ -18,7 +18,7 @@
 
 use super::action::{Effect, Resource};
 use super::feeds::{Account, Feed};
-use super::keymap::Keymap;
+use super::keymap::{KeyAction, Keymap};
 use super::layout::{Pane, Screen};
 use super::modal::Modal;
 use super::tab::Tab;
@@ -68,6 +68,9 @@ pub enum Ask {
     Show(Tab),
     /// The Proposals tab, its list on this inbox item.
     ShowProposal(String),
+    /// The Proposals tab, its list on the inbox item under this pane's cursor (the inbox is App's,
+    /// so App reads which one it is).
+    ShowSelected(Pane),
     /// The command line, prefilled with this text to edit and run.
     Prefill(String),
     /// The service answered 429: POSTs wait until then (see [`Ctx::posts_held`]).
@@ -83,6 +86,26 @@ pub enum Ask {
     Focus(usize),
     /// Drawn at once, even when the answer was a poll's (see `App::update`).
     Redraw,
+}
+
+/// What every tab is to App: its keys while it is on screen and its polls' moments. App keeps one
+/// value per tab (`tabs::Tabs`) and calls each through this, so no list of tabs is written twice.
+/// A tab draws itself with its own `draw`, as what it reads to draw differs (`Shown`, or the
+/// inbox's view for Desk and Proposals).
+pub trait TabComponent {
+    /// A key of the tab on screen, `pane` having the focus; true when handled.
+    fn on_key(&mut self, _action: KeyAction, _pane: Pane, _ctx: &mut Ctx) -> bool {
+        false
+    }
+
+    /// Starts the fetches that are due; `shown` while the tab is on screen (some poll only then).
+    fn schedule(&mut self, _now: DateTime<Utc>, _shown: bool, _fx: &mut Vec<Effect>) {}
+
+    /// The tab just came on screen: what it shows is asked for now.
+    fn entered(&mut self, _now: DateTime<Utc>) {}
+
+    /// `r`: what the tab polls is asked for again; `shown` while it is on screen.
+    fn refresh(&mut self, _now: DateTime<Utc>, _shown: bool) {}
 }
 
 /// Why POSTs are held after a 429, while they are: the service refuses them until its quota
@@ -113,6 +136,7 @@ pub struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
+    /// Only `with_ctx!` calls this, so every tab's asks are performed the same way.
     pub fn new(
         now: DateTime<Utc>,
         tab: Tab,

@@ -9,22 +9,22 @@
 //! idle console does nothing in between.
 //!
 //! Where things are:
-//! - `app.rs` App and `update`; `action.rs` Actions, Effects and the answer envelope, `payload.rs`
-//!   what they carry for a tab; `effects.rs` the runner; `poll.rs` the one poll schedule;
-//!   `clock.rs` when time alone redraws.
+//! - `app.rs` App and `update`, and `app/` the rest of App's code (below); `action.rs` Actions,
+//!   Effects and the answer envelope, `payload.rs` what they carry for a tab; `effects.rs` the
+//!   runner; `poll.rs` the one poll schedule; `app/clock.rs` when time alone redraws.
 //! - `feeds/` the account feeds; `inbox/` the approval inbox every tab can act on; `journal.rs`
 //!   the decision journal's one writer and its read-back at start.
-//! - `input.rs` the key router (modal, global keys, the tab, movement) and the mouse; `modal.rs`
-//!   the one modal slot, `forms/` the forms it shows; `command_line.rs` the command line;
-//!   `command/` its grammar.
+//! - `app/input.rs` the key router (modal, global keys, the tab, movement) and the mouse;
+//!   `modal.rs` the one modal slot, `forms/` the forms it shows; `app/command_line.rs` the
+//!   command line; `command/` its grammar.
 //! - `tab.rs` the tabs by name; `tabs/<tab>/` each tab: its state (`mod.rs`), update
 //!   (`update.rs`) and view (`view.rs`). `component.rs` is the contract between App and a tab:
 //!   a tab is a struct with private fields and `on_key` / `on_<answer>` / `draw` methods that see
 //!   the rest of the console only through `Ctx` (clock, tab on screen, quota, the shared pane
 //!   cursors, effects, and `Ask`s — open a modal, toast, show a tab — that App performs after)
-//!   and `Shown` (read-only, to draw). Every tab but Proposals is a component; Proposals is a
-//!   view of the inbox, which every tab acts on and App keeps (`inbox/`).
-//!   `route.rs` is App's side of a component where an answer or command reaches past one tab
+//!   and `Shown` (read-only, to draw). App reaches every tab through one `TabComponent` trait;
+//!   Proposals is a view of the inbox, which every tab acts on and App keeps (`inbox/`).
+//!   `app/route.rs` is App's side of a component where an answer or command reaches past one tab
 //!   (the shared inbox, the feeds, a form that reads another tab's data).
 //! - `view.rs` the frame around the tabs; `help.rs`; `widgets/`; `layout.rs`; `keymap.rs`;
 //!   `theme.rs`; `suggest.rs` "did you mean".
@@ -34,14 +34,15 @@
 //! `layout`, `component`, `modal`, `forms/`, `command/`, `keymap`, `theme`, `widgets/` and the
 //! data of `feeds/` and `inbox/` — never imports `app.rs` or `tabs/`; a tab's state and update
 //! import only that layer; `app.rs` composes the shared state and the tabs and routes to them,
-//! and `route.rs`, `input.rs`, `view.rs` and this file sit on top. What reads or changes App's
-//! shared state takes `App`, and only App calls it: the `update.rs` of the feeds and the inbox,
-//! `signals/modals.rs`, and the views of the inbox and the account (`desk/view.rs`,
-//! `proposals/`, the Signals overlays).
+//! and `app/`, `view.rs` and this file sit on top. App's fields are private: what changes them
+//! is App's own code, `app.rs` and `app/` (the feeds' answers, the approvals, the gateway and its
+//! guard, tool approvals, the key router, the command line, the Signals modals, the routes
+//! between tabs); the rest of the console reads them through App's accessors (the frame, the
+//! views of the inbox and the account — `desk/view.rs`, `proposals/`, the Signals overlays).
 /// Calls a component tab's entry point with a fresh [`component::Ctx`] over App's shared state,
-/// then performs what it asked: `with_ctx!(self, fx, |ctx| self.chat.send(text, ctx))`. A macro,
-/// not a method of App, so the tab's field and the pane cursors the Ctx borrows are borrowed
-/// apart, as gitui's components are called with their queue.
+/// then performs what it asked: `with_ctx!(self, fx, |ctx| self.tabs.chat.send(text, ctx))`. The
+/// one way a Ctx is made. A macro, not a method of App, so the tab's field and the pane cursors
+/// the Ctx borrows are borrowed apart, as gitui's components are called with their queue.
 macro_rules! with_ctx {
     ($app:ident, $fx:expr, |$ctx:ident| $call:expr) => {{
         let mut ctx = $crate::console::component::Ctx::new(
@@ -60,9 +61,7 @@ macro_rules! with_ctx {
 
 pub mod action;
 pub mod app;
-pub mod clock;
 pub mod command;
-pub mod command_line;
 pub mod component;
 pub mod decider;
 pub mod deliberate;
@@ -72,14 +71,12 @@ pub mod forms;
 pub mod gate;
 pub mod help;
 pub mod inbox;
-pub mod input;
 pub mod journal;
 pub mod keymap;
 pub mod layout;
 pub mod modal;
 pub mod payload;
 pub mod poll;
-pub mod route;
 pub mod suggest;
 pub mod tab;
 pub mod tabs;
@@ -301,38 +298,34 @@ pub async fn run(prepared: Prepared) -> Result<(), TerminalError> {
         journal: journal.as_ref().map(journal::Journal::sender),
     };
     let mut app = App::new(service, options, keymap, Utc::now());
-    app.gate.connect = connect;
-    app.inbox.restore_decisions(history);
     // Configuration warnings (e.g. a readable plain api_key) stay on the status line until the
     // first command replaces them.
-    if !warnings.is_empty() {
-        app.command_error = Some(warnings.join(" · "));
-    }
+    app.start_with(connect, history, &warnings);
 
     let mut terminal = ratatui::init();
     // Bracketed paste: pasted text arrives as one Paste, never as keys that could answer a
     // dialog (`deliberate.rs`).
     let _ = execute!(std::io::stdout(), EnableMouseCapture, EnableBracketedPaste);
     if let Ok(size) = terminal.size() {
-        app.size = (size.width, size.height);
+        app.set_size(size.width, size.height);
     }
     let mut events = terminal_events();
     let mut term = signal_stream();
     let mut last_draw: Option<Instant> = None;
     let result: Result<(), TerminalError> = loop {
-        if app.dirty {
+        if app.dirty() {
             let due = last_draw.map(|t| t + FRAME);
             if due.is_none_or(|d| Instant::now() >= d) {
                 if let Err(e) = terminal.draw(|f| view::draw(f, &app, &theme)) {
                     break Err(TerminalError::Draw(e));
                 }
-                app.dirty = false;
+                app.drawn();
                 last_draw = Some(Instant::now());
             }
         }
         let wake = app.next_wakeup();
         let mut sleep_for = (wake - Utc::now()).to_std().unwrap_or_default();
-        if app.dirty {
+        if app.dirty() {
             // A draw was deferred by the frame limit: come back for it.
             sleep_for = sleep_for.min(FRAME);
         }
@@ -354,7 +347,7 @@ pub async fn run(prepared: Prepared) -> Result<(), TerminalError> {
             Action::Tick(_) => Action::Tick(Utc::now()),
             other => {
                 // Input and results also move the clock, so countdowns never lag an event.
-                app.now = Utc::now();
+                app.set_clock(Utc::now());
                 other
             }
         };
@@ -378,7 +371,7 @@ pub async fn run(prepared: Prepared) -> Result<(), TerminalError> {
                 other => runner.run(other),
             }
         }
-        if app.should_quit {
+        if app.should_quit() {
             break Ok(());
         }
     };

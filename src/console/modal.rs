@@ -3,7 +3,7 @@
 //! so two of them can never be open at once and closing one drops its state (the signing secret
 //! leaves memory with its overlay).
 //!
-//! Lower layer: the modals' states only. The keys a modal takes are routed in `input.rs`.
+//! Lower layer: the modals' states only. The keys a modal takes are routed in `app/input.rs`.
 
 use super::command::TradeArgs;
 use super::deliberate::Deliberate;
@@ -117,7 +117,7 @@ pub enum Decision {
     SignBuilderFee,
 }
 
-/// The command line (`:`), with its history and Tab completion; `command_line.rs` runs what it
+/// The command line (`:`), with its history and Tab completion; `app/command_line.rs` runs what it
 /// parses.
 #[derive(Debug)]
 pub struct CommandLine {

@@ -24,51 +24,51 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
     f.render_widget(Paragraph::new("").style(theme.base), area);
     header(f, app, theme, &screen);
     tab_bar(f, app, theme, &screen);
-    match app.tab {
+    match app.tab() {
         Tab::Desk => desk::view::draw(f, &app.inbox_shown(), theme, &screen),
         Tab::Proposals => proposals::view::draw(f, &app.inbox_shown(), theme, &screen),
-        Tab::Logs => app.logs.draw(
+        Tab::Logs => app.tabs().logs.draw(
             f,
             &app.shown(theme, &screen),
-            &app.request_log,
-            &app.messages,
+            app.request_log(),
+            app.messages(),
         ),
-        Tab::Discovery => app.discovery.draw(f, &app.shown(theme, &screen)),
-        Tab::Backtests => app.backtests.draw(f, &app.shown(theme, &screen)),
-        Tab::Research => app.research.draw(f, &app.shown(theme, &screen)),
-        Tab::Tools => app.tools.draw(f, &app.shown(theme, &screen)),
-        Tab::Chat => app.chat.draw(f, &app.shown(theme, &screen)),
-        Tab::Signals => app.signals.draw(f, &app.shown(theme, &screen)),
+        Tab::Discovery => app.tabs().discovery.draw(f, &app.shown(theme, &screen)),
+        Tab::Backtests => app.tabs().backtests.draw(f, &app.shown(theme, &screen)),
+        Tab::Research => app.tabs().research.draw(f, &app.shown(theme, &screen)),
+        Tab::Tools => app.tabs().tools.draw(f, &app.shown(theme, &screen)),
+        Tab::Chat => app.tabs().chat.draw(f, &app.shown(theme, &screen)),
+        Tab::Signals => app.tabs().signals.draw(f, &app.shown(theme, &screen)),
     }
     footer(f, app, theme, &screen);
     command_line(f, app, theme, &screen);
     toasts(f, app, theme, &screen);
-    let Some(modal) = &app.modal else { return };
+    let Some(modal) = app.modal() else { return };
     match modal {
         Modal::Help { scroll } => help::draw(f, app, theme, area, *scroll),
         Modal::Approve(d) => proposals::view::approve_dialog(f, &app.inbox_shown(), theme, area, d),
         Modal::Confirm(c) => confirm_dialog(f, app, theme, area, c),
         Modal::Details { scroll } => {
-            discovery::view::details(f, app.selected_row(), &app.keymap, theme, area, *scroll)
+            discovery::view::details(f, app.selected_row(), app.keymap(), theme, area, *scroll)
         }
         Modal::Artifact { index, scroll } => {
-            research::view::artifact(f, &app.research, theme, area, *index, *scroll)
+            research::view::artifact(f, &app.tabs().research, theme, area, *index, *scroll)
         }
         Modal::DestinationForm(form) => signals::view::destination_form(f, theme, area, form),
         Modal::Secret(revealed) => signals::view::secret_overlay(f, app, theme, area, revealed),
         Modal::BuilderFee(panel) => signals::view::builder_fee(f, app, theme, area, panel),
         Modal::BacktestForm(form) => backtests::view::form(f, theme, area, form),
-        Modal::ToolEditor(editor) => tools::view::editor(f, &app.tools, theme, area, editor),
+        Modal::ToolEditor(editor) => tools::view::editor(f, &app.tabs().tools, theme, area, editor),
         Modal::Standing { scroll } => crate::console::gate::guard::standing_panel(
             f,
             theme,
             area,
-            &app.gate.standing,
-            app.now,
+            &app.gate().standing,
+            app.now(),
             *scroll,
         ),
         Modal::Policy { scroll } => {
-            crate::console::gate::policy::policy_panel(f, theme, area, &app.gate.policy, *scroll)
+            crate::console::gate::policy::policy_panel(f, theme, area, &app.gate().policy, *scroll)
         }
         // On the status line, drawn with it.
         Modal::CommandLine(_) | Modal::Filter => {}
@@ -93,7 +93,7 @@ fn confirm_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, c: &Confi
         f.render_widget(Clear, r);
         f.render_widget(p, r);
     };
-    let deciding = app.held.is_some();
+    let deciding = app.deciding();
     let keys = |what: &str, keep: &str| {
         if deciding {
             return Line::styled(
@@ -116,7 +116,7 @@ fn confirm_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, c: &Confi
             60,
         ),
         Deciding::StopRun(run_id) => {
-            research::view::stop_dialog(f, &app.research, theme, area, run_id, &yes)
+            research::view::stop_dialog(f, &app.tabs().research, theme, area, run_id, &yes)
         }
         Deciding::Kill { on, reason } => {
             crate::console::gate::guard::kill_dialog(f, theme, area, *on, reason, &yes)
@@ -145,12 +145,12 @@ fn confirm_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, c: &Confi
                 Line::styled(
                     format!(
                         "/trade executes at once on {}: real money, no proposal, no inbox.",
-                        app.service.host
+                        app.service().host
                     ),
                     theme.bad.add_modifier(ratatui::style::Modifier::BOLD),
                 ),
                 Line::from(crate::console::tabs::signals::describe_trade(
-                    &args.to_signal(args.fanout.unwrap_or(app.signals.fanout_default())),
+                    &args.to_signal(args.fanout.unwrap_or(app.tabs().signals.fanout_default())),
                 )),
                 keys("executes it", "cancels"),
             ],
@@ -200,23 +200,23 @@ pub enum Health {
 /// failing feed with the service's message and the Desk's feeds that are fine ("logs: unexpected
 /// response …; positions, orders, pnl ok").
 pub fn connection(app: &App) -> (String, Health) {
-    if let Some(msg) = &app.auth_failed {
+    if let Some(msg) = app.auth_failed() {
         return (format!("API key refused: {msg} (r retries)"), Health::Down);
     }
-    let now = app.now;
+    let now = app.now();
     let since = |t: chrono::DateTime<chrono::Utc>| (now - t).to_std().unwrap_or_default();
     // The feeds the console polls: one it no longer asks (the service's proposals list, once
     // the console knows a gateway decides) has no news, whatever its last answer was.
     let decider = app.decider();
-    let live = |r: &Resource| crate::console::feeds::polled(*r, &app.feeds[r], decider);
+    let live = |r: &Resource| crate::console::feeds::polled(*r, &app.feeds()[r], decider);
     let last_ok = app
-        .feeds
+        .feeds()
         .iter()
         .filter(|(r, _)| live(r))
         .filter_map(|(_, f)| f.poll.updated_at.map(|t| (t, f.poll.latency)))
         .max_by_key(|(t, _)| *t);
     let failing: Vec<(&Resource, &crate::console::feeds::Feed)> = app
-        .feeds
+        .feeds()
         .iter()
         .filter(|(r, f)| live(r) && f.error.is_some())
         .collect();
@@ -276,7 +276,7 @@ pub fn connection(app: &App) -> (String, Health) {
             })
             .collect();
         let ok: Vec<&str> = app
-            .feeds
+            .feeds()
             .iter()
             .filter(|(r, f)| {
                 crate::console::feeds::required(**r)
@@ -302,7 +302,7 @@ pub fn connection(app: &App) -> (String, Health) {
         Some((t, _))
             if since(t) >= WAITING_AFTER
                 && app
-                    .feeds
+                    .feeds()
                     .iter()
                     .any(|(r, f)| crate::console::feeds::required(*r) && f.poll.in_flight) =>
         {
@@ -332,12 +332,12 @@ pub use crate::console::feeds::Badge;
 
 /// Paper or real money, as the header says it (and every dialog that decides money).
 pub fn badge(app: &App) -> Badge {
-    app.account.badge(app.service.sandbox)
+    app.account().badge(app.service().sandbox)
 }
 
 fn header(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     let who = app
-        .account
+        .account()
         .whoami
         .as_ref()
         .map(|w| w.messenger_id.clone())
@@ -358,26 +358,26 @@ fn header(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     // first, so the badge, account, connection and quotas always show.
     let mut parts: Vec<(u8, Span)> = vec![
         (0, badge),
-        (0, app.gate.badge(theme)),
+        (0, app.gate().badge(theme)),
         (
             1,
             Span::styled(format!(" {who} "), theme.header.patch(theme.accent)),
         ),
         (
             5,
-            Span::styled(format!("@ {} ", app.service.host), theme.header),
+            Span::styled(format!("@ {} ", app.service().host), theme.header),
         ),
         (
             4,
             Span::styled(
-                format!("key {} ", app.service.key_fingerprint),
+                format!("key {} ", app.service().key_fingerprint),
                 theme.header,
             ),
         ),
         (2, Span::styled("│ ", theme.header)),
         (2, Span::styled(conn, conn_style)),
     ];
-    if let Some(u) = &app.account.usage {
+    if let Some(u) = &app.account().usage {
         parts.push((
             3,
             Span::styled(
@@ -389,15 +389,15 @@ fn header(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
             ),
         ));
     }
-    if let Some(until) = app.quota_until
-        && until > app.now
+    if let Some(until) = app.quota_until()
+        && until > app.now()
     {
         parts.push((
             1,
             Span::styled(
                 format!(
                     " │ quota: POSTs held {}",
-                    age((until - app.now).to_std().unwrap_or_default())
+                    age((until - app.now()).to_std().unwrap_or_default())
                 ),
                 theme.header.patch(theme.critical),
             ),
@@ -430,7 +430,7 @@ fn tab_bar(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     let shape = app.shape();
     let mut spans = Vec::new();
     for (i, (tab, _)) in screen.tabs.iter().enumerate() {
-        let style = if *tab == app.tab {
+        let style = if *tab == app.tab() {
             theme.tab_active
         } else {
             theme.tab_inactive
@@ -446,36 +446,42 @@ fn tab_bar(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
 
 /// The keys that apply here, from the keymap (so overrides show correctly).
 fn footer(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
-    let key = |a: KeyAction| app.keymap.keys_for(a).first().cloned().unwrap_or_default();
+    let key = |a: KeyAction| {
+        app.keymap()
+            .keys_for(a)
+            .first()
+            .cloned()
+            .unwrap_or_default()
+    };
     let mut items: Vec<(String, &str)> = Vec::new();
-    if let Some(Modal::CommandLine(_)) = app.modal {
+    if let Some(Modal::CommandLine(_)) = app.modal() {
         items = vec![
             ("enter".into(), "run"),
             ("tab".into(), "complete"),
             ("↑↓".into(), "history"),
             ("esc".into(), "close"),
         ];
-    } else if let Some(Modal::BacktestForm(_)) = app.modal {
+    } else if let Some(Modal::BacktestForm(_)) = app.modal() {
         items = vec![
             ("tab".into(), "next field"),
             ("enter".into(), "run"),
             ("esc".into(), "cancel"),
         ];
-    } else if let Some(Modal::DestinationForm(_)) = app.modal {
+    } else if let Some(Modal::DestinationForm(_)) = app.modal() {
         items = vec![
             ("tab".into(), "next field"),
             ("enter".into(), "create"),
             ("esc".into(), "cancel"),
         ];
-    } else if let Some(Modal::ToolEditor(_)) = app.modal {
+    } else if let Some(Modal::ToolEditor(_)) = app.modal() {
         items = vec![("ctrl-s".into(), "send if valid"), ("esc".into(), "close")];
-    } else if let Some(Modal::Filter) = app.modal {
+    } else if let Some(Modal::Filter) = app.modal() {
         items = vec![("enter".into(), "done"), ("esc".into(), "done")];
     } else {
-        match app.tab {
+        match app.tab() {
             // A viewer's token decides nothing on a gateway: the keys are not offered.
             Tab::Desk | Tab::Proposals
-                if app.gate.is_gateway() && app.gate.role.as_deref() == Some("viewer") => {}
+                if app.gate().is_gateway() && app.gate().role.as_deref() == Some("viewer") => {}
             Tab::Desk | Tab::Proposals => {
                 items.push((key(KeyAction::Approve), "approve"));
                 items.push((key(KeyAction::Reject), "reject"));
@@ -514,7 +520,7 @@ fn footer(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
                 items.push((key(KeyAction::BuilderFee), "builder fee"));
             }
         }
-        if app.tab != Tab::Discovery {
+        if app.tab() != Tab::Discovery {
             items.push((key(KeyAction::FocusNext), "focus"));
         }
         items.push((format!("1-{}", Tab::ALL.len()), "tabs"));
@@ -543,15 +549,19 @@ fn command_line(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         f.render_widget(&line.input, input);
         return;
     }
-    let filter = if app.tab == Tab::Discovery {
-        app.discovery.state(app.discovery.view()).filter.as_str()
+    let filter = if app.tab() == Tab::Discovery {
+        app.tabs()
+            .discovery
+            .state(app.tabs().discovery.view())
+            .filter
+            .as_str()
     } else {
-        app.logs.filter()
+        app.tabs().logs.filter()
     };
     // A set filter shows in its pane's title; an error outranks it here unless the filter is
     // being typed.
-    let editing = matches!(app.modal, Some(Modal::Filter));
-    if editing || (!filter.is_empty() && app.command_error.is_none()) {
+    let editing = matches!(app.modal(), Some(Modal::Filter));
+    if editing || (!filter.is_empty() && app.command_error().is_none()) {
         f.render_widget(
             Paragraph::new(Line::from(vec![
                 Span::styled("filter: ", theme.accent),
@@ -561,7 +571,7 @@ fn command_line(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         );
         return;
     }
-    if let Some(err) = &app.command_error {
+    if let Some(err) = app.command_error() {
         // Wrapped upwards over the footer and the body's last lines when it is long.
         let lines = message_lines(err, area.width as usize, MESSAGE_LINES);
         let h = lines.len() as u16;
@@ -606,7 +616,7 @@ pub fn message_lines(text: &str, width: usize, max: usize) -> Vec<String> {
 /// wraps in a box over the bottom of the body (at most [`MESSAGE_LINES`] lines, then a pointer to
 /// the Logs tab's messages list, which keeps it whole).
 fn toasts(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
-    let Some(t) = app.toasts.last() else { return };
+    let Some(t) = app.toasts().last() else { return };
     let bar = screen.tab_bar;
     let tabs_end = screen
         .tabs
@@ -614,7 +624,7 @@ fn toasts(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         .map(|(_, r)| r.x + r.width + 1)
         .unwrap_or(bar.x);
     let room = (bar.x + bar.width).saturating_sub(tabs_end);
-    let more = app.toasts.len() - 1;
+    let more = app.toasts().len() - 1;
     let body = if more > 0 {
         format!("(+{more}) {}", t.text)
     } else {

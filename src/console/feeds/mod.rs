@@ -1,8 +1,6 @@
 //! The account feeds every tab shares: whoami, positions, open orders, PnL, proposals, usage and
 //! the audit log, each polled on its own interval (configurable) with one [`Poll`], and what their
-//! answers change. Lower layer: the feeds' data; `update.rs` is App's part.
-
-mod update;
+//! answers change. Lower layer: the feeds' data; `app/feeds.rs` is App's part.
 
 use crate::api::ApiError;
 use crate::api::model::{OpenOrderRow, PnlSummary, PositionRow, Usage, Whoami};
@@ -14,7 +12,7 @@ use chrono::{DateTime, Utc};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::Duration;
 
-const EQUITY_POINTS: usize = 600;
+pub const EQUITY_POINTS: usize = 600;
 /// What the account feeds last said: the Desk's data, which the header, the risk preview and
 /// completion read too.
 #[derive(Debug, Clone, Default)]

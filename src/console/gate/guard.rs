@@ -1,7 +1,7 @@
 //! The gateway's guardrails as the console shows them: every rule's verdict on an item (ok, near
 //! its limit, broken), the approve dialog's live re-check, the kill switch,
 //! and the live standing approvals with their countdown. Lower layer: data and lines; `update.rs`
-//! and `guard_update.rs` change `App`.
+//! and `app/guard.rs` change `App`.
 
 use super::super::theme::Theme;
 use crate::api::model::{GateCheck, GateItem, GateKillSwitch, GateStanding, GateVerdict};

@@ -1,17 +1,17 @@
 //! The console on a supervision gateway: whether the service is one, every agent's items from its
 //! inbox (`GET /gate/v1/inbox`), its agents, and the inbox's agent filter. Approvals of a gateway
-//! go through its supervisor API. Lower layer: the data; App's part of it is the inbox's
-//! (`inbox/gateway.rs`), since what the gateway holds is merged into the one approval inbox.
+//! go through its supervisor API. Lower layer: the data; App's part of it is `app/gateway.rs`,
+//! since what the gateway holds is merged into the one approval inbox, and `app/guard.rs`.
 
 pub mod guard;
-mod guard_update;
 pub mod policy;
 
+use super::action::Effect;
 use super::inbox::InboxItem;
 use super::poll::Poll;
 use super::theme::Theme;
 use crate::api::ApiError;
-use crate::api::model::{GateAgent, GateItem, GateKillSwitch, GateStanding};
+use crate::api::model::{GateAgent, GateAgents, GateItem, GateKillSwitch, GateStanding};
 use chrono::{DateTime, Duration as TimeDelta, Utc};
 use ratatui::text::Span;
 use std::collections::HashMap;
@@ -30,6 +30,19 @@ pub const RECENT: TimeDelta = TimeDelta::minutes(30);
 
 /// How soon the inbox is polled again while an item this console approved has not executed yet.
 pub const AWAIT: TimeDelta = TimeDelta::seconds(1);
+
+/// How often the gateway's agents are asked beside its inbox: labels and connections change
+/// rarely, and each request wakes the gateway and the console.
+const AGENTS_EVERY: TimeDelta = TimeDelta::seconds(5);
+
+/// A held poll that came back sooner than this with the version it was sent is taken as not held.
+const HELD_AT_LEAST: Duration = Duration::from_millis(500);
+
+/// How often the kill switch and the standing approvals are asked. They change only by a
+/// supervisor's decision: this console's own is asked after at once, another supervisor's shows
+/// within this. Asked with every 1 s inbox poll they doubled the console's requests to the
+/// gateway and most of its idle CPU; the gateway refuses what the kill switch forbids either way.
+pub const GUARD_EVERY: TimeDelta = TimeDelta::seconds(5);
 
 /// The reason sent with `x` (no reason typed); `/reject <id> <reason>` sends one.
 pub const DEFAULT_REJECT_REASON: &str = "rejected by the supervisor in the agentdesk console";
@@ -112,12 +125,12 @@ fn shell_quote(s: &str) -> String {
 pub struct GateState {
     pub detected: Detected,
     pub poll: Poll,
-    pub interval: Duration,
+    interval: Duration,
     /// Why the last poll failed (a 401 says the supervisor token is missing or refused).
-    pub error: Option<ApiError>,
+    error: Option<ApiError>,
     /// The gateway's items by inbox id (a trade's proposalId, else the item's own id).
     pub items: HashMap<String, GateItem>,
-    pub agents: Vec<GateAgent>,
+    agents: Vec<GateAgent>,
     /// Show only this agent's items (its name or fingerprint, as typed in `/agent`).
     pub filter: Option<String>,
     /// Inbox items the filter hides, kept out of `App::inbox` so every index into it still means
@@ -132,16 +145,16 @@ pub struct GateState {
     /// The live standing approvals as last polled.
     pub standing: Vec<GateStanding>,
     /// When the agents were last asked (None: with the next poll).
-    pub agents_asked: Option<DateTime<Utc>>,
+    agents_asked: Option<DateTime<Utc>>,
     /// When the kill switch and standing approvals were last asked (None: ask with the next poll).
-    pub guard_asked: Option<DateTime<Utc>>,
+    guard_asked: Option<DateTime<Utc>>,
     /// Items this console approved whose execution the gateway had not reported in its answer
     /// (approved, executing, waiting for the agent): their outcome is journaled when a poll
     /// says it, and the inbox is polled soon until then.
     pub awaiting: std::collections::HashSet<String>,
     /// An approve or reject was answered while a poll was in flight: that poll's answer may
     /// predate the decision, so another is asked for at once.
-    pub refresh: bool,
+    refresh: bool,
     /// The policy in force, read while `/policy` is open.
     pub policy: policy::PolicyState,
     /// The rules this console's approval of an item overrode, so its answer says so.
@@ -150,13 +163,13 @@ pub struct GateState {
     pub role: Option<String>,
     /// The gateway's count of changes in its last inbox answer: sent back as `since`, the next
     /// poll is held until something changes (None: a gateway that cannot be long-polled).
-    pub version: Option<u64>,
+    version: Option<u64>,
     /// The `since` of the poll out now, so an answer that came back at once unchanged is seen.
-    pub asked_since: Option<u64>,
+    asked_since: Option<u64>,
     /// The version when the agents, and the kill switch and standing approvals, were last
     /// asked: a change asks them again.
-    pub agents_version: Option<u64>,
-    pub guard_version: Option<u64>,
+    agents_version: Option<u64>,
+    guard_version: Option<u64>,
 }
 
 impl GateState {
@@ -186,6 +199,151 @@ impl GateState {
             agents_version: None,
             guard_version: None,
         }
+    }
+
+    /// Starts the gate poll when it is due; true when it went out. A long-polled gateway says
+    /// when anything changed: the agents are asked then, and otherwise rarely. Until the gateway
+    /// answered, every poll asks both: the agents say it is one.
+    pub fn schedule(&mut self, now: DateTime<Utc>, fx: &mut Vec<Effect>) -> bool {
+        let polled = self.detected != Detected::No && self.poll.start(now);
+        if polled {
+            let every = match self.version {
+                Some(_) => QUIET_EVERY,
+                None => AGENTS_EVERY,
+            };
+            let agents_due = self.detected != Detected::Yes
+                || self.version != self.agents_version
+                || due_again(self.agents_asked, now, every);
+            if agents_due {
+                self.agents_asked = Some(now);
+                self.asked_since = None;
+                fx.push(Effect::FetchGate);
+            } else {
+                self.asked_since = self.version;
+                fx.push(Effect::FetchGateInbox {
+                    since: self.version,
+                });
+            }
+        }
+        polled
+    }
+
+    /// Whether the kill switch and the standing approvals are asked with the gate poll that just
+    /// went out (`polled`): at most every [`GUARD_EVERY`], or, long-polled, when the version
+    /// moved (a change to either moves it).
+    pub fn guard_due(&mut self, now: DateTime<Utc>, polled: bool) -> bool {
+        let due = match self.version {
+            Some(v) => {
+                self.guard_version != Some(v) || due_again(self.guard_asked, now, QUIET_EVERY)
+            }
+            None => due_again(self.guard_asked, now, GUARD_EVERY),
+        };
+        if polled && self.is_gateway() && due {
+            self.guard_asked = Some(now);
+            self.guard_version = self.version;
+            return true;
+        }
+        false
+    }
+
+    /// The kill switch and the standing approvals are asked with the next gate poll, which is
+    /// asked for at `at`.
+    pub fn ask_guard_at(&mut self, at: DateTime<Utc>) {
+        self.guard_asked = None;
+        self.poll.ask_at(at);
+    }
+
+    /// The gateway answered the poll: the schedule of the next one. Long-polled, the next poll
+    /// goes out at once and the gateway holds it; one that came back at once with nothing
+    /// changed (a gateway not holding it) waits the interval, so nothing is asked in a loop.
+    pub fn answered(
+        &mut self,
+        version: Option<u64>,
+        agents: Option<GateAgents>,
+        latency: Duration,
+        at: DateTime<Utc>,
+    ) {
+        self.poll.settled();
+        self.detected = Detected::Yes;
+        self.error = None;
+        let held = version.is_some()
+            && !(self.asked_since.is_some()
+                && self.asked_since == version
+                && latency < HELD_AT_LEAST);
+        let next = if held { Duration::ZERO } else { self.interval };
+        self.poll.succeeded(at, latency, next);
+        self.version = version;
+        if let Some(agents) = agents {
+            self.role = agents.you.map(|y| y.role);
+            self.agents = agents.agents;
+            self.agents_version = version;
+        }
+    }
+
+    /// After an answer was merged: one that may have been asked before a decision it does not
+    /// show yet is asked again at once, and an approved item's execution is shown as soon as the
+    /// gateway reports it.
+    pub fn merged(&mut self, at: DateTime<Utc>) {
+        if std::mem::take(&mut self.refresh) {
+            self.poll.probe_by(at);
+        } else if !self.awaiting.is_empty() {
+            self.poll.probe_by(at + AWAIT);
+        }
+    }
+
+    /// The poll failed. No /gate/v1 here: an ordinary service (a 404, or whatever else a service
+    /// answers for a path it does not know: an HTML page, a 405, a 500); never asked again. Only
+    /// a 401, a "wait" (429, or a 503 with Retry-After: a gateway starting or behind a proxy in
+    /// maintenance) or no answer at all leaves the question open.
+    pub fn failed(&mut self, e: ApiError, at: DateTime<Utc>) {
+        self.poll.settled();
+        if self.detected != Detected::Yes
+            && !matches!(
+                e,
+                ApiError::Unauthorized { .. } | ApiError::QuotaExceeded { .. }
+            )
+            && !e.is_transient()
+        {
+            self.detected = Detected::No;
+            self.error = None;
+            self.poll.stop();
+            return;
+        }
+        // A 401 comes from a gateway that wants a supervisor token: it is one.
+        if matches!(e, ApiError::Unauthorized { .. }) {
+            self.detected = Detected::Yes;
+        }
+        self.poll.failed(at, self.interval, &e);
+        self.error = Some(e);
+    }
+
+    /// A decision was answered: the inbox is asked again at `at`, and once more if a poll out
+    /// now may predate the decision.
+    pub fn decided(&mut self, at: DateTime<Utc>) {
+        self.poll.ask_at(at);
+        if self.poll.in_flight {
+            self.refresh = true;
+        }
+    }
+
+    /// A long-polled gateway: its answers say when anything changed.
+    pub fn long_polled(&self) -> bool {
+        self.version.is_some()
+    }
+
+    /// Whether `/agent NAME` names an agent of the gateway (by label, or a prefix of its key's
+    /// fingerprint) or the agent of one of its items.
+    pub fn knows_agent(&self, name: &str) -> bool {
+        self.agents.iter().any(|a| {
+            a.agent.eq_ignore_ascii_case(name)
+                || a.fingerprint
+                    .to_ascii_lowercase()
+                    .starts_with(&name.to_ascii_lowercase())
+        }) || self.items.values().any(|i| agent_matches(i, name))
+    }
+
+    pub fn agent_names(&self) -> Vec<&str> {
+        self.agents.iter().map(|a| a.agent.as_str()).collect()
     }
 
     /// The header's GATE badge: nothing unless the service is a gateway; says so when its

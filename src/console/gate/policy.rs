@@ -1,6 +1,6 @@
 //! The policy in force on the gateway as the console shows it (`/policy`, `P`): the default rules,
 //! each agent's overrides, and how much of its daily notional each agent used today. Lower layer:
-//! the state and its lines; `guard_update.rs` changes `App`.
+//! the state and its lines; `app/guard.rs` changes `App`.
 
 use super::super::theme::Theme;
 use crate::api::ApiError;

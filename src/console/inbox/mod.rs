@@ -3,16 +3,16 @@
 //! The Desk strip and the Proposals tab show it; approving or rejecting works from any tab; every
 //! decision goes to the history and the journal. Lower layer: the items, what this console staged
 //! (`staged.rs`: the request completing a sparse preview) and the risk preview (`risk.rs`, pure).
-//! [`Inbox`] owns the state, and its fields are this folder's: App's parts of the inbox —
-//! `update.rs` (the service's proposals, approve and reject), `gateway.rs` (a gateway's items and
-//! decisions) and `tools.rs` (tool confirm tokens) — are the only code that changes it.
+//! [`Inbox`] owns the state, and its fields are this file's: App's parts of the inbox —
+//! `app/approvals.rs` (the service's proposals, approve and reject), `app/gateway.rs` (a
+//! gateway's items and decisions) and `app/tool_approvals.rs` (tool confirm tokens) — change it
+//! only through its methods.
 
 pub mod dialog;
-mod gateway;
+mod recheck;
 pub mod risk;
+mod selection;
 pub mod staged;
-mod tools;
-mod update;
 
 use crate::api::ApiError;
 use crate::api::model::{AuditEntry, Preview, Proposal, TradeSignal};
@@ -408,9 +408,9 @@ impl PaneSelection {
 
 /// The approval inbox's state, owned here: the items newest first, the decisions taken, the
 /// panes' selections, the dismissals that can still be undone and the schedule of the checks of
-/// confirms whose outcome is unknown. Its fields are this folder's own, so only the inbox's code
-/// changes them (`update.rs` and `tools.rs` are App's part of it, and read them directly); the
-/// rest of the console reads through the accessors below.
+/// confirms whose outcome is unknown. Its fields are this file's own: App's part of the inbox
+/// (`app/approvals.rs`, `app/gateway.rs`, `app/tool_approvals.rs`) changes them through the
+/// methods below, and the rest of the console reads through the accessors.
 #[derive(Debug, Clone, Default)]
 pub struct Inbox {
     /// Newest first.
@@ -434,6 +434,8 @@ pub struct Inbox {
     limited: std::collections::HashMap<String, (DateTime<Utc>, String)>,
     /// Numbers the tool approvals (`tool-1`, `tool-2`).
     tool_seq: u32,
+    /// When this console started: what was staged before was waiting, not new.
+    started_at: DateTime<Utc>,
     /// Proposal ids seen before, so a proposal rings the bell once.
     seen: std::collections::HashSet<String>,
     /// What the journal said last of each proposal when this console started (newest wins), and
@@ -460,6 +462,120 @@ impl Inbox {
     /// For the gateway's merge, which settles an item's state from the gateway's record.
     pub(crate) fn item_mut(&mut self, id: &str) -> Option<&mut InboxItem> {
         self.items.iter_mut().find(|i| i.id() == id)
+    }
+
+    /// The inbox of a console started at `now`.
+    pub fn started(now: DateTime<Utc>) -> Inbox {
+        Inbox {
+            started_at: now,
+            ..Inbox::default()
+        }
+    }
+
+    /// When this console started: what was staged before was waiting, not new.
+    pub fn started_at(&self) -> DateTime<Utc> {
+        self.started_at
+    }
+
+    #[doc(hidden)]
+    pub fn fixture_started_at(&mut self, at: DateTime<Utc>) {
+        self.started_at = at;
+    }
+
+    /// Every item, to change in place (never to add or remove one: `push`, `replace_items`).
+    pub(crate) fn items_mut(&mut self) -> &mut [InboxItem] {
+        &mut self.items
+    }
+
+    pub(crate) fn push(&mut self, item: InboxItem) {
+        self.items.push(item);
+    }
+
+    /// Every item, taken out to be filtered and put back with `replace_items`.
+    pub(crate) fn take_items(&mut self) -> Vec<InboxItem> {
+        std::mem::take(&mut self.items)
+    }
+
+    pub(crate) fn replace_items(&mut self, items: Vec<InboxItem>) {
+        self.items = items;
+    }
+
+    /// A decision taken, newest first.
+    pub(crate) fn record(&mut self, decision: Decision) {
+        self.decisions.insert(0, decision);
+    }
+
+    /// True the first time `key` is seen (so a proposal rings the bell once).
+    pub(crate) fn first_sight(&mut self, key: String) -> bool {
+        self.seen.insert(key)
+    }
+
+    /// A confirm from this console got no answer: a later "already executed" may be its doing.
+    pub(crate) fn note_unanswered(&mut self, id: &str) {
+        self.unanswered.insert(id.to_string());
+    }
+
+    pub(crate) fn unanswered(&self, id: &str) -> bool {
+        self.unanswered.contains(id)
+    }
+
+    pub(crate) fn forget_unanswered(&mut self, id: &str) {
+        self.unanswered.remove(id);
+    }
+
+    /// The service answered this console's confirm "already executed".
+    pub(crate) fn note_said_executed(&mut self, id: &str) {
+        self.said_executed.insert(id.to_string());
+    }
+
+    pub(crate) fn said_executed(&self, id: &str) -> bool {
+        self.said_executed.contains(id)
+    }
+
+    pub(crate) fn forget_said_executed(&mut self, id: &str) {
+        self.said_executed.remove(id);
+    }
+
+    /// A confirm's outcome is unknown from `at`: the service is asked then.
+    pub(crate) fn recheck_at(&mut self, at: DateTime<Utc>) {
+        self.recheck.ask_at(at);
+    }
+
+    /// The service was asked again at `at`: still unreachable, or not settled yet, it is asked
+    /// again soon, not after a growing backoff.
+    pub(crate) fn rechecked(&mut self, at: DateTime<Utc>) {
+        self.recheck.settled();
+        self.recheck.ask_at(at + RECHECK);
+    }
+
+    /// The service refused `id`'s confirm until `until`, saying `message`.
+    pub(crate) fn limit(&mut self, id: &str, until: DateTime<Utc>, message: String) {
+        self.limited.insert(id.to_string(), (until, message));
+    }
+
+    pub(crate) fn unlimit(&mut self, id: &str) {
+        self.limited.remove(id);
+    }
+
+    /// `id` was dismissed last: `u` restores it first.
+    pub(crate) fn dismiss(&mut self, id: &str) {
+        self.dismissed.retain(|d| d != id);
+        self.dismissed.push(id.to_string());
+    }
+
+    pub(crate) fn undismiss(&mut self, id: &str) {
+        self.dismissed.retain(|d| d != id);
+    }
+
+    /// The dismissals, the latest last.
+    pub(crate) fn dismissed(&self) -> &[String] {
+        &self.dismissed
+    }
+
+    /// The next tool approval's id (`tool-1`, `tool-2`).
+    pub(crate) fn next_tool_id(&mut self) -> String {
+        self.tool_seq += 1;
+        format!("tool-{}", self.tool_seq)
     }
 
     /// The items as a vector, bypassing the inbox's bookkeeping (selection, sorting, the bell):

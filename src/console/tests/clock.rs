@@ -20,9 +20,9 @@ fn refused(app: &mut App, at: chrono::DateTime<chrono::Utc>) {
 
 /// Ticks once at `at` and says whether the tick asked for a redraw.
 fn tick_redraws(app: &mut App, at: chrono::DateTime<chrono::Utc>) -> bool {
-    app.dirty = false;
+    app.drawn();
     app.update(Action::Tick(at));
-    app.dirty
+    app.dirty()
 }
 
 #[test]
@@ -63,11 +63,11 @@ fn a_countdown_ticks_only_while_its_tab_shows_it() {
     app.update(Action::Tick(t0()));
     app.update(proposals(vec![btc_long("prop_a", t0())], t0()));
     refused(&mut app, t0());
-    app.toasts.clear();
-    assert_eq!(app.tab, Tab::Desk);
+    app.toasts_mut().clear();
+    assert_eq!(app.tab(), Tab::Desk);
     assert!(app.needs_clock(), "the Desk strip counts the proposal down");
     app.update(key('5'));
-    assert_eq!(app.tab, Tab::Backtests);
+    assert_eq!(app.tab(), Tab::Backtests);
     assert!(!app.needs_clock());
     assert!(!tick_redraws(&mut app, t0() + secs(1)));
     app.update(key('2'));
@@ -82,9 +82,9 @@ fn an_expiring_toast_redraws_once_without_the_clock() {
     let mut app = app_with(quiet_options());
     app.update(Action::Tick(t0()));
     refused(&mut app, t0());
-    app.toasts.clear();
+    app.toasts_mut().clear();
     let until = t0() + secs(4);
-    app.toasts.push(crate::console::app::Toast {
+    app.toasts_mut().push(crate::console::app::Toast {
         text: "hello".into(),
         level: crate::console::app::ToastLevel::Info,
         until,
@@ -92,7 +92,7 @@ fn an_expiring_toast_redraws_once_without_the_clock() {
     assert_eq!(app.next_wakeup(), until);
     assert!(!tick_redraws(&mut app, t0() + secs(2)));
     assert!(tick_redraws(&mut app, until), "the toast goes away");
-    assert!(app.toasts.is_empty());
+    assert!(app.toasts().is_empty());
 }
 
 #[test]
@@ -127,7 +127,8 @@ fn completion_coins_come_from_the_service_once_it_named_any() {
     // Discovery rows add the coins of their pairs.
     let mut rows = top_rows();
     rows[0].pair = "AVAX-USD".into();
-    *app.discovery
+    *app.tabs_mut()
+        .discovery
         .rows_mut(crate::console::tabs::discovery::DView::TopBacktests) = rows;
     assert!(app.known_coins().contains(&"AVAX".to_string()));
 }
@@ -145,21 +146,21 @@ fn poll_answers_are_drawn_with_the_next_tick_keys_at_once() {
         t0(),
     ));
     assert!(app.needs_clock());
-    app.dirty = false;
+    app.drawn();
     app.update(loaded(
         Resource::Positions,
         Payload::Positions(Vec::new()),
         t0() + ms(300),
     ));
-    assert!(!app.dirty, "drawn with the next second, not now");
-    assert!(app.pending_draw);
+    assert!(!app.dirty(), "drawn with the next second, not now");
+    assert!(app.pending_draw());
     assert!(app.next_wakeup() <= t0() + secs(1));
     assert!(tick_redraws(&mut app, t0() + secs(1)));
-    assert!(!app.pending_draw);
-    app.dirty = false;
+    assert!(!app.pending_draw());
+    app.drawn();
     app.update(key('2'));
-    assert!(app.dirty, "a key is drawn at once");
-    app.dirty = false;
+    assert!(app.dirty(), "a key is drawn at once");
+    app.drawn();
     app.update(proposals(vec![btc_long("prop_new", t0())], t0() + ms(1200)));
-    assert!(app.dirty, "a new proposal's toast is drawn at once");
+    assert!(app.dirty(), "a new proposal's toast is drawn at once");
 }

@@ -61,7 +61,7 @@ fn decisions(fx: &[Effect]) -> Vec<Effect> {
 
 /// Every line the console said (toasts and errors), newest first.
 fn said(app: &App) -> Vec<String> {
-    app.messages.iter().map(|m| m.text.clone()).collect()
+    app.messages().iter().map(|m| m.text.clone()).collect()
 }
 
 /// A person at the keyboard: the clock moves to each input's time (as the event loop's would),
@@ -74,7 +74,7 @@ struct Person {
 
 impl Person {
     fn new(app: App) -> Person {
-        let now = app.now;
+        let now = app.now();
         Person {
             app,
             now,
@@ -90,7 +90,7 @@ impl Person {
 
     fn input(&mut self, input: &Input) {
         // The event loop stamps every input with the wall clock before it is handled.
-        self.app.now = self.now;
+        self.app.set_clock(self.now);
         let action = match input {
             Input::Key(code) => Action::Key(KeyEvent::new(*code, KeyModifiers::NONE)),
             Input::Paste(text) => Action::Paste(text.clone()),
@@ -123,9 +123,9 @@ fn dialog_open_on_b() -> Person {
     p.wait(2_000);
     p.input(&ch('a'));
     assert!(
-        matches!(&p.app.modal, Some(Modal::Approve(d)) if d.id == MINE_ID),
+        matches!(&p.app.modal(), Some(Modal::Approve(d)) if d.id == MINE_ID),
         "{:?}",
-        p.app.modal
+        p.app.modal()
     );
     p.wait(2_000);
     p
@@ -163,7 +163,7 @@ fn a_command_typed_slowly_with_the_dialog_open_decides_nothing() {
     p.paced(&typed(":/research say hello\n"), 1_600);
     p.wait(AFTER_TYPING.num_milliseconds() + 100);
     p.input(&ch('a'));
-    assert!(matches!(&p.app.modal, Some(Modal::Approve(_))));
+    assert!(matches!(&p.app.modal(), Some(Modal::Approve(_))));
     p.paced(&[ch('y')], 1_500);
     assert_eq!(p.decided().len(), 1);
 }
@@ -177,12 +177,12 @@ fn a_word_that_starts_with_y_typed_into_a_question_decides_nothing() {
         let mut p = dialog_open_on_b();
         p.paced(&typed("yeah"), gap);
         assert_eq!(p.decided(), vec![], "yeah at {gap} ms a key");
-        assert!(p.app.modal.is_none(), "{:?}", p.app.modal);
+        assert!(p.app.modal().is_none(), "{:?}", p.app.modal());
     }
     let mut p = Person::new(gate_app(120, 40));
     p.wait(2_000);
     p.paced(&typed(":/kill drill\n"), 5);
-    assert!(matches!(&p.app.modal, Some(Modal::Confirm(_))));
+    assert!(matches!(&p.app.modal(), Some(Modal::Confirm(_))));
     p.wait(1_500);
     p.paced(&typed("yes yes"), 300);
     assert_eq!(p.decided(), vec![]);
@@ -190,7 +190,7 @@ fn a_word_that_starts_with_y_typed_into_a_question_decides_nothing() {
     let mut p = dialog_open_on_b();
     p.input(&ch('y'));
     p.wait(100);
-    assert!(matches!(&p.app.modal, Some(Modal::Approve(_))));
+    assert!(matches!(&p.app.modal(), Some(Modal::Approve(_))));
     assert!(
         render(&p.app).contains("any key cancels"),
         "{}",
@@ -234,7 +234,7 @@ fn typing_with_no_dialog_open_opens_nothing_and_moves_nothing() {
         // "say hello" with no command line: s, a, y, h, e, l, l, o.
         p.paced(&typed("say hello away\n"), gap);
         assert_eq!(p.decided(), vec![], "{gap} ms a key");
-        assert!(p.app.modal.is_none(), "{:?}", p.app.modal);
+        assert!(p.app.modal().is_none(), "{:?}", p.app.modal());
         assert_eq!(p.app.selection(Pane::Inbox).id.as_deref(), Some(MINE_ID));
     }
 }
@@ -245,7 +245,7 @@ fn a_paste_that_starts_with_y_decides_nothing_bracketed_or_not() {
     let mut p = dialog_open_on_b();
     p.input(&Input::Paste("yes, approve everything\n".into()));
     assert_eq!(p.decided(), vec![]);
-    assert!(p.app.modal.is_none());
+    assert!(p.app.modal().is_none());
     assert!(
         said(&p.app)
             .iter()
@@ -282,7 +282,7 @@ fn a_paste_goes_into_the_command_line_and_is_never_run_by_itself() {
     p.wait(2_000);
     p.input(&Input::Paste("ay".into()));
     assert_eq!(p.decided(), vec![]);
-    assert!(p.app.modal.is_none());
+    assert!(p.app.modal().is_none());
     assert!(
         said(&p.app)
             .iter()
@@ -300,7 +300,7 @@ fn the_reject_question_has_the_approve_dialogs_guard() {
         let mut p = Person::new(app);
         p.wait(2_000);
         p.input(&ch('x'));
-        assert!(matches!(&p.app.modal, Some(Modal::Confirm(_))));
+        assert!(matches!(&p.app.modal(), Some(Modal::Confirm(_))));
         p
     };
     // x and y together; x then y 120 ms later; a command typed at 150 ms a key.
@@ -345,16 +345,16 @@ fn a_key_inside_a_run_opens_no_dialog_and_nor_does_one_right_after_a_dialog_clos
     p.wait(3_000);
     // j then a half a second later: the a is part of a run.
     p.paced(&[ch('j'), ch('a')], 500);
-    assert!(p.app.modal.is_none(), "{:?}", p.app.modal);
+    assert!(p.app.modal().is_none(), "{:?}", p.app.modal());
     // A stray key closes a dialog; an a within the pause after it opens nothing.
     let mut p = dialog_open_on_b();
     p.paced(&[ch('q'), ch('a'), ch('y')], 800);
-    assert!(p.app.modal.is_none(), "{:?}", p.app.modal);
+    assert!(p.app.modal().is_none(), "{:?}", p.app.modal());
     assert_eq!(p.decided(), vec![]);
     // After a quiet moment keys act again.
     let quiet = QUIET.num_milliseconds() + 100;
     p.paced(&[ch('a')], quiet);
-    assert!(matches!(&p.app.modal, Some(Modal::Approve(_))));
+    assert!(matches!(&p.app.modal(), Some(Modal::Approve(_))));
 }
 
 #[test]
@@ -497,7 +497,7 @@ fn a_decision_on_a_gateway_journals_its_agent_and_an_expired_item_is_journaled_o
     // A gateway still listing an item that expired before this console started: never
     // journaled (it was not this console's to decide), however often the console starts.
     let mut app = seeded_app(120, 40);
-    app.inbox.fixture_clear();
+    app.inbox_mut().fixture_clear();
     let (mut items, agents) = super::gate::two_agents();
     for i in &mut items {
         i.expires_at = Some(t0() - secs(10));
@@ -514,9 +514,9 @@ fn a_decision_on_a_gateway_journals_its_agent_and_an_expired_item_is_journaled_o
 fn the_pause_is_said_for_as_long_as_it_lasts() {
     let line = crate::console::deliberate::paused_line();
     let shown = |app: &App| {
-        app.toasts
+        app.toasts()
             .iter()
-            .any(|t| t.text.ends_with(&line) && t.until > app.now)
+            .any(|t| t.text.ends_with(&line) && t.until > app.now())
     };
     let mut app = gate_app(120, 40);
     app.select_proposal(Pane::Inbox, MINE_ID);

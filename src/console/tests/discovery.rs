@@ -33,8 +33,8 @@ fn rows_answer(rows: Vec<DiscoveryRow>, computing: bool) -> DiscoveryPayload {
 }
 
 fn names(app: &App, view: DView) -> Vec<String> {
-    (0..app.discovery.len(view))
-        .map(|i| match app.discovery.get(view, i) {
+    (0..app.tabs().discovery.len(view))
+        .map(|i| match app.tabs().discovery.get(view, i) {
             Some(Selected::Row(r)) => format!("{} {}", r.strategy_id, r.pair),
             Some(Selected::Strategy(s)) => s.id.clone(),
             None => unreachable!(),
@@ -49,11 +49,11 @@ fn discovery_is_fetched_only_while_visible() {
     assert!(discovery_fetches(&app.update(Action::Tick(t0() + secs(600)))).is_empty());
 
     let fx = app.update(key('4'));
-    assert_eq!(app.tab, Tab::Discovery);
+    assert_eq!(app.tab(), Tab::Discovery);
     assert_eq!(discovery_fetches(&fx), vec![DiscoveryQuery::Strategies]);
     // `l` shows Top backtests: fetched at once, with the server's defaults.
     let fx = app.update(key('l'));
-    assert_eq!(app.discovery.view(), DView::TopBacktests);
+    assert_eq!(app.tabs().discovery.view(), DView::TopBacktests);
     let top = DiscoveryQuery::TopBacktests(BacktestsQuery::default());
     assert_eq!(discovery_fetches(&fx), vec![top.clone()]);
     let at = t0() + secs(601);
@@ -63,7 +63,7 @@ fn discovery_is_fetched_only_while_visible() {
         at,
     ));
     app.update(discovered(top.clone(), rows_answer(top_rows(), false), at));
-    assert_eq!(app.discovery.len(DView::TopBacktests), 5);
+    assert_eq!(app.tabs().discovery.len(DView::TopBacktests), 5);
 
     // Every 60 s while visible; the loaded catalog is not fetched again.
     assert!(discovery_fetches(&app.update(Action::Tick(at + secs(59)))).is_empty());
@@ -108,7 +108,7 @@ fn computing_refetches_every_two_seconds_until_done() {
     ));
     let at = t0() + ms(100);
     app.update(discovered(q.clone(), rows_answer(combo_rows(), true), at));
-    assert!(app.discovery.state(DView::Combos).feed.computing);
+    assert!(app.tabs().discovery.state(DView::Combos).feed.computing);
     assert!(render(&app).contains("computing…"));
     assert!(discovery_fetches(&app.update(Action::Tick(at + ms(1900)))).is_empty());
     let fx = app.update(Action::Tick(at + secs(2)));
@@ -131,8 +131,8 @@ fn top_combos_command_sets_the_fetch_parameters() {
         &mut app,
         "/top combos pair=ETH-USD timeframe=1h days=60 perStrategy=2",
     );
-    assert_eq!(app.tab, Tab::Discovery);
-    assert_eq!(app.discovery.view(), DView::Combos);
+    assert_eq!(app.tab(), Tab::Discovery);
+    assert_eq!(app.tabs().discovery.view(), DView::Combos);
     let fetched = discovery_fetches(&fx);
     let Some(DiscoveryQuery::Combos(q)) = fetched
         .iter()
@@ -151,7 +151,7 @@ fn top_combos_command_sets_the_fetch_parameters() {
     );
     let first = DiscoveryQuery::Combos(q.clone());
     // The query line shows it.
-    app.size = (120, 40);
+    app.set_size(120, 40);
     let screen = render(&app);
     assert!(
         screen.contains("pair=ETH-USD timeframe=1h days=60 perStrategy=2 limit=– filter=–"),
@@ -170,7 +170,7 @@ fn top_combos_command_sets_the_fetch_parameters() {
         t0() + secs(1),
     ));
     assert_eq!(
-        app.discovery.len(DView::Combos),
+        app.tabs().discovery.len(DView::Combos),
         0,
         "a stale answer is not shown"
     );
@@ -184,7 +184,7 @@ fn top_combos_command_sets_the_fetch_parameters() {
 
     // key=default returns a key to the server's default.
     run(&mut app, "/top combos pair=default");
-    assert_eq!(app.discovery.combos_query().pair, None);
+    assert_eq!(app.tabs().discovery.combos_query().pair, None);
 }
 
 #[test]
@@ -203,19 +203,19 @@ fn sort_and_filter_are_computed_once_per_change() {
         ],
         "the service's order first"
     );
-    let builds = app.discovery.state(view).rebuilds;
+    let builds = app.tabs().discovery.state(view).rebuilds;
     // Moving, ticking and drawing do not rebuild.
     app.update(key('j'));
     app.update(Action::Tick(t0() + secs(1)));
     render(&app);
-    assert_eq!(app.discovery.state(view).rebuilds, builds);
+    assert_eq!(app.tabs().discovery.state(view).rebuilds, builds);
 
     // s: by return (best first), then win rate; S reverses.
     app.update(key('s'));
-    assert_eq!(app.discovery.sort_key(view).label(), "return");
-    assert_eq!(app.discovery.state(view).rebuilds, builds + 1);
+    assert_eq!(app.tabs().discovery.sort_key(view).label(), "return");
+    assert_eq!(app.tabs().discovery.state(view).rebuilds, builds + 1);
     app.update(key('s'));
-    assert_eq!(app.discovery.sort_key(view).label(), "win");
+    assert_eq!(app.tabs().discovery.sort_key(view).label(), "win");
     assert_eq!(
         names(&app, view),
         [
@@ -231,12 +231,12 @@ fn sort_and_filter_are_computed_once_per_change() {
     assert_eq!(names(&app, view)[sel], "bb_breakout ETH-USD");
     app.update(key('S'));
     assert_eq!(names(&app, view)[0], "ema_cross DOGE-USD");
-    assert_eq!(app.discovery.state(view).rebuilds, builds + 3);
+    assert_eq!(app.tabs().discovery.state(view).rebuilds, builds + 3);
 
     // `/` filters over strategy, pair, timeframe and parameters, one rebuild per keystroke.
     app.update(key('/'));
     type_text(&mut app, "btc");
-    assert_eq!(app.discovery.state(view).rebuilds, builds + 6);
+    assert_eq!(app.tabs().discovery.state(view).rebuilds, builds + 6);
     assert_eq!(
         names(&app, view),
         ["donchian BTC-USD", "ema_cross BTC-USD"],
@@ -255,16 +255,16 @@ fn sort_and_filter_are_computed_once_per_change() {
     assert_eq!(names(&app, view), ["donchian BTC-USD"]);
     app.update(code(KeyCode::Esc));
     // The Logs filter is another filter.
-    assert!(app.logs.filter().is_empty());
+    assert!(app.tabs().logs.filter().is_empty());
 
     // A new answer rebuilds once, keeping sort and filter.
-    let before = app.discovery.state(view).rebuilds;
+    let before = app.tabs().discovery.state(view).rebuilds;
     app.update(discovered(
-        app.discovery.query(view),
+        app.tabs().discovery.query(view),
         rows_answer(top_rows(), false),
         t0() + secs(2),
     ));
-    assert_eq!(app.discovery.state(view).rebuilds, before + 1);
+    assert_eq!(app.tabs().discovery.state(view).rebuilds, before + 1);
     assert_eq!(names(&app, view), ["donchian BTC-USD"]);
 }
 
@@ -274,9 +274,9 @@ fn enter_shows_details_and_esc_closes() {
     app.update(key('l'));
     app.update(code(KeyCode::Enter));
     assert!(
-        matches!(app.modal, Some(Modal::Details { scroll: 0 })),
+        matches!(app.modal(), Some(Modal::Details { scroll: 0 })),
         "{:?}",
-        app.modal
+        app.modal()
     );
     let screen = render(&app);
     for needle in [
@@ -289,7 +289,7 @@ fn enter_shows_details_and_esc_closes() {
         assert!(screen.contains(needle), "details lack {needle:?}\n{screen}");
     }
     app.update(code(KeyCode::Esc));
-    assert!(app.modal.is_none(), "{:?}", app.modal);
+    assert!(app.modal().is_none(), "{:?}", app.modal());
 }
 
 fn clear_field(app: &mut App) {
@@ -335,7 +335,7 @@ fn b_form_submits_the_row_with_edited_fields() {
     }
     clear_field(&mut app);
     type_text(&mut app, "ethusdt");
-    assert!(!app.should_quit);
+    assert!(!app.should_quit());
     let fx = app.update(code(KeyCode::Enter));
     let runs = backtest_runs(&fx);
     assert_eq!(runs.len(), 1, "{fx:?}");
@@ -349,8 +349,8 @@ fn b_form_submits_the_row_with_edited_fields() {
         json!({"fast": 10, "slow": 26})
     );
     assert!(backtest_form(&app).is_none());
-    assert_eq!(app.tab, Tab::Backtests);
-    assert_eq!(app.backtests.submitting(), 1);
+    assert_eq!(app.tab(), Tab::Backtests);
+    assert_eq!(app.tabs().backtests.submitting(), 1);
 }
 
 #[test]
@@ -427,11 +427,11 @@ fn jobs_are_polled_every_second_until_done() {
         "/backtest ema_cross BTCUSDT 1h 30 fast=12 slow=26",
     );
     assert_eq!(backtest_runs(&fx), vec![backtest_request()]);
-    assert_eq!(app.tab, Tab::Backtests);
+    assert_eq!(app.tab(), Tab::Backtests);
     app.update(submitted(job("queued", 0), t0()));
-    assert_eq!(app.backtests.jobs().len(), 1);
+    assert_eq!(app.tabs().backtests.jobs().len(), 1);
     assert_eq!(
-        app.backtests.jobs()[0].job.request,
+        app.tabs().backtests.jobs()[0].job.request,
         Some(backtest_request())
     );
     assert!(job_fetches(&app.update(Action::Tick(t0() + ms(900)))).is_empty());
@@ -443,7 +443,7 @@ fn jobs_are_polled_every_second_until_done() {
     assert!(job_fetches(&app.update(Action::Tick(t0() + secs(3)))).is_empty());
     app.update(job_loaded(job("running", 40), t0() + secs(3)));
     assert_eq!(
-        app.backtests.jobs()[0].job.request,
+        app.tabs().backtests.jobs()[0].job.request,
         Some(backtest_request()),
         "kept"
     );
@@ -507,7 +507,7 @@ fn p_prefills_a_proposal_for_the_rows_coin() {
     let mut app = discovery_app(120, 40);
     app.update(key('l'));
     app.update(key('l'));
-    assert_eq!(app.discovery.view(), DView::TopLive);
+    assert_eq!(app.tabs().discovery.view(), DView::TopLive);
     press(&mut app, 'p');
     assert_eq!(
         app.command_line().map(|c| c.text()),
@@ -541,5 +541,5 @@ fn mouse_selects_discovery_views() {
         row: r.y,
         modifiers: crossterm::event::KeyModifiers::NONE,
     }));
-    assert_eq!(app.discovery.view(), DView::Combos);
+    assert_eq!(app.tabs().discovery.view(), DView::Combos);
 }

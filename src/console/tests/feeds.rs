@@ -99,7 +99,7 @@ fn recovery_is_seen_within_seconds_of_the_service_coming_back() {
     let seen = seen_ok.expect("recovered within 5 s");
     assert!(seen - back <= secs(2), "recovered after {:?}", seen - back);
     for r in Resource::ALL {
-        assert!(app.feeds[&r].error.is_none(), "{r:?} still failing");
+        assert!(app.feeds()[&r].error.is_none(), "{r:?} still failing");
     }
 }
 
@@ -225,7 +225,7 @@ fn a_failure_in_the_same_second_as_an_answer_never_says_last_ok_0s_ago() {
 #[test]
 fn an_optional_feed_failing_names_it_and_is_not_a_connection_error() {
     let mut app = new_app();
-    app.size = (160, 24);
+    app.set_size(160, 24);
     let fx = tick(&mut app, t0());
     answer_all(&mut app, &fx, t0(), |r| match r {
         Resource::Audit => Err(ApiError::Decode(
@@ -336,7 +336,7 @@ fn a_long_toast_wraps_and_the_logs_keep_it_whole() {
 
     // The toast goes; the Logs tab's messages list has it, whole when selected.
     tick(&mut app, t0() + secs(10));
-    assert!(app.toasts.is_empty());
+    assert!(app.toasts().is_empty());
     app.update(Action::Resize(120, 40));
     app.update(key('3'));
     app.update(code(KeyCode::Tab));
@@ -355,7 +355,7 @@ fn a_command_error_shows_while_a_logs_filter_is_set() {
     app.update(key('/'));
     super::fixtures::type_text(&mut app, "confirm");
     app.update(code(KeyCode::Enter));
-    assert_eq!(app.logs.filter(), "confirm");
+    assert_eq!(app.tabs().logs.filter(), "confirm");
     app.update(key(':'));
     type_text(&mut app, "/propose BTC sideways 0.01");
     app.update(code(KeyCode::Enter));
@@ -366,9 +366,9 @@ fn a_command_error_shows_while_a_logs_filter_is_set() {
     assert!(text.contains("matching \"confirm\""), "{text}");
     // And the error is in the messages list, which the filter does not touch.
     assert!(
-        app.messages.iter().any(|m| m.text.contains("sideways")),
+        app.messages().iter().any(|m| m.text.contains("sideways")),
         "{:?}",
-        app.messages
+        app.messages()
     );
 }
 
@@ -384,7 +384,7 @@ fn remote_app(summary: serde_json::Value) -> App {
         crate::console::keymap::Keymap::default(),
         t0(),
     );
-    app.size = (100, 6);
+    app.set_size(100, 6);
     let fx = tick(&mut app, t0());
     let whoami: crate::api::model::Whoami = serde_json::from_value(serde_json::json!({
         "messengerId": "desk-ops",
@@ -469,7 +469,7 @@ fn a_service_that_stops_answering_is_not_ok() {
     let fx = tick(&mut app, t0());
     answer_all(&mut app, &fx, t0(), |r| Ok(empty_payload(r)));
     tick(&mut app, t0() + secs(2));
-    assert!(app.feeds[&Resource::Positions].poll.in_flight);
+    assert!(app.feeds()[&Resource::Positions].poll.in_flight);
     tick(&mut app, t0() + secs(4));
     assert_eq!(connection(&app).1, Health::Ok, "{}", connection(&app).0);
     tick(&mut app, t0() + secs(9));
@@ -486,7 +486,7 @@ fn the_audit_log_is_asked_rarely_off_its_tab_and_at_once_on_it() {
     let at = t0() + secs(1);
     app.update(loaded(Resource::Audit, Payload::Audit(audit()), at));
     assert_eq!(
-        app.feeds[&Resource::Audit].poll.next_due,
+        app.feeds()[&Resource::Audit].poll.next_due,
         Some(at + secs(60))
     );
     let fx = app.update(key('3'));
@@ -499,7 +499,7 @@ fn the_audit_log_is_asked_rarely_off_its_tab_and_at_once_on_it() {
         Payload::Audit(audit()),
         at + secs(2),
     ));
-    assert!(app.feeds[&Resource::Audit].poll.next_due < Some(at + secs(60)));
+    assert!(app.feeds()[&Resource::Audit].poll.next_due < Some(at + secs(60)));
 }
 
 /// Wide enough for the messages beside it, the request log still shows every column, its

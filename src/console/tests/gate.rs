@@ -117,26 +117,26 @@ pub(super) fn decided(id: &str, approve: bool, result: Result<GateItem, ApiError
 /// A console on a gateway with two agents' pending items, on the Proposals tab.
 pub(super) fn gate_app(width: u16, height: u16) -> App {
     let mut app = seeded_app(width, height);
-    app.inbox.fixture_clear();
+    app.inbox_mut().fixture_clear();
     let (items, agents) = two_agents();
     app.update(gate_loaded(items, agents, t0()));
     app.update(key('2'));
-    app.toasts.clear();
+    app.toasts_mut().clear();
     app
 }
 
 #[test]
 fn a_gateway_answer_lists_every_agents_items_with_their_agent() {
     let app = gate_app(120, 40);
-    assert_eq!(app.gate.detected, Detected::Yes);
-    assert_eq!(app.inbox.items().len(), 2);
+    assert_eq!(app.gate().detected, Detected::Yes);
+    assert_eq!(app.inbox().items().len(), 2);
     assert!(
-        app.inbox
+        app.inbox()
             .items()
             .iter()
             .all(|i| i.source == Source::Gateway)
     );
-    assert_eq!(app.gate.agent_of(DEMO_ID), Some("demo-agent"));
+    assert_eq!(app.gate().agent_of(DEMO_ID), Some("demo-agent"));
     assert_eq!(app.item(DEMO_ID).unwrap().describe(), "long 0.25 ETH 2x");
     let text = render(&app);
     assert!(text.contains(" GATE "), "{text}");
@@ -164,7 +164,7 @@ fn a_service_without_gate_v1_is_asked_once() {
                 result: Err(answer.clone()),
             },
         ));
-        assert_eq!(app.gate.detected, Detected::No, "{answer:?}");
+        assert_eq!(app.gate().detected, Detected::No, "{answer:?}");
         app.refresh();
         let fx = app.update(Action::Tick(t0() + secs(7200)));
         assert!(!polls_gate(&fx), "{fx:?}");
@@ -183,7 +183,7 @@ fn a_gateway_not_answering_yet_is_asked_again() {
             result: Err(ApiError::Transport("connection refused".into())),
         },
     ));
-    assert_eq!(app.gate.detected, Detected::Unknown);
+    assert_eq!(app.gate().detected, Detected::Unknown);
     let fx = app.update(Action::Tick(t0() + secs(60)));
     assert!(polls_gate(&fx), "{fx:?}");
 }
@@ -200,9 +200,9 @@ fn a_gateway_that_refuses_the_token_says_so_in_the_header() {
             }),
         },
     ));
-    assert_eq!(app.gate.detected, Detected::Yes);
+    assert_eq!(app.gate().detected, Detected::Yes);
     // The account feeds keep going: only /gate/v1 wants the token.
-    assert!(app.auth_failed.is_none());
+    assert!(app.auth_failed().is_none());
     let text = render(&app);
     assert!(text.contains("GATE: no supervisor token"), "{text}");
 }
@@ -212,11 +212,11 @@ fn approve_goes_through_the_supervisor_api_and_shows_the_execution() {
     let mut app = gate_app(120, 40);
     select_row(&mut app, DEMO_ID);
     press(&mut app, 'a');
-    assert!(matches!(&app.modal, Some(Modal::Approve(d)) if d.id == DEMO_ID));
+    assert!(matches!(app.modal(), Some(Modal::Approve(d)) if d.id == DEMO_ID));
     let fx = yes(&mut app);
     assert_eq!(fx, vec![Effect::GateApprove(DEMO_ID.into())]);
     assert_eq!(
-        app.item(DEMO_ID).unwrap().status(app.now),
+        app.item(DEMO_ID).unwrap().status(app.now()),
         Status::Confirming
     );
 
@@ -231,19 +231,25 @@ fn approve_goes_through_the_supervisor_api_and_shows_the_execution() {
         item.local,
         LocalState::Approved("bought 0.25 ETH at 2117.2 (oid 100000000)".into())
     );
-    assert_eq!(app.inbox.decisions()[0].proposal_id, DEMO_ID);
+    assert_eq!(app.inbox().decisions()[0].proposal_id, DEMO_ID);
     assert_eq!(
-        app.inbox.decisions()[0].result,
+        app.inbox().decisions()[0].result,
         "executed: bought 0.25 ETH at 2117.2 (oid 100000000)"
     );
     // The gateway executed it: the row says so, not merely "approved".
-    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Executed);
+    assert_eq!(
+        app.item(DEMO_ID).unwrap().status(app.now()),
+        Status::Executed
+    );
     // A later poll that still says executed keeps the outcome.
     let (items, agents) = two_agents();
     let mut items = items;
     items[0].status = "executed".into();
     app.update(gate_loaded(items, agents, t0() + secs(6)));
-    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Executed);
+    assert_eq!(
+        app.item(DEMO_ID).unwrap().status(app.now()),
+        Status::Executed
+    );
     let row = render(&app)
         .lines()
         .find(|l| l.contains("0.25 ETH 2x"))
@@ -268,7 +274,7 @@ fn an_execution_in_the_deployments_shape_is_told_as_its_fills() {
         "request": {"coin": "ETH", "side": "buy", "size": "0.25"},
         "proposal": {"id": DEMO_ID, "status": "executed"}}}));
     app.update(decided(DEMO_ID, true, Ok(done)));
-    let result = &app.inbox.decisions()[0].result;
+    let result = &app.inbox().decisions()[0].result;
     assert_eq!(result, "executed: filled 0.25 at 2117.2 (oid 90001)");
 }
 
@@ -306,13 +312,16 @@ fn an_execution_reported_after_the_approval_answer_is_shown_and_journaled() {
     let mut waiting = demo_item("approved");
     waiting.note = Some("waiting for the agent to reconnect".into());
     app.update(decided(DEMO_ID, true, Ok(waiting.clone())));
-    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Approved);
+    assert_eq!(
+        app.item(DEMO_ID).unwrap().status(app.now()),
+        Status::Approved
+    );
     assert!(
-        app.inbox.decisions()[0]
+        app.inbox().decisions()[0]
             .result
             .contains("waiting for the agent")
     );
-    let decisions = app.inbox.decisions().len();
+    let decisions = app.inbox().decisions().len();
     // The inbox is asked again at once after the answer, and soon while it has not run.
     let fx = app.update(Action::Tick(t0() + secs(5)));
     assert!(polls_gate(&fx), "{fx:?}");
@@ -320,7 +329,7 @@ fn an_execution_reported_after_the_approval_answer_is_shown_and_journaled() {
     items[0] = waiting;
     app.update(gate_loaded(items, agents.clone(), t0() + secs(5)));
     assert_eq!(
-        app.inbox.decisions().len(),
+        app.inbox().decisions().len(),
         decisions,
         "nothing new to journal"
     );
@@ -331,13 +340,13 @@ fn an_execution_reported_after_the_approval_answer_is_shown_and_journaled() {
     items[0] = executed_demo();
     let fx = app.update(gate_loaded(items.clone(), agents.clone(), t0() + secs(6)));
     let item = app.item(DEMO_ID).unwrap();
-    assert_eq!(item.status(app.now), Status::Executed);
+    assert_eq!(item.status(app.now()), Status::Executed);
     assert_eq!(
         item.local,
         LocalState::Approved("bought 0.25 ETH at 2117.2 (oid 100000000)".into())
     );
-    assert_eq!(app.inbox.decisions().len(), decisions + 1);
-    let d = &app.inbox.decisions()[0];
+    assert_eq!(app.inbox().decisions().len(), decisions + 1);
+    let d = &app.inbox().decisions()[0];
     assert_eq!(d.kind, crate::console::inbox::DecisionKind::Executed);
     assert_eq!(
         d.result,
@@ -358,7 +367,7 @@ fn an_execution_reported_after_the_approval_answer_is_shown_and_journaled() {
     assert_eq!(back.kind, crate::console::inbox::DecisionKind::Executed);
     // Said once: the next poll journals nothing more.
     app.update(gate_loaded(items, agents, t0() + secs(8)));
-    assert_eq!(app.inbox.decisions().len(), decisions + 1);
+    assert_eq!(app.inbox().decisions().len(), decisions + 1);
     let text = render(&app);
     let row = text.lines().find(|l| l.contains("0.25 ETH 2x")).unwrap();
     assert!(row.contains("executed"), "{row}");
@@ -373,9 +382,9 @@ fn an_approval_the_service_rate_limited_says_approved_and_when_it_runs() {
     app.update(decided(DEMO_ID, true, Ok(waiting.clone())));
     let said = "approved — rate limited by the service, retry after 12:00:42 UTC";
     let item = app.item(DEMO_ID).unwrap();
-    assert_eq!(item.status(app.now), Status::Approved);
+    assert_eq!(item.status(app.now()), Status::Approved);
     assert_eq!(item.local, LocalState::Approved(said.into()));
-    assert_eq!(app.inbox.decisions()[0].result, said);
+    assert_eq!(app.inbox().decisions()[0].result, said);
     // A poll says the same, rather than leaving the row looking stuck.
     let (mut items, agents) = two_agents();
     items[0] = waiting;
@@ -397,8 +406,8 @@ fn a_failed_execution_after_the_approval_says_why() {
     items[0].result = Some(json!({"status": 409, "body": {"success": false,
         "error": {"code": "insufficient_margin", "message": "not enough margin for 0.25 ETH"}}}));
     app.update(gate_loaded(items, agents, t0() + secs(7)));
-    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Failed);
-    let d = &app.inbox.decisions()[0];
+    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now()), Status::Failed);
+    let d = &app.inbox().decisions()[0];
     assert_eq!(d.kind, crate::console::inbox::DecisionKind::Failed);
     assert_eq!(d.result, "upstream 409: not enough margin for 0.25 ETH");
 }
@@ -406,7 +415,7 @@ fn a_failed_execution_after_the_approval_says_why() {
 #[test]
 fn a_poll_sent_before_the_approval_answer_does_not_take_the_execution_back() {
     let mut app = gate_app(120, 40);
-    app.gate.poll.ask_at(t0() + secs(1));
+    app.gate_mut().poll.ask_at(t0() + secs(1));
     let fx = app.update(Action::Tick(t0() + secs(1)));
     assert!(polls_gate(&fx), "{fx:?}");
     approve_demo(&mut app);
@@ -414,7 +423,10 @@ fn a_poll_sent_before_the_approval_answer_does_not_take_the_execution_back() {
     // The poll sent before the approval answers now: it still says pending.
     let (items, agents) = two_agents();
     app.update(gate_loaded(items, agents, t0() + secs(5)));
-    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Executed);
+    assert_eq!(
+        app.item(DEMO_ID).unwrap().status(app.now()),
+        Status::Executed
+    );
     // So it is asked again at once, not after the interval.
     let fx = app.update(Action::Tick(t0() + secs(5)));
     assert!(polls_gate(&fx), "{fx:?}");
@@ -424,7 +436,7 @@ fn a_poll_sent_before_the_approval_answer_does_not_take_the_execution_back() {
 fn a_policy_refusal_is_shown_and_the_item_stays_approvable() {
     let mut app = gate_app(120, 40);
     press(&mut app, 'a');
-    let id = match &app.modal {
+    let id = match app.modal() {
         Some(Modal::Approve(d)) => d.id.clone(),
         other => panic!("{other:?}"),
     };
@@ -439,24 +451,29 @@ fn a_policy_refusal_is_shown_and_the_item_stays_approvable() {
     ));
     let item = app.item(&id).unwrap();
     assert_eq!(
-        item.status(app.now),
+        item.status(app.now()),
         Status::Staged,
         "still pending on the gateway"
     );
-    let toast = &app.toasts.last().unwrap().text;
+    let toast = &app.toasts().last().unwrap().text;
     assert!(
         toast.contains("policy_violation") && toast.contains("max_notional_usd"),
         "{toast}"
     );
     assert!(
-        app.inbox.decisions()[0]
+        app.inbox().decisions()[0]
             .result
             .contains("refused by the gateway (policy_violation)")
     );
     // The detail panel keeps the reason after the toast is gone.
-    app.toasts.clear();
-    let i = app.inbox.items().iter().position(|i| i.id() == id).unwrap();
-    app.selected.insert(crate::console::layout::Pane::Inbox, i);
+    app.toasts_mut().clear();
+    let i = app
+        .inbox()
+        .items()
+        .iter()
+        .position(|i| i.id() == id)
+        .unwrap();
+    app.select(crate::console::layout::Pane::Inbox, i);
     let text = render(&app);
     let line = text
         .lines()
@@ -476,7 +493,7 @@ fn reject_sends_the_reason_and_x_a_default_one() {
     let fx = app.update(code(KeyCode::Enter));
     assert!(fx.is_empty(), "{fx:?}");
     assert!(
-        matches!(&app.modal, Some(Modal::Confirm(crate::console::modal::Confirm { what: crate::console::modal::Deciding::Reject { id, reason: Some(r) }, .. }))
+        matches!(app.modal(), Some(Modal::Confirm(crate::console::modal::Confirm { what: crate::console::modal::Deciding::Reject { id, reason: Some(r) }, .. }))
         if id == MINE_ID && r == "too large for a test")
     );
     let fx = yes(&mut app);
@@ -496,10 +513,13 @@ fn reject_sends_the_reason_and_x_a_default_one() {
     );
     rejected.reason = Some("too large for a test".into());
     app.update(decided(MINE_ID, false, Ok(rejected)));
-    assert_eq!(app.item(MINE_ID).unwrap().status(app.now), Status::Rejected);
+    assert_eq!(
+        app.item(MINE_ID).unwrap().status(app.now()),
+        Status::Rejected
+    );
     assert!(
         render(&app).contains("too large for a test")
-            || app.inbox.decisions()[0].result.contains("too large")
+            || app.inbox().decisions()[0].result.contains("too large")
     );
 
     select_row(&mut app, DEMO_ID);
@@ -507,8 +527,8 @@ fn reject_sends_the_reason_and_x_a_default_one() {
     assert!(fx.is_empty(), "x asks first on a gateway: {fx:?}");
     // Esc keeps it pending; x then y rejects.
     app.update(code(KeyCode::Esc));
-    assert!(app.modal.is_none());
-    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Staged);
+    assert!(app.modal().is_none());
+    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now()), Status::Staged);
     press(&mut app, 'x');
     let fx = yes(&mut app);
     assert_eq!(
@@ -525,43 +545,49 @@ fn the_agent_filter_shows_one_agents_items_and_survives_polls() {
     let mut app = gate_app(120, 40);
     type_text(&mut app, ":/agent demo-agent");
     app.update(code(KeyCode::Enter));
-    assert_eq!(app.gate.filter.as_deref(), Some("demo-agent"));
-    let ids: Vec<&str> = app.inbox.items().iter().map(|i| i.id()).collect();
+    assert_eq!(app.gate().filter.as_deref(), Some("demo-agent"));
+    let ids: Vec<&str> = app.inbox().items().iter().map(|i| i.id()).collect();
     assert_eq!(ids, vec![DEMO_ID]);
     // The service's own proposals list and the next gateway poll do not bring the other back.
     app.update(proposals(vec![btc_long(MINE_ID, t0())], t0() + secs(1)));
     let (items, agents) = two_agents();
     app.update(gate_loaded(items, agents, t0() + secs(2)));
-    let ids: Vec<&str> = app.inbox.items().iter().map(|i| i.id()).collect();
+    let ids: Vec<&str> = app.inbox().items().iter().map(|i| i.id()).collect();
     assert_eq!(ids, vec![DEMO_ID]);
     // A fingerprint prefix names an agent too; an unknown name is refused, naming the agents.
     type_text(&mut app, ":/agent 9f8e");
     app.update(code(KeyCode::Enter));
-    let ids: Vec<&str> = app.inbox.items().iter().map(|i| i.id()).collect();
+    let ids: Vec<&str> = app.inbox().items().iter().map(|i| i.id()).collect();
     assert_eq!(ids, vec![MINE_ID]);
     type_text(&mut app, ":/agent nobody");
     app.update(code(KeyCode::Enter));
-    let toast = &app.toasts.last().unwrap().text;
+    let toast = &app.toasts().last().unwrap().text;
     assert!(
         toast.contains("no agent \"nobody\"") && toast.contains("demo-agent"),
         "{toast}"
     );
-    assert_eq!(app.gate.filter.as_deref(), Some("9f8e"));
+    assert_eq!(app.gate().filter.as_deref(), Some("9f8e"));
     type_text(&mut app, ":/agent all");
     app.update(code(KeyCode::Enter));
-    assert_eq!(app.inbox.items().len(), 2);
-    assert_eq!(app.tab, Tab::Proposals);
+    assert_eq!(app.inbox().items().len(), 2);
+    assert_eq!(app.tab(), Tab::Proposals);
 }
 
 #[test]
 fn the_agent_filter_needs_a_gateway() {
     let mut app = seeded_app(120, 40);
-    let before = app.inbox.items().len();
+    let before = app.inbox().items().len();
     type_text(&mut app, ":/agent demo-agent");
     app.update(code(KeyCode::Enter));
-    assert!(app.gate.filter.is_none());
-    assert_eq!(app.inbox.items().len(), before);
-    assert!(app.toasts.last().unwrap().text.contains("not on a gateway"));
+    assert!(app.gate().filter.is_none());
+    assert_eq!(app.inbox().items().len(), before);
+    assert!(
+        app.toasts()
+            .last()
+            .unwrap()
+            .text
+            .contains("not on a gateway")
+    );
 }
 
 // ---- snapshots -----------------------------------------------------------------------------------
@@ -593,7 +619,7 @@ fn gate_proposals_filtered_120x40() {
     let mut app = gate_app(120, 40);
     type_text(&mut app, ":/agent demo-agent");
     app.update(code(KeyCode::Enter));
-    app.toasts.clear();
+    app.toasts_mut().clear();
     let text = render(&app);
     insta::assert_snapshot!("gate_proposals_filtered_120x40", text);
     assert!(text.contains("agent: demo-agent"), "{text}");
@@ -603,7 +629,7 @@ fn gate_proposals_filtered_120x40() {
 #[test]
 fn connect_panel_in_help_120x40() {
     let mut app = gate_app(120, 40);
-    app.gate.connect = Some(ConnectInfo {
+    app.gate_mut().connect = Some(ConnectInfo {
         base_url: "http://127.0.0.1:8788".into(),
         sandbox_db: "/home/u/.local/share/agentdesk/sandbox.db".into(),
         demo_agent: Some("demo-agent".into()),
@@ -626,13 +652,13 @@ fn connect_panel_in_help_120x40() {
 #[test]
 fn what_this_console_staged_through_the_gateway_says_so_in_the_agent_column() {
     let mut app = gate_app(120, 40);
-    let own = app.service.key_fingerprint.clone();
+    let own = app.service().key_fingerprint.clone();
     let (mut items, agents) = two_agents();
     items[1].agent = own.clone();
     items[1].agent_fingerprint = own.clone();
     app.update(gate_loaded(items, agents, t0() + secs(1)));
-    assert_eq!(app.gate.agent_label(MINE_ID, &own), "this console");
-    assert_eq!(app.gate.agent_label(DEMO_ID, &own), "demo-agent");
+    assert_eq!(app.gate().agent_label(MINE_ID, &own), "this console");
+    assert_eq!(app.gate().agent_label(DEMO_ID, &own), "demo-agent");
     let text = render(&app);
     let row = text.lines().find(|l| l.contains("0.01 BTC")).unwrap();
     assert!(row.contains("this console"), "{row}");
@@ -643,7 +669,7 @@ fn gate_approve_dialog_names_the_agent_120x40() {
     let mut app = gate_app(120, 40);
     select_row(&mut app, DEMO_ID);
     press(&mut app, 'a');
-    assert!(matches!(&app.modal, Some(Modal::Approve(d)) if d.id == DEMO_ID));
+    assert!(matches!(app.modal(), Some(Modal::Approve(d)) if d.id == DEMO_ID));
     let body: String = crate::console::tabs::proposals::view::approve_body_lines(
         &app.inbox_shown(),
         &crate::console::theme::Theme::dark(),
@@ -682,7 +708,7 @@ pub(super) fn tool_item(own: &str, status: &str) -> GateItem {
 #[test]
 fn a_tool_call_of_this_console_is_approved_through_the_gateways_copy() {
     let mut app = gate_app(120, 40);
-    let own = app.service.key_fingerprint.clone();
+    let own = app.service().key_fingerprint.clone();
     let mut fx = Vec::new();
     let id = app
         .add_tool_approval(
@@ -704,8 +730,11 @@ fn a_tool_call_of_this_console_is_approved_through_the_gateways_copy() {
         !fx.iter().any(|e| matches!(e, Effect::ExecuteTool { .. })),
         "{fx:?}"
     );
-    assert_eq!(app.item("tool-1").unwrap().status(app.now), Status::Staged);
-    let last = &app.toasts.last().unwrap().text;
+    assert_eq!(
+        app.item("tool-1").unwrap().status(app.now()),
+        Status::Staged
+    );
+    let last = &app.toasts().last().unwrap().text;
     assert!(last.contains("has not listed it yet"), "{last}");
     // The gateway lists it: one item, the gateway's, still showing what the tool will do.
     let (mut items, agents) = two_agents();
@@ -716,18 +745,18 @@ fn a_tool_call_of_this_console_is_approved_through_the_gateways_copy() {
     assert_eq!(item.source, Source::Gateway);
     assert_eq!(item.describe(), "service_place_order will buy 0.1 ETH");
     assert_eq!(
-        app.inbox
+        app.inbox()
             .items()
             .iter()
             .filter(|i| i.tool.is_some())
             .count(),
         1
     );
-    assert_eq!(app.gate.agent_label("gi_tool0001", &own), "this console");
+    assert_eq!(app.gate().agent_label("gi_tool0001", &own), "this console");
     // Approved through the supervisor API; the token never leaves for the gateway again.
     app.select_proposal(crate::console::layout::Pane::Inbox, "gi_tool0001");
     press(&mut app, 'a');
-    assert!(matches!(&app.modal, Some(Modal::Approve(d)) if d.id == "gi_tool0001"));
+    assert!(matches!(app.modal(), Some(Modal::Approve(d)) if d.id == "gi_tool0001"));
     assert_eq!(
         yes(&mut app),
         vec![Effect::GateApprove("gi_tool0001".into())]
@@ -737,18 +766,18 @@ fn a_tool_call_of_this_console_is_approved_through_the_gateways_copy() {
         "result": {"status": "filled", "oid": 4242}}}));
     app.update(decided("gi_tool0001", true, Ok(done)));
     assert_eq!(
-        app.item("gi_tool0001").unwrap().status(app.now),
+        app.item("gi_tool0001").unwrap().status(app.now()),
         Status::Executed
     );
-    assert_eq!(app.inbox.decisions()[0].proposal_id, "gi_tool0001");
+    assert_eq!(app.inbox().decisions()[0].proposal_id, "gi_tool0001");
     // What the tool's operation answered, not the wrapper around it.
-    assert_eq!(app.inbox.decisions()[0].result, "executed: oid 4242");
+    assert_eq!(app.inbox().decisions()[0].result, "executed: oid 4242");
 }
 
 #[test]
 fn a_tool_call_of_this_console_is_rejected_on_the_gateway() {
     let mut app = gate_app(120, 40);
-    let own = app.service.key_fingerprint.clone();
+    let own = app.service().key_fingerprint.clone();
     let mut fx = Vec::new();
     app.add_tool_approval(
         "service_place_order",
@@ -783,18 +812,21 @@ fn an_approval_the_gateway_never_answered_is_settled_by_its_inbox_not_journaled_
         Err(ApiError::Transport("connection reset".into())),
     ));
     assert!(
-        app.inbox.decisions().is_empty(),
+        app.inbox().decisions().is_empty(),
         "{:?}",
-        app.inbox.decisions()
+        app.inbox().decisions()
     );
-    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Staged);
+    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now()), Status::Staged);
     let (mut items, agents) = two_agents();
     items[0] = executed_demo();
     app.update(gate_loaded(items.clone(), agents.clone(), t0() + secs(6)));
-    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Executed);
-    assert_eq!(app.inbox.decisions().len(), 1);
     assert_eq!(
-        app.inbox.decisions()[0].kind,
+        app.item(DEMO_ID).unwrap().status(app.now()),
+        Status::Executed
+    );
+    assert_eq!(app.inbox().decisions().len(), 1);
+    assert_eq!(
+        app.inbox().decisions()[0].kind,
         crate::console::inbox::DecisionKind::Executed
     );
 
@@ -812,13 +844,13 @@ fn an_approval_the_gateway_never_answered_is_settled_by_its_inbox_not_journaled_
     app.update(decided(DEMO_ID, true, Ok(executed_demo())));
     app.update(gate_loaded(items, agents, t0() + secs(8)));
     assert_eq!(
-        app.inbox.decisions().len(),
+        app.inbox().decisions().len(),
         1,
         "{:?}",
-        app.inbox.decisions()
+        app.inbox().decisions()
     );
     assert_eq!(
-        app.inbox.decisions()[0].kind,
+        app.inbox().decisions()[0].kind,
         crate::console::inbox::DecisionKind::Approved
     );
 }
@@ -866,14 +898,14 @@ fn an_unanswered_approval_that_never_landed_is_not_journaled_as_a_failed_approva
     items[0] = expired_demo(false);
     app.update(gate_loaded(items, agents, t0() + secs(400)));
     assert!(
-        app.inbox
+        app.inbox()
             .decisions()
             .iter()
             .all(|d| d.kind != DecisionKind::Failed),
         "{:?}",
-        app.inbox.decisions()
+        app.inbox().decisions()
     );
-    assert!(app.gate.awaiting.is_empty());
+    assert!(app.gate().awaiting.is_empty());
 
     let mut app = gate_app(120, 40);
     approve_demo(&mut app);
@@ -888,12 +920,12 @@ fn an_unanswered_approval_that_never_landed_is_not_journaled_as_a_failed_approva
     let (mut items, agents) = two_agents();
     items[0] = rejected;
     app.update(gate_loaded(items, agents, t0() + secs(8)));
-    let kinds: Vec<_> = app.inbox.decisions().iter().map(|d| d.kind).collect();
+    let kinds: Vec<_> = app.inbox().decisions().iter().map(|d| d.kind).collect();
     assert_eq!(
         kinds,
         vec![DecisionKind::Rejected],
         "{:?}",
-        app.inbox.decisions()
+        app.inbox().decisions()
     );
 }
 
@@ -907,12 +939,15 @@ fn an_approved_item_that_expired_on_the_gateway_is_shown_not_executed() {
     waiting.status = "approved".into();
     waiting.note = Some("waiting for the agent to reconnect".into());
     app.update(decided(DEMO_ID, true, Ok(waiting)));
-    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Approved);
+    assert_eq!(
+        app.item(DEMO_ID).unwrap().status(app.now()),
+        Status::Approved
+    );
     let (mut items, agents) = two_agents();
     items[0] = expired_demo(true);
     app.update(gate_loaded(items, agents, t0() + secs(400)));
     let item = app.item(DEMO_ID).unwrap();
-    assert_ne!(item.status(app.now), Status::Approved, "{:?}", item.local);
+    assert_ne!(item.status(app.now()), Status::Approved, "{:?}", item.local);
     assert!(
         matches!(&item.local, LocalState::Failed(t) if t.contains("expired")),
         "{:?}",
@@ -925,7 +960,7 @@ fn an_approved_item_that_expired_on_the_gateway_is_shown_not_executed() {
 #[test]
 fn a_tool_call_is_not_taken_for_an_earlier_gateway_item_with_the_same_arguments() {
     let mut app = gate_app(120, 40);
-    let own = app.service.key_fingerprint.clone();
+    let own = app.service().key_fingerprint.clone();
     app.update(Action::Tick(t0() + secs(600)));
     let mut fx = Vec::new();
     app.add_tool_approval(
@@ -946,7 +981,7 @@ fn a_tool_call_is_not_taken_for_an_earlier_gateway_item_with_the_same_arguments(
     app.update(gate_loaded(items, agents, t0() + secs(601)));
     let mine = app.item("tool-1").expect("still this console's own item");
     assert_eq!(mine.source, Source::Console);
-    assert_eq!(mine.status(app.now), Status::Staged);
+    assert_eq!(mine.status(app.now()), Status::Staged);
 }
 
 /// A deployment behind the gateway lists no proposals, but the inbox on a gateway is the gateway's:
@@ -955,7 +990,10 @@ fn a_tool_call_is_not_taken_for_an_earlier_gateway_item_with_the_same_arguments(
 fn on_a_gateway_the_inbox_title_does_not_say_it_shows_only_this_consoles() {
     use crate::console::action::Resource;
     let mut app = gate_app(120, 40);
-    app.feeds.get_mut(&Resource::Proposals).unwrap().supported = false;
+    app.feeds_mut()
+        .get_mut(&Resource::Proposals)
+        .unwrap()
+        .supported = false;
     let text = render(&app);
     assert!(!text.contains("this service lists no proposals"), "{text}");
 }

@@ -29,14 +29,20 @@ fn a_rejection_on_a_gateway_is_asked_first_and_u_never_claims_to_undo_it() {
     rejected.reason = Some(crate::console::gate::DEFAULT_REJECT_REASON.into());
     rejected.decided_by = Some("supervisor".into());
     app.update(decided(DEMO_ID, false, Ok(rejected.clone())));
-    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Rejected);
-    let decisions = app.inbox.decisions().len();
+    assert_eq!(
+        app.item(DEMO_ID).unwrap().status(app.now()),
+        Status::Rejected
+    );
+    let decisions = app.inbox().decisions().len();
     assert!(!app.can_undo(), "the footer does not offer u");
     let fx = press(&mut app, 'u');
     assert!(journal_lines(&fx).is_empty(), "nothing journaled: {fx:?}");
-    assert_eq!(app.inbox.decisions().len(), decisions);
-    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Rejected);
-    let toast = &app.toasts.last().unwrap().text;
+    assert_eq!(app.inbox().decisions().len(), decisions);
+    assert_eq!(
+        app.item(DEMO_ID).unwrap().status(app.now()),
+        Status::Rejected
+    );
+    let toast = &app.toasts().last().unwrap().text;
     assert!(
         toast.contains("final") && !toast.contains("Restored"),
         "{toast}"
@@ -46,7 +52,10 @@ fn a_rejection_on_a_gateway_is_asked_first_and_u_never_claims_to_undo_it() {
     items[0] = rejected;
     app.update(gate_loaded(items, agents, t0() + secs(8)));
     press(&mut app, 'u');
-    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Rejected);
+    assert_eq!(
+        app.item(DEMO_ID).unwrap().status(app.now()),
+        Status::Rejected
+    );
 }
 
 #[test]
@@ -64,9 +73,9 @@ fn after_a_timeout_the_console_says_truthfully_who_drives_the_approved_item() {
         }),
     ));
     assert!(
-        app.inbox.decisions().is_empty(),
+        app.inbox().decisions().is_empty(),
         "not failed: {:?}",
-        app.inbox.decisions()
+        app.inbox().decisions()
     );
     let said = toast_texts(&app).join("\n");
     assert!(!said.contains("Approving again is safe"), "{said}");
@@ -77,11 +86,14 @@ fn after_a_timeout_the_console_says_truthfully_who_drives_the_approved_item() {
     let (mut items, agents) = two_agents();
     items[0] = open;
     app.update(gate_loaded(items, agents.clone(), t0() + secs(7)));
-    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Approved);
-    app.toasts.clear();
+    assert_eq!(
+        app.item(DEMO_ID).unwrap().status(app.now()),
+        Status::Approved
+    );
+    app.toasts_mut().clear();
     press(&mut app, 'a');
-    assert!(app.modal.is_none());
-    let toast = &app.toasts.last().unwrap().text;
+    assert!(app.modal().is_none());
+    let toast = &app.toasts().last().unwrap().text;
     assert!(
         toast.contains("the gateway runs it") && toast.contains("outcome unknown"),
         "{toast}"
@@ -91,7 +103,10 @@ fn after_a_timeout_the_console_says_truthfully_who_drives_the_approved_item() {
     let (mut items, _) = two_agents();
     items[0] = executed_demo();
     let fx = app.update(gate_loaded(items, agents, t0() + secs(9)));
-    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now), Status::Executed);
+    assert_eq!(
+        app.item(DEMO_ID).unwrap().status(app.now()),
+        Status::Executed
+    );
     let lines = journal_lines(&fx);
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert_eq!(lines[0]["decision"], "executed");
@@ -105,10 +120,10 @@ fn an_item_the_gateway_cannot_judge_is_never_offered_for_approval() {
     app.update(gate_loaded(items, agents, t0() + secs(1)));
     select_row(&mut app, DEMO_ID);
     press(&mut app, 'a');
-    assert!(app.modal.is_none(), "{:?}", app.modal);
-    let toast = &app.toasts.last().unwrap().text;
+    assert!(app.modal().is_none(), "{:?}", app.modal());
+    let toast = &app.toasts().last().unwrap().text;
     assert!(toast.contains("cannot be approved"), "{toast}");
-    app.toasts.clear();
+    app.toasts_mut().clear();
     let text = render(&app);
     assert!(text.contains("nobody may approve it"), "{text}");
 }
@@ -133,7 +148,7 @@ fn an_executed_or_refused_items_trade_says_what_became_of_it() {
         );
         app.update(gate_loaded(items, agents, t0() + secs(1)));
         select_row(&mut app, DEMO_ID);
-        app.toasts.clear();
+        app.toasts_mut().clear();
         let detail = render(&app);
         assert!(
             detail
@@ -160,7 +175,7 @@ fn the_trade_that_will_execute_is_shown_with_who_priced_it_and_the_differences()
     );
     app.update(gate_loaded(items, agents, t0() + secs(1)));
     select_row(&mut app, DEMO_ID);
-    app.toasts.clear();
+    app.toasts_mut().clear();
     let detail = render(&app);
     assert!(detail.contains("Will execute"), "{detail}");
     assert!(detail.contains("the service's preview"), "{detail}");
@@ -197,15 +212,15 @@ fn a_staging_refused_by_policy_is_said_with_why() {
     refused.reason = Some("require_stop_loss: a stop loss is required".into());
     items.push(refused);
     app.update(gate_loaded(items.clone(), agents.clone(), t0() + secs(1)));
-    let toast = &app.toasts.last().unwrap().text;
+    let toast = &app.toasts().last().unwrap().text;
     assert!(
         toast.contains("Refused by policy") && toast.contains("stop loss is required"),
         "{toast}"
     );
     // Once.
-    app.toasts.clear();
+    app.toasts_mut().clear();
     app.update(gate_loaded(items, agents, t0() + secs(3)));
-    assert!(app.toasts.is_empty(), "{:?}", toast_texts(&app));
+    assert!(app.toasts().is_empty(), "{:?}", toast_texts(&app));
     app.select_proposal(crate::console::layout::Pane::Inbox, "prop_5109aa000000beef");
     let text = render(&app);
     assert!(text.contains("Refused by policy at staging"), "{text}");
@@ -231,7 +246,7 @@ fn a_staging_refused_on_its_request_has_no_proposal_and_is_said_the_same_way() {
     let id = refused.id.clone();
     items.push(refused);
     app.update(gate_loaded(items, agents, t0() + secs(1)));
-    let toast = &app.toasts.last().unwrap().text;
+    let toast = &app.toasts().last().unwrap().text;
     assert!(
         toast.contains("Refused by policy") && toast.contains("SOL is not allowed"),
         "{toast}"
@@ -244,8 +259,8 @@ fn a_staging_refused_on_its_request_has_no_proposal_and_is_said_the_same_way() {
 #[test]
 fn items_staged_before_the_console_started_are_not_announced_with_the_bell() {
     let mut app = seeded_app(120, 40);
-    app.inbox.fixture_items().clear();
-    app.started_at = t0() + secs(60);
+    app.inbox_mut().fixture_items().clear();
+    app.inbox_mut().fixture_started_at(t0() + secs(60));
     let (items, agents) = two_agents();
     let fx = app.update(gate_loaded(items, agents.clone(), t0() + secs(61)));
     assert_eq!(bells(&fx), 0, "{fx:?}");
@@ -284,12 +299,16 @@ fn a_standing_approvals_execution_and_an_override_are_said_as_such() {
         said.contains("auto-approved") && said.contains("standing approval 3"),
         "{said}"
     );
-    app.toasts.clear();
+    app.toasts_mut().clear();
     app.update(gate_loaded(items, agents, t0() + secs(5)));
-    assert!(app.toasts.is_empty(), "said once: {:?}", toast_texts(&app));
+    assert!(
+        app.toasts().is_empty(),
+        "said once: {:?}",
+        toast_texts(&app)
+    );
 
     // An override is journaled and shown with the rules it overrode.
-    app.gate
+    app.gate_mut()
         .overridden
         .insert(MINE_ID.into(), vec!["max_notional_usd".into()]);
     let mut done = gate_item(
@@ -314,11 +333,11 @@ fn a_standing_approvals_execution_and_an_override_are_said_as_such() {
 #[test]
 fn the_approve_dialog_on_a_live_service_says_live() {
     let mut app = gate_app(120, 40);
-    app.service.sandbox = false;
+    app.service_mut().sandbox = false;
     approve_dialog_open(&mut app);
     let live = render(&app);
     assert!(live.contains("LIVE — Approve proposal"), "{live}");
-    app.service.sandbox = true;
+    app.service_mut().sandbox = true;
     let paper = render(&app);
     assert!(!paper.contains("LIVE"), "{paper}");
 }
@@ -326,8 +345,8 @@ fn the_approve_dialog_on_a_live_service_says_live() {
 fn approve_dialog_open(app: &mut App) {
     select_row(app, DEMO_ID);
     press(app, 'a');
-    assert!(matches!(app.modal, Some(Modal::Approve(_))));
-    app.toasts.clear();
+    assert!(matches!(app.modal(), Some(Modal::Approve(_))));
+    app.toasts_mut().clear();
 }
 
 #[test]
@@ -373,11 +392,11 @@ fn the_detail_says_how_the_agent_connects() {
     agents[1].transport = Some("rest".into());
     app.update(gate_loaded(items, agents, t0() + secs(3)));
     assert_eq!(
-        app.gate.connection_of("demo-agent").as_deref(),
+        app.gate().connection_of("demo-agent").as_deref(),
         Some("via MCP (claude-code 1.2.0)")
     );
     assert_eq!(
-        app.gate.connection_of("9f8e7d6c").as_deref(),
+        app.gate().connection_of("9f8e7d6c").as_deref(),
         Some("via REST")
     );
     let text = render(&app);
@@ -413,8 +432,8 @@ fn a_viewers_console_offers_no_decision_and_says_which_role_would() {
     let text = render(&app);
     assert!(!text.contains("a approve"), "{text}");
     press(&mut app, 'a');
-    assert!(app.modal.is_none(), "no dialog for a viewer");
-    let said: Vec<String> = app.toasts.iter().map(|t| t.text.clone()).collect();
+    assert!(app.modal().is_none(), "no dialog for a viewer");
+    let said: Vec<String> = app.toasts().iter().map(|t| t.text.clone()).collect();
     assert!(
         said.iter().any(|t| t.contains("needs the approver role")),
         "{said:?}"
@@ -426,8 +445,11 @@ fn a_viewers_console_offers_no_decision_and_says_which_role_would() {
 #[test]
 fn the_approve_dialog_on_a_paper_service_says_paper_as_the_header_does() {
     let mut app = gate_app(120, 40);
-    app.service.sandbox = false;
-    let who = app.account.whoami.get_or_insert_with(Default::default);
+    app.service_mut().sandbox = false;
+    let who = app
+        .account_mut()
+        .whoami
+        .get_or_insert_with(Default::default);
     who.summary
         .get_or_insert_with(Default::default)
         .paper_trading = Some(true);
@@ -444,7 +466,7 @@ fn the_approve_dialog_on_a_paper_service_says_paper_as_the_header_does() {
 fn trade_on_a_live_account_is_asked_first() {
     use crate::console::action::Effect;
     let mut app = gate_app(120, 40);
-    app.service.sandbox = false;
+    app.service_mut().sandbox = false;
     let fx = type_text(&mut app, ":/trade BTC long 0.001");
     let fx: Vec<_> = fx
         .into_iter()
@@ -470,7 +492,7 @@ fn confirm_of_an_unknown_id_on_a_gateway_says_so() {
     let mut app = gate_app(120, 40);
     type_text(&mut app, ":/confirm prop_nope");
     app.update(code(crossterm::event::KeyCode::Enter));
-    assert!(app.modal.is_none(), "{:?}", app.modal);
-    let said = app.command_error.clone().unwrap_or_default();
+    assert!(app.modal().is_none(), "{:?}", app.modal());
+    let said = app.command_error().map(str::to_string).unwrap_or_default();
     assert!(said.contains("no item prop_nope"), "{said}");
 }

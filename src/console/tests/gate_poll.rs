@@ -104,7 +104,7 @@ fn a_gateway_that_counts_its_changes_is_long_polled() {
 }
 
 fn next_due(app: &App, r: Resource) -> Option<chrono::DateTime<chrono::Utc>> {
-    app.feeds[&r].poll.next_due
+    app.feeds()[&r].poll.next_due
 }
 
 /// On a long-polled gateway a flat account (no position, no open order) can change only by an
@@ -151,7 +151,7 @@ fn a_quiet_account_is_not_shown_as_stale() {
     answer_then_tick(&mut app, versioned(items, Some(agents), at, 7, LATENCY));
     app.update(loaded(Resource::Orders, Payload::Orders(vec![]), at));
     app.update(loaded(Resource::Positions, Payload::Positions(vec![]), at));
-    let feed = &app.feeds[&Resource::Positions];
+    let feed = &app.feeds()[&Resource::Positions];
     assert!(!feed.is_stale(at + secs(12)));
     assert!(feed.is_stale(at + secs(40)));
 }

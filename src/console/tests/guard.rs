@@ -115,12 +115,17 @@ fn kill_on(reason: &str) -> GateKillSwitch {
 /// A console on a gateway with one pending item, selected, on the Proposals tab.
 fn guard_app(broken: bool) -> App {
     let mut app = seeded_app(120, 40);
-    app.inbox.fixture_clear();
+    app.inbox_mut().fixture_clear();
     app.update(loaded(vec![item(broken)]));
     app.update(key('2'));
-    let i = app.inbox.items().iter().position(|i| i.id() == ID).unwrap();
-    app.selected.insert(Pane::Inbox, i);
-    app.toasts.clear();
+    let i = app
+        .inbox()
+        .items()
+        .iter()
+        .position(|i| i.id() == ID)
+        .unwrap();
+    app.select(Pane::Inbox, i);
+    app.toasts_mut().clear();
     app
 }
 
@@ -130,7 +135,7 @@ fn run(app: &mut App, line: &str) -> Vec<Effect> {
 }
 
 fn toasts(app: &App) -> String {
-    app.toasts
+    app.toasts()
         .iter()
         .map(|t| t.text.clone())
         .collect::<Vec<_>>()
@@ -165,7 +170,7 @@ fn y_on_a_breaking_item_does_nothing_but_say_why() {
         )),
         "{fx:?}"
     );
-    assert!(matches!(&app.modal, Some(Modal::Approve(d)) if d.id == ID));
+    assert!(matches!(app.modal(), Some(Modal::Approve(d)) if d.id == ID));
     let t = toasts(&app);
     assert!(t.contains("breaks max_notional_usd"), "{t}");
     assert!(t.contains("o, then type ETH, overrides"), "{t}");
@@ -196,7 +201,7 @@ fn approvals(fx: &[Effect]) -> Vec<&Effect> {
 fn type_slowly(app: &mut App, text: &str) -> Vec<Effect> {
     let mut fx = Vec::new();
     for c in text.chars() {
-        app.now += ms(150);
+        app.set_clock(app.now() + ms(150));
         fx.extend(app.update(if c == '\n' {
             code(KeyCode::Enter)
         } else {
@@ -235,7 +240,7 @@ fn o_then_y_does_not_approve_typing_the_coin_does() {
             overrides: vec!["max_notional_usd".into()],
         }]
     );
-    assert!(app.modal.is_none());
+    assert!(app.modal().is_none());
 }
 
 /// What a supervisor who forgot the dialog types: a command. Its `:` closes the dialog and
@@ -274,7 +279,7 @@ fn a_command_typed_with_the_dialog_open_decides_nothing() {
                 "{text:?} pasted {pasted}: {fx:?}"
             );
             assert!(
-                !matches!(app.modal, Some(Modal::Approve(_))),
+                !matches!(app.modal(), Some(Modal::Approve(_))),
                 "{text:?} pasted {pasted}"
             );
         }
@@ -289,7 +294,7 @@ fn y_right_after_the_dialog_opened_is_ignored() {
     let fx = app.update(key('y'));
     assert!(approvals(&fx).is_empty(), "{fx:?}");
     assert!(toasts(&app).contains("too soon — read what it decides, then press y"));
-    assert!(matches!(app.modal, Some(Modal::Approve(_))));
+    assert!(matches!(app.modal(), Some(Modal::Approve(_))));
     assert_eq!(yes(&mut app), vec![Effect::GateApprove(ID.into())]);
 }
 
@@ -333,13 +338,13 @@ fn kill_asks_first_then_turns_the_switch_on_or_off() {
     let fx = run(&mut app, "/kill agents misbehave");
     assert!(!fx.iter().any(|e| matches!(e, Effect::GateSetKill { .. })));
     assert!(
-        matches!(&app.modal, Some(Modal::Confirm(crate::console::modal::Confirm { what: crate::console::modal::Deciding::Kill { on: true, reason }, .. })) if reason == "agents misbehave")
+        matches!(app.modal(), Some(Modal::Confirm(crate::console::modal::Confirm { what: crate::console::modal::Deciding::Kill { on: true, reason }, .. })) if reason == "agents misbehave")
     );
     assert!(render(&app).contains("Turn the kill switch ON for every agent? y/esc"));
     // Esc sends nothing.
     let fx = app.update(code(KeyCode::Esc));
     assert!(fx.is_empty(), "{fx:?}");
-    assert!(app.modal.is_none());
+    assert!(app.modal().is_none());
     run(&mut app, "/kill agents misbehave");
     let fx = yes(&mut app);
     assert_eq!(
@@ -365,7 +370,7 @@ fn kill_asks_first_then_turns_the_switch_on_or_off() {
 fn kill_needs_a_gateway_and_a_reason() {
     let mut app = seeded_app(120, 40);
     run(&mut app, "/kill test");
-    assert!(app.modal.is_none());
+    assert!(app.modal().is_none());
     assert!(toasts(&app).contains("not on a gateway"));
     let err = command::parse("/kill").unwrap_err();
     assert!(err.message.contains("missing <reason> (or off)"), "{err:?}");
@@ -390,7 +395,7 @@ fn while_the_kill_switch_is_on_approvals_are_refused_in_the_console() {
             standing: Err(ApiError::Transport("reset".into())),
         },
     ));
-    assert!(app.gate.kill.as_ref().is_some_and(|k| k.on));
+    assert!(app.gate().kill.as_ref().is_some_and(|k| k.on));
 }
 
 #[test]
@@ -461,7 +466,7 @@ fn auto_creates_and_revokes_through_the_gateway() {
     let fx = run(&mut app, "/auto revoke 4");
     assert!(fx.contains(&Effect::GateRevokeStanding(4)), "{fx:?}");
     run(&mut app, "/auto");
-    assert!(matches!(app.modal, Some(Modal::Standing { .. })));
+    assert!(matches!(app.modal(), Some(Modal::Standing { .. })));
 }
 
 fn standing() -> Vec<GateStanding> {
@@ -498,7 +503,7 @@ fn guard_approve_override_step_120x40() {
     read(&mut app);
     app.update(key('o'));
     type_slowly(&mut app, "ET");
-    app.toasts.clear();
+    app.toasts_mut().clear();
     let text = render(&app);
     insta::assert_snapshot!("guard_approve_override_step_120x40", text);
     assert!(
@@ -529,7 +534,7 @@ fn guard_approve_small_screens() {
         read(&mut app);
         app.update(key('o'));
         type_slowly(&mut app, "E");
-        app.toasts.clear();
+        app.toasts_mut().clear();
         let text = render(&app);
         insta::assert_snapshot!(format!("guard_approve_override_step_{w}x{h}"), text);
         assert!(
@@ -556,7 +561,7 @@ fn guard_standing_list_120x40() {
     app.update(guard_loaded(GateKillSwitch::default(), standing()));
     run(&mut app, "/auto");
     app.update(Action::Tick(t0() + secs(75)));
-    app.toasts.clear();
+    app.toasts_mut().clear();
     let text = render(&app);
     insta::assert_snapshot!("guard_standing_list_120x40", text);
     for needle in [
@@ -573,7 +578,7 @@ fn guard_standing_list_120x40() {
 #[test]
 fn an_auto_approved_item_shows_executed_by_its_standing_approval() {
     let mut app = seeded_app(120, 40);
-    app.inbox.fixture_items().clear();
+    app.inbox_mut().fixture_items().clear();
     let mut g = item(false);
     g.status = "executed".into();
     g.decided_at = Some(t0());
@@ -587,8 +592,13 @@ fn an_auto_approved_item_shows_executed_by_its_standing_approval() {
         )
     );
     app.update(key('2'));
-    let i = app.inbox.items().iter().position(|i| i.id() == ID).unwrap();
-    app.selected.insert(Pane::Inbox, i);
+    let i = app
+        .inbox()
+        .items()
+        .iter()
+        .position(|i| i.id() == ID)
+        .unwrap();
+    app.select(Pane::Inbox, i);
     let text = render(&app);
     assert!(
         text.contains("auto-approved by standing approval 3"),
@@ -617,11 +627,11 @@ fn the_kill_switch_and_standing_approvals_are_polled_with_the_gate_feed() {
     }
     assert!(polled.contains(&Effect::FetchGuard), "{polled:?}");
     app.update(guard_loaded(GateKillSwitch::default(), standing()));
-    assert_eq!(app.gate.standing.len(), 2);
+    assert_eq!(app.gate().standing.len(), 2);
     run(&mut app, "/auto");
-    assert!(matches!(app.modal, Some(Modal::Standing { .. })));
+    assert!(matches!(app.modal(), Some(Modal::Standing { .. })));
     app.update(code(KeyCode::Esc));
-    assert!(app.modal.is_none());
+    assert!(app.modal().is_none());
 }
 
 #[test]

@@ -21,16 +21,16 @@ use std::collections::BTreeSet;
 fn staged_counts_down_then_approve_needs_an_explicit_y() {
     let mut app = staged_app();
     assert_eq!(status(&app), Status::Staged);
-    assert_eq!(app.item(ID).unwrap().remaining(app.now), Some(secs(300)));
+    assert_eq!(app.item(ID).unwrap().remaining(app.now()), Some(secs(300)));
 
     // The countdown runs with the injected clock, and the Desk strip lists the proposal.
     tick(&mut app, t0() + secs(10));
-    assert_eq!(app.item(ID).unwrap().remaining(app.now), Some(secs(290)));
+    assert_eq!(app.item(ID).unwrap().remaining(app.now()), Some(secs(290)));
     tick(&mut app, t0() + secs(108));
-    assert_eq!(app.item(ID).unwrap().remaining(app.now), Some(secs(192)));
-    assert_eq!(app.tab, Tab::Desk);
+    assert_eq!(app.item(ID).unwrap().remaining(app.now()), Some(secs(192)));
+    assert_eq!(app.tab(), Tab::Desk);
     assert_eq!(app.strip_items(), vec![0]);
-    app.size = (120, 40);
+    app.set_size(120, 40);
     let screen = render(&app);
     let strip_line = screen
         .lines()
@@ -42,27 +42,27 @@ fn staged_counts_down_then_approve_needs_an_explicit_y() {
     // `a` opens the dialog and sends nothing.
     let fx = press(&mut app, 'a');
     assert!(
-        matches!(&app.modal, Some(Modal::Approve(d)) if d.id == ID),
+        matches!(app.modal(), Some(Modal::Approve(d)) if d.id == ID),
         "{:?}",
-        app.modal
+        app.modal()
     );
     assert!(fx.is_empty(), "{fx:?}");
 
     // Enter is not a yes: it is not one of the dialog's keys, so it closes it, deciding nothing.
     let fx = app.update(code(KeyCode::Enter));
     assert!(confirms(&fx).is_empty(), "{fx:?}");
-    assert!(app.modal.is_none(), "{:?}", app.modal);
+    assert!(app.modal().is_none(), "{:?}", app.modal());
     assert_eq!(status(&app), Status::Staged);
-    app.now += ms(100);
+    app.set_clock(app.now() + ms(100));
     press(&mut app, 'a');
 
     // `y` sends exactly one confirm, and the proposal waits for it.
     let fx = yes(&mut app);
     assert_eq!(fx, vec![Effect::Confirm(ID.into())]);
-    assert!(app.modal.is_none(), "{:?}", app.modal);
+    assert!(app.modal().is_none(), "{:?}", app.modal());
     assert_eq!(app.item(ID).unwrap().local, LocalState::Confirming);
     assert_eq!(status(&app), Status::Confirming);
-    assert!(app.inbox.confirm_in_flight());
+    assert!(app.inbox().confirm_in_flight());
 
     // The service answers with a fill.
     let at = t0() + secs(109);
@@ -83,9 +83,9 @@ fn staged_counts_down_then_approve_needs_an_explicit_y() {
         app.item(ID).unwrap().local,
         LocalState::Approved(fill_text.into())
     );
-    assert!(!app.inbox.confirm_in_flight());
-    assert_eq!(app.inbox.decisions().len(), 1);
-    let d = &app.inbox.decisions()[0];
+    assert!(!app.inbox().confirm_in_flight());
+    assert_eq!(app.inbox().decisions().len(), 1);
+    let d = &app.inbox().decisions()[0];
     assert_eq!(d.kind, DecisionKind::Approved);
     assert_eq!(d.proposal_id, ID);
     assert_eq!(d.summary, "long 0.01 BTC 5x TP 72000 SL 65000");
@@ -115,10 +115,10 @@ fn staged_counts_down_then_approve_needs_an_explicit_y() {
     // Approved is final: the expiry passing adds no decision, and it cannot be approved again.
     let fx = tick(&mut app, t0() + secs(400));
     assert!(journal_lines(&fx).is_empty());
-    assert_eq!(app.inbox.decisions().len(), 1);
+    assert_eq!(app.inbox().decisions().len(), 1);
     assert_eq!(status(&app), Status::Approved);
     press(&mut app, 'a');
-    assert!(app.modal.is_none(), "{:?}", app.modal);
+    assert!(app.modal().is_none(), "{:?}", app.modal());
 }
 
 #[test]
@@ -126,7 +126,7 @@ fn esc_cancels_the_dialog_without_confirming() {
     let mut app = staged_app();
     press(&mut app, 'a');
     let fx = app.update(code(KeyCode::Esc));
-    assert!(app.modal.is_none(), "{:?}", app.modal);
+    assert!(app.modal().is_none(), "{:?}", app.modal());
     assert!(confirms(&fx).is_empty());
     assert_eq!(status(&app), Status::Staged);
 }
@@ -137,7 +137,7 @@ fn expiry_is_journaled_once_and_blocks_approval() {
     let fx = tick(&mut app, t0() + secs(299));
     assert_eq!(status(&app), Status::Staged);
     assert!(journal_lines(&fx).is_empty());
-    assert!(app.inbox.decisions().is_empty());
+    assert!(app.inbox().decisions().is_empty());
 
     let fx = tick(&mut app, t0() + secs(300));
     assert_eq!(status(&app), Status::Expired);
@@ -145,9 +145,9 @@ fn expiry_is_journaled_once_and_blocks_approval() {
     assert_eq!(lines.len(), 1, "{fx:?}");
     assert_eq!(lines[0]["decision"], "expired");
     assert_eq!(lines[0]["proposalId"], ID);
-    assert_eq!(app.inbox.decisions().len(), 1);
-    assert_eq!(app.inbox.decisions()[0].kind, DecisionKind::Expired);
-    assert_eq!(app.inbox.decisions()[0].proposal_id, ID);
+    assert_eq!(app.inbox().decisions().len(), 1);
+    assert_eq!(app.inbox().decisions()[0].kind, DecisionKind::Expired);
+    assert_eq!(app.inbox().decisions()[0].proposal_id, ID);
     assert!(app.strip_items().is_empty());
 
     // More ticks (and the same list polled again) add nothing.
@@ -158,11 +158,11 @@ fn expiry_is_journaled_once_and_blocks_approval() {
     let fx = app.update(proposals(vec![btc_long(ID, t0())], t0() + secs(600)));
     assert!(journal_lines(&fx).is_empty());
     assert_eq!(bells(&fx), 0);
-    assert_eq!(app.inbox.decisions().len(), 1);
+    assert_eq!(app.inbox().decisions().len(), 1);
 
     // `a` refuses, with a reason.
     let fx = press(&mut app, 'a');
-    assert!(app.modal.is_none(), "{:?}", app.modal);
+    assert!(app.modal().is_none(), "{:?}", app.modal());
     assert!(confirms(&fx).is_empty());
     let toasts = toast_texts(&app);
     assert!(
@@ -179,9 +179,9 @@ fn dialog_open_while_the_countdown_runs_out_does_not_confirm() {
     tick(&mut app, t0() + secs(290));
     press(&mut app, 'a');
     assert!(
-        matches!(&app.modal, Some(Modal::Approve(d)) if d.id == ID),
+        matches!(app.modal(), Some(Modal::Approve(d)) if d.id == ID),
         "{:?}",
-        app.modal
+        app.modal()
     );
 
     let fx = tick(&mut app, t0() + secs(301));
@@ -213,14 +213,14 @@ fn reject_with_x_is_journaled_and_final() {
     assert_eq!(lines.len(), 1);
     assert_eq!(lines[0]["decision"], "rejected");
     assert_eq!(lines[0]["proposalId"], ID);
-    assert_eq!(app.inbox.decisions().len(), 1);
-    assert_eq!(app.inbox.decisions()[0].kind, DecisionKind::Rejected);
+    assert_eq!(app.inbox().decisions().len(), 1);
+    assert_eq!(app.inbox().decisions()[0].kind, DecisionKind::Rejected);
     assert!(app.strip_items().is_empty());
 
     // Refused afterwards: no dialog, no confirm, a reason.
-    app.toasts.clear();
+    app.toasts_mut().clear();
     let fx = press(&mut app, 'a');
-    assert!(app.modal.is_none(), "{:?}", app.modal);
+    assert!(app.modal().is_none(), "{:?}", app.modal());
     assert!(confirms(&fx).is_empty());
     assert!(
         toast_texts(&app)
@@ -235,7 +235,7 @@ fn reject_with_x_is_journaled_and_final() {
     assert!(journal_lines(&fx).is_empty());
     let fx = tick(&mut app, t0() + secs(400));
     assert!(journal_lines(&fx).is_empty());
-    assert_eq!(app.inbox.decisions().len(), 1);
+    assert_eq!(app.inbox().decisions().len(), 1);
     assert_eq!(status(&app), Status::Rejected);
 }
 
@@ -269,10 +269,10 @@ fn failed_confirm_records_the_error() {
             app.item(ID).unwrap().local,
             LocalState::Failed(message.clone())
         );
-        assert!(!app.inbox.confirm_in_flight());
-        assert_eq!(app.inbox.decisions().len(), 1);
-        assert_eq!(app.inbox.decisions()[0].kind, DecisionKind::Failed);
-        assert_eq!(app.inbox.decisions()[0].result, message);
+        assert!(!app.inbox().confirm_in_flight());
+        assert_eq!(app.inbox().decisions().len(), 1);
+        assert_eq!(app.inbox().decisions()[0].kind, DecisionKind::Failed);
+        assert_eq!(app.inbox().decisions()[0].result, message);
         let lines = journal_lines(&fx);
         assert_eq!(lines.len(), 1);
         assert_eq!(lines[0]["decision"], "failed");
@@ -282,12 +282,12 @@ fn failed_confirm_records_the_error() {
             "{:?}",
             toast_texts(&app)
         );
-        let log = app.request_log.front().unwrap();
+        let log = app.request_log().front().unwrap();
         assert_eq!(log.operation, "confirm_trade");
         assert_eq!(log.status, error.code().unwrap());
         // A failed proposal is not offered again.
         press(&mut app, 'a');
-        assert!(app.modal.is_none(), "{:?}", app.modal);
+        assert!(app.modal().is_none(), "{:?}", app.modal());
     }
 }
 
@@ -307,11 +307,11 @@ fn new_staged_proposal_rings_the_bell_once() {
     );
 
     // The same list again: no bell, no second toast.
-    let toasts = app.toasts.len();
+    let toasts = app.toasts().len();
     let fx = app.update(proposals(vec![first.clone()], t0() + secs(1)));
     assert_eq!(bells(&fx), 0, "{fx:?}");
-    assert_eq!(app.toasts.len(), toasts);
-    assert_eq!(app.inbox.items().len(), 1);
+    assert_eq!(app.toasts().len(), toasts);
+    assert_eq!(app.inbox().items().len(), 1);
 
     // Two new ones in one poll ring once.
     let list = vec![
@@ -321,9 +321,9 @@ fn new_staged_proposal_rings_the_bell_once() {
     ];
     let fx = app.update(proposals(list, t0() + secs(2)));
     assert_eq!(bells(&fx), 1, "{fx:?}");
-    assert_eq!(app.inbox.items().len(), 3);
+    assert_eq!(app.inbox().items().len(), 3);
     // Newest first.
-    assert_eq!(app.inbox.items()[0].id(), "prop_third");
+    assert_eq!(app.inbox().items()[0].id(), "prop_third");
 
     // A proposal first seen already expired or executed is history, not news.
     let mut old = btc_long("prop_old", t0() - secs(600));
@@ -483,7 +483,7 @@ fn two_staged() -> App {
         t0() + secs(1),
     ));
     tick(&mut app, t0() + secs(2));
-    app.toasts.clear();
+    app.toasts_mut().clear();
     app
 }
 
@@ -496,7 +496,7 @@ fn a_newer_proposal_sorting_on_top_does_not_change_what_x_dismisses() {
     // In the Proposals list.
     let mut app = two_staged();
     app.update(key('2'));
-    assert_eq!(app.inbox.items()[0].id(), ETH, "newest first");
+    assert_eq!(app.inbox().items()[0].id(), ETH, "newest first");
     // BTC, selected before ETH arrived, stays selected; the supervisor selects ETH.
     assert_eq!(selected_id(&app, Pane::Inbox), ID);
     app.update(key('k'));
@@ -510,10 +510,10 @@ fn a_newer_proposal_sorting_on_top_does_not_change_what_x_dismisses() {
         ],
         t0() + secs(3),
     ));
-    assert_eq!(app.inbox.items()[0].id(), BNB, "BNB sorts on top");
+    assert_eq!(app.inbox().items()[0].id(), BNB, "BNB sorts on top");
     assert_eq!(selected_id(&app, Pane::Inbox), ETH);
     assert_eq!(app.selected(Pane::Inbox), 1, "the row drawn follows ETH");
-    app.size = (120, 40);
+    app.set_size(120, 40);
     let screen = render(&app);
     assert!(screen.contains("long 1 ETH 2x"), "{screen}");
     let fx = press(&mut app, 'x');
@@ -542,9 +542,9 @@ fn a_newer_proposal_sorting_on_top_does_not_change_what_x_dismisses() {
     assert_eq!(app.selected(Pane::Strip), 1);
     press(&mut app, 'a');
     assert!(
-        matches!(&app.modal, Some(Modal::Approve(d)) if d.id == ETH),
+        matches!(app.modal(), Some(Modal::Approve(d)) if d.id == ETH),
         "{:?}",
-        app.modal
+        app.modal()
     );
     app.update(code(KeyCode::Esc));
     press(&mut app, 'x');
@@ -577,9 +577,9 @@ fn moving_the_cursor_selects_by_id() {
     app.update(key('j'));
     assert_eq!(selected_id(&app, Pane::Strip), ID);
     app.update(code(KeyCode::Enter));
-    assert_eq!(app.tab, Tab::Proposals);
+    assert_eq!(app.tab(), Tab::Proposals);
     assert_eq!(selected_id(&app, Pane::Inbox), ID);
-    assert_eq!(app.inbox.items()[app.selected(Pane::Inbox)].id(), ID);
+    assert_eq!(app.inbox().items()[app.selected(Pane::Inbox)].id(), ID);
 }
 
 /// SOL on top expires in 30 s; ETH (selected) and BTC below it.
@@ -600,7 +600,7 @@ fn three_on_the_strip() -> App {
     app.update(key('j'));
     assert_eq!(selected_id(&app, Pane::Strip), ETH);
     assert_eq!(app.selected(Pane::Strip), 1);
-    app.toasts.clear();
+    app.toasts_mut().clear();
     app
 }
 
@@ -608,7 +608,7 @@ fn three_on_the_strip() -> App {
 fn an_expiry_of_another_row_does_not_move_the_selection() {
     let mut app = three_on_the_strip();
     tick(&mut app, t0() + secs(31));
-    assert_eq!(app.item(SOL).unwrap().status(app.now), Status::Expired);
+    assert_eq!(app.item(SOL).unwrap().status(app.now()), Status::Expired);
     assert_eq!(selected_id(&app, Pane::Strip), ETH);
     assert_eq!(
         app.selected(Pane::Strip),
@@ -623,7 +623,7 @@ fn an_expiry_of_another_row_does_not_move_the_selection() {
 #[test]
 fn when_the_selected_proposal_leaves_the_next_older_is_selected_but_not_acted_on_at_once() {
     let mut app = three_on_the_strip();
-    app.inbox.item_mut(ETH).unwrap().proposal.expires_at = Some(t0() + secs(20));
+    app.inbox_mut().item_mut(ETH).unwrap().proposal.expires_at = Some(t0() + secs(20));
     let at = t0() + secs(21);
     tick(&mut app, at);
     assert_eq!(
@@ -648,14 +648,14 @@ fn when_the_selected_proposal_leaves_the_next_older_is_selected_but_not_acted_on
 
     // After the moment has passed, a key acts at once.
     let mut app = three_on_the_strip();
-    app.inbox.item_mut(ETH).unwrap().proposal.expires_at = Some(t0() + secs(20));
+    app.inbox_mut().item_mut(ETH).unwrap().proposal.expires_at = Some(t0() + secs(20));
     tick(&mut app, t0() + secs(21));
     tick(&mut app, t0() + secs(23));
     press(&mut app, 'a');
     assert!(
-        matches!(&app.modal, Some(Modal::Approve(d)) if d.id == ID),
+        matches!(app.modal(), Some(Modal::Approve(d)) if d.id == ID),
         "{:?}",
-        app.modal
+        app.modal()
     );
 }
 
@@ -664,7 +664,7 @@ fn the_last_row_leaving_selects_the_one_above() {
     let mut app = three_on_the_strip();
     app.update(key('G'));
     assert_eq!(selected_id(&app, Pane::Strip), ID);
-    app.inbox.item_mut(ID).unwrap().proposal.expires_at = Some(t0() + secs(20));
+    app.inbox_mut().item_mut(ID).unwrap().proposal.expires_at = Some(t0() + secs(20));
     tick(&mut app, t0() + secs(21));
     assert_eq!(selected_id(&app, Pane::Strip), ETH);
 }
@@ -672,7 +672,7 @@ fn the_last_row_leaving_selects_the_one_above() {
 #[test]
 fn undo_restores_a_dismissal_while_the_proposal_is_live() {
     let mut app = staged_app();
-    app.size = (120, 40);
+    app.set_size(120, 40);
     tick(&mut app, t0() + secs(30));
     assert!(!render(&app).contains(" u undo"), "nothing to undo yet");
     press(&mut app, 'x');
@@ -686,8 +686,8 @@ fn undo_restores_a_dismissal_while_the_proposal_is_live() {
     assert_eq!(lines.len(), 1, "{fx:?}");
     assert_eq!(lines[0]["decision"], "undone");
     assert_eq!(lines[0]["proposalId"], ID);
-    assert_eq!(app.inbox.decisions()[0].kind, DecisionKind::Undone);
-    assert_eq!(app.inbox.decisions()[1].kind, DecisionKind::Rejected);
+    assert_eq!(app.inbox().decisions()[0].kind, DecisionKind::Undone);
+    assert_eq!(app.inbox().decisions()[1].kind, DecisionKind::Rejected);
     assert!(
         toast_texts(&app)
             .iter()
@@ -712,7 +712,7 @@ fn undo_restores_a_dismissal_while_the_proposal_is_live() {
 #[test]
 fn undo_after_the_expiry_is_refused_with_the_reason() {
     let mut app = staged_app();
-    app.toasts.clear();
+    app.toasts_mut().clear();
     press(&mut app, 'u');
     assert!(
         toast_texts(&app)
@@ -724,7 +724,7 @@ fn undo_after_the_expiry_is_refused_with_the_reason() {
 
     press(&mut app, 'x');
     tick(&mut app, t0() + secs(301));
-    app.toasts.clear();
+    app.toasts_mut().clear();
     let fx = press(&mut app, 'u');
     assert!(journal_lines(&fx).is_empty(), "{fx:?}");
     assert_eq!(status(&app), Status::Rejected);
@@ -735,7 +735,7 @@ fn undo_after_the_expiry_is_refused_with_the_reason() {
         ))),
         "{toasts:?}"
     );
-    assert_eq!(app.inbox.decisions().len(), 1, "only the dismissal");
+    assert_eq!(app.inbox().decisions().len(), 1, "only the dismissal");
 }
 
 #[test]
@@ -880,7 +880,7 @@ fn proposals_stamped_in_the_same_second_are_still_newest_first() {
     newer.expires_at = Some(t0() + LIFETIME + ms(700));
     let mut app = staged_app();
     app.update(proposals(vec![older, newer], t0() + secs(1)));
-    let order: Vec<&str> = app.inbox.items().iter().map(|i| i.id()).collect();
+    let order: Vec<&str> = app.inbox().items().iter().map(|i| i.id()).collect();
     assert_eq!(&order[..2], [BNB, ETH], "{order:?}");
 }
 
@@ -912,7 +912,7 @@ fn g_and_capital_g_go_to_the_first_and_last_row() {
     assert_eq!(app.selected(pane), 0);
     app.update(key('2'));
     app.update(key('G'));
-    assert_eq!(app.selected(Pane::Inbox), app.inbox.items().len() - 1);
+    assert_eq!(app.selected(Pane::Inbox), app.inbox().items().len() - 1);
     app.update(key('g'));
     assert_eq!(app.selected(Pane::Inbox), 0);
 }

@@ -18,7 +18,7 @@ fn a_proposal_first_seen_expired_is_not_journaled() {
     let fx = app.update(proposals(vec![stale, marked, live], t0()));
     assert!(journal_lines(&fx).is_empty(), "{fx:?}");
     assert_eq!(
-        app.item("prop_stale").unwrap().status(app.now),
+        app.item("prop_stale").unwrap().status(app.now()),
         Status::Expired
     );
     for s in [1, 5, 11, 60] {
@@ -33,7 +33,7 @@ fn a_proposal_first_seen_expired_is_not_journaled() {
     }
     // The live one was shown, and its expiry (at +10 s) is journaled once.
     let expired: Vec<_> = app
-        .inbox
+        .inbox()
         .decisions()
         .iter()
         .map(|d| d.proposal_id.as_str())
@@ -62,7 +62,7 @@ fn restarted(
         crate::console::keymap::Keymap::default(),
         start,
     );
-    app.inbox.restore_decisions(read_back(lines));
+    app.inbox_mut().restore_decisions(read_back(lines));
     app
 }
 
@@ -92,12 +92,12 @@ fn a_dismissal_survives_a_restart_and_nothing_staged_before_is_rung_in_again() {
         "nothing staged before the start rings: {fx:?}"
     );
     assert_eq!(
-        app.item(ID).unwrap().status(app.now),
+        app.item(ID).unwrap().status(app.now()),
         Status::Rejected,
         "the dismissal stands"
     );
     assert_eq!(
-        app.item("prop_other").unwrap().status(app.now),
+        app.item("prop_other").unwrap().status(app.now()),
         Status::Staged
     );
     let texts = toast_texts(&app);
@@ -114,7 +114,7 @@ fn a_dismissal_survives_a_restart_and_nothing_staged_before_is_rung_in_again() {
     // And u still takes it back while it is live, as before the restart.
     let fx = press(&mut app, 'u');
     assert_eq!(journal_lines(&fx)[0]["decision"], "undone");
-    assert_eq!(app.item(ID).unwrap().status(app.now), Status::Staged);
+    assert_eq!(app.item(ID).unwrap().status(app.now()), Status::Staged);
 }
 
 #[test]

@@ -46,9 +46,9 @@ fn a_rate_limited_confirm_stays_staged_and_is_approved_again_by_hand_after_the_w
         ));
         assert_eq!(status(&app), Status::Staged, "{error:?}");
         assert_eq!(app.item(ID).unwrap().local, LocalState::None);
-        assert!(!app.inbox.confirm_in_flight());
+        assert!(!app.inbox().confirm_in_flight());
         assert!(
-            app.inbox.decisions().is_empty(),
+            app.inbox().decisions().is_empty(),
             "nothing was decided: {error:?}"
         );
         assert!(journal_lines(&fx).is_empty());
@@ -62,14 +62,14 @@ fn a_rate_limited_confirm_stays_staged_and_is_approved_again_by_hand_after_the_w
         // During the wait: shown on the strip and in the list; `a` says how long, sends nothing.
         let fx = tick(&mut app, t0() + secs(5));
         assert_eq!(confirms(&fx), 0);
-        app.size = (120, 40);
+        app.set_size(120, 40);
         let strip = render(&app);
         let row = strip.lines().find(|l| l.contains(ID)).unwrap();
         assert!(row.contains("rate limited 26s"), "{row}");
         let fx = press(&mut app, 'a');
         assert_eq!(confirms(&fx), 0);
-        assert!(app.modal.is_none(), "{:?}", app.modal);
-        let last = &app.toasts.last().unwrap().text;
+        assert!(app.modal().is_none(), "{:?}", app.modal());
+        let last = &app.toasts().last().unwrap().text;
         assert!(last.contains("rate limited — retry in 26 s"), "{last}");
         app.update(key('2'));
         let text = render(&app);
@@ -84,9 +84,9 @@ fn a_rate_limited_confirm_stays_staged_and_is_approved_again_by_hand_after_the_w
         // After the wait: a then y sends it again.
         press(&mut app, 'a');
         assert!(
-            matches!(&app.modal, Some(Modal::Approve(d)) if d.id == ID),
+            matches!(app.modal(), Some(Modal::Approve(d)) if d.id == ID),
             "{:?}",
-            app.modal
+            app.modal()
         );
         assert_eq!(yes(&mut app), vec![Effect::Confirm(ID.into())]);
     }

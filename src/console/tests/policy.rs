@@ -81,8 +81,8 @@ fn policy_loaded(
 fn gate_app(width: u16, height: u16) -> App {
     let mut app = seeded_app(width, height);
     app.update(gate_loaded(t0()));
-    assert!(app.gate.is_gateway());
-    app.toasts.clear();
+    assert!(app.gate().is_gateway());
+    app.toasts_mut().clear();
     app
 }
 
@@ -96,7 +96,7 @@ fn reads(fx: &[Effect]) -> usize {
 }
 
 fn toasts(app: &App) -> String {
-    app.toasts
+    app.toasts()
         .iter()
         .map(|t| t.text.clone())
         .collect::<Vec<_>>()
@@ -108,7 +108,7 @@ fn open_policy(width: u16, height: u16) -> App {
     let mut app = gate_app(width, height);
     let fx = run(&mut app, "/policy");
     assert_eq!(reads(&fx), 1, "{fx:?}");
-    assert!(matches!(app.modal, Some(Modal::Policy { scroll: 0 })));
+    assert!(matches!(app.modal(), Some(Modal::Policy { scroll: 0 })));
     app.update(policy_loaded(Ok(policy()), t0()));
     app
 }
@@ -193,7 +193,7 @@ fn the_policy_is_read_with_the_gate_poll_only_while_open() {
 
     let fx = app.update(key('P'));
     assert_eq!(reads(&fx), 1, "P opens and reads it: {fx:?}");
-    assert!(matches!(app.modal, Some(Modal::Policy { .. })));
+    assert!(matches!(app.modal(), Some(Modal::Policy { .. })));
     // Not asked twice while a read is out.
     let fx = app.update(Action::Tick(t0() + secs(2)));
     assert!(polls_gate(&fx), "{fx:?}");
@@ -210,7 +210,7 @@ fn the_policy_is_read_with_the_gate_poll_only_while_open() {
     assert!(render(&app).contains("1,500.00 USD per proposal"));
 
     app.update(code(KeyCode::Esc));
-    assert!(app.modal.is_none());
+    assert!(app.modal().is_none());
     let fx = app.update(Action::Tick(t0() + secs(4)));
     assert!(polls_gate(&fx), "{fx:?}");
     assert_eq!(reads(&fx), 0, "closed again: {fx:?}");
@@ -229,10 +229,10 @@ fn not_on_a_gateway_policy_says_so() {
             }),
         },
     ));
-    app.toasts.clear();
+    app.toasts_mut().clear();
     let fx = run(&mut app, "/policy");
     assert_eq!(reads(&fx), 0, "{fx:?}");
-    assert!(app.modal.is_none());
+    assert!(app.modal().is_none());
     let t = toasts(&app);
     assert!(
         t.contains("not a gateway: 127.0.0.1:7400 has no supervisor API"),
@@ -255,7 +255,7 @@ fn a_404_to_the_policy_read_says_the_service_is_not_a_gateway() {
     ));
     let text = render(&app);
     assert!(text.contains("the service is not a gateway"), "{text}");
-    assert!(!app.gate.is_gateway());
+    assert!(!app.gate().is_gateway());
 }
 
 #[test]

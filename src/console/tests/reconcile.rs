@@ -99,7 +99,7 @@ fn a_transport_failure_is_unknown_then_staged_again_needs_a_second_y() {
         &app.item(ID).unwrap().local,
         LocalState::Unknown { checking: true, error } if error.contains("connection refused")
     ));
-    assert!(app.inbox.decisions().is_empty(), "nothing is decided yet");
+    assert!(app.inbox().decisions().is_empty(), "nothing is decided yet");
     assert!(
         toast_texts(&app)
             .iter()
@@ -108,7 +108,7 @@ fn a_transport_failure_is_unknown_then_staged_again_needs_a_second_y() {
         toast_texts(&app)
     );
     // Row, detail and strip say so.
-    app.size = (120, 40);
+    app.set_size(120, 40);
     let desk = render(&app);
     assert!(
         desk.lines()
@@ -125,11 +125,11 @@ fn a_transport_failure_is_unknown_then_staged_again_needs_a_second_y() {
     app.update(key('1'));
 
     // Not approvable while unknown, by key or by command, and it says why.
-    app.toasts.clear();
+    app.toasts_mut().clear();
     let fx = app.update(key('2'));
     assert!(confirms(&fx).is_empty());
     press(&mut app, 'a');
-    assert!(app.modal.is_none(), "{:?}", app.modal);
+    assert!(app.modal().is_none(), "{:?}", app.modal());
     assert!(
         toast_texts(&app)
             .iter()
@@ -138,7 +138,7 @@ fn a_transport_failure_is_unknown_then_staged_again_needs_a_second_y() {
         toast_texts(&app)
     );
     let fx = run_command(&mut app, &format!("/confirm {ID}"));
-    assert!(app.modal.is_none(), "{:?}", app.modal);
+    assert!(app.modal().is_none(), "{:?}", app.modal());
     assert!(confirms(&fx).is_empty());
 
     // Still unreachable: asked again every 2 s, not after a growing backoff.
@@ -151,7 +151,7 @@ fn a_transport_failure_is_unknown_then_staged_again_needs_a_second_y() {
     assert_eq!(reconciles(&tick(&mut app, t0() + secs(20))), vec![true]);
 
     // The service answers: still staged. Back to staged, and nothing is sent by itself.
-    app.toasts.clear();
+    app.toasts_mut().clear();
     let fx = answer(&mut app, 21, listed(btc_long(ID, t0())));
     assert!(confirms(&fx).is_empty(), "{fx:?}");
     assert_eq!(status(&app), Status::Staged);
@@ -163,15 +163,15 @@ fn a_transport_failure_is_unknown_then_staged_again_needs_a_second_y() {
         toast_texts(&app)
     );
     assert!(reconciles(&tick(&mut app, t0() + secs(30))).is_empty());
-    assert!(app.inbox.decisions().is_empty());
+    assert!(app.inbox().decisions().is_empty());
 
     // `/confirm` works again, and only a second explicit y confirms.
     let fx = run_command(&mut app, &format!("/confirm {ID}"));
     assert!(confirms(&fx).is_empty());
     assert!(
-        matches!(&app.modal, Some(Modal::Approve(d)) if d.id == ID),
+        matches!(app.modal(), Some(Modal::Approve(d)) if d.id == ID),
         "{:?}",
-        app.modal
+        app.modal()
     );
     assert_eq!(yes(&mut app), vec![Effect::Confirm(ID.into())]);
 }
@@ -214,8 +214,8 @@ fn found_executed_in_the_proposals_list() {
         LocalState::Approved(text.into())
     );
     assert_eq!(status(&app), Status::Approved);
-    assert_eq!(app.inbox.decisions().len(), 1);
-    assert_eq!(app.inbox.decisions()[0].kind, DecisionKind::Approved);
+    assert_eq!(app.inbox().decisions().len(), 1);
+    assert_eq!(app.inbox().decisions()[0].kind, DecisionKind::Approved);
     let lines = journal_lines(&fx);
     assert_eq!(lines[0]["decision"], "approved");
     assert_eq!(lines[0]["result"], text);
@@ -229,7 +229,7 @@ fn the_proposals_poll_settles_it_as_well() {
     done.status = "executed".into();
     app.update(proposals(vec![done], t0() + secs(11)));
     assert_eq!(status(&app), Status::Approved);
-    assert_eq!(app.inbox.decisions()[0].kind, DecisionKind::Approved);
+    assert_eq!(app.inbox().decisions()[0].kind, DecisionKind::Approved);
 }
 
 #[test]
@@ -307,7 +307,7 @@ fn without_the_proposals_extension_the_audit_log_decides() {
     answer(&mut app, 12, audit(anonymous.clone()));
     assert_eq!(status(&app), Status::Unknown);
     assert_eq!(reconciles(&tick(&mut app, t0() + secs(14))), vec![false]);
-    app.now = t0() + secs(301);
+    app.set_clock(t0() + secs(301));
     answer(&mut app, 301, audit(anonymous));
     assert!(matches!(
         app.item(ID).unwrap().local,
@@ -324,7 +324,7 @@ fn without_the_proposals_extension_the_audit_log_decides() {
         toast_texts(&app)
     );
     assert!(reconciles(&tick(&mut app, t0() + secs(320))).is_empty());
-    app.size = (120, 40);
+    app.set_size(120, 40);
     app.update(key('2'));
     assert!(render(&app).contains("the service cannot tell"));
 }
@@ -360,10 +360,10 @@ fn already_executed_after_a_confirm_without_answer_is_that_confirm() {
     answer(&mut app, 14, listed(done));
     assert_eq!(status(&app), Status::Approved);
     assert_eq!(
-        app.inbox.decisions().len(),
+        app.inbox().decisions().len(),
         1,
         "{:?}",
-        app.inbox.decisions()
+        app.inbox().decisions()
     );
 }
 
@@ -373,7 +373,7 @@ fn a_queued_confirm_that_runs_after_being_found_staged_is_this_consoles_approval
     tick(&mut app, t0() + secs(10));
     answer(&mut app, 12, listed(btc_long(ID, t0())));
     assert_eq!(status(&app), Status::Staged);
-    assert!(app.inbox.decisions().is_empty());
+    assert!(app.inbox().decisions().is_empty());
     // The paused service runs the queued confirm; the next poll lists it executed.
     let mut done = btc_long(ID, t0());
     done.status = "executed".into();
@@ -383,8 +383,8 @@ fn a_queued_confirm_that_runs_after_being_found_staged_is_this_consoles_approval
     });
     let fx = app.update(proposals(vec![done], t0() + secs(14)));
     assert_eq!(status(&app), Status::Approved);
-    assert_eq!(app.inbox.decisions().len(), 1);
-    assert_eq!(app.inbox.decisions()[0].kind, DecisionKind::Approved);
+    assert_eq!(app.inbox().decisions().len(), 1);
+    assert_eq!(app.inbox().decisions()[0].kind, DecisionKind::Approved);
     assert_eq!(
         journal_lines(&fx)[0]["result"],
         "bought 0.01 BTC at 66020 (oid 4343)"
@@ -395,7 +395,7 @@ fn a_queued_confirm_that_runs_after_being_found_staged_is_this_consoles_approval
     done.status = "executed".into();
     app.update(proposals(vec![done], t0() + secs(14)));
     assert_eq!(status(&app), Status::Executed);
-    assert!(app.inbox.decisions().is_empty());
+    assert!(app.inbox().decisions().is_empty());
 }
 
 #[test]
@@ -413,9 +413,9 @@ fn already_executed_to_our_own_confirm_is_executed_read_from_the_records_first()
     assert_eq!(reconciles(&fx), vec![true], "the records are read at once");
     assert_eq!(status(&app), Status::Unknown);
     assert!(
-        app.inbox.decisions().is_empty(),
+        app.inbox().decisions().is_empty(),
         "{:?}",
-        app.inbox.decisions()
+        app.inbox().decisions()
     );
     assert!(journal_lines(&fx).is_empty());
     assert!(
@@ -439,8 +439,8 @@ fn already_executed_to_our_own_confirm_is_executed_read_from_the_records_first()
         },
     );
     assert_eq!(status(&app), Status::Approved);
-    assert_eq!(app.inbox.decisions().len(), 1);
-    assert_eq!(app.inbox.decisions()[0].kind, DecisionKind::Approved);
+    assert_eq!(app.inbox().decisions().len(), 1);
+    assert_eq!(app.inbox().decisions()[0].kind, DecisionKind::Approved);
     let lines = journal_lines(&fx);
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert_eq!(lines[0]["decision"], "approved");

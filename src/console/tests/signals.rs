@@ -83,7 +83,7 @@ fn deliveries_json() -> Value {
 fn signals_app(width: u16, height: u16) -> App {
     let mut app = seeded_app(width, height);
     let fx = app.update(key('9'));
-    assert_eq!(app.tab, Tab::Signals);
+    assert_eq!(app.tab(), Tab::Signals);
     assert!(fx.contains(&Effect::FetchDestinations), "{fx:?}");
     let fx = app.update(Action::answered(
         t0(),
@@ -104,7 +104,7 @@ fn signals_app(width: u16, height: u16) -> App {
             result: Ok(decode(deliveries_json())),
         },
     ));
-    app.toasts.clear();
+    app.toasts_mut().clear();
     app
 }
 
@@ -123,12 +123,12 @@ fn builder_payload(authorized: bool) -> Value {
 fn builder_app(width: u16, height: u16) -> App {
     let mut app = signals_app(width, height);
     let wallet = wallet_of(TEST_KEY);
-    app.account.whoami.as_mut().unwrap().wallet_address = Some(wallet.clone());
+    app.account_mut().whoami.as_mut().unwrap().wallet_address = Some(wallet.clone());
     let fx = run(&mut app, "/builder-fee");
     assert!(
-        matches!(app.modal, Some(Modal::BuilderFee(_))),
+        matches!(app.modal(), Some(Modal::BuilderFee(_))),
         "{:?}",
-        app.modal
+        app.modal()
     );
     assert!(
         fx.contains(&Effect::FetchBuilderFee(wallet.clone())),
@@ -214,9 +214,9 @@ fn invalid_form_sends_nothing_and_valid_one_creates() {
     let mut app = signals_app(120, 40);
     app.update(key('N'));
     assert!(
-        matches!(app.modal, Some(Modal::DestinationForm(_))),
+        matches!(app.modal(), Some(Modal::DestinationForm(_))),
         "{:?}",
-        app.modal
+        app.modal()
     );
     // The name is empty: Enter shows the problem and sends nothing.
     let fx = app.update(code(KeyCode::Enter));
@@ -273,16 +273,16 @@ fn created(app: &mut App) -> Vec<Effect> {
 fn app_text(app: &App) -> String {
     format!(
         "{:?}{:?}{:?}{:?}{:?}{:?}{:?}",
-        match &app.modal {
+        match app.modal() {
             Some(Modal::Secret(r)) => Some(r.secret.expose().to_string()),
             _ => None,
         },
-        app.signals.destinations(),
-        app.toasts,
-        app.request_log,
-        app.history,
-        app.command_error,
-        app.modal,
+        app.tabs().signals.destinations(),
+        app.toasts(),
+        app.request_log(),
+        app.history(),
+        app.command_error(),
+        app.modal(),
     )
 }
 
@@ -299,15 +299,21 @@ fn secret_is_shown_once_copied_by_osc52_and_gone_after_close() {
     assert!(!format!("{answer:?}").contains(FAKE_SECRET));
     let fx = created(&mut app);
     assert!(
-        matches!(app.modal, Some(Modal::Secret(_))),
+        matches!(app.modal(), Some(Modal::Secret(_))),
         "{:?}",
-        app.modal
+        app.modal()
     );
     assert!(destination_form(&app).is_none());
     // Nothing the runner sees (or logs) carries the secret.
     assert!(!format!("{fx:?}").contains(FAKE_SECRET));
     assert!(render(&app).contains(FAKE_SECRET));
-    assert!(app.signals.destinations().iter().any(|d| d.id == "dst_03"));
+    assert!(
+        app.tabs()
+            .signals
+            .destinations()
+            .iter()
+            .any(|d| d.id == "dst_03")
+    );
 
     let fx = app.update(key('c'));
     let payload = fx
@@ -327,15 +333,15 @@ fn secret_is_shown_once_copied_by_osc52_and_gone_after_close() {
     assert!(render(&app).contains("sent to the terminal's clipboard"));
 
     app.update(code(KeyCode::Esc));
-    assert!(app.modal.is_none(), "{:?}", app.modal);
-    assert!(!matches!(app.modal, Some(Modal::Secret(_))));
+    assert!(app.modal().is_none(), "{:?}", app.modal());
+    assert!(!matches!(app.modal(), Some(Modal::Secret(_))));
     let text = app_text(&app);
     assert!(!text.contains(FAKE_SECRET), "{text}");
     assert!(!text.contains(&B64.encode(FAKE_SECRET)));
     assert!(!render(&app).contains(FAKE_SECRET));
     // Nothing brings it back.
     app.update(key('c'));
-    assert!(!matches!(app.modal, Some(Modal::Secret(_))));
+    assert!(!matches!(app.modal(), Some(Modal::Secret(_))));
 }
 
 // ---- /trade and fan-out ----------------------------------------------------------------------------
@@ -352,7 +358,7 @@ fn trades(fx: &[Effect]) -> Vec<crate::api::model::TradeSignal> {
 #[test]
 fn fanout_default_applies_to_trade_and_fanout_off_overrides() {
     let mut app = signals_app(120, 40);
-    assert!(app.signals.fanout_default());
+    assert!(app.tabs().signals.fanout_default());
     let sent = trades(&run(&mut app, "/trade BTC long 0.01 tp=72000"));
     assert_eq!(sent.len(), 1);
     assert_eq!(sent[0].fanout, Some(true));
@@ -371,7 +377,7 @@ fn fanout_default_applies_to_trade_and_fanout_off_overrides() {
 
     // `f` on the tab turns the default off, and the tab says so.
     press(&mut app, 'f');
-    assert!(!app.signals.fanout_default());
+    assert!(!app.tabs().signals.fanout_default());
     assert!(render(&app).contains("fan-out: off"));
     let sent = trades(&run(&mut app, "/trade ETH short $500"));
     assert_eq!(sent[0].fanout, Some(false));
@@ -382,21 +388,16 @@ fn fanout_default_applies_to_trade_and_fanout_off_overrides() {
 
     // Opening needs a size; a bad switch is named.
     assert!(trades(&run(&mut app, "/trade ETH long")).is_empty());
-    assert!(
-        app.command_error
-            .as_deref()
-            .unwrap()
-            .contains("missing <size>")
-    );
+    assert!(app.command_error().unwrap().contains("missing <size>"));
     assert!(trades(&run(&mut app, "/trade ETH long 1 fanout=maybe")).is_empty());
-    assert!(app.command_error.as_deref().unwrap().contains("fanout"));
+    assert!(app.command_error().unwrap().contains("fanout"));
 }
 
 #[test]
 fn a_refused_trade_says_which_keys_may_trade() {
     let mut app = signals_app(120, 40);
     let sent = trades(&run(&mut app, "/trade BTC long 0.01"));
-    app.toasts.clear();
+    app.toasts_mut().clear();
     app.update(Action::answered(
         t0(),
         LATENCY,
@@ -427,7 +428,7 @@ fn approvals(fx: &[Effect]) -> Vec<crate::api::model::BuilderFeeApproval> {
 #[test]
 fn builder_fee_without_a_key_says_what_to_set() {
     let mut app = builder_app(120, 40);
-    app.wallet_key = || None;
+    app.set_wallet_key(|| None);
     let fx = yes(&mut app);
     assert!(approvals(&fx).is_empty());
     let err = builder_panel(&app).unwrap().error.clone().unwrap();
@@ -437,7 +438,7 @@ fn builder_fee_without_a_key_says_what_to_set() {
 #[test]
 fn builder_fee_refuses_a_key_of_another_wallet() {
     let mut app = builder_app(120, 40);
-    app.wallet_key = || Some(Secret::new(OTHER_KEY));
+    app.set_wallet_key(|| Some(Secret::new(OTHER_KEY)));
     let fx = yes(&mut app);
     assert!(approvals(&fx).is_empty(), "{fx:?}");
     let err = builder_panel(&app).unwrap().error.clone().unwrap();
@@ -450,7 +451,7 @@ fn builder_fee_refuses_a_key_of_another_wallet() {
 #[test]
 fn builder_fee_signs_with_the_wallet_key_and_posts() {
     let mut app = builder_app(120, 40);
-    app.wallet_key = || Some(Secret::new(TEST_KEY));
+    app.set_wallet_key(|| Some(Secret::new(TEST_KEY)));
     let fx = yes(&mut app);
     let sent = approvals(&fx);
     assert_eq!(sent.len(), 1, "{fx:?}");
@@ -547,7 +548,7 @@ fn a_service_without_the_delivery_log_hides_the_pane_with_a_note() {
             }),
         },
     ));
-    assert!(!app.signals.deliveries_supported());
+    assert!(!app.tabs().signals.deliveries_supported());
     assert!(render(&app).contains("this service keeps no delivery log"));
     for s in [5, 10, 60] {
         assert_eq!(fetched(&app.update(Action::Tick(t0() + secs(s)))).1, 0);
@@ -652,7 +653,7 @@ fn builder_fee_panel_120x40() {
 #[test]
 fn builder_fee_y_too_soon_or_after_a_stray_key_signs_nothing() {
     let mut app = builder_app(120, 40);
-    app.wallet_key = || Some(Secret::new(TEST_KEY));
+    app.set_wallet_key(|| Some(Secret::new(TEST_KEY)));
     let mut fx = app.update(key('y'));
     fx.extend(settle(&mut app));
     assert!(approvals(&fx).is_empty(), "{fx:?}");
@@ -662,5 +663,5 @@ fn builder_fee_y_too_soon_or_after_a_stray_key_signs_nothing() {
     fx.extend(app.update(key('y')));
     fx.extend(settle(&mut app));
     assert!(approvals(&fx).is_empty(), "{fx:?}");
-    assert!(app.modal.is_none());
+    assert!(app.modal().is_none());
 }

@@ -27,7 +27,7 @@ fn snap(name: &str, app: &App) -> String {
 #[test]
 fn desk_120x40() {
     let app = on_tab(120, 40, '1');
-    assert_eq!(app.tab, Tab::Desk);
+    assert_eq!(app.tab(), Tab::Desk);
     let text = snap("desk_120x40", &app);
     // What a supervisor must see, whatever the snapshot says.
     for needle in [
@@ -72,7 +72,7 @@ fn desk_80x24() {
 #[test]
 fn proposals_120x40() {
     let app = on_tab(120, 40, '2');
-    assert_eq!(app.tab, Tab::Proposals);
+    assert_eq!(app.tab(), Tab::Proposals);
     let text = snap("proposals_120x40", &app);
     for needle in [
         "3:12",
@@ -105,9 +105,9 @@ fn approve_dialog_120x40() {
     let mut app = on_tab(120, 40, '2');
     press(&mut app, 'a');
     assert!(
-        matches!(&app.modal, Some(Modal::Approve(d)) if d.id == ID_FRESH),
+        matches!(app.modal(), Some(Modal::Approve(d)) if d.id == ID_FRESH),
         "{:?}",
-        app.modal
+        app.modal()
     );
     let text = snap("approve_dialog_120x40", &app);
     for needle in [
@@ -128,9 +128,9 @@ fn approve_dialog_amber_120x40() {
     app.update(code(KeyCode::Down));
     press(&mut app, 'a');
     assert!(
-        matches!(&app.modal, Some(Modal::Approve(d)) if d.id == ID_AMBER),
+        matches!(app.modal(), Some(Modal::Approve(d)) if d.id == ID_AMBER),
         "{:?}",
-        app.modal
+        app.modal()
     );
     snap("approve_dialog_amber_120x40", &app);
 }
@@ -140,9 +140,9 @@ fn help_120x40() {
     let mut app = on_tab(120, 40, '1');
     app.update(key('?'));
     assert!(
-        matches!(app.modal, Some(Modal::Help { .. })),
+        matches!(app.modal(), Some(Modal::Help { .. })),
         "{:?}",
-        app.modal
+        app.modal()
     );
     let text = snap("help_120x40", &app);
     assert!(text.contains("/propose"));
@@ -152,7 +152,7 @@ fn help_120x40() {
 #[test]
 fn logs_120x40() {
     let app = on_tab(120, 40, '3');
-    assert_eq!(app.tab, Tab::Logs);
+    assert_eq!(app.tab(), Tab::Logs);
     let text = snap("logs_120x40", &app);
     for needle in ["proposal_expired", "list_audit_logs", "audit_unavailable"] {
         assert!(text.contains(needle), "logs lack {needle:?}\n{text}");
@@ -184,7 +184,7 @@ fn desk_with_toasts_80x24() {
         },
     ));
     app.update(Action::Tick(t0() + secs(1)));
-    assert_eq!(app.toasts.len(), 2);
+    assert_eq!(app.toasts().len(), 2);
     let text = snap("desk_with_toasts_80x24", &app);
     // The newest toast shows with a count of the others, over no data: on the tab bar's row when
     // it fits there, else (as here, with five tabs at 80 columns) over the footer's key hints.
@@ -213,7 +213,7 @@ fn proposals_80x24_close_all_selected() {
     let mut app = on_tab(80, 24, '2');
     app.update(key('G'));
     assert_eq!(
-        app.inbox.items()[app.selected(Pane::Inbox)].id(),
+        app.inbox().items()[app.selected(Pane::Inbox)].id(),
         ID_REJECTED
     );
     snap("proposals_80x24_close_all", &app);
@@ -326,7 +326,7 @@ fn backtest_form_with_errors_120x40() {
 #[test]
 fn backtests_120x40() {
     let app = backtests_app(120, 40);
-    assert_eq!(app.tab, Tab::Backtests);
+    assert_eq!(app.tab(), Tab::Backtests);
     let text = snap("backtests_120x40", &app);
     for needle in [
         JOB_ID,
@@ -383,7 +383,7 @@ fn long_tool_approval(width: u16, height: u16) -> App {
         })
         .collect();
     let args = serde_json::json!({"basket": "rebalance-weekly", "legs": legs, "leverage": 3});
-    app.inbox.fixture_items().insert(
+    app.inbox_mut().fixture_items().insert(
         0,
         InboxItem {
             proposal: Proposal {
@@ -413,15 +413,15 @@ fn long_tool_approval(width: u16, height: u16) -> App {
     app.update(key('g'));
     press(&mut app, 'a');
     assert!(
-        matches!(&app.modal, Some(Modal::Approve(d)) if d.id == "tool-7"),
+        matches!(app.modal(), Some(Modal::Approve(d)) if d.id == "tool-7"),
         "{:?}",
-        app.modal
+        app.modal()
     );
     app
 }
 
 fn dialog_scroll(app: &App) -> u16 {
-    match &app.modal {
+    match app.modal() {
         Some(Modal::Approve(d)) => d.scroll,
         other => panic!("no approve dialog: {other:?}"),
     }
@@ -492,7 +492,7 @@ fn approve_dialog_that_fits_has_no_scroll_marker() {
 fn proposals_80x24_outcome_unknown() {
     use crate::console::inbox::LocalState;
     let mut app = seeded_app(80, 24);
-    app.inbox.fixture_items()[0].local = LocalState::Unknown {
+    app.inbox_mut().fixture_items()[0].local = LocalState::Unknown {
         error: "could not reach the service: connection refused".into(),
         checking: true,
     };

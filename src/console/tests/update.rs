@@ -22,7 +22,7 @@ fn first_update_fetches_everything_once() {
     let fetched: BTreeSet<Resource> = fetches(&fx).into_iter().collect();
     assert_eq!(fetched, Resource::ALL.into_iter().collect());
     assert_eq!(fetches(&fx).len(), Resource::ALL.len());
-    assert!(app.feeds.values().all(|f| f.poll.in_flight));
+    assert!(app.feeds().values().all(|f| f.poll.in_flight));
     // Nothing is fetched twice while in flight.
     let fx = tick(&mut app, t0() + secs(10));
     assert!(fetches(&fx).is_empty(), "{fx:?}");
@@ -38,13 +38,13 @@ fn a_result_reschedules_at_its_time_plus_the_interval() {
         Payload::Positions(positions()),
         at,
     ));
-    let feed = &app.feeds[&Resource::Positions];
+    let feed = &app.feeds()[&Resource::Positions];
     assert!(!feed.poll.in_flight);
     assert_eq!(feed.interval, Duration::from_secs(2));
     assert_eq!(feed.poll.next_due, Some(at + secs(2)));
     assert_eq!(feed.poll.updated_at, Some(at));
     assert_eq!(feed.poll.latency, Some(LATENCY));
-    assert_eq!(app.account.positions.len(), 4);
+    assert_eq!(app.account().positions.len(), 4);
 
     let fx = tick(&mut app, at + ms(1999));
     assert!(!fetches(&fx).contains(&Resource::Positions), "{fx:?}");
@@ -74,7 +74,7 @@ fn transport_errors_back_off_exponentially_up_to_30s() {
             ApiError::Transport("connection refused".into()),
             now,
         ));
-        let feed = &app.feeds[&Resource::Positions];
+        let feed = &app.feeds()[&Resource::Positions];
         assert!(!feed.poll.in_flight);
         assert!(matches!(feed.error, Some(ApiError::Transport(_))));
         let due = feed.poll.next_due.unwrap();
@@ -87,11 +87,11 @@ fn transport_errors_back_off_exponentially_up_to_30s() {
         assert!(fetches(&fx).contains(&Resource::Positions), "{fx:?}");
     }
     assert_eq!(waits, vec![4, 8, 16, 30, 30, 30]);
-    assert_eq!(app.feeds[&Resource::Positions].poll.failures, 6);
+    assert_eq!(app.feeds()[&Resource::Positions].poll.failures, 6);
 
     // A success resets the schedule.
     app.update(loaded(Resource::Positions, Payload::Positions(vec![]), now));
-    let feed = &app.feeds[&Resource::Positions];
+    let feed = &app.feeds()[&Resource::Positions];
     assert_eq!(feed.poll.failures, 0);
     assert!(feed.error.is_none());
     assert_eq!(feed.poll.next_due, Some(now + secs(2)));
@@ -114,7 +114,7 @@ fn unauthorized_stops_all_fetching_until_refresh() {
             app.update(loaded(r, empty_payload(r), t0()));
         }
     }
-    assert_eq!(app.auth_failed.as_deref(), Some("unknown key"));
+    assert_eq!(app.auth_failed(), Some("unknown key"));
     for s in [1, 5, 60, 3600] {
         let fx = tick(&mut app, t0() + secs(s));
         assert!(fetches(&fx).is_empty(), "+{s}s: {fx:?}");
@@ -124,7 +124,7 @@ fn unauthorized_stops_all_fetching_until_refresh() {
 
     // `r` tries again: everything is fetched at once.
     let fx = app.update(key('r'));
-    assert!(app.auth_failed.is_none());
+    assert!(app.auth_failed().is_none());
     let fetched: BTreeSet<Resource> = fetches(&fx).into_iter().collect();
     assert_eq!(fetched, Resource::ALL.into_iter().collect());
 }
@@ -142,17 +142,17 @@ fn quota_exceeded_holds_confirms() {
         },
         at,
     ));
-    assert_eq!(app.quota_until, Some(at + secs(60)));
+    assert_eq!(app.quota_until(), Some(at + secs(60)));
     assert_eq!(
-        app.feeds[&Resource::Usage].poll.next_due,
+        app.feeds()[&Resource::Usage].poll.next_due,
         Some(at + secs(60))
     );
 
     press(&mut app, 'a');
     assert!(
-        matches!(&app.modal, Some(Modal::Approve(d)) if d.id == ID),
+        matches!(app.modal(), Some(Modal::Approve(d)) if d.id == ID),
         "{:?}",
-        app.modal
+        app.modal()
     );
     let fx = yes(&mut app);
     assert!(confirms(&fx).is_empty(), "{fx:?}");
@@ -196,24 +196,24 @@ fn quota_exceeded_on_confirm_holds_the_next_one() {
             }),
         },
     ));
-    assert_eq!(app.quota_until, Some(t0() + secs(123)));
+    assert_eq!(app.quota_until(), Some(t0() + secs(123)));
     assert_eq!(
         first[0], ID,
         "the selection stays on its proposal when a newer one sorts on top"
     );
     // The other proposal, from the inbox, on the row above.
     app.update(key('2'));
-    assert_eq!(app.tab, Tab::Proposals);
+    assert_eq!(app.tab(), Tab::Proposals);
     app.update(code(KeyCode::Up));
     press(&mut app, 'a');
     assert!(
-        matches!(&app.modal, Some(Modal::Approve(d)) if d.id == other),
+        matches!(app.modal(), Some(Modal::Approve(d)) if d.id == other),
         "{:?}",
-        app.modal
+        app.modal()
     );
     let fx = yes(&mut app);
     assert!(confirms(&fx).is_empty(), "{fx:?}");
-    assert_eq!(app.item(other).unwrap().status(app.now), Status::Staged);
+    assert_eq!(app.item(other).unwrap().status(app.now()), Status::Staged);
 }
 
 #[test]
@@ -228,7 +228,7 @@ fn not_found_proposals_marks_the_feed_unsupported() {
         },
         t0(),
     ));
-    let feed = &app.feeds[&Resource::Proposals];
+    let feed = &app.feeds()[&Resource::Proposals];
     assert!(!feed.supported);
     assert!(feed.error.is_none());
     for s in [1, 2, 10, 100] {
@@ -251,21 +251,21 @@ fn not_found_proposals_marks_the_feed_unsupported() {
         },
         t0() + secs(100),
     ));
-    assert!(app.feeds[&Resource::Usage].supported);
-    assert_eq!(app.feeds[&Resource::Usage].poll.failures, 1);
+    assert!(app.feeds()[&Resource::Usage].supported);
+    assert_eq!(app.feeds()[&Resource::Usage].poll.failures, 1);
 }
 
 #[test]
 fn data_older_than_three_intervals_is_stale() {
     let mut app = new_app();
     tick(&mut app, t0());
-    assert!(!app.feeds[&Resource::Positions].is_stale(t0() + secs(100)));
+    assert!(!app.feeds()[&Resource::Positions].is_stale(t0() + secs(100)));
     app.update(loaded(
         Resource::Positions,
         Payload::Positions(positions()),
         t0(),
     ));
-    let feed = &app.feeds[&Resource::Positions];
+    let feed = &app.feeds()[&Resource::Positions];
     assert!(!feed.is_stale(t0() + secs(5)));
     assert!(!feed.is_stale(t0() + secs(6)));
     assert!(feed.is_stale(t0() + ms(6001)));
@@ -284,7 +284,7 @@ fn q_quits_at_once_when_nothing_is_in_flight() {
     let mut app = staged_app();
     let fx = app.update(key('q'));
     assert_eq!(fx, vec![Effect::Quit]);
-    assert!(app.should_quit);
+    assert!(app.should_quit());
 
     let mut app = staged_app();
     let fx = app.update(ctrl('c'));
@@ -296,7 +296,7 @@ fn ctrl_c_while_typing_a_command_asks_in_place_of_the_line() {
     let mut app = staged_app();
     press(&mut app, 'a');
     yes(&mut app);
-    assert!(app.inbox.confirm_in_flight());
+    assert!(app.inbox().confirm_in_flight());
     app.update(key(':'));
     type_text(&mut app, "/propose");
     app.update(ctrl('c'));
@@ -304,14 +304,14 @@ fn ctrl_c_while_typing_a_command_asks_in_place_of_the_line() {
     assert!(app.command_line().is_none());
     assert!(
         matches!(
-            app.modal,
+            app.modal(),
             Some(Modal::Confirm(crate::console::modal::Confirm {
                 what: crate::console::modal::Deciding::Quit,
                 ..
             }))
         ),
         "{:?}",
-        app.modal
+        app.modal()
     );
     let fx = yes(&mut app);
     assert!(fx.contains(&Effect::Quit), "{fx:?}");
@@ -322,48 +322,48 @@ fn q_asks_first_while_a_confirm_is_in_flight() {
     let mut app = staged_app();
     press(&mut app, 'a');
     yes(&mut app);
-    assert!(app.inbox.confirm_in_flight());
+    assert!(app.inbox().confirm_in_flight());
 
     let fx = app.update(key('q'));
     assert!(!fx.contains(&Effect::Quit), "{fx:?}");
-    assert!(!app.should_quit);
+    assert!(!app.should_quit());
     assert!(
         matches!(
-            app.modal,
+            app.modal(),
             Some(Modal::Confirm(crate::console::modal::Confirm {
                 what: crate::console::modal::Deciding::Quit,
                 ..
             }))
         ),
         "{:?}",
-        app.modal
+        app.modal()
     );
     assert!(render(&app).contains("A confirm is still in flight"));
 
     // Esc stays; q again asks again; y quits.
     app.update(code(KeyCode::Esc));
-    assert!(app.modal.is_none(), "{:?}", app.modal);
-    assert!(!app.should_quit);
+    assert!(app.modal().is_none(), "{:?}", app.modal());
+    assert!(!app.should_quit());
     app.update(key('q'));
     assert!(
         matches!(
-            app.modal,
+            app.modal(),
             Some(Modal::Confirm(crate::console::modal::Confirm {
                 what: crate::console::modal::Deciding::Quit,
                 ..
             }))
         ),
         "{:?}",
-        app.modal
+        app.modal()
     );
     // Enter is not one of its keys: it closes the question without deciding.
     let fx = app.update(code(KeyCode::Enter));
     assert!(!fx.contains(&Effect::Quit));
-    assert!(app.modal.is_none() && !app.should_quit);
+    assert!(app.modal().is_none() && !app.should_quit());
     press(&mut app, 'q');
     let fx = yes(&mut app);
     assert_eq!(fx, vec![Effect::Quit]);
-    assert!(app.should_quit);
+    assert!(app.should_quit());
 }
 
 // ---- the command line ----------------------------------------------------------------------------
@@ -396,11 +396,11 @@ fn propose_command_stages_a_trade() {
         "/propose BTC long 0.01 tp=72000 sl=65000"
     );
     // Keys typed into the line are text, not shortcuts: the line is still what is open.
-    assert!(!app.should_quit);
+    assert!(!app.should_quit());
     assert!(app.command_line().is_some());
     let fx = app.update(code(KeyCode::Enter));
     assert!(app.command_line().is_none());
-    assert!(app.command_error.is_none());
+    assert!(app.command_error().is_none());
     let signals = proposed(&fx);
     assert_eq!(signals.len(), 1, "{fx:?}");
     let s = &signals[0];
@@ -420,19 +420,22 @@ fn bad_command_names_the_problem() {
     let fx = run_command(&mut app, "/propose BTC sideways 0.01");
     assert!(proposed(&fx).is_empty());
     assert!(app.command_line().is_none());
-    let err = app.command_error.clone().expect("an error is shown");
+    let err = app
+        .command_error()
+        .map(str::to_string)
+        .expect("an error is shown");
     assert!(err.contains("sideways"), "{err}");
     assert!(err.contains("side"), "{err}");
     assert!(render(&app).contains("invalid side `sideways`"));
 
     let fx = run_command(&mut app, "/frobnicate");
     assert!(fx.is_empty(), "{fx:?}");
-    let err = app.command_error.clone().unwrap();
+    let err = app.command_error().map(str::to_string).unwrap();
     assert!(err.contains("unknown command"), "{err}");
 
     // Opening the line again clears the error.
     app.update(key(':'));
-    assert!(app.command_error.is_none());
+    assert!(app.command_error().is_none());
 }
 
 #[test]
@@ -463,25 +466,28 @@ fn confirm_command_adds_the_proposal_and_opens_the_dialog() {
     assert!(confirms(&fx).is_empty(), "the dialog still asks: {fx:?}");
     let item = app.item("prop_x").expect("added to the inbox");
     assert_eq!(item.source, Source::Console);
-    assert_eq!(item.status(app.now), Status::Staged);
-    assert_eq!(app.tab, Tab::Proposals);
+    assert_eq!(item.status(app.now()), Status::Staged);
+    assert_eq!(app.tab(), Tab::Proposals);
     assert!(
-        matches!(&app.modal, Some(Modal::Approve(d)) if d.id == "prop_x"),
+        matches!(app.modal(), Some(Modal::Approve(d)) if d.id == "prop_x"),
         "{:?}",
-        app.modal
+        app.modal()
     );
-    assert_eq!(app.inbox.items()[app.selected(Pane::Inbox)].id(), "prop_x");
+    assert_eq!(
+        app.inbox().items()[app.selected(Pane::Inbox)].id(),
+        "prop_x"
+    );
     let fx = yes(&mut app);
     assert_eq!(fx, vec![Effect::Confirm("prop_x".into())]);
 
     // Naming a known proposal does not add it twice.
-    let before = app.inbox.items().len();
+    let before = app.inbox().items().len();
     run_command(&mut app, &format!("/confirm {ID}"));
-    assert_eq!(app.inbox.items().len(), before);
+    assert_eq!(app.inbox().items().len(), before);
     assert!(
-        matches!(&app.modal, Some(Modal::Approve(d)) if d.id == ID),
+        matches!(app.modal(), Some(Modal::Approve(d)) if d.id == ID),
         "{:?}",
-        app.modal
+        app.modal()
     );
 }
 
@@ -508,7 +514,7 @@ fn esc_closes_the_command_line_without_running() {
     let fx = app.update(code(KeyCode::Esc));
     assert!(app.command_line().is_none());
     assert!(fx.is_empty());
-    assert!(!app.should_quit);
+    assert!(!app.should_quit());
 }
 
 // ---- mouse -----------------------------------------------------------------------------------------
@@ -526,26 +532,26 @@ fn click(x: u16, y: u16) -> Action {
 #[test]
 fn clicks_under_an_open_modal_change_nothing() {
     let mut app = staged_app();
-    app.size = (120, 40);
-    app.modal = Some(crate::console::modal::Modal::Help { scroll: 0 });
+    app.set_size(120, 40);
+    app.set_modal(Some(crate::console::modal::Modal::Help { scroll: 0 }));
     let screen = crate::console::layout::compute(120, 40, &app.shape());
-    let tab = app.tab;
+    let tab = app.tab();
     for x in 0..120 {
         app.update(click(x, 1));
     }
-    assert_eq!(app.tab, tab, "a click switched the tab under the modal");
+    assert_eq!(app.tab(), tab, "a click switched the tab under the modal");
     let pos = screen.pane(Pane::Positions);
     app.update(click(
         pos.x + 3,
         pos.y + crate::console::layout::TABLE_TOP + 2,
     ));
-    assert!(app.modal.is_some());
+    assert!(app.modal().is_some());
 }
 
 #[test]
 fn clicks_select_tabs_and_rows_and_the_wheel_scrolls() {
     let mut app = staged_app();
-    app.size = (120, 40);
+    app.set_size(120, 40);
     app.update(loaded(
         Resource::Positions,
         Payload::Positions(positions()),
@@ -574,18 +580,18 @@ fn clicks_select_tabs_and_rows_and_the_wheel_scrolls() {
     // A click on the second tab's label opens it.
     let (_, tab2) = screen.tabs[1];
     app.update(click(tab2.x + 1, tab2.y));
-    assert_eq!(app.tab, Tab::Proposals);
+    assert_eq!(app.tab(), Tab::Proposals);
 }
 
 #[test]
 fn g_and_shift_g_scroll_the_help_to_its_top_and_bottom() {
     let mut app = seeded_app(120, 40);
     app.update(key('?'));
-    let scroll = |app: &crate::console::app::App| match &app.modal {
+    let scroll = |app: &crate::console::app::App| match app.modal() {
         Some(crate::console::modal::Modal::Help { scroll }) => *scroll,
         other => panic!("the help is not open: {other:?}"),
     };
-    let max = crate::console::help::max_scroll(&app, app.size);
+    let max = crate::console::help::max_scroll(&app, app.size());
     assert!(max > 0, "the help is longer than a 40-row screen");
     app.update(key('G'));
     assert_eq!(scroll(&app), max);

@@ -116,7 +116,7 @@ impl Console {
     fn update(&mut self, action: Action) {
         // As the event loop does: input is stamped with the wall clock.
         if matches!(action, Action::Key(_)) {
-            self.app.now = Utc::now();
+            self.app.set_clock(Utc::now());
         }
         let fx = self.app.update(action);
         self.apply(fx);
@@ -130,7 +130,7 @@ impl Console {
                 start.elapsed() < within,
                 "{what}: not within {within:?}; toasts {:?}; journal {:?}",
                 self.app
-                    .messages
+                    .messages()
                     .iter()
                     .map(|m| m.text.clone())
                     .collect::<Vec<_>>(),
@@ -144,7 +144,7 @@ impl Console {
     }
 
     fn said(&self) -> Vec<String> {
-        self.app.messages.iter().map(|m| m.text.clone()).collect()
+        self.app.messages().iter().map(|m| m.text.clone()).collect()
     }
 }
 
@@ -187,7 +187,7 @@ async fn a_stalled_upstream_that_executed_is_shown_and_journaled_executed_not_fa
         key_fingerprint: "c0ffee00".into(),
     };
     let mut app = App::new(service, Options::default(), Keymap::default(), Utc::now());
-    app.size = (120, 40);
+    app.set_size(120, 40);
     let mut c = Console {
         app,
         runner: Runner {
@@ -201,7 +201,7 @@ async fn a_stalled_upstream_that_executed_is_shown_and_journaled_executed_not_fa
     c.update(Action::Tick(Utc::now()));
     c.until(Duration::from_secs(10), "the item is listed", |app| {
         app.item(ID)
-            .is_some_and(|i| i.status(app.now) == Status::Staged)
+            .is_some_and(|i| i.status(app.now()) == Status::Staged)
     })
     .await;
 
@@ -209,19 +209,19 @@ async fn a_stalled_upstream_that_executed_is_shown_and_journaled_executed_not_fa
     c.update(key('2'));
     tokio::time::sleep(Duration::from_millis(1600)).await;
     c.update(key('a'));
-    assert!(c.app.modal.is_some(), "the dialog opened: {:?}", c.said());
+    assert!(c.app.modal().is_some(), "the dialog opened: {:?}", c.said());
     tokio::time::sleep(Duration::from_millis(1100)).await;
     c.update(Action::Tick(Utc::now()));
     c.update(key('y'));
     // The approval is held while the keyboard stays quiet (any key would cancel it), then sent.
     c.until(Duration::from_secs(5), "the approval is sent", |app| {
-        app.modal.is_none()
+        app.modal().is_none()
     })
     .await;
 
     c.until(Duration::from_secs(20), "the execution is known", |app| {
         app.item(ID)
-            .is_some_and(|i| i.status(app.now) == Status::Executed)
+            .is_some_and(|i| i.status(app.now()) == Status::Executed)
     })
     .await;
     // The gateway asked again and was told "already executed": one execution, on the service.

@@ -5,7 +5,7 @@ use super::{BacktestsTab, JOB_POLL, JobEntry};
 use crate::api::ApiError;
 use crate::api::model::{BacktestJob, BacktestRequest};
 use crate::console::action::Effect;
-use crate::console::component::{Ask, Ctx, ToastLevel};
+use crate::console::component::{Ask, Ctx, TabComponent, ToastLevel};
 use crate::console::keymap::KeyAction;
 use crate::console::layout::Pane;
 use crate::console::poll::to_delta;
@@ -14,21 +14,6 @@ use chrono::{DateTime, Utc};
 use std::time::Duration;
 
 impl BacktestsTab {
-    pub fn schedule(&mut self, now: DateTime<Utc>, fx: &mut Vec<Effect>) {
-        for job in &mut self.jobs {
-            if job.active() && job.poll.start(now) {
-                fx.push(Effect::FetchJob(job.id().to_string()));
-            }
-        }
-    }
-
-    /// `r`: every job is asked for again.
-    pub fn refresh(&mut self, now: DateTime<Utc>) {
-        for job in &mut self.jobs {
-            job.poll.ask_at(now);
-        }
-    }
-
     /// `/job <id>`: the job is followed (from now, if it was not); its row.
     pub fn follow(&mut self, id: &str, now: DateTime<Utc>) -> usize {
         if !self.jobs.iter().any(|j| j.id() == id) {
@@ -165,10 +150,27 @@ impl BacktestsTab {
         let trades = self.trades(ctx.selected(Pane::Jobs));
         ctx.clamp(Pane::Trades, trades);
     }
+}
+
+impl TabComponent for BacktestsTab {
+    fn schedule(&mut self, now: DateTime<Utc>, _shown: bool, fx: &mut Vec<Effect>) {
+        for job in &mut self.jobs {
+            if job.active() && job.poll.start(now) {
+                fx.push(Effect::FetchJob(job.id().to_string()));
+            }
+        }
+    }
+
+    /// `r`: every job is asked for again.
+    fn refresh(&mut self, now: DateTime<Utc>, _shown: bool) {
+        for job in &mut self.jobs {
+            job.poll.ask_at(now);
+        }
+    }
 
     /// `b` re-runs the job under the cursor: its form, prefilled, is App's to open (it reads the
     /// Discovery catalog too).
-    pub fn on_key(&mut self, action: KeyAction, ctx: &mut Ctx) -> bool {
+    fn on_key(&mut self, action: KeyAction, _pane: Pane, ctx: &mut Ctx) -> bool {
         if action != KeyAction::Backtest {
             return false;
         }

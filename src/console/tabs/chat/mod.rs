@@ -47,7 +47,7 @@ impl ChatTab {
         self.mode.as_deref()
     }
 
-    /// Lines scrolled up from the newest; the router scrolls text panes (`input.rs`).
+    /// Lines scrolled up from the newest; the router scrolls text panes (`app/input.rs`).
     pub fn scroll_mut(&mut self) -> &mut usize {
         &mut self.scroll
     }

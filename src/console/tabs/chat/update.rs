@@ -1,13 +1,14 @@
 //! The Chat tab's update: sending the conversation, the agent's replies, and its keys. The confirm
 //! tokens a reply carries go to the inbox, which is App's: App puts them there and hands this tab
-//! their inbox ids (`route.rs`).
+//! their inbox ids (`app/route.rs`).
 
 use super::{ChatEntry, ChatTab};
 use crate::api::ApiError;
 use crate::api::model::{ChatMessage, ChatReply};
 use crate::console::action::Effect;
-use crate::console::component::{Ask, Ctx, ToastLevel};
+use crate::console::component::{Ask, Ctx, TabComponent, ToastLevel};
 use crate::console::keymap::KeyAction;
+use crate::console::layout::Pane;
 use crate::console::poll::to_delta;
 use chrono::{DateTime, Utc};
 
@@ -76,10 +77,12 @@ impl ChatTab {
             }
         }
     }
+}
 
+impl TabComponent for ChatTab {
     /// Keys of the tab; true when handled. Scrolling the chat is the router's, as for every
     /// pane.
-    pub fn on_key(&mut self, action: KeyAction, ctx: &mut Ctx) -> bool {
+    fn on_key(&mut self, action: KeyAction, _pane: Pane, ctx: &mut Ctx) -> bool {
         match action {
             KeyAction::Message | KeyAction::Select => ctx.ask(Ask::Prefill("/chat ".into())),
             _ => return false,

@@ -6,7 +6,7 @@ use super::{DView, DiscoveryPayload, DiscoveryQuery, DiscoveryTab, Selected};
 use crate::api::ApiError;
 use crate::console::action::Effect;
 use crate::console::command;
-use crate::console::component::{Ask, Ctx};
+use crate::console::component::{Ask, Ctx, TabComponent};
 use crate::console::keymap::KeyAction;
 use crate::console::layout::Pane;
 use crate::console::modal::Modal;
@@ -16,16 +16,6 @@ use chrono::{DateTime, Utc};
 use std::time::Duration;
 
 impl DiscoveryTab {
-    pub fn schedule(&mut self, now: DateTime<Utc>, fx: &mut Vec<Effect>) {
-        for view in self.due_views() {
-            let query = self.query(view);
-            let feed = &mut self.state_mut(view).feed;
-            if feed.poll.start(now) {
-                fx.push(Effect::FetchDiscovery(query));
-            }
-        }
-    }
-
     /// The Discovery views fetched while the tab shows: the visible one, and the strategy catalog
     /// until it has loaded once (the backtest form takes parameter types and bounds from it).
     pub fn due_views(&self) -> Vec<DView> {
@@ -186,8 +176,34 @@ impl DiscoveryTab {
         }
         self.rebuild_view(view, ctx);
     }
+}
 
-    pub fn on_key(&mut self, action: KeyAction, pane: Pane, ctx: &mut Ctx) -> bool {
+impl TabComponent for DiscoveryTab {
+    fn schedule(&mut self, now: DateTime<Utc>, shown: bool, fx: &mut Vec<Effect>) {
+        // Fetched only while the tab is on screen.
+        if !shown {
+            return;
+        }
+        for view in self.due_views() {
+            let query = self.query(view);
+            let feed = &mut self.state_mut(view).feed;
+            if feed.poll.start(now) {
+                fx.push(Effect::FetchDiscovery(query));
+            }
+        }
+    }
+
+    fn entered(&mut self, now: DateTime<Utc>) {
+        self.due_now(now);
+    }
+
+    fn refresh(&mut self, now: DateTime<Utc>, shown: bool) {
+        if shown {
+            self.due_now(now);
+        }
+    }
+
+    fn on_key(&mut self, action: KeyAction, pane: Pane, ctx: &mut Ctx) -> bool {
         let view = self.view;
         match action {
             KeyAction::Left | KeyAction::FocusPrev => self.switch_view(view.step(-1), ctx.now),

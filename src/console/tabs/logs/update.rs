@@ -2,21 +2,13 @@
 
 use super::LogsTab;
 use crate::api::model::AuditEntry;
-use crate::console::component::{Ask, Ctx, RequestLogEntry};
+use crate::console::component::{Ask, Ctx, RequestLogEntry, TabComponent};
 use crate::console::keymap::KeyAction;
 use crate::console::layout::Pane;
 use crate::console::modal::Modal;
 use std::collections::VecDeque;
 
 impl LogsTab {
-    pub fn on_key(&mut self, action: KeyAction, ctx: &mut Ctx) -> bool {
-        if action != KeyAction::Filter {
-            return false;
-        }
-        ctx.ask(Ask::Open(Box::new(Modal::Filter)));
-        true
-    }
-
     /// One character typed into (Some) or erased from (None) the filter.
     pub fn edit_filter(
         &mut self,
@@ -71,5 +63,15 @@ impl LogsTab {
             .collect();
         ctx.clamp(Pane::Audit, self.audit_view.len());
         ctx.clamp(Pane::Requests, self.request_view.len());
+    }
+}
+
+impl TabComponent for LogsTab {
+    fn on_key(&mut self, action: KeyAction, _pane: Pane, ctx: &mut Ctx) -> bool {
+        if action != KeyAction::Filter {
+            return false;
+        }
+        ctx.ask(Ask::Open(Box::new(Modal::Filter)));
+        true
     }
 }

@@ -5,7 +5,7 @@ use super::{RESEARCH_POLL_IDLE, RESEARCH_POLL_VISIBLE, ResearchTab};
 use crate::api::ApiError;
 use crate::api::model::{CliReply, ResearchRun, ResearchStatus};
 use crate::console::action::Effect;
-use crate::console::component::{Ask, Ctx, ToastLevel};
+use crate::console::component::{Ask, Ctx, TabComponent, ToastLevel};
 use crate::console::keymap::KeyAction;
 use crate::console::layout::Pane;
 use crate::console::modal::{Confirm, Deciding, Modal};
@@ -21,19 +21,6 @@ impl ResearchTab {
             RESEARCH_POLL_VISIBLE
         } else {
             RESEARCH_POLL_IDLE
-        }
-    }
-
-    pub fn schedule(&mut self, now: DateTime<Utc>, fx: &mut Vec<Effect>) {
-        if !self.unsupported && self.poll.start(now) {
-            fx.push(Effect::FetchResearch);
-        }
-    }
-
-    /// Entering the tab or `r` asks for the run now: one may have started elsewhere.
-    pub fn refresh(&mut self, now: DateTime<Utc>) {
-        if !self.unsupported {
-            self.poll.ask_at(now);
         }
     }
 
@@ -178,10 +165,29 @@ impl ResearchTab {
         }
         ctx.ask(Ask::Redraw);
     }
+}
+
+impl TabComponent for ResearchTab {
+    fn schedule(&mut self, now: DateTime<Utc>, _shown: bool, fx: &mut Vec<Effect>) {
+        if !self.unsupported && self.poll.start(now) {
+            fx.push(Effect::FetchResearch);
+        }
+    }
+
+    /// Entering the tab or `r` asks for the run now: one may have started elsewhere.
+    fn entered(&mut self, now: DateTime<Utc>) {
+        self.refresh(now, true);
+    }
+
+    fn refresh(&mut self, now: DateTime<Utc>, _shown: bool) {
+        if !self.unsupported {
+            self.poll.ask_at(now);
+        }
+    }
 
     /// Keys of the tab; true when handled. Scrolling the transcript is the router's, as for
     /// every pane.
-    pub fn on_key(&mut self, action: KeyAction, pane: Pane, ctx: &mut Ctx) -> bool {
+    fn on_key(&mut self, action: KeyAction, pane: Pane, ctx: &mut Ctx) -> bool {
         match action {
             KeyAction::NewRun => ctx.ask(Ask::Prefill("/research start ".into())),
             KeyAction::Message => ctx.ask(Ask::Prefill("/research say ".into())),

@@ -2,9 +2,8 @@
 //! one (an extension, feature-detected), the create form, the signing secret shown once, the
 //! fan-out default of `/trade`, and the builder-fee panel. The tab is a component (`update.rs`,
 //! `view.rs`); its modals own their state in the modal slot, and App's side of them is
-//! `modals.rs`.
+//! `app/signal_modals.rs`.
 
-mod modals;
 mod update;
 pub use update::describe_trade;
 pub mod view;

@@ -1,6 +1,6 @@
 //! The Signals tab's update: destinations and their delivery log (polled while the tab is on
 //! screen), the fan-out default and `/trade`. Its modals (the create form, the secret shown once,
-//! the builder fee) own their state in the modal slot; App's side of them is `modals.rs`.
+//! the builder fee) own their state in the modal slot; App's side of them is `app/signal_modals.rs`.
 
 use super::{DELIVERIES_POLL, DESTINATIONS_POLL, DestinationForm, SignalsTab, is_unsupported};
 use crate::api::ApiError;
@@ -9,7 +9,7 @@ use crate::api::model::{
 };
 use crate::console::action::Effect;
 use crate::console::command::TradeArgs;
-use crate::console::component::{Ask, Ctx, ToastLevel};
+use crate::console::component::{Ask, Ctx, TabComponent, ToastLevel};
 use crate::console::inbox::execution_summary;
 use crate::console::keymap::KeyAction;
 use crate::console::layout::Pane;
@@ -38,31 +38,6 @@ impl SignalsTab {
         match (d, l) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
-        }
-    }
-
-    pub fn schedule(&mut self, now: DateTime<Utc>, tab: Tab, fx: &mut Vec<Effect>) {
-        if tab != Tab::Signals {
-            return;
-        }
-        if self.dest_poll.start(now) {
-            fx.push(Effect::FetchDestinations);
-        }
-        if let Some(id) = self.deliveries_for.clone()
-            && !self.deliveries_unsupported
-            && self.deliv_poll.start(now)
-        {
-            fx.push(Effect::FetchDeliveries(id));
-        }
-    }
-
-    pub fn refresh(&mut self, now: DateTime<Utc>, tab: Tab) {
-        if tab != Tab::Signals {
-            return;
-        }
-        self.dest_poll.ask_at(now);
-        if self.deliveries_for.is_some() {
-            self.deliv_poll.ask_at(now);
         }
     }
 
@@ -158,25 +133,6 @@ impl SignalsTab {
         self.dest_poll.ask_at(at);
     }
 
-    pub fn on_key(&mut self, action: KeyAction, ctx: &mut Ctx) -> bool {
-        match action {
-            KeyAction::NewRun => ctx.ask(Ask::Open(Box::new(Modal::DestinationForm(
-                DestinationForm::default(),
-            )))),
-            KeyAction::Fanout => {
-                self.fanout_default = !self.fanout_default;
-                let text = if self.fanout_default {
-                    "fan-out: on — /trade without fanout= sends to the signal destinations"
-                } else {
-                    "fan-out: off — /trade without fanout= trades without fan-out"
-                };
-                ctx.toast(text, ToastLevel::Info);
-            }
-            _ => return false,
-        }
-        true
-    }
-
     /// `/trade`: fans out as it says, else as the tab's default.
     pub fn trade(&mut self, args: &TradeArgs, ctx: &mut Ctx) {
         let fanout = args.fanout.unwrap_or(self.fanout_default);
@@ -244,4 +200,54 @@ pub fn describe_trade(s: &TradeSignal) -> String {
         text.push_str(&format!(" ${}", crate::api::model::fmt_decimal(x)));
     }
     text
+}
+
+impl TabComponent for SignalsTab {
+    fn schedule(&mut self, now: DateTime<Utc>, shown: bool, fx: &mut Vec<Effect>) {
+        if !shown {
+            return;
+        }
+        if self.dest_poll.start(now) {
+            fx.push(Effect::FetchDestinations);
+        }
+        if let Some(id) = self.deliveries_for.clone()
+            && !self.deliveries_unsupported
+            && self.deliv_poll.start(now)
+        {
+            fx.push(Effect::FetchDeliveries(id));
+        }
+    }
+
+    fn entered(&mut self, now: DateTime<Utc>) {
+        self.refresh(now, true);
+    }
+
+    fn refresh(&mut self, now: DateTime<Utc>, shown: bool) {
+        if !shown {
+            return;
+        }
+        self.dest_poll.ask_at(now);
+        if self.deliveries_for.is_some() {
+            self.deliv_poll.ask_at(now);
+        }
+    }
+
+    fn on_key(&mut self, action: KeyAction, _pane: Pane, ctx: &mut Ctx) -> bool {
+        match action {
+            KeyAction::NewRun => ctx.ask(Ask::Open(Box::new(Modal::DestinationForm(
+                DestinationForm::default(),
+            )))),
+            KeyAction::Fanout => {
+                self.fanout_default = !self.fanout_default;
+                let text = if self.fanout_default {
+                    "fan-out: on — /trade without fanout= sends to the signal destinations"
+                } else {
+                    "fan-out: off — /trade without fanout= trades without fan-out"
+                };
+                ctx.toast(text, ToastLevel::Info);
+            }
+            _ => return false,
+        }
+        true
+    }
 }

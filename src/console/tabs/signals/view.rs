@@ -295,7 +295,7 @@ pub fn secret_overlay(f: &mut Frame, app: &App, theme: &Theme, area: Rect, r: &R
     } else {
         format!(" ({})", r.id)
     };
-    let copy = key(&app.keymap, KeyAction::Copy);
+    let copy = key(app.keymap(), KeyAction::Copy);
     let lines = vec![
         Line::from(format!("Destination {}{id} created.", r.name)),
         Line::raw(""),
@@ -403,7 +403,7 @@ pub fn builder_fee(f: &mut Frame, app: &App, theme: &Theme, area: Rect, p: &Buil
             theme.muted,
         ),
         Span::styled(
-            format!("{} ", key(&app.keymap, KeyAction::Refresh)),
+            format!("{} ", key(app.keymap(), KeyAction::Refresh)),
             theme.accent,
         ),
         Span::styled("reloads · ", theme.muted),

@@ -1,13 +1,13 @@
 //! The Tools tab's update: the catalog (loaded when the tab is first shown), `/tool`, the argument
 //! editor's sending, the last call's result, and its keys. A tool call's answer reaches past the
 //! tab — a confirm token goes to the inbox, an approved token's call decides an inbox item — so
-//! App receives it (`route.rs`) and hands this tab the result to show.
+//! App receives it (`app/route.rs`) and hands this tab the result to show.
 
 use super::{ToolEditor, ToolOutcome, ToolsTab, schema};
 use crate::api::ApiError;
 use crate::api::model::Capabilities;
 use crate::console::action::Effect;
-use crate::console::component::{Ask, Ctx};
+use crate::console::component::{Ask, Ctx, TabComponent};
 use crate::console::keymap::KeyAction;
 use crate::console::layout::Pane;
 use crate::console::modal::Modal;
@@ -22,24 +22,6 @@ use std::time::Duration;
 pub type Pending = (String, Option<String>);
 
 impl ToolsTab {
-    pub fn schedule(&mut self, now: DateTime<Utc>, fx: &mut Vec<Effect>) {
-        if self.catalog.start(now) {
-            fx.push(Effect::FetchCapabilities);
-        }
-    }
-
-    /// The catalog loads the first time the tab is shown.
-    pub fn entered(&mut self, now: DateTime<Utc>) {
-        if !self.loaded() {
-            self.catalog.ask_at(now);
-        }
-    }
-
-    /// `r` on the tab: the catalog is asked for again.
-    pub fn refresh(&mut self, now: DateTime<Utc>) {
-        self.catalog.ask_at(now);
-    }
-
     /// The `/tool` that waited for the catalog, to run now.
     pub fn on_capabilities_loaded(
         &mut self,
@@ -159,9 +141,32 @@ impl ToolsTab {
             ctx.ask(Ask::Focus(1));
         }
     }
+}
+
+impl TabComponent for ToolsTab {
+    fn schedule(&mut self, now: DateTime<Utc>, _shown: bool, fx: &mut Vec<Effect>) {
+        if self.catalog.start(now) {
+            fx.push(Effect::FetchCapabilities);
+        }
+    }
+
+    /// The catalog loads the first time the tab is shown.
+    fn entered(&mut self, now: DateTime<Utc>) {
+        if !self.loaded() {
+            self.catalog.ask_at(now);
+        }
+    }
+
+    /// `r` on the tab: the catalog is asked for again.
+    fn refresh(&mut self, now: DateTime<Utc>, shown: bool) {
+        if !shown {
+            return;
+        }
+        self.catalog.ask_at(now);
+    }
 
     /// Keys of the tab; true when handled.
-    pub fn on_key(&mut self, action: KeyAction, pane: Pane, ctx: &mut Ctx) -> bool {
+    fn on_key(&mut self, action: KeyAction, pane: Pane, ctx: &mut Ctx) -> bool {
         match action {
             KeyAction::Select if pane == Pane::Tools => {
                 self.open_editor(ctx.selected(Pane::Tools), ctx);

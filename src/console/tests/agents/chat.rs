@@ -11,7 +11,7 @@ fn chat_shows_calls_and_sends_its_tokens_to_the_inbox() {
         .expect("the chat's token is in the inbox");
     assert_eq!(item.tool.as_ref().unwrap().tool, "service_propose_trade");
     assert_eq!(item.tool.as_ref().unwrap().origin, "chat");
-    assert_eq!(app.chat.mode(), Some("router"));
+    assert_eq!(app.tabs().chat.mode(), Some("router"));
     // The next message carries the conversation.
     let fx = run_line(&mut app, "/chat thanks");
     let sent = fx.iter().find_map(|e| match e {

@@ -271,7 +271,7 @@ fn tools_app() -> App {
     );
     app.update(research_loaded(None, t0()));
     app.update(caps_loaded(t0()));
-    app.toasts.clear();
+    app.toasts_mut().clear();
     app
 }
 
@@ -354,7 +354,7 @@ fn chatted(app: &mut App) {
     assert_eq!(sent.len(), 1);
     assert_eq!(sent[0].role, "user");
     assert_eq!(sent[0].content, "what do I hold?");
-    assert_eq!(app.tab, Tab::Chat);
+    assert_eq!(app.tab(), Tab::Chat);
     app.update(Action::answered(
         t0() + secs(2),
         LATENCY,
@@ -379,11 +379,12 @@ fn snap(name: &str, app: &App) -> String {
 fn research_app(width: u16, height: u16, status: &str) -> App {
     let mut app = seeded_app(width, height);
     app.update(research_loaded(Some(research_run(status)), t0()));
-    app.research
+    app.tabs_mut()
+        .research
         .set_reply(format!("/research start {TASK} → started {RUN_ID}"));
     app.update(key('6'));
     app.update(research_loaded(Some(research_run(status)), t0()));
-    app.toasts.clear();
+    app.toasts_mut().clear();
     app
 }
 
@@ -426,14 +427,14 @@ fn research_artifact_viewer_120x40() {
     app.update(code(KeyCode::Enter));
     assert!(
         matches!(
-            app.modal,
+            app.modal(),
             Some(Modal::Artifact {
                 index: 1,
                 scroll: 0
             })
         ),
         "{:?}",
-        app.modal
+        app.modal()
     );
     let text = snap("research_artifact_120x40", &app);
     for needle in [
@@ -472,7 +473,10 @@ fn ranking_viewer(width: u16, height: u16) -> App {
     app.update(code(KeyCode::Tab));
     app.update(key('j'));
     app.update(code(KeyCode::Enter));
-    assert!(matches!(app.modal, Some(Modal::Artifact { index: 1, .. })));
+    assert!(matches!(
+        app.modal(),
+        Some(Modal::Artifact { index: 1, .. })
+    ));
     app
 }
 
@@ -535,7 +539,7 @@ fn tools_screen(width: u16, height: u16) -> App {
     app.update(key(' '));
     app.update(code(KeyCode::BackTab));
     app.update(key('G'));
-    app.toasts.clear();
+    app.toasts_mut().clear();
     app
 }
 
@@ -581,7 +585,7 @@ fn tools_editor_with_problems_120x40() {
 fn chat_120x40() {
     let mut app = seeded_app(120, 40);
     chatted(&mut app);
-    app.toasts.clear();
+    app.toasts_mut().clear();
     let text = snap("chat_120x40", &app);
     for needle in [
         "router mode: no LLM is configured",
@@ -600,7 +604,7 @@ fn chat_120x40() {
 fn chat_80x24() {
     let mut app = seeded_app(80, 24);
     chatted(&mut app);
-    app.toasts.clear();
+    app.toasts_mut().clear();
     let text = snap("chat_80x24", &app);
     assert_eq!(text.lines().count(), 24);
     assert!(text.lines().all(|l| l.chars().count() <= 80));
@@ -614,7 +618,7 @@ fn tool_approval_in_the_inbox_120x40() {
     assert!(app.item("tool-1").is_some());
     app.select_proposal(Pane::Inbox, "tool-1");
     press(&mut app, 'a');
-    app.toasts.clear();
+    app.toasts_mut().clear();
     let text = snap("tool_approval_dialog_120x40", &app);
     for needle in ["Approve tool call", "service_propose_trade", "5:00"] {
         assert!(text.contains(needle), "lacks {needle:?}\n{text}");

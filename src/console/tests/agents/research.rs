@@ -16,7 +16,7 @@ fn research_is_polled_only_while_a_run_exists_and_fast_only_when_visible() {
             "t+{s}"
         );
     }
-    assert_eq!(app.research.poll().next_due, None);
+    assert_eq!(app.tabs().research.poll().next_due, None);
 
     // Entering the tab looks again: a run started elsewhere, active.
     let t = t0() + secs(600);
@@ -70,7 +70,7 @@ fn a_service_without_research_is_not_asked_again() {
             }),
         },
     ));
-    assert!(!app.research.supported());
+    assert!(!app.tabs().research.supported());
     assert_eq!(research_fetches(&app.update(key('6'))), 0);
     assert_eq!(
         research_fetches(&app.update(Action::Tick(t0() + secs(60)))),
@@ -88,7 +88,7 @@ fn research_commands_go_to_the_service_command_line_exactly_as_typed() {
     );
     // Showing the Research tab also asks for the run.
     assert_eq!(fx[1..], [Effect::FetchResearch]);
-    assert_eq!(app.tab, Tab::Research);
+    assert_eq!(app.tab(), Tab::Research);
     app.update(research_loaded(None, t0()));
     let fx = run_line(&mut app, &format!("/research start {TASK}"));
     assert_eq!(fx, vec![Effect::Cli(format!("/research start {TASK}"))]);
@@ -102,12 +102,7 @@ fn research_commands_go_to_the_service_command_line_exactly_as_typed() {
     );
     // A start without a task is refused here.
     assert!(run_line(&mut app, "/research start").is_empty());
-    assert!(
-        app.command_error
-            .as_deref()
-            .unwrap()
-            .contains("missing <task>")
-    );
+    assert!(app.command_error().unwrap().contains("missing <task>"));
 
     // The reply shows, and the run is asked for at once (the first check had found none).
     let fx = app.update(Action::answered(
@@ -123,7 +118,8 @@ fn research_commands_go_to_the_service_command_line_exactly_as_typed() {
     ));
     assert_eq!(research_fetches(&fx), 1);
     assert!(
-        app.research
+        app.tabs()
+            .research
             .reply()
             .unwrap()
             .contains(&format!("started {RUN_ID}"))
@@ -153,12 +149,12 @@ fn keys_prefill_research_commands_and_stop_asks_first() {
 
     assert!(press(&mut app, 'X').is_empty());
     assert!(
-        matches!(&app.modal, Some(Modal::Confirm(crate::console::modal::Confirm { what: crate::console::modal::Deciding::StopRun(id), .. })) if *id == RUN_ID),
+        matches!(app.modal(), Some(Modal::Confirm(crate::console::modal::Confirm { what: crate::console::modal::Deciding::StopRun(id), .. })) if *id == RUN_ID),
         "{:?}",
-        app.modal
+        app.modal()
     );
     assert!(app.update(code(KeyCode::Esc)).is_empty());
-    assert!(app.modal.is_none(), "{:?}", app.modal);
+    assert!(app.modal().is_none(), "{:?}", app.modal());
     press(&mut app, 'X');
     assert_eq!(yes(&mut app), vec![Effect::StopResearch(RUN_ID.into())]);
     app.update(Action::answered(
@@ -169,10 +165,10 @@ fn keys_prefill_research_commands_and_stop_asks_first() {
             result: Ok(Box::new(research_run("stopped"))),
         },
     ));
-    assert_eq!(app.research.run().unwrap().status, "stopped");
+    assert_eq!(app.tabs().research.run().unwrap().status, "stopped");
     // Nothing active: X only says so.
     assert!(press(&mut app, 'X').is_empty());
-    assert!(app.modal.is_none(), "{:?}", app.modal);
+    assert!(app.modal().is_none(), "{:?}", app.modal());
 }
 
 #[test]
@@ -184,19 +180,23 @@ fn the_transcript_scrolls_from_the_newest_line() {
     app.update(code(KeyCode::Tab));
     app.update(code(KeyCode::Tab));
     assert_eq!(app.focused_pane(), Pane::Transcript);
-    assert_eq!(app.research.scroll(), 0);
+    assert_eq!(app.tabs().research.scroll(), 0);
     app.update(key('k'));
-    assert_eq!(app.research.scroll(), 1);
+    assert_eq!(app.tabs().research.scroll(), 1);
     app.update(key('g'));
-    let top = app.research.scroll();
+    let top = app.tabs().research.scroll();
     assert!(top > 1);
     app.update(key('k'));
-    assert_eq!(app.research.scroll(), top, "no further than the first line");
+    assert_eq!(
+        app.tabs().research.scroll(),
+        top,
+        "no further than the first line"
+    );
     let text = render(&app);
     assert!(
         text.contains("11:58:25 user: find the best trend"),
         "{text}"
     );
     app.update(key('G'));
-    assert_eq!(app.research.scroll(), 0);
+    assert_eq!(app.tabs().research.scroll(), 0);
 }

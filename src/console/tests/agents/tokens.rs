@@ -6,8 +6,8 @@ use super::*;
 fn confirm_token_arrives_counts_down_and_is_approved_with_the_token() {
     let mut app = token_in_inbox();
     let item = app.item("tool-1").expect("the token is an inbox item");
-    assert_eq!(item.status(app.now), Status::Staged);
-    assert_eq!(item.remaining(app.now), Some(secs(60)));
+    assert_eq!(item.status(app.now()), Status::Staged);
+    assert_eq!(item.remaining(app.now()), Some(secs(60)));
     assert_eq!(item.describe(), "long 0.05 ETH 3x on venue");
     let t = item.tool.as_ref().unwrap();
     assert_eq!(t.confirm_token, TOKEN);
@@ -17,14 +17,14 @@ fn confirm_token_arrives_counts_down_and_is_approved_with_the_token() {
             .any(|t| t.contains("tool-1 is in the inbox"))
     );
     // The result panel says where it went, and never shows the token.
-    let outcome = app.tools.outcome().unwrap();
+    let outcome = app.tabs().tools.outcome().unwrap();
     assert_eq!(outcome.awaiting.as_deref(), Some("tool-1"));
     assert!(!format!("{:?}", outcome.result).contains(TOKEN));
 
     // The countdown runs; the Desk strip lists it beside proposals.
     app.update(Action::Tick(t0() + secs(20)));
     assert_eq!(
-        app.item("tool-1").unwrap().remaining(app.now),
+        app.item("tool-1").unwrap().remaining(app.now()),
         Some(secs(40))
     );
     assert_eq!(app.strip_items(), vec![0]);
@@ -43,14 +43,14 @@ fn confirm_token_arrives_counts_down_and_is_approved_with_the_token() {
     app.update(key('2'));
     let fx = press(&mut app, 'a');
     assert!(
-        matches!(&app.modal, Some(Modal::Approve(d)) if d.id == "tool-1"),
+        matches!(app.modal(), Some(Modal::Approve(d)) if d.id == "tool-1"),
         "{:?}",
-        app.modal
+        app.modal()
     );
     assert!(fx.is_empty(), "{fx:?}");
     assert!(tool_calls(&app.update(code(KeyCode::Enter))).is_empty());
-    assert!(app.modal.is_none(), "{:?}", app.modal);
-    app.now += ms(100);
+    assert!(app.modal().is_none(), "{:?}", app.modal());
+    app.set_clock(app.now() + ms(100));
     press(&mut app, 'a');
     let fx = yes(&mut app);
     let calls = tool_calls(&fx);
@@ -63,7 +63,7 @@ fn confirm_token_arrives_counts_down_and_is_approved_with_the_token() {
         )]
     );
     assert_eq!(app.item("tool-1").unwrap().local, LocalState::Confirming);
-    assert!(app.inbox.confirm_in_flight());
+    assert!(app.inbox().confirm_in_flight());
 
     let body = json!({"proposalId": "prop_77aa", "status": "executed", "fills": [{"coin": "ETH", "px": "3412.5"}]});
     let fx = app.update(executed(
@@ -78,15 +78,15 @@ fn confirm_token_arrives_counts_down_and_is_approved_with_the_token() {
         t0() + secs(21),
     ));
     let item = app.item("tool-1").unwrap();
-    assert_eq!(item.status(app.now), Status::Approved);
+    assert_eq!(item.status(app.now()), Status::Approved);
     assert_eq!(item.tool.as_ref().unwrap().result.as_ref(), Some(&body));
-    assert_eq!(app.inbox.decisions()[0].kind, DecisionKind::Approved);
-    assert_eq!(app.inbox.decisions()[0].proposal_id, "tool-1");
+    assert_eq!(app.inbox().decisions()[0].kind, DecisionKind::Approved);
+    assert_eq!(app.inbox().decisions()[0].proposal_id, "tool-1");
     let lines = journal_lines(&fx);
     assert_eq!(lines.len(), 1);
     assert_eq!(lines[0]["decision"], "approved");
     // The result is shown: in the Tools panel as a tree, without the token.
-    let outcome = app.tools.outcome().unwrap();
+    let outcome = app.tabs().tools.outcome().unwrap();
     let tree = outcome.result.as_ref().unwrap();
     assert!(tree_text(tree).iter().any(|l| l.contains("\"executed\"")));
     assert!(!outcome.args.to_string().contains(TOKEN));
@@ -103,13 +103,16 @@ fn confirm_token_arrives_counts_down_and_is_approved_with_the_token() {
 fn an_expired_token_cannot_be_approved() {
     let mut app = token_in_inbox();
     let fx = app.update(Action::Tick(t0() + secs(61)));
-    assert_eq!(app.item("tool-1").unwrap().status(app.now), Status::Expired);
-    assert_eq!(app.inbox.decisions()[0].kind, DecisionKind::Expired);
+    assert_eq!(
+        app.item("tool-1").unwrap().status(app.now()),
+        Status::Expired
+    );
+    assert_eq!(app.inbox().decisions()[0].kind, DecisionKind::Expired);
     assert_eq!(journal_lines(&fx)[0]["proposalId"], "tool-1");
     assert!(app.strip_items().is_empty());
     app.update(key('2'));
     let fx = press(&mut app, 'a');
-    assert!(app.modal.is_none(), "{:?}", app.modal);
+    assert!(app.modal().is_none(), "{:?}", app.modal());
     assert!(tool_calls(&fx).is_empty());
     assert!(
         toast_texts(&app)
@@ -134,9 +137,9 @@ fn the_dialog_rechecks_expiry_and_reject_dismisses_locally() {
     let fx = press(&mut app, 'x');
     assert!(tool_calls(&fx).is_empty());
     assert_eq!(app.item("tool-1").unwrap().local, LocalState::Rejected);
-    assert_eq!(app.inbox.decisions()[0].kind, DecisionKind::Rejected);
+    assert_eq!(app.inbox().decisions()[0].kind, DecisionKind::Rejected);
     assert!(
-        app.inbox.decisions()[0]
+        app.inbox().decisions()[0]
             .result
             .contains("token expires unused")
     );
@@ -161,9 +164,9 @@ fn a_failed_approval_is_recorded() {
         t0() + secs(2),
     ));
     let item = app.item("tool-1").unwrap();
-    assert_eq!(item.status(app.now), Status::Failed);
-    assert_eq!(app.inbox.decisions()[0].kind, DecisionKind::Failed);
-    assert!(app.tools.outcome().unwrap().result.is_err());
+    assert_eq!(item.status(app.now()), Status::Failed);
+    assert_eq!(app.inbox().decisions()[0].kind, DecisionKind::Failed);
+    assert!(app.tabs().tools.outcome().unwrap().result.is_err());
 }
 
 #[test]
@@ -173,7 +176,7 @@ fn proposals_and_tokens_share_the_inbox() {
         vec![btc_long("prop_1a2b3c4d5e6f7081", t0())],
         t0() + secs(1),
     ));
-    assert_eq!(app.inbox.items().len(), 2);
+    assert_eq!(app.inbox().items().len(), 2);
     assert!(
         app.item("tool-1").is_some(),
         "a proposals poll keeps the token"
@@ -233,8 +236,8 @@ fn a_resubmission_without_an_answer_is_an_unknown_outcome_settled_by_the_audit_l
     let mut app = token_in_inbox();
     let fx = resubmission_fails(&mut app, ApiError::Transport("connection reset".into()));
     let item = app.item("tool-1").unwrap();
-    assert_eq!(item.status(app.now), Status::Unknown, "{:?}", item.local);
-    assert!(app.inbox.decisions().is_empty(), "nothing decided yet");
+    assert_eq!(item.status(app.now()), Status::Unknown, "{:?}", item.local);
+    assert!(app.inbox().decisions().is_empty(), "nothing decided yet");
     assert!(journal_lines(&fx).is_empty());
     assert!(
         toast_texts(&app)
@@ -250,7 +253,7 @@ fn a_resubmission_without_an_answer_is_an_unknown_outcome_settled_by_the_audit_l
     );
     // Not approvable while it is being checked: nothing is re-sent.
     let fx = press(&mut app, 'a');
-    assert!(app.modal.is_none());
+    assert!(app.modal().is_none());
     assert!(tool_calls(&fx).is_empty());
     let fx = reconciled(
         &mut app,
@@ -261,16 +264,16 @@ fn a_resubmission_without_an_answer_is_an_unknown_outcome_settled_by_the_audit_l
         ]),
     );
     assert_eq!(
-        app.item("tool-1").unwrap().status(app.now),
+        app.item("tool-1").unwrap().status(app.now()),
         Status::Approved
     );
-    assert_eq!(app.inbox.decisions()[0].kind, DecisionKind::Approved);
+    assert_eq!(app.inbox().decisions()[0].kind, DecisionKind::Approved);
     assert!(
-        app.inbox.decisions()[0]
+        app.inbox().decisions()[0]
             .result
             .contains("propose_trade ok in the audit log"),
         "{}",
-        app.inbox.decisions()[0].result
+        app.inbox().decisions()[0].result
     );
     assert_eq!(journal_lines(&fx).len(), 1);
 
@@ -284,9 +287,12 @@ fn a_resubmission_without_an_answer_is_an_unknown_outcome_settled_by_the_audit_l
         audit(vec![audit_row("execute_mcp_tool", t0())]),
     );
     assert!(tool_calls(&fx).is_empty(), "never re-sent on its own");
-    assert_eq!(app.item("tool-1").unwrap().status(app.now), Status::Staged);
-    assert!(app.inbox.decisions().is_empty());
+    assert_eq!(
+        app.item("tool-1").unwrap().status(app.now()),
+        Status::Staged
+    );
+    assert!(app.inbox().decisions().is_empty());
     press(&mut app, 'a');
-    assert!(matches!(&app.modal, Some(Modal::Approve(d)) if d.id == "tool-1"));
+    assert!(matches!(app.modal(), Some(Modal::Approve(d)) if d.id == "tool-1"));
     assert_eq!(tool_calls(&yes(&mut app)).len(), 1);
 }

@@ -44,9 +44,15 @@ fn invalid_arguments_are_never_sent_and_each_problem_names_its_path() {
 fn the_editor_starts_from_the_schema_skeleton_and_sends_once_valid() {
     let mut app = tools_app();
     app.update(key('7'));
-    assert_eq!(app.tab, Tab::Tools);
+    assert_eq!(app.tab(), Tab::Tools);
     // Sorted by tier: observe, experiment, mutate; the mutate tool is last.
-    let names: Vec<&str> = app.tools.tools().iter().map(|t| t.name.as_str()).collect();
+    let names: Vec<&str> = app
+        .tabs()
+        .tools
+        .tools()
+        .iter()
+        .map(|t| t.name.as_str())
+        .collect();
     assert_eq!(
         names,
         [
@@ -111,7 +117,7 @@ fn tool_before_the_catalog_waits_for_it() {
     let fx = run_line(&mut app, "/tool get_postions");
     assert!(tool_calls(&fx).is_empty());
     assert_eq!(
-        app.command_error.as_deref(),
+        app.command_error(),
         Some("unknown tool `get_postions`; did you mean `service_get_positions`?")
     );
 }
@@ -143,14 +149,14 @@ fn results_fold_and_unfold() {
     app.update(key('j'));
     app.update(key('j'));
     app.update(key(' '));
-    let tree = app.tools.outcome().unwrap().result.as_ref().unwrap();
+    let tree = app.tabs().tools.outcome().unwrap().result.as_ref().unwrap();
     let lines = tree_text(tree);
     assert_eq!(lines[2], "  \"positions\": […] 2 items", "{lines:#?}");
     assert_eq!(app.pane_len(Pane::Result), 4);
     // Enter on the root folds everything; again unfolds it.
     app.update(key('g'));
     app.update(code(KeyCode::Enter));
-    let tree = app.tools.outcome().unwrap().result.as_ref().unwrap();
+    let tree = app.tabs().tools.outcome().unwrap().result.as_ref().unwrap();
     assert_eq!(tree_text(tree), ["{…} 2 keys"]);
     app.update(code(KeyCode::Enter));
     app.update(key('j'));
@@ -164,7 +170,7 @@ fn the_catalog_is_asked_for_once_and_after_a_failure_only_on_refresh() {
     let mut app = app_with(quiet_options());
     app.update(Action::Tick(t0()));
     let fx = app.update(key('7'));
-    assert_eq!(app.tab, Tab::Tools);
+    assert_eq!(app.tab(), Tab::Tools);
     assert!(fx.contains(&Effect::FetchCapabilities), "{fx:?}");
     app.update(Action::answered(
         t0(),
@@ -178,7 +184,7 @@ fn the_catalog_is_asked_for_once_and_after_a_failure_only_on_refresh() {
     let fx = app.update(key('r'));
     assert!(fx.contains(&Effect::FetchCapabilities), "{fx:?}");
     app.update(caps_loaded(t0() + secs(6)));
-    assert!(app.tools.loaded());
+    assert!(app.tabs().tools.loaded());
     let fx = app.update(Action::Tick(t0() + secs(600)));
     assert!(!fx.contains(&Effect::FetchCapabilities), "{fx:?}");
 }

@@ -42,11 +42,17 @@ impl App {
             Tab::Proposals => counting(),
             Tab::Logs => loaded(Resource::Audit),
             Tab::Discovery => {
-                let view = self.discovery.view();
-                self.discovery.state(view).feed.poll.updated_at.is_some()
+                let view = self.tabs.discovery.view();
+                self.tabs
+                    .discovery
+                    .state(view)
+                    .feed
+                    .poll
+                    .updated_at
+                    .is_some()
             }
-            Tab::Research => self.research.active(),
-            Tab::Signals => self.signals.loaded() || self.signals.retry_pending(self.now),
+            Tab::Research => self.tabs.research.active(),
+            Tab::Signals => self.tabs.signals.loaded() || self.tabs.signals.retry_pending(self.now),
             Tab::Backtests | Tab::Tools | Tab::Chat => false,
         }
     }
@@ -83,19 +89,19 @@ impl App {
         }
         if self.auth_failed.is_none() {
             if self.tab == Tab::Discovery {
-                for v in self.discovery.due_views() {
-                    if let Some(due) = self.discovery.state(v).feed.poll.wakeup() {
+                for v in self.tabs.discovery.due_views() {
+                    if let Some(due) = self.tabs.discovery.state(v).feed.poll.wakeup() {
                         next = next.min(due);
                     }
                 }
             }
-            if let Some(due) = self.backtests.wakeup() {
+            if let Some(due) = self.tabs.backtests.wakeup() {
                 next = next.min(due);
             }
-            if let Some(due) = self.research.wakeup() {
+            if let Some(due) = self.tabs.research.wakeup() {
                 next = next.min(due);
             }
-            if let Some(due) = self.signals.next_due(self.tab) {
+            if let Some(due) = self.tabs.signals.next_due(self.tab) {
                 next = next.min(due);
             }
             if let Some(due) = self.inbox.recheck_due() {

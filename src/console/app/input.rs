@@ -154,7 +154,7 @@ impl App {
                 editor.input.insert_str(&text);
                 editor.refused = false;
                 let tool = editor.tool.clone();
-                let schema = self.tools.schema_of(&tool);
+                let schema = self.tabs.tools.schema_of(&tool);
                 if let Some(Modal::ToolEditor(editor)) = self.modal.as_mut() {
                     editor.check(&schema);
                 }
@@ -253,7 +253,7 @@ impl App {
             }
             Decision::Confirm(Deciding::StopRun(run_id)) => {
                 fx.push(Effect::StopResearch(run_id));
-                self.research.stopping();
+                self.tabs.research.stopping();
             }
             Decision::Confirm(Deciding::Kill { on, reason }) => {
                 fx.push(Effect::GateSetKill { on, reason })
@@ -367,8 +367,8 @@ impl App {
     /// A text pane's scroll offset, lines up from the newest.
     fn text_scroll(&mut self, pane: Pane) -> &mut usize {
         match pane {
-            Pane::Transcript => self.research.scroll_mut(),
-            _ => self.chat.scroll_mut(),
+            Pane::Transcript => self.tabs.research.scroll_mut(),
+            _ => self.tabs.chat.scroll_mut(),
         }
     }
 
@@ -378,8 +378,8 @@ impl App {
         let r = screen.pane(pane);
         let width = r.width.saturating_sub(2) as usize;
         let lines = match pane {
-            Pane::Transcript => research::transcript_lines(&self.research, width).len(),
-            _ => chat::chat_lines(&self.chat, width).len(),
+            Pane::Transcript => research::transcript_lines(&self.tabs.research, width).len(),
+            _ => chat::chat_lines(&self.tabs.chat, width).len(),
         };
         lines.saturating_sub(layout::text_rows(r))
     }
@@ -416,7 +416,7 @@ impl App {
                     return;
                 }
                 if let Some(view) = screen.view_at(m.column, m.row) {
-                    self.discovery.switch_view(view, self.now);
+                    self.tabs.discovery.switch_view(view, self.now);
                     self.dirty = true;
                     return;
                 }
@@ -661,9 +661,9 @@ impl App {
             _ => return,
         };
         if self.tab == Tab::Discovery {
-            with_ctx!(self, fx, |ctx| self.discovery.edit_filter(edit, ctx));
+            with_ctx!(self, fx, |ctx| self.tabs.discovery.edit_filter(edit, ctx));
         } else {
-            with_ctx!(self, fx, |ctx| self.logs.edit_filter(
+            with_ctx!(self, fx, |ctx| self.tabs.logs.edit_filter(
                 edit,
                 &self.request_log,
                 ctx

@@ -2,36 +2,20 @@
 //! feed, the approve dialog's live re-check and the last word on its approval, `/kill` (asked first)
 //! and `/auto` (upper layer: it changes `App`).
 
-use super::Detected;
-use super::guard::{ApproveCheck, kill_reason, kill_refusal};
 use crate::api::ApiError;
 use crate::api::model::{GateCheck, GateKillSwitch, GatePolicy, GateStanding, GateStandingRequest};
 use crate::console::action::Effect;
 use crate::console::app::{App, ToastLevel};
+use crate::console::gate::guard::{ApproveCheck, kill_reason, kill_refusal};
+use crate::console::gate::{self, Detected};
 use crate::console::modal::{Confirm, Deciding, Modal};
-use chrono::{DateTime, Duration as TimeDelta, Utc};
-
-/// How often the kill switch and the standing approvals are asked. They change only by a
-/// supervisor's decision: this console's own is asked after at once, another supervisor's shows
-/// within this. Asked with every 1 s inbox poll they doubled the console's requests to the
-/// gateway and most of its idle CPU; the gateway refuses what the kill switch forbids either way.
-pub const GUARD_EVERY: TimeDelta = TimeDelta::seconds(5);
+use chrono::{DateTime, Utc};
 
 impl App {
-    /// With a gate poll, at most every [`GUARD_EVERY`]: the kill switch and the standing
+    /// With a gate poll, at most every [`gate::GUARD_EVERY`]: the kill switch and the standing
     /// approvals; and the open approve dialog's re-check, once.
     pub(crate) fn schedule_guard(&mut self, polled: bool, fx: &mut Vec<Effect>) {
-        // Long-polled, a change to the kill switch or a standing approval moves the version.
-        let due = match self.gate.version {
-            Some(v) => {
-                self.gate.guard_version != Some(v)
-                    || super::due_again(self.gate.guard_asked, self.now, super::QUIET_EVERY)
-            }
-            None => super::due_again(self.gate.guard_asked, self.now, GUARD_EVERY),
-        };
-        if polled && self.gate.is_gateway() && due {
-            self.gate.guard_asked = Some(self.now);
-            self.gate.guard_version = self.gate.version;
+        if self.gate.guard_due(self.now, polled) {
             fx.push(Effect::FetchGuard);
         }
         // The policy rides the gate poll only while its panel is open: closed, it costs nothing.
@@ -184,8 +168,7 @@ impl App {
                 );
             }
         }
-        self.gate.guard_asked = None;
-        self.gate.poll.ask_at(at);
+        self.gate.ask_guard_at(at);
     }
 
     /// `/auto` alone: the standing approvals panel (refreshed now).
@@ -197,8 +180,7 @@ impl App {
             );
             return;
         }
-        self.gate.guard_asked = None;
-        self.gate.poll.ask_at(self.now);
+        self.gate.ask_guard_at(self.now);
         self.modal = Some(Modal::Standing { scroll: 0 });
     }
 
@@ -245,7 +227,7 @@ impl App {
                     self.gate.detected = Detected::No;
                     state.policy = None;
                 }
-                state.error = Some(super::policy::error_text(&e));
+                state.error = Some(gate::policy::error_text(&e));
             }
         }
         self.dirty = true;
@@ -306,7 +288,6 @@ impl App {
             }
             Err(e) => self.toast(format!("{what}: refused: {e}"), ToastLevel::Error),
         }
-        self.gate.guard_asked = None;
-        self.gate.poll.ask_at(at);
+        self.gate.ask_guard_at(at);
     }
 }

@@ -1,9 +1,9 @@
 //! App's part of the account feeds: what their answers change (upper layer: it changes `App`).
 
-use super::EQUITY_POINTS;
 use crate::api::ApiError;
 use crate::console::action::{Effect, Payload, Resource};
 use crate::console::app::App;
+use crate::console::feeds::EQUITY_POINTS;
 use crate::console::layout::Pane;
 use crate::console::poll::{PROBE, to_delta};
 use chrono::{DateTime, Utc};
@@ -31,7 +31,7 @@ impl App {
     /// so an idle desk costs nearly nothing:
     /// - on a long-polled gateway nothing moves a flat account (no position, no open order) but
     ///   an execution, and the console hears of every execution from the gateway's inbox at once
-    ///   and asks the account then (`inbox/gateway.rs`); a trade made on the service past the
+    ///   and asks the account then (`app/gateway.rs`); a trade made on the service past the
     ///   gateway shows within [`QUIET_ACCOUNT`];
     /// - the audit log is shown on the Logs tab only, which asks it again when it comes on screen.
     fn quiet_interval(&self, resource: Resource) -> Option<std::time::Duration> {
@@ -45,7 +45,7 @@ impl App {
     }
 
     fn account_is_quiet(&self) -> bool {
-        self.gate.version.is_some()
+        self.gate.long_polled()
             && self.decider() == crate::console::decider::Decider::Gateway
             && self.account.positions.is_empty()
             && self.account.orders.is_empty()
@@ -145,7 +145,7 @@ impl App {
             }
             Payload::Usage(u) => self.account.usage = Some(*u),
             Payload::Audit(rows) => {
-                with_ctx!(self, fx, |ctx| self.logs.on_audit(
+                with_ctx!(self, fx, |ctx| self.tabs.logs.on_audit(
                     rows,
                     &self.request_log,
                     ctx

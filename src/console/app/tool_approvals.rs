@@ -2,12 +2,12 @@
 //! (from the Tools and Chat tabs, or adopted from a gateway), and an approved token's outcome is
 //! decided here; the Tools tab gets the result to show (upper layer: it changes `App`).
 
-use super::{DecisionKind, InboxItem, LocalState, Source, ToolApproval};
 use crate::api::ApiError;
 use crate::api::model::lenient::time as parse_time;
 use crate::api::model::{Proposal, ToolResult};
 use crate::console::action::{Effect, Resource};
 use crate::console::app::{App, ToastLevel};
+use crate::console::inbox::{DecisionKind, InboxItem, LocalState, Source, ToolApproval};
 use crate::console::poll::to_delta;
 use crate::console::widgets::jsontree::summarize;
 use chrono::{DateTime, Utc};
@@ -55,7 +55,7 @@ impl App {
                         checking: true,
                     };
                 }
-                self.inbox.recheck.ask_at(at);
+                self.inbox.recheck_at(at);
                 self.toast(
                     format!("{id}: outcome unknown ({text}) — checking with the service"),
                     ToastLevel::Error,
@@ -79,10 +79,8 @@ impl App {
                 {
                     item.local = LocalState::None;
                 }
-                self.inbox.limited.insert(
-                    id.to_string(),
-                    (at + to_delta(retry_after), message.clone()),
-                );
+                self.inbox
+                    .limit(id, at + to_delta(retry_after), message.clone());
                 self.toast(
                     format!(
                         "{id} not run: rate limited — retry in {} s ({message}). Still waiting \
@@ -121,15 +119,14 @@ impl App {
         fx: &mut Vec<Effect>,
     ) -> Option<String> {
         let confirm_token = token.get("confirmToken")?.as_str()?.to_string();
-        if let Some(existing) = self.inbox.items.iter().find(|i| {
+        if let Some(existing) = self.inbox.items().iter().find(|i| {
             i.tool
                 .as_ref()
                 .is_some_and(|t| t.confirm_token == confirm_token)
         }) {
             return Some(existing.id().to_string());
         }
-        self.inbox.tool_seq += 1;
-        let id = format!("tool-{}", self.inbox.tool_seq);
+        let id = self.inbox.next_tool_id();
         let mut args = args.clone();
         if let Value::Object(m) = &mut args {
             m.remove("confirmToken");
@@ -140,8 +137,8 @@ impl App {
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string();
-        self.inbox.seen.insert(id.clone());
-        self.inbox.items.push(InboxItem {
+        self.inbox.first_sight(id.clone());
+        self.inbox.push(InboxItem {
             proposal: Proposal {
                 proposal_id: id.clone(),
                 status: "staged".into(),

@@ -2,7 +2,7 @@
 //! changes beyond one tab — the inbox every tab shares, the feeds, the tab on screen — around the
 //! tab's own part, and the modals one tab's key opens with another's data (the backtest form,
 //! prefilled from a Discovery row or a job, with the Discovery catalog's parameters). A tool
-//! call's confirm token and an approved token's outcome are the inbox's (`inbox/tools.rs`).
+//! call's confirm token and an approved token's outcome are the inbox's (`tool_approvals.rs`).
 
 use crate::api::ApiError;
 use crate::api::model::SignalDestination;
@@ -10,7 +10,6 @@ use crate::api::model::{BacktestJob, BacktestRequest, Capabilities, ChatReply, T
 use crate::console::action::{Effect, Resource};
 use crate::console::app::{App, ToastLevel};
 use crate::console::command::TradeArgs;
-use crate::console::component::Ctx;
 use crate::console::inbox::Source;
 use crate::console::layout::Pane;
 use crate::console::modal::Modal;
@@ -27,7 +26,7 @@ impl App {
     /// `/chat <text>`: the Chat tab comes on screen and sends it.
     pub(crate) fn send_chat(&mut self, text: String, fx: &mut Vec<Effect>) {
         self.set_tab(Tab::Chat);
-        with_ctx!(self, fx, |ctx| self.chat.send(text, ctx));
+        with_ctx!(self, fx, |ctx| self.tabs.chat.send(text, ctx));
     }
 
     /// The confirm tokens of the agent's reply go to the inbox; the chat shows their ids.
@@ -57,11 +56,14 @@ impl App {
                 ToastLevel::Info,
             );
         }
-        with_ctx!(self, fx, |ctx| self.chat.on_answered(result, ids, at, ctx));
+        with_ctx!(self, fx, |ctx| self
+            .tabs
+            .chat
+            .on_answered(result, ids, at, ctx));
     }
 
     pub(crate) fn submit_backtest(&mut self, request: BacktestRequest, fx: &mut Vec<Effect>) {
-        with_ctx!(self, fx, |ctx| self.backtests.submit(request, ctx));
+        with_ctx!(self, fx, |ctx| self.tabs.backtests.submit(request, ctx));
     }
 
     /// A submission answered: the usage it counted against is asked for again.
@@ -73,13 +75,14 @@ impl App {
         fx: &mut Vec<Effect>,
     ) {
         with_ctx!(self, fx, |ctx| self
+            .tabs
             .backtests
             .on_submitted(request, result, at, ctx));
         self.poll_now(&[Resource::Usage], at);
     }
 
     pub fn selected_job(&self) -> Option<&JobEntry> {
-        self.backtests.job(self.selected(Pane::Jobs))
+        self.tabs.backtests.job(self.selected(Pane::Jobs))
     }
 
     /// `b`: the backtest form, prefilled from the Discovery row or the job under the cursor.
@@ -100,7 +103,7 @@ impl App {
                     },
                     if r.days == 0 { 30 } else { r.days },
                     &r.parameters,
-                    self.discovery.strategy(&r.strategy_id),
+                    self.tabs.discovery.strategy(&r.strategy_id),
                 )),
                 Some(Selected::Strategy(s)) => Some(BacktestForm::new(
                     &s.id,
@@ -120,7 +123,7 @@ impl App {
                     &r.timeframe,
                     r.days,
                     &r.parameters,
-                    self.discovery.strategy(&r.strategy_id),
+                    self.tabs.discovery.strategy(&r.strategy_id),
                 ))
             }),
             _ => None,
@@ -163,7 +166,7 @@ impl App {
         fx: &mut Vec<Effect>,
     ) {
         self.set_tab(Tab::Tools);
-        with_ctx!(self, fx, |ctx| self.tools.run_command(name, args, ctx));
+        with_ctx!(self, fx, |ctx| self.tabs.tools.run_command(name, args, ctx));
     }
 
     /// The catalog arrived: a `/tool` that waited for it runs now.
@@ -175,6 +178,7 @@ impl App {
         fx: &mut Vec<Effect>,
     ) {
         let pending = with_ctx!(self, fx, |ctx| self
+            .tabs
             .tools
             .on_capabilities_loaded(result, latency, at, ctx));
         if let Some((name, args)) = pending {
@@ -183,7 +187,7 @@ impl App {
     }
 
     fn execute_tool(&mut self, name: &str, args: Value, fx: &mut Vec<Effect>) {
-        with_ctx!(self, fx, |ctx| self.tools.execute(name, args, ctx));
+        with_ctx!(self, fx, |ctx| self.tabs.tools.execute(name, args, ctx));
     }
 
     pub(crate) fn set_tool_outcome(
@@ -194,12 +198,12 @@ impl App {
         result: Result<Value, String>,
         awaiting: Option<String>,
     ) {
-        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
-        self.tools
-            .set_outcome(tool, args, at, result, awaiting, &mut ctx);
-        let done = ctx.finish();
-        debug_assert!(done.0.is_empty(), "showing a result starts nothing");
-        self.perform(done, &mut Vec::new());
+        let mut none = Vec::new();
+        with_ctx!(self, &mut none, |ctx| self
+            .tabs
+            .tools
+            .set_outcome(tool, args, at, result, awaiting, ctx));
+        debug_assert!(none.is_empty(), "showing a result starts nothing");
     }
 
     /// Keys of the argument editor: ctrl-s sends (only when the arguments are valid), esc closes,
@@ -209,7 +213,7 @@ impl App {
             return;
         };
         let tool = editor.tool.clone();
-        let schema = self.tools.schema_of(&tool);
+        let schema = self.tabs.tools.schema_of(&tool);
         let Some(Modal::ToolEditor(editor)) = self.modal.as_mut() else {
             return;
         };
@@ -242,7 +246,7 @@ impl App {
         at: DateTime<Utc>,
         fx: &mut Vec<Effect>,
     ) {
-        self.tools.answered_one();
+        self.tabs.tools.answered_one();
         self.dirty = true;
         if let Err(ApiError::QuotaExceeded { retry_after, .. }) = &result {
             self.quota_until = Some(at + to_delta(*retry_after));
@@ -285,29 +289,30 @@ impl App {
 
     /// The Discovery row under the cursor.
     pub fn selected_row(&self) -> Option<Selected<'_>> {
-        let view = self.discovery.view();
-        self.discovery.selected_row(self.selected(view.pane()))
+        let view = self.tabs.discovery.view();
+        self.tabs.discovery.selected_row(self.selected(view.pane()))
     }
 
     /// `p` in the Details overlay: as on the tab.
     pub(crate) fn propose_from_row(&mut self, fx: &mut Vec<Effect>) {
-        with_ctx!(self, fx, |ctx| self.discovery.propose(ctx));
+        with_ctx!(self, fx, |ctx| self.tabs.discovery.propose(ctx));
     }
 
     /// The cursor moved in the destinations: the delivery log follows it.
     pub(crate) fn destination_selected(&mut self) {
-        let mut ctx = Ctx::new(self.now, self.tab, self.quota_until, &mut self.selected);
-        self.signals.destination_selected(&mut ctx);
-        let (effects, asks) = ctx.finish();
-        debug_assert!(
-            effects.is_empty() && asks.is_empty(),
-            "following asks nothing"
-        );
+        let mut none = Vec::new();
+        with_ctx!(self, &mut none, |ctx| self
+            .tabs
+            .signals
+            .destination_selected(ctx));
+        debug_assert!(none.is_empty(), "following starts nothing");
     }
 
     /// The destination under the cursor.
     pub fn selected_destination(&self) -> Option<&SignalDestination> {
-        self.signals.destination(self.selected(Pane::Destinations))
+        self.tabs
+            .signals
+            .destination(self.selected(Pane::Destinations))
     }
 
     /// `/trade` typed: on paper it executes at once; where real money may move (LIVE, or not known
@@ -328,6 +333,6 @@ impl App {
 
     /// `/trade`, executed now.
     pub(crate) fn trade(&mut self, args: &TradeArgs, fx: &mut Vec<Effect>) {
-        with_ctx!(self, fx, |ctx| self.signals.trade(args, ctx));
+        with_ctx!(self, fx, |ctx| self.tabs.signals.trade(args, ctx));
     }
 }

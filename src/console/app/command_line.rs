@@ -87,8 +87,13 @@ impl App {
             KeyCode::Tab => {
                 if line.completions.is_empty() {
                     let refs: Vec<&str> = coins.iter().map(String::as_str).collect();
-                    let tools: Vec<&str> =
-                        self.tools.tools().iter().map(|t| t.name.as_str()).collect();
+                    let tools: Vec<&str> = self
+                        .tabs
+                        .tools
+                        .tools()
+                        .iter()
+                        .map(|t| t.name.as_str())
+                        .collect();
                     line.completions = command::complete_with(&line.text(), &refs, &tools);
                     line.completion_pos = 0;
                 } else {
@@ -108,8 +113,8 @@ impl App {
     /// Coins for completion: those the service named (positions, open orders, proposals,
     /// Discovery rows). Until it has named any, the majors every venue lists.
     pub fn known_coins(&self) -> Vec<String> {
-        let rows =
-            [DView::TopBacktests, DView::TopLive, DView::Combos].map(|v| self.discovery.rows(v));
+        let rows = [DView::TopBacktests, DView::TopLive, DView::Combos]
+            .map(|v| self.tabs.discovery.rows(v));
         let from_rows = rows.into_iter().flatten().filter_map(|r| {
             command::normalize_pair(&r.pair)?
                 .strip_suffix("-USD")
@@ -197,17 +202,17 @@ impl App {
                     command::TopView::Combos => DView::Combos,
                 };
                 self.set_tab(Tab::Discovery);
-                if self.discovery.show_top(view, &args.params, self.now) {
+                if self.tabs.discovery.show_top(view, &args.params, self.now) {
                     self.selected.insert(view.pane(), 0);
                 }
             }
             Command::Job(id) => {
-                let i = self.backtests.follow(&id, self.now);
+                let i = self.tabs.backtests.follow(&id, self.now);
                 self.set_tab(Tab::Backtests);
                 self.selected.insert(Pane::Jobs, i);
             }
             Command::Service(text) => {
-                with_ctx!(self, fx, |ctx| self.research.send_command(text, ctx));
+                with_ctx!(self, fx, |ctx| self.tabs.research.send_command(text, ctx));
             }
             Command::Chat(text) => self.send_chat(text, fx),
             Command::Tool { name, args } => self.run_tool_command(name, args, fx),

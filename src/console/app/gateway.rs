@@ -10,22 +10,13 @@ use crate::api::model::{
 use crate::console::action::{Effect, Resource};
 use crate::console::app::{App, ToastLevel};
 use crate::console::decider::{Answered, Decider};
-use crate::console::gate::{
-    AWAIT, DEFAULT_REJECT_REASON, Detected, QUIET_EVERY, agent_matches, inbox_id, is_listed,
-};
+use crate::console::gate::{DEFAULT_REJECT_REASON, inbox_id, is_listed};
 use crate::console::inbox::START_SLACK;
 use crate::console::inbox::{
     DecisionKind, InboxItem, LocalState, Source, Status, execution_summary,
 };
 use chrono::{DateTime, Utc};
 use std::time::Duration;
-
-/// How often the gateway's agents are asked beside its inbox: labels and connections change
-/// rarely, and each request wakes the gateway and the console.
-const AGENTS_EVERY: chrono::TimeDelta = chrono::TimeDelta::seconds(5);
-
-/// A held poll that came back sooner than this with the version it was sent is taken as not held.
-const HELD_AT_LEAST: Duration = Duration::from_millis(500);
 
 /// The gateway's item as the inbox's proposal: its status in the words the inbox knows.
 fn to_proposal(g: &GateItem, id: &str) -> Proposal {
@@ -197,29 +188,7 @@ fn failed_text(g: &GateItem) -> String {
 
 impl App {
     pub(crate) fn schedule_gate(&mut self, fx: &mut Vec<Effect>) {
-        let polled = self.gate.detected != Detected::No && self.gate.poll.start(self.now);
-        if polled {
-            // A long-polled gateway says when anything changed: the agents are asked then, and
-            // otherwise rarely. Until the gateway answered, every poll asks both: the agents say
-            // it is one.
-            let every = match self.gate.version {
-                Some(_) => QUIET_EVERY,
-                None => AGENTS_EVERY,
-            };
-            let agents_due = self.gate.detected != Detected::Yes
-                || self.gate.version != self.gate.agents_version
-                || crate::console::gate::due_again(self.gate.agents_asked, self.now, every);
-            if agents_due {
-                self.gate.agents_asked = Some(self.now);
-                self.gate.asked_since = None;
-                fx.push(Effect::FetchGate);
-            } else {
-                self.gate.asked_since = self.gate.version;
-                fx.push(Effect::FetchGateInbox {
-                    since: self.gate.version,
-                });
-            }
-        }
+        let polled = self.gate.schedule(self.now, fx);
         self.schedule_guard(polled, fx);
     }
 
@@ -230,61 +199,14 @@ impl App {
         at: DateTime<Utc>,
         fx: &mut Vec<Effect>,
     ) {
-        let interval = self.gate.interval;
-        self.gate.poll.settled();
         match result {
             Ok(answer) => {
                 let (inbox, agents) = *answer;
-                self.gate.detected = Detected::Yes;
-                self.gate.error = None;
-                // Long-polled, the next poll goes out at once and the gateway holds it; one that
-                // came back at once with nothing changed (a gateway not holding it) waits the
-                // interval, so nothing is asked in a loop.
-                let held = inbox.version.is_some()
-                    && !(self.gate.asked_since.is_some()
-                        && self.gate.asked_since == inbox.version
-                        && latency < HELD_AT_LEAST);
-                let next = if held { Duration::ZERO } else { interval };
-                self.gate.poll.succeeded(at, latency, next);
-                self.gate.version = inbox.version;
-                if let Some(agents) = agents {
-                    self.gate.role = agents.you.map(|y| y.role);
-                    self.gate.agents = agents.agents;
-                    self.gate.agents_version = inbox.version;
-                }
+                self.gate.answered(inbox.version, agents, latency, at);
                 self.merge_gate(inbox.items, fx);
-                // This answer may have been asked before a decision it does not show yet; and an
-                // approved item's execution is shown as soon as the gateway reports it.
-                if std::mem::take(&mut self.gate.refresh) {
-                    self.gate.poll.probe_by(at);
-                } else if !self.gate.awaiting.is_empty() {
-                    self.gate.poll.probe_by(at + AWAIT);
-                }
+                self.gate.merged(at);
             }
-            // No /gate/v1 here: an ordinary service (a 404, or whatever else a service answers for
-            // a path it does not know: an HTML page, a 405, a 500); never asked again. Only a 401,
-            // a "wait" (429, or a 503 with Retry-After: a gateway starting or behind a proxy in
-            // maintenance) or no answer at all leaves the question open.
-            Err(e)
-                if self.gate.detected != Detected::Yes
-                    && !matches!(
-                        e,
-                        ApiError::Unauthorized { .. } | ApiError::QuotaExceeded { .. }
-                    )
-                    && !e.is_transient() =>
-            {
-                self.gate.detected = Detected::No;
-                self.gate.error = None;
-                self.gate.poll.stop();
-            }
-            Err(e) => {
-                // A 401 comes from a gateway that wants a supervisor token: it is one.
-                if matches!(e, ApiError::Unauthorized { .. }) {
-                    self.gate.detected = Detected::Yes;
-                }
-                self.gate.poll.failed(at, interval, &e);
-                self.gate.error = Some(e);
-            }
+            Err(e) => self.gate.failed(e, at),
         }
     }
 
@@ -320,8 +242,8 @@ impl App {
                 && !self.gate.awaiting.contains(&id)
                 && matches!(status_of(&g), "executed" | "failed")
                 && g.decided_at
-                    .is_none_or(|t| t >= self.started_at - START_SLACK)
-                && self.inbox.seen.insert(format!("standing-outcome:{id}"))
+                    .is_none_or(|t| t >= self.inbox.started_at() - START_SLACK)
+                && self.inbox.first_sight(format!("standing-outcome:{id}"))
             {
                 let (text, level) = if status_of(&g) == "executed" {
                     (executed_text(&g), ToastLevel::Info)
@@ -348,7 +270,7 @@ impl App {
             // Whoever approved it (this console, another supervisor, a standing approval), an
             // execution changes the account: asked now, not at its next (maybe quiet) poll.
             executed |= executes && was.is_none_or(|w| status_of(&w) != "executed");
-            let existing = match self.inbox.items.iter_mut().find(|i| i.id() == id) {
+            let existing = match self.inbox.items_mut().iter_mut().find(|i| i.id() == id) {
                 Some(item) => Some(item),
                 None => self.gate.hidden.iter_mut().find(|i| i.id() == id),
             };
@@ -384,10 +306,10 @@ impl App {
             // restart, nor for one first seen already expired (never this console's to decide).
             item.expiry_noted = item.status(now) == Status::Expired;
             self.inbox.reapply(&mut item);
-            let first = self.inbox.seen.insert(id.clone());
+            let first = self.inbox.first_sight(id.clone());
             // Staged before this console started (a restart): it was waiting, not new — said
             // once for all of them, without the bell.
-            let before_start = g_created.is_some_and(|c| c < self.started_at - START_SLACK);
+            let before_start = g_created.is_some_and(|c| c < self.inbox.started_at() - START_SLACK);
             if first && item.status(now) == Status::Staged && before_start {
                 waiting += 1;
             } else if first && item.status(now) == Status::Staged {
@@ -411,7 +333,7 @@ impl App {
             if self.gate.hides(&id) {
                 self.gate.hidden.push(item);
             } else {
-                self.inbox.items.push(item);
+                self.inbox.push(item);
             }
         }
         if fresh > 0 && self.options.bell {
@@ -446,7 +368,7 @@ impl App {
     /// supervisor API like any agent's. Matched on this console's key, the tool and its arguments;
     /// the oldest such item of the console's that the gateway has not been matched to yet.
     fn adopt_tool_approval(&mut self, g: &GateItem, id: &str) {
-        if self.inbox.items.iter().any(|i| i.id() == id) {
+        if self.inbox.items().iter().any(|i| i.id() == id) {
             return;
         }
         let own = &self.service.key_fingerprint;
@@ -477,7 +399,7 @@ impl App {
         };
         let Some(item) = self
             .inbox
-            .items
+            .items_mut()
             .iter_mut()
             .filter(|i| i.source == Source::Console && i.status(now) == Status::Staged)
             .filter(|i| made_after(i))
@@ -493,9 +415,9 @@ impl App {
         let old = item.id().to_string();
         item.proposal.proposal_id = id.to_string();
         item.source = Source::Gateway;
-        self.inbox.seen.insert(id.to_string());
+        self.inbox.first_sight(id.to_string());
         self.inbox.rename_selected(&old, id);
-        self.tools.renamed(&old, id);
+        self.tabs.tools.renamed(&old, id);
     }
 
     /// `x` and `/reject`: on a gateway the rejection is the gateway's, with a reason the agent's
@@ -627,10 +549,7 @@ impl App {
                 self.decide(id, DecisionKind::Failed, summary, text, fx);
             }
         }
-        self.gate.poll.ask_at(at);
-        if self.gate.poll.in_flight {
-            self.gate.refresh = true;
-        }
+        self.gate.decided(at);
         // Executed with the agent's key: the console key's usage has not changed.
         self.poll_now(&Resource::TRADED, at);
     }
@@ -649,37 +568,31 @@ impl App {
             );
             return;
         }
-        if let Some(f) = &filter {
-            let known = self.gate.agents.iter().any(|a| {
-                a.agent.eq_ignore_ascii_case(f)
-                    || a.fingerprint
-                        .to_ascii_lowercase()
-                        .starts_with(&f.to_ascii_lowercase())
-            }) || self.gate.items.values().any(|i| agent_matches(i, f));
-            if !known {
-                let names: Vec<&str> = self.gate.agents.iter().map(|a| a.agent.as_str()).collect();
-                self.toast(
-                    format!(
-                        "no agent {f:?} on this gateway; agents: {}",
-                        if names.is_empty() {
-                            "none yet".to_string()
-                        } else {
-                            names.join(", ")
-                        }
-                    ),
-                    ToastLevel::Error,
-                );
-                return;
-            }
+        if let Some(f) = &filter
+            && !self.gate.knows_agent(f)
+        {
+            let names = self.gate.agent_names();
+            self.toast(
+                format!(
+                    "no agent {f:?} on this gateway; agents: {}",
+                    if names.is_empty() {
+                        "none yet".to_string()
+                    } else {
+                        names.join(", ")
+                    }
+                ),
+                ToastLevel::Error,
+            );
+            return;
         }
         self.gate.filter = filter;
-        let mut all: Vec<InboxItem> = std::mem::take(&mut self.inbox.items);
+        let mut all: Vec<InboxItem> = self.inbox.take_items();
         all.append(&mut self.gate.hidden);
         let mut seen = std::collections::HashSet::new();
         all.retain(|i| seen.insert(i.id().to_string()));
         let (hidden, shown): (Vec<_>, Vec<_>) =
             all.into_iter().partition(|i| self.gate.hides(i.id()));
-        self.inbox.items = shown;
+        self.inbox.replace_items(shown);
         self.gate.hidden = hidden;
         self.inbox.sort();
         let text = match &self.gate.filter {

@@ -1,11 +1,6 @@
 //! App's part of the inbox: merging the service's list, expiries, approve and reject, and their
 //! answers (upper layer: it changes `App`).
 
-use super::{
-    Decision, DecisionKind, Evidence, InboxItem, LocalState, Outcome, PaneSelection, RECHECK,
-    SETTLE, START_SLACK, Source, Status, describe_preview, execution_summary, outcome, outcome_of,
-    staged, tool_outcome,
-};
 use crate::api::ApiError;
 use crate::api::model::{Proposal, TradeSignal};
 use crate::console::action::{Effect, Resource};
@@ -13,6 +8,10 @@ use crate::console::app::App;
 use crate::console::app::ToastLevel;
 use crate::console::decider::{Answered, Decider};
 use crate::console::inbox::dialog::ApproveDialog;
+use crate::console::inbox::{
+    Decision, DecisionKind, Evidence, InboxItem, LocalState, Outcome, PaneSelection, START_SLACK,
+    Source, Status, describe_preview, execution_summary, outcome, outcome_of, staged, tool_outcome,
+};
 use crate::console::layout::Pane;
 use crate::console::modal::{Confirm, Deciding, Modal};
 use crate::console::poll::to_delta;
@@ -60,13 +59,13 @@ impl App {
         match &self.selection(pane).id {
             Some(id) => self.item(id),
             None => match pane {
-                Pane::Strip => self.strip_items().first().map(|i| &self.inbox.items[*i]),
-                _ => self.inbox.items.get(self.selected(Pane::Inbox)),
+                Pane::Strip => self.strip_items().first().map(|i| &self.inbox.items()[*i]),
+                _ => self.inbox.items().get(self.selected(Pane::Inbox)),
             },
         }
     }
 
-    /// Inbox indices of the proposals the Desk strip shows (see [`super::Inbox::strip_items`]).
+    /// Inbox indices of the proposals the Desk strip shows (see [`crate::console::inbox::Inbox::strip_items`]).
     pub fn strip_items(&self) -> Vec<usize> {
         self.inbox.strip_items(self.now)
     }
@@ -75,74 +74,39 @@ impl App {
         self.inbox.selection(pane)
     }
 
-    /// The row an inbox pane draws as selected (see [`super::Inbox::row`]).
+    /// The row an inbox pane draws as selected (see [`crate::console::inbox::Inbox::row`]).
     pub(crate) fn inbox_row(&self, pane: Pane) -> Option<usize> {
         self.inbox.row(pane, self.now)
     }
 
     /// The cursor moved to `row` of an inbox pane (a key or a click): that proposal is selected.
     pub(crate) fn select_inbox_row(&mut self, pane: Pane, row: usize) {
-        let id = self
-            .inbox
-            .pane_ids(pane, self.now)
-            .get(row)
-            .map(|s| s.to_string());
-        if let Some(id) = id {
-            self.select_proposal(pane, &id);
-        }
+        let mut none = Vec::new();
+        with_ctx!(self, &mut none, |ctx| self.inbox.select_row(pane, row, ctx));
     }
 
     /// Selects proposal `id` in an inbox pane, as the supervisor asked.
     pub(crate) fn select_proposal(&mut self, pane: Pane, id: &str) {
-        let sel = self.inbox.selection_mut(pane);
-        sel.id = Some(id.to_string());
-        sel.moved = None;
-        if let Some(row) = self.inbox_row(pane) {
-            self.selected.insert(pane, row);
-        }
+        let mut none = Vec::new();
+        with_ctx!(self, &mut none, |ctx| self
+            .inbox
+            .select_proposal(pane, id, ctx));
     }
 
-    /// After every update: each inbox pane's selection follows its proposal through arrivals,
-    /// re-sorts and departures. A move nobody asked for is remembered, so a key pressed at that
-    /// moment does not act on a row the supervisor has not seen selected.
-    pub(crate) fn sync_inbox_selection(&mut self, by_user: bool) {
-        let now = self.now;
-        for pane in [Pane::Inbox, Pane::Strip] {
-            let rows: Vec<String> = self
-                .inbox
-                .pane_ids(pane, self.now)
-                .into_iter()
-                .map(String::from)
-                .collect();
-            let sel = self.inbox.selection_mut(pane);
-            let before = sel.id.clone();
-            // A first selection is not a move: nothing was selected for a key to be meant for.
-            if sel.sync(rows) && !by_user && sel.id.is_some() && before.is_some() {
-                sel.moved = Some((now, before));
-            }
-            if let Some(row) = self.inbox_row(pane) {
-                self.selected.insert(pane, row);
-            }
-        }
+    /// After every update (see `Inbox::sync_selection`).
+    pub(crate) fn sync_inbox_selection(&mut self, by_user: bool, fx: &mut Vec<Effect>) {
+        with_ctx!(self, fx, |ctx| self.inbox.sync_selection(by_user, ctx));
     }
 
     /// The id the approve, reject and undo keys act on; None, with the reason shown, when the
     /// selection moved by itself a moment ago (the key was meant for what was selected before).
     pub(crate) fn acting_on(&mut self) -> Option<String> {
         let pane = self.inbox_pane();
-        let now = self.now;
-        let sel = self.inbox.selection_mut(pane);
-        if let Some((at, Some(old))) = sel.moved.take()
-            && now - at < SETTLE
-            && let Some(id) = sel.id.clone()
+        let mut none = Vec::new();
+        if with_ctx!(self, &mut none, |ctx| self
+            .inbox
+            .moved_under_the_key(pane, ctx))
         {
-            self.toast(
-                format!(
-                    "The selection just moved to {id} ({old} left the list): nothing done; \
-                     press again to act on it"
-                ),
-                ToastLevel::Error,
-            );
             return None;
         }
         self.selected_item().map(|i| i.id().to_string())
@@ -158,7 +122,7 @@ impl App {
             if self.gate.hides(&p.proposal_id) {
                 continue;
             }
-            let unanswered = self.inbox.unanswered.contains(&p.proposal_id);
+            let unanswered = self.inbox.unanswered(&p.proposal_id);
             if let Some(item) = self.inbox.item_mut(&p.proposal_id) {
                 // A confirm this console is waiting for decides the local state, not a poll; a
                 // confirm that got no answer is settled by what the list says. One found staged
@@ -176,7 +140,7 @@ impl App {
                 item.merge(p);
                 continue;
             }
-            let new = self.inbox.seen.insert(p.proposal_id.clone());
+            let new = self.inbox.first_sight(p.proposal_id.clone());
             let mut item = InboxItem {
                 proposal: p,
                 source: Source::Service,
@@ -196,7 +160,7 @@ impl App {
             let before_start = item
                 .proposal
                 .created_at
-                .is_some_and(|c| c < self.started_at - START_SLACK);
+                .is_some_and(|c| c < self.inbox.started_at() - START_SLACK);
             if new && item.status(now) == Status::Staged && before_start {
                 waiting += 1;
             } else if new && item.status(now) == Status::Staged {
@@ -206,7 +170,7 @@ impl App {
                     ToastLevel::Info,
                 );
             }
-            self.inbox.items.push(item);
+            self.inbox.push(item);
         }
         if fresh > 0 && self.options.bell {
             fx.push(Effect::Bell);
@@ -236,7 +200,7 @@ impl App {
     pub(crate) fn note_expiries(&mut self, fx: &mut Vec<Effect>) {
         let now = self.now;
         let mut expired = Vec::new();
-        for item in &mut self.inbox.items {
+        for item in self.inbox.items_mut() {
             if !item.expiry_noted && item.status(now) == Status::Expired {
                 item.expiry_noted = true;
                 expired.push((item.id().to_string(), item.describe()));
@@ -277,7 +241,10 @@ impl App {
         // The summary names the levels too: the record must say what was approved.
         let summary = match self.item(id) {
             Some(i) if i.tool.is_none() && i.proposal.preview.kind == "trade" => {
-                format!("{summary} {}", super::levels(&i.proposal.preview))
+                format!(
+                    "{summary} {}",
+                    crate::console::inbox::levels(&i.proposal.preview)
+                )
             }
             _ => summary,
         };
@@ -307,16 +274,13 @@ impl App {
             "risk": risk,
         });
         fx.push(Effect::Journal(line.to_string()));
-        self.inbox.decisions.insert(
-            0,
-            Decision {
-                proposal_id: id.to_string(),
-                kind,
-                at: self.now,
-                summary,
-                result,
-            },
-        );
+        self.inbox.record(Decision {
+            proposal_id: id.to_string(),
+            kind,
+            at: self.now,
+            summary,
+            result,
+        });
         self.dirty = true;
     }
 
@@ -346,14 +310,14 @@ impl App {
                     p.proposal_id,
                     describe_preview(&p.preview, &p.proposal_id)
                 );
-                self.inbox.seen.insert(p.proposal_id.clone());
+                self.inbox.first_sight(p.proposal_id.clone());
                 match self.inbox.item_mut(&p.proposal_id) {
                     Some(item) => {
                         item.request = Some(Box::new(signal.clone()));
                         item.merge(*p);
                     }
                     None => {
-                        self.inbox.items.push(InboxItem {
+                        self.inbox.push(InboxItem {
                             proposal: *p,
                             source: Source::Console,
                             local: LocalState::None,
@@ -407,8 +371,8 @@ impl App {
                         checking: true,
                     };
                 }
-                self.inbox.said_executed.insert(id.to_string());
-                self.inbox.recheck.ask_at(at);
+                self.inbox.note_said_executed(id);
+                self.inbox.recheck_at(at);
                 self.toast(
                     format!(
                         "Confirm {id}: the service says it already executed ({text}) — reading                          {} for what it did",
@@ -425,8 +389,8 @@ impl App {
                         checking: true,
                     };
                 }
-                self.inbox.unanswered.insert(id.to_string());
-                self.inbox.recheck.ask_at(at);
+                self.inbox.note_unanswered(id);
+                self.inbox.recheck_at(at);
                 self.toast(Decider::Service.open_outcome(id, &e), ToastLevel::Error);
             }
             // The service asked to wait: nothing executed, the proposal is still staged. It is
@@ -442,9 +406,7 @@ impl App {
                 {
                     item.local = LocalState::None;
                 }
-                self.inbox
-                    .limited
-                    .insert(id.to_string(), (until, message.clone()));
+                self.inbox.limit(id, until, message.clone());
                 self.toast(
                     format!(
                         "{id} not confirmed: rate limited — retry in {} s ({message}). Nothing \
@@ -595,7 +557,7 @@ impl App {
                 args: serde_json::Value::Object(args),
                 approval: Some(id.to_string()),
             });
-            self.tools.sent_one();
+            self.tabs.tools.sent_one();
             return;
         }
         fx.push(Effect::Confirm(id.to_string()));
@@ -637,8 +599,7 @@ impl App {
         item.local = LocalState::Rejected;
         let summary = item.describe();
         let result = decider.reject_result(item.tool.is_some());
-        self.inbox.dismissed.retain(|d| d != id);
-        self.inbox.dismissed.push(id.to_string());
+        self.inbox.dismiss(id);
         self.decide(id, DecisionKind::Rejected, summary, result.into(), fx);
     }
 }
@@ -666,14 +627,14 @@ impl App {
             .flatten()
             .filter(|i| i.local == LocalState::Rejected)
             .map(|i| i.id().to_string());
-        let Some(id) = selected.or_else(|| self.inbox.dismissed.last().cloned()) else {
+        let Some(id) = selected.or_else(|| self.inbox.dismissed().last().cloned()) else {
             self.toast(
                 "Nothing to undo: no proposal was dismissed",
                 ToastLevel::Error,
             );
             return;
         };
-        self.inbox.dismissed.retain(|d| *d != id);
+        self.inbox.undismiss(&id);
         if let Some(why) = self.decider_for(&id).undo_refusal(&id) {
             self.toast(why, ToastLevel::Error);
             return;
@@ -730,19 +691,8 @@ impl App {
 
     /// Asks the service again while a confirm's outcome is unknown.
     pub(crate) fn schedule_recheck(&mut self, fx: &mut Vec<Effect>) {
-        let checking = self
-            .inbox
-            .items
-            .iter()
-            .any(|i| matches!(i.local, LocalState::Unknown { checking: true, .. }));
-        if !checking {
-            self.inbox.recheck.stop();
-            return;
-        }
-        if self.inbox.recheck.start(self.now) {
-            let list = self.feeds[&Resource::Proposals].supported;
-            fx.push(Effect::Reconcile { list });
-        }
+        let list = self.feeds[&Resource::Proposals].supported;
+        with_ctx!(self, fx, |ctx| self.inbox.schedule_recheck(list, ctx));
     }
 
     pub(crate) fn on_reconciled(
@@ -751,16 +701,13 @@ impl App {
         at: DateTime<Utc>,
         fx: &mut Vec<Effect>,
     ) {
-        let poll = &mut self.inbox.recheck;
-        poll.settled();
-        // Still unreachable, or not yet: ask again soon, not after a growing backoff.
-        poll.ask_at(at + RECHECK);
+        self.inbox.rechecked(at);
         if evidence.unreachable() {
             return;
         }
         let ids: Vec<String> = self
             .inbox
-            .items
+            .items()
             .iter()
             .filter(|i| matches!(i.local, LocalState::Unknown { checking: true, .. }))
             .map(|i| i.id().to_string())
@@ -802,7 +749,7 @@ impl App {
         // The service answered our own confirm "already executed": it did execute, whatever
         // else its records can or cannot say.
         let found = match found {
-            Outcome::NotExecuted | Outcome::Unknown if self.inbox.said_executed.contains(id) => {
+            Outcome::NotExecuted | Outcome::Unknown if self.inbox.said_executed(id) => {
                 Outcome::Executed(format!(
                     "executed (the service answered this console's confirm: {error}; its records \
                      do not say more)"
@@ -810,7 +757,7 @@ impl App {
             }
             other => other,
         };
-        self.inbox.said_executed.remove(id);
+        self.inbox.forget_said_executed(id);
         let Some(item) = self.inbox.item_mut(id) else {
             return;
         };
@@ -818,7 +765,7 @@ impl App {
             Outcome::Executed(text) => {
                 item.local = LocalState::Approved(text.clone());
                 item.proposal.status = "executed".into();
-                self.inbox.unanswered.remove(id);
+                self.inbox.forget_unanswered(id);
                 self.toast(
                     format!("Confirm {id} did execute: {text}"),
                     ToastLevel::Info,
@@ -827,7 +774,7 @@ impl App {
             }
             Outcome::Failed(text) => {
                 item.local = LocalState::Failed(text.clone());
-                self.inbox.unanswered.remove(id);
+                self.inbox.forget_unanswered(id);
                 self.toast(format!("Confirm {id} failed: {text}"), ToastLevel::Error);
                 self.decide(id, DecisionKind::Failed, summary, text, fx);
             }
@@ -871,14 +818,13 @@ impl App {
     fn rate_limited(&mut self, id: &str) -> bool {
         let now = self.now;
         let Some(left) = self.inbox.wait_left(id, now) else {
-            self.inbox.limited.remove(id);
+            self.inbox.unlimit(id);
             return false;
         };
         let said = self
             .inbox
-            .limited
-            .get(id)
-            .map(|(_, m)| m.clone())
+            .limited_note(id)
+            .map(str::to_string)
             .unwrap_or_default();
         self.toast(
             format!("{id}: rate limited — retry in {left} s ({said}); it is still staged"),
@@ -889,7 +835,7 @@ impl App {
 
     /// A dismissal `u` could take back: the footer offers the key only then.
     pub fn can_undo(&self) -> bool {
-        self.inbox.dismissed.iter().any(|id| {
+        self.inbox.dismissed().iter().any(|id| {
             self.decider_for(id).reject_undoable()
                 && self.item(id).is_some_and(|i| {
                     i.local == LocalState::Rejected && i.service_status(self.now) == Status::Staged
@@ -899,7 +845,7 @@ impl App {
 }
 
 /// The risk figures as the journal keeps them.
-fn risk_record(r: &super::risk::Risk) -> serde_json::Value {
+fn risk_record(r: &crate::console::inbox::risk::Risk) -> serde_json::Value {
     json!({
         "notional": r.notional,
         "margin": r.margin,

@@ -3,7 +3,6 @@
 //! (`modal.rs`); App routes their keys here and performs what they send. A destination created
 //! is handed to the tab (`SignalsTab::add_created`).
 
-use super::{BuilderPanel, Revealed, WALLET_KEY_ENV, builder_payload, is_unsupported};
 use crate::api::ApiError;
 use crate::api::eip712;
 use crate::api::model::{
@@ -15,6 +14,9 @@ use crate::console::app::{App, ToastLevel};
 use crate::console::keymap::KeyAction;
 use crate::console::modal::Modal;
 use crate::console::poll::to_delta;
+use crate::console::tabs::signals::{
+    BuilderPanel, Revealed, WALLET_KEY_ENV, builder_payload, is_unsupported,
+};
 use crate::secret::Secret;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
@@ -99,7 +101,7 @@ impl App {
                 if matches!(self.modal, Some(Modal::DestinationForm(_))) {
                     self.modal = None;
                 }
-                self.signals.add_created(&dest, at);
+                self.tabs.signals.add_created(&dest, at);
                 match secret {
                     Some(secret) => {
                         // Shown once, even if the form was closed while the request was out.
