@@ -90,9 +90,8 @@ pub enum EmbeddedError {
     Key(#[from] sandbox::CreateKeyError),
     #[error("cannot start the embedded gateway: {0}")]
     Gateway(gateway::StartError),
-    /// The gateway's own message: its errors are strings still.
     #[error("{0}")]
-    Token(String),
+    Token(#[source] gateway::store::StoreError),
     #[error("{0}")]
     Client(#[from] crate::api::ApiError),
 }

@@ -40,13 +40,6 @@ pub enum TlsError {
     Protocols(#[from] Error),
 }
 
-// The gateway's errors are strings still (issue 35): its `?` on these needs the conversion.
-impl From<TlsError> for String {
-    fn from(e: TlsError) -> String {
-        e.to_string()
-    }
-}
-
 /// The certificates of a PEM file (a bundle is fine); an error names the file.
 pub fn read_pem(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
     use rustls::pki_types::pem::PemObject;

@@ -116,14 +116,15 @@ pub(crate) enum GateError {
     StoreNotPostgres(String),
     #[error("no gateway database at {}", .0.display())]
     NoGatewayDatabase(PathBuf),
-    /// `error` is the gateway's own message: its errors are strings still.
-    #[error("cannot open {store}: {error}")]
-    OpenStore { store: String, error: String },
+    #[error("cannot open {store}: {source}")]
+    OpenStore {
+        store: String,
+        source: agentdesk::gateway::OpenError,
+    },
     #[error("{0}")]
     Store(#[from] agentdesk::gateway::store::StoreError),
-    /// The gateway's own message.
     #[error("{0}")]
-    MintToken(String),
+    MintToken(#[source] agentdesk::gateway::store::StoreError),
     #[error(
         "{0:?} is not a key fingerprint (8 hex digits, as the inbox and GET /gate/v1/agents show)"
     )]
@@ -158,9 +159,29 @@ pub(crate) enum GateConfigError {
         path: PathBuf,
         source: std::io::Error,
     },
-    /// `error` is the gateway's own message: its parsers' errors are strings still.
-    #[error("config {}: {error}", .path.display())]
-    Invalid { path: PathBuf, error: String },
+    #[error("config {}: {source}", .path.display())]
+    Invalid { path: PathBuf, source: InvalidTable },
+}
+
+/// A gateway table of the config file that does not read.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum InvalidTable {
+    #[error(transparent)]
+    Settings(#[from] agentdesk::gateway::policy::SettingsError),
+    #[error(transparent)]
+    Notify(#[from] agentdesk::gateway::notify::DestinationError),
+    #[error(transparent)]
+    PublicUrl(#[from] agentdesk::gateway::link::PublicUrlError),
+}
+
+/// Why a SIGHUP left the policy as it was.
+#[cfg(unix)]
+#[derive(Debug, thiserror::Error)]
+enum NotReloaded {
+    #[error(transparent)]
+    Config(#[from] GateConfigError),
+    #[error(transparent)]
+    Policy(#[from] agentdesk::gateway::ReloadError),
 }
 
 /// Where the gateway's state is: `--store URL`, else `--db PATH`, else the config's
@@ -211,9 +232,9 @@ fn open_store(
 ) -> Result<std::sync::Arc<dyn agentdesk::gateway::store::Store>, GateError> {
     runtime
         .block_on(db.open())
-        .map_err(|error| GateError::OpenStore {
+        .map_err(|source| GateError::OpenStore {
             store: db.shown(),
-            error,
+            source,
         })
 }
 
@@ -338,10 +359,12 @@ fn read_config(path: &std::path::Path) -> Result<String, GateConfigError> {
     })
 }
 
-fn invalid(path: &std::path::Path) -> impl FnOnce(String) -> GateConfigError + '_ {
+fn invalid<E: Into<InvalidTable>>(
+    path: &std::path::Path,
+) -> impl FnOnce(E) -> GateConfigError + '_ {
     move |error| GateConfigError::Invalid {
         path: path.to_path_buf(),
-        error,
+        source: error.into(),
     }
 }
 
@@ -392,10 +415,11 @@ pub(crate) fn gate_serve(
                     // A bad file keeps the policy in force: the supervisor fixes it and sends
                     // SIGHUP again.
                     let result = match gate_config(Some(&path)) {
-                        Ok((_, policy, _, _)) => {
-                            running.set_policy(&policy, "config reload (SIGHUP)").await
-                        }
-                        Err(e) => Err(e.to_string()),
+                        Ok((_, policy, _, _)) => running
+                            .set_policy(&policy, "config reload (SIGHUP)")
+                            .await
+                            .map_err(NotReloaded::from),
+                        Err(e) => Err(NotReloaded::from(e)),
                     };
                     match result {
                         Ok(true) => tracing::info!("policy reloaded from {}", path.display()),

@@ -25,8 +25,8 @@ pub use http::bodies as supervisor_bodies;
 
 // What the rest of the program names the gateway's parts by.
 pub use flow::link;
-pub use gate::{AgentKey, Gate, GateDb, Now, TOKEN_PREFIX, mint_token, sha256_hex};
-pub use http::{GATEWAY_HEADER, api, page};
+pub use gate::{AgentKey, Gate, GateDb, Now, OpenError, TOKEN_PREFIX, mint_token, sha256_hex};
+pub use http::{GATEWAY_HEADER, ReadsError, api, page};
 pub use model::error::{GateError, Kind};
 pub use model::{journal, request, trade};
 pub use rules::policy;
@@ -36,7 +36,7 @@ pub use upstream::{Buffered, Incoming};
 use crate::secret::Secret;
 use chrono::Utc;
 use flow::{guard, reconcile};
-use policy::{GateSettings, Policy};
+use policy::{GateSettings, Policy, PolicyError, SettingsError};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -84,14 +84,42 @@ pub enum StartError {
     #[error("invalid upstream URL {0:?}: it must start with http:// or https://")]
     Upstream(String),
     #[error("invalid gateway settings: {0}")]
-    Settings(String),
-    #[error("cannot open the gateway database {path}: {message}")]
-    Database { path: String, message: String },
+    Settings(#[from] SettingsError),
+    #[error("invalid gateway settings: {0}")]
+    Policy(#[from] PolicyError),
+    #[error("invalid gateway settings: {0}")]
+    Notify(#[from] notify::DestinationError),
+    #[error("invalid gateway settings: {0}")]
+    PublicUrl(#[from] link::PublicUrlError),
+    #[error("invalid gateway settings: {0}")]
+    Client(#[source] reqwest::Error),
+    #[error("invalid gateway settings: {0}")]
+    Service(#[from] ReadsError),
+    #[error("cannot open the gateway database {path}: {source}")]
+    Open { path: String, source: OpenError },
+    #[error("cannot open the gateway database {path}: {source}")]
+    Recover {
+        path: String,
+        source: store::StoreError,
+    },
+    /// The stored policy or the recovered items, as the gateway answers their errors.
+    #[error("cannot open the gateway database {path}: {}", .error.message)]
+    Prepare { path: String, error: GateError },
     #[error("cannot listen on {addr}: {source}")]
     Bind {
         addr: SocketAddr,
         source: std::io::Error,
     },
+}
+
+/// A policy a reload did not put in force; the old one stays.
+#[derive(Debug, thiserror::Error)]
+pub enum ReloadError {
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    /// As the gateway answers it.
+    #[error("{}", .0.message)]
+    Store(GateError),
 }
 
 pub struct Gateway;
@@ -115,18 +143,16 @@ impl Drop for Running {
 
 impl Gateway {
     pub async fn start(config: GateConfig) -> Result<Running, StartError> {
-        config.settings.validate().map_err(StartError::Settings)?;
-        guard::validate(&config.policy, config.upstream_key.is_some())
-            .map_err(|e| StartError::Settings(e.to_string()))?;
+        config.settings.validate()?;
+        guard::validate(&config.policy, config.upstream_key.is_some())?;
         for d in &config.notify {
-            d.validate().map_err(StartError::Settings)?;
+            d.validate()?;
         }
         let public_url = config
             .public_url
             .as_deref()
             .map(link::validate_public_url)
-            .transpose()
-            .map_err(StartError::Settings)?;
+            .transpose()?;
         let upstream = config.upstream.trim().trim_end_matches('/').to_string();
         if !(upstream.starts_with("http://") || upstream.starts_with("https://")) {
             return Err(StartError::Upstream(config.upstream));
@@ -135,14 +161,10 @@ impl Gateway {
             return Err(StartError::Upstream(config.upstream));
         };
         let path = path_for_errors(&config.db);
-        let store = config
-            .db
-            .open()
-            .await
-            .map_err(|message| StartError::Database {
-                path: path.clone(),
-                message,
-            })?;
+        let store = config.db.open().await.map_err(|source| StartError::Open {
+            path: path.clone(),
+            source,
+        })?;
         // A confirm a stopped gateway had in flight is tried again; the upstream runs a proposal
         // once, so a second confirm cannot execute it twice. On a shared store other instances
         // may be executing right now: only claims older than any live execution are taken over.
@@ -152,15 +174,12 @@ impl Gateway {
         store
             .recover_executing(store::Hold::Recovered, stale)
             .await
-            .map_err(|e| StartError::Database {
-                path,
-                message: e.to_string(),
-            })?;
+            .map_err(|source| StartError::Recover { path, source })?;
         let http = reqwest::Client::builder()
             .connect_timeout(config.settings.connect_timeout())
             .user_agent(format!("agentdesk-gateway/{}", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| StartError::Settings(e.to_string()))?;
+            .map_err(StartError::Client)?;
         let listener = tokio::net::TcpListener::bind(config.addr)
             .await
             .map_err(|source| StartError::Bind {
@@ -193,19 +212,19 @@ impl Gateway {
         });
         guard::set_policy(&gate, &config.policy, "config")
             .await
-            .map_err(|e| StartError::Database {
+            .map_err(|error| StartError::Prepare {
                 path: path_for_errors(&config.db),
-                message: e.message,
+                error,
             })?;
         // Before the first request: an agent's confirm or a supervisor's look at the inbox must
         // meet what the service did, not the stopped gateway's last word.
         reconcile::settle_recovered(&gate)
             .await
-            .map_err(|e| StartError::Database {
+            .map_err(|error| StartError::Prepare {
                 path: path_for_errors(&config.db),
-                message: e.message,
+                error,
             })?;
-        let app = http::service(gate.clone()).map_err(StartError::Settings)?;
+        let app = http::service(gate.clone())?;
         let (tx, rx) = oneshot::channel::<()>();
         let limits = crate::edge::serve::Limits {
             header_timeout: gate.settings.timeout(),
@@ -244,20 +263,24 @@ impl Running {
 
     /// Puts a policy in force (a config reload on SIGHUP): refused whole, keeping the old one,
     /// when it is not valid for this gateway.
-    pub async fn set_policy(&self, policy: &Policy, by: &str) -> Result<bool, String> {
-        guard::validate(policy, self.gate.upstream.key.is_some()).map_err(|e| e.to_string())?;
+    pub async fn set_policy(&self, policy: &Policy, by: &str) -> Result<bool, ReloadError> {
+        guard::validate(policy, self.gate.upstream.key.is_some())?;
         guard::set_policy(&self.gate, policy, by)
             .await
-            .map_err(|e| e.message)
+            .map_err(ReloadError::Store)
     }
 
     /// Mints a supervisor token (stored hashed; the plain token is returned this once).
-    pub async fn mint_token(&self, label: &str) -> Result<Secret, String> {
+    pub async fn mint_token(&self, label: &str) -> Result<Secret, store::StoreError> {
         self.mint_token_as(label, store::Role::Admin).await
     }
 
     /// Mints a supervisor token with this role.
-    pub async fn mint_token_as(&self, label: &str, role: store::Role) -> Result<Secret, String> {
+    pub async fn mint_token_as(
+        &self,
+        label: &str,
+        role: store::Role,
+    ) -> Result<Secret, store::StoreError> {
         mint_token(self.gate.store.as_ref(), label, role, self.gate.now()).await
     }
 

@@ -9,7 +9,7 @@ use crate::api::model::{
 use crate::gateway::gate::Gate;
 use crate::gateway::model::error::{GateError, Kind};
 use crate::gateway::model::request;
-use crate::gateway::model::trade::{self, Facts, Needs, Trade};
+use crate::gateway::model::trade::{self, Fact, FactError, Facts, Needs, Trade};
 use crate::gateway::rules::policy::{self, Account, Policy, Verdict};
 use crate::gateway::store::{Item, Record, Standing, detail};
 use crate::secret::Secret;
@@ -164,17 +164,21 @@ pub async fn facts(gate: &Gate, key: &Secret, needs: Needs) -> Facts {
     facts
 }
 
-async fn account_value(gate: &Gate, key: &Secret) -> Result<f64, String> {
+async fn account_value(gate: &Gate, key: &Secret) -> Result<f64, FactError> {
+    let fact = Fact::AccountValue;
     let answer = gate
         .upstream
         .get_json(catalog::op("pnl_summary"), key)
         .await
-        .map_err(|e| format!("the account's value could not be read ({})", e.message))?;
+        .map_err(|e| FactError::Unreachable {
+            fact,
+            message: e.message,
+        })?;
     if !answer.is_success() {
-        return Err(format!(
-            "the account's value could not be read (HTTP {})",
-            answer.status
-        ));
+        return Err(FactError::Status {
+            fact,
+            status: answer.status,
+        });
     }
     let v = answer.json();
     let scope = v.get("data").unwrap_or(&v);
@@ -182,27 +186,31 @@ async fn account_value(gate: &Gate, key: &Secret) -> Result<f64, String> {
     [pnl.total_portfolio_value, pnl.margin_summary.account_value]
         .into_iter()
         .find(|x| x.is_finite() && *x > 0.0)
-        .ok_or_else(|| "the service's PnL summary names no account value".to_string())
+        .ok_or(FactError::NoAccountValue)
 }
 
 /// Oids of the resting orders that stop a position's loss. An order whose kind cannot be told is
 /// counted as one: cancelling it may take the stop away.
-async fn stop_orders(gate: &Gate, key: &Secret) -> Result<Vec<u64>, String> {
+async fn stop_orders(gate: &Gate, key: &Secret) -> Result<Vec<u64>, FactError> {
+    let fact = Fact::OpenOrders;
     let answer = gate
         .upstream
         .get_json(catalog::op("list_open_orders"), key)
         .await
-        .map_err(|e| format!("the open orders could not be read ({})", e.message))?;
+        .map_err(|e| FactError::Unreachable {
+            fact,
+            message: e.message,
+        })?;
     if !answer.is_success() {
-        return Err(format!(
-            "the open orders could not be read (HTTP {})",
-            answer.status
-        ));
+        return Err(FactError::Status {
+            fact,
+            status: answer.status,
+        });
     }
     let v = answer.json();
     let scope = v.get("data").unwrap_or(&v);
-    let orders: OpenOrders = serde_json::from_value(scope.clone())
-        .map_err(|e| format!("the open orders are in a shape the gateway cannot read ({e})"))?;
+    let orders: OpenOrders =
+        serde_json::from_value(scope.clone()).map_err(|e| FactError::OrdersShape(e.to_string()))?;
     Ok(orders
         .orders
         .iter()
@@ -311,7 +319,7 @@ fn item_op(item: &Item) -> &'static str {
 /// does not read as its operation's (an item staged before the strict reading), which nobody may
 /// approve unjudged. Values only the live account states (account value, stop orders) are read
 /// with the agent's key when the gateway holds it.
-pub async fn item_trade(gate: &Gate, item: &Item) -> Result<Option<Trade>, String> {
+pub async fn item_trade(gate: &Gate, item: &Item) -> Result<Option<Trade>, UnreadItem> {
     let (op, checked) = item_request(item)?;
     let needs = trade::needs(&checked.parsed, &gate.settings.defaults);
     let facts = match gate.key_of(&item.agent) {
@@ -323,15 +331,23 @@ pub async fn item_trade(gate: &Gate, item: &Item) -> Result<Option<Trade>, Strin
 
 /// [`item_trade`] without asking the service: a value only the live account states stays
 /// unknown (for listings, which must not cost an upstream call per item).
-pub fn item_trade_offline(gate: &Gate, item: &Item) -> Result<Option<Trade>, String> {
+pub fn item_trade_offline(gate: &Gate, item: &Item) -> Result<Option<Trade>, UnreadItem> {
     let (op, checked) = item_request(item)?;
     Ok(item_trade_with(gate, item, op, &checked, &Facts::default()))
 }
 
-fn item_request(item: &Item) -> Result<(&'static str, request::Checked), String> {
+/// An item whose stored request does not read as its operation's body.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("its stored request does not read as {op}'s: {error:?}")]
+pub struct UnreadItem {
+    pub op: &'static str,
+    pub error: request::ReadError,
+}
+
+fn item_request(item: &Item) -> Result<(&'static str, request::Checked), UnreadItem> {
     let op = item_op(item);
     let checked = request::read(catalog::op(op), item.request.to_string().as_bytes())
-        .map_err(|e| format!("its stored request does not read as {op}'s: {e:?}"))?;
+        .map_err(|error| UnreadItem { op, error })?;
     Ok((op, checked))
 }
 

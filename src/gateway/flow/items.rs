@@ -20,7 +20,7 @@ fn derived(gate: &Gate, item: &Item) -> Arc<Derivation> {
     gate.derived.get_or_derive(&item.id, || {
         let (trade, trade_error) = match guard::item_trade_offline(gate, item) {
             Ok(t) => (t.as_ref().map(GateTrade::from), None),
-            Err(why) => (None, Some(why)),
+            Err(why) => (None, Some(why.to_string())),
         };
         Derivation {
             trade,

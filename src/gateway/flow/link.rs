@@ -15,42 +15,64 @@ pub const PAGE_PATH: &str = "/gate/approve/";
 /// The label of links minted for `[[notify]]` deliveries (no supervisor token minted them).
 pub const NOTIFICATION_LABEL: &str = "notification";
 
+// reqwest names the URL parser's error only through this.
+type UrlError = <reqwest::Url as std::str::FromStr>::Err;
+
+/// A `public_url` approval links cannot be built on; each names the URL as given (trimmed).
+#[derive(Debug, thiserror::Error)]
+pub enum PublicUrlError {
+    #[error(transparent)]
+    Toml(#[from] toml::de::Error),
+    #[error("public_url must be a string like \"https://gate.example.com\", got {0}")]
+    NotString(toml::Value),
+    #[error("public_url {url:?} is not a URL ({source})")]
+    NotUrl { url: String, source: UrlError },
+    #[error("public_url {0:?} must not have a query or a fragment")]
+    QueryOrFragment(String),
+    #[error("public_url {0:?} must not hold credentials")]
+    Credentials(String),
+    #[error(
+        "public_url {0:?} must start with https:// (plain http:// only for 127.0.0.1 or localhost)"
+    )]
+    PlainHttp(String),
+    #[error("public_url {0:?} must start with https://")]
+    NotHttps(String),
+}
+
 /// Reads the top-level `public_url` of the gateway's config file, validated.
-pub fn public_url_from_toml(text: &str) -> Result<Option<String>, String> {
+pub fn public_url_from_toml(text: &str) -> Result<Option<String>, PublicUrlError> {
     #[derive(serde::Deserialize)]
     struct File {
         public_url: Option<toml::Value>,
     }
-    let file: File = toml::from_str(text).map_err(|e| e.to_string())?;
+    let file: File = toml::from_str(text)?;
     match file.public_url {
         None => Ok(None),
         Some(toml::Value::String(s)) => validate_public_url(&s).map(Some),
-        Some(other) => Err(format!(
-            "public_url must be a string like \"https://gate.example.com\", got {other}"
-        )),
+        Some(other) => Err(PublicUrlError::NotString(other)),
     }
 }
 
 /// `https://` anywhere; plain `http://` only on this machine (a link sent to a phone over plain
 /// HTTP would carry a live approval in clear). Returns the URL without a trailing slash.
-pub fn validate_public_url(url: &str) -> Result<String, String> {
+pub fn validate_public_url(url: &str) -> Result<String, PublicUrlError> {
     let url = url.trim().trim_end_matches('/');
-    let bad = |why: &str| format!("public_url {url:?} {why}");
-    let parsed = reqwest::Url::parse(url).map_err(|e| bad(&format!("is not a URL ({e})")))?;
+    let parsed = reqwest::Url::parse(url).map_err(|source| PublicUrlError::NotUrl {
+        url: url.to_string(),
+        source,
+    })?;
     if parsed.query().is_some() || parsed.fragment().is_some() {
-        return Err(bad("must not have a query or a fragment"));
+        return Err(PublicUrlError::QueryOrFragment(url.to_string()));
     }
     if !parsed.username().is_empty() || parsed.password().is_some() {
-        return Err(bad("must not hold credentials"));
+        return Err(PublicUrlError::Credentials(url.to_string()));
     }
     let host = parsed.host_str().unwrap_or("");
     match parsed.scheme() {
         "https" if !host.is_empty() => Ok(url.to_string()),
         "http" if matches!(host, "127.0.0.1" | "localhost" | "[::1]") => Ok(url.to_string()),
-        "http" => Err(bad(
-            "must start with https:// (plain http:// only for 127.0.0.1 or localhost)",
-        )),
-        _ => Err(bad("must start with https://")),
+        "http" => Err(PublicUrlError::PlainHttp(url.to_string())),
+        _ => Err(PublicUrlError::NotHttps(url.to_string())),
     }
 }
 
@@ -152,14 +174,14 @@ mod tests {
         assert!(validate_public_url("http://127.0.0.1:8790").is_ok());
         assert!(validate_public_url("http://localhost:8790").is_ok());
         let e = validate_public_url("http://gate.example.com").unwrap_err();
-        assert!(e.contains("https://"), "{e}");
+        assert!(e.to_string().contains("https://"), "{e}");
         assert!(validate_public_url("ftp://example.com").is_err());
         assert!(validate_public_url("gate.example.com").is_err());
         assert!(validate_public_url("https://u:p@example.com").is_err());
         assert!(validate_public_url("https://example.com/?a=1").is_err());
         assert_eq!(public_url_from_toml("[gate]\n").unwrap(), None);
         let e = public_url_from_toml("public_url = 3\n").unwrap_err();
-        assert!(e.contains("public_url"), "{e}");
+        assert!(e.to_string().contains("public_url"), "{e}");
     }
 
     #[test]

@@ -9,22 +9,34 @@ use crate::secret::Secret;
 use serde_json::Value;
 use std::collections::HashMap;
 
-async fn fetch(gate: &Gate, key: Option<&Secret>) -> Result<HashMap<String, bool>, String> {
+/// Why the service's catalog was not read; it completes "cannot read the service's tool catalog".
+#[derive(Debug, thiserror::Error)]
+enum CatalogError {
+    #[error("{}", .0.message)]
+    Unreachable(GateError),
+    /// Only the status: the answer was to one caller's key and the error reaches others.
+    #[error("it answered HTTP {}", .0.as_u16())]
+    Status(reqwest::StatusCode),
+    #[error("its answer does not read as a capability catalog ({0})")]
+    NotCatalog(#[source] serde_json::Error),
+    #[error("its catalog lists no tools")]
+    NoTools,
+}
+
+async fn fetch(gate: &Gate, key: Option<&Secret>) -> Result<HashMap<String, bool>, CatalogError> {
     let op = catalog::op("list_mcp_capabilities");
     let answer = gate
         .upstream
         .get_json_as(op, key)
         .await
-        .map_err(|e| e.message)?;
+        .map_err(CatalogError::Unreachable)?;
     if !answer.is_success() {
-        // Only the status: the answer was to one caller's key and the error reaches others.
-        return Err(format!("it answered HTTP {}", answer.status.as_u16()));
+        return Err(CatalogError::Status(answer.status));
     }
-    let caps: Value = serde_json::from_slice(&answer.body)
-        .map_err(|e| format!("its answer does not read as a capability catalog ({e})"))?;
+    let caps: Value = serde_json::from_slice(&answer.body).map_err(CatalogError::NotCatalog)?;
     let tools = confirms_first(&caps);
     if tools.is_empty() {
-        return Err("its catalog lists no tools".into());
+        return Err(CatalogError::NoTools);
     }
     Ok(tools)
 }
@@ -44,7 +56,7 @@ async fn service_tools(
         }
         Err(why) => {
             tracing::warn!("cannot read the service's tool catalog: {why}");
-            gate.tools.failed(why)
+            gate.tools.failed(why.to_string())
         }
     }
 }

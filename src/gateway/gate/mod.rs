@@ -34,6 +34,16 @@ pub enum GateDb {
     Postgres(String),
 }
 
+/// Why the store did not open.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error(transparent)]
+    Store(#[from] store::StoreError),
+    /// The blocking task that opens a SQLite file died.
+    #[error(transparent)]
+    Task(#[from] tokio::task::JoinError),
+}
+
 impl GateDb {
     /// `postgres://` and `postgresql://` URLs name a PostgreSQL database, anything else a SQLite
     /// file.
@@ -46,21 +56,15 @@ impl GateDb {
     }
 
     /// Opens the store and brings its schema to this version.
-    pub async fn open(&self) -> Result<Arc<dyn Store>, String> {
+    pub async fn open(&self) -> Result<Arc<dyn Store>, OpenError> {
         let store: Arc<dyn Store> = match self.clone() {
-            GateDb::Postgres(url) => Arc::new(
-                store::PostgresStore::connect(&url)
-                    .await
-                    .map_err(|e| e.to_string())?,
-            ),
+            GateDb::Postgres(url) => Arc::new(store::PostgresStore::connect(&url).await?),
             db => tokio::task::spawn_blocking(move || match db {
                 GateDb::File(p) => SqliteStore::open(&p),
                 _ => SqliteStore::open_in_memory(),
             })
-            .await
-            .map_err(|e| e.to_string())?
-            .map(Arc::new)
-            .map_err(|e| e.to_string())?,
+            .await?
+            .map(Arc::new)?,
         };
         Ok(Arc::new(store::Watched::new(store)))
     }
@@ -161,13 +165,12 @@ pub async fn mint_token(
     label: &str,
     role: store::Role,
     now: DateTime<Utc>,
-) -> Result<Secret, String> {
+) -> Result<Secret, store::StoreError> {
     use rand::RngExt;
     let bytes: [u8; 16] = rand::rng().random();
     let token = format!("{TOKEN_PREFIX}{}", hex::encode(bytes));
     store
         .add_token(&sha256_hex(&token), label, role, now)
-        .await
-        .map_err(|e| e.to_string())?;
+        .await?;
     Ok(Secret::new(token))
 }

@@ -12,6 +12,7 @@ mod openapi;
 mod ops;
 pub mod page;
 mod read;
+pub use read::ReadsError;
 
 use super::flow::{guard, inbox};
 use super::gate::{AgentKey, Gate, TOKEN_PREFIX};
@@ -38,7 +39,7 @@ use tokio::sync::Semaphore;
 /// The gateway's service for each connection (by its peer's address): agents' reads take the
 /// short way ([`read`]), everything else the router. Both are hyper's: no HTTP is read or written
 /// by this crate's own code.
-pub fn service(gate: Arc<Gate>) -> Result<impl Fn(SocketAddr) -> read::Front, String> {
+pub fn service(gate: Arc<Gate>) -> Result<impl Fn(SocketAddr) -> read::Front, read::ReadsError> {
     let limits = limit::Limits::new(
         gate.settings.rate_limit_per_second,
         gate.settings.rate_limit_burst,

@@ -44,17 +44,28 @@ pub fn router(gate: Arc<Gate>) -> Router {
         .with_state(gate)
 }
 
-async fn store_ready(gate: &Gate) -> Result<(), String> {
+/// Why a readiness probe failed, for the log.
+#[derive(Debug, thiserror::Error)]
+enum NotReady {
+    #[error(transparent)]
+    Store(#[from] super::super::store::StoreError),
+    #[error("{}", .0.message)]
+    Upstream(GateError),
+    #[error("no answer within {} s", PROBE_TIMEOUT.as_secs())]
+    Timeout,
+}
+
+async fn store_ready(gate: &Gate) -> Result<(), NotReady> {
     match tokio::time::timeout(PROBE_TIMEOUT, gate.store.counts()).await {
         Ok(Ok(_)) => Ok(()),
-        Ok(Err(e)) => Err(e.to_string()),
-        Err(_) => Err(format!("no answer within {} s", PROBE_TIMEOUT.as_secs())),
+        Ok(Err(e)) => Err(e.into()),
+        Err(_) => Err(NotReady::Timeout),
     }
 }
 
 /// Reached lately, or reachable now: any HTTP answer counts (the question is the network, not
 /// the service's opinion of a request without a key).
-async fn upstream_ready(gate: &Gate) -> Result<(), String> {
+async fn upstream_ready(gate: &Gate) -> Result<(), NotReady> {
     let seen = gate.upstream.last_seen_ms();
     if seen > 0 && chrono::Utc::now().timestamp_millis() - seen < SEEN_LATELY.num_milliseconds() {
         return Ok(());
@@ -62,8 +73,8 @@ async fn upstream_ready(gate: &Gate) -> Result<(), String> {
     let op = crate::api::catalog::op("get_openapi");
     match tokio::time::timeout(PROBE_TIMEOUT, gate.upstream.get_json_as(op, None)).await {
         Ok(Ok(_)) => Ok(()),
-        Ok(Err(e)) => Err(e.message),
-        Err(_) => Err(format!("no answer within {} s", PROBE_TIMEOUT.as_secs())),
+        Ok(Err(e)) => Err(NotReady::Upstream(e)),
+        Err(_) => Err(NotReady::Timeout),
     }
 }
 
@@ -71,7 +82,7 @@ async fn readyz(State(gate): State<Arc<Gate>>) -> Response {
     let (store, upstream) = tokio::join!(store_ready(&gate), upstream_ready(&gate));
     // The probe answers anyone: it says what is down, the log says why (the reasons name the
     // upstream's address and the store's errors).
-    let word = |what: &str, r: &Result<(), String>| match r {
+    let word = |what: &str, r: &Result<(), NotReady>| match r {
         Ok(()) => "ok",
         Err(e) => {
             tracing::warn!("not ready: {what}: {e}");

@@ -254,7 +254,10 @@ fn usd(x: f64) -> String {
 
 /// What will execute, as rows: the canonical trade (the service's preview where it gave one), the
 /// same one the rules judged.
-fn what_rows(item: &Item, trade: &Result<Option<Trade>, String>) -> Vec<(&'static str, String)> {
+fn what_rows(
+    item: &Item,
+    trade: &Result<Option<Trade>, guard::UnreadItem>,
+) -> Vec<(&'static str, String)> {
     let mut rows = vec![("Kind", item.kind.clone())];
     let t = match trade {
         Err(why) => {

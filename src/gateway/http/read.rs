@@ -75,6 +75,38 @@ pub struct Reads {
     refuse: fn(Refusal) -> Response,
 }
 
+/// Why the short way for reads could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadsError {
+    #[error("catalog path {path}: {source}")]
+    Route {
+        path: &'static str,
+        source: matchit::InsertError,
+    },
+    #[error(transparent)]
+    Tls(#[from] crate::tls::TlsError),
+    #[error("upstream {base}: {source}")]
+    Upstream {
+        base: String,
+        source: axum::http::uri::InvalidUri,
+    },
+    #[error("upstream {0} names no host")]
+    NoHost(String),
+    #[error(transparent)]
+    Host(#[from] axum::http::header::InvalidHeaderValue),
+    #[error("the gateway is not started on a runtime: {0}")]
+    Runtime(#[source] tokio::runtime::TryCurrentError),
+}
+
+/// Why a read could not be put to the upstream as a request.
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    #[error("the read's path: {0}")]
+    Path(#[source] axum::http::uri::InvalidUri),
+    #[error(transparent)]
+    Header(#[from] axum::http::header::InvalidHeaderValue),
+}
+
 impl Reads {
     pub fn new(
         gate: Arc<Gate>,
@@ -82,14 +114,17 @@ impl Reads {
         in_flight: Arc<Semaphore>,
         by_address: Arc<crate::edge::ByAddress>,
         refuse: fn(Refusal) -> Response,
-    ) -> Result<Reads, String> {
+    ) -> Result<Reads, ReadsError> {
         let mut routes = matchit::Router::new();
         for op in OPERATIONS.iter().filter(|op| op.method == OpMethod::Get) {
             // The service's own description is the gateway's to answer, not the upstream's.
             if op.name != "get_openapi" {
                 routes
                     .insert(op.path, op)
-                    .map_err(|e| format!("catalog path {}: {e}", op.path))?;
+                    .map_err(|source| ReadsError::Route {
+                        path: op.path,
+                        source,
+                    })?;
             }
         }
         let mut http = HttpConnector::new();
@@ -102,15 +137,18 @@ impl Reads {
             .https_or_http()
             .enable_http1()
             .wrap_connector(http);
-        let upstream: Uri = gate
-            .upstream
-            .base()
-            .parse()
-            .map_err(|e| format!("upstream {}: {e}", gate.upstream.base()))?;
+        let upstream: Uri =
+            gate.upstream
+                .base()
+                .parse()
+                .map_err(|source| ReadsError::Upstream {
+                    base: gate.upstream.base().to_string(),
+                    source,
+                })?;
         let authority = upstream
             .authority()
-            .ok_or_else(|| format!("upstream {} names no host", gate.upstream.base()))?;
-        let host = HeaderValue::from_str(authority.as_str()).map_err(|e| e.to_string())?;
+            .ok_or_else(|| ReadsError::NoHost(gate.upstream.base().to_string()))?;
+        let host = HeaderValue::from_str(authority.as_str())?;
         let base = format!(
             "{}://{}{}",
             upstream.scheme_str().unwrap_or("http"),
@@ -131,8 +169,7 @@ impl Reads {
             in_flight,
             by_address,
             client,
-            runtime: tokio::runtime::Handle::try_current()
-                .map_err(|e| format!("the gateway is not started on a runtime: {e}"))?,
+            runtime: tokio::runtime::Handle::try_current().map_err(ReadsError::Runtime)?,
             base,
             host,
             refuse,
@@ -293,7 +330,7 @@ impl Reads {
         let new_key = (!known).then(|| Secret::new(call.key.to_string()));
         let req = match self.request(&call, headers) {
             Ok(req) => req,
-            Err(e) => return self.failed(op, call.id, call.target, &e),
+            Err(e) => return self.failed(op, call.id, call.target, &e.to_string()),
         };
         // Deadlines from the read's start.
         let timeout = gate.settings.timeout();
@@ -370,10 +407,10 @@ impl Reads {
         &self,
         call: &Call<'_>,
         headers: &HeaderMap,
-    ) -> Result<Request<Empty<Bytes>>, String> {
+    ) -> Result<Request<Empty<Bytes>>, RequestError> {
         let uri: Uri = format!("{}{}", self.base, call.target)
             .parse()
-            .map_err(|e| format!("the read's path: {e}"))?;
+            .map_err(RequestError::Path)?;
         let mut req = Request::new(Empty::new());
         *req.uri_mut() = uri;
         let out = req.headers_mut();
@@ -389,9 +426,9 @@ impl Reads {
             }
             out.append(name.clone(), value.clone());
         }
-        let key = HeaderValue::from_str(call.key).map_err(|e| e.to_string())?;
+        let key = HeaderValue::from_str(call.key)?;
         out.insert("x-api-key", key);
-        let id = HeaderValue::from_bytes(call.id).map_err(|e| e.to_string())?;
+        let id = HeaderValue::from_bytes(call.id)?;
         out.insert(REQUEST_ID, id);
         // What the gateway's other client (reqwest) sends when the caller said nothing.
         if !out.contains_key(axum::http::header::USER_AGENT) {

@@ -46,7 +46,7 @@ impl Defaults {
         }
     }
 
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), DefaultsError> {
         for (key, v) in [
             ("trade_usd", self.trade_usd),
             ("leverage", self.leverage),
@@ -55,37 +55,78 @@ impl Defaults {
             if let Some(x) = v
                 && !(x.is_finite() && x > 0.0)
             {
-                return Err(format!(
-                    "gate.defaults.{key} must be a positive number, got {x}"
-                ));
+                return Err(DefaultsError::NotPositive { key, value: x });
             }
         }
         if let Some(m) = &self.platform_sizing_mode
             && !["account", "usd", "size"].contains(&m.as_str())
         {
-            return Err(format!(
-                "gate.defaults.platform_sizing_mode must be account, usd or size, got {m:?}"
-            ));
+            return Err(DefaultsError::SizingMode(m.clone()));
         }
         Ok(())
     }
+}
+
+/// A `[gate.defaults]` value no trade could be priced with.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DefaultsError {
+    #[error("gate.defaults.{key} must be a positive number, got {value}")]
+    NotPositive { key: &'static str, value: f64 },
+    #[error("gate.defaults.platform_sizing_mode must be account, usd or size, got {0:?}")]
+    SizingMode(String),
+}
+
+/// A live fact of the account a trade's meaning depends on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fact {
+    AccountValue,
+    OpenOrders,
+}
+
+impl std::fmt::Display for Fact {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Fact::AccountValue => "the account's value",
+            Fact::OpenOrders => "the open orders",
+        })
+    }
+}
+
+/// Why a live fact is not known; the rules that need it fail closed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FactError {
+    #[error("{0} was not read")]
+    NotRead(Fact),
+    /// The upstream was not reached; `message` is the gateway's error for it.
+    #[error("{fact} could not be read ({message})")]
+    Unreachable { fact: Fact, message: String },
+    #[error("{fact} could not be read (HTTP {status})")]
+    Status {
+        fact: Fact,
+        status: reqwest::StatusCode,
+    },
+    #[error("the service's PnL summary names no account value")]
+    NoAccountValue,
+    /// Kept as text: the reading error is neither `Clone` nor `PartialEq`, as facts are.
+    #[error("the open orders are in a shape the gateway cannot read ({0})")]
+    OrdersShape(String),
 }
 
 /// What the service reports that a trade's meaning depends on, read live when needed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Facts {
     /// The account's value in USD (account-percentage sizing).
-    pub account_value: Result<f64, String>,
+    pub account_value: Result<f64, FactError>,
     /// The agent's resting orders that protect a position (stop losses), by oid; `Err` when they
     /// could not be read.
-    pub stop_orders: Result<Vec<u64>, String>,
+    pub stop_orders: Result<Vec<u64>, FactError>,
 }
 
 impl Default for Facts {
     fn default() -> Self {
         Facts {
-            account_value: Err("the account's value was not read".into()),
-            stop_orders: Err("the open orders were not read".into()),
+            account_value: Err(FactError::NotRead(Fact::AccountValue)),
+            stop_orders: Err(FactError::NotRead(Fact::OpenOrders)),
         }
     }
 }
@@ -347,7 +388,7 @@ fn cancel(op: &str, c: &CancelRequest, facts: &Facts) -> Trade {
         Err(why) => {
             // Whether it takes a stop away cannot be told: it is taken to.
             t.removes_stop_loss = true;
-            t.unknown("stop_loss", why.clone());
+            t.unknown("stop_loss", why.to_string());
         }
     }
     t

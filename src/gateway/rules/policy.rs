@@ -61,6 +61,28 @@ impl Default for GateSettings {
     }
 }
 
+/// A `[gate]` or `[policy]` table the gateway refuses.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    #[error(transparent)]
+    Toml(#[from] toml::de::Error),
+    #[error("gate.timeout_secs and gate.connect_timeout_secs must be at least 1")]
+    Timeout,
+    #[error("gate.max_body_bytes must be at least 1")]
+    MaxBody,
+    #[error("gate.rate_limit_per_second must be at most 1000000 (0 turns the limit off), got {0}")]
+    RateLimit(u32),
+    #[error(transparent)]
+    Defaults(#[from] crate::gateway::model::trade::DefaultsError),
+    #[error("gate.store must be a postgres:// URL or a SQLite file path, not empty")]
+    EmptyStore,
+    /// The `[policy]` table as TOML did not become the JSON the policy is read from.
+    #[error(transparent)]
+    PolicyJson(#[from] serde_json::Error),
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+}
+
 #[derive(Deserialize, Default)]
 struct ConfigFile {
     #[serde(default)]
@@ -72,48 +94,41 @@ struct ConfigFile {
 impl GateSettings {
     /// The `[gate]` table of a config file; the file's other tables belong to the console and the
     /// sandbox and are not read here.
-    pub fn from_toml(text: &str) -> Result<GateSettings, String> {
-        let file: ConfigFile = toml::from_str(text).map_err(|e| e.to_string())?;
+    pub fn from_toml(text: &str) -> Result<GateSettings, SettingsError> {
+        let file: ConfigFile = toml::from_str(text)?;
         let settings = file.gate.unwrap_or_default();
         settings.validate()?;
         Ok(settings)
     }
 
     /// The `[gate]` and `[policy]` tables of a config file (no `[policy]`: no rules).
-    pub fn with_policy_from_toml(text: &str) -> Result<(GateSettings, Policy), String> {
-        let file: ConfigFile = toml::from_str(text).map_err(|e| e.to_string())?;
+    pub fn with_policy_from_toml(text: &str) -> Result<(GateSettings, Policy), SettingsError> {
+        let file: ConfigFile = toml::from_str(text)?;
         let settings = file.gate.unwrap_or_default();
         settings.validate()?;
         let policy = match file.policy {
             None => Policy::default(),
             Some(v) => {
-                let v = serde_json::to_value(v).map_err(|e| e.to_string())?;
-                Policy::from_json(&v).map_err(|e| e.to_string())?
+                let v = serde_json::to_value(v)?;
+                Policy::from_json(&v)?
             }
         };
         Ok((settings, policy))
     }
 
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SettingsError> {
         if self.timeout_secs == 0 || self.connect_timeout_secs == 0 {
-            return Err(
-                "gate.timeout_secs and gate.connect_timeout_secs must be at least 1".into(),
-            );
+            return Err(SettingsError::Timeout);
         }
         if self.max_body_bytes == 0 {
-            return Err("gate.max_body_bytes must be at least 1".into());
+            return Err(SettingsError::MaxBody);
         }
         if self.rate_limit_per_second > 1_000_000 {
-            return Err(format!(
-                "gate.rate_limit_per_second must be at most 1000000 (0 turns the limit off), got {}",
-                self.rate_limit_per_second
-            ));
+            return Err(SettingsError::RateLimit(self.rate_limit_per_second));
         }
         self.defaults.validate()?;
         if self.store.as_deref().is_some_and(|s| s.trim().is_empty()) {
-            return Err(
-                "gate.store must be a postgres:// URL or a SQLite file path, not empty".into(),
-            );
+            return Err(SettingsError::EmptyStore);
         }
         Ok(())
     }
@@ -275,6 +290,8 @@ impl std::fmt::Display for PolicyError {
         f.write_str(&self.message)
     }
 }
+
+impl std::error::Error for PolicyError {}
 
 impl Policy {
     /// Reads a policy from the JSON of `PUT /gate/v1/policy` or the `[policy]` table, refusing

@@ -204,9 +204,11 @@ pub enum StoreError {
     /// The pool gave no connection (timed out, closed).
     #[error("gateway store: {0}")]
     Pool(deadpool_postgres::PoolError),
-    /// The store's URL or TLS settings, as they were read.
+    /// The pool's settings, as they were read.
     #[error("gateway store: {0}")]
     Config(String),
+    #[error("gateway store: {0}")]
+    Target(#[source] postgres::tls::TargetError),
     #[error(
         "gateway store: the database is at schema version {found}, newer than this agentdesk \
          ({known}); upgrade agentdesk"

@@ -8,6 +8,7 @@
 //! so a second DNS answer cannot move the connection.
 
 use crate::api::{ssrf, webhook_sig};
+use crate::tls::TlsError;
 use serde::Deserialize;
 use serde_json::Value;
 use std::net::{IpAddr, SocketAddr};
@@ -37,44 +38,103 @@ fn default_attempts() -> u32 {
     5
 }
 
+// reqwest names the URL parser's error only through this.
+type UrlError = <reqwest::Url as std::str::FromStr>::Err;
+
+/// A `[[notify]]` table the gateway cannot deliver to.
+#[derive(Debug, thiserror::Error)]
+pub enum DestinationError {
+    #[error(transparent)]
+    Toml(#[from] toml::de::Error),
+    #[error("notify.url {url:?} is not a URL ({source})")]
+    NotUrl { url: String, source: UrlError },
+    #[error("notify.url must use https, got {0}:// (notifications describe trades)")]
+    NotHttps(String),
+    #[error("notify.url must name a host")]
+    NoHost,
+    #[error("notify.url must not carry credentials; the signature authenticates")]
+    Credentials,
+    #[error("notify.secret must be a whsec_ secret ({0})")]
+    Secret(#[source] webhook_sig::Error),
+    #[error("notify.max_attempts must be at least 1")]
+    NoAttempts,
+    #[error("notify.ca_file {0}")]
+    CaFile(#[source] TlsError),
+}
+
+/// Why a notification did not reach its destination.
+#[derive(Debug, thiserror::Error)]
+pub enum DeliveryError {
+    #[error("{0}")]
+    Url(#[source] UrlError),
+    #[error("{0} is a cloud metadata service")]
+    Metadata(String),
+    #[error("{0} did not resolve in time")]
+    ResolveTimeout(String),
+    #[error("{host} does not resolve: {source}")]
+    Unresolved {
+        host: String,
+        source: std::io::Error,
+    },
+    #[error("{0} resolves to no address")]
+    NoAddress(String),
+    #[error("{host} resolves to {ip}, {why}; add it to allow_hosts to notify it")]
+    Internal {
+        host: String,
+        ip: IpAddr,
+        why: &'static str,
+    },
+    #[error(transparent)]
+    Tls(#[from] TlsError),
+    #[error(transparent)]
+    Http(#[from] reqwest::Error),
+    #[error(transparent)]
+    Sign(#[from] webhook_sig::Error),
+    #[error("HTTP {0}")]
+    Status(reqwest::StatusCode),
+    /// `last` is `None` only when no attempt was allowed.
+    #[error("{attempts} attempts, the last: {}", last.as_ref().map(ToString::to_string).unwrap_or_default())]
+    Exhausted {
+        attempts: u32,
+        last: Option<Box<DeliveryError>>,
+    },
+}
+
 impl Destination {
-    pub fn validate(&self) -> Result<(), String> {
-        let url = reqwest::Url::parse(self.url.trim())
-            .map_err(|e| format!("notify.url {:?} is not a URL ({e})", self.url))?;
+    pub fn validate(&self) -> Result<(), DestinationError> {
+        let url =
+            reqwest::Url::parse(self.url.trim()).map_err(|source| DestinationError::NotUrl {
+                url: self.url.clone(),
+                source,
+            })?;
         if url.scheme() != "https" {
-            return Err(format!(
-                "notify.url must use https, got {}:// (notifications describe trades)",
-                url.scheme()
-            ));
+            return Err(DestinationError::NotHttps(url.scheme().to_string()));
         }
         if url.host_str().is_none_or(str::is_empty) {
-            return Err("notify.url must name a host".into());
+            return Err(DestinationError::NoHost);
         }
         if !url.username().is_empty() || url.password().is_some() {
-            return Err(
-                "notify.url must not carry credentials; the signature authenticates".into(),
-            );
+            return Err(DestinationError::Credentials);
         }
-        webhook_sig::secret_key(&self.secret)
-            .map_err(|e| format!("notify.secret must be a whsec_ secret ({e})"))?;
+        webhook_sig::secret_key(&self.secret).map_err(DestinationError::Secret)?;
         if self.max_attempts == 0 {
-            return Err("notify.max_attempts must be at least 1".into());
+            return Err(DestinationError::NoAttempts);
         }
         if let Some(ca) = &self.ca_file {
-            crate::tls::read_pem(ca).map_err(|e| format!("notify.ca_file {e}"))?;
+            crate::tls::read_pem(ca).map_err(DestinationError::CaFile)?;
         }
         Ok(())
     }
 }
 
 /// The `[[notify]]` tables of a config file.
-pub fn from_toml(text: &str) -> Result<Vec<Destination>, String> {
+pub fn from_toml(text: &str) -> Result<Vec<Destination>, DestinationError> {
     #[derive(Deserialize)]
     struct File {
         #[serde(default)]
         notify: Vec<Destination>,
     }
-    let file: File = toml::from_str(text).map_err(|e| e.to_string())?;
+    let file: File = toml::from_str(text)?;
     for d in &file.notify {
         d.validate()?;
     }
@@ -82,8 +142,10 @@ pub fn from_toml(text: &str) -> Result<Vec<Destination>, String> {
 }
 
 /// The addresses a delivery may connect to, after the SSRF rules.
-async fn resolve(d: &Destination) -> Result<(reqwest::Url, String, Vec<SocketAddr>), String> {
-    let url = reqwest::Url::parse(d.url.trim()).map_err(|e| e.to_string())?;
+async fn resolve(
+    d: &Destination,
+) -> Result<(reqwest::Url, String, Vec<SocketAddr>), DeliveryError> {
+    let url = reqwest::Url::parse(d.url.trim()).map_err(DeliveryError::Url)?;
     let host = url
         .host_str()
         .unwrap_or("")
@@ -92,7 +154,7 @@ async fn resolve(d: &Destination) -> Result<(reqwest::Url, String, Vec<SocketAdd
         .to_ascii_lowercase();
     let allowed = d.allow_hosts.iter().any(|h| h.eq_ignore_ascii_case(&host));
     if !allowed && ssrf::METADATA_HOSTS.contains(&host.trim_end_matches('.')) {
-        return Err(format!("{host} is a cloud metadata service"));
+        return Err(DeliveryError::Metadata(host));
     }
     let port = url.port_or_known_default().unwrap_or(443);
     let addrs: Vec<SocketAddr> = match host.parse::<IpAddr>() {
@@ -102,20 +164,24 @@ async fn resolve(d: &Destination) -> Result<(reqwest::Url, String, Vec<SocketAdd
             tokio::net::lookup_host((host.as_str(), port)),
         )
         .await
-        .map_err(|_| format!("{host} did not resolve in time"))?
-        .map_err(|e| format!("{host} does not resolve: {e}"))?
+        .map_err(|_| DeliveryError::ResolveTimeout(host.clone()))?
+        .map_err(|source| DeliveryError::Unresolved {
+            host: host.clone(),
+            source,
+        })?
         .collect(),
     };
     if addrs.is_empty() {
-        return Err(format!("{host} resolves to no address"));
+        return Err(DeliveryError::NoAddress(host));
     }
     if !allowed {
         for a in &addrs {
             if let Some(why) = ssrf::forbidden_reason(a.ip()) {
-                return Err(format!(
-                    "{host} resolves to {}, {why}; add it to allow_hosts to notify it",
-                    a.ip()
-                ));
+                return Err(DeliveryError::Internal {
+                    host,
+                    ip: a.ip(),
+                    why,
+                });
             }
         }
     }
@@ -156,14 +222,14 @@ async fn deliver(
     msg_id: &str,
     body: &Value,
     backoff: Duration,
-) -> Result<(), String> {
+) -> Result<(), DeliveryError> {
     let payload = body.to_string();
     let mut delay = backoff;
-    let mut last = String::new();
+    let mut last = None;
     for attempt in 1..=d.max_attempts {
         match attempt_once(d, msg_id, payload.as_bytes()).await {
             Ok(()) => return Ok(()),
-            Err(e) => last = e,
+            Err(e) => last = Some(Box::new(e)),
         }
         if attempt < d.max_attempts {
             tokio::time::sleep(delay).await;
@@ -171,10 +237,13 @@ async fn deliver(
         }
     }
     metrics::counter!("agentdesk_gateway_notification_failures_total").increment(1);
-    Err(format!("{} attempts, the last: {last}", d.max_attempts))
+    Err(DeliveryError::Exhausted {
+        attempts: d.max_attempts,
+        last,
+    })
 }
 
-async fn attempt_once(d: &Destination, msg_id: &str, payload: &[u8]) -> Result<(), String> {
+async fn attempt_once(d: &Destination, msg_id: &str, payload: &[u8]) -> Result<(), DeliveryError> {
     let (url, host, addrs) = resolve(d).await?;
     let mut client = reqwest::Client::builder()
         .timeout(Duration::from_secs(10))
@@ -186,10 +255,9 @@ async fn attempt_once(d: &Destination, msg_id: &str, payload: &[u8]) -> Result<(
         let listed = crate::tls::read_pem(ca)?;
         client = client.use_preconfigured_tls(crate::tls::client_config(&listed)?);
     }
-    let client = client.build().map_err(|e| e.to_string())?;
+    let client = client.build()?;
     let headers =
-        webhook_sig::signed_headers(&d.secret, msg_id, chrono::Utc::now().timestamp(), payload)
-            .map_err(|e| e.to_string())?;
+        webhook_sig::signed_headers(&d.secret, msg_id, chrono::Utc::now().timestamp(), payload)?;
     let mut req = client
         .post(url)
         .header("content-type", "application/json")
@@ -197,11 +265,11 @@ async fn attempt_once(d: &Destination, msg_id: &str, payload: &[u8]) -> Result<(
     for (name, value) in headers {
         req = req.header(name, value);
     }
-    let resp = req.send().await.map_err(|e| e.to_string())?;
+    let resp = req.send().await?;
     if resp.status().is_success() {
         Ok(())
     } else {
-        Err(format!("HTTP {}", resp.status()))
+        Err(DeliveryError::Status(resp.status()))
     }
 }
 
@@ -242,11 +310,12 @@ mod tests {
             d("http://hooks.example.com/x")
                 .validate()
                 .unwrap_err()
+                .to_string()
                 .contains("https")
         );
         let mut bad = d("https://hooks.example.com/x");
         bad.secret = "nope".into();
-        assert!(bad.validate().unwrap_err().contains("whsec_"));
+        assert!(bad.validate().unwrap_err().to_string().contains("whsec_"));
     }
 
     #[tokio::test]
@@ -258,7 +327,13 @@ mod tests {
             ca_file: None,
             max_attempts: 1,
         };
-        assert!(resolve(&d).await.unwrap_err().contains("loopback"));
+        assert!(
+            resolve(&d)
+                .await
+                .unwrap_err()
+                .to_string()
+                .contains("loopback")
+        );
         d.allow_hosts = vec!["127.0.0.1".into()];
         assert!(resolve(&d).await.is_ok());
     }

@@ -27,7 +27,7 @@ use deadpool_postgres::GenericClient;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use futures::future::BoxFuture;
 use schema::MIGRATIONS;
-pub use schema::fresh_schema;
+pub use schema::{FreshSchemaError, fresh_schema};
 use serde_json::Value;
 
 /// Connections per instance: enough for a burst of concurrent decisions, few enough that several
@@ -39,7 +39,7 @@ pub struct PostgresStore {
     pool: Pool,
 }
 
-/// A setting of the store that could not be used (its URL, TLS, the pool's build).
+/// The pool's settings that could not be used.
 fn config(e: impl std::fmt::Display) -> StoreError {
     StoreError::Config(e.to_string())
 }
@@ -48,7 +48,7 @@ impl PostgresStore {
     /// Connects (the pool opens connections as they are needed; one is opened now to migrate) and
     /// brings the schema to this version. Several instances starting at once migrate one at a time.
     pub async fn connect(url: &str) -> StoreResult<PostgresStore> {
-        let target = tls::target(url).map_err(config)?;
+        let target = tls::target(url).map_err(StoreError::Target)?;
         let manager = Manager::from_config(
             target.config,
             target.tls,

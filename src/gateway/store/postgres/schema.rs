@@ -123,19 +123,43 @@ CREATE TRIGGER items_rev BEFORE UPDATE ON items FOR EACH ROW EXECUTE FUNCTION it
 "#,
 ];
 
+/// Why a test's schema was not made; `base` is the server's URL without its password.
+#[derive(Debug, thiserror::Error)]
+pub enum FreshSchemaError {
+    #[error("{base}: {source}")]
+    Connect {
+        base: String,
+        source: super::tls::ConnectError,
+    },
+    #[error("{base}: cannot create schema {schema}: {source}")]
+    Create {
+        base: String,
+        schema: String,
+        source: tokio_postgres::Error,
+    },
+}
+
 /// Creates a schema with a random name (`prefix_` and 12 hex digits) on the server at `base` and
 /// answers `base` with that schema as its search path: a database of its own for each test or
 /// bench run, side by side on one server.
-pub async fn fresh_schema(base: &str, prefix: &str) -> Result<String, String> {
+pub async fn fresh_schema(base: &str, prefix: &str) -> Result<String, FreshSchemaError> {
     use rand::RngExt;
-    let (client, conn) = super::tls::connect(base)
-        .await
-        .map_err(|e| format!("{}: {e}", redact(base)))?;
+    let (client, conn) =
+        super::tls::connect(base)
+            .await
+            .map_err(|source| FreshSchemaError::Connect {
+                base: redact(base),
+                source,
+            })?;
     let schema = format!("{prefix}_{}", hex::encode(rand::rng().random::<[u8; 6]>()));
     client
         .batch_execute(&format!("CREATE SCHEMA {schema}"))
         .await
-        .map_err(|e| format!("{}: cannot create schema {schema}: {e}", redact(base)))?;
+        .map_err(|source| FreshSchemaError::Create {
+            base: redact(base),
+            schema: schema.clone(),
+            source,
+        })?;
     drop(client);
     let _ = conn.await;
     let sep = if base.contains('?') { '&' } else { '?' };

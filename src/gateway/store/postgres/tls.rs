@@ -6,6 +6,7 @@
 //! `sslrootcert`, so both are taken off the URL here and the rest is its to parse.
 
 use crate::api::percent::percent_decode;
+use crate::tls::TlsError;
 use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{CryptoProvider, verify_tls12_signature, verify_tls13_signature};
@@ -32,8 +33,44 @@ pub struct Target {
     pub mode: Mode,
 }
 
+/// A PostgreSQL URL whose TLS settings cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error("sslmode={0} is not one of disable, prefer, require, verify-ca, verify-full")]
+    SslMode(String),
+    #[error("not a PostgreSQL URL ({0})")]
+    NotUrl(#[source] tokio_postgres::Error),
+    #[error(
+        "sslrootcert is read only with sslmode=verify-ca or verify-full; with another mode \
+         the certificate would not be checked against it"
+    )]
+    RootCertUnread,
+    #[error("sslrootcert {0}")]
+    RootCert(#[source] TlsError),
+    #[error(
+        "sslmode=verify-ca needs sslrootcert=/path/to/ca.pem (the CA the server's certificate \
+         chains to); or use verify-full, which also checks the host name"
+    )]
+    VerifyCaWithoutRoot,
+    #[error(transparent)]
+    Tls(#[from] TlsError),
+    #[error("sslrootcert: cannot build the certificate verifier: {0}")]
+    RootVerifier(#[source] rustls::client::VerifierBuilderError),
+    #[error("cannot configure TLS: {0}")]
+    Protocols(#[source] Error),
+}
+
+/// Why one connection was not made.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    #[error(transparent)]
+    Postgres(#[from] tokio_postgres::Error),
+}
+
 /// Reads a `postgres://` URL with its `sslmode` and `sslrootcert`.
-pub fn target(url: &str) -> Result<Target, String> {
+pub fn target(url: &str) -> Result<Target, TargetError> {
     let (base, query) = url.split_once('?').unwrap_or((url, ""));
     let mut mode = Mode::Prefer;
     let mut root: Option<String> = None;
@@ -48,12 +85,7 @@ pub fn target(url: &str) -> Result<Target, String> {
                     "require" => Mode::Require,
                     "verify-ca" => Mode::VerifyCa,
                     "verify-full" => Mode::VerifyFull,
-                    other => {
-                        return Err(format!(
-                            "sslmode={other} is not one of disable, prefer, require, verify-ca, \
-                             verify-full"
-                        ));
-                    }
+                    other => return Err(TargetError::SslMode(other.to_string())),
                 }
             }
             "sslrootcert" => root = Some(percent_decode(v, false)),
@@ -65,35 +97,26 @@ pub fn target(url: &str) -> Result<Target, String> {
     } else {
         format!("{base}?{}", rest.join("&"))
     };
-    let mut config: tokio_postgres::Config = url
-        .parse()
-        .map_err(|e| format!("not a PostgreSQL URL ({e})"))?;
+    let mut config: tokio_postgres::Config = url.parse().map_err(TargetError::NotUrl)?;
     config.ssl_mode(match mode {
         Mode::Disable => SslMode::Disable,
         Mode::Prefer => SslMode::Prefer,
         _ => SslMode::Require,
     });
     if root.is_some() && !matches!(mode, Mode::VerifyCa | Mode::VerifyFull) {
-        return Err(
-            "sslrootcert is read only with sslmode=verify-ca or verify-full; with another mode \
-             the certificate would not be checked against it"
-                .into(),
-        );
+        return Err(TargetError::RootCertUnread);
     }
     let listed = match &root {
-        Some(path) => crate::tls::read_pem(std::path::Path::new(path))
-            .map_err(|e| format!("sslrootcert {e}"))?,
+        Some(path) => {
+            crate::tls::read_pem(std::path::Path::new(path)).map_err(TargetError::RootCert)?
+        }
         None => Vec::new(),
     };
     // libpq's rules: verify-ca needs the root file (the public roots would vouch for any
     // domain's certificate, and the name is not checked); verify-full with a root file trusts
     // that file alone, without one the public roots (and the name is checked).
     if mode == Mode::VerifyCa && listed.is_empty() {
-        return Err(
-            "sslmode=verify-ca needs sslrootcert=/path/to/ca.pem (the CA the server's certificate \
-             chains to); or use verify-full, which also checks the host name"
-                .into(),
-        );
+        return Err(TargetError::VerifyCaWithoutRoot);
     }
     let client = match mode {
         Mode::VerifyFull if listed.is_empty() => crate::tls::client_config(&[])?,
@@ -109,22 +132,24 @@ pub fn target(url: &str) -> Result<Target, String> {
 }
 
 /// The WebPKI verifier (chain and name) with these certificates as its only roots.
-fn only_roots(listed: &[CertificateDer<'static>]) -> Result<Arc<WebPkiServerVerifier>, String> {
+fn only_roots(
+    listed: &[CertificateDer<'static>],
+) -> Result<Arc<WebPkiServerVerifier>, TargetError> {
     let mut roots = RootCertStore::empty();
     roots.add_parsable_certificates(listed.iter().cloned());
     WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider())
         .build()
-        .map_err(|e| format!("sslrootcert: cannot build the certificate verifier: {e}"))
+        .map_err(TargetError::RootVerifier)
 }
 
 fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
-fn with_verifier(v: Arc<dyn ServerCertVerifier>) -> Result<rustls::ClientConfig, String> {
+fn with_verifier(v: Arc<dyn ServerCertVerifier>) -> Result<rustls::ClientConfig, TargetError> {
     Ok(rustls::ClientConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
-        .map_err(|e| format!("cannot configure TLS: {e}"))?
+        .map_err(TargetError::Protocols)?
         .dangerous()
         .with_custom_certificate_verifier(v)
         .with_no_client_auth())
@@ -193,7 +218,7 @@ struct ChainOnly {
 }
 
 impl ChainOnly {
-    fn new(listed: &[CertificateDer<'static>]) -> Result<Self, String> {
+    fn new(listed: &[CertificateDer<'static>]) -> Result<Self, TargetError> {
         let provider = provider();
         let webpki = only_roots(listed)?;
         Ok(ChainOnly { webpki, provider })
@@ -248,9 +273,9 @@ impl ServerCertVerifier for ChainOnly {
 /// One connection (migrations, tests), over the URL's TLS.
 pub async fn connect(
     url: &str,
-) -> Result<(tokio_postgres::Client, tokio::task::JoinHandle<()>), String> {
+) -> Result<(tokio_postgres::Client, tokio::task::JoinHandle<()>), ConnectError> {
     let t = target(url)?;
-    let (client, conn) = t.config.connect(t.tls).await.map_err(|e| e.to_string())?;
+    let (client, conn) = t.config.connect(t.tls).await?;
     let task = tokio::spawn(async move {
         let _ = conn.await;
     });
@@ -276,13 +301,18 @@ mod tests {
         );
         let e = target("postgres://u@h/db?sslmode=verify-everything")
             .err()
-            .unwrap();
+            .unwrap()
+            .to_string();
         assert!(e.contains("verify-everything"), "{e}");
         let e = target("postgres://u@h/db?sslmode=require&sslrootcert=/x.pem")
             .err()
-            .unwrap();
+            .unwrap()
+            .to_string();
         assert!(e.contains("verify-ca or verify-full"), "{e}");
-        let e = target("postgres://u@h/db?sslmode=verify-ca").err().unwrap();
+        let e = target("postgres://u@h/db?sslmode=verify-ca")
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.contains("needs sslrootcert"), "{e}");
         assert_eq!(
             percent_decode("%2Fetc%2Fca.pem%zz%", false),
@@ -291,7 +321,8 @@ mod tests {
         assert_eq!(percent_decode("%a\u{e9}", false), "%a\u{e9}");
         let e = target("postgres://u@h/db?sslmode=verify-full&sslrootcert=/nope.pem")
             .err()
-            .unwrap();
+            .unwrap()
+            .to_string();
         assert!(e.contains("sslrootcert") && e.contains("/nope.pem"), "{e}");
     }
 }
