@@ -6,6 +6,7 @@
 //! here, so no other part of the console has to know which one it runs on to say the truth.
 
 use crate::api::ApiError;
+use crate::api::model::Hold;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decider {
@@ -133,7 +134,7 @@ impl Decider {
     }
 
     /// The message for `a` on an item approved but not executed yet.
-    pub fn approved_waiting(self, id: &str, note: Option<&str>) -> String {
+    pub fn approved_waiting(self, id: &str, note: Option<&Hold>) -> String {
         match self {
             Decider::Service => format!("{id} is approved: it can no longer be approved"),
             Decider::Gateway => {

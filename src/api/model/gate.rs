@@ -185,6 +185,12 @@ pub enum ItemStatus {
     Expired,
 }
 
+impl std::fmt::Display for ItemStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 impl ItemStatus {
     pub const ALL: [ItemStatus; 7] = [
         ItemStatus::Pending,
@@ -230,9 +236,8 @@ pub struct GateItem {
     /// `trade`, `close`, `close_all` or `tool:<name>`.
     #[serde(default)]
     pub kind: String,
-    /// pending, approved, executing, executed, failed, rejected or expired.
-    #[serde(default)]
-    pub status: String,
+    /// Required: an item whose state is not said is not one a console may act on.
+    pub status: ItemStatus,
     #[serde(default)]
     pub proposal_id: Option<String>,
     #[serde(default)]
@@ -252,9 +257,9 @@ pub struct GateItem {
     /// The upstream's answer to the execution: `{"status", "body"}`.
     #[serde(default)]
     pub result: Option<Value>,
-    /// "waiting for the agent to reconnect", and the like; absent when there is nothing to say.
+    /// Why an approved item has not run, and the like; absent when there is nothing to say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
+    pub note: Option<Hold>,
     /// Every policy rule's verdict at staging time.
     #[serde(default)]
     pub verdicts: Vec<GateVerdict>,

@@ -450,7 +450,7 @@ impl App {
                     && self.decider_for(id) == Decider::Gateway =>
             {
                 let note = self.gate.items.get(id).and_then(|g| g.note.clone());
-                let text = Decider::Gateway.approved_waiting(id, note.as_deref());
+                let text = Decider::Gateway.approved_waiting(id, note.as_ref());
                 self.toast(text, ToastLevel::Info);
             }
             Some(_) if self.gate_trade_error(id).is_some() => {

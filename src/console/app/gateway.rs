@@ -4,8 +4,7 @@
 
 use crate::api::ApiError;
 use crate::api::model::{
-    GateAgents, GateDecision, GateInbox, GateItem, Proposal, RATE_LIMITED_NOTE, TradeSignal,
-    rate_limited_until,
+    GateAgents, GateDecision, GateInbox, GateItem, Hold, ItemStatus, Proposal, TradeSignal,
 };
 use crate::console::action::{Effect, Resource};
 use crate::console::app::{App, ToastLevel};
@@ -21,11 +20,14 @@ use std::time::Duration;
 /// The gateway's item as the inbox's proposal: its status in the words the inbox knows.
 fn to_proposal(g: &GateItem, id: &str) -> Proposal {
     let status = match status_of(g) {
-        "executed" => "executed",
-        "failed" => "failed",
-        "expired" => "expired",
+        ItemStatus::Executed => "executed",
+        ItemStatus::Failed => "failed",
+        ItemStatus::Expired => "expired",
         // Rejected and approved items are told apart by the local state (see `local_of`).
-        _ => "staged",
+        ItemStatus::Pending
+        | ItemStatus::Approved
+        | ItemStatus::Executing
+        | ItemStatus::Rejected => "staged",
     };
     let mut preview = g.trade_preview();
     if preview.kind.is_empty() {
@@ -46,37 +48,38 @@ fn to_proposal(g: &GateItem, id: &str) -> Proposal {
 /// What the gateway's status says beyond the proposal's: a decision made there.
 fn local_of(g: &GateItem) -> Option<LocalState> {
     match status_of(g) {
-        "rejected" => Some(LocalState::Rejected),
-        "approved" | "executing" => Some(LocalState::Approved(
+        ItemStatus::Rejected => Some(LocalState::Rejected),
+        ItemStatus::Approved | ItemStatus::Executing => Some(LocalState::Approved(
             g.note
-                .as_deref()
+                .as_ref()
                 .map(approved_note)
                 .unwrap_or_else(|| "approved; executing".into()),
         )),
-        "executed" => Some(LocalState::Approved(executed_text(g))),
-        "failed" => Some(LocalState::Failed(failed_text(g))),
+        ItemStatus::Executed => Some(LocalState::Approved(executed_text(g))),
+        ItemStatus::Failed => Some(LocalState::Failed(failed_text(g))),
         // Approved, then expired while it waited (for the agent's key, or a rate limit): the row
         // must not go on saying approved. A pending one that expired shows as expired.
         // (An expiry stamps `decidedAt` too; only an approval names who decided.)
-        "expired" if g.decided_by.is_some() => Some(LocalState::Failed(APPROVED_EXPIRED.into())),
-        _ => None,
+        ItemStatus::Expired if g.decided_by.is_some() => {
+            Some(LocalState::Failed(APPROVED_EXPIRED.into()))
+        }
+        ItemStatus::Expired | ItemStatus::Pending => None,
     }
 }
 
 const APPROVED_EXPIRED: &str =
     "not executed: approved, but it expired before the gateway could execute it";
 
-/// The gateway's note on an approved item that has not run, in the row's words. A rate-limited one
-/// says it is approved and when it runs (the gateway's note: "rate limited by the service — retry
-/// after <RFC 3339>"), so the row does not look stuck.
-fn approved_note(note: &str) -> String {
-    let Some(rest) = note.strip_prefix(RATE_LIMITED_NOTE) else {
-        return note.to_string();
-    };
-    let at = rate_limited_until(note)
-        .map(|t| format!("{} UTC", t.format("%H:%M:%S")))
-        .unwrap_or_else(|| rest.trim().to_string());
-    format!("approved — rate limited by the service, retry after {at}")
+/// The gateway's hold on an approved item that has not run, in the row's words. A rate-limited one
+/// says it is approved and when it runs, so the row does not look stuck.
+fn approved_note(hold: &Hold) -> String {
+    match hold {
+        Hold::RateLimited { until } => format!(
+            "approved — rate limited by the service, retry after {} UTC",
+            until.format("%H:%M:%S")
+        ),
+        other => other.to_string(),
+    }
 }
 
 /// "bought 0.01 BTC at 65000 (oid 1234)" from the upstream's answer to the execution.
@@ -91,10 +94,10 @@ fn executed_text(g: &GateItem) -> String {
     if body.is_some_and(|b| b.get("success") == Some(&serde_json::Value::Bool(false)))
         || said_already_executed(g)
     {
-        let text = g
-            .note
-            .clone()
-            .unwrap_or_else(|| "executed by an earlier attempt whose answer was lost".into());
+        let text = g.note.as_ref().map_or_else(
+            || "executed by an earlier attempt whose answer was lost".into(),
+            Hold::to_string,
+        );
         return match g.standing_approval {
             Some(n) => format!("{text} · auto-approved by standing approval {n}"),
             None => text,
@@ -125,11 +128,11 @@ fn said_already_executed(g: &GateItem) -> bool {
 }
 
 /// The gateway's status, with an "already executed" failure read as the execution it was.
-fn status_of(g: &GateItem) -> &str {
-    if g.status == "failed" && said_already_executed(g) {
-        "executed"
+fn status_of(g: &GateItem) -> ItemStatus {
+    if g.status == ItemStatus::Failed && said_already_executed(g) {
+        ItemStatus::Executed
     } else {
-        g.status.as_str()
+        g.status
     }
 }
 
@@ -147,19 +150,22 @@ fn executed_line(g: &GateItem) -> String {
 /// run yet.
 fn outcome_of_approved(g: &GateItem) -> Option<(DecisionKind, String)> {
     match status_of(g) {
-        "executed" => Some((DecisionKind::Executed, executed_line(g))),
-        "failed" => Some((DecisionKind::Failed, failed_text(g))),
-        "rejected" => Some((
+        ItemStatus::Executed => Some((DecisionKind::Executed, executed_line(g))),
+        ItemStatus::Failed => Some((DecisionKind::Failed, failed_text(g))),
+        ItemStatus::Rejected => Some((
             DecisionKind::Failed,
             format!(
                 "not executed: rejected on the gateway ({})",
                 g.reason.as_deref().unwrap_or("no reason given")
             ),
         )),
-        "expired" if g.decided_by.is_some() => {
+        ItemStatus::Expired if g.decided_by.is_some() => {
             Some((DecisionKind::Failed, APPROVED_EXPIRED.into()))
         }
-        _ => None,
+        ItemStatus::Expired
+        | ItemStatus::Pending
+        | ItemStatus::Approved
+        | ItemStatus::Executing => None,
     }
 }
 
@@ -224,7 +230,7 @@ impl App {
             if self.gate.awaiting.contains(&id) {
                 if let Some((kind, text)) = outcome_of_approved(&g) {
                     outcomes.push((id.clone(), kind, text));
-                } else if g.status == "expired" {
+                } else if g.status == ItemStatus::Expired {
                     // The approval never reached the gateway: it expired pending, which the
                     // inbox journals as an expiry, not as an approval that failed.
                     self.gate.awaiting.remove(&id);
@@ -234,18 +240,18 @@ impl App {
             let local = local_of(&g);
             let agent = g.agent.clone();
             let g_created = g.created_at;
-            let policy_refused = (g.status == "rejected"
+            let policy_refused = (g.status == ItemStatus::Rejected
                 && g.decided_by.as_deref() == Some("policy"))
             .then(|| g.reason.clone().unwrap_or_else(|| "no reason given".into()));
             // Nobody clicked: a standing approval's execution is said once, as an approval's is.
             if let Some(n) = g.standing_approval
                 && !self.gate.awaiting.contains(&id)
-                && matches!(status_of(&g), "executed" | "failed")
+                && matches!(status_of(&g), ItemStatus::Executed | ItemStatus::Failed)
                 && g.decided_at
                     .is_none_or(|t| t >= self.inbox.started_at() - START_SLACK)
                 && self.inbox.first_sight(format!("standing-outcome:{id}"))
             {
-                let (text, level) = if status_of(&g) == "executed" {
+                let (text, level) = if status_of(&g) == ItemStatus::Executed {
                     (executed_text(&g), ToastLevel::Info)
                 } else {
                     (
@@ -265,11 +271,11 @@ impl App {
             if let Some(r) = &request {
                 proposal.preview = crate::console::inbox::staged::complete(r, &proposal.preview);
             }
-            let executes = status_of(&g) == "executed";
+            let executes = status_of(&g) == ItemStatus::Executed;
             let was = self.gate.items.insert(id.clone(), g);
             // Whoever approved it (this console, another supervisor, a standing approval), an
             // execution changes the account: asked now, not at its next (maybe quiet) poll.
-            executed |= executes && was.is_none_or(|w| status_of(&w) != "executed");
+            executed |= executes && was.is_none_or(|w| status_of(&w) != ItemStatus::Executed);
             let existing = match self.inbox.items_mut().iter_mut().find(|i| i.id() == id) {
                 Some(item) => Some(item),
                 None => self.gate.hidden.iter_mut().find(|i| i.id() == id),
@@ -374,7 +380,7 @@ impl App {
         let own = &self.service.key_fingerprint;
         // Only a waiting item can be this console's waiting call: an executed or rejected one
         // with the same tool and arguments is an earlier call (before a restart, say).
-        if g.agent_fingerprint != *own || g.status != "pending" {
+        if g.agent_fingerprint != *own || g.status != ItemStatus::Pending {
             return;
         }
         let tool = g.request.get("name").and_then(|n| n.as_str());
@@ -473,11 +479,11 @@ impl App {
                             ToastLevel::Info,
                         )
                     }
-                    (true, "executed") => {
+                    (true, ItemStatus::Executed) => {
                         self.gate.awaiting.remove(id);
                         (DecisionKind::Approved, executed_line(&g), ToastLevel::Info)
                     }
-                    (true, "failed") => {
+                    (true, ItemStatus::Failed) => {
                         self.gate.awaiting.remove(id);
                         (DecisionKind::Failed, failed_text(&g), ToastLevel::Error)
                     }
@@ -486,7 +492,7 @@ impl App {
                         self.gate.awaiting.insert(id.to_string());
                         (
                             DecisionKind::Approved,
-                            g.note.as_deref().map(approved_note).unwrap_or_else(|| {
+                            g.note.as_ref().map(approved_note).unwrap_or_else(|| {
                                 format!("approved ({}); not executed yet", g.status)
                             }),
                             ToastLevel::Info,

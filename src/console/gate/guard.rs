@@ -4,7 +4,9 @@
 //! and `app/guard.rs` change `App`.
 
 use super::super::theme::Theme;
-use crate::api::model::{GateCheck, GateItem, GateKillSwitch, GateStanding, GateVerdict};
+use crate::api::model::{
+    GateCheck, GateItem, GateKillSwitch, GateStanding, GateVerdict, ItemStatus,
+};
 use chrono::{DateTime, Utc};
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
@@ -134,7 +136,7 @@ pub fn detail_lines<'a>(
             ),
         ]));
     }
-    if let Some(reason) = kill_reason(kill).filter(|_| item.status == "pending") {
+    if let Some(reason) = kill_reason(kill).filter(|_| item.status == ItemStatus::Pending) {
         lines.push(Line::from(vec![
             Span::styled(format!("{:<13}", "Kill switch"), theme.muted),
             Span::styled(kill_refusal(&reason), theme.bad),

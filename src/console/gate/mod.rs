@@ -11,7 +11,9 @@ use super::inbox::InboxItem;
 use super::poll::Poll;
 use super::theme::Theme;
 use crate::api::ApiError;
-use crate::api::model::{GateAgent, GateAgents, GateItem, GateKillSwitch, GateStanding};
+use crate::api::model::{
+    GateAgent, GateAgents, GateItem, GateKillSwitch, GateStanding, ItemStatus,
+};
 use chrono::{DateTime, Duration as TimeDelta, Utc};
 use ratatui::text::Span;
 use std::collections::HashMap;
@@ -450,9 +452,11 @@ pub fn inbox_id(item: &GateItem) -> String {
 
 /// Whether the inbox lists the item: undecided, or decided within [`RECENT`].
 pub fn is_listed(item: &GateItem, now: DateTime<Utc>) -> bool {
-    matches!(item.status.as_str(), "pending" | "approved" | "executing")
-        || item
-            .decided_at
-            .or(item.created_at)
-            .is_some_and(|t| now - t <= RECENT)
+    matches!(
+        item.status,
+        ItemStatus::Pending | ItemStatus::Approved | ItemStatus::Executing
+    ) || item
+        .decided_at
+        .or(item.created_at)
+        .is_some_and(|t| now - t <= RECENT)
 }

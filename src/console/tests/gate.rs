@@ -244,7 +244,7 @@ fn approve_goes_through_the_supervisor_api_and_shows_the_execution() {
     // A later poll that still says executed keeps the outcome.
     let (items, agents) = two_agents();
     let mut items = items;
-    items[0].status = "executed".into();
+    items[0].status = crate::api::model::ItemStatus::Executed;
     app.update(gate_loaded(items, agents, t0() + secs(6)));
     assert_eq!(
         app.item(DEMO_ID).unwrap().status(app.now()),
@@ -402,7 +402,7 @@ fn a_failed_execution_after_the_approval_says_why() {
     let pending = demo_item("executing");
     app.update(decided(DEMO_ID, true, Ok(pending)));
     let (mut items, agents) = two_agents();
-    items[0].status = "failed".into();
+    items[0].status = crate::api::model::ItemStatus::Failed;
     items[0].result = Some(json!({"status": 409, "body": {"success": false,
         "error": {"code": "insufficient_margin", "message": "not enough margin for 0.25 ETH"}}}));
     app.update(gate_loaded(items, agents, t0() + secs(7)));
@@ -936,7 +936,7 @@ fn an_approved_item_that_expired_on_the_gateway_is_shown_not_executed() {
     let mut app = gate_app(120, 40);
     approve_demo(&mut app);
     let mut waiting = expired_demo(true);
-    waiting.status = "approved".into();
+    waiting.status = crate::api::model::ItemStatus::Approved;
     waiting.note = Some("waiting for the agent to reconnect".into());
     app.update(decided(DEMO_ID, true, Ok(waiting)));
     assert_eq!(

@@ -139,7 +139,7 @@ fn an_executed_or_refused_items_trade_says_what_became_of_it() {
     ] {
         let mut app = gate_app(120, 40);
         let (mut items, agents) = two_agents();
-        items[0].status = status.into();
+        items[0].status = crate::api::model::ItemStatus::parse(status).expect("a status");
         items[0].trade = Some(
             serde_json::from_value(json!({"operation": "propose_trade", "coin": "ETH",
                 "side": "long", "size": 0.25, "notional": 802.5, "stopLoss": false,

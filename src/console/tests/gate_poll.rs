@@ -128,7 +128,7 @@ fn a_flat_account_on_a_long_polled_gateway_is_asked_rarely_and_at_once_after_an_
 
     // Another supervisor's approval executed the demo agent's item.
     let mut done = items.clone();
-    done[0].status = "executed".into();
+    done[0].status = crate::api::model::ItemStatus::Executed;
     let later = at + secs(4);
     let fx = answer_then_tick(&mut app, versioned(done, None, later, 8, LATENCY));
     assert!(fx.contains(&Effect::Fetch(Resource::Positions)), "{fx:?}");

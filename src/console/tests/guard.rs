@@ -580,7 +580,7 @@ fn an_auto_approved_item_shows_executed_by_its_standing_approval() {
     let mut app = seeded_app(120, 40);
     app.inbox_mut().fixture_items().clear();
     let mut g = item(false);
-    g.status = "executed".into();
+    g.status = crate::api::model::ItemStatus::Executed;
     g.decided_at = Some(t0());
     g.standing_approval = Some(3);
     app.update(loaded(vec![g]));

@@ -112,8 +112,8 @@ pub fn model_with(
     // A note that says more (an outcome unknown, a wait the service asked for) already says
     // what happens next; waiting for the key is the note of an item that has none.
     let note = match (item.status, &item.note) {
-        (Status::Approved, None) if !key_held => Some(Hold::WaitingForKey.to_string()),
-        (_, note) => note.as_ref().map(Hold::to_string),
+        (Status::Approved, None) if !key_held => Some(Hold::WaitingForKey),
+        (_, note) => note.clone(),
     };
     let derived = derived(gate, item);
     GateItem {
@@ -125,7 +125,7 @@ pub fn model_with(
         agent_fingerprint: item.agent[..8].to_string(),
         account: item.account.clone(),
         kind: item.kind.clone(),
-        status: item.status.as_str().to_string(),
+        status: item.status,
         proposal_id: item.proposal_id.clone(),
         request: item.request.clone(),
         preview: item.preview.clone(),

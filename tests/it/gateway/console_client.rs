@@ -73,7 +73,11 @@ async fn the_console_client_lists_every_agents_items_approves_and_rejects() {
 
     // Approving executes upstream with alpha's key; the answer carries the execution.
     let done = c.gate_approve(&staged.proposal_id, &[]).await.unwrap().item;
-    assert_eq!(done.status, "executed", "{done:?}");
+    assert_eq!(
+        done.status,
+        agentdesk::api::model::ItemStatus::Executed,
+        "{done:?}"
+    );
     let body = done.result_body().expect("the execution's answer");
     assert!(body["execution"]["fills"][0]["coin"] == "BTC", "{body}");
     assert_eq!(s.upstream_confirms(&staged.proposal_id), 1);
@@ -89,7 +93,7 @@ async fn the_console_client_lists_every_agents_items_approves_and_rejects() {
         .await
         .unwrap()
         .item;
-    assert_eq!(rejected.status, "rejected");
+    assert_eq!(rejected.status, agentdesk::api::model::ItemStatus::Rejected);
     assert_eq!(rejected.reason.as_deref(), Some("too large for today"));
     let refused = s
         .agent(&beta_key)
@@ -169,7 +173,11 @@ async fn the_embedded_picture_runs_a_demo_agent_whose_proposal_executes_on_appro
     );
     assert!(preview.leverage <= 2, "{preview:?}");
     let done = c.gate_approve(&item.id, &[]).await.unwrap().item;
-    assert_eq!(done.status, "executed", "{done:?}");
+    assert_eq!(
+        done.status,
+        agentdesk::api::model::ItemStatus::Executed,
+        "{done:?}"
+    );
     let positions = c.get_positions().await.unwrap();
     assert!(
         positions.positions.iter().any(|p| p.coin == preview.coin),
@@ -281,7 +289,11 @@ async fn a_standing_approval_from_the_console_executes_a_fitting_proposal_at_onc
         .iter()
         .find(|i| i.proposal_id.as_deref() == Some(staged.proposal_id.as_str()))
         .expect("the auto-approved item is listed");
-    assert_eq!(item.status, "executed", "{item:?}");
+    assert_eq!(
+        item.status,
+        agentdesk::api::model::ItemStatus::Executed,
+        "{item:?}"
+    );
     assert_eq!(item.standing_approval, Some(standing.id));
     assert_eq!(s.upstream_confirms(&staged.proposal_id), 1);
 
@@ -338,7 +350,12 @@ async fn an_override_from_the_console_executes_a_breaking_item_and_is_journaled_
         .gate_approve(&staged.proposal_id, &["max_notional_usd".to_string()])
         .await
         .unwrap();
-    assert_eq!(done.item.status, "executed", "{:?}", done.item);
+    assert_eq!(
+        done.item.status,
+        agentdesk::api::model::ItemStatus::Executed,
+        "{:?}",
+        done.item
+    );
     let journal = c.gate_journal(None).await.unwrap();
     let records = journal["records"].as_array().unwrap();
     let last = records.last().unwrap();
@@ -384,7 +401,11 @@ async fn a_tool_call_of_the_console_is_listed_as_its_own_item_and_runs_when_that
         other => panic!("{other:?}"),
     }
     let decided = c.gate_approve(&item.id, &[]).await.unwrap();
-    assert_eq!(decided.item.status, "executed", "{decided:?}");
+    assert_eq!(
+        decided.item.status,
+        agentdesk::api::model::ItemStatus::Executed,
+        "{decided:?}"
+    );
     assert_eq!(
         s.sandbox
             .legacy()

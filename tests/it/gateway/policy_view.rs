@@ -76,7 +76,11 @@ async fn the_console_reads_the_policy_it_was_started_with_todays_use_and_a_put_c
         1
     );
     let done = console.gate_approve(&id, &[]).await.unwrap().item;
-    assert_eq!(done.status, "executed", "{done:?}");
+    assert_eq!(
+        done.status,
+        agentdesk::api::model::ItemStatus::Executed,
+        "{done:?}"
+    );
     let read = console.gate_policy().await.unwrap();
     let today = read.today.unwrap();
     let bot = today

@@ -1,6 +1,7 @@
 //! The approval inbox: proposals with their countdowns, the selected one as it will execute with a
 //! risk preview from live data, the approve dialog, and the decision history.
 
+use crate::api::model::ItemStatus;
 use crate::console::feeds::Badge;
 use crate::console::inbox::InboxItem;
 use crate::console::inbox::LocalState;
@@ -255,9 +256,13 @@ pub fn detail_lines<'a>(v: &InboxShown<'_>, theme: &Theme, item: &InboxItem) -> 
             format!("{} · account {account}{via}", g.agent),
         ));
         if let Some(note) = &g.note {
-            lines.push(kv(theme, "Gateway", note.clone()));
+            lines.push(kv(theme, "Gateway", note.to_string()));
         }
-        if let Some(reason) = g.reason.as_deref().filter(|_| g.status == "rejected") {
+        if let Some(reason) = g
+            .reason
+            .as_deref()
+            .filter(|_| g.status == ItemStatus::Rejected)
+        {
             let by = match g.decided_by.as_deref() {
                 Some("policy") => "Refused by policy at staging",
                 _ => "Rejected",
@@ -610,11 +615,11 @@ fn gate_trade_lines<'a>(theme: &Theme, g: &crate::api::model::GateItem) -> Vec<L
         what.push("· reduces a position".into());
     }
     // The same trade reads as what will happen, what happens now or what did.
-    let label = match g.status.as_str() {
-        "executed" => "Executed",
-        "executing" => "Executing",
-        "rejected" | "expired" | "failed" => "Not executed",
-        _ => "Will execute",
+    let label = match g.status {
+        ItemStatus::Executed => "Executed",
+        ItemStatus::Executing => "Executing",
+        ItemStatus::Rejected | ItemStatus::Expired | ItemStatus::Failed => "Not executed",
+        ItemStatus::Pending | ItemStatus::Approved => "Will execute",
     };
     lines.push(kv(theme, label, what.join(" ")));
     let priced = match t.priced_by.as_str() {
