@@ -193,20 +193,7 @@ async fn run(gate: &Arc<Gate>, item: Item, key: &crate::secret::Secret) -> Resul
                 note,
                 ..Transition::new(&[Status::Executing], to, now)
             };
-            let moved = gate
-                .store
-                .transition(&item.id, t)
-                .await
-                .map_err(GateError::store)?;
-            if moved
-                && to == Status::Executed
-                && let Some(notional) = item.notional
-            {
-                gate.store
-                    .add_executed(&item.agent, now, notional)
-                    .await
-                    .map_err(GateError::store)?;
-            }
+            super::items::settle(gate, &item, t).await?;
             tracing::info!(item = %item.id, status = to.as_str(), upstream_ms, "executed upstream");
         }
         Err(e) => {

@@ -164,11 +164,12 @@ pub async fn facts(gate: &Gate, key: &Secret, needs: Needs) -> Facts {
     facts
 }
 
-async fn account_value(gate: &Gate, key: &Secret) -> Result<f64, FactError> {
-    let fact = Fact::AccountValue;
+/// What the service answers about one fact with the agent's key: its data (inside `data` where
+/// the deployment wraps it).
+async fn read_fact(gate: &Gate, key: &Secret, op: &str, fact: Fact) -> Result<Value, FactError> {
     let answer = gate
         .upstream
-        .get_json(catalog::op("pnl_summary"), key)
+        .get_json(catalog::op(op), key)
         .await
         .map_err(|e| FactError::Unreachable {
             fact,
@@ -181,8 +182,15 @@ async fn account_value(gate: &Gate, key: &Secret) -> Result<f64, FactError> {
         });
     }
     let v = answer.json();
-    let scope = v.get("data").unwrap_or(&v);
-    let pnl: PnlSummary = serde_json::from_value(scope.clone()).unwrap_or_default();
+    Ok(match v.get("data") {
+        Some(data) => data.clone(),
+        None => v,
+    })
+}
+
+async fn account_value(gate: &Gate, key: &Secret) -> Result<f64, FactError> {
+    let scope = read_fact(gate, key, "pnl_summary", Fact::AccountValue).await?;
+    let pnl: PnlSummary = serde_json::from_value(scope).unwrap_or_default();
     [pnl.total_portfolio_value, pnl.margin_summary.account_value]
         .into_iter()
         .find(|x| x.is_finite() && *x > 0.0)
@@ -192,25 +200,9 @@ async fn account_value(gate: &Gate, key: &Secret) -> Result<f64, FactError> {
 /// Oids of the resting orders that stop a position's loss. An order whose kind cannot be told is
 /// counted as one: cancelling it may take the stop away.
 async fn stop_orders(gate: &Gate, key: &Secret) -> Result<Vec<u64>, FactError> {
-    let fact = Fact::OpenOrders;
-    let answer = gate
-        .upstream
-        .get_json(catalog::op("list_open_orders"), key)
-        .await
-        .map_err(|e| FactError::Unreachable {
-            fact,
-            message: e.message,
-        })?;
-    if !answer.is_success() {
-        return Err(FactError::Status {
-            fact,
-            status: answer.status,
-        });
-    }
-    let v = answer.json();
-    let scope = v.get("data").unwrap_or(&v);
+    let scope = read_fact(gate, key, "list_open_orders", Fact::OpenOrders).await?;
     let orders: OpenOrders =
-        serde_json::from_value(scope.clone()).map_err(|e| FactError::OrdersShape(e.to_string()))?;
+        serde_json::from_value(scope).map_err(|e| FactError::OrdersShape(e.to_string()))?;
     Ok(orders
         .orders
         .iter()

@@ -9,7 +9,7 @@ use crate::gateway::gate::Gate;
 use crate::gateway::gate::memory::Derivation;
 use crate::gateway::model::error::{GateError, Kind};
 use crate::gateway::model::trade::{PricedBy, Trade};
-use crate::gateway::store::{Agent, Hold, Item, ItemRef, Status};
+use crate::gateway::store::{Agent, Hold, Item, ItemRef, Status, Transition};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -56,6 +56,27 @@ pub fn retry_at(item: &Item) -> Option<DateTime<Utc>> {
         Some(Hold::RateLimited { until }) => Some(until),
         _ => None,
     }
+}
+
+/// Moves an item out of execution, and counts an execution's notional against the agent's daily
+/// limit once, by whoever's move it was. True when this call moved it.
+pub async fn settle(gate: &Gate, item: &Item, t: Transition) -> Result<bool, GateError> {
+    let (to, now) = (t.to, t.now);
+    let moved = gate
+        .store
+        .transition(&item.id, t)
+        .await
+        .map_err(GateError::store)?;
+    if moved
+        && to == Status::Executed
+        && let Some(notional) = item.notional
+    {
+        gate.store
+            .add_executed(&item.agent, now, notional)
+            .await
+            .map_err(GateError::store)?;
+    }
+    Ok(moved)
 }
 
 /// The known agents by key hash, for labelling items.

@@ -128,19 +128,6 @@ async fn settle(gate: &Gate, item: &Item, said: Option<&Proposal>) -> Result<boo
         .journaled(Record::new("reconcile", "gateway", now, detail("unknown")).item(&item.id)),
     };
     let to = t.to;
-    let moved = gate
-        .store
-        .transition(&item.id, t)
-        .await
-        .map_err(GateError::store)?;
-    if moved
-        && to == Status::Executed
-        && let Some(notional) = item.notional
-    {
-        gate.store
-            .add_executed(&item.agent, now, notional)
-            .await
-            .map_err(GateError::store)?;
-    }
+    let moved = super::items::settle(gate, item, t).await?;
     Ok(moved && to != Status::Approved)
 }
