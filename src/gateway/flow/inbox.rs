@@ -136,7 +136,7 @@ pub async fn stage(gate: &Arc<Gate>, incoming: &Incoming, exec: Exec) -> Result<
             .and_then(parse_time)
             .unwrap_or(fresh.expires_at),
         notional: trade.as_ref().and_then(|t| t.notional),
-        verdicts: policy::verdicts_json(&verdicts),
+        verdicts: Some(verdicts.iter().map(policy::Verdict::model).collect()),
         ..fresh
     };
     let (id, kind, digest) = (
@@ -264,7 +264,7 @@ async fn pending_item(
         result: None,
         note: None,
         notional: None,
-        verdicts: Value::Null,
+        verdicts: None,
         standing: None,
     }
 }
@@ -285,7 +285,7 @@ async fn refused_request(
     let now = gate.now();
     let item = Item {
         notional: trade.notional,
-        verdicts: policy::verdicts_json(verdicts),
+        verdicts: Some(verdicts.iter().map(policy::Verdict::model).collect()),
         ..pending_item(gate, agent, kind, exec, request, now).await
     };
     let (id, digest) = (item.id.clone(), guard::item_digest(&item));

@@ -26,8 +26,7 @@ fn derived(gate: &Gate, item: &Item) -> Arc<Derivation> {
             trade,
             trade_error,
             digest: guard::item_digest(item),
-            verdicts: serde_json::from_value::<Vec<GateVerdict>>(item.verdicts.clone())
-                .unwrap_or_default(),
+            verdicts: item.verdicts.clone().unwrap_or_default(),
         }
     })
 }
@@ -232,7 +231,7 @@ pub async fn notify_pending(gate: &Gate, id: &str) {
         kind: &'static str,
         text: String,
         item: GateItem,
-        verdicts: &'a Value,
+        verdicts: Option<&'a [GateVerdict]>,
         expires_at: String,
         #[serde(skip_serializing_if = "Option::is_none")]
         approve_url: Option<String>,
@@ -241,7 +240,7 @@ pub async fn notify_pending(gate: &Gate, id: &str) {
         kind: "gate.item.pending",
         text,
         item: v,
-        verdicts: &item.verdicts,
+        verdicts: item.verdicts.as_deref(),
         expires_at: expires,
         approve_url: link,
     };

@@ -223,8 +223,9 @@ mod tests {
             result: None,
             note: None,
             notional: Some(20.0),
-            verdicts: json!([{"rule": "max_notional_usd", "ok": true, "limit": 100.0,
-                "value": 20.0, "near": false, "message": "ok"}]),
+            verdicts: serde_json::from_value(json!([{"rule": "max_notional_usd", "ok": true,
+                "limit": 100.0, "value": 20.0, "near": false, "message": "ok"}]))
+            .unwrap(),
             standing: None,
         }
     }

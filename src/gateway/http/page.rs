@@ -16,6 +16,7 @@ use super::super::model::error::GateError;
 use super::super::model::trade::{PricedBy, Trade};
 use super::super::store::{Item, ItemRef, Link, Status};
 use super::error::status_of;
+use crate::api::model::GateVerdict;
 use axum::Router;
 use axum::extract::rejection::FormRejection;
 use axum::extract::{Form, Path, State};
@@ -322,23 +323,22 @@ fn what_rows(
     rows
 }
 
-fn verdicts_html(verdicts: &Value) -> Markup {
-    let list = verdicts.as_array().cloned().unwrap_or_default();
+fn verdicts_html(list: &[GateVerdict]) -> Markup {
     if list.is_empty() {
         return html! { p #verdicts { "No policy rules are set: nothing was checked." } };
     }
     html! {
         ul #verdicts {
-            @for v in &list {
-                @let (class, mark) = match (v["ok"] == true, v["near"] == true) {
+            @for v in list {
+                @let (class, mark) = match (v.ok, v.near) {
                     (false, _) => ("bad", "✗ broken"),
                     (true, true) => ("near", "✓ near its limit"),
                     (true, false) => ("ok", "✓ ok"),
                 };
                 li class={ "verdict " (class) } {
-                    b { (v["rule"].as_str().unwrap_or("?")) }
+                    b { (v.rule) }
                     " — " (mark)
-                    @if let Some(m) = v["message"].as_str() { ": " (m) }
+                    @if !v.message.is_empty() { ": " (v.message) }
                 }
             }
         }
@@ -391,7 +391,7 @@ async fn show(State(gate): State<Arc<Gate>>, Path(token): Path<String>) -> Respo
             }
         }
         h2 { "Policy verdicts" }
-        (verdicts_html(&item.verdicts))
+        (verdicts_html(item.verdicts.as_deref().unwrap_or_default()))
         // A relative action: the page may be served under a prefix behind a proxy.
         form method="post" action=(token) {
             input type="hidden" name="csrf" value=(link.csrf);

@@ -67,7 +67,7 @@ fn item(id: &str, proposal: &str, at: DateTime<Utc>) -> Item {
         result: None,
         note: None,
         notional: Some(2000.0),
-        verdicts: json!([]),
+        verdicts: Some(Vec::new()),
         standing: None,
     }
 }

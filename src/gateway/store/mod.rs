@@ -15,6 +15,7 @@ pub mod watched;
 
 use super::model::error::{GateError, Kind};
 pub use super::model::journal::JournalRow;
+use crate::api::model::GateVerdict;
 pub use crate::api::model::Hold;
 use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
@@ -90,7 +91,7 @@ pub struct Item {
     /// executed.
     pub notional: Option<f64>,
     /// Every policy rule's verdict at staging: `[{"rule", "ok", "limit", "value", "near", "message"}]`.
-    pub verdicts: Value,
+    pub verdicts: Option<Vec<GateVerdict>>,
     /// The standing approval that approved it, if one did.
     pub standing: Option<i64>,
 }

@@ -79,7 +79,8 @@ fn item_row(r: &Row<'_>) -> rusqlite::Result<Item> {
             .get::<_, Option<String>>(16)?
             .map(|n| Hold::from(n.as_str())),
         notional: r.get(17)?,
-        verdicts: json(&r.get::<_, String>(18)?),
+        verdicts: serde_json::from_str(&r.get::<_, String>(18)?)
+            .map_err(|_| conv(18, "verdicts"))?,
         standing: r.get(19)?,
     })
 }
@@ -264,7 +265,7 @@ impl Store for SqliteStore {
                     item.result.as_ref().map(|e| e.json().to_string()),
                     item.note.as_ref().map(Hold::to_string),
                     item.notional,
-                    item.verdicts.to_string(),
+                    serde_json::to_string(&item.verdicts).unwrap_or_else(|_| "[]".into()),
                     item.standing,
                 ],
             )?;

@@ -166,7 +166,7 @@ impl Store for PostgresStore {
                         &item.result.as_ref().map(super::Execution::json),
                         &item.note.as_ref().map(Hold::to_string),
                         &item.notional,
-                        &item.verdicts,
+                        &serde_json::to_value(&item.verdicts).unwrap_or_default(),
                         &item.standing,
                     ],
                 )
