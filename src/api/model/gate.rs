@@ -183,6 +183,11 @@ pub enum ItemStatus {
     Failed,
     Rejected,
     Expired,
+    /// A state this version does not know (a newer gateway's): shown, never acted on. The store
+    /// never holds one ([`ItemStatus::parse`] does not read it), and a console does not offer to
+    /// decide it.
+    #[serde(other)]
+    Unknown,
 }
 
 impl std::fmt::Display for ItemStatus {
@@ -211,6 +216,7 @@ impl ItemStatus {
             ItemStatus::Failed => "failed",
             ItemStatus::Rejected => "rejected",
             ItemStatus::Expired => "expired",
+            ItemStatus::Unknown => "unknown",
         }
     }
 
@@ -732,5 +738,19 @@ mod tests {
             assert_eq!(serde_json::from_value::<Hold>(json).unwrap(), hold);
         }
         assert_eq!(rate_limited_until(&rate_limited_note(until)), Some(until));
+    }
+
+    /// A newer gateway's state reads as Unknown, so one item cannot make a console drop the
+    /// whole inbox; the store never reads it back as a state of its own.
+    #[test]
+    fn a_status_this_version_does_not_know_is_unknown_not_an_error() {
+        let item: GateItem =
+            serde_json::from_value(serde_json::json!({"id": "gi_1", "status": "archived"}))
+                .unwrap();
+        assert_eq!(item.status, ItemStatus::Unknown);
+        assert_eq!(ItemStatus::parse("unknown"), None);
+        assert_eq!(ItemStatus::parse("executed"), Some(ItemStatus::Executed));
+        let missing = serde_json::from_value::<GateItem>(serde_json::json!({"id": "gi_1"}));
+        assert!(missing.is_err(), "an item without a status is refused");
     }
 }

@@ -27,7 +27,8 @@ fn to_proposal(g: &GateItem, id: &str) -> Proposal {
         ItemStatus::Pending
         | ItemStatus::Approved
         | ItemStatus::Executing
-        | ItemStatus::Rejected => "staged",
+        | ItemStatus::Rejected
+        | ItemStatus::Unknown => "staged",
     };
     let mut preview = g.trade_preview();
     if preview.kind.is_empty() {
@@ -64,8 +65,13 @@ fn local_of(g: &GateItem) -> Option<LocalState> {
             Some(LocalState::Failed(APPROVED_EXPIRED.into()))
         }
         ItemStatus::Expired | ItemStatus::Pending => None,
+        // Never offered for a decision: the row says why instead of "staged".
+        ItemStatus::Unknown => Some(LocalState::Failed(UNKNOWN_STATE.into())),
     }
 }
+
+const UNKNOWN_STATE: &str =
+    "the gateway reports a state this console does not know: decide it there or upgrade agentdesk";
 
 const APPROVED_EXPIRED: &str =
     "not executed: approved, but it expired before the gateway could execute it";
@@ -165,7 +171,8 @@ fn outcome_of_approved(g: &GateItem) -> Option<(DecisionKind, String)> {
         ItemStatus::Expired
         | ItemStatus::Pending
         | ItemStatus::Approved
-        | ItemStatus::Executing => None,
+        | ItemStatus::Executing
+        | ItemStatus::Unknown => None,
     }
 }
 

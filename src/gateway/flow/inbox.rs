@@ -523,6 +523,11 @@ async fn decided(
 
 fn answer_for(item: &Item, shown: &str, now: DateTime<Utc>) -> Result<Answer, GateError> {
     match item.status {
+        Status::Unknown => Err(GateError::new(
+            Kind::Internal,
+            "internal",
+            format!("{shown} is in a state this gateway does not know"),
+        )),
         Status::Pending => Err(GateError::new(
             Kind::Forbidden,
             "human_approval_required",

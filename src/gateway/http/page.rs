@@ -170,6 +170,7 @@ fn outcome(item: &Item) -> String {
             item.reason.as_deref().unwrap_or("no reason given")
         ),
         Status::Expired => format!("It expired at {}.", time(item.expires_at)),
+        Status::Unknown => "Its state is not one this gateway knows.".into(),
     }
 }
 

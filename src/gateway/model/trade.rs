@@ -83,6 +83,16 @@ pub enum Fact {
     OpenOrders,
 }
 
+impl Fact {
+    /// The past tense the fact's name takes ("the open orders were").
+    fn verb(self) -> &'static str {
+        match self {
+            Fact::AccountValue => "was",
+            Fact::OpenOrders => "were",
+        }
+    }
+}
+
 impl std::fmt::Display for Fact {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
@@ -95,7 +105,7 @@ impl std::fmt::Display for Fact {
 /// Why a live fact is not known; the rules that need it fail closed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum FactError {
-    #[error("{0} was not read")]
+    #[error("{0} {verb} not read", verb = .0.verb())]
     NotRead(Fact),
     /// The upstream was not reached; `message` is the gateway's error for it.
     #[error("{fact} could not be read ({message})")]

@@ -240,6 +240,18 @@ impl From<deadpool_postgres::PoolError> for StoreError {
 
 pub type StoreResult<T> = Result<T, StoreError>;
 
+/// An item's stored verdicts as read: a row whose verdicts do not read (no version writes one)
+/// lists as judged by no rule, rather than taking the whole inbox down with it; the approval
+/// judges the item again anyway.
+fn verdicts_of(
+    read: Result<Option<Vec<GateVerdict>>, serde_json::Error>,
+) -> Option<Vec<GateVerdict>> {
+    read.unwrap_or_else(|e| {
+        tracing::warn!("an inbox item's stored verdicts do not read ({e}); shown as none");
+        None
+    })
+}
+
 impl GateError {
     /// What every caller answers when the store fails: the details go to the log, the caller
     /// hears the store is unavailable. Here rather than with [`GateError`] because the error

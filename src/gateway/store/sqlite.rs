@@ -79,8 +79,7 @@ fn item_row(r: &Row<'_>) -> rusqlite::Result<Item> {
             .get::<_, Option<String>>(16)?
             .map(|n| Hold::from(n.as_str())),
         notional: r.get(17)?,
-        verdicts: serde_json::from_str(&r.get::<_, String>(18)?)
-            .map_err(|_| conv(18, "verdicts"))?,
+        verdicts: super::verdicts_of(serde_json::from_str(&r.get::<_, String>(18)?)),
         standing: r.get(19)?,
     })
 }

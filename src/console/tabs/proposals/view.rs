@@ -620,6 +620,7 @@ fn gate_trade_lines<'a>(theme: &Theme, g: &crate::api::model::GateItem) -> Vec<L
         ItemStatus::Executing => "Executing",
         ItemStatus::Rejected | ItemStatus::Expired | ItemStatus::Failed => "Not executed",
         ItemStatus::Pending | ItemStatus::Approved => "Will execute",
+        ItemStatus::Unknown => "State unknown",
     };
     lines.push(kv(theme, label, what.join(" ")));
     let priced = match t.priced_by.as_str() {

@@ -79,12 +79,7 @@ pub(super) fn item_row(r: &Row) -> StoreResult<Item> {
             .try_get::<_, Option<String>>(16)?
             .map(|n| Hold::from(n.as_str())),
         notional: r.try_get(17)?,
-        verdicts: serde_json::from_value(r.try_get::<_, Value>(18)?).map_err(|_| {
-            StoreError::Unreadable {
-                what: "verdicts",
-                value: "not a list of verdicts".into(),
-            }
-        })?,
+        verdicts: super::super::verdicts_of(serde_json::from_value(r.try_get::<_, Value>(18)?)),
         standing: r.try_get(19)?,
     })
 }
