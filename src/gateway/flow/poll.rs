@@ -13,7 +13,7 @@ use std::sync::Arc;
 const POLL: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// How long a claim may last before its instance is presumed dead: an execution ends, or gives
-/// up waiting, within the upstream timeout plus the margin [`inbox::execute`] allows.
+/// up waiting, within the upstream timeout plus the margin [`super::execute::execute`] allows.
 pub fn stale_after(settings: &GateSettings) -> chrono::Duration {
     chrono::Duration::from_std(settings.timeout()).unwrap_or_default()
         + chrono::Duration::seconds(10)
