@@ -37,15 +37,8 @@ fi
 bin="$root/target/release/agentdesk"
 attack="$root/target/release/examples/attack_bench"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/agentdesk-attack.XXXXXX")
-chmod 755 "$tmp"
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
+source benches/lib.sh
+bench_init attack_bench
 
 cat > "$tmp/sandbox.toml" <<TOML
 [sandbox]
@@ -53,17 +46,6 @@ daily_post_cap = 100000000
 discovery_warmup = false
 TOML
 
-start() {
-    local out=$1; shift
-    "$@" > "$out" 2>"$out.err" &
-    pids+=($!)
-    for _ in $(seq 150); do
-        grep -qo 'http://[0-9.:]*' "$out" 2>/dev/null && break
-        sleep 0.1
-    done
-    url=$(grep -o 'http://[0-9.:]*' "$out" | head -1 || true)
-    [[ -n $url ]] || { echo "attack_bench: $1 did not start" >&2; cat "$out" "$out.err" >&2; exit 1; }
-}
 start "$tmp/serve.log" "$bin" --config "$tmp/sandbox.toml" serve --addr 127.0.0.1:0 --db "$tmp/sandbox.db"
 sandbox=$url
 start "$tmp/gate.log" "$bin" gate --upstream "$sandbox" --addr 127.0.0.1:0 --db "$tmp/gate.db"

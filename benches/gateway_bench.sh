@@ -64,16 +64,9 @@ fi
 bin="${BIN_DIR:-$root/target/release}/agentdesk"
 bench="${BIN_DIR:-$root/target/release/examples}/gateway_bench"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/agentdesk-gw.XXXXXX")
-chmod 755 "$tmp"
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    if declare -F pg_down >/dev/null; then pg_down || true; fi
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
+source benches/lib.sh
+bench_init gateway_bench
+bench_cleanup_more() { if declare -F pg_down >/dev/null; then pg_down; fi; }
 
 cat > "$tmp/sandbox.toml" <<TOML
 [sandbox]
@@ -88,20 +81,6 @@ rate_limit_burst = 1000000
 TOML
 
 verdict() { awk -v a="$1" -v b="$2" 'BEGIN { print (a + 0 <= b + 0 ? "PASS" : "FAIL") }'; }
-# Each server prints "listening on http://ADDR" once it accepts connections. Sets $url and $pid
-# (not a command substitution: the server must be this shell's child, for the cleanup).
-start() {
-    local out=$1; shift
-    "$@" > "$out" 2>"$out.err" &
-    pid=$!
-    pids+=("$pid")
-    for _ in $(seq 150); do
-        grep -qo 'http://[0-9.:]*' "$out" 2>/dev/null && break
-        sleep 0.1
-    done
-    url=$(grep -o 'http://[0-9.:]*' "$out" | head -1 || true)
-    [[ -n $url ]] || { echo "gateway_bench: $1 did not start" >&2; cat "$out" "$out.err" >&2; exit 1; }
-}
 start "$tmp/serve.log" "$bin" --config "$tmp/sandbox.toml" serve --addr 127.0.0.1:0 --db "$tmp/sandbox.db"
 sandbox=$url sandbox_pid=$pid
 start "$tmp/gate.log" "$bin" --config "$tmp/gate.toml" gate --upstream "$sandbox" --addr 127.0.0.1:0 --db "$tmp/gate.db"

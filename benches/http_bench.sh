@@ -28,14 +28,8 @@ fi
 bin="$root/target/release/agentdesk"
 hello="$root/target/release/examples/hello_world"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/agentdesk-http.XXXXXX")
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
+source benches/lib.sh
+bench_init http_bench
 
 cat > "$tmp/config.toml" <<TOML
 [sandbox]
@@ -44,19 +38,10 @@ discovery_warmup = false
 TOML
 
 # Each server prints "listening on http://ADDR" once it accepts connections.
-start() {
-    local out=$1; shift
-    "$@" > "$out" 2>&1 &
-    pids+=($!)
-    for _ in $(seq 100); do
-        grep -qo 'http://[0-9.:]*' "$out" 2>/dev/null && break
-        sleep 0.1
-    done
-    grep -o 'http://[0-9.:]*' "$out" | head -1
-}
-sandbox=$(start "$tmp/serve.log" "$bin" --config "$tmp/config.toml" serve --addr 127.0.0.1:0 --db "$tmp/sandbox.db")
-peer=$(start "$tmp/hello.log" "$hello" 127.0.0.1:0)
-[[ -n $sandbox && -n $peer ]] || { echo "http_bench: a server did not start" >&2; cat "$tmp"/*.log >&2; exit 1; }
+start "$tmp/serve.log" "$bin" --config "$tmp/config.toml" serve --addr 127.0.0.1:0 --db "$tmp/sandbox.db"
+sandbox=$url
+start "$tmp/hello.log" "$hello" 127.0.0.1:0
+peer=$url
 read_key=$("$bin" --config "$tmp/config.toml" keys create --db "$tmp/sandbox.db" --scope mcp:mutate)
 trade_key=$("$bin" --config "$tmp/config.toml" keys create --db "$tmp/sandbox.db" --scope webhook:alerts)
 
