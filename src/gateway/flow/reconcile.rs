@@ -89,30 +89,23 @@ async fn settle(gate: &Gate, item: &Item, said: Option<&Proposal>) -> Result<boo
         proposal_id: item.proposal_id.as_deref(),
     };
     let t = match status.as_deref() {
-        Some("executed" | "filled") => {
-            let body = serde_json::to_value(said).unwrap_or_default();
+        // The service's record is the execution's result, whichever way it ended.
+        Some(said_status @ ("executed" | "filled" | "failed")) => {
+            let (to, note, outcome) = if said_status == "failed" {
+                (Status::Failed, None, "failed")
+            } else {
+                (Status::Executed, Some(Hold::ExecutedBeforeStop), "executed")
+            };
             Transition {
                 result: Some(Execution {
                     status: 200,
-                    body,
+                    body: serde_json::to_value(said).unwrap_or_default(),
                     reconciled: true,
                 }),
-                note: Some(Hold::ExecutedBeforeStop),
-                ..Transition::new(&[Status::Approved], Status::Executed, now)
+                note,
+                ..Transition::new(&[Status::Approved], to, now)
             }
-            .journaled(Record::new("reconcile", "gateway", now, detail("executed")).item(&item.id))
-        }
-        Some("failed") => {
-            let body = serde_json::to_value(said).unwrap_or_default();
-            Transition {
-                result: Some(Execution {
-                    status: 200,
-                    body,
-                    reconciled: true,
-                }),
-                ..Transition::new(&[Status::Approved], Status::Failed, now)
-            }
-            .journaled(Record::new("reconcile", "gateway", now, detail("failed")).item(&item.id))
+            .journaled(Record::new("reconcile", "gateway", now, detail(outcome)).item(&item.id))
         }
         Some("expired") => Transition::new(&[Status::Approved], Status::Expired, now)
             .journaled(Record::new("reconcile", "gateway", now, detail("expired")).item(&item.id)),
