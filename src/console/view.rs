@@ -131,7 +131,7 @@ fn confirm_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, c: &Confi
                 "Reject?",
                 vec![
                     Line::from(format!("Reject {id} ({what}) on the gateway?")),
-                    Line::from("A gateway's rejection is final: u cannot take it back."),
+                    Line::from("A gateway's rejection is final: undo (u) cannot take it back."),
                     Line::from(format!("The agent is told: {reason}")),
                     keys("rejects", "keeps it pending"),
                 ],
