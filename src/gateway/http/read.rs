@@ -1,9 +1,10 @@
 //! Pass-through reads: an agent's GET of a catalog operation, with its key and no body, which
 //! the gateway forwards as it came (reads are never parsed or judged). They are most of what
 //! agents send, so they take a short way: routed by one lookup in the catalog's paths, limited
-//! by the same buckets and in-flight permits as every other request, and sent upstream as a head
-//! written from what was read ([`Reads::forward`]) on a keep-alive connection of [`super::pool`],
-//! whose answer is streamed back as it arrives. Everything else (a body, a supervisor token, no
+//! by the same buckets and in-flight permits as every other request, and sent upstream with the
+//! caller's own headers ([`Reads::forward`]) on a keep-alive connection of hyper-util's pool; what
+//! of the answer arrived with its head goes back whole, with its length, and the rest is streamed
+//! as it arrives. Everything else (a body, a supervisor token, no
 //! key, another path or method) goes to the full router, whose edge ([`crate::edge`]) does what
 //! this does for it.
 //!
@@ -33,7 +34,7 @@ use axum::response::{IntoResponse, Response};
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt as _;
 use futures::future::{BoxFuture, Either};
-use http_body_util::{BodyExt as _, BodyStream, Empty, StreamBody};
+use http_body_util::{BodyExt as _, Empty, StreamBody};
 use hyper::body::{Body as _, Frame, Incoming};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
@@ -48,6 +49,9 @@ use tokio::sync::Semaphore;
 
 /// An unknown agent's answer longer than this is not a refusal of its key.
 const JUDGED: usize = 64 * 1024;
+/// A known agent's answer is read ahead this far (what has arrived with the head), so that a
+/// small answer goes back whole; past it the rest is streamed.
+const READ_AHEAD: usize = 64 * 1024;
 /// Idle upstream connections kept at most.
 const MAX_IDLE: usize = 256;
 /// An idle upstream connection is closed after this long, before the upstream closes it (the
@@ -255,38 +259,40 @@ async fn read(
     req: Request<Incoming>,
 ) -> Result<Response, Infallible> {
     let start = Instant::now();
-    let (parts, _) = req.into_parts();
-    let id = parts
-        .headers
+    let (axum::http::request::Parts { uri, headers, .. }, _) = req.into_parts();
+    let id = headers
         .get(REQUEST_ID)
         .filter(|v| edge::sane(v))
         .cloned()
         .unwrap_or_else(edge::fresh_id);
     // `classify` let it through for its key; should that ever differ, it is refused, not sent.
-    let mut resp = match agent_key(&parts.headers) {
+    let value = headers.get("x-api-key").cloned();
+    let mut resp = match value.as_ref().and_then(|v| agent_key_of(v.as_bytes())) {
         Some(key) => {
-            let target = parts
-                .uri
+            let target = uri
                 .path_and_query()
-                .map_or_else(|| parts.uri.path(), |p| p.as_str());
+                .map_or_else(|| uri.path(), |p| p.as_str());
             let call = Call {
                 start,
                 op,
                 peer,
                 key,
-                id: id.as_bytes(),
+                id: &id,
                 target,
             };
-            reads.forward(call, &parts.headers).await
+            reads.forward(call, headers).await
         }
-        None => GateError::new(Kind::Unauthorized, "unauthorized", "no x-api-key header")
-            .into_response(),
+        None => unauthorized(),
     };
     edge::record("gateway", op.name, resp.status(), start.elapsed());
     let headers = resp.headers_mut();
     headers.insert(REQUEST_ID, id);
     headers.insert(GATEWAY_HEADER, HeaderValue::from_static("1"));
     Ok(resp)
+}
+
+fn unauthorized() -> Response {
+    GateError::new(Kind::Unauthorized, "unauthorized", "no x-api-key header").into_response()
 }
 
 /// A read: an agent's GET of a catalog operation.
@@ -298,7 +304,7 @@ pub(super) struct Call<'a> {
     /// The trimmed `x-api-key`.
     pub key: &'a str,
     /// The request's id, sane ([`edge::sane`]).
-    pub id: &'a [u8],
+    pub id: &'a HeaderValue,
     /// The path and query, as they came.
     pub target: &'a str,
 }
@@ -306,10 +312,11 @@ pub(super) struct Call<'a> {
 impl Reads {
     /// Checks the read's limits and credential, sends it upstream with the caller's headers
     /// (those of its hop and its credentials are replaced) and keeps what is remembered of its
-    /// agent; the upstream's answer is streamed back as it arrives.
-    async fn forward(&self, call: Call<'_>, headers: &HeaderMap) -> Response {
+    /// agent; the upstream's answer goes back as it arrives.
+    async fn forward(&self, call: Call<'_>, headers: HeaderMap) -> Response {
         let gate = &self.gate;
         let op = call.op;
+        let id = call.id.as_bytes();
         let Some(in_flight) = self.in_flight.clone().try_acquire_owned().ok() else {
             edge::shed("gateway");
             return Refusal::Overloaded.answer(self.refuse);
@@ -324,13 +331,16 @@ impl Reads {
         {
             return refused;
         }
-        let hash = hex::encode(digest);
-        let known = gate.knows(&hash);
+        // On the stack: the agent's name is looked up on every read, and kept only when new.
+        let mut hex_digest = [0u8; 64];
+        hex::encode_to_slice(digest, &mut hex_digest).expect("64 hex digits fit");
+        let hash = std::str::from_utf8(&hex_digest).expect("hex is ascii");
+        let known = gate.knows(hash);
         // The key is kept only for an agent the gateway does not know yet, and only if accepted.
         let new_key = (!known).then(|| Secret::new(call.key.to_string()));
         let req = match self.request(&call, headers) {
             Ok(req) => req,
-            Err(e) => return self.failed(op, call.id, call.target, &e.to_string()),
+            Err(e) => return self.failed(op, id, call.target, &e.to_string()),
         };
         // Deadlines from the read's start.
         let timeout = gate.settings.timeout();
@@ -344,31 +354,36 @@ impl Reads {
                 edge::latency(upstream_latency(), call.start.elapsed().as_secs_f64());
                 answer
             }
-            Ok(Err(e)) => return self.failed(op, call.id, call.target, &e.to_string()),
-            Err(_) => return timed_out(gate, op, call.id, call.target),
+            Ok(Err(e)) => return self.failed(op, id, call.target, &e.to_string()),
+            Err(_) => return timed_out(gate, op, id, call.target),
         };
-        let (parts, body) = answer.into_parts();
+        let (mut parts, mut body) = answer.into_parts();
         let status = parts.status.as_u16();
-        // A key not known yet is known once the upstream accepts it, and the real deployment
-        // refuses one with a 200 that says `success: false`: its answer is read ahead (a refusal
-        // is short) and judged whole, as the gateway's other calls judge theirs.
-        let (accepted, held, rest) = if known {
-            ((200..300).contains(&status), Bytes::new(), Some(body))
-        } else {
-            match tokio::time::timeout(timeout, read_ahead(body, JUDGED)).await {
-                Ok(Ok((held, None))) => (succeeded(status, &held), held, None),
-                Ok(Ok((held, rest))) => ((200..300).contains(&status), held, rest),
-                Ok(Err(e)) => return self.failed(op, call.id, call.target, &e.to_string()),
-                // The head came and the body stalls: the upstream failed within its answer.
-                Err(_) => {
-                    let why = "timed out within the answer";
-                    return self.failed(op, call.id, call.target, why);
-                }
+        // What has arrived with the head is read here for every caller, so that an answer that
+        // came whole goes back whole, with its length (a streamed one goes back chunked). A key
+        // not known yet is known once the upstream accepts it, and the real deployment refuses
+        // one with a 200 that says `success: false`: an unknown agent's answer is read ahead
+        // further (a refusal is short) and judged whole, as the gateway's other calls judge
+        // theirs.
+        let limit = if known { READ_AHEAD } else { JUDGED };
+        let (held, rest) = match tokio::time::timeout(timeout, read_ahead(&mut body, limit)).await {
+            Ok(Ok((held, true))) => (held, None),
+            Ok(Ok((held, false))) => (held, Some(body)),
+            Ok(Err(e)) => return self.failed(op, id, call.target, &e.to_string()),
+            // The head came and the body stalls: the upstream failed within its answer.
+            Err(_) => {
+                let why = "timed out within the answer";
+                return self.failed(op, id, call.target, why);
             }
+        };
+        let accepted = if known || rest.is_some() {
+            (200..300).contains(&status)
+        } else {
+            succeeded(status, &held)
         };
         let now = gate.now();
         if accepted
-            && !gate.touch(&hash, now)
+            && !gate.touch(hash, now)
             && let Some(secret) = new_key
         {
             // On the gateway's runtime: remembering an agent writes its row and starts the runs
@@ -382,17 +397,12 @@ impl Reads {
             }
         }
         if accepted || known {
-            gate.connections.rest(&hash, now);
+            gate.connections.rest(hash, now);
         }
-        let mut resp = Response::new(streamed(held, rest, timeout));
-        *resp.status_mut() = parts.status;
-        let out = resp.headers_mut();
-        for (name, value) in &parts.headers {
-            if !not_forwarded(name.as_str().as_bytes()) {
-                out.append(name.clone(), value.clone());
-            }
-        }
-        resp
+        // The upstream's head is answered as it came, less what belongs to its hop.
+        strip(&mut parts.headers, &[]);
+        parts.extensions.clear();
+        Response::from_parts(parts, streamed(held, rest, timeout))
     }
 
     /// The answer to a read whose upstream failed.
@@ -406,87 +416,135 @@ impl Reads {
     fn request(
         &self,
         call: &Call<'_>,
-        headers: &HeaderMap,
+        mut headers: HeaderMap,
     ) -> Result<Request<Empty<Bytes>>, RequestError> {
         let uri: Uri = format!("{}{}", self.base, call.target)
             .parse()
             .map_err(RequestError::Path)?;
-        let mut req = Request::new(Empty::new());
-        *req.uri_mut() = uri;
-        let out = req.headers_mut();
-        out.insert(axum::http::header::HOST, self.host.clone());
-        for (name, value) in headers {
-            let n = name.as_str().as_bytes();
-            if not_forwarded(n)
-                || [b"authorization".as_slice(), b"x-api-key", b"x-request-id"]
-                    .iter()
-                    .any(|h| n.eq_ignore_ascii_case(h))
-            {
-                continue;
-            }
-            out.append(name.clone(), value.clone());
-        }
-        let key = HeaderValue::from_str(call.key)?;
-        out.insert("x-api-key", key);
-        let id = HeaderValue::from_bytes(call.id)?;
-        out.insert(REQUEST_ID, id);
+        // The caller's own headers go on as they came, in place, less those of its hop and its
+        // credentials and request id, which are the gateway's to set.
+        strip(
+            &mut headers,
+            &["authorization", "x-api-key", "x-request-id"],
+        );
+        headers.insert(axum::http::header::HOST, self.host.clone());
+        headers.insert("x-api-key", HeaderValue::from_str(call.key)?);
+        headers.insert(REQUEST_ID, call.id.clone());
         // What the gateway's other client (reqwest) sends when the caller said nothing.
-        if !out.contains_key(axum::http::header::USER_AGENT) {
-            out.insert(
+        if !headers.contains_key(axum::http::header::USER_AGENT) {
+            headers.insert(
                 axum::http::header::USER_AGENT,
                 HeaderValue::from_static(concat!("agentdesk-gateway/", env!("CARGO_PKG_VERSION"))),
             );
         }
-        if !out.contains_key(axum::http::header::ACCEPT) {
-            out.insert(axum::http::header::ACCEPT, HeaderValue::from_static("*/*"));
+        if !headers.contains_key(axum::http::header::ACCEPT) {
+            headers.insert(axum::http::header::ACCEPT, HeaderValue::from_static("*/*"));
         }
+        let mut req = Request::new(Empty::new());
+        *req.uri_mut() = uri;
+        *req.headers_mut() = headers;
         Ok(req)
     }
 }
 
+/// Removes, in place, the headers that are not forwarded ([`not_forwarded`]) and those named in
+/// `also`. Most heads hold one or two of them: each is found by a scan of the names, and
+/// removed by its name (every value of it).
+fn strip(headers: &mut HeaderMap, also: &[&str]) {
+    let doomed = |name: &axum::http::HeaderName| {
+        let n = name.as_str().as_bytes();
+        not_forwarded(n) || also.iter().any(|h| n.eq_ignore_ascii_case(h.as_bytes()))
+    };
+    while let Some(name) = headers.keys().find(|n| doomed(n)).cloned() {
+        headers.remove(&name);
+    }
+}
+
 /// An answer's first part, and what has arrived with it, up to `limit` bytes: what was read, and
-/// the rest of the body unless it ended within them. A streamed answer is not held back: only what
-/// is there already is read past the first part.
-async fn read_ahead(
-    mut body: Incoming,
-    limit: usize,
-) -> Result<(Bytes, Option<Incoming>), hyper::Error> {
+/// whether the body ended within it. A streamed answer is not held back: only what is there
+/// already is read past the first part.
+async fn read_ahead(body: &mut Incoming, limit: usize) -> Result<(Bytes, bool), hyper::Error> {
     use futures::FutureExt as _;
-    let mut held = BytesMut::new();
+    let mut held = Held::default();
     let mut first = true;
     while held.len() < limit {
+        let next = body.frame();
         let frame = if first {
             first = false;
-            body.frame().await
+            next.await
         } else {
-            match body.frame().now_or_never() {
+            match next.now_or_never() {
                 Some(frame) => frame,
                 None => break,
             }
         };
         match frame {
-            None => return Ok((held.freeze(), None)),
+            None => return Ok((held.freeze(), true)),
             Some(frame) => {
                 if let Ok(data) = frame?.into_data() {
-                    held.extend_from_slice(&data);
+                    held.push(data);
                 }
             }
         }
     }
-    Ok((held.freeze(), Some(body)))
+    Ok((held.freeze(), false))
+}
+
+/// What was read ahead: most answers arrive as one frame, which is kept as it came; a second
+/// one is copied after it.
+#[derive(Default)]
+enum Held {
+    #[default]
+    Nothing,
+    One(Bytes),
+    More(BytesMut),
+}
+
+impl Held {
+    fn len(&self) -> usize {
+        match self {
+            Held::Nothing => 0,
+            Held::One(b) => b.len(),
+            Held::More(b) => b.len(),
+        }
+    }
+
+    fn push(&mut self, data: Bytes) {
+        *self = match std::mem::take(self) {
+            Held::Nothing => Held::One(data),
+            Held::One(first) => {
+                let mut more = BytesMut::with_capacity(first.len() + data.len());
+                more.extend_from_slice(&first);
+                more.extend_from_slice(&data);
+                Held::More(more)
+            }
+            Held::More(mut more) => {
+                more.extend_from_slice(&data);
+                Held::More(more)
+            }
+        };
+    }
+
+    fn freeze(self) -> Bytes {
+        match self {
+            Held::Nothing => Bytes::new(),
+            Held::One(b) => b,
+            Held::More(b) => b.freeze(),
+        }
+    }
 }
 
 /// The answer's body as it goes on: what was read ahead, then the rest as it arrives, each part
 /// within the gateway's timeout (a stall ends the answer rather than holding the agent's
 /// connection for as long as the upstream keeps its own).
 fn streamed(held: Bytes, rest: Option<Incoming>, timeout: std::time::Duration) -> Body {
-    if rest.is_none() {
+    let Some(rest) = rest else {
         return Body::from(held);
-    }
+    };
     let first = (!held.is_empty()).then(|| Ok::<_, axum::BoxError>(Frame::data(held)));
-    let rest = futures::stream::unfold(rest.map(BodyStream::new), move |body| async move {
-        let mut body = body?;
-        match tokio::time::timeout(timeout, body.next()).await {
+    let rest = futures::stream::unfold(Some(rest), move |rest| async move {
+        let mut body = rest?;
+        match tokio::time::timeout(timeout, body.frame()).await {
             Ok(Some(Ok(frame))) => Some((Ok(frame), Some(body))),
             Ok(Some(Err(e))) => Some((Err(axum::BoxError::from(e)), None)),
             Ok(None) => None,
