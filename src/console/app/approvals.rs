@@ -2,7 +2,7 @@
 //! answers (upper layer: it changes `App`).
 
 use crate::api::ApiError;
-use crate::api::model::{Proposal, TradeSignal};
+use crate::api::model::{Proposal, ProposalStatus, TradeSignal};
 use crate::console::action::{Effect, Resource};
 use crate::console::app::App;
 use crate::console::app::ToastLevel;
@@ -128,7 +128,10 @@ impl App {
                 // confirm that got no answer is settled by what the list says. One found staged
                 // may still run later (it was queued on a paused service): then it is this
                 // console's approval after all.
-                if unanswered && item.local == LocalState::None && p.status == "executed" {
+                if unanswered
+                    && item.local == LocalState::None
+                    && p.status == ProposalStatus::Executed
+                {
                     item.local = LocalState::Unknown {
                         error: "the confirm that got no answer ran after all".into(),
                         checking: true,
@@ -296,8 +299,8 @@ impl App {
                 // we asked for fills the rest, so the row, the dialog and the journal say what
                 // is staged.
                 p.preview = staged::complete(signal, &p.preview);
-                if p.status.is_empty() {
-                    p.status = "staged".into();
+                if p.status.is_unsaid() {
+                    p.status = ProposalStatus::Staged;
                 }
                 // The interface says a proposal expires 5 minutes after staging; an answer
                 // without `expiresAt` gets that, counted from its arrival (the service's clock
@@ -356,7 +359,7 @@ impl App {
                 let text = execution_summary(&done);
                 if let Some(item) = self.inbox.item_mut(id) {
                     item.local = LocalState::Approved(text.clone());
-                    item.proposal.status = "executed".into();
+                    item.proposal.status = ProposalStatus::Executed;
                 }
                 self.toast(format!("Approved {id}: {text}"), ToastLevel::Info);
                 self.decide(id, DecisionKind::Approved, summary, text, fx);
@@ -764,7 +767,7 @@ impl App {
         match found {
             Outcome::Executed(text) => {
                 item.local = LocalState::Approved(text.clone());
-                item.proposal.status = "executed".into();
+                item.proposal.status = ProposalStatus::Executed;
                 self.inbox.forget_unanswered(id);
                 self.toast(
                     format!("Confirm {id} did execute: {text}"),

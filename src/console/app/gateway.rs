@@ -4,7 +4,8 @@
 
 use crate::api::ApiError;
 use crate::api::model::{
-    GateAgents, GateDecision, GateInbox, GateItem, Hold, ItemStatus, Proposal, TradeSignal,
+    GateAgents, GateDecision, GateInbox, GateItem, Hold, ItemStatus, Proposal, ProposalStatus,
+    TradeSignal,
 };
 use crate::console::action::{Effect, Resource};
 use crate::console::app::{App, ToastLevel};
@@ -20,15 +21,16 @@ use std::time::Duration;
 /// The gateway's item as the inbox's proposal: its status in the words the inbox knows.
 fn to_proposal(g: &GateItem, id: &str) -> Proposal {
     let status = match status_of(g) {
-        ItemStatus::Executed => "executed",
-        ItemStatus::Failed => "failed",
-        ItemStatus::Expired => "expired",
-        // Rejected and approved items are told apart by the local state (see `local_of`).
+        ItemStatus::Executed => ProposalStatus::Executed,
+        ItemStatus::Failed => ProposalStatus::Failed,
+        ItemStatus::Expired => ProposalStatus::Expired,
+        // Rejected and approved items are told apart by the local state (see `local_of`), and an
+        // unknown one is never offered for a decision there.
         ItemStatus::Pending
         | ItemStatus::Approved
         | ItemStatus::Executing
         | ItemStatus::Rejected
-        | ItemStatus::Unknown => "staged",
+        | ItemStatus::Unknown => ProposalStatus::Staged,
     };
     let mut preview = g.trade_preview();
     if preview.kind.is_empty() {
@@ -36,7 +38,7 @@ fn to_proposal(g: &GateItem, id: &str) -> Proposal {
     }
     Proposal {
         proposal_id: id.to_string(),
-        status: status.into(),
+        status,
         kind: g.kind.clone(),
         created_at: g.created_at,
         expires_at: g.expires_at,
@@ -293,8 +295,13 @@ impl App {
                     item.proposal.preview = proposal.preview;
                 }
                 // A poll sent before the approval was answered must not take an execution back.
-                let settled = matches!(item.proposal.status.as_str(), "executed" | "failed");
-                if !(settled && proposal.status == "staged") {
+                let settled = match item.proposal.status {
+                    ProposalStatus::Executed | ProposalStatus::Failed => true,
+                    ProposalStatus::Staged | ProposalStatus::Expired | ProposalStatus::Other(_) => {
+                        false
+                    }
+                };
+                if !(settled && proposal.status == ProposalStatus::Staged) {
                     item.proposal.status = proposal.status;
                 }
                 item.proposal.expires_at = item.proposal.expires_at.or(proposal.expires_at);

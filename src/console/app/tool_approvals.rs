@@ -4,7 +4,7 @@
 
 use crate::api::ApiError;
 use crate::api::model::lenient::time as parse_time;
-use crate::api::model::{Proposal, ToolResult};
+use crate::api::model::{Proposal, ProposalStatus, ToolResult};
 use crate::console::action::{Effect, Resource};
 use crate::console::app::{App, ToastLevel};
 use crate::console::inbox::{DecisionKind, InboxItem, LocalState, Source, ToolApproval};
@@ -36,7 +36,7 @@ impl App {
                 let text = summarize(&res.result, 80);
                 if let Some(item) = self.inbox.item_mut(id) {
                     item.local = LocalState::Approved(text.clone());
-                    item.proposal.status = "executed".into();
+                    item.proposal.status = ProposalStatus::Executed;
                     if let Some(t) = item.tool.as_mut() {
                         t.result = Some(res.result.clone());
                     }
@@ -141,7 +141,7 @@ impl App {
         self.inbox.push(InboxItem {
             proposal: Proposal {
                 proposal_id: id.clone(),
-                status: "staged".into(),
+                status: ProposalStatus::Staged,
                 kind: "tool".into(),
                 created_at: Some(self.now),
                 expires_at: expires,

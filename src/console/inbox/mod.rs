@@ -15,7 +15,7 @@ mod selection;
 pub mod staged;
 
 use crate::api::ApiError;
-use crate::api::model::{AuditEntry, Preview, Proposal, TradeSignal};
+use crate::api::model::{AuditEntry, Preview, Proposal, ProposalStatus, TradeSignal};
 use crate::console::layout::Pane;
 use crate::console::poll::Poll;
 use chrono::{DateTime, Duration as TimeDelta, Utc};
@@ -94,6 +94,9 @@ pub enum Status {
     Executed,
     /// A confirm went out and no answer came back: being reconciled with the service.
     Unknown,
+    /// The service says a status this console does not know ([`ProposalStatus::Other`]): shown
+    /// in its words, never approved, rejected or expired here.
+    Unrecognised,
 }
 
 impl Status {
@@ -107,6 +110,7 @@ impl Status {
             Status::Failed => "failed",
             Status::Executed => "executed",
             Status::Unknown => "outcome unknown",
+            Status::Unrecognised => "in a state this console does not know",
         }
     }
 }
@@ -122,7 +126,8 @@ impl InboxItem {
             // A gateway approves first and executes after (at once, or once the agent is back):
             // "approved" there is not yet an execution.
             LocalState::Approved(_)
-                if self.source == Source::Gateway && self.proposal.status == "executed" =>
+                if self.source == Source::Gateway
+                    && self.proposal.status == ProposalStatus::Executed =>
             {
                 return Status::Executed;
             }
@@ -138,21 +143,28 @@ impl InboxItem {
     /// What the service's side says, whatever this console did: a dismissal is only local, so
     /// this is what undoing it returns to.
     pub fn service_status(&self, now: DateTime<Utc>) -> Status {
-        match self.proposal.status.as_str() {
-            "executed" => Status::Executed,
-            "failed" => Status::Failed,
-            "expired" => Status::Expired,
-            _ if self.remaining(now).is_some_and(|r| r <= TimeDelta::zero()) => Status::Expired,
-            _ => Status::Staged,
+        match &self.proposal.status {
+            ProposalStatus::Executed => Status::Executed,
+            ProposalStatus::Failed => Status::Failed,
+            ProposalStatus::Expired => Status::Expired,
+            ProposalStatus::Staged
+                if self.remaining(now).is_some_and(|r| r <= TimeDelta::zero()) =>
+            {
+                Status::Expired
+            }
+            ProposalStatus::Staged => Status::Staged,
+            ProposalStatus::Other(_) => Status::Unrecognised,
         }
     }
 
     /// The status as a row shows it: for a confirm that got no answer, whether it is still
-    /// being checked.
-    pub fn status_text(&self, now: DateTime<Utc>) -> &'static str {
-        match self.local {
-            LocalState::Unknown { checking: true, .. } => "unknown — checking",
-            _ => self.status(now).label(),
+    /// being checked; a status this console does not know, in the service's words.
+    pub fn status_text(&self, now: DateTime<Utc>) -> std::borrow::Cow<'_, str> {
+        match (&self.local, self.status(now)) {
+            (LocalState::Unknown { checking: true, .. }, _) => "unknown — checking".into(),
+            (_, Status::Unrecognised) if self.proposal.status.is_unsaid() => "no status".into(),
+            (_, Status::Unrecognised) => self.proposal.status.as_str().into(),
+            (_, status) => status.label().into(),
         }
     }
 
@@ -696,7 +708,7 @@ impl Inbox {
             InboxItem {
                 proposal: Proposal {
                     proposal_id: id.to_string(),
-                    status: "staged".into(),
+                    status: ProposalStatus::Staged,
                     ..Default::default()
                 },
                 source: Source::Console,
@@ -823,24 +835,26 @@ pub fn outcome(id: &str, staged_at: DateTime<Utc>, evidence: &Evidence) -> Outco
     }
 }
 
-/// What a listed proposal's status says.
+/// What a listed proposal's status says. A word this console does not know says nothing it can
+/// act on: the question stays open, as when the records do not say.
 pub fn outcome_of(p: &Proposal) -> Outcome {
-    match p.status.as_str() {
-        "executed" => Outcome::Executed(match &p.execution {
+    match &p.status {
+        ProposalStatus::Executed => Outcome::Executed(match &p.execution {
             Some(e) => execution_summary(&crate::api::model::ExecutionResult {
-                status: "executed".into(),
+                status: ProposalStatus::Executed.to_string(),
                 execution: e.clone(),
                 ..Default::default()
             }),
-            None => "executed".into(),
+            None => ProposalStatus::Executed.to_string(),
         }),
-        "failed" => Outcome::Failed(
+        ProposalStatus::Failed => Outcome::Failed(
             p.error
                 .as_ref()
                 .map(|e| e.message.clone())
                 .unwrap_or_else(|| "the service marked it failed".into()),
         ),
-        _ => Outcome::NotExecuted,
+        ProposalStatus::Staged | ProposalStatus::Expired => Outcome::NotExecuted,
+        ProposalStatus::Other(_) => Outcome::Unknown,
     }
 }
 
@@ -1018,7 +1032,7 @@ mod tests {
         // The list, when it has the proposal, decides over the log.
         let mut p = Proposal {
             proposal_id: "p1".into(),
-            status: "staged".into(),
+            status: ProposalStatus::Staged,
             ..Proposal::default()
         };
         let both = |p: Proposal| Evidence {
@@ -1026,7 +1040,7 @@ mod tests {
             audit: Ok(vec![row(Some("p1"), "confirm_trade", "ok")]),
         };
         assert_eq!(outcome("p1", t(), &both(p.clone())), Outcome::NotExecuted);
-        p.status = "failed".into();
+        p.status = ProposalStatus::Failed;
         assert_eq!(
             outcome("p1", t(), &both(p)),
             Outcome::Failed("the service marked it failed".into())

@@ -28,7 +28,7 @@ pub fn draw(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {
 fn status_style(theme: &Theme, status: Status) -> Style {
     match status {
         Status::Staged => theme.base,
-        Status::Confirming | Status::Unknown => theme.warn,
+        Status::Confirming | Status::Unknown | Status::Unrecognised => theme.warn,
         Status::Approved | Status::Executed => theme.good,
         Status::Failed => theme.bad,
         Status::Rejected | Status::Expired => theme.expired,
@@ -185,7 +185,8 @@ pub(crate) fn detail_title(
         | Status::Rejected
         | Status::Expired
         | Status::Failed
-        | Status::Unknown => " As proposed · risk from live data ",
+        | Status::Unknown
+        | Status::Unrecognised => " As proposed · risk from live data ",
     }
 }
 
