@@ -961,6 +961,36 @@ mod tests {
         "2026-06-01T12:00:00Z".parse().unwrap()
     }
 
+    /// A word the service uses that this console does not know may mean anything, an execution
+    /// included: it is shown as said and offered for no decision, before or after its expiry.
+    #[test]
+    fn a_status_this_console_does_not_know_is_shown_and_never_approvable() {
+        let item = |status: ProposalStatus| InboxItem {
+            proposal: Proposal {
+                proposal_id: "p1".into(),
+                status,
+                expires_at: Some(t() + TimeDelta::minutes(5)),
+                ..Proposal::default()
+            },
+            source: Source::Service,
+            local: LocalState::None,
+            first_seen: t(),
+            expiry_noted: false,
+            tool: None,
+            request: None,
+        };
+        assert!(item(ProposalStatus::Staged).can_approve(t()));
+        for (word, shown) in [("filled", "filled"), ("", "no status")] {
+            let odd = item(ProposalStatus::from(word));
+            for now in [t(), t() + TimeDelta::minutes(10)] {
+                assert_eq!(odd.status(now), Status::Unrecognised, "{word:?}");
+                assert!(!odd.can_approve(now), "{word:?}");
+                assert_eq!(odd.status_text(now), shown);
+            }
+            assert_eq!(outcome_of(&odd.proposal), Outcome::Unknown, "{word:?}");
+        }
+    }
+
     #[test]
     fn a_log_that_names_no_proposal_proves_absence_when_nothing_executed_since_the_staging() {
         let audit = |rows: Vec<AuditEntry>| Evidence {
