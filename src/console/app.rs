@@ -258,7 +258,7 @@ impl App {
         history: Vec<super::inbox::Decision>,
         warnings: &[String],
     ) {
-        self.gate.connect = connect;
+        self.gate.set_connect(connect);
         self.inbox.restore_decisions(history);
         if !warnings.is_empty() {
             self.command_error = Some(warnings.join(" · "));
@@ -685,8 +685,8 @@ impl App {
         for feed in self.feeds.values_mut() {
             feed.poll.ask_at(self.now);
         }
-        if self.gate.detected != super::gate::Detected::No {
-            self.gate.poll.ask_at(self.now);
+        if self.gate.detected() != super::gate::Detected::No {
+            self.gate.ask_at(self.now);
         }
         let shown = self.tab;
         for (tab, component) in self.tabs.each_mut() {

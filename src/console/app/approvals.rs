@@ -253,7 +253,7 @@ impl App {
         };
         // Whose it was: the agent the gateway names (its label and key fingerprint), this
         // console's own key for what it staged; a service's list names no agent.
-        let agent = match (self.gate.items.get(id), self.item(id).map(|i| i.source)) {
+        let agent = match (self.gate.item(id), self.item(id).map(|i| i.source)) {
             (Some(g), _) => json!({
                 "name": self.gate.agent_label(id, &self.service.key_fingerprint),
                 "fingerprint": g.agent_fingerprint,
@@ -452,7 +452,7 @@ impl App {
                 if item.status(now) == Status::Approved
                     && self.decider_for(id) == Decider::Gateway =>
             {
-                let note = self.gate.items.get(id).and_then(|g| g.note.clone());
+                let note = self.gate.item(id).and_then(|g| g.note.clone());
                 let text = Decider::Gateway.approved_waiting(id, note.as_ref());
                 self.toast(text, ToastLevel::Info);
             }
@@ -522,7 +522,7 @@ impl App {
         });
         if via_gate && item.tool.is_some() && item.source != Source::Gateway && !stages_only {
             let origin = item.tool.as_ref().map(|t| t.origin).unwrap_or("tools");
-            self.gate.poll.probe_by(now);
+            self.gate.probe_by(now);
             self.toast(
                 format!(
                     "{id}: the gateway approves this {origin} tool call in its inbox and has not \
@@ -535,9 +535,7 @@ impl App {
         item.local = LocalState::Confirming;
         if decider == Decider::Gateway {
             if !overrides.is_empty() {
-                self.gate
-                    .overridden
-                    .insert(id.to_string(), overrides.clone());
+                self.gate.overriding(id, overrides.clone());
             }
             fx.push(if overrides.is_empty() {
                 Effect::GateApprove(id.to_string())

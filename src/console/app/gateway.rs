@@ -236,13 +236,13 @@ impl App {
             if g.kind.starts_with("tool:") {
                 self.adopt_tool_approval(&g, &id);
             }
-            if self.gate.awaiting.contains(&id) {
+            if self.gate.awaits(&id) {
                 if let Some((kind, text)) = outcome_of_approved(&g) {
                     outcomes.push((id.clone(), kind, text));
                 } else if g.status == ItemStatus::Expired {
                     // The approval never reached the gateway: it expired pending, which the
                     // inbox journals as an expiry, not as an approval that failed.
-                    self.gate.awaiting.remove(&id);
+                    self.gate.stop_awaiting(&id);
                 }
             }
             let proposal = to_proposal(&g, &id);
@@ -254,7 +254,7 @@ impl App {
             .then(|| g.reason.clone().unwrap_or_else(|| "no reason given".into()));
             // Nobody clicked: a standing approval's execution is said once, as an approval's is.
             if let Some(n) = g.standing_approval
-                && !self.gate.awaiting.contains(&id)
+                && !self.gate.awaits(&id)
                 && matches!(status_of(&g), ItemStatus::Executed | ItemStatus::Failed)
                 && g.decided_at
                     .is_none_or(|t| t >= self.inbox.started_at() - START_SLACK)
@@ -281,13 +281,13 @@ impl App {
                 proposal.preview = crate::console::inbox::staged::complete(r, &proposal.preview);
             }
             let executes = status_of(&g) == ItemStatus::Executed;
-            let was = self.gate.items.insert(id.clone(), g);
+            let was = self.gate.record(id.clone(), g);
             // Whoever approved it (this console, another supervisor, a standing approval), an
             // execution changes the account: asked now, not at its next (maybe quiet) poll.
             executed |= executes && was.is_none_or(|w| status_of(&w) != ItemStatus::Executed);
             let existing = match self.inbox.items_mut().iter_mut().find(|i| i.id() == id) {
                 Some(item) => Some(item),
-                None => self.gate.hidden.iter_mut().find(|i| i.id() == id),
+                None => self.gate.hidden_item_mut(&id),
             };
             if let Some(item) = existing {
                 item.source = Source::Gateway;
@@ -351,7 +351,7 @@ impl App {
                 );
             }
             if self.gate.hides(&id) {
-                self.gate.hidden.push(item);
+                self.gate.hide(item);
             } else {
                 self.inbox.push(item);
             }
@@ -365,10 +365,10 @@ impl App {
             self.poll_now(&Resource::TRADED, now);
         }
         for (id, kind, text) in outcomes {
-            self.gate.awaiting.remove(&id);
+            self.gate.stop_awaiting(&id);
             let summary = self
                 .item(&id)
-                .or_else(|| self.gate.hidden.iter().find(|i| i.id() == id))
+                .or_else(|| self.gate.hidden_item(&id))
                 .map(|i| i.describe())
                 .unwrap_or_else(|| id.clone());
             let level = if kind == DecisionKind::Executed {
@@ -483,7 +483,7 @@ impl App {
                 let (kind, text, level) = match (approve, status_of(&g)) {
                     (false, _) => {
                         // An earlier approve that got no answer did not go through after all.
-                        self.gate.awaiting.remove(id);
+                        self.gate.stop_awaiting(id);
                         (
                             DecisionKind::Rejected,
                             format!(
@@ -494,16 +494,16 @@ impl App {
                         )
                     }
                     (true, ItemStatus::Executed) => {
-                        self.gate.awaiting.remove(id);
+                        self.gate.stop_awaiting(id);
                         (DecisionKind::Approved, executed_line(&g), ToastLevel::Info)
                     }
                     (true, ItemStatus::Failed) => {
-                        self.gate.awaiting.remove(id);
+                        self.gate.stop_awaiting(id);
                         (DecisionKind::Failed, failed_text(&g), ToastLevel::Error)
                     }
                     (true, _) => {
                         // Not run yet: its outcome is journaled when a poll reports it.
-                        self.gate.awaiting.insert(id.to_string());
+                        self.gate.await_outcome(id);
                         (
                             DecisionKind::Approved,
                             g.note.as_ref().map(approved_note).unwrap_or_else(|| {
@@ -515,7 +515,7 @@ impl App {
                 };
                 // An override is not a plain approval: the answer and the journal say which
                 // rules it overrode.
-                let text = match self.gate.overridden.get(id).filter(|_| approve) {
+                let text = match self.gate.overrides(id).filter(|_| approve) {
                     Some(rules) => format!("overriding {}: {text}", rules.join(", ")),
                     None => text,
                 };
@@ -529,8 +529,8 @@ impl App {
                         _ => local_of(&g).unwrap_or_else(|| LocalState::Approved(text.clone())),
                     };
                 }
-                self.gate.items.insert(id.to_string(), g);
-                self.gate.refused.remove(id);
+                self.gate.record(id.to_string(), g);
+                self.gate.forget_refusal(id);
                 let done = if approve { "Approved" } else { "Rejected" };
                 self.toast(format!("{done} {id} ({agent}): {text}"), level);
                 self.decide(id, kind, summary, text, fx);
@@ -545,7 +545,7 @@ impl App {
                 {
                     item.local = LocalState::None;
                 }
-                self.gate.awaiting.insert(id.to_string());
+                self.gate.await_outcome(id);
                 self.toast(Decider::Gateway.open_outcome(id, &e), ToastLevel::Error);
             }
             Err(e) => {
@@ -562,9 +562,7 @@ impl App {
                     }
                     _ => e.to_string(),
                 };
-                self.gate
-                    .refused
-                    .insert(id.to_string(), format!("{verb}: {text}"));
+                self.gate.refused(id, format!("{verb}: {text}"));
                 self.toast(format!("{verb} {id} failed: {text}"), ToastLevel::Error);
                 self.decide(id, DecisionKind::Failed, summary, text, fx);
             }
@@ -576,7 +574,7 @@ impl App {
 
     /// Why the gateway says item `id` cannot be judged (and so nobody may approve it).
     pub(crate) fn gate_trade_error(&self, id: &str) -> Option<String> {
-        self.gate.items.get(id).and_then(|g| g.trade_error.clone())
+        self.gate.item(id).and_then(|g| g.trade_error.clone())
     }
 
     /// `/agent NAME|all`: the inbox shows one agent's items, or every agent's.
@@ -605,17 +603,17 @@ impl App {
             );
             return;
         }
-        self.gate.filter = filter;
+        self.gate.set_filter(filter);
         let mut all: Vec<InboxItem> = self.inbox.take_items();
-        all.append(&mut self.gate.hidden);
+        all.append(&mut self.gate.take_hidden());
         let mut seen = std::collections::HashSet::new();
         all.retain(|i| seen.insert(i.id().to_string()));
         let (hidden, shown): (Vec<_>, Vec<_>) =
             all.into_iter().partition(|i| self.gate.hides(i.id()));
         self.inbox.replace_items(shown);
-        self.gate.hidden = hidden;
+        self.gate.set_hidden(hidden);
         self.inbox.sort();
-        let text = match &self.gate.filter {
+        let text = match self.gate.filter() {
             Some(f) => format!("inbox: {f}'s items only (/agent all shows every agent's)"),
             None => "inbox: every agent's items".into(),
         };

@@ -6,8 +6,8 @@ use crate::api::ApiError;
 use crate::api::model::{GateCheck, GateKillSwitch, GatePolicy, GateStanding, GateStandingRequest};
 use crate::console::action::Effect;
 use crate::console::app::{App, ToastLevel};
+use crate::console::gate::Detected;
 use crate::console::gate::guard::{ApproveCheck, kill_reason, kill_refusal};
-use crate::console::gate::{self, Detected};
 use crate::console::modal::{Confirm, Deciding, Modal};
 use chrono::{DateTime, Utc};
 
@@ -33,7 +33,7 @@ impl App {
 
     /// The approve dialog opens on a gateway item: its verdicts are re-checked live.
     pub(crate) fn gate_check_for(&self, id: &str) -> Option<ApproveCheck> {
-        (self.gate.is_gateway() && self.gate.items.contains_key(id)).then(|| ApproveCheck::new(id))
+        (self.gate.is_gateway() && self.gate.item(id).is_some()).then(|| ApproveCheck::new(id))
     }
 
     pub(crate) fn on_guard_loaded(
@@ -44,10 +44,10 @@ impl App {
         // A failed poll keeps what was last known: a kill switch never looks off for want of
         // an answer.
         if let Ok(k) = kill {
-            self.gate.kill = Some(k);
+            self.gate.set_kill(k);
         }
         if let Ok(s) = standing {
-            self.gate.standing = s;
+            self.gate.set_standing(s);
         }
     }
 
@@ -68,11 +68,11 @@ impl App {
         check: Option<&ApproveCheck>,
         overrides: &[String],
     ) -> bool {
-        if !self.gate.is_gateway() || !self.gate.items.contains_key(id) {
+        if !self.gate.is_gateway() || self.gate.item(id).is_none() {
             return false;
         }
-        if let Some(reason) = kill_reason(self.gate.kill.as_ref())
-            .or_else(|| check.and_then(ApproveCheck::blocked_by_kill))
+        if let Some(reason) =
+            kill_reason(self.gate.kill()).or_else(|| check.and_then(ApproveCheck::blocked_by_kill))
         {
             self.toast(kill_refusal(&reason), ToastLevel::Error);
             return true;
@@ -80,7 +80,7 @@ impl App {
         let fresh = ApproveCheck::new(id);
         let check = check.filter(|c| c.id == id).unwrap_or(&fresh);
         let missing: Vec<String> = check
-            .breaking(self.gate.items.get(id))
+            .breaking(self.gate.item(id))
             .into_iter()
             .filter(|r| !overrides.contains(r))
             .collect();
@@ -107,7 +107,7 @@ impl App {
             "approver" => 1,
             _ => 2,
         };
-        let Some(role) = self.gate.role.clone() else {
+        let Some(role) = self.gate.role().map(str::to_string) else {
             return false;
         };
         if !self.gate.is_gateway() || rank(&role) >= rank(needed) {
@@ -157,7 +157,7 @@ impl App {
                 } else {
                     "kill switch off: agents may trade again within the policy".to_string()
                 };
-                self.gate.kill = Some(k);
+                self.gate.set_kill(k);
                 self.toast(text, ToastLevel::Info);
             }
             Err(e) => {
@@ -186,7 +186,7 @@ impl App {
 
     /// `/policy` (and `P`): the policy panel, read now and then with each gate poll while open.
     pub(crate) fn show_policy(&mut self, fx: &mut Vec<Effect>) {
-        if self.gate.detected == Detected::No {
+        if self.gate.detected() == Detected::No {
             self.toast(
                 format!(
                     "not a gateway: {} has no supervisor API (/gate/v1), so there is no policy to show; \
@@ -202,8 +202,7 @@ impl App {
     }
 
     fn fetch_policy(&mut self, fx: &mut Vec<Effect>) {
-        if !self.gate.policy.in_flight {
-            self.gate.policy.in_flight = true;
+        if self.gate.ask_policy() {
             fx.push(Effect::FetchPolicy);
         }
     }
@@ -213,23 +212,7 @@ impl App {
         result: Result<Box<GatePolicy>, ApiError>,
         at: DateTime<Utc>,
     ) {
-        let state = &mut self.gate.policy;
-        state.in_flight = false;
-        match result {
-            Ok(p) => {
-                state.policy = Some(*p);
-                state.read_at = Some(at);
-                state.error = None;
-            }
-            Err(e) => {
-                // A 404 settles what the service is, as the gate poll's own 404 does.
-                if matches!(e, ApiError::NotFound { .. }) && self.gate.detected != Detected::Yes {
-                    self.gate.detected = Detected::No;
-                    state.policy = None;
-                }
-                state.error = Some(gate::policy::error_text(&e));
-            }
-        }
+        self.gate.policy_loaded(result.map(|p| *p), at);
         self.dirty = true;
     }
 

@@ -65,7 +65,7 @@ impl<'a> InboxShown<'a> {
     pub fn decider_for(&self, id: &str) -> Decider {
         let gateway_decides = self
             .item(id)
-            .or_else(|| self.gate.hidden.iter().find(|i| i.id() == id))
+            .or_else(|| self.gate.hidden_item(id))
             .is_none_or(|i| i.tool.is_none() || i.source == Source::Gateway);
         Decider::of(self.gate.is_gateway(), gateway_decides)
     }
@@ -107,7 +107,7 @@ impl<'a> InboxShown<'a> {
     }
 
     pub fn approve_context(&self, d: &ApproveDialog) -> Context {
-        let gate_item = self.gate.items.get(&d.id);
+        let gate_item = self.gate.item(&d.id);
         let gateway = self.decider_for(&d.id) == Decider::Gateway && gate_item.is_some();
         let breaking = if gateway {
             let fresh = ApproveCheck::new(&d.id);
@@ -116,7 +116,7 @@ impl<'a> InboxShown<'a> {
             Vec::new()
         };
         let kill = if gateway {
-            kill_reason(self.gate.kill.as_ref())
+            kill_reason(self.gate.kill())
                 .or_else(|| d.check_for(&d.id).and_then(ApproveCheck::blocked_by_kill))
         } else {
             None
