@@ -86,8 +86,6 @@ pub struct App {
     quota_until: Option<DateTime<Utc>>,
     /// One value per tab.
     tabs: Tabs,
-    /// The supervision gateway, when the service is one.
-    gate: GateState,
     /// Reads the wallet's private key for the builder-fee signature, when asked to sign (the
     /// environment by default; tests inject a fixed key). Never stored.
     wallet_key: fn() -> Option<crate::secret::Secret>,
@@ -124,7 +122,7 @@ impl App {
             keymap,
             feeds,
             account: Account::default(),
-            inbox: Inbox::started(now),
+            inbox: Inbox::started(now, gate_interval),
             request_log: VecDeque::new(),
             tab: Tab::Desk,
             focus: 0,
@@ -139,7 +137,6 @@ impl App {
             auth_failed: None,
             quota_until: None,
             tabs: Tabs::new(now),
-            gate: GateState::new(gate_interval, now),
             wallet_key: signals::wallet_key_from_env,
             size: (120, 40),
             should_quit: false,
@@ -184,7 +181,7 @@ impl App {
     }
 
     pub fn gate(&self) -> &GateState {
-        &self.gate
+        self.inbox.gate()
     }
 
     pub fn modal(&self) -> Option<&Modal> {
@@ -258,7 +255,7 @@ impl App {
         history: Vec<super::inbox::Decision>,
         warnings: &[String],
     ) {
-        self.gate.set_connect(connect);
+        self.inbox.gate_mut().set_connect(connect);
         self.inbox.restore_decisions(history);
         if !warnings.is_empty() {
             self.command_error = Some(warnings.join(" · "));
@@ -618,7 +615,7 @@ impl App {
         InboxShown {
             now: self.now,
             inbox: &self.inbox,
-            gate: &self.gate,
+            gate: self.inbox.gate(),
             service: &self.service,
             account: &self.account,
             feeds: &self.feeds,
@@ -685,8 +682,8 @@ impl App {
         for feed in self.feeds.values_mut() {
             feed.poll.ask_at(self.now);
         }
-        if self.gate.detected() != super::gate::Detected::No {
-            self.gate.ask_at(self.now);
+        if self.inbox.gate().detected() != super::gate::Detected::No {
+            self.inbox.gate_mut().ask_at(self.now);
         }
         let shown = self.tab;
         for (tab, component) in self.tabs.each_mut() {
@@ -751,7 +748,7 @@ impl App {
     }
 
     pub fn gate_mut(&mut self) -> &mut GateState {
-        &mut self.gate
+        self.inbox.gate_mut()
     }
 
     pub fn tabs_mut(&mut self) -> &mut Tabs {

@@ -119,7 +119,7 @@ impl App {
         let mut settle = Vec::new();
         for p in list {
             // Another agent's, while the gateway inbox shows one agent's items only.
-            if self.gate.hides(&p.proposal_id) {
+            if self.inbox.gate().hides(&p.proposal_id) {
                 continue;
             }
             let unanswered = self.inbox.unanswered(&p.proposal_id);
@@ -253,9 +253,9 @@ impl App {
         };
         // Whose it was: the agent the gateway names (its label and key fingerprint), this
         // console's own key for what it staged; a service's list names no agent.
-        let agent = match (self.gate.item(id), self.item(id).map(|i| i.source)) {
+        let agent = match (self.inbox.gate().item(id), self.item(id).map(|i| i.source)) {
             (Some(g), _) => json!({
-                "name": self.gate.agent_label(id, &self.service.key_fingerprint),
+                "name": self.inbox.gate().agent_label(id, &self.service.key_fingerprint),
                 "fingerprint": g.agent_fingerprint,
             }),
             (None, Some(Source::Console)) => json!({
@@ -452,7 +452,7 @@ impl App {
                 if item.status(now) == Status::Approved
                     && self.decider_for(id) == Decider::Gateway =>
             {
-                let note = self.gate.item(id).and_then(|g| g.note.clone());
+                let note = self.inbox.gate().item(id).and_then(|g| g.note.clone());
                 let text = Decider::Gateway.approved_waiting(id, note.as_ref());
                 self.toast(text, ToastLevel::Info);
             }
@@ -489,7 +489,7 @@ impl App {
             return;
         }
         // On a gateway an agent's own confirm is refused: the supervisor API executes it.
-        let via_gate = self.gate.is_gateway();
+        let via_gate = self.inbox.gate().is_gateway();
         let decider = self.decider_for(id);
         if self.gate_trade_error(id).is_some() {
             return;
@@ -522,7 +522,7 @@ impl App {
         });
         if via_gate && item.tool.is_some() && item.source != Source::Gateway && !stages_only {
             let origin = item.tool.as_ref().map(|t| t.origin).unwrap_or("tools");
-            self.gate.probe_by(now);
+            self.inbox.gate_mut().probe_by(now);
             self.toast(
                 format!(
                     "{id}: the gateway approves this {origin} tool call in its inbox and has not \
@@ -535,7 +535,7 @@ impl App {
         item.local = LocalState::Confirming;
         if decider == Decider::Gateway {
             if !overrides.is_empty() {
-                self.gate.overriding(id, overrides.clone());
+                self.inbox.gate_mut().overriding(id, overrides.clone());
             }
             fx.push(if overrides.is_empty() {
                 Effect::GateApprove(id.to_string())

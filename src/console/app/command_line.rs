@@ -151,7 +151,7 @@ impl App {
             Command::Confirm(id) => {
                 // A gateway lists every item it holds: an id it does not list is a typo, not a
                 // proposal to name by hand (that is for a service with no proposals list).
-                if self.gate.is_gateway() && self.inbox.item(&id).is_none() {
+                if self.inbox.gate().is_gateway() && self.inbox.item(&id).is_none() {
                     self.command_error = Some(format!(
                         "/confirm {id}: the gateway's inbox has no item {id} (it lists every \
                          agent's items; /agent all shows them all)"

@@ -45,7 +45,7 @@ impl App {
     }
 
     fn account_is_quiet(&self) -> bool {
-        self.gate.long_polled()
+        self.inbox.gate().long_polled()
             && self.decider() == crate::console::decider::Decider::Gateway
             && self.account.positions.is_empty()
             && self.account.orders.is_empty()

@@ -203,7 +203,7 @@ fn failed_text(g: &GateItem) -> String {
 
 impl App {
     pub(crate) fn schedule_gate(&mut self, fx: &mut Vec<Effect>) {
-        let polled = self.gate.schedule(self.now, fx);
+        let polled = self.inbox.gate_mut().schedule(self.now, fx);
         self.schedule_guard(polled, fx);
     }
 
@@ -217,11 +217,13 @@ impl App {
         match result {
             Ok(answer) => {
                 let (inbox, agents) = *answer;
-                self.gate.answered(inbox.version, agents, latency, at);
+                self.inbox
+                    .gate_mut()
+                    .answered(inbox.version, agents, latency, at);
                 self.merge_gate(inbox.items, fx);
-                self.gate.merged(at);
+                self.inbox.gate_mut().merged(at);
             }
-            Err(e) => self.gate.failed(e, at),
+            Err(e) => self.inbox.gate_mut().failed(e, at),
         }
     }
 
@@ -236,13 +238,13 @@ impl App {
             if g.kind.starts_with("tool:") {
                 self.adopt_tool_approval(&g, &id);
             }
-            if self.gate.awaits(&id) {
+            if self.inbox.gate().awaits(&id) {
                 if let Some((kind, text)) = outcome_of_approved(&g) {
                     outcomes.push((id.clone(), kind, text));
                 } else if g.status == ItemStatus::Expired {
                     // The approval never reached the gateway: it expired pending, which the
                     // inbox journals as an expiry, not as an approval that failed.
-                    self.gate.stop_awaiting(&id);
+                    self.inbox.gate_mut().stop_awaiting(&id);
                 }
             }
             let proposal = to_proposal(&g, &id);
@@ -254,7 +256,7 @@ impl App {
             .then(|| g.reason.clone().unwrap_or_else(|| "no reason given".into()));
             // Nobody clicked: a standing approval's execution is said once, as an approval's is.
             if let Some(n) = g.standing_approval
-                && !self.gate.awaits(&id)
+                && !self.inbox.gate().awaits(&id)
                 && matches!(status_of(&g), ItemStatus::Executed | ItemStatus::Failed)
                 && g.decided_at
                     .is_none_or(|t| t >= self.inbox.started_at() - START_SLACK)
@@ -281,13 +283,13 @@ impl App {
                 proposal.preview = crate::console::inbox::staged::complete(r, &proposal.preview);
             }
             let executes = status_of(&g) == ItemStatus::Executed;
-            let was = self.gate.record(id.clone(), g);
+            let was = self.inbox.gate_mut().record(id.clone(), g);
             // Whoever approved it (this console, another supervisor, a standing approval), an
             // execution changes the account: asked now, not at its next (maybe quiet) poll.
             executed |= executes && was.is_none_or(|w| status_of(&w) != ItemStatus::Executed);
             let existing = match self.inbox.items_mut().iter_mut().find(|i| i.id() == id) {
                 Some(item) => Some(item),
-                None => self.gate.hidden_item_mut(&id),
+                None => self.inbox.hidden_item_mut(&id),
             };
             if let Some(item) = existing {
                 item.source = Source::Gateway;
@@ -350,8 +352,8 @@ impl App {
                     ToastLevel::Error,
                 );
             }
-            if self.gate.hides(&id) {
-                self.gate.hide(item);
+            if self.inbox.gate().hides(&id) {
+                self.inbox.hide(item);
             } else {
                 self.inbox.push(item);
             }
@@ -365,10 +367,10 @@ impl App {
             self.poll_now(&Resource::TRADED, now);
         }
         for (id, kind, text) in outcomes {
-            self.gate.stop_awaiting(&id);
+            self.inbox.gate_mut().stop_awaiting(&id);
             let summary = self
                 .item(&id)
-                .or_else(|| self.gate.hidden_item(&id))
+                .or_else(|| self.inbox.hidden_item(&id))
                 .map(|i| i.describe())
                 .unwrap_or_else(|| id.clone());
             let level = if kind == DecisionKind::Executed {
@@ -483,7 +485,7 @@ impl App {
                 let (kind, text, level) = match (approve, status_of(&g)) {
                     (false, _) => {
                         // An earlier approve that got no answer did not go through after all.
-                        self.gate.stop_awaiting(id);
+                        self.inbox.gate_mut().stop_awaiting(id);
                         (
                             DecisionKind::Rejected,
                             format!(
@@ -494,16 +496,16 @@ impl App {
                         )
                     }
                     (true, ItemStatus::Executed) => {
-                        self.gate.stop_awaiting(id);
+                        self.inbox.gate_mut().stop_awaiting(id);
                         (DecisionKind::Approved, executed_line(&g), ToastLevel::Info)
                     }
                     (true, ItemStatus::Failed) => {
-                        self.gate.stop_awaiting(id);
+                        self.inbox.gate_mut().stop_awaiting(id);
                         (DecisionKind::Failed, failed_text(&g), ToastLevel::Error)
                     }
                     (true, _) => {
                         // Not run yet: its outcome is journaled when a poll reports it.
-                        self.gate.await_outcome(id);
+                        self.inbox.gate_mut().await_outcome(id);
                         (
                             DecisionKind::Approved,
                             g.note.as_ref().map(approved_note).unwrap_or_else(|| {
@@ -515,7 +517,7 @@ impl App {
                 };
                 // An override is not a plain approval: the answer and the journal say which
                 // rules it overrode.
-                let text = match self.gate.overrides(id).filter(|_| approve) {
+                let text = match self.inbox.gate().overrides(id).filter(|_| approve) {
                     Some(rules) => format!("overriding {}: {text}", rules.join(", ")),
                     None => text,
                 };
@@ -529,8 +531,8 @@ impl App {
                         _ => local_of(&g).unwrap_or_else(|| LocalState::Approved(text.clone())),
                     };
                 }
-                self.gate.record(id.to_string(), g);
-                self.gate.forget_refusal(id);
+                self.inbox.gate_mut().record(id.to_string(), g);
+                self.inbox.gate_mut().forget_refusal(id);
                 let done = if approve { "Approved" } else { "Rejected" };
                 self.toast(format!("{done} {id} ({agent}): {text}"), level);
                 self.decide(id, kind, summary, text, fx);
@@ -545,7 +547,7 @@ impl App {
                 {
                     item.local = LocalState::None;
                 }
-                self.gate.await_outcome(id);
+                self.inbox.gate_mut().await_outcome(id);
                 self.toast(Decider::Gateway.open_outcome(id, &e), ToastLevel::Error);
             }
             Err(e) => {
@@ -562,24 +564,27 @@ impl App {
                     }
                     _ => e.to_string(),
                 };
-                self.gate.refused(id, format!("{verb}: {text}"));
+                self.inbox.gate_mut().refused(id, format!("{verb}: {text}"));
                 self.toast(format!("{verb} {id} failed: {text}"), ToastLevel::Error);
                 self.decide(id, DecisionKind::Failed, summary, text, fx);
             }
         }
-        self.gate.decided(at);
+        self.inbox.gate_mut().decided(at);
         // Executed with the agent's key: the console key's usage has not changed.
         self.poll_now(&Resource::TRADED, at);
     }
 
     /// Why the gateway says item `id` cannot be judged (and so nobody may approve it).
     pub(crate) fn gate_trade_error(&self, id: &str) -> Option<String> {
-        self.gate.item(id).and_then(|g| g.trade_error.clone())
+        self.inbox
+            .gate()
+            .item(id)
+            .and_then(|g| g.trade_error.clone())
     }
 
     /// `/agent NAME|all`: the inbox shows one agent's items, or every agent's.
     pub(crate) fn set_agent_filter(&mut self, filter: Option<String>) {
-        if !self.gate.is_gateway() {
+        if !self.inbox.gate().is_gateway() {
             self.toast(
                 "not on a gateway: /agent filters a gateway's inbox by agent",
                 ToastLevel::Error,
@@ -587,9 +592,9 @@ impl App {
             return;
         }
         if let Some(f) = &filter
-            && !self.gate.knows_agent(f)
+            && !self.inbox.gate().knows_agent(f)
         {
-            let names = self.gate.agent_names();
+            let names = self.inbox.gate().agent_names();
             self.toast(
                 format!(
                     "no agent {f:?} on this gateway; agents: {}",
@@ -603,17 +608,18 @@ impl App {
             );
             return;
         }
-        self.gate.set_filter(filter);
+        self.inbox.gate_mut().set_filter(filter);
         let mut all: Vec<InboxItem> = self.inbox.take_items();
-        all.append(&mut self.gate.take_hidden());
+        all.append(&mut self.inbox.take_hidden());
         let mut seen = std::collections::HashSet::new();
         all.retain(|i| seen.insert(i.id().to_string()));
-        let (hidden, shown): (Vec<_>, Vec<_>) =
-            all.into_iter().partition(|i| self.gate.hides(i.id()));
+        let (hidden, shown): (Vec<_>, Vec<_>) = all
+            .into_iter()
+            .partition(|i| self.inbox.gate().hides(i.id()));
         self.inbox.replace_items(shown);
-        self.gate.set_hidden(hidden);
+        self.inbox.set_hidden(hidden);
         self.inbox.sort();
-        let text = match self.gate.filter() {
+        let text = match self.inbox.gate().filter() {
             Some(f) => format!("inbox: {f}'s items only (/agent all shows every agent's)"),
             None => "inbox: every agent's items".into(),
         };

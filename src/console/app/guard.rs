@@ -15,7 +15,7 @@ impl App {
     /// With a gate poll, at most every [`gate::GUARD_EVERY`]: the kill switch and the standing
     /// approvals; and the open approve dialog's re-check, once.
     pub(crate) fn schedule_guard(&mut self, polled: bool, fx: &mut Vec<Effect>) {
-        if self.gate.guard_due(self.now, polled) {
+        if self.inbox.gate_mut().guard_due(self.now, polled) {
             fx.push(Effect::FetchGuard);
         }
         // The policy rides the gate poll only while its panel is open: closed, it costs nothing.
@@ -33,7 +33,8 @@ impl App {
 
     /// The approve dialog opens on a gateway item: its verdicts are re-checked live.
     pub(crate) fn gate_check_for(&self, id: &str) -> Option<ApproveCheck> {
-        (self.gate.is_gateway() && self.gate.item(id).is_some()).then(|| ApproveCheck::new(id))
+        (self.inbox.gate().is_gateway() && self.inbox.gate().item(id).is_some())
+            .then(|| ApproveCheck::new(id))
     }
 
     pub(crate) fn on_guard_loaded(
@@ -44,10 +45,10 @@ impl App {
         // A failed poll keeps what was last known: a kill switch never looks off for want of
         // an answer.
         if let Ok(k) = kill {
-            self.gate.set_kill(k);
+            self.inbox.gate_mut().set_kill(k);
         }
         if let Ok(s) = standing {
-            self.gate.set_standing(s);
+            self.inbox.gate_mut().set_standing(s);
         }
     }
 
@@ -68,11 +69,11 @@ impl App {
         check: Option<&ApproveCheck>,
         overrides: &[String],
     ) -> bool {
-        if !self.gate.is_gateway() || self.gate.item(id).is_none() {
+        if !self.inbox.gate().is_gateway() || self.inbox.gate().item(id).is_none() {
             return false;
         }
-        if let Some(reason) =
-            kill_reason(self.gate.kill()).or_else(|| check.and_then(ApproveCheck::blocked_by_kill))
+        if let Some(reason) = kill_reason(self.inbox.gate().kill())
+            .or_else(|| check.and_then(ApproveCheck::blocked_by_kill))
         {
             self.toast(kill_refusal(&reason), ToastLevel::Error);
             return true;
@@ -80,7 +81,7 @@ impl App {
         let fresh = ApproveCheck::new(id);
         let check = check.filter(|c| c.id == id).unwrap_or(&fresh);
         let missing: Vec<String> = check
-            .breaking(self.gate.item(id))
+            .breaking(self.inbox.gate().item(id))
             .into_iter()
             .filter(|r| !overrides.contains(r))
             .collect();
@@ -107,10 +108,10 @@ impl App {
             "approver" => 1,
             _ => 2,
         };
-        let Some(role) = self.gate.role().map(str::to_string) else {
+        let Some(role) = self.inbox.gate().role().map(str::to_string) else {
             return false;
         };
-        if !self.gate.is_gateway() || rank(&role) >= rank(needed) {
+        if !self.inbox.gate().is_gateway() || rank(&role) >= rank(needed) {
             return false;
         }
         self.toast(
@@ -125,7 +126,7 @@ impl App {
 
     /// `/kill <reason>` and `/kill off`: asked first.
     pub(crate) fn ask_kill_switch(&mut self, on: bool, reason: String) {
-        if !self.gate.is_gateway() {
+        if !self.inbox.gate().is_gateway() {
             self.toast(
                 "not on a gateway: /kill turns a gateway's kill switch on or off",
                 ToastLevel::Error,
@@ -157,7 +158,7 @@ impl App {
                 } else {
                     "kill switch off: agents may trade again within the policy".to_string()
                 };
-                self.gate.set_kill(k);
+                self.inbox.gate_mut().set_kill(k);
                 self.toast(text, ToastLevel::Info);
             }
             Err(e) => {
@@ -168,25 +169,25 @@ impl App {
                 );
             }
         }
-        self.gate.ask_guard_at(at);
+        self.inbox.gate_mut().ask_guard_at(at);
     }
 
     /// `/auto` alone: the standing approvals panel (refreshed now).
     pub(crate) fn show_standing(&mut self) {
-        if !self.gate.is_gateway() {
+        if !self.inbox.gate().is_gateway() {
             self.toast(
                 "not on a gateway: /auto lists a gateway's standing approvals",
                 ToastLevel::Error,
             );
             return;
         }
-        self.gate.ask_guard_at(self.now);
+        self.inbox.gate_mut().ask_guard_at(self.now);
         self.modal = Some(Modal::Standing { scroll: 0 });
     }
 
     /// `/policy` (and `P`): the policy panel, read now and then with each gate poll while open.
     pub(crate) fn show_policy(&mut self, fx: &mut Vec<Effect>) {
-        if self.gate.detected() == Detected::No {
+        if self.inbox.gate().detected() == Detected::No {
             self.toast(
                 format!(
                     "not a gateway: {} has no supervisor API (/gate/v1), so there is no policy to show; \
@@ -202,7 +203,7 @@ impl App {
     }
 
     fn fetch_policy(&mut self, fx: &mut Vec<Effect>) {
-        if self.gate.ask_policy() {
+        if self.inbox.gate_mut().ask_policy() {
             fx.push(Effect::FetchPolicy);
         }
     }
@@ -212,7 +213,7 @@ impl App {
         result: Result<Box<GatePolicy>, ApiError>,
         at: DateTime<Utc>,
     ) {
-        self.gate.policy_loaded(result.map(|p| *p), at);
+        self.inbox.gate_mut().policy_loaded(result.map(|p| *p), at);
         self.dirty = true;
     }
 
@@ -222,7 +223,7 @@ impl App {
         if self.gate_role_refuses("admin", "adding a standing approval") {
             return;
         }
-        if !self.gate.is_gateway() {
+        if !self.inbox.gate().is_gateway() {
             self.toast(
                 "not on a gateway: /auto creates a gateway's standing approval",
                 ToastLevel::Error,
@@ -244,7 +245,7 @@ impl App {
         if self.gate_role_refuses("admin", "revoking a standing approval") {
             return;
         }
-        if !self.gate.is_gateway() {
+        if !self.inbox.gate().is_gateway() {
             self.toast(
                 "not on a gateway: /auto revoke ends a gateway's standing approval",
                 ToastLevel::Error,
@@ -271,6 +272,6 @@ impl App {
             }
             Err(e) => self.toast(format!("{what}: refused: {e}"), ToastLevel::Error),
         }
-        self.gate.ask_guard_at(at);
+        self.inbox.gate_mut().ask_guard_at(at);
     }
 }

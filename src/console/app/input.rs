@@ -523,8 +523,10 @@ impl App {
             },
             Modal::Policy { scroll } => match scrolled(*scroll, action, page) {
                 Some(s) => {
-                    let max =
-                        crate::console::gate::policy::max_scroll(self.gate.policy(), self.size);
+                    let max = crate::console::gate::policy::max_scroll(
+                        self.inbox.gate().policy(),
+                        self.size,
+                    );
                     *scroll = if action == Some(KeyAction::Bottom) {
                         max
                     } else {

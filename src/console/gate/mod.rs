@@ -7,7 +7,6 @@ pub mod guard;
 pub mod policy;
 
 use super::action::Effect;
-use super::inbox::InboxItem;
 use super::poll::Poll;
 use super::theme::Theme;
 use crate::api::ApiError;
@@ -138,9 +137,6 @@ pub struct GateState {
     agents: Vec<GateAgent>,
     /// Show only this agent's items (its name or fingerprint, as typed in `/agent`).
     filter: Option<String>,
-    /// Inbox items the filter hides, kept out of `App::inbox` so every index into it still means
-    /// what the screen shows; they come back when the filter changes.
-    hidden: Vec<InboxItem>,
     /// Why the gateway last refused to approve or reject an item (by inbox id), shown with it
     /// until a decision goes through.
     refused: HashMap<String, String>,
@@ -187,7 +183,6 @@ impl GateState {
             items: HashMap::new(),
             agents: Vec::new(),
             filter: None,
-            hidden: Vec::new(),
             refused: HashMap::new(),
             connect: None,
             kill: None,
@@ -368,30 +363,9 @@ impl GateState {
         self.filter.as_deref()
     }
 
-    /// A new agent filter; the items it hides are put aside with [`GateState::set_hidden`].
+    /// A new agent filter; the inbox puts aside the items it hides.
     pub fn set_filter(&mut self, filter: Option<String>) {
         self.filter = filter;
-    }
-
-    pub fn hidden_item(&self, id: &str) -> Option<&InboxItem> {
-        self.hidden.iter().find(|i| i.id() == id)
-    }
-
-    pub fn hidden_item_mut(&mut self, id: &str) -> Option<&mut InboxItem> {
-        self.hidden.iter_mut().find(|i| i.id() == id)
-    }
-
-    pub fn hide(&mut self, item: InboxItem) {
-        self.hidden.push(item);
-    }
-
-    /// The hidden items, taken out to be sorted again by a new filter.
-    pub fn take_hidden(&mut self) -> Vec<InboxItem> {
-        std::mem::take(&mut self.hidden)
-    }
-
-    pub fn set_hidden(&mut self, hidden: Vec<InboxItem>) {
-        self.hidden = hidden;
     }
 
     /// Why the gateway last refused to approve or reject `id`.

@@ -9,13 +9,17 @@
 //! only through its methods.
 
 pub mod dialog;
+pub mod evidence;
 mod recheck;
 pub mod risk;
 mod selection;
 pub mod staged;
 
-use crate::api::ApiError;
+pub use evidence::Evidence;
+
 use crate::api::model::{AuditEntry, Preview, Proposal, ProposalStatus, TradeSignal};
+use crate::console::decider::Decider;
+use crate::console::gate::GateState;
 use crate::console::layout::Pane;
 use crate::console::poll::Poll;
 use chrono::{DateTime, Duration as TimeDelta, Utc};
@@ -423,10 +427,15 @@ impl PaneSelection {
 /// confirms whose outcome is unknown. Its fields are this file's own: App's part of the inbox
 /// (`app/approvals.rs`, `app/gateway.rs`, `app/tool_approvals.rs`) changes them through the
 /// methods below, and the rest of the console reads through the accessors.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Inbox {
     /// Newest first.
     items: Vec<InboxItem>,
+    /// Items the gateway's agent filter hides, kept out of `items` so every index into it still
+    /// means what the screen shows; they come back when the filter changes.
+    hidden: Vec<InboxItem>,
+    /// The supervision gateway's data, when the service is one: its items decide this inbox's.
+    gate: GateState,
     /// Newest first.
     decisions: Vec<Decision>,
     list: PaneSelection,
@@ -476,12 +485,74 @@ impl Inbox {
         self.items.iter_mut().find(|i| i.id() == id)
     }
 
-    /// The inbox of a console started at `now`.
-    pub fn started(now: DateTime<Utc>) -> Inbox {
+    /// The inbox of a console started at `now`, polling a gateway (if the service is one) every
+    /// `gate_interval`.
+    pub fn started(now: DateTime<Utc>, gate_interval: std::time::Duration) -> Inbox {
         Inbox {
+            items: Vec::new(),
+            hidden: Vec::new(),
+            gate: GateState::new(gate_interval, now),
+            decisions: Vec::new(),
+            list: PaneSelection::default(),
+            strip: PaneSelection::default(),
+            dismissed: Vec::new(),
+            unanswered: Default::default(),
+            said_executed: Default::default(),
+            recheck: Poll::default(),
+            limited: Default::default(),
+            tool_seq: 0,
             started_at: now,
-            ..Inbox::default()
+            seen: Default::default(),
+            journaled: Default::default(),
+            journaled_expired: Default::default(),
         }
+    }
+
+    /// The gateway's data (nothing while the service is not one).
+    pub fn gate(&self) -> &GateState {
+        &self.gate
+    }
+
+    pub(crate) fn gate_mut(&mut self) -> &mut GateState {
+        &mut self.gate
+    }
+
+    /// How decisions on inbox item `id` are made: through the gateway when the service is one
+    /// and the gateway decides the item (every trade it lists; a tool call once it is its item),
+    /// else through the service.
+    pub fn decider_for(&self, id: &str) -> Decider {
+        let gateway_decides = self
+            .item(id)
+            .or_else(|| self.hidden_item(id))
+            .is_none_or(|i| i.tool.is_none() || i.source == Source::Gateway);
+        Decider::of(self.gate.is_gateway(), gateway_decides)
+    }
+
+    /// How this console decides, for what is not one item's (the feeds it polls).
+    pub fn decider(&self) -> Decider {
+        Decider::of(self.gate.is_gateway(), true)
+    }
+
+    /// An item the agent filter hides.
+    pub fn hidden_item(&self, id: &str) -> Option<&InboxItem> {
+        self.hidden.iter().find(|i| i.id() == id)
+    }
+
+    pub(crate) fn hidden_item_mut(&mut self, id: &str) -> Option<&mut InboxItem> {
+        self.hidden.iter_mut().find(|i| i.id() == id)
+    }
+
+    pub(crate) fn hide(&mut self, item: InboxItem) {
+        self.hidden.push(item);
+    }
+
+    /// The hidden items, taken out to be sorted again by a new filter.
+    pub(crate) fn take_hidden(&mut self) -> Vec<InboxItem> {
+        std::mem::take(&mut self.hidden)
+    }
+
+    pub(crate) fn set_hidden(&mut self, hidden: Vec<InboxItem>) {
+        self.hidden = hidden;
     }
 
     /// When this console started: what was staged before was waiting, not new.
@@ -780,32 +851,6 @@ fn on_strip(item: &InboxItem, now: DateTime<Utc>) -> bool {
     item.can_approve(now) || matches!(item.local, LocalState::Unknown { .. })
 }
 
-/// What the service answered when asked what became of a confirm that got no answer.
-#[derive(Debug, Clone)]
-pub struct Evidence {
-    /// The proposals extension's list; None when the service does not offer it.
-    pub proposals: Option<Result<Vec<Proposal>, ApiError>>,
-    pub audit: Result<Vec<AuditEntry>, ApiError>,
-}
-
-impl Evidence {
-    /// The error to log for the check: None when either source answered.
-    pub fn error(&self) -> Option<&ApiError> {
-        match (&self.proposals, &self.audit) {
-            (Some(Ok(_)), _) | (_, Ok(_)) => None,
-            (_, Err(e)) => Some(e),
-        }
-    }
-
-    /// Nothing answered because nothing got through: the service is still unreachable.
-    pub fn unreachable(&self) -> bool {
-        let transient = |r: Option<&ApiError>| r.is_none_or(ApiError::is_transient);
-        self.error().is_some()
-            && transient(self.proposals.as_ref().and_then(|p| p.as_ref().err()))
-            && transient(self.audit.as_ref().err())
-    }
-}
-
 /// What the service's records say became of a proposal.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
@@ -930,6 +975,7 @@ fn outcome_in_audit(id: &str, staged_at: DateTime<Utc>, rows: &[AuditEntry]) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::ApiError;
 
     fn ids(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()

@@ -11,7 +11,7 @@ use crate::console::feeds::{Account, Feed};
 use crate::console::gate::GateState;
 use crate::console::gate::guard::{ApproveCheck, kill_reason};
 use crate::console::inbox::dialog::{ApproveDialog, Context};
-use crate::console::inbox::{Inbox, InboxItem, Source};
+use crate::console::inbox::{Inbox, InboxItem};
 use crate::console::layout::Pane;
 use crate::console::modal::Modal;
 use crate::console::tabs::proposals::risk::{Risk, risk};
@@ -63,16 +63,12 @@ impl<'a> InboxShown<'a> {
     /// and the gateway decides the item (every trade it lists; a tool call once it is its item),
     /// else through the service.
     pub fn decider_for(&self, id: &str) -> Decider {
-        let gateway_decides = self
-            .item(id)
-            .or_else(|| self.gate.hidden_item(id))
-            .is_none_or(|i| i.tool.is_none() || i.source == Source::Gateway);
-        Decider::of(self.gate.is_gateway(), gateway_decides)
+        self.inbox.decider_for(id)
     }
 
     /// How this console decides, for what is not one item's (the feeds it polls).
     pub fn decider(&self) -> Decider {
-        Decider::of(self.gate.is_gateway(), true)
+        self.inbox.decider()
     }
 
     /// The risk preview of a proposal against the live positions and account value.
