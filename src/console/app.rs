@@ -17,10 +17,10 @@ mod command_line;
 mod feeds;
 mod gateway;
 mod guard;
+mod inbox;
 mod input;
 mod route;
 mod signal_modals;
-mod tool_approvals;
 
 use super::action::{Action, Answer, Effect, Resource};
 use super::component::{Ask, Shown, posts_held_text};
@@ -576,6 +576,15 @@ impl App {
                 Ask::Redraw => self.dirty = true,
                 Ask::CommandError(text) => self.command_error = Some(text),
                 Ask::Focus(i) => self.focus = i,
+                Ask::Poll(resources, at) => self.poll_now(resources, at),
+                Ask::ToolSent => self.tabs.tools.sent_one(),
+                Ask::ToolRenamed { from, to } => self.tabs.tools.renamed(&from, &to),
+                Ask::ToolOutcome {
+                    tool,
+                    args,
+                    at,
+                    result,
+                } => self.set_tool_outcome(tool, args, at, result, None),
                 Ask::AuthFailed(message) => self.auth_failed = Some(message),
                 Ask::BacktestForm => self.open_backtest_form(),
                 Ask::ShowProposal(id) => {

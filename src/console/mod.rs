@@ -59,6 +59,31 @@ macro_rules! with_ctx {
     }};
 }
 
+/// Calls the approval inbox with an [`inbox::context::InboxCtx`], then performs what it asked: the
+/// one way App calls the inbox to change it, as `with_ctx!` is for a tab.
+macro_rules! with_inbox {
+    ($app:ident, $fx:expr, |$inbox:ident, $ctx:ident| $call:expr) => {{
+        let mut ctx = $crate::console::inbox::context::InboxCtx::new(
+            $crate::console::component::Ctx::new(
+                $app.now,
+                $app.tab,
+                $app.quota_until,
+                &mut $app.selected,
+            ),
+            &$app.account,
+            &$app.service,
+            $app.options.bell,
+            $app.feeds[&$crate::console::action::Resource::Proposals].supported,
+        );
+        let $inbox = &mut $app.inbox;
+        let $ctx = &mut ctx;
+        let out = $call;
+        let done = ctx.finish();
+        $app.perform(done, $fx);
+        out
+    }};
+}
+
 pub mod action;
 pub mod app;
 pub mod command;

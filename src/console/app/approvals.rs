@@ -9,8 +9,8 @@ use crate::console::app::ToastLevel;
 use crate::console::decider::{Answered, Decider};
 use crate::console::inbox::dialog::ApproveDialog;
 use crate::console::inbox::{
-    Decision, DecisionKind, Evidence, InboxItem, LocalState, Outcome, PaneSelection, START_SLACK,
-    Source, Status, describe_preview, execution_summary, outcome, outcome_of, staged, tool_outcome,
+    DecisionKind, Evidence, InboxItem, LocalState, Outcome, PaneSelection, START_SLACK, Source,
+    Status, describe_preview, execution_summary, outcome, outcome_of, staged, tool_outcome,
 };
 use crate::console::layout::Pane;
 use crate::console::modal::{Confirm, Deciding, Modal};
@@ -228,63 +228,8 @@ impl App {
         result: String,
         fx: &mut Vec<Effect>,
     ) {
-        let preview = self
-            .item(id)
-            .map(|i| serde_json::to_value(&i.proposal.preview).unwrap_or_default());
-        // What this console staged, as sent, and the risk it showed: the record says what the
-        // supervisor decided on, whatever shape the service's preview had.
-        let request = self
-            .item(id)
-            .and_then(|i| i.request.as_ref())
-            .map(|r| serde_json::to_value(r).unwrap_or_default());
-        let risk = self
-            .item(id)
-            .filter(|i| i.tool.is_none() && i.proposal.preview.kind == "trade")
-            .map(|i| risk_record(&self.inbox_shown().risk_of(&i.proposal.preview)));
-        // The summary names the levels too: the record must say what was approved.
-        let summary = match self.item(id) {
-            Some(i) if i.tool.is_none() && i.proposal.preview.kind == "trade" => {
-                format!(
-                    "{summary} {}",
-                    crate::console::inbox::levels(&i.proposal.preview)
-                )
-            }
-            _ => summary,
-        };
-        // Whose it was: the agent the gateway names (its label and key fingerprint), this
-        // console's own key for what it staged; a service's list names no agent.
-        let agent = match (self.inbox.gate().item(id), self.item(id).map(|i| i.source)) {
-            (Some(g), _) => json!({
-                "name": self.inbox.gate().agent_label(id, &self.service.key_fingerprint),
-                "fingerprint": g.agent_fingerprint,
-            }),
-            (None, Some(Source::Console)) => json!({
-                "name": "this console",
-                "fingerprint": self.service.key_fingerprint,
-            }),
-            _ => serde_json::Value::Null,
-        };
-        let line = json!({
-            "time": self.now.to_rfc3339(),
-            "proposalId": id,
-            "decision": kind.label(),
-            "agent": agent,
-            "summary": summary,
-            "result": result,
-            "service": self.service.host,
-            "preview": preview,
-            "request": request,
-            "risk": risk,
-        });
-        fx.push(Effect::Journal(line.to_string()));
-        self.inbox.record(Decision {
-            proposal_id: id.to_string(),
-            kind,
-            at: self.now,
-            summary,
-            result,
-        });
-        self.dirty = true;
+        with_inbox!(self, fx, |inbox, ctx| inbox
+            .decide(id, kind, summary, result, ctx));
     }
 
     pub(crate) fn on_proposed(
@@ -843,23 +788,4 @@ impl App {
                 })
         })
     }
-}
-
-/// The risk figures as the journal keeps them.
-fn risk_record(r: &crate::console::inbox::risk::Risk) -> serde_json::Value {
-    json!({
-        "notional": r.notional,
-        "margin": r.margin,
-        "mark": r.mark,
-        "accountValue": r.account_value,
-        "notionalPct": r.notional_pct,
-        "marginPct": r.margin_pct,
-        "equityAtRiskPct": r.equity_at_risk_pct,
-        "slPct": r.sl_pct,
-        "tpPct": r.tp_pct,
-        "liquidationPx": r.est_liquidation,
-        "resultingSzi": r.resulting_szi,
-        "unknown": r.unknown,
-        "warnings": r.warnings,
-    })
 }

@@ -252,7 +252,8 @@ impl App {
             self.quota_until = Some(at + to_delta(*retry_after));
         }
         if let Some(id) = approval {
-            self.on_tool_approved(&id, name, args, result, at, fx);
+            with_inbox!(self, fx, |inbox, ctx| inbox
+                .on_tool_approved(&id, name, args, result, at, ctx));
             return;
         }
         match result {

@@ -8,12 +8,15 @@
 //! gateway's items and decisions) and `app/tool_approvals.rs` (tool confirm tokens) — change it
 //! only through its methods.
 
+pub mod context;
+mod decide;
 pub mod dialog;
 pub mod evidence;
 mod recheck;
 pub mod risk;
 mod selection;
 pub mod staged;
+mod tools;
 
 pub use evidence::Evidence;
 

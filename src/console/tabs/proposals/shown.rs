@@ -3,7 +3,7 @@
 //! Like `component::Shown` for the other tabs, read-only and built for one draw; App asks it the same
 //! questions (how an item is decided, its risk, what the dialog may do) so both read one answer.
 
-use crate::api::model::{PositionRow, Preview};
+use crate::api::model::Preview;
 use crate::console::action::Resource;
 use crate::console::component::ServiceInfo;
 use crate::console::decider::Decider;
@@ -14,7 +14,7 @@ use crate::console::inbox::dialog::{ApproveDialog, Context};
 use crate::console::inbox::{Inbox, InboxItem};
 use crate::console::layout::Pane;
 use crate::console::modal::Modal;
-use crate::console::tabs::proposals::risk::{Risk, risk};
+use crate::console::tabs::proposals::risk::Risk;
 use crate::console::tabs::proposals::view::approve_max_scroll;
 use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
@@ -73,22 +73,7 @@ impl<'a> InboxShown<'a> {
 
     /// The risk preview of a proposal against the live positions and account value.
     pub fn risk_of(&self, preview: &Preview) -> Risk {
-        let held: Vec<PositionRow> = self
-            .account
-            .position_index
-            .get(&crate::console::inbox::risk::preview_coin(preview))
-            .into_iter()
-            .flatten()
-            .filter_map(|i| self.account.positions.get(*i))
-            .cloned()
-            .collect();
-        let value = match &self.account.pnl {
-            None => Err("no PnL yet".to_string()),
-            Some(s) if s.total_portfolio_value > 0.0 => Ok(s.total_portfolio_value),
-            Some(s) if s.margin_summary.account_value > 0.0 => Ok(s.margin_summary.account_value),
-            Some(s) => Ok(s.total_portfolio_value),
-        };
-        risk(preview, &held, value)
+        crate::console::inbox::risk::live(preview, self.account)
     }
 
     /// What the approve dialog needs to know of the rest of the console to judge a key.
