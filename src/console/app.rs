@@ -11,11 +11,9 @@
 //! `tool_approvals.rs`, `input.rs`, `clock.rs`, `command_line.rs`, `route.rs` and
 //! `signal_modals.rs` — and everything else reads through the accessors below.
 
-mod approvals;
 mod clock;
 mod command_line;
 mod feeds;
-mod gateway;
 mod guard;
 mod inbox;
 mod input;
@@ -368,7 +366,7 @@ impl App {
                 self.now = now;
                 let toasts = self.toasts.len();
                 self.toasts.retain(|t| t.until > now);
-                self.note_expiries(&mut fx);
+                with_inbox!(self, &mut fx, |inbox, ctx| inbox.note_expiries(ctx));
                 let pending = std::mem::take(&mut self.pending_draw);
                 if self.toasts.len() != toasts || self.needs_clock() || pending {
                     self.dirty = true;
@@ -429,9 +427,18 @@ impl App {
             Answer::Loaded { resource, result } => {
                 self.on_loaded(resource, result, latency, at, fx)
             }
-            Answer::Proposed { signal, result } => self.on_proposed(&signal, result, at),
-            Answer::Confirmed { id, result } => self.on_confirmed(&id, result, at, fx),
-            Answer::Reconciled { evidence } => self.on_reconciled(&evidence, at, fx),
+            Answer::Proposed { signal, result } => {
+                with_inbox!(self, fx, |inbox, ctx| inbox
+                    .on_proposed(&signal, result, at, ctx));
+            }
+            Answer::Confirmed { id, result } => {
+                with_inbox!(self, fx, |inbox, ctx| inbox
+                    .on_confirmed(&id, result, at, ctx));
+            }
+            Answer::Reconciled { evidence } => {
+                with_inbox!(self, fx, |inbox, ctx| inbox
+                    .on_reconciled(&evidence, at, ctx));
+            }
             Answer::Discovered { query, result } => {
                 with_ctx!(self, fx, |ctx| self
                     .tabs
@@ -502,12 +509,18 @@ impl App {
                 self.on_builder_fee_loaded(&wallet, result)
             }
             Answer::BuilderFeeApproved { result } => self.on_builder_fee_approved(result, at),
-            Answer::GateLoaded { result } => self.on_gate_loaded(result, latency, at, fx),
+            Answer::GateLoaded { result } => {
+                with_inbox!(self, fx, |inbox, ctx| inbox
+                    .on_gate_loaded(result, latency, at, ctx));
+            }
             Answer::GateDecided {
                 id,
                 approve,
                 result,
-            } => self.on_gate_decided(&id, approve, result, at, fx),
+            } => {
+                with_inbox!(self, fx, |inbox, ctx| inbox
+                    .on_gate_decided(&id, approve, result, at, ctx));
+            }
             Answer::GuardLoaded { kill, standing } => self.on_guard_loaded(kill, standing),
             Answer::GateChecked { id, result } => self.on_gate_checked(&id, result),
             Answer::KillSwitchSet { on, result } => self.on_kill_switch_set(on, result, at),
@@ -532,8 +545,9 @@ impl App {
         for (tab, component) in self.tabs.each_mut() {
             component.schedule(now, tab == shown, fx);
         }
-        self.schedule_recheck(fx);
-        self.schedule_gate(fx);
+        with_inbox!(self, fx, |inbox, ctx| inbox.schedule_recheck(ctx));
+        let polled = self.inbox.gate_mut().schedule(now, fx);
+        self.schedule_guard(polled, fx);
     }
 
     fn log_request(

@@ -151,7 +151,9 @@ impl App {
                     ctx
                 ));
             }
-            Payload::Proposals(list) => self.merge_proposals(list, fx),
+            Payload::Proposals(list) => {
+                with_inbox!(self, fx, |inbox, ctx| inbox.merge_proposals(list, ctx));
+            }
         }
     }
 }

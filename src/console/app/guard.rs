@@ -31,12 +31,6 @@ impl App {
         }
     }
 
-    /// The approve dialog opens on a gateway item: its verdicts are re-checked live.
-    pub(crate) fn gate_check_for(&self, id: &str) -> Option<ApproveCheck> {
-        (self.inbox.gate().is_gateway() && self.inbox.gate().item(id).is_some())
-            .then(|| ApproveCheck::new(id))
-    }
-
     pub(crate) fn on_guard_loaded(
         &mut self,
         kill: Result<GateKillSwitch, ApiError>,
@@ -103,25 +97,13 @@ impl App {
     /// not do what needs `needed` (`approver`, `admin`): the console does not offer what the
     /// gateway would refuse. Unknown role (an older gateway): everything is offered.
     pub(crate) fn gate_role_refuses(&mut self, needed: &str, what: &str) -> bool {
-        let rank = |r: &str| match r {
-            "viewer" => 0,
-            "approver" => 1,
-            _ => 2,
-        };
-        let Some(role) = self.inbox.gate().role().map(str::to_string) else {
-            return false;
-        };
-        if !self.inbox.gate().is_gateway() || rank(&role) >= rank(needed) {
-            return false;
+        match self.inbox.gate().role_refusal(needed, what) {
+            Some(why) => {
+                self.toast(why, ToastLevel::Error);
+                true
+            }
+            None => false,
         }
-        self.toast(
-            format!(
-                "{what} needs the {needed} role; this console's supervisor token is a {role} \
-                 (agentdesk gate token --role {needed})"
-            ),
-            ToastLevel::Error,
-        );
-        true
     }
 
     /// `/kill <reason>` and `/kill off`: asked first.

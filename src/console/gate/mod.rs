@@ -471,6 +471,30 @@ impl GateState {
         self.role.as_deref()
     }
 
+    /// Why this console's supervisor token may not do `what`, which needs the `needed` role
+    /// (`approver`, `admin`): the console does not offer what the gateway would refuse. None
+    /// when it may, and when the role is unknown (an older gateway: everything is offered).
+    pub fn role_refusal(&self, needed: &str, what: &str) -> Option<String> {
+        let rank = |r: &str| match r {
+            "viewer" => 0,
+            "approver" => 1,
+            _ => 2,
+        };
+        let role = self.role.as_deref()?;
+        if !self.is_gateway() || rank(role) >= rank(needed) {
+            return None;
+        }
+        Some(format!(
+            "{what} needs the {needed} role; this console's supervisor token is a {role} \
+             (agentdesk gate token --role {needed})"
+        ))
+    }
+
+    /// The live re-check an approve dialog on `id` asks for: a gateway's item's verdicts.
+    pub fn approve_check(&self, id: &str) -> Option<guard::ApproveCheck> {
+        (self.is_gateway() && self.items.contains_key(id)).then(|| guard::ApproveCheck::new(id))
+    }
+
     /// A long-polled gateway: its answers say when anything changed.
     pub fn long_polled(&self) -> bool {
         self.version.is_some()

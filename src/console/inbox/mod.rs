@@ -10,11 +10,14 @@
 
 pub mod context;
 mod decide;
+pub mod decisions;
 pub mod dialog;
 pub mod evidence;
+mod gateway;
 mod recheck;
 pub mod risk;
 mod selection;
+mod service;
 pub mod staged;
 mod tools;
 
@@ -539,10 +542,6 @@ impl Inbox {
     /// An item the agent filter hides.
     pub fn hidden_item(&self, id: &str) -> Option<&InboxItem> {
         self.hidden.iter().find(|i| i.id() == id)
-    }
-
-    pub(crate) fn hidden_item_mut(&mut self, id: &str) -> Option<&mut InboxItem> {
-        self.hidden.iter_mut().find(|i| i.id() == id)
     }
 
     pub(crate) fn hide(&mut self, item: InboxItem) {
