@@ -5,10 +5,11 @@
 //! service, toasts, the tab and focus, the pane cursors, the modal slot — and one value per tab.
 //! `update` routes an Action to the modal, the input router, or the answer's owner, and sends the
 //! tab on screen its keys and its moments (shown, refreshed). A component tab gets a `Ctx`
-//! (`component.rs`) and returns what it asks of App, which `perform` does. The inbox owns its
-//! state (`inbox::Inbox`), changed through its methods. App's fields are private to this module:
-//! the rest of `impl App` is in `app/` — `feeds.rs`, `approvals.rs`, `gateway.rs`, `guard.rs`,
-//! `tool_approvals.rs`, `input.rs`, `clock.rs`, `command_line.rs`, `route.rs` and
+//! (`component.rs`) and returns what it asks of App, which `perform` does. The approval inbox is
+//! a component too (`inbox::Inbox`: its items, the gateway's state, approve and reject, the
+//! merges): it gets an `InboxCtx` through `with_inbox!` and asks the same way. App's fields are
+//! private to this module: the rest of `impl App` is in `app/` — `feeds.rs`, `inbox.rs` (the
+//! routes to the inbox), `guard.rs`, `input.rs`, `clock.rs`, `command_line.rs`, `route.rs` and
 //! `signal_modals.rs` — and everything else reads through the accessors below.
 
 mod clock;

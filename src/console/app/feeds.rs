@@ -31,7 +31,7 @@ impl App {
     /// so an idle desk costs nearly nothing:
     /// - on a long-polled gateway nothing moves a flat account (no position, no open order) but
     ///   an execution, and the console hears of every execution from the gateway's inbox at once
-    ///   and asks the account then (`app/gateway.rs`); a trade made on the service past the
+    ///   and asks the account then (`inbox/gateway.rs`); a trade made on the service past the
     ///   gateway shows within [`QUIET_ACCOUNT`];
     /// - the audit log is shown on the Logs tab only, which asks it again when it comes on screen.
     fn quiet_interval(&self, resource: Resource) -> Option<std::time::Duration> {

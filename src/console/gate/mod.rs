@@ -1,7 +1,7 @@
 //! The console on a supervision gateway: whether the service is one, every agent's items from its
 //! inbox (`GET /gate/v1/inbox`), its agents, and the inbox's agent filter. Approvals of a gateway
-//! go through its supervisor API. Lower layer: the data; App's part of it is `app/gateway.rs`,
-//! since what the gateway holds is merged into the one approval inbox, and `app/guard.rs`.
+//! go through its supervisor API. Lower layer: the data, which the approval inbox owns (what the
+//! gateway holds is merged into it, `inbox/gateway.rs`); App's guardrails read it (`app/guard.rs`).
 
 pub mod guard;
 pub mod policy;

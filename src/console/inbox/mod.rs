@@ -3,10 +3,12 @@
 //! The Desk strip and the Proposals tab show it; approving or rejecting works from any tab; every
 //! decision goes to the history and the journal. Lower layer: the items, what this console staged
 //! (`staged.rs`: the request completing a sparse preview) and the risk preview (`risk.rs`, pure).
-//! [`Inbox`] owns the state, and its fields are this file's: App's parts of the inbox —
-//! `app/approvals.rs` (the service's proposals, approve and reject), `app/gateway.rs` (a
-//! gateway's items and decisions) and `app/tool_approvals.rs` (tool confirm tokens) — change it
-//! only through its methods.
+//! [`Inbox`] is a component: it owns the items, the gateway's state (`gate/`) and the decisions,
+//! and changes them itself when App routes it a key, an answer or a moment with an `InboxCtx`
+//! (`context.rs`): approve, reject and undo (`decisions.rs`), the service's proposals and
+//! confirms (`service.rs`), a gateway's items and decisions (`gateway.rs`), tool confirm tokens
+//! (`tools.rs`), the journal's record of each decision (`decide.rs`). Its fields are this file's;
+//! those files are its own methods, and the rest of the console reads through the accessors.
 
 pub mod context;
 mod decide;
@@ -430,9 +432,9 @@ impl PaneSelection {
 
 /// The approval inbox's state, owned here: the items newest first, the decisions taken, the
 /// panes' selections, the dismissals that can still be undone and the schedule of the checks of
-/// confirms whose outcome is unknown. Its fields are this file's own: App's part of the inbox
-/// (`app/approvals.rs`, `app/gateway.rs`, `app/tool_approvals.rs`) changes them through the
-/// methods below, and the rest of the console reads through the accessors.
+/// confirms whose outcome is unknown, and the gateway's state. Its fields are this file's own: the
+/// inbox's other files change them through the methods below, and the rest of the console reads
+/// through the accessors.
 #[derive(Debug, Clone)]
 pub struct Inbox {
     /// Newest first.
