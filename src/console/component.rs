@@ -61,7 +61,8 @@ pub struct RequestLogEntry {
 /// What a tab asks of App, performed in order once the tab returns.
 #[derive(Debug)]
 pub enum Ask {
-    /// Into the one modal slot (replacing nothing: tabs only get keys while it is empty).
+    /// Into the one modal slot (replacing nothing: tabs only get keys while it is empty). The
+    /// inbox opens its approve dialog and its final questions this way too.
     Open(Box<Modal>),
     Toast(String, ToastLevel),
     /// Another tab comes on screen.
