@@ -1,7 +1,7 @@
 //! Everything that can happen to the console (Actions) and everything it asks the outside world to do
 //! (Effects). `App::update` turns one into the other without doing I/O itself.
 
-use super::inbox::Evidence;
+use super::inbox::evidence::Evidence;
 use super::payload::{DiscoveryPayload, DiscoveryQuery};
 use crate::api::ApiError;
 use crate::api::model::{

@@ -5,22 +5,21 @@
 //! service, toasts, the tab and focus, the pane cursors, the modal slot — and one value per tab.
 //! `update` routes an Action to the modal, the input router, or the answer's owner, and sends the
 //! tab on screen its keys and its moments (shown, refreshed). A component tab gets a `Ctx`
-//! (`component.rs`) and returns what it asks of App, which `perform` does. The inbox owns its
-//! state (`inbox::Inbox`), changed through its methods. App's fields are private to this module:
-//! the rest of `impl App` is in `app/` — `feeds.rs`, `approvals.rs`, `gateway.rs`, `guard.rs`,
-//! `tool_approvals.rs`, `input.rs`, `clock.rs`, `command_line.rs`, `route.rs` and
+//! (`component.rs`) and returns what it asks of App, which `perform` does. The approval inbox is
+//! a component too (`inbox::Inbox`: its items, the gateway's state, approve and reject, the
+//! merges): it gets an `InboxCtx` through `with_inbox!` and asks the same way. App's fields are
+//! private to this module: the rest of `impl App` is in `app/` — `feeds.rs`, `inbox.rs` (the
+//! routes to the inbox), `guard.rs`, `input.rs`, `clock.rs`, `command_line.rs`, `route.rs` and
 //! `signal_modals.rs` — and everything else reads through the accessors below.
 
-mod approvals;
 mod clock;
 mod command_line;
 mod feeds;
-mod gateway;
 mod guard;
+mod inbox;
 mod input;
 mod route;
 mod signal_modals;
-mod tool_approvals;
 
 use super::action::{Action, Answer, Effect, Resource};
 use super::component::{Ask, Shown, posts_held_text};
@@ -86,8 +85,6 @@ pub struct App {
     quota_until: Option<DateTime<Utc>>,
     /// One value per tab.
     tabs: Tabs,
-    /// The supervision gateway, when the service is one.
-    gate: GateState,
     /// Reads the wallet's private key for the builder-fee signature, when asked to sign (the
     /// environment by default; tests inject a fixed key). Never stored.
     wallet_key: fn() -> Option<crate::secret::Secret>,
@@ -124,7 +121,7 @@ impl App {
             keymap,
             feeds,
             account: Account::default(),
-            inbox: Inbox::started(now),
+            inbox: Inbox::started(now, gate_interval),
             request_log: VecDeque::new(),
             tab: Tab::Desk,
             focus: 0,
@@ -139,7 +136,6 @@ impl App {
             auth_failed: None,
             quota_until: None,
             tabs: Tabs::new(now),
-            gate: GateState::new(gate_interval, now),
             wallet_key: signals::wallet_key_from_env,
             size: (120, 40),
             should_quit: false,
@@ -184,7 +180,7 @@ impl App {
     }
 
     pub fn gate(&self) -> &GateState {
-        &self.gate
+        self.inbox.gate()
     }
 
     pub fn modal(&self) -> Option<&Modal> {
@@ -258,7 +254,7 @@ impl App {
         history: Vec<super::inbox::Decision>,
         warnings: &[String],
     ) {
-        self.gate.connect = connect;
+        self.inbox.gate_mut().set_connect(connect);
         self.inbox.restore_decisions(history);
         if !warnings.is_empty() {
             self.command_error = Some(warnings.join(" · "));
@@ -371,7 +367,7 @@ impl App {
                 self.now = now;
                 let toasts = self.toasts.len();
                 self.toasts.retain(|t| t.until > now);
-                self.note_expiries(&mut fx);
+                with_inbox!(self, &mut fx, |inbox, ctx| inbox.note_expiries(ctx));
                 let pending = std::mem::take(&mut self.pending_draw);
                 if self.toasts.len() != toasts || self.needs_clock() || pending {
                     self.dirty = true;
@@ -432,9 +428,18 @@ impl App {
             Answer::Loaded { resource, result } => {
                 self.on_loaded(resource, result, latency, at, fx)
             }
-            Answer::Proposed { signal, result } => self.on_proposed(&signal, result, at),
-            Answer::Confirmed { id, result } => self.on_confirmed(&id, result, at, fx),
-            Answer::Reconciled { evidence } => self.on_reconciled(&evidence, at, fx),
+            Answer::Proposed { signal, result } => {
+                with_inbox!(self, fx, |inbox, ctx| inbox
+                    .on_proposed(&signal, result, at, ctx));
+            }
+            Answer::Confirmed { id, result } => {
+                with_inbox!(self, fx, |inbox, ctx| inbox
+                    .on_confirmed(&id, result, at, ctx));
+            }
+            Answer::Reconciled { evidence } => {
+                with_inbox!(self, fx, |inbox, ctx| inbox
+                    .on_reconciled(&evidence, at, ctx));
+            }
             Answer::Discovered { query, result } => {
                 with_ctx!(self, fx, |ctx| self
                     .tabs
@@ -505,12 +510,18 @@ impl App {
                 self.on_builder_fee_loaded(&wallet, result)
             }
             Answer::BuilderFeeApproved { result } => self.on_builder_fee_approved(result, at),
-            Answer::GateLoaded { result } => self.on_gate_loaded(result, latency, at, fx),
+            Answer::GateLoaded { result } => {
+                with_inbox!(self, fx, |inbox, ctx| inbox
+                    .on_gate_loaded(result, latency, at, ctx));
+            }
             Answer::GateDecided {
                 id,
                 approve,
                 result,
-            } => self.on_gate_decided(&id, approve, result, at, fx),
+            } => {
+                with_inbox!(self, fx, |inbox, ctx| inbox
+                    .on_gate_decided(&id, approve, result, at, ctx));
+            }
             Answer::GuardLoaded { kill, standing } => self.on_guard_loaded(kill, standing),
             Answer::GateChecked { id, result } => self.on_gate_checked(&id, result),
             Answer::KillSwitchSet { on, result } => self.on_kill_switch_set(on, result, at),
@@ -535,8 +546,9 @@ impl App {
         for (tab, component) in self.tabs.each_mut() {
             component.schedule(now, tab == shown, fx);
         }
-        self.schedule_recheck(fx);
-        self.schedule_gate(fx);
+        with_inbox!(self, fx, |inbox, ctx| inbox.schedule_recheck(ctx));
+        let polled = self.inbox.gate_mut().schedule(now, fx);
+        self.schedule_guard(polled, fx);
     }
 
     fn log_request(
@@ -579,6 +591,15 @@ impl App {
                 Ask::Redraw => self.dirty = true,
                 Ask::CommandError(text) => self.command_error = Some(text),
                 Ask::Focus(i) => self.focus = i,
+                Ask::Poll(resources, at) => self.poll_now(resources, at),
+                Ask::ToolSent => self.tabs.tools.sent_one(),
+                Ask::ToolRenamed { from, to } => self.tabs.tools.renamed(&from, &to),
+                Ask::ToolOutcome {
+                    tool,
+                    args,
+                    at,
+                    result,
+                } => self.set_tool_outcome(tool, args, at, result, None),
                 Ask::AuthFailed(message) => self.auth_failed = Some(message),
                 Ask::BacktestForm => self.open_backtest_form(),
                 Ask::ShowProposal(id) => {
@@ -618,7 +639,7 @@ impl App {
         InboxShown {
             now: self.now,
             inbox: &self.inbox,
-            gate: &self.gate,
+            gate: self.inbox.gate(),
             service: &self.service,
             account: &self.account,
             feeds: &self.feeds,
@@ -685,8 +706,8 @@ impl App {
         for feed in self.feeds.values_mut() {
             feed.poll.ask_at(self.now);
         }
-        if self.gate.detected != super::gate::Detected::No {
-            self.gate.poll.ask_at(self.now);
+        if self.inbox.gate().detected() != super::gate::Detected::No {
+            self.inbox.gate_mut().ask_at(self.now);
         }
         let shown = self.tab;
         for (tab, component) in self.tabs.each_mut() {
@@ -751,7 +772,7 @@ impl App {
     }
 
     pub fn gate_mut(&mut self) -> &mut GateState {
-        &mut self.gate
+        self.inbox.gate_mut()
     }
 
     pub fn tabs_mut(&mut self) -> &mut Tabs {

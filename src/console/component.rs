@@ -61,7 +61,8 @@ pub struct RequestLogEntry {
 /// What a tab asks of App, performed in order once the tab returns.
 #[derive(Debug)]
 pub enum Ask {
-    /// Into the one modal slot (replacing nothing: tabs only get keys while it is empty).
+    /// Into the one modal slot (replacing nothing: tabs only get keys while it is empty). The
+    /// inbox opens its approve dialog and its final questions this way too.
     Open(Box<Modal>),
     Toast(String, ToastLevel),
     /// Another tab comes on screen.
@@ -86,6 +87,22 @@ pub enum Ask {
     Focus(usize),
     /// Drawn at once, even when the answer was a poll's (see `App::update`).
     Redraw,
+    /// These feeds are asked at `at`, not at their next poll: what a decision changed shows now.
+    Poll(&'static [Resource], DateTime<Utc>),
+    /// The Tools tab: a call went out (an approved confirm token, re-submitted).
+    ToolSent,
+    /// The Tools tab: the call it waits on is the gateway's item `to` now, no longer `from`.
+    ToolRenamed {
+        from: String,
+        to: String,
+    },
+    /// The Tools tab shows this outcome of a call of `tool` (its arguments without the token).
+    ToolOutcome {
+        tool: String,
+        args: serde_json::Value,
+        at: DateTime<Utc>,
+        result: Result<serde_json::Value, String>,
+    },
 }
 
 /// What every tab is to App: its keys while it is on screen and its polls' moments. App keeps one
@@ -136,7 +153,8 @@ pub struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
-    /// Only `with_ctx!` calls this, so every tab's asks are performed the same way.
+    /// Only `with_ctx!` (and `with_inbox!`, for the inbox's) calls this, so every tab's asks are
+    /// performed the same way.
     pub fn new(
         now: DateTime<Utc>,
         tab: Tab,

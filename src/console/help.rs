@@ -134,7 +134,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme, area: Rect, scroll: u16) {
 
 fn lines(app: &App, theme: &Theme) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
-    if let Some(reason) = crate::console::gate::guard::kill_reason(app.gate().kill.as_ref()) {
+    if let Some(reason) = crate::console::gate::guard::kill_reason(app.gate().kill()) {
         lines.push(Line::styled(
             format!(
                 "KILL SWITCH ON: {}",
@@ -144,7 +144,7 @@ fn lines(app: &App, theme: &Theme) -> Vec<Line<'static>> {
         ));
         lines.push(Line::raw(""));
     }
-    if let Some(connect) = &app.gate().connect {
+    if let Some(connect) = app.gate().connect() {
         lines.push(Line::styled("Connect an agent", theme.accent));
         for l in connect.lines() {
             lines.push(Line::styled(format!("  {l}"), theme.base));

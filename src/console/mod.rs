@@ -23,7 +23,8 @@
 //!   the rest of the console only through `Ctx` (clock, tab on screen, quota, the shared pane
 //!   cursors, effects, and `Ask`s — open a modal, toast, show a tab — that App performs after)
 //!   and `Shown` (read-only, to draw). App reaches every tab through one `TabComponent` trait;
-//!   Proposals is a view of the inbox, which every tab acts on and App keeps (`inbox/`).
+//!   Proposals is a view of the inbox, which every tab acts on: a component App keeps and
+//!   routes to with an `InboxCtx` (`inbox/`, `app/inbox.rs`).
 //!   `app/route.rs` is App's side of a component where an answer or command reaches past one tab
 //!   (the shared inbox, the feeds, a form that reads another tab's data).
 //! - `view.rs` the frame around the tabs; `help.rs`; `widgets/`; `layout.rs`; `keymap.rs`;
@@ -32,13 +33,14 @@
 //! Layers: every dependency between folders points down, so no import cycle spans two folders
 //! (`tests/it/structure.rs`). The lower layer — `action`, `payload`, `poll`, `journal`, `tab`,
 //! `layout`, `component`, `modal`, `forms/`, `command/`, `keymap`, `theme`, `widgets/` and the
-//! data of `feeds/` and `inbox/` — never imports `app.rs` or `tabs/`; a tab's state and update
-//! import only that layer; `app.rs` composes the shared state and the tabs and routes to them,
-//! and `app/`, `view.rs` and this file sit on top. App's fields are private: what changes them
-//! is App's own code, `app.rs` and `app/` (the feeds' answers, the approvals, the gateway and its
-//! guard, tool approvals, the key router, the command line, the Signals modals, the routes
-//! between tabs); the rest of the console reads them through App's accessors (the frame, the
-//! views of the inbox and the account — `desk/view.rs`, `proposals/`, the Signals overlays).
+//! data of `feeds/`, and `inbox/` with the gateway's data in `gate/` — never imports `app.rs` or
+//! `tabs/`; a tab's state and update import only that layer; `app.rs` composes the shared state
+//! and the tabs and routes to them, and `app/`, `view.rs` and this file sit on top. App's fields
+//! are private: what changes them is App's own code, `app.rs` and `app/` (the feeds' answers,
+//! the routes to the inbox, the gateway's guard, the key router, the command line, the Signals
+//! modals, the routes between tabs), and the components App routes to with a context (the tabs,
+//! the inbox); the rest of the console reads them through App's accessors (the frame, the views
+//! of the inbox and the account — `desk/view.rs`, `proposals/`, the Signals overlays).
 /// Calls a component tab's entry point with a fresh [`component::Ctx`] over App's shared state,
 /// then performs what it asked: `with_ctx!(self, fx, |ctx| self.tabs.chat.send(text, ctx))`. The
 /// one way a Ctx is made. A macro, not a method of App, so the tab's field and the pane cursors
@@ -51,6 +53,31 @@ macro_rules! with_ctx {
             $app.quota_until,
             &mut $app.selected,
         );
+        let $ctx = &mut ctx;
+        let out = $call;
+        let done = ctx.finish();
+        $app.perform(done, $fx);
+        out
+    }};
+}
+
+/// Calls the approval inbox with an [`inbox::context::InboxCtx`], then performs what it asked: the
+/// one way App calls the inbox to change it, as `with_ctx!` is for a tab.
+macro_rules! with_inbox {
+    ($app:ident, $fx:expr, |$inbox:ident, $ctx:ident| $call:expr) => {{
+        let mut ctx = $crate::console::inbox::context::InboxCtx::new(
+            $crate::console::component::Ctx::new(
+                $app.now,
+                $app.tab,
+                $app.quota_until,
+                &mut $app.selected,
+            ),
+            &$app.account,
+            &$app.service,
+            $app.options.bell,
+            $app.feeds[&$crate::console::action::Resource::Proposals].supported,
+        );
+        let $inbox = &mut $app.inbox;
         let $ctx = &mut ctx;
         let out = $call;
         let done = ctx.finish();

@@ -63,12 +63,12 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
             f,
             theme,
             area,
-            &app.gate().standing,
+            app.gate().standing(),
             app.now(),
             *scroll,
         ),
         Modal::Policy { scroll } => {
-            crate::console::gate::policy::policy_panel(f, theme, area, &app.gate().policy, *scroll)
+            crate::console::gate::policy::policy_panel(f, theme, area, app.gate().policy(), *scroll)
         }
         // On the status line, drawn with it.
         Modal::CommandLine(_) | Modal::Filter => {}
@@ -481,7 +481,7 @@ fn footer(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         match app.tab() {
             // A viewer's token decides nothing on a gateway: the keys are not offered.
             Tab::Desk | Tab::Proposals
-                if app.gate().is_gateway() && app.gate().role.as_deref() == Some("viewer") => {}
+                if app.gate().is_gateway() && app.gate().role() == Some("viewer") => {}
             Tab::Desk | Tab::Proposals => {
                 items.push((key(KeyAction::Approve), "approve"));
                 items.push((key(KeyAction::Reject), "reject"));

@@ -162,14 +162,125 @@ pub struct Preview {
     pub extra: Extra,
 }
 
+/// Where a proposal is in its life, in the service's words (its `status`): the interface names
+/// `staged`, `executed` and `expired`, the sandbox adds `failed`. A real deployment may say what
+/// neither does, so a word this version does not know is kept as [`ProposalStatus::Other`], written
+/// back as it came and shown as it is, and no decision treats it as one it knows: only `Staged`
+/// may be approved.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ProposalStatus {
+    /// Waiting for a confirm with the key that staged it.
+    Staged,
+    Executed,
+    /// Its five minutes passed without a confirm.
+    Expired,
+    /// The service tried to execute it and could not; nothing was traded.
+    Failed,
+    /// A word this version does not know, or none at all (an answer without `status`: the empty
+    /// text, as before statuses were types).
+    Other(String),
+}
+
+impl ProposalStatus {
+    pub const KNOWN: [ProposalStatus; 4] = [
+        ProposalStatus::Staged,
+        ProposalStatus::Executed,
+        ProposalStatus::Expired,
+        ProposalStatus::Failed,
+    ];
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            ProposalStatus::Staged => "staged",
+            ProposalStatus::Executed => "executed",
+            ProposalStatus::Expired => "expired",
+            ProposalStatus::Failed => "failed",
+            ProposalStatus::Other(text) => text,
+        }
+    }
+
+    /// The answer said no status at all.
+    pub fn is_unsaid(&self) -> bool {
+        matches!(self, ProposalStatus::Other(text) if text.is_empty())
+    }
+}
+
+impl Default for ProposalStatus {
+    /// What a missing `status` reads as: nothing said, written back as nothing (`""`).
+    fn default() -> Self {
+        ProposalStatus::Other(String::new())
+    }
+}
+
+impl std::fmt::Display for ProposalStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<&str> for ProposalStatus {
+    /// Exactly the service's word: a spelling it does not use (`Executed`) is not taken for one
+    /// it does, so it is written back unchanged and never decided on.
+    fn from(word: &str) -> ProposalStatus {
+        ProposalStatus::KNOWN
+            .into_iter()
+            .find(|known| known.as_str() == word)
+            .unwrap_or_else(|| ProposalStatus::Other(word.to_string()))
+    }
+}
+
+impl From<String> for ProposalStatus {
+    fn from(word: String) -> ProposalStatus {
+        match ProposalStatus::from(word.as_str()) {
+            ProposalStatus::Other(_) => ProposalStatus::Other(word),
+            known => known,
+        }
+    }
+}
+
+/// Code that reads the service's word as text (the gateway's reconciliation lowercases it to
+/// compare with spellings other deployments use) keeps reading it so; what the console decides
+/// on matches the variants.
+impl std::ops::Deref for ProposalStatus {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+/// The status against the service's word for it, as a client reading the wire compares it.
+impl PartialEq<str> for ProposalStatus {
+    fn eq(&self, word: &str) -> bool {
+        self.as_str() == word
+    }
+}
+
+impl PartialEq<&str> for ProposalStatus {
+    fn eq(&self, word: &&str) -> bool {
+        self.as_str() == *word
+    }
+}
+
+impl Serialize for ProposalStatus {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ProposalStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(ProposalStatus::from(String::deserialize(d)?))
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Proposal {
     #[serde(default)]
     pub proposal_id: String,
-    /// `staged`, `executed`, `expired` or `failed`.
     #[serde(default)]
-    pub status: String,
+    pub status: ProposalStatus,
     #[serde(default)]
     pub kind: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -334,4 +445,58 @@ super::account::lenient_rows!(Proposal, Preview, ExecutionResult, Execution);
 /// A list of statuses, or `null`.
 fn statuses<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Value>, D::Error> {
     Ok(Option::<Vec<Value>>::deserialize(d)?.unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every word a service sends reads as its status and is written back word for word, an
+    /// unknown one (or another spelling of a known one) included: a proposal passed on (the
+    /// gateway's reconciliation keeps the service's record) says what the service said.
+    #[test]
+    fn every_proposal_status_reads_back_from_the_word_it_is_written_in() {
+        let cases = [
+            (ProposalStatus::Staged, "staged"),
+            (ProposalStatus::Executed, "executed"),
+            (ProposalStatus::Expired, "expired"),
+            (ProposalStatus::Failed, "failed"),
+            (ProposalStatus::Other("filled".into()), "filled"),
+            (ProposalStatus::Other("Executed".into()), "Executed"),
+            (ProposalStatus::Other(String::new()), ""),
+        ];
+        for (status, word) in cases {
+            assert_eq!(status.to_string(), word);
+            assert_eq!(ProposalStatus::from(word), status, "{word}");
+            assert_eq!(ProposalStatus::from(word.to_string()), status, "{word}");
+            let json = serde_json::to_value(&status).unwrap();
+            assert_eq!(json, serde_json::json!(word));
+            assert_eq!(
+                serde_json::from_value::<ProposalStatus>(json).unwrap(),
+                status
+            );
+        }
+        assert!(ProposalStatus::default().is_unsaid());
+        assert!(!ProposalStatus::Other("pending".into()).is_unsaid());
+    }
+
+    /// A proposal written and read again is the same, its status absent or unknown too.
+    #[test]
+    fn a_proposal_reads_back_as_it_was_written() {
+        for text in [
+            r#"{"proposalId":"p1","status":"staged","kind":"trade","preview":{"kind":"trade"}}"#,
+            r#"{"proposalId":"p1","status":"archived","kind":"","preview":{}}"#,
+        ] {
+            let p: Proposal = serde_json::from_str(text).unwrap();
+            let again: Proposal =
+                serde_json::from_str(&serde_json::to_string(&p).unwrap()).unwrap();
+            assert_eq!(again, p);
+        }
+        let missing: Proposal = serde_json::from_str(r#"{"proposalId":"p1"}"#).unwrap();
+        assert!(missing.status.is_unsaid());
+        assert_eq!(
+            serde_json::to_value(&missing).unwrap()["status"],
+            serde_json::json!("")
+        );
+    }
 }

@@ -107,7 +107,7 @@ impl App {
             if let Some(due) = self.inbox.recheck_due() {
                 next = next.min(due);
             }
-            if let Some(due) = self.gate.poll.wakeup() {
+            if let Some(due) = self.inbox.gate().wakeup() {
                 next = next.min(due);
             }
         }

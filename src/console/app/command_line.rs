@@ -151,7 +151,7 @@ impl App {
             Command::Confirm(id) => {
                 // A gateway lists every item it holds: an id it does not list is a typo, not a
                 // proposal to name by hand (that is for a service with no proposals list).
-                if self.gate.is_gateway() && self.inbox.item(&id).is_none() {
+                if self.inbox.gate().is_gateway() && self.inbox.item(&id).is_none() {
                     self.command_error = Some(format!(
                         "/confirm {id}: the gateway's inbox has no item {id} (it lists every \
                          agent's items; /agent all shows them all)"
@@ -161,9 +161,11 @@ impl App {
                 self.inbox.name_by_hand(&id, self.now);
                 self.set_tab(Tab::Proposals);
                 self.select_proposal(Pane::Inbox, &id);
-                self.start_approval(&id);
+                with_inbox!(self, fx, |inbox, ctx| inbox.start_approval(&id, ctx));
             }
-            Command::Reject { id, reason } => self.reject_with(&id, reason, fx),
+            Command::Reject { id, reason } => {
+                with_inbox!(self, fx, |inbox, ctx| inbox.reject_with(&id, reason, ctx));
+            }
             Command::Kill { on, reason } => self.ask_kill_switch(on, reason),
             Command::Auto(command::AutoCommand::List) => self.show_standing(),
             Command::Policy => self.show_policy(fx),
@@ -178,7 +180,7 @@ impl App {
                 })
             }
             Command::Agent(filter) => {
-                self.set_agent_filter(filter);
+                with_inbox!(self, fx, |inbox, ctx| inbox.set_agent_filter(filter, ctx));
                 self.set_tab(Tab::Proposals);
             }
             Command::Backtest(args) => {

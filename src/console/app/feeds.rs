@@ -31,7 +31,7 @@ impl App {
     /// so an idle desk costs nearly nothing:
     /// - on a long-polled gateway nothing moves a flat account (no position, no open order) but
     ///   an execution, and the console hears of every execution from the gateway's inbox at once
-    ///   and asks the account then (`app/gateway.rs`); a trade made on the service past the
+    ///   and asks the account then (`inbox/gateway.rs`); a trade made on the service past the
     ///   gateway shows within [`QUIET_ACCOUNT`];
     /// - the audit log is shown on the Logs tab only, which asks it again when it comes on screen.
     fn quiet_interval(&self, resource: Resource) -> Option<std::time::Duration> {
@@ -45,7 +45,7 @@ impl App {
     }
 
     fn account_is_quiet(&self) -> bool {
-        self.gate.long_polled()
+        self.inbox.gate().long_polled()
             && self.decider() == crate::console::decider::Decider::Gateway
             && self.account.positions.is_empty()
             && self.account.orders.is_empty()
@@ -151,7 +151,9 @@ impl App {
                     ctx
                 ));
             }
-            Payload::Proposals(list) => self.merge_proposals(list, fx),
+            Payload::Proposals(list) => {
+                with_inbox!(self, fx, |inbox, ctx| inbox.merge_proposals(list, ctx));
+            }
         }
     }
 }

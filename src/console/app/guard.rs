@@ -6,8 +6,8 @@ use crate::api::ApiError;
 use crate::api::model::{GateCheck, GateKillSwitch, GatePolicy, GateStanding, GateStandingRequest};
 use crate::console::action::Effect;
 use crate::console::app::{App, ToastLevel};
+use crate::console::gate::Detected;
 use crate::console::gate::guard::{ApproveCheck, kill_reason, kill_refusal};
-use crate::console::gate::{self, Detected};
 use crate::console::modal::{Confirm, Deciding, Modal};
 use chrono::{DateTime, Utc};
 
@@ -15,7 +15,7 @@ impl App {
     /// With a gate poll, at most every [`gate::GUARD_EVERY`]: the kill switch and the standing
     /// approvals; and the open approve dialog's re-check, once.
     pub(crate) fn schedule_guard(&mut self, polled: bool, fx: &mut Vec<Effect>) {
-        if self.gate.guard_due(self.now, polled) {
+        if self.inbox.gate_mut().guard_due(self.now, polled) {
             fx.push(Effect::FetchGuard);
         }
         // The policy rides the gate poll only while its panel is open: closed, it costs nothing.
@@ -31,11 +31,6 @@ impl App {
         }
     }
 
-    /// The approve dialog opens on a gateway item: its verdicts are re-checked live.
-    pub(crate) fn gate_check_for(&self, id: &str) -> Option<ApproveCheck> {
-        (self.gate.is_gateway() && self.gate.items.contains_key(id)).then(|| ApproveCheck::new(id))
-    }
-
     pub(crate) fn on_guard_loaded(
         &mut self,
         kill: Result<GateKillSwitch, ApiError>,
@@ -44,10 +39,10 @@ impl App {
         // A failed poll keeps what was last known: a kill switch never looks off for want of
         // an answer.
         if let Ok(k) = kill {
-            self.gate.kill = Some(k);
+            self.inbox.gate_mut().set_kill(k);
         }
         if let Ok(s) = standing {
-            self.gate.standing = s;
+            self.inbox.gate_mut().set_standing(s);
         }
     }
 
@@ -68,10 +63,10 @@ impl App {
         check: Option<&ApproveCheck>,
         overrides: &[String],
     ) -> bool {
-        if !self.gate.is_gateway() || !self.gate.items.contains_key(id) {
+        if !self.inbox.gate().is_gateway() || self.inbox.gate().item(id).is_none() {
             return false;
         }
-        if let Some(reason) = kill_reason(self.gate.kill.as_ref())
+        if let Some(reason) = kill_reason(self.inbox.gate().kill())
             .or_else(|| check.and_then(ApproveCheck::blocked_by_kill))
         {
             self.toast(kill_refusal(&reason), ToastLevel::Error);
@@ -80,7 +75,7 @@ impl App {
         let fresh = ApproveCheck::new(id);
         let check = check.filter(|c| c.id == id).unwrap_or(&fresh);
         let missing: Vec<String> = check
-            .breaking(self.gate.items.get(id))
+            .breaking(self.inbox.gate().item(id))
             .into_iter()
             .filter(|r| !overrides.contains(r))
             .collect();
@@ -102,30 +97,18 @@ impl App {
     /// not do what needs `needed` (`approver`, `admin`): the console does not offer what the
     /// gateway would refuse. Unknown role (an older gateway): everything is offered.
     pub(crate) fn gate_role_refuses(&mut self, needed: &str, what: &str) -> bool {
-        let rank = |r: &str| match r {
-            "viewer" => 0,
-            "approver" => 1,
-            _ => 2,
-        };
-        let Some(role) = self.gate.role.clone() else {
-            return false;
-        };
-        if !self.gate.is_gateway() || rank(&role) >= rank(needed) {
-            return false;
+        match self.inbox.gate().role_refusal(needed, what) {
+            Some(why) => {
+                self.toast(why, ToastLevel::Error);
+                true
+            }
+            None => false,
         }
-        self.toast(
-            format!(
-                "{what} needs the {needed} role; this console's supervisor token is a {role} \
-                 (agentdesk gate token --role {needed})"
-            ),
-            ToastLevel::Error,
-        );
-        true
     }
 
     /// `/kill <reason>` and `/kill off`: asked first.
     pub(crate) fn ask_kill_switch(&mut self, on: bool, reason: String) {
-        if !self.gate.is_gateway() {
+        if !self.inbox.gate().is_gateway() {
             self.toast(
                 "not on a gateway: /kill turns a gateway's kill switch on or off",
                 ToastLevel::Error,
@@ -157,7 +140,7 @@ impl App {
                 } else {
                     "kill switch off: agents may trade again within the policy".to_string()
                 };
-                self.gate.kill = Some(k);
+                self.inbox.gate_mut().set_kill(k);
                 self.toast(text, ToastLevel::Info);
             }
             Err(e) => {
@@ -168,25 +151,25 @@ impl App {
                 );
             }
         }
-        self.gate.ask_guard_at(at);
+        self.inbox.gate_mut().ask_guard_at(at);
     }
 
     /// `/auto` alone: the standing approvals panel (refreshed now).
     pub(crate) fn show_standing(&mut self) {
-        if !self.gate.is_gateway() {
+        if !self.inbox.gate().is_gateway() {
             self.toast(
                 "not on a gateway: /auto lists a gateway's standing approvals",
                 ToastLevel::Error,
             );
             return;
         }
-        self.gate.ask_guard_at(self.now);
+        self.inbox.gate_mut().ask_guard_at(self.now);
         self.modal = Some(Modal::Standing { scroll: 0 });
     }
 
     /// `/policy` (and `P`): the policy panel, read now and then with each gate poll while open.
     pub(crate) fn show_policy(&mut self, fx: &mut Vec<Effect>) {
-        if self.gate.detected == Detected::No {
+        if self.inbox.gate().detected() == Detected::No {
             self.toast(
                 format!(
                     "not a gateway: {} has no supervisor API (/gate/v1), so there is no policy to show; \
@@ -202,8 +185,7 @@ impl App {
     }
 
     fn fetch_policy(&mut self, fx: &mut Vec<Effect>) {
-        if !self.gate.policy.in_flight {
-            self.gate.policy.in_flight = true;
+        if self.inbox.gate_mut().ask_policy() {
             fx.push(Effect::FetchPolicy);
         }
     }
@@ -213,23 +195,7 @@ impl App {
         result: Result<Box<GatePolicy>, ApiError>,
         at: DateTime<Utc>,
     ) {
-        let state = &mut self.gate.policy;
-        state.in_flight = false;
-        match result {
-            Ok(p) => {
-                state.policy = Some(*p);
-                state.read_at = Some(at);
-                state.error = None;
-            }
-            Err(e) => {
-                // A 404 settles what the service is, as the gate poll's own 404 does.
-                if matches!(e, ApiError::NotFound { .. }) && self.gate.detected != Detected::Yes {
-                    self.gate.detected = Detected::No;
-                    state.policy = None;
-                }
-                state.error = Some(gate::policy::error_text(&e));
-            }
-        }
+        self.inbox.gate_mut().policy_loaded(result.map(|p| *p), at);
         self.dirty = true;
     }
 
@@ -239,7 +205,7 @@ impl App {
         if self.gate_role_refuses("admin", "adding a standing approval") {
             return;
         }
-        if !self.gate.is_gateway() {
+        if !self.inbox.gate().is_gateway() {
             self.toast(
                 "not on a gateway: /auto creates a gateway's standing approval",
                 ToastLevel::Error,
@@ -261,7 +227,7 @@ impl App {
         if self.gate_role_refuses("admin", "revoking a standing approval") {
             return;
         }
-        if !self.gate.is_gateway() {
+        if !self.inbox.gate().is_gateway() {
             self.toast(
                 "not on a gateway: /auto revoke ends a gateway's standing approval",
                 ToastLevel::Error,
@@ -288,6 +254,6 @@ impl App {
             }
             Err(e) => self.toast(format!("{what}: refused: {e}"), ToastLevel::Error),
         }
-        self.gate.ask_guard_at(at);
+        self.inbox.gate_mut().ask_guard_at(at);
     }
 }

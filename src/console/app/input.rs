@@ -246,7 +246,9 @@ impl App {
             self.modal = None;
         }
         match decision {
-            Decision::Approve { id, overrides } => self.approve(&id, overrides, fx),
+            Decision::Approve { id, overrides } => {
+                with_inbox!(self, fx, |inbox, ctx| inbox.approve(&id, overrides, ctx));
+            }
             Decision::Confirm(Deciding::Quit) => {
                 self.should_quit = true;
                 fx.push(Effect::Quit);
@@ -259,7 +261,8 @@ impl App {
                 fx.push(Effect::GateSetKill { on, reason })
             }
             Decision::Confirm(Deciding::Reject { id, reason }) => {
-                self.reject_on_gate(&id, reason, fx)
+                with_inbox!(self, fx, |inbox, ctx| inbox
+                    .reject_on_gate(&id, reason, ctx));
             }
             Decision::Confirm(Deciding::Trade(args)) => self.trade(&args, fx),
             Decision::Confirm(Deciding::Standing(request)) => self.send_standing(*request, fx),
@@ -282,17 +285,17 @@ impl App {
             }
             KeyAction::Refresh => self.refresh(),
             // The inbox item under the cursor: the Desk strip's, else the Proposals list's.
-            KeyAction::Approve => {
-                if let Some(id) = self.acting_on() {
-                    self.start_approval(&id);
+            KeyAction::Approve => with_inbox!(self, fx, |inbox, ctx| {
+                if let Some(id) = inbox.acting_on(ctx) {
+                    inbox.start_approval(&id, ctx);
                 }
-            }
-            KeyAction::Reject => {
-                if let Some(id) = self.acting_on() {
-                    self.reject(&id, fx);
+            }),
+            KeyAction::Reject => with_inbox!(self, fx, |inbox, ctx| {
+                if let Some(id) = inbox.acting_on(ctx) {
+                    inbox.reject(&id, ctx);
                 }
-            }
-            KeyAction::Undo => self.undo_dismissal(fx),
+            }),
+            KeyAction::Undo => with_inbox!(self, fx, |inbox, ctx| inbox.undo_dismissal(ctx)),
             KeyAction::BuilderFee => self.open_builder_fee(fx),
             KeyAction::Policy => self.show_policy(fx),
             _ => return false,
@@ -523,8 +526,10 @@ impl App {
             },
             Modal::Policy { scroll } => match scrolled(*scroll, action, page) {
                 Some(s) => {
-                    let max =
-                        crate::console::gate::policy::max_scroll(&self.gate.policy, self.size);
+                    let max = crate::console::gate::policy::max_scroll(
+                        self.inbox.gate().policy(),
+                        self.size,
+                    );
                     *scroll = if action == Some(KeyAction::Bottom) {
                         max
                     } else {

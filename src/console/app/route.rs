@@ -2,7 +2,7 @@
 //! changes beyond one tab — the inbox every tab shares, the feeds, the tab on screen — around the
 //! tab's own part, and the modals one tab's key opens with another's data (the backtest form,
 //! prefilled from a Discovery row or a job, with the Discovery catalog's parameters). A tool
-//! call's confirm token and an approved token's outcome are the inbox's (`tool_approvals.rs`).
+//! call's confirm token and an approved token's outcome are the inbox's (`inbox/tools.rs`).
 
 use crate::api::ApiError;
 use crate::api::model::SignalDestination;
@@ -252,7 +252,8 @@ impl App {
             self.quota_until = Some(at + to_delta(*retry_after));
         }
         if let Some(id) = approval {
-            self.on_tool_approved(&id, name, args, result, at, fx);
+            with_inbox!(self, fx, |inbox, ctx| inbox
+                .on_tool_approved(&id, name, args, result, at, ctx));
             return;
         }
         match result {

@@ -1,18 +1,17 @@
 //! The console on a supervision gateway: whether the service is one, every agent's items from its
 //! inbox (`GET /gate/v1/inbox`), its agents, and the inbox's agent filter. Approvals of a gateway
-//! go through its supervisor API. Lower layer: the data; App's part of it is `app/gateway.rs`,
-//! since what the gateway holds is merged into the one approval inbox, and `app/guard.rs`.
+//! go through its supervisor API. Lower layer: the data, which the approval inbox owns (what the
+//! gateway holds is merged into it, `inbox/gateway.rs`); App's guardrails read it (`app/guard.rs`).
 
 pub mod guard;
 pub mod policy;
 
 use super::action::Effect;
-use super::inbox::InboxItem;
 use super::poll::Poll;
 use super::theme::Theme;
 use crate::api::ApiError;
 use crate::api::model::{
-    GateAgent, GateAgents, GateItem, GateKillSwitch, GateStanding, ItemStatus,
+    GateAgent, GateAgents, GateItem, GateKillSwitch, GatePolicy, GateStanding, ItemStatus,
 };
 use chrono::{DateTime, Duration as TimeDelta, Utc};
 use ratatui::text::Span;
@@ -123,29 +122,29 @@ fn shell_quote(s: &str) -> String {
     }
 }
 
+/// A gateway's data as this console last read it, and the schedule of its polls. Its fields are
+/// this file's: the inbox changes them through the methods below, so what a poll, a decision or
+/// the agent filter may change is said once, here.
 #[derive(Debug, Clone)]
 pub struct GateState {
-    pub detected: Detected,
-    pub poll: Poll,
+    detected: Detected,
+    poll: Poll,
     interval: Duration,
     /// Why the last poll failed (a 401 says the supervisor token is missing or refused).
     error: Option<ApiError>,
     /// The gateway's items by inbox id (a trade's proposalId, else the item's own id).
-    pub items: HashMap<String, GateItem>,
+    items: HashMap<String, GateItem>,
     agents: Vec<GateAgent>,
     /// Show only this agent's items (its name or fingerprint, as typed in `/agent`).
-    pub filter: Option<String>,
-    /// Inbox items the filter hides, kept out of `App::inbox` so every index into it still means
-    /// what the screen shows; they come back when the filter changes.
-    pub hidden: Vec<InboxItem>,
+    filter: Option<String>,
     /// Why the gateway last refused to approve or reject an item (by inbox id), shown with it
     /// until a decision goes through.
-    pub refused: HashMap<String, String>,
-    pub connect: Option<ConnectInfo>,
+    refused: HashMap<String, String>,
+    connect: Option<ConnectInfo>,
     /// The kill switch as last polled (None: not known yet).
-    pub kill: Option<GateKillSwitch>,
+    kill: Option<GateKillSwitch>,
     /// The live standing approvals as last polled.
-    pub standing: Vec<GateStanding>,
+    standing: Vec<GateStanding>,
     /// When the agents were last asked (None: with the next poll).
     agents_asked: Option<DateTime<Utc>>,
     /// When the kill switch and standing approvals were last asked (None: ask with the next poll).
@@ -153,16 +152,16 @@ pub struct GateState {
     /// Items this console approved whose execution the gateway had not reported in its answer
     /// (approved, executing, waiting for the agent): their outcome is journaled when a poll
     /// says it, and the inbox is polled soon until then.
-    pub awaiting: std::collections::HashSet<String>,
+    awaiting: std::collections::HashSet<String>,
     /// An approve or reject was answered while a poll was in flight: that poll's answer may
     /// predate the decision, so another is asked for at once.
     refresh: bool,
     /// The policy in force, read while `/policy` is open.
-    pub policy: policy::PolicyState,
+    policy: policy::PolicyState,
     /// The rules this console's approval of an item overrode, so its answer says so.
-    pub overridden: HashMap<String, Vec<String>>,
+    overridden: HashMap<String, Vec<String>>,
     /// The supervisor token's role (`viewer`, `approver`, `admin`), when the gateway says it.
-    pub role: Option<String>,
+    role: Option<String>,
     /// The gateway's count of changes in its last inbox answer: sent back as `since`, the next
     /// poll is held until something changes (None: a gateway that cannot be long-polled).
     version: Option<u64>,
@@ -184,7 +183,6 @@ impl GateState {
             items: HashMap::new(),
             agents: Vec::new(),
             filter: None,
-            hidden: Vec::new(),
             refused: HashMap::new(),
             connect: None,
             kill: None,
@@ -326,6 +324,175 @@ impl GateState {
         if self.poll.in_flight {
             self.refresh = true;
         }
+    }
+
+    // What the rest of the console reads, and the changes the inbox and App make.
+
+    pub fn detected(&self) -> Detected {
+        self.detected
+    }
+
+    /// When the inbox poll is due next, for the clock's sleep.
+    pub fn wakeup(&self) -> Option<DateTime<Utc>> {
+        self.poll.wakeup()
+    }
+
+    /// The inbox is asked again at `at` (`r`, or a decision answered).
+    pub fn ask_at(&mut self, at: DateTime<Utc>) {
+        self.poll.ask_at(at);
+    }
+
+    /// The inbox is asked by `at` at the latest.
+    pub fn probe_by(&mut self, at: DateTime<Utc>) {
+        self.poll.probe_by(at);
+    }
+
+    /// The gateway's item listed under inbox id `id`.
+    pub fn item(&self, id: &str) -> Option<&GateItem> {
+        self.items.get(id)
+    }
+
+    /// The gateway's item as its last answer (a poll's or a decision's) had it; the one it
+    /// replaces.
+    pub fn record(&mut self, id: String, item: GateItem) -> Option<GateItem> {
+        self.items.insert(id, item)
+    }
+
+    /// The agent filter (`/agent NAME`), as typed.
+    pub fn filter(&self) -> Option<&str> {
+        self.filter.as_deref()
+    }
+
+    /// A new agent filter; the inbox puts aside the items it hides.
+    pub fn set_filter(&mut self, filter: Option<String>) {
+        self.filter = filter;
+    }
+
+    /// Why the gateway last refused to approve or reject `id`.
+    pub fn refusal(&self, id: &str) -> Option<&str> {
+        self.refused.get(id).map(String::as_str)
+    }
+
+    pub fn refused(&mut self, id: &str, why: String) {
+        self.refused.insert(id.to_string(), why);
+    }
+
+    /// A decision on `id` went through: an earlier refusal no longer stands.
+    pub fn forget_refusal(&mut self, id: &str) {
+        self.refused.remove(id);
+    }
+
+    pub fn connect(&self) -> Option<&ConnectInfo> {
+        self.connect.as_ref()
+    }
+
+    pub fn set_connect(&mut self, connect: Option<ConnectInfo>) {
+        self.connect = connect;
+    }
+
+    /// The kill switch as last read (None: not known yet).
+    pub fn kill(&self) -> Option<&GateKillSwitch> {
+        self.kill.as_ref()
+    }
+
+    pub fn set_kill(&mut self, kill: GateKillSwitch) {
+        self.kill = Some(kill);
+    }
+
+    /// The live standing approvals as last read.
+    pub fn standing(&self) -> &[GateStanding] {
+        &self.standing
+    }
+
+    pub fn set_standing(&mut self, standing: Vec<GateStanding>) {
+        self.standing = standing;
+    }
+
+    /// Whether this console approved `id` and waits for the gateway to say how it ended.
+    pub fn awaits(&self, id: &str) -> bool {
+        self.awaiting.contains(id)
+    }
+
+    /// Nothing this console approved waits for its outcome.
+    pub fn awaits_nothing(&self) -> bool {
+        self.awaiting.is_empty()
+    }
+
+    pub fn await_outcome(&mut self, id: &str) {
+        self.awaiting.insert(id.to_string());
+    }
+
+    pub fn stop_awaiting(&mut self, id: &str) {
+        self.awaiting.remove(id);
+    }
+
+    /// The policy panel's state.
+    pub fn policy(&self) -> &policy::PolicyState {
+        &self.policy
+    }
+
+    /// A read of the policy is to go out: true unless one is out already.
+    pub fn ask_policy(&mut self) -> bool {
+        !std::mem::replace(&mut self.policy.in_flight, true)
+    }
+
+    /// The policy read answered. A 404 settles what the service is, as the gate poll's own 404
+    /// does.
+    pub fn policy_loaded(&mut self, result: Result<GatePolicy, ApiError>, at: DateTime<Utc>) {
+        let state = &mut self.policy;
+        state.in_flight = false;
+        match result {
+            Ok(p) => {
+                state.policy = Some(p);
+                state.read_at = Some(at);
+                state.error = None;
+            }
+            Err(e) => {
+                if matches!(e, ApiError::NotFound { .. }) && self.detected != Detected::Yes {
+                    self.detected = Detected::No;
+                    state.policy = None;
+                }
+                state.error = Some(policy::error_text(&e));
+            }
+        }
+    }
+
+    /// The rules this console's approval of `id` overrode.
+    pub fn overrides(&self, id: &str) -> Option<&[String]> {
+        self.overridden.get(id).map(Vec::as_slice)
+    }
+
+    pub fn overriding(&mut self, id: &str, rules: Vec<String>) {
+        self.overridden.insert(id.to_string(), rules);
+    }
+
+    /// The supervisor token's role, when the gateway says it.
+    pub fn role(&self) -> Option<&str> {
+        self.role.as_deref()
+    }
+
+    /// Why this console's supervisor token may not do `what`, which needs the `needed` role
+    /// (`approver`, `admin`): the console does not offer what the gateway would refuse. None
+    /// when it may, and when the role is unknown (an older gateway: everything is offered).
+    pub fn role_refusal(&self, needed: &str, what: &str) -> Option<String> {
+        let rank = |r: &str| match r {
+            "viewer" => 0,
+            "approver" => 1,
+            _ => 2,
+        };
+        let role = self.role.as_deref()?;
+        if !self.is_gateway() || rank(role) >= rank(needed) {
+            return None;
+        }
+        Some(format!(
+            "{what} needs the {needed} role; this console's supervisor token is a {role} \
+             (agentdesk gate token --role {needed})"
+        ))
+    }
+
+    /// The live re-check an approve dialog on `id` asks for: a gateway's item's verdicts.
+    pub fn approve_check(&self, id: &str) -> Option<guard::ApproveCheck> {
+        (self.is_gateway() && self.items.contains_key(id)).then(|| guard::ApproveCheck::new(id))
     }
 
     /// A long-polled gateway: its answers say when anything changed.

@@ -3,19 +3,31 @@
 //! The Desk strip and the Proposals tab show it; approving or rejecting works from any tab; every
 //! decision goes to the history and the journal. Lower layer: the items, what this console staged
 //! (`staged.rs`: the request completing a sparse preview) and the risk preview (`risk.rs`, pure).
-//! [`Inbox`] owns the state, and its fields are this file's: App's parts of the inbox —
-//! `app/approvals.rs` (the service's proposals, approve and reject), `app/gateway.rs` (a
-//! gateway's items and decisions) and `app/tool_approvals.rs` (tool confirm tokens) — change it
-//! only through its methods.
+//! [`Inbox`] is a component: it owns the items, the gateway's state (`gate/`) and the decisions,
+//! and changes them itself when App routes it a key, an answer or a moment with an `InboxCtx`
+//! (`context.rs`): approve, reject and undo (`decisions.rs`), the service's proposals and
+//! confirms (`service.rs`), a gateway's items and decisions (`gateway.rs`), tool confirm tokens
+//! (`tools.rs`), the journal's record of each decision (`decide.rs`). Its fields are this file's;
+//! those files are its own methods, and the rest of the console reads through the accessors.
 
+pub mod context;
+mod decide;
+pub mod decisions;
 pub mod dialog;
+pub mod evidence;
+mod gateway;
 mod recheck;
 pub mod risk;
 mod selection;
+mod service;
 pub mod staged;
+mod tools;
 
-use crate::api::ApiError;
-use crate::api::model::{AuditEntry, Preview, Proposal, TradeSignal};
+pub use evidence::Evidence;
+
+use crate::api::model::{AuditEntry, Preview, Proposal, ProposalStatus, TradeSignal};
+use crate::console::decider::Decider;
+use crate::console::gate::GateState;
 use crate::console::layout::Pane;
 use crate::console::poll::Poll;
 use chrono::{DateTime, Duration as TimeDelta, Utc};
@@ -94,6 +106,9 @@ pub enum Status {
     Executed,
     /// A confirm went out and no answer came back: being reconciled with the service.
     Unknown,
+    /// The service says a status this console does not know ([`ProposalStatus::Other`]): shown
+    /// in its words, never approved, rejected or expired here.
+    Unrecognised,
 }
 
 impl Status {
@@ -107,6 +122,7 @@ impl Status {
             Status::Failed => "failed",
             Status::Executed => "executed",
             Status::Unknown => "outcome unknown",
+            Status::Unrecognised => "in a state this console does not know",
         }
     }
 }
@@ -122,7 +138,8 @@ impl InboxItem {
             // A gateway approves first and executes after (at once, or once the agent is back):
             // "approved" there is not yet an execution.
             LocalState::Approved(_)
-                if self.source == Source::Gateway && self.proposal.status == "executed" =>
+                if self.source == Source::Gateway
+                    && self.proposal.status == ProposalStatus::Executed =>
             {
                 return Status::Executed;
             }
@@ -138,21 +155,28 @@ impl InboxItem {
     /// What the service's side says, whatever this console did: a dismissal is only local, so
     /// this is what undoing it returns to.
     pub fn service_status(&self, now: DateTime<Utc>) -> Status {
-        match self.proposal.status.as_str() {
-            "executed" => Status::Executed,
-            "failed" => Status::Failed,
-            "expired" => Status::Expired,
-            _ if self.remaining(now).is_some_and(|r| r <= TimeDelta::zero()) => Status::Expired,
-            _ => Status::Staged,
+        match &self.proposal.status {
+            ProposalStatus::Executed => Status::Executed,
+            ProposalStatus::Failed => Status::Failed,
+            ProposalStatus::Expired => Status::Expired,
+            ProposalStatus::Staged
+                if self.remaining(now).is_some_and(|r| r <= TimeDelta::zero()) =>
+            {
+                Status::Expired
+            }
+            ProposalStatus::Staged => Status::Staged,
+            ProposalStatus::Other(_) => Status::Unrecognised,
         }
     }
 
     /// The status as a row shows it: for a confirm that got no answer, whether it is still
-    /// being checked.
-    pub fn status_text(&self, now: DateTime<Utc>) -> &'static str {
-        match self.local {
-            LocalState::Unknown { checking: true, .. } => "unknown — checking",
-            _ => self.status(now).label(),
+    /// being checked; a status this console does not know, in the service's words.
+    pub fn status_text(&self, now: DateTime<Utc>) -> std::borrow::Cow<'_, str> {
+        match (&self.local, self.status(now)) {
+            (LocalState::Unknown { checking: true, .. }, _) => "unknown — checking".into(),
+            (_, Status::Unrecognised) if self.proposal.status.is_unsaid() => "no status".into(),
+            (_, Status::Unrecognised) => self.proposal.status.as_str().into(),
+            (_, status) => status.label().into(),
         }
     }
 
@@ -408,13 +432,18 @@ impl PaneSelection {
 
 /// The approval inbox's state, owned here: the items newest first, the decisions taken, the
 /// panes' selections, the dismissals that can still be undone and the schedule of the checks of
-/// confirms whose outcome is unknown. Its fields are this file's own: App's part of the inbox
-/// (`app/approvals.rs`, `app/gateway.rs`, `app/tool_approvals.rs`) changes them through the
-/// methods below, and the rest of the console reads through the accessors.
-#[derive(Debug, Clone, Default)]
+/// confirms whose outcome is unknown, and the gateway's state. Its fields are this file's own: the
+/// inbox's other files change them through the methods below, and the rest of the console reads
+/// through the accessors.
+#[derive(Debug, Clone)]
 pub struct Inbox {
     /// Newest first.
     items: Vec<InboxItem>,
+    /// Items the gateway's agent filter hides, kept out of `items` so every index into it still
+    /// means what the screen shows; they come back when the filter changes.
+    hidden: Vec<InboxItem>,
+    /// The supervision gateway's data, when the service is one: its items decide this inbox's.
+    gate: GateState,
     /// Newest first.
     decisions: Vec<Decision>,
     list: PaneSelection,
@@ -464,12 +493,70 @@ impl Inbox {
         self.items.iter_mut().find(|i| i.id() == id)
     }
 
-    /// The inbox of a console started at `now`.
-    pub fn started(now: DateTime<Utc>) -> Inbox {
+    /// The inbox of a console started at `now`, polling a gateway (if the service is one) every
+    /// `gate_interval`.
+    pub fn started(now: DateTime<Utc>, gate_interval: std::time::Duration) -> Inbox {
         Inbox {
+            items: Vec::new(),
+            hidden: Vec::new(),
+            gate: GateState::new(gate_interval, now),
+            decisions: Vec::new(),
+            list: PaneSelection::default(),
+            strip: PaneSelection::default(),
+            dismissed: Vec::new(),
+            unanswered: Default::default(),
+            said_executed: Default::default(),
+            recheck: Poll::default(),
+            limited: Default::default(),
+            tool_seq: 0,
             started_at: now,
-            ..Inbox::default()
+            seen: Default::default(),
+            journaled: Default::default(),
+            journaled_expired: Default::default(),
         }
+    }
+
+    /// The gateway's data (nothing while the service is not one).
+    pub fn gate(&self) -> &GateState {
+        &self.gate
+    }
+
+    pub(crate) fn gate_mut(&mut self) -> &mut GateState {
+        &mut self.gate
+    }
+
+    /// How decisions on inbox item `id` are made: through the gateway when the service is one
+    /// and the gateway decides the item (every trade it lists; a tool call once it is its item),
+    /// else through the service.
+    pub fn decider_for(&self, id: &str) -> Decider {
+        let gateway_decides = self
+            .item(id)
+            .or_else(|| self.hidden_item(id))
+            .is_none_or(|i| i.tool.is_none() || i.source == Source::Gateway);
+        Decider::of(self.gate.is_gateway(), gateway_decides)
+    }
+
+    /// How this console decides, for what is not one item's (the feeds it polls).
+    pub fn decider(&self) -> Decider {
+        Decider::of(self.gate.is_gateway(), true)
+    }
+
+    /// An item the agent filter hides.
+    pub fn hidden_item(&self, id: &str) -> Option<&InboxItem> {
+        self.hidden.iter().find(|i| i.id() == id)
+    }
+
+    pub(crate) fn hide(&mut self, item: InboxItem) {
+        self.hidden.push(item);
+    }
+
+    /// The hidden items, taken out to be sorted again by a new filter.
+    pub(crate) fn take_hidden(&mut self) -> Vec<InboxItem> {
+        std::mem::take(&mut self.hidden)
+    }
+
+    pub(crate) fn set_hidden(&mut self, hidden: Vec<InboxItem>) {
+        self.hidden = hidden;
     }
 
     /// When this console started: what was staged before was waiting, not new.
@@ -696,7 +783,7 @@ impl Inbox {
             InboxItem {
                 proposal: Proposal {
                     proposal_id: id.to_string(),
-                    status: "staged".into(),
+                    status: ProposalStatus::Staged,
                     ..Default::default()
                 },
                 source: Source::Console,
@@ -768,32 +855,6 @@ fn on_strip(item: &InboxItem, now: DateTime<Utc>) -> bool {
     item.can_approve(now) || matches!(item.local, LocalState::Unknown { .. })
 }
 
-/// What the service answered when asked what became of a confirm that got no answer.
-#[derive(Debug, Clone)]
-pub struct Evidence {
-    /// The proposals extension's list; None when the service does not offer it.
-    pub proposals: Option<Result<Vec<Proposal>, ApiError>>,
-    pub audit: Result<Vec<AuditEntry>, ApiError>,
-}
-
-impl Evidence {
-    /// The error to log for the check: None when either source answered.
-    pub fn error(&self) -> Option<&ApiError> {
-        match (&self.proposals, &self.audit) {
-            (Some(Ok(_)), _) | (_, Ok(_)) => None,
-            (_, Err(e)) => Some(e),
-        }
-    }
-
-    /// Nothing answered because nothing got through: the service is still unreachable.
-    pub fn unreachable(&self) -> bool {
-        let transient = |r: Option<&ApiError>| r.is_none_or(ApiError::is_transient);
-        self.error().is_some()
-            && transient(self.proposals.as_ref().and_then(|p| p.as_ref().err()))
-            && transient(self.audit.as_ref().err())
-    }
-}
-
 /// What the service's records say became of a proposal.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
@@ -823,24 +884,26 @@ pub fn outcome(id: &str, staged_at: DateTime<Utc>, evidence: &Evidence) -> Outco
     }
 }
 
-/// What a listed proposal's status says.
+/// What a listed proposal's status says. A word this console does not know says nothing it can
+/// act on: the question stays open, as when the records do not say.
 pub fn outcome_of(p: &Proposal) -> Outcome {
-    match p.status.as_str() {
-        "executed" => Outcome::Executed(match &p.execution {
+    match &p.status {
+        ProposalStatus::Executed => Outcome::Executed(match &p.execution {
             Some(e) => execution_summary(&crate::api::model::ExecutionResult {
-                status: "executed".into(),
+                status: ProposalStatus::Executed.to_string(),
                 execution: e.clone(),
                 ..Default::default()
             }),
-            None => "executed".into(),
+            None => ProposalStatus::Executed.to_string(),
         }),
-        "failed" => Outcome::Failed(
+        ProposalStatus::Failed => Outcome::Failed(
             p.error
                 .as_ref()
                 .map(|e| e.message.clone())
                 .unwrap_or_else(|| "the service marked it failed".into()),
         ),
-        _ => Outcome::NotExecuted,
+        ProposalStatus::Staged | ProposalStatus::Expired => Outcome::NotExecuted,
+        ProposalStatus::Other(_) => Outcome::Unknown,
     }
 }
 
@@ -916,6 +979,7 @@ fn outcome_in_audit(id: &str, staged_at: DateTime<Utc>, rows: &[AuditEntry]) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::ApiError;
 
     fn ids(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
@@ -945,6 +1009,36 @@ mod tests {
 
     fn t() -> DateTime<Utc> {
         "2026-06-01T12:00:00Z".parse().unwrap()
+    }
+
+    /// A word the service uses that this console does not know may mean anything, an execution
+    /// included: it is shown as said and offered for no decision, before or after its expiry.
+    #[test]
+    fn a_status_this_console_does_not_know_is_shown_and_never_approvable() {
+        let item = |status: ProposalStatus| InboxItem {
+            proposal: Proposal {
+                proposal_id: "p1".into(),
+                status,
+                expires_at: Some(t() + TimeDelta::minutes(5)),
+                ..Proposal::default()
+            },
+            source: Source::Service,
+            local: LocalState::None,
+            first_seen: t(),
+            expiry_noted: false,
+            tool: None,
+            request: None,
+        };
+        assert!(item(ProposalStatus::Staged).can_approve(t()));
+        for (word, shown) in [("filled", "filled"), ("", "no status")] {
+            let odd = item(ProposalStatus::from(word));
+            for now in [t(), t() + TimeDelta::minutes(10)] {
+                assert_eq!(odd.status(now), Status::Unrecognised, "{word:?}");
+                assert!(!odd.can_approve(now), "{word:?}");
+                assert_eq!(odd.status_text(now), shown);
+            }
+            assert_eq!(outcome_of(&odd.proposal), Outcome::Unknown, "{word:?}");
+        }
     }
 
     #[test]
@@ -1018,7 +1112,7 @@ mod tests {
         // The list, when it has the proposal, decides over the log.
         let mut p = Proposal {
             proposal_id: "p1".into(),
-            status: "staged".into(),
+            status: ProposalStatus::Staged,
             ..Proposal::default()
         };
         let both = |p: Proposal| Evidence {
@@ -1026,7 +1120,7 @@ mod tests {
             audit: Ok(vec![row(Some("p1"), "confirm_trade", "ok")]),
         };
         assert_eq!(outcome("p1", t(), &both(p.clone())), Outcome::NotExecuted);
-        p.status = "failed".into();
+        p.status = ProposalStatus::Failed;
         assert_eq!(
             outcome("p1", t(), &both(p)),
             Outcome::Failed("the service marked it failed".into())

@@ -1,14 +1,15 @@
-//! The checks of confirms whose outcome is unknown, started as a tab's polls are, with a `Ctx`.
+//! The checks of confirms whose outcome is unknown, started as a tab's polls are, with an `InboxCtx`.
 //! A file of its own for the reason `selection.rs` is.
 
+use super::context::InboxCtx;
 use super::{Inbox, LocalState};
 use crate::console::action::Effect;
-use crate::console::component::Ctx;
 
 impl Inbox {
-    /// Asks the service again while a confirm's outcome is unknown; `list` when the service
-    /// lists its proposals.
-    pub fn schedule_recheck(&mut self, list: bool, ctx: &mut Ctx) {
+    /// Asks the service again while a confirm's outcome is unknown (its proposals list too, when
+    /// it keeps one).
+    pub fn schedule_recheck(&mut self, ctx: &mut InboxCtx) {
+        let list = ctx.proposals_listed;
         let checking = self
             .items
             .iter()

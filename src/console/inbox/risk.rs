@@ -71,6 +71,25 @@ pub struct Risk {
     pub warnings: Vec<String>,
 }
 
+/// The risk of a proposal against the live positions and account value.
+pub fn live(preview: &Preview, account: &crate::console::feeds::Account) -> Risk {
+    let held: Vec<PositionRow> = account
+        .position_index
+        .get(&preview_coin(preview))
+        .into_iter()
+        .flatten()
+        .filter_map(|i| account.positions.get(*i))
+        .cloned()
+        .collect();
+    let value = match &account.pnl {
+        None => Err("no PnL yet".to_string()),
+        Some(s) if s.total_portfolio_value > 0.0 => Ok(s.total_portfolio_value),
+        Some(s) if s.margin_summary.account_value > 0.0 => Ok(s.margin_summary.account_value),
+        Some(s) => Ok(s.total_portfolio_value),
+    };
+    risk(preview, &held, value)
+}
+
 /// `account_value`: the account value, or why it is not known.
 pub fn risk(
     preview: &Preview,

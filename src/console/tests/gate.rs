@@ -128,7 +128,7 @@ pub(super) fn gate_app(width: u16, height: u16) -> App {
 #[test]
 fn a_gateway_answer_lists_every_agents_items_with_their_agent() {
     let app = gate_app(120, 40);
-    assert_eq!(app.gate().detected, Detected::Yes);
+    assert_eq!(app.gate().detected(), Detected::Yes);
     assert_eq!(app.inbox().items().len(), 2);
     assert!(
         app.inbox()
@@ -164,7 +164,7 @@ fn a_service_without_gate_v1_is_asked_once() {
                 result: Err(answer.clone()),
             },
         ));
-        assert_eq!(app.gate().detected, Detected::No, "{answer:?}");
+        assert_eq!(app.gate().detected(), Detected::No, "{answer:?}");
         app.refresh();
         let fx = app.update(Action::Tick(t0() + secs(7200)));
         assert!(!polls_gate(&fx), "{fx:?}");
@@ -183,7 +183,7 @@ fn a_gateway_not_answering_yet_is_asked_again() {
             result: Err(ApiError::Transport("connection refused".into())),
         },
     ));
-    assert_eq!(app.gate().detected, Detected::Unknown);
+    assert_eq!(app.gate().detected(), Detected::Unknown);
     let fx = app.update(Action::Tick(t0() + secs(60)));
     assert!(polls_gate(&fx), "{fx:?}");
 }
@@ -200,7 +200,7 @@ fn a_gateway_that_refuses_the_token_says_so_in_the_header() {
             }),
         },
     ));
-    assert_eq!(app.gate().detected, Detected::Yes);
+    assert_eq!(app.gate().detected(), Detected::Yes);
     // The account feeds keep going: only /gate/v1 wants the token.
     assert!(app.auth_failed().is_none());
     let text = render(&app);
@@ -415,7 +415,7 @@ fn a_failed_execution_after_the_approval_says_why() {
 #[test]
 fn a_poll_sent_before_the_approval_answer_does_not_take_the_execution_back() {
     let mut app = gate_app(120, 40);
-    app.gate_mut().poll.ask_at(t0() + secs(1));
+    app.gate_mut().ask_at(t0() + secs(1));
     let fx = app.update(Action::Tick(t0() + secs(1)));
     assert!(polls_gate(&fx), "{fx:?}");
     approve_demo(&mut app);
@@ -545,7 +545,7 @@ fn the_agent_filter_shows_one_agents_items_and_survives_polls() {
     let mut app = gate_app(120, 40);
     type_text(&mut app, ":/agent demo-agent");
     app.update(code(KeyCode::Enter));
-    assert_eq!(app.gate().filter.as_deref(), Some("demo-agent"));
+    assert_eq!(app.gate().filter(), Some("demo-agent"));
     let ids: Vec<&str> = app.inbox().items().iter().map(|i| i.id()).collect();
     assert_eq!(ids, vec![DEMO_ID]);
     // The service's own proposals list and the next gateway poll do not bring the other back.
@@ -566,7 +566,7 @@ fn the_agent_filter_shows_one_agents_items_and_survives_polls() {
         toast.contains("no agent \"nobody\"") && toast.contains("demo-agent"),
         "{toast}"
     );
-    assert_eq!(app.gate().filter.as_deref(), Some("9f8e"));
+    assert_eq!(app.gate().filter(), Some("9f8e"));
     type_text(&mut app, ":/agent all");
     app.update(code(KeyCode::Enter));
     assert_eq!(app.inbox().items().len(), 2);
@@ -579,7 +579,7 @@ fn the_agent_filter_needs_a_gateway() {
     let before = app.inbox().items().len();
     type_text(&mut app, ":/agent demo-agent");
     app.update(code(KeyCode::Enter));
-    assert!(app.gate().filter.is_none());
+    assert!(app.gate().filter().is_none());
     assert_eq!(app.inbox().items().len(), before);
     assert!(
         app.toasts()
@@ -629,11 +629,11 @@ fn gate_proposals_filtered_120x40() {
 #[test]
 fn connect_panel_in_help_120x40() {
     let mut app = gate_app(120, 40);
-    app.gate_mut().connect = Some(ConnectInfo {
+    app.gate_mut().set_connect(Some(ConnectInfo {
         base_url: "http://127.0.0.1:8788".into(),
         sandbox_db: "/home/u/.local/share/agentdesk/sandbox.db".into(),
         demo_agent: Some("demo-agent".into()),
-    });
+    }));
     app.update(key('?'));
     let text = render(&app);
     insta::assert_snapshot!("connect_panel_in_help_120x40", text);
@@ -905,7 +905,7 @@ fn an_unanswered_approval_that_never_landed_is_not_journaled_as_a_failed_approva
         "{:?}",
         app.inbox().decisions()
     );
-    assert!(app.gate().awaiting.is_empty());
+    assert!(app.gate().awaits_nothing());
 
     let mut app = gate_app(120, 40);
     approve_demo(&mut app);

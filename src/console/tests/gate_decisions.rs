@@ -309,8 +309,7 @@ fn a_standing_approvals_execution_and_an_override_are_said_as_such() {
 
     // An override is journaled and shown with the rules it overrode.
     app.gate_mut()
-        .overridden
-        .insert(MINE_ID.into(), vec!["max_notional_usd".into()]);
+        .overriding(MINE_ID, vec!["max_notional_usd".into()]);
     let mut done = gate_item(
         MINE_ID,
         "9f8e7d6c",

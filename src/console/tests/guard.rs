@@ -395,7 +395,7 @@ fn while_the_kill_switch_is_on_approvals_are_refused_in_the_console() {
             standing: Err(ApiError::Transport("reset".into())),
         },
     ));
-    assert!(app.gate().kill.as_ref().is_some_and(|k| k.on));
+    assert!(app.gate().kill().is_some_and(|k| k.on));
 }
 
 #[test]
@@ -627,7 +627,7 @@ fn the_kill_switch_and_standing_approvals_are_polled_with_the_gate_feed() {
     }
     assert!(polled.contains(&Effect::FetchGuard), "{polled:?}");
     app.update(guard_loaded(GateKillSwitch::default(), standing()));
-    assert_eq!(app.gate().standing.len(), 2);
+    assert_eq!(app.gate().standing().len(), 2);
     run(&mut app, "/auto");
     assert!(matches!(app.modal(), Some(Modal::Standing { .. })));
     app.update(code(KeyCode::Esc));

@@ -2,7 +2,8 @@
 
 use super::{AppError, Call, ErrorKind, Reply};
 use crate::api::model::{
-    CloseRequest, ConfirmRequest, ErrorDetail, ExecutionResult, Proposal, Proposals, TradeSignal,
+    CloseRequest, ConfirmRequest, ErrorDetail, ExecutionResult, Proposal, ProposalStatus,
+    Proposals, TradeSignal,
 };
 use crate::sandbox::core::{Core, View};
 use crate::sandbox::store::{ProposalRow, Store};
@@ -27,13 +28,13 @@ fn effective_status(row: &ProposalRow, now: DateTime<Utc>) -> &str {
 }
 
 fn proposal_view(row: &ProposalRow, now: DateTime<Utc>) -> Proposal {
-    let status = effective_status(row, now).to_string();
+    let status = ProposalStatus::from(effective_status(row, now));
     Proposal {
         proposal_id: row.id.clone(),
         kind: row.kind.clone(),
         created_at: Some(row.created_at),
         expires_at: Some(row.expires_at),
-        decided_at: if status == "expired" && row.decided_at.is_none() {
+        decided_at: if status == ProposalStatus::Expired && row.decided_at.is_none() {
             Some(row.expires_at)
         } else {
             row.decided_at
@@ -284,7 +285,7 @@ pub fn list_proposals(core: &View, call: &Call) -> Result<Reply, AppError> {
         .iter()
         .filter(|row| row.created_at >= horizon || effective_status(row, call.now) == "staged")
         .map(|row| proposal_view(row, call.now))
-        .filter(|p| status == "all" || status.is_empty() || p.status == status)
+        .filter(|p| status == "all" || status.is_empty() || p.status.as_str() == status)
         .collect();
     Reply::ok(Proposals {
         proposals,

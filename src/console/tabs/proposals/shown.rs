@@ -3,7 +3,7 @@
 //! Like `component::Shown` for the other tabs, read-only and built for one draw; App asks it the same
 //! questions (how an item is decided, its risk, what the dialog may do) so both read one answer.
 
-use crate::api::model::{PositionRow, Preview};
+use crate::api::model::Preview;
 use crate::console::action::Resource;
 use crate::console::component::ServiceInfo;
 use crate::console::decider::Decider;
@@ -11,10 +11,10 @@ use crate::console::feeds::{Account, Feed};
 use crate::console::gate::GateState;
 use crate::console::gate::guard::{ApproveCheck, kill_reason};
 use crate::console::inbox::dialog::{ApproveDialog, Context};
-use crate::console::inbox::{Inbox, InboxItem, Source};
+use crate::console::inbox::{Inbox, InboxItem};
 use crate::console::layout::Pane;
 use crate::console::modal::Modal;
-use crate::console::tabs::proposals::risk::{Risk, risk};
+use crate::console::tabs::proposals::risk::Risk;
 use crate::console::tabs::proposals::view::approve_max_scroll;
 use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
@@ -63,36 +63,17 @@ impl<'a> InboxShown<'a> {
     /// and the gateway decides the item (every trade it lists; a tool call once it is its item),
     /// else through the service.
     pub fn decider_for(&self, id: &str) -> Decider {
-        let gateway_decides = self
-            .item(id)
-            .or_else(|| self.gate.hidden.iter().find(|i| i.id() == id))
-            .is_none_or(|i| i.tool.is_none() || i.source == Source::Gateway);
-        Decider::of(self.gate.is_gateway(), gateway_decides)
+        self.inbox.decider_for(id)
     }
 
     /// How this console decides, for what is not one item's (the feeds it polls).
     pub fn decider(&self) -> Decider {
-        Decider::of(self.gate.is_gateway(), true)
+        self.inbox.decider()
     }
 
     /// The risk preview of a proposal against the live positions and account value.
     pub fn risk_of(&self, preview: &Preview) -> Risk {
-        let held: Vec<PositionRow> = self
-            .account
-            .position_index
-            .get(&crate::console::inbox::risk::preview_coin(preview))
-            .into_iter()
-            .flatten()
-            .filter_map(|i| self.account.positions.get(*i))
-            .cloned()
-            .collect();
-        let value = match &self.account.pnl {
-            None => Err("no PnL yet".to_string()),
-            Some(s) if s.total_portfolio_value > 0.0 => Ok(s.total_portfolio_value),
-            Some(s) if s.margin_summary.account_value > 0.0 => Ok(s.margin_summary.account_value),
-            Some(s) => Ok(s.total_portfolio_value),
-        };
-        risk(preview, &held, value)
+        crate::console::inbox::risk::live(preview, self.account)
     }
 
     /// What the approve dialog needs to know of the rest of the console to judge a key.
@@ -107,7 +88,7 @@ impl<'a> InboxShown<'a> {
     }
 
     pub fn approve_context(&self, d: &ApproveDialog) -> Context {
-        let gate_item = self.gate.items.get(&d.id);
+        let gate_item = self.gate.item(&d.id);
         let gateway = self.decider_for(&d.id) == Decider::Gateway && gate_item.is_some();
         let breaking = if gateway {
             let fresh = ApproveCheck::new(&d.id);
@@ -116,7 +97,7 @@ impl<'a> InboxShown<'a> {
             Vec::new()
         };
         let kill = if gateway {
-            kill_reason(self.gate.kill.as_ref())
+            kill_reason(self.gate.kill())
                 .or_else(|| d.check_for(&d.id).and_then(ApproveCheck::blocked_by_kill))
         } else {
             None

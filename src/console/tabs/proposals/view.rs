@@ -28,7 +28,7 @@ pub fn draw(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {
 fn status_style(theme: &Theme, status: Status) -> Style {
     match status {
         Status::Staged => theme.base,
-        Status::Confirming | Status::Unknown => theme.warn,
+        Status::Confirming | Status::Unknown | Status::Unrecognised => theme.warn,
         Status::Approved | Status::Executed => theme.good,
         Status::Failed => theme.bad,
         Status::Rejected | Status::Expired => theme.expired,
@@ -66,7 +66,7 @@ fn inbox(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {
     }
     let on_gate = v.gate.is_gateway();
     if on_gate {
-        let agent = v.gate.filter.as_deref().unwrap_or("all");
+        let agent = v.gate.filter().unwrap_or("all");
         title.push(Span::styled(format!(" agent: {agent} "), theme.muted));
     }
     widgets::table(
@@ -185,7 +185,8 @@ pub(crate) fn detail_title(
         | Status::Rejected
         | Status::Expired
         | Status::Failed
-        | Status::Unknown => " As proposed · risk from live data ",
+        | Status::Unknown
+        | Status::Unrecognised => " As proposed · risk from live data ",
     }
 }
 
@@ -243,7 +244,7 @@ pub fn detail_lines<'a>(v: &InboxShown<'_>, theme: &Theme, item: &InboxItem) -> 
             theme.muted,
         ));
     }
-    if let Some(g) = v.gate.items.get(item.id()) {
+    if let Some(g) = v.gate.item(item.id()) {
         let account = g.account.as_deref().unwrap_or("?");
         let via = v
             .gate
@@ -276,13 +277,13 @@ pub fn detail_lines<'a>(v: &InboxShown<'_>, theme: &Theme, item: &InboxItem) -> 
         lines.extend(crate::console::gate::guard::detail_lines(
             theme,
             g,
-            v.gate.kill.as_ref(),
+            v.gate.kill(),
         ));
     }
-    if let Some(refusal) = v.gate.refused.get(item.id()) {
+    if let Some(refusal) = v.gate.refusal(item.id()) {
         lines.push(Line::from(vec![
             Span::styled(format!("{:<13}", "Refused"), theme.muted),
-            Span::styled(refusal.clone(), theme.bad),
+            Span::styled(refusal.to_string(), theme.bad),
         ]));
     }
     if let Some(r) = &item.request {
@@ -809,7 +810,7 @@ fn resulting(after: f64, coin: &str) -> String {
 /// "proposed by agent demo-agent · account 1817426543" for an item the gateway lists; None when
 /// the console is not on a gateway or the gateway does not list it.
 fn proposed_by(v: &InboxShown<'_>, id: &str) -> Option<String> {
-    let g = v.gate.items.get(id)?;
+    let g = v.gate.item(id)?;
     let own = v.gate.agent_label(id, &v.service.key_fingerprint) == "this console";
     let mut text = format!("proposed by agent {}", g.agent);
     if own {
@@ -945,13 +946,13 @@ pub fn approve_body_lines<'a>(
         Some(crate::console::modal::Modal::Approve(d)) if d.id == id => Some(d),
         _ => None,
     };
-    if let Some(g) = v.gate.items.get(id) {
+    if let Some(g) = v.gate.item(id) {
         lines.extend(gate_trade_lines(theme, g));
         lines.extend(crate::console::gate::guard::approve_lines(
             theme,
             dialog.and_then(|d| d.check_for(id)),
             Some(g),
-            v.gate.kill.as_ref(),
+            v.gate.kill(),
         ));
     }
     if let Some(d) = dialog {

@@ -1,34 +1,36 @@
-//! App's part of the inbox on a gateway: the gateway's items merged into the approval inbox,
-//! approvals and rejections through its supervisor API and their answers, and the agent filter
-//! (upper layer: it changes `App`; the gateway's data is `gate/`).
+//! The inbox on a gateway: the gateway's items merged into the approval inbox (this console's
+//! own tool calls adopted as the gateway's items), the answers to approvals and rejections made
+//! through its supervisor API, and the agent filter. The gateway's data is `gate/`.
 
+use super::context::InboxCtx;
+use super::{
+    DecisionKind, Inbox, InboxItem, LocalState, START_SLACK, Source, Status, execution_summary,
+};
 use crate::api::ApiError;
 use crate::api::model::{
-    GateAgents, GateDecision, GateInbox, GateItem, Hold, ItemStatus, Proposal, TradeSignal,
+    GateAgents, GateDecision, GateInbox, GateItem, Hold, ItemStatus, Proposal, ProposalStatus,
+    TradeSignal,
 };
 use crate::console::action::{Effect, Resource};
-use crate::console::app::{App, ToastLevel};
+use crate::console::component::{Ask, ToastLevel};
 use crate::console::decider::{Answered, Decider};
-use crate::console::gate::{DEFAULT_REJECT_REASON, inbox_id, is_listed};
-use crate::console::inbox::START_SLACK;
-use crate::console::inbox::{
-    DecisionKind, InboxItem, LocalState, Source, Status, execution_summary,
-};
+use crate::console::gate::{inbox_id, is_listed};
 use chrono::{DateTime, Utc};
 use std::time::Duration;
 
 /// The gateway's item as the inbox's proposal: its status in the words the inbox knows.
 fn to_proposal(g: &GateItem, id: &str) -> Proposal {
     let status = match status_of(g) {
-        ItemStatus::Executed => "executed",
-        ItemStatus::Failed => "failed",
-        ItemStatus::Expired => "expired",
-        // Rejected and approved items are told apart by the local state (see `local_of`).
+        ItemStatus::Executed => ProposalStatus::Executed,
+        ItemStatus::Failed => ProposalStatus::Failed,
+        ItemStatus::Expired => ProposalStatus::Expired,
+        // Rejected and approved items are told apart by the local state (see `local_of`), and an
+        // unknown one is never offered for a decision there.
         ItemStatus::Pending
         | ItemStatus::Approved
         | ItemStatus::Executing
         | ItemStatus::Rejected
-        | ItemStatus::Unknown => "staged",
+        | ItemStatus::Unknown => ProposalStatus::Staged,
     };
     let mut preview = g.trade_preview();
     if preview.kind.is_empty() {
@@ -36,7 +38,7 @@ fn to_proposal(g: &GateItem, id: &str) -> Proposal {
     }
     Proposal {
         proposal_id: id.to_string(),
-        status: status.into(),
+        status,
         kind: g.kind.clone(),
         created_at: g.created_at,
         expires_at: g.expires_at,
@@ -199,32 +201,27 @@ fn failed_text(g: &GateItem) -> String {
     }
 }
 
-impl App {
-    pub(crate) fn schedule_gate(&mut self, fx: &mut Vec<Effect>) {
-        let polled = self.gate.schedule(self.now, fx);
-        self.schedule_guard(polled, fx);
-    }
-
+impl Inbox {
     pub(crate) fn on_gate_loaded(
         &mut self,
         result: Result<Box<(GateInbox, Option<GateAgents>)>, ApiError>,
         latency: Duration,
         at: DateTime<Utc>,
-        fx: &mut Vec<Effect>,
+        ctx: &mut InboxCtx,
     ) {
         match result {
             Ok(answer) => {
                 let (inbox, agents) = *answer;
                 self.gate.answered(inbox.version, agents, latency, at);
-                self.merge_gate(inbox.items, fx);
+                self.merge_gate(inbox.items, ctx);
                 self.gate.merged(at);
             }
             Err(e) => self.gate.failed(e, at),
         }
     }
 
-    fn merge_gate(&mut self, items: Vec<GateItem>, fx: &mut Vec<Effect>) {
-        let now = self.now;
+    fn merge_gate(&mut self, items: Vec<GateItem>, ctx: &mut InboxCtx) {
+        let now = ctx.now;
         let mut fresh = 0;
         let mut waiting = 0;
         let mut outcomes = Vec::new();
@@ -232,15 +229,15 @@ impl App {
         for g in items.into_iter().filter(|g| is_listed(g, now)) {
             let id = inbox_id(&g);
             if g.kind.starts_with("tool:") {
-                self.adopt_tool_approval(&g, &id);
+                self.adopt_tool_approval(&g, &id, ctx);
             }
-            if self.gate.awaiting.contains(&id) {
+            if self.gate.awaits(&id) {
                 if let Some((kind, text)) = outcome_of_approved(&g) {
                     outcomes.push((id.clone(), kind, text));
                 } else if g.status == ItemStatus::Expired {
                     // The approval never reached the gateway: it expired pending, which the
                     // inbox journals as an expiry, not as an approval that failed.
-                    self.gate.awaiting.remove(&id);
+                    self.gate.stop_awaiting(&id);
                 }
             }
             let proposal = to_proposal(&g, &id);
@@ -252,11 +249,11 @@ impl App {
             .then(|| g.reason.clone().unwrap_or_else(|| "no reason given".into()));
             // Nobody clicked: a standing approval's execution is said once, as an approval's is.
             if let Some(n) = g.standing_approval
-                && !self.gate.awaiting.contains(&id)
+                && !self.gate.awaits(&id)
                 && matches!(status_of(&g), ItemStatus::Executed | ItemStatus::Failed)
                 && g.decided_at
-                    .is_none_or(|t| t >= self.inbox.started_at() - START_SLACK)
-                && self.inbox.first_sight(format!("standing-outcome:{id}"))
+                    .is_none_or(|t| t >= self.started_at() - START_SLACK)
+                && self.first_sight(format!("standing-outcome:{id}"))
             {
                 let (text, level) = if status_of(&g) == ItemStatus::Executed {
                     (executed_text(&g), ToastLevel::Info)
@@ -266,7 +263,7 @@ impl App {
                         ToastLevel::Error,
                     )
                 };
-                self.toast(format!("{id} ({agent}), auto-approved: {text}"), level);
+                ctx.toast(format!("{id} ({agent}), auto-approved: {text}"), level);
             }
             // What the agent staged completes a sparse upstream preview, as for this console's
             // own stagings.
@@ -279,13 +276,13 @@ impl App {
                 proposal.preview = crate::console::inbox::staged::complete(r, &proposal.preview);
             }
             let executes = status_of(&g) == ItemStatus::Executed;
-            let was = self.gate.items.insert(id.clone(), g);
+            let was = self.gate.record(id.clone(), g);
             // Whoever approved it (this console, another supervisor, a standing approval), an
             // execution changes the account: asked now, not at its next (maybe quiet) poll.
             executed |= executes && was.is_none_or(|w| status_of(&w) != ItemStatus::Executed);
-            let existing = match self.inbox.items_mut().iter_mut().find(|i| i.id() == id) {
+            let existing = match self.items.iter_mut().find(|i| i.id() == id) {
                 Some(item) => Some(item),
-                None => self.gate.hidden.iter_mut().find(|i| i.id() == id),
+                None => self.hidden.iter_mut().find(|i| i.id() == id),
             };
             if let Some(item) = existing {
                 item.source = Source::Gateway;
@@ -293,8 +290,13 @@ impl App {
                     item.proposal.preview = proposal.preview;
                 }
                 // A poll sent before the approval was answered must not take an execution back.
-                let settled = matches!(item.proposal.status.as_str(), "executed" | "failed");
-                if !(settled && proposal.status == "staged") {
+                let settled = match item.proposal.status {
+                    ProposalStatus::Executed | ProposalStatus::Failed => true,
+                    ProposalStatus::Staged | ProposalStatus::Expired | ProposalStatus::Other(_) => {
+                        false
+                    }
+                };
+                if !(settled && proposal.status == ProposalStatus::Staged) {
                     item.proposal.status = proposal.status;
                 }
                 item.proposal.expires_at = item.proposal.expires_at.or(proposal.expires_at);
@@ -318,16 +320,16 @@ impl App {
             // An expiry is journaled once: not again for one this console recorded before a
             // restart, nor for one first seen already expired (never this console's to decide).
             item.expiry_noted = item.status(now) == Status::Expired;
-            self.inbox.reapply(&mut item);
-            let first = self.inbox.first_sight(id.clone());
+            self.reapply(&mut item);
+            let first = self.first_sight(id.clone());
             // Staged before this console started (a restart): it was waiting, not new — said
             // once for all of them, without the bell.
-            let before_start = g_created.is_some_and(|c| c < self.inbox.started_at() - START_SLACK);
+            let before_start = g_created.is_some_and(|c| c < self.started_at() - START_SLACK);
             if first && item.status(now) == Status::Staged && before_start {
                 waiting += 1;
             } else if first && item.status(now) == Status::Staged {
                 fresh += 1;
-                self.toast(
+                ctx.toast(
                     format!("New proposal from {agent}: {}", item.describe()),
                     ToastLevel::Info,
                 );
@@ -335,7 +337,7 @@ impl App {
             // A staging the policy refused never waits in the inbox: without this it would be
             // invisible that an agent's proposals stop at a rule.
             if first && let Some(reason) = &policy_refused {
-                self.toast(
+                ctx.toast(
                     format!(
                         "Refused by policy: {agent}'s {} ({reason})",
                         item.describe()
@@ -344,24 +346,24 @@ impl App {
                 );
             }
             if self.gate.hides(&id) {
-                self.gate.hidden.push(item);
+                self.hide(item);
             } else {
-                self.inbox.push(item);
+                self.push(item);
             }
         }
-        if fresh > 0 && self.options.bell {
-            fx.push(Effect::Bell);
+        if fresh > 0 && ctx.bell {
+            ctx.fx.push(Effect::Bell);
         }
-        self.say_waiting(waiting);
-        self.inbox.sort();
+        self.say_waiting(waiting, ctx);
+        self.sort();
         if executed {
-            self.poll_now(&Resource::TRADED, now);
+            ctx.ask(Ask::Poll(&Resource::TRADED, now));
         }
         for (id, kind, text) in outcomes {
-            self.gate.awaiting.remove(&id);
+            self.gate.stop_awaiting(&id);
             let summary = self
                 .item(&id)
-                .or_else(|| self.gate.hidden.iter().find(|i| i.id() == id))
+                .or_else(|| self.hidden_item(&id))
                 .map(|i| i.describe())
                 .unwrap_or_else(|| id.clone());
             let level = if kind == DecisionKind::Executed {
@@ -369,8 +371,8 @@ impl App {
             } else {
                 ToastLevel::Error
             };
-            self.toast(format!("{id}: {text}"), level);
-            self.decide(&id, kind, summary, text, fx);
+            ctx.toast(format!("{id}: {text}"), level);
+            self.decide(&id, kind, summary, text, ctx);
         }
     }
 
@@ -380,11 +382,11 @@ impl App {
     /// gateway's (one item, under the gateway's id), approved and rejected through the
     /// supervisor API like any agent's. Matched on this console's key, the tool and its arguments;
     /// the oldest such item of the console's that the gateway has not been matched to yet.
-    fn adopt_tool_approval(&mut self, g: &GateItem, id: &str) {
-        if self.inbox.items().iter().any(|i| i.id() == id) {
+    fn adopt_tool_approval(&mut self, g: &GateItem, id: &str, ctx: &mut InboxCtx) {
+        if self.items().iter().any(|i| i.id() == id) {
             return;
         }
-        let own = &self.service.key_fingerprint;
+        let own = &ctx.service.key_fingerprint;
         // Only a waiting item can be this console's waiting call: an executed or rejected one
         // with the same tool and arguments is an earlier call (before a restart, say).
         if g.agent_fingerprint != *own || g.status != ItemStatus::Pending {
@@ -403,7 +405,7 @@ impl App {
             }
             other => other,
         };
-        let now = self.now;
+        let now = ctx.now;
         // Captured when this console's call went through: not before the call was made (the
         // clocks may differ by a minute).
         let made_after = |i: &InboxItem| {
@@ -411,7 +413,6 @@ impl App {
                 .is_none_or(|c| c >= i.first_seen - chrono::TimeDelta::seconds(60))
         };
         let Some(item) = self
-            .inbox
             .items_mut()
             .iter_mut()
             .filter(|i| i.source == Source::Console && i.status(now) == Status::Staged)
@@ -428,34 +429,11 @@ impl App {
         let old = item.id().to_string();
         item.proposal.proposal_id = id.to_string();
         item.source = Source::Gateway;
-        self.inbox.first_sight(id.to_string());
-        self.inbox.rename_selected(&old, id);
-        self.tabs.tools.renamed(&old, id);
-    }
-
-    /// `x` and `/reject`: on a gateway the rejection is the gateway's, with a reason the agent's
-    /// confirm is refused with.
-    pub(crate) fn reject_on_gate(
-        &mut self,
-        id: &str,
-        reason: Option<String>,
-        fx: &mut Vec<Effect>,
-    ) {
-        match self.staged_for_reject(id) {
-            None => {
-                self.toast(format!("no item {id} in the inbox"), ToastLevel::Error);
-                return;
-            }
-            Some(false) => return,
-            Some(true) => {}
-        }
-        let Some(item) = self.inbox.item_mut(id) else {
-            return;
-        };
-        item.local = LocalState::Confirming;
-        fx.push(Effect::GateReject {
-            id: id.to_string(),
-            reason: reason.unwrap_or_else(|| DEFAULT_REJECT_REASON.into()),
+        self.first_sight(id.to_string());
+        self.rename_selected(&old, id);
+        ctx.ask(Ask::ToolRenamed {
+            from: old,
+            to: id.to_string(),
         });
     }
 
@@ -465,7 +443,7 @@ impl App {
         approve: bool,
         result: Result<Box<GateDecision>, ApiError>,
         at: DateTime<Utc>,
-        fx: &mut Vec<Effect>,
+        ctx: &mut InboxCtx,
     ) {
         let summary = self.described(id);
         let verb = if approve { "Approve" } else { "Reject" };
@@ -476,7 +454,7 @@ impl App {
                 let (kind, text, level) = match (approve, status_of(&g)) {
                     (false, _) => {
                         // An earlier approve that got no answer did not go through after all.
-                        self.gate.awaiting.remove(id);
+                        self.gate.stop_awaiting(id);
                         (
                             DecisionKind::Rejected,
                             format!(
@@ -487,16 +465,16 @@ impl App {
                         )
                     }
                     (true, ItemStatus::Executed) => {
-                        self.gate.awaiting.remove(id);
+                        self.gate.stop_awaiting(id);
                         (DecisionKind::Approved, executed_line(&g), ToastLevel::Info)
                     }
                     (true, ItemStatus::Failed) => {
-                        self.gate.awaiting.remove(id);
+                        self.gate.stop_awaiting(id);
                         (DecisionKind::Failed, failed_text(&g), ToastLevel::Error)
                     }
                     (true, _) => {
                         // Not run yet: its outcome is journaled when a poll reports it.
-                        self.gate.awaiting.insert(id.to_string());
+                        self.gate.await_outcome(id);
                         (
                             DecisionKind::Approved,
                             g.note.as_ref().map(approved_note).unwrap_or_else(|| {
@@ -508,12 +486,12 @@ impl App {
                 };
                 // An override is not a plain approval: the answer and the journal say which
                 // rules it overrode.
-                let text = match self.gate.overridden.get(id).filter(|_| approve) {
+                let text = match self.gate.overrides(id).filter(|_| approve) {
                     Some(rules) => format!("overriding {}: {text}", rules.join(", ")),
                     None => text,
                 };
                 let proposal = to_proposal(&g, id);
-                if let Some(item) = self.inbox.item_mut(id) {
+                if let Some(item) = self.item_mut(id) {
                     item.proposal.status = proposal.status;
                     item.local = match kind {
                         DecisionKind::Rejected => LocalState::Rejected,
@@ -522,29 +500,29 @@ impl App {
                         _ => local_of(&g).unwrap_or_else(|| LocalState::Approved(text.clone())),
                     };
                 }
-                self.gate.items.insert(id.to_string(), g);
-                self.gate.refused.remove(id);
+                self.gate.record(id.to_string(), g);
+                self.gate.forget_refusal(id);
                 let done = if approve { "Approved" } else { "Rejected" };
-                self.toast(format!("{done} {id} ({agent}): {text}"), level);
-                self.decide(id, kind, summary, text, fx);
+                ctx.toast(format!("{done} {id} ({agent}): {text}"), level);
+                self.decide(id, kind, summary, text, ctx);
             }
             // No clear answer (none, a 5xx, the upstream's timeout, "already decided"): the
             // approval may have gone through and executed. Nothing is journaled as failed; the
             // gateway establishes the outcome (it asks the service again itself) and the next
             // polls say it, journaled then as for an approval that ran later.
             Err(e) if approve && Decider::Gateway.read_error(&e) == Answered::Open => {
-                if let Some(item) = self.inbox.item_mut(id)
+                if let Some(item) = self.item_mut(id)
                     && item.local == LocalState::Confirming
                 {
                     item.local = LocalState::None;
                 }
-                self.gate.awaiting.insert(id.to_string());
-                self.toast(Decider::Gateway.open_outcome(id, &e), ToastLevel::Error);
+                self.gate.await_outcome(id);
+                ctx.toast(Decider::Gateway.open_outcome(id, &e), ToastLevel::Error);
             }
             Err(e) => {
                 // Refused (policy_violation, kill_switch, already decided...): the item stays
                 // as the gateway has it; its next poll shows that.
-                if let Some(item) = self.inbox.item_mut(id)
+                if let Some(item) = self.item_mut(id)
                     && item.local == LocalState::Confirming
                 {
                     item.local = LocalState::None;
@@ -555,27 +533,20 @@ impl App {
                     }
                     _ => e.to_string(),
                 };
-                self.gate
-                    .refused
-                    .insert(id.to_string(), format!("{verb}: {text}"));
-                self.toast(format!("{verb} {id} failed: {text}"), ToastLevel::Error);
-                self.decide(id, DecisionKind::Failed, summary, text, fx);
+                self.gate.refused(id, format!("{verb}: {text}"));
+                ctx.toast(format!("{verb} {id} failed: {text}"), ToastLevel::Error);
+                self.decide(id, DecisionKind::Failed, summary, text, ctx);
             }
         }
         self.gate.decided(at);
         // Executed with the agent's key: the console key's usage has not changed.
-        self.poll_now(&Resource::TRADED, at);
-    }
-
-    /// Why the gateway says item `id` cannot be judged (and so nobody may approve it).
-    pub(crate) fn gate_trade_error(&self, id: &str) -> Option<String> {
-        self.gate.items.get(id).and_then(|g| g.trade_error.clone())
+        ctx.ask(Ask::Poll(&Resource::TRADED, at));
     }
 
     /// `/agent NAME|all`: the inbox shows one agent's items, or every agent's.
-    pub(crate) fn set_agent_filter(&mut self, filter: Option<String>) {
+    pub(crate) fn set_agent_filter(&mut self, filter: Option<String>, ctx: &mut InboxCtx) {
         if !self.gate.is_gateway() {
-            self.toast(
+            ctx.toast(
                 "not on a gateway: /agent filters a gateway's inbox by agent",
                 ToastLevel::Error,
             );
@@ -585,7 +556,7 @@ impl App {
             && !self.gate.knows_agent(f)
         {
             let names = self.gate.agent_names();
-            self.toast(
+            ctx.toast(
                 format!(
                     "no agent {f:?} on this gateway; agents: {}",
                     if names.is_empty() {
@@ -598,20 +569,20 @@ impl App {
             );
             return;
         }
-        self.gate.filter = filter;
-        let mut all: Vec<InboxItem> = self.inbox.take_items();
-        all.append(&mut self.gate.hidden);
+        self.gate.set_filter(filter);
+        let mut all: Vec<InboxItem> = self.take_items();
+        all.append(&mut self.take_hidden());
         let mut seen = std::collections::HashSet::new();
         all.retain(|i| seen.insert(i.id().to_string()));
         let (hidden, shown): (Vec<_>, Vec<_>) =
             all.into_iter().partition(|i| self.gate.hides(i.id()));
-        self.inbox.replace_items(shown);
-        self.gate.hidden = hidden;
-        self.inbox.sort();
-        let text = match &self.gate.filter {
+        self.replace_items(shown);
+        self.set_hidden(hidden);
+        self.sort();
+        let text = match self.gate.filter() {
             Some(f) => format!("inbox: {f}'s items only (/agent all shows every agent's)"),
             None => "inbox: every agent's items".into(),
         };
-        self.toast(text, ToastLevel::Info);
+        ctx.toast(text, ToastLevel::Info);
     }
 }
