@@ -456,8 +456,7 @@ pub struct GateKillSwitchAnswer {
 pub struct GateCheck {
     #[serde(default)]
     pub id: String,
-    #[serde(default)]
-    pub status: String,
+    pub status: ItemStatus,
     #[serde(default)]
     pub verdicts: Vec<GateVerdict>,
     /// The rules an approval now has to override.
@@ -488,8 +487,7 @@ pub struct GateStandingItem {
     pub proposal_id: Option<String>,
     #[serde(default)]
     pub kind: String,
-    #[serde(default)]
-    pub status: String,
+    pub status: ItemStatus,
     #[serde(default)]
     pub notional: Option<f64>,
     #[serde(default)]

@@ -238,17 +238,6 @@ impl From<String> for ProposalStatus {
     }
 }
 
-/// Code that reads the service's word as text (the gateway's reconciliation lowercases it to
-/// compare with spellings other deployments use) keeps reading it so; what the console decides
-/// on matches the variants.
-impl std::ops::Deref for ProposalStatus {
-    type Target = str;
-
-    fn deref(&self) -> &str {
-        self.as_str()
-    }
-}
-
 /// The status against the service's word for it, as a client reading the wire compares it.
 impl PartialEq<str> for ProposalStatus {
     fn eq(&self, word: &str) -> bool {

@@ -585,7 +585,7 @@ pub fn standing_model(s: &Standing, now: DateTime<Utc>, approved: &[Item]) -> Ga
                 id: i.id.clone(),
                 proposal_id: i.proposal_id.clone(),
                 kind: i.kind.clone(),
-                status: i.status.as_str().to_string(),
+                status: i.status,
                 notional: i.notional,
                 created_at: Some(i.created_at),
             })

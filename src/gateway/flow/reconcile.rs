@@ -82,7 +82,9 @@ pub async fn settle_recovered(gate: &Arc<Gate>) -> Result<usize, GateError> {
 
 async fn settle(gate: &Gate, item: &Item, said: Option<&Proposal>) -> Result<bool, GateError> {
     let now = gate.now();
-    let status = said.map(|p| p.status.to_ascii_lowercase());
+    // Read as text, in any case: other deployments spell an execution `filled` and a staging
+    // `pending`, and the service's record is what settles the item.
+    let status = said.map(|p| p.status.as_str().to_ascii_lowercase());
     let detail = |outcome| detail::Reconciled {
         outcome,
         service_status: status.as_deref(),

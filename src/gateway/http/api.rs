@@ -428,7 +428,7 @@ async fn check(
     let blocked_by_kill_switch = killed.is_some() && trade.as_ref().is_some_and(|t| !t.reduces);
     Ok(success(GateCheck {
         id: item.id,
-        status: item.status.as_str().to_string(),
+        status: item.status,
         verdicts: verdicts.iter().map(policy::Verdict::model).collect(),
         needs_override: verdicts
             .iter()
