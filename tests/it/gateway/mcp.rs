@@ -555,3 +555,66 @@ async fn twenty_concurrent_sessions() {
     assert_eq!(ids.len(), 20);
     assert_eq!(s.inbox("pending").await.len(), 20);
 }
+
+#[tokio::test]
+async fn a_key_given_twice_in_a_tools_arguments_is_refused_naming_it_before_rmcp_reads_it() {
+    let s = setup().await;
+    let url = format!("{}/mcp", s.gate.base_url());
+    let key = s.sandbox.key(Scope::McpMutate);
+    let http = reqwest::Client::new();
+    let post = |body: String, session: Option<String>| {
+        let mut req = http
+            .post(&url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .header("x-api-key", key.expose())
+            .body(body);
+        if let Some(id) = session {
+            req = req
+                .header("mcp-session-id", id)
+                .header("mcp-protocol-version", "2025-06-18");
+        }
+        req.send()
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}});
+    let ok = post(init.to_string(), None).await.unwrap();
+    assert_eq!(ok.status(), StatusCode::OK);
+    let session = ok.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let resp = post(initialized.to_string(), Some(session.clone()))
+        .await
+        .unwrap();
+    assert!(resp.status().is_success(), "{}", resp.status());
+
+    let signal = serde_json::to_value(long_btc(&s.sandbox.running.messenger_id)).unwrap();
+    let call = |arguments: String| {
+        format!(
+            r#"{{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {{"name": "service_propose_trade", "arguments": {arguments}}}}}"#
+        )
+    };
+    // The direction twice: which one would rmcp have kept?
+    let twice = signal.to_string().replacen('{', r#"{"d": "short", "#, 1);
+    let resp = post(call(twice), Some(session.clone())).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "invalid_body", "{body}");
+    assert!(
+        body["error"]["field"]
+            .as_str()
+            .is_some_and(|f| f.ends_with("arguments.d")),
+        "the key is named: {body}"
+    );
+    assert_eq!(
+        upstream_count(&s, "propose_trade"),
+        0,
+        "nothing reached the service"
+    );
+
+    // The same call with the key once goes through, on the same session.
+    let resp = post(call(signal.to_string()), Some(session)).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let _ = resp.bytes().await;
+    assert_eq!(upstream_count(&s, "propose_trade"), 1);
+}

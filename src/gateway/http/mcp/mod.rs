@@ -17,6 +17,7 @@ pub use state::{Handle, ViaMcp};
 
 use super::super::gate::{AgentKey, Gate, TOKEN_PREFIX};
 use super::super::model::error::{GateError, Kind};
+use super::super::model::request::strict_json;
 use crate::secret::Secret;
 use axum::Router;
 use axum::extract::{Request, State};
@@ -57,11 +58,7 @@ pub fn router(gate: Arc<Gate>, handle: Handle) -> Router {
         .layer(axum::middleware::from_fn_with_state(state, authenticate))
 }
 
-async fn authenticate(
-    State(state): State<Arc<McpState>>,
-    mut req: Request,
-    next: Next,
-) -> Response {
+async fn authenticate(State(state): State<Arc<McpState>>, req: Request, next: Next) -> Response {
     // Read as the rate limiter reads it (`limit::credential`), so both see the same key.
     let key = match super::limit::credential(req.headers()) {
         super::limit::Credential::Key(k) => k.to_string(),
@@ -105,6 +102,10 @@ async fn authenticate(
         }
     }
     let deleting = req.method() == Method::DELETE;
+    let mut req = match strictly_read(req, state.gate.settings.max_body_bytes).await {
+        Ok(req) => req,
+        Err(refused) => return refused,
+    };
     req.extensions_mut().insert(agent.clone());
     let mut resp = next.run(req).await;
     // rmcp ends a session with 202; the Python SDK counts only 200/204 as ended and warns.
@@ -128,4 +129,31 @@ async fn authenticate(
         _ => {}
     }
     resp
+}
+
+/// A message's body is read here, strictly, before rmcp parses it: rmcp's JSON reading keeps the
+/// last of a key given twice (`{"proposalId": "a", "proposalId": "b"}` in a tool's arguments),
+/// where REST refuses it, so an agent could have one value checked and another logged. The same
+/// strict reading as REST's bodies ([`strict_json`]) refuses it with 400 naming the key, and rmcp
+/// gets the very bytes that were checked.
+async fn strictly_read(req: Request, max: usize) -> Result<Request, Response> {
+    if req.method() != Method::POST {
+        return Ok(req);
+    }
+    let (parts, body) = req.into_parts();
+    let bytes = match axum::body::to_bytes(body, max).await {
+        Ok(bytes) => bytes,
+        Err(_) => {
+            return Err(GateError::new(
+                Kind::TooLarge,
+                "payload_too_large",
+                format!("an MCP message is at most {max} bytes ([gate] max_body_bytes)"),
+            )
+            .into_response());
+        }
+    };
+    if let Err(e) = strict_json(&bytes) {
+        return Err(super::error::read_error(e).into_response());
+    }
+    Ok(Request::from_parts(parts, axum::body::Body::from(bytes)))
 }
