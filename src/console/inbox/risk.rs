@@ -67,8 +67,37 @@ pub struct Risk {
     /// What could not be computed, and why.
     pub unknown: Vec<String>,
     /// What looks wrong with the trade as staged: a TP or SL on the wrong side of the entry,
-    /// which would fill at once.
+    /// which would fill at once, or an SL beyond the liquidation, which never fills.
     pub warnings: Vec<String>,
+    /// What `equity_at_risk_pct` is the loss of.
+    pub loss_bound: LossBound,
+}
+
+/// What bounds a trade's loss: its stop-loss, or (when the stop does not) the whole margin.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum LossBound {
+    Stop,
+    #[default]
+    NoStop,
+    /// There is a stop, but no entry price to measure it from.
+    StopNotPriced,
+    /// The stop is on the wrong side of the entry.
+    StopFillsAtOnce,
+    /// The position is liquidated before the price reaches the stop.
+    LiquidatedFirst,
+}
+
+impl LossBound {
+    /// Why the loss is the margin, said after it; `None` when the stop bounds it.
+    pub fn margin_because(self) -> Option<&'static str> {
+        match self {
+            LossBound::Stop => None,
+            LossBound::NoStop => Some("no SL"),
+            LossBound::StopNotPriced => Some("SL not priced"),
+            LossBound::StopFillsAtOnce => Some("the SL fills at once"),
+            LossBound::LiquidatedFirst => Some("liquidated before the SL"),
+        }
+    }
 }
 
 /// The risk of a proposal against the live positions and account value.
@@ -209,7 +238,41 @@ pub fn risk(
         }
     };
     let share = |x: f64| account_value.filter(|_| x > 0.0).map(|v| x / v * 100.0);
-    let at_risk = sl.map(|(_, usd)| usd).unwrap_or(margin);
+    // A stop beyond the liquidation never fills: the position is liquidated first, and what is
+    // lost is the margin, not the stop's distance. The README's own `/propose BTC long $2000
+    // sl=60000` picks 5x and showed a stop-loss loss with the liquidation above the stop.
+    let liquidated_first = match (preview.sl, preview.est_liquidation_px) {
+        (Some(stop), Some(liq)) if !sl_wrong && liq > 0.0 => {
+            if long {
+                liq >= stop
+            } else {
+                liq <= stop
+            }
+        }
+        _ => false,
+    };
+    if liquidated_first && let (Some(stop), Some(liq)) = (preview.sl, preview.est_liquidation_px) {
+        warnings.push(format!(
+            "liquidation ≈ {} comes before the SL {} of a {side}: the stop never fills, the \
+             margin {} is lost first (lower the leverage or move the stop)",
+            crate::api::model::fmt_decimal(liq),
+            crate::api::model::fmt_decimal(stop),
+            crate::api::model::fmt_decimal(margin),
+        ));
+    }
+    // A stop on the wrong side fills at once and one beyond the liquidation never does: neither
+    // bounds the loss, so the margin does (as without a stop).
+    let loss_bound = match (preview.sl, sl) {
+        (None, _) => LossBound::NoStop,
+        (Some(_), None) => LossBound::StopNotPriced,
+        _ if sl_wrong => LossBound::StopFillsAtOnce,
+        _ if liquidated_first => LossBound::LiquidatedFirst,
+        _ => LossBound::Stop,
+    };
+    let at_risk = sl
+        .filter(|_| loss_bound == LossBound::Stop)
+        .map(|(_, usd)| usd)
+        .unwrap_or(margin);
     let resulting_szi = existing.as_ref().map(|e| {
         let signed = if long { size } else { -size };
         let total = e.szi + signed;
@@ -239,6 +302,7 @@ pub fn risk(
         resulting_szi: resulting_szi.filter(|_| size > 0.0),
         unknown,
         warnings,
+        loss_bound,
     }
 }
 
@@ -315,6 +379,49 @@ mod tests {
         assert!((r.liquidation_pct.unwrap() - 9.0).abs() < 1e-9);
         assert!((r.resulting_szi.unwrap() - 0.3).abs() < 1e-12);
         assert!(r.unknown.is_empty(), "{:?}", r.unknown);
+    }
+
+    #[test]
+    fn a_stop_beyond_the_liquidation_is_named_and_the_margin_is_what_is_at_risk() {
+        // A long at 10x from 60,000 is liquidated near 54,600: a stop at 54,000 never fills.
+        let mut p = btc(0.5, 10);
+        p.sl = Some(54_000.0);
+        p.est_liquidation_px = Some(54_600.0);
+        let r = risk(&p, &[], Ok(100_000.0));
+        assert!(
+            r.warnings
+                .iter()
+                .any(|w| w.contains("comes before the SL") && w.contains("54600")),
+            "{:?}",
+            r.warnings
+        );
+        assert_eq!(
+            r.equity_at_risk_pct,
+            Some(3.0),
+            "the margin, not the stop's 3,000"
+        );
+        // The same stop inside the liquidation bounds the loss as before.
+        p.sl = Some(57_000.0);
+        let r = risk(&p, &[], Ok(100_000.0));
+        assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+        assert_eq!(r.equity_at_risk_pct, Some(1.5));
+        // A short mirrored: liquidated near 65,400, a stop at 66,000 never fills.
+        let mut p = btc(0.5, 10);
+        p.direction = "short".into();
+        p.sl = Some(66_000.0);
+        p.est_liquidation_px = Some(65_400.0);
+        let r = risk(&p, &[], Ok(100_000.0));
+        assert!(r.warnings.iter().any(|w| w.contains("comes before the SL")));
+        assert_eq!(r.equity_at_risk_pct, Some(3.0));
+    }
+
+    #[test]
+    fn a_stop_on_the_wrong_side_puts_the_margin_at_risk_not_its_distance() {
+        let mut p = btc(0.5, 10);
+        p.sl = Some(61_000.0);
+        let r = risk(&p, &[], Ok(100_000.0));
+        assert!(r.warnings.iter().any(|w| w.contains("would fill at once")));
+        assert_eq!(r.equity_at_risk_pct, Some(3.0));
     }
 
     #[test]

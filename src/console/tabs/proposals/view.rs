@@ -7,6 +7,7 @@ use crate::console::inbox::InboxItem;
 use crate::console::inbox::LocalState;
 use crate::console::inbox::Source;
 use crate::console::inbox::Status;
+use crate::console::inbox::risk::LossBound;
 use crate::console::layout::{Pane, Screen};
 use crate::console::tabs::proposals::shown::InboxShown;
 use crate::console::theme::Theme;
@@ -382,12 +383,9 @@ pub fn detail_lines<'a>(v: &InboxShown<'_>, theme: &Theme, item: &InboxItem) -> 
             // margin, which is a different and larger figure.
             .map(|x| {
                 let x = share_of_equity(x);
-                if r.sl_usd.is_some() {
-                    format!("{x} of equity lost at the SL")
-                } else if p.sl.is_some() {
-                    format!("{x} of equity: the margin (SL not priced)")
-                } else {
-                    format!("{x} of equity: the margin (no SL)")
+                match r.loss_bound.margin_because() {
+                    None => format!("{x} of equity lost at the SL"),
+                    Some(why) => format!("{x} of equity: the margin ({why})"),
                 }
             })
             .unwrap_or_else(|| "-".into());
@@ -896,16 +894,21 @@ pub fn approve_body_lines<'a>(
             "TP {} · SL {}{}",
             p.tp.map(px).unwrap_or_else(|| "none".into()),
             p.sl.map(px).unwrap_or_else(|| "none".into()),
+            // The stop's distance is a risk only where the stop bounds the loss.
             r.sl_usd
+                .filter(|_| r.loss_bound == LossBound::Stop)
                 .map(|u| format!(" (risk {} USD)", num(u, 2)))
                 .unwrap_or_default()
         )));
         if let (Some(x), Some(v)) = (r.equity_at_risk_pct, r.account_value) {
             // Without a stop-loss the figure is the whole margin: said, as it is another measure.
-            let what = if r.sl_usd.is_some() {
-                "at the stop-loss"
-            } else {
-                "the whole margin: no stop-loss"
+            let what = match r.loss_bound {
+                LossBound::Stop => "at the stop-loss".to_string(),
+                LossBound::NoStop => "the whole margin: no stop-loss".to_string(),
+                other => format!(
+                    "the whole margin: {}",
+                    other.margin_because().unwrap_or_default()
+                ),
             };
             lines.push(Line::from(format!(
                 "risk {x:.2}% of account {} ({what}) · notional {:.2}% · margin {:.2}%",
