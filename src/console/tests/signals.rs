@@ -665,3 +665,25 @@ fn builder_fee_y_too_soon_or_after_a_stray_key_signs_nothing() {
     assert!(approvals(&fx).is_empty(), "{fx:?}");
     assert!(app.modal().is_none());
 }
+
+#[test]
+fn destinations_refused_before_any_read_are_not_shown_as_loading() {
+    let mut app = seeded_app(120, 40);
+    app.update(key('9'));
+    app.update(Action::answered(
+        t0(),
+        LATENCY,
+        Answer::DestinationsLoaded {
+            result: Err(ApiError::Forbidden {
+                code: "unsupported".into(),
+                message: "list_signal_destinations is not available on this deployment".into(),
+            }),
+        },
+    ));
+    let text = render(&app);
+    assert!(!text.contains("loading destinations"), "{text}");
+    assert!(
+        text.contains("destinations not read: list_signal_destinations is not available"),
+        "{text}"
+    );
+}

@@ -116,10 +116,12 @@ fn destinations(f: &mut Frame, tab: &SignalsTab, on: &Shown) {
         title.push(Span::styled(format!(" {e} "), theme.error));
     }
     let new_hint = format!("{} adds", key(on.keymap, KeyAction::NewRun));
-    let empty: &str = if s.dest_poll.updated_at.is_some() {
-        "no destinations yet"
-    } else {
-        "loading destinations…"
+    // A read that failed before any succeeded is not still loading: the body says so too, as
+    // the stand-in of a deployment without the operation showed "loading…" under its refusal.
+    let empty = match (s.dest_poll.updated_at, &s.dest_error) {
+        (Some(_), _) => "no destinations yet".to_string(),
+        (None, Some(e)) => format!("destinations not read: {e}"),
+        (None, None) => "loading destinations…".to_string(),
     };
     title.push(Span::styled(format!("· {new_hint} "), theme.muted));
     widgets::table(
@@ -132,7 +134,7 @@ fn destinations(f: &mut Frame, tab: &SignalsTab, on: &Shown) {
         on.selected(Pane::Destinations),
         s.destinations.len(),
         DEST_COLS,
-        empty,
+        &empty,
         |i| {
             let d = &s.destinations[i];
             let cells = vec![
