@@ -398,10 +398,7 @@ impl App {
                     self.dirty = true;
                 }
             }
-            Action::Terminate => {
-                self.should_quit = true;
-                fx.push(Effect::Quit);
-            }
+            Action::Terminate => self.quit(&mut fx),
         }
         if self.command_error != error_before
             && let Some(text) = self.command_error.clone()

@@ -249,10 +249,7 @@ impl App {
             Decision::Approve { id, overrides } => {
                 with_inbox!(self, fx, |inbox, ctx| inbox.approve(&id, overrides, ctx));
             }
-            Decision::Confirm(Deciding::Quit) => {
-                self.should_quit = true;
-                fx.push(Effect::Quit);
-            }
+            Decision::Confirm(Deciding::Quit) => self.quit(fx),
             Decision::Confirm(Deciding::StopRun(run_id)) => {
                 fx.push(Effect::StopResearch(run_id));
                 self.tabs.research.stopping();
@@ -399,9 +396,15 @@ impl App {
         if self.inbox.confirm_in_flight() {
             self.modal = Some(Modal::Confirm(Confirm::new(Deciding::Quit, self.now)));
         } else {
-            self.should_quit = true;
-            fx.push(Effect::Quit);
+            self.quit(fx);
         }
+    }
+
+    /// Every way out: what was approved and has no outcome yet is journaled first.
+    pub(crate) fn quit(&mut self, fx: &mut Vec<Effect>) {
+        with_inbox!(self, fx, |inbox, ctx| inbox.journal_unsettled(ctx));
+        self.should_quit = true;
+        fx.push(Effect::Quit);
     }
 
     pub(crate) fn on_mouse(&mut self, m: crossterm::event::MouseEvent) {

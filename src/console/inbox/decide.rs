@@ -3,7 +3,7 @@
 //! it was), so the record says what was decided whatever shape the service's preview had.
 
 use super::context::InboxCtx;
-use super::{Decision, DecisionKind, Inbox, Source, levels};
+use super::{Decision, DecisionKind, Inbox, LocalState, Source, levels};
 use crate::console::action::Effect;
 use crate::console::component::Ask;
 use serde_json::json;
@@ -68,6 +68,37 @@ impl Inbox {
             result,
         });
         ctx.ask(Ask::Redraw);
+    }
+}
+
+impl Inbox {
+    /// The approvals whose outcome this console does not know yet (a confirm in flight, or one
+    /// that got no answer and is still being checked), journaled as they stand when the console
+    /// quits: a decision is never missing from the journal because its outcome came late. A
+    /// gateway's approvals are journaled when answered, so none is left here.
+    pub(crate) fn journal_unsettled(&mut self, ctx: &mut InboxCtx) {
+        let unsettled: Vec<(String, String)> = self
+            .items
+            .iter()
+            .filter_map(|i| match &i.local {
+                LocalState::Confirming => {
+                    Some((i.proposal.proposal_id.clone(), "no answer yet".into()))
+                }
+                LocalState::Unknown {
+                    error,
+                    checking: true,
+                } => Some((i.proposal.proposal_id.clone(), error.clone())),
+                _ => None,
+            })
+            .collect();
+        for (id, why) in unsettled {
+            let summary = self.described(&id);
+            let result = format!(
+                "outcome unknown when this console quit ({why}); the service's records say \
+                 whether it executed"
+            );
+            self.decide(&id, DecisionKind::Approved, summary, result, ctx);
+        }
     }
 }
 

@@ -216,7 +216,7 @@ impl Inbox {
                 self.recheck_at(at);
                 ctx.toast(
                     format!(
-                        "Confirm {id}: the service says it already executed ({text}) — reading                          {} for what it did",
+                        "Confirm {id}: the service says it already executed ({text}) — reading {} for what it did",
                         Decider::Service.outcome_source()
                     ),
                     ToastLevel::Info,

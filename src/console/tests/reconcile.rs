@@ -469,3 +469,24 @@ fn already_executed_to_our_own_confirm_is_executed_read_from_the_records_first()
         "executed (confirm_trade ok in the audit log, oid 4343)"
     );
 }
+
+#[test]
+fn quitting_with_an_outcome_still_unknown_journals_the_approval_first() {
+    let (mut app, _) = confirm_fails_on(staged_app(), refused());
+    assert!(app.inbox().decisions().is_empty(), "nothing is decided yet");
+    let fx = app.update(key('q'));
+    let journal = fx
+        .iter()
+        .position(|e| {
+            matches!(e, Effect::Journal(line) if line.contains(ID)
+            && line.contains("\"decision\":\"approved\"")
+            && line.contains("outcome unknown when this console quit")
+            && line.contains("connection refused"))
+        })
+        .unwrap_or_else(|| panic!("the approval is journaled: {fx:?}"));
+    let quit = fx
+        .iter()
+        .position(|e| *e == Effect::Quit)
+        .expect("it quits");
+    assert!(journal < quit, "journaled before the loop ends: {fx:?}");
+}
