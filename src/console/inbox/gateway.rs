@@ -231,7 +231,9 @@ impl Inbox {
             if g.kind.starts_with("tool:") {
                 self.adopt_tool_approval(&g, &id, ctx);
             }
-            if self.gate.awaits(&id) {
+            // An approval this console sent that got no clear answer: this poll is the answer.
+            let awaited = self.gate.awaits(&id);
+            if awaited {
                 if let Some((kind, text)) = outcome_of_approved(&g) {
                     outcomes.push((id.clone(), kind, text));
                 } else if g.status == ItemStatus::Expired {
@@ -300,11 +302,17 @@ impl Inbox {
                     item.proposal.status = proposal.status;
                 }
                 item.proposal.expires_at = item.proposal.expires_at.or(proposal.expires_at);
-                // An answer this console waits for decides, not a poll.
-                if item.local != LocalState::Confirming
-                    && let Some(local) = local
-                {
-                    item.local = local;
+                // An answer this console waits for decides, not a poll; for an approval whose
+                // answer never came, the poll is all there is.
+                let unanswered = awaited && item.local == LocalState::Confirming;
+                match local {
+                    Some(local) if item.local != LocalState::Confirming || unanswered => {
+                        item.local = local;
+                    }
+                    // Still undecided there (or expired undecided): the approval did not land,
+                    // and the item is the supervisor's to decide again.
+                    None if unanswered => item.local = LocalState::None,
+                    _ => {}
                 }
                 continue;
             }
@@ -511,11 +519,9 @@ impl Inbox {
             // gateway establishes the outcome (it asks the service again itself) and the next
             // polls say it, journaled then as for an approval that ran later.
             Err(e) if approve && Decider::Gateway.read_error(&e) == Answered::Open => {
-                if let Some(item) = self.item_mut(id)
-                    && item.local == LocalState::Confirming
-                {
-                    item.local = LocalState::None;
-                }
+                // The row stays "confirming" until a poll says what the gateway did (see
+                // `merge_gate`): showing it staged again read as an approval that was lost, while
+                // the gateway was executing it.
                 self.gate.await_outcome(id);
                 ctx.toast(Decider::Gateway.open_outcome(id, &e), ToastLevel::Error);
             }
