@@ -5,7 +5,7 @@
 
 use super::fixtures::*;
 use crate::api::ApiError;
-use crate::api::model::{GateAgent, GateAgents, GateDecision, GateInbox, GateItem, ItemStatus};
+use crate::api::model::{GateAgent, GateAgents, GateDecision, GateInbox, GateItem};
 use crate::console::action::{Action, Answer, Effect};
 use crate::console::app::App;
 use crate::console::gate::{ConnectInfo, Detected};
@@ -801,68 +801,6 @@ fn a_tool_call_of_this_console_is_rejected_on_the_gateway() {
     );
 }
 
-#[test]
-fn an_approval_the_gateway_never_answered_is_settled_by_its_inbox_not_journaled_as_failed() {
-    // It went through: the next poll shows the execution, journaled once.
-    let mut app = gate_app(120, 40);
-    approve_demo(&mut app);
-    app.update(decided(
-        DEMO_ID,
-        true,
-        Err(ApiError::Transport("connection reset".into())),
-    ));
-    assert!(
-        app.inbox().decisions().is_empty(),
-        "{:?}",
-        app.inbox().decisions()
-    );
-    // Until the gateway says, the row stays as the supervisor left it: confirming, not staged
-    // again (which read as a lost approval while the gateway was executing it), and not offered
-    // for another approval.
-    assert_eq!(
-        app.item(DEMO_ID).unwrap().status(app.now()),
-        Status::Confirming
-    );
-    let (mut items, agents) = two_agents();
-    items[0] = executed_demo();
-    app.update(gate_loaded(items.clone(), agents.clone(), t0() + secs(6)));
-    assert_eq!(
-        app.item(DEMO_ID).unwrap().status(app.now()),
-        Status::Executed
-    );
-    assert_eq!(app.inbox().decisions().len(), 1);
-    assert_eq!(
-        app.inbox().decisions()[0].kind,
-        crate::console::inbox::DecisionKind::Executed
-    );
-
-    // It did not: still pending, approved again, executed once, journaled once.
-    let mut app = gate_app(120, 40);
-    approve_demo(&mut app);
-    app.update(decided(
-        DEMO_ID,
-        true,
-        Err(ApiError::Transport("connection refused".into())),
-    ));
-    let (pending, agents) = two_agents();
-    app.update(gate_loaded(pending, agents.clone(), t0() + secs(6)));
-    // Its poll says it is undecided there: the supervisor's to decide again.
-    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now()), Status::Staged);
-    approve_demo(&mut app);
-    app.update(decided(DEMO_ID, true, Ok(executed_demo())));
-    app.update(gate_loaded(items, agents, t0() + secs(8)));
-    assert_eq!(
-        app.inbox().decisions().len(),
-        1,
-        "{:?}",
-        app.inbox().decisions()
-    );
-    assert_eq!(
-        app.inbox().decisions()[0].kind,
-        crate::console::inbox::DecisionKind::Approved
-    );
-}
-
 /// On a gateway the upstream's proposals list is not polled (the gateway's inbox holds what can be
 /// approved there), and the loop is not woken for it: a feed skipped by the scheduler but still
 /// waited for kept the idle console spinning at 7 % of a core.
@@ -1004,33 +942,4 @@ fn on_a_gateway_the_inbox_title_does_not_say_it_shows_only_this_consoles() {
         .supported = false;
     let text = render(&app);
     assert!(!text.contains("this service lists no proposals"), "{text}");
-}
-
-#[test]
-fn an_unanswered_approval_the_gateway_is_executing_goes_from_confirming_to_approved() {
-    // Seen with the service paused: the gateway claimed the item (executing) and the approve's
-    // answer never came; the row went confirming → staged → approved.
-    let mut app = gate_app(120, 40);
-    approve_demo(&mut app);
-    app.update(decided(
-        DEMO_ID,
-        true,
-        Err(ApiError::Transport("operation timed out".into())),
-    ));
-    assert_eq!(
-        app.item(DEMO_ID).unwrap().status(app.now()),
-        Status::Confirming
-    );
-    let (mut items, agents) = two_agents();
-    items[0].status = ItemStatus::Executing;
-    items[0].decided_by = Some("supervisor".into());
-    app.update(gate_loaded(items, agents, t0() + secs(6)));
-    assert_eq!(
-        app.item(DEMO_ID).unwrap().status(app.now()),
-        Status::Approved
-    );
-    assert!(
-        app.inbox().decisions().is_empty(),
-        "its outcome is not known yet"
-    );
 }

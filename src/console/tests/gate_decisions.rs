@@ -6,6 +6,7 @@
 use super::fixtures::*;
 use super::gate::*;
 use crate::api::ApiError;
+use crate::api::model::ItemStatus;
 use crate::console::app::App;
 use crate::console::inbox::Status;
 use crate::console::modal::Modal;
@@ -494,4 +495,95 @@ fn confirm_of_an_unknown_id_on_a_gateway_says_so() {
     assert!(app.modal().is_none(), "{:?}", app.modal());
     let said = app.command_error().map(str::to_string).unwrap_or_default();
     assert!(said.contains("no item prop_nope"), "{said}");
+}
+
+#[test]
+fn an_approval_the_gateway_never_answered_is_settled_by_its_inbox_not_journaled_as_failed() {
+    // It went through: the next poll shows the execution, journaled once.
+    let mut app = gate_app(120, 40);
+    approve_demo(&mut app);
+    app.update(decided(
+        DEMO_ID,
+        true,
+        Err(ApiError::Transport("connection reset".into())),
+    ));
+    assert!(
+        app.inbox().decisions().is_empty(),
+        "{:?}",
+        app.inbox().decisions()
+    );
+    // Until the gateway says, the row stays as the supervisor left it: confirming, not staged
+    // again (which read as a lost approval while the gateway was executing it), and not offered
+    // for another approval.
+    assert_eq!(
+        app.item(DEMO_ID).unwrap().status(app.now()),
+        Status::Confirming
+    );
+    let (mut items, agents) = two_agents();
+    items[0] = executed_demo();
+    app.update(gate_loaded(items.clone(), agents.clone(), t0() + secs(6)));
+    assert_eq!(
+        app.item(DEMO_ID).unwrap().status(app.now()),
+        Status::Executed
+    );
+    assert_eq!(app.inbox().decisions().len(), 1);
+    assert_eq!(
+        app.inbox().decisions()[0].kind,
+        crate::console::inbox::DecisionKind::Executed
+    );
+
+    // It did not: still pending, approved again, executed once, journaled once.
+    let mut app = gate_app(120, 40);
+    approve_demo(&mut app);
+    app.update(decided(
+        DEMO_ID,
+        true,
+        Err(ApiError::Transport("connection refused".into())),
+    ));
+    let (pending, agents) = two_agents();
+    app.update(gate_loaded(pending, agents.clone(), t0() + secs(6)));
+    // Its poll says it is undecided there: the supervisor's to decide again.
+    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now()), Status::Staged);
+    approve_demo(&mut app);
+    app.update(decided(DEMO_ID, true, Ok(executed_demo())));
+    app.update(gate_loaded(items, agents, t0() + secs(8)));
+    assert_eq!(
+        app.inbox().decisions().len(),
+        1,
+        "{:?}",
+        app.inbox().decisions()
+    );
+    assert_eq!(
+        app.inbox().decisions()[0].kind,
+        crate::console::inbox::DecisionKind::Approved
+    );
+}
+
+#[test]
+fn an_unanswered_approval_the_gateway_is_executing_goes_from_confirming_to_approved() {
+    // Seen with the service paused: the gateway claimed the item (executing) and the approve's
+    // answer never came; the row went confirming → staged → approved.
+    let mut app = gate_app(120, 40);
+    approve_demo(&mut app);
+    app.update(decided(
+        DEMO_ID,
+        true,
+        Err(ApiError::Transport("operation timed out".into())),
+    ));
+    assert_eq!(
+        app.item(DEMO_ID).unwrap().status(app.now()),
+        Status::Confirming
+    );
+    let (mut items, agents) = two_agents();
+    items[0].status = ItemStatus::Executing;
+    items[0].decided_by = Some("supervisor".into());
+    app.update(gate_loaded(items, agents, t0() + secs(6)));
+    assert_eq!(
+        app.item(DEMO_ID).unwrap().status(app.now()),
+        Status::Approved
+    );
+    assert!(
+        app.inbox().decisions().is_empty(),
+        "its outcome is not known yet"
+    );
 }
