@@ -142,6 +142,30 @@ pub async fn suspend_agent(
     Ok(done)
 }
 
+/// Suspends the agent with this key (hash), as a rule that counts by key does: true when this
+/// call suspended it. A key the gateway has not recorded yet is suspended all the same, by its
+/// fingerprint.
+pub async fn suspend_key(
+    gate: &Gate,
+    key_hash: &str,
+    reason: &str,
+    by: &str,
+) -> Result<bool, GateError> {
+    let agents = gate.store.agents().await.map_err(GateError::store)?;
+    let agent = agents
+        .into_iter()
+        .find(|a| a.key_hash == key_hash)
+        .unwrap_or_else(|| Agent {
+            key_hash: key_hash.to_string(),
+            fingerprint: key_hash.chars().take(8).collect(),
+            name: None,
+            account: None,
+            first_seen: gate.now(),
+            last_seen: gate.now(),
+        });
+    suspend_agent(gate, &agent, reason, by).await
+}
+
 /// Suspends every agent `label` names ([`resolve`]). True when any was not suspended before.
 pub async fn suspend(
     gate: &Gate,
