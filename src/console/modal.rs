@@ -80,6 +80,8 @@ impl Confirm {
             Deciding::Reject { .. } => "reject question",
             Deciding::Trade(_) => "trade question",
             Deciding::Standing(_) => "standing approval question",
+            Deciding::Suspend { .. } => "suspend question",
+            Deciding::Resume(_) => "resume question",
         }
     }
 }
@@ -100,6 +102,10 @@ pub enum Deciding {
     Trade(Box<TradeArgs>),
     /// Create a standing approval on the gateway (`/auto`).
     Standing(Box<GateStandingRequest>),
+    /// Suspend an agent on the gateway, telling it the reason (`/suspend`).
+    Suspend { agent: String, reason: String },
+    /// End an agent's suspension (`/resume`).
+    Resume(String),
 }
 
 /// What a deliberate key decided, held (`deliberate::Held`, `deliberate::HOLD`) before it is

@@ -266,6 +266,10 @@ impl App {
             }
             Decision::Confirm(Deciding::Trade(args)) => self.trade(&args, fx),
             Decision::Confirm(Deciding::Standing(request)) => self.send_standing(*request, fx),
+            Decision::Confirm(Deciding::Suspend { agent, reason }) => {
+                fx.push(Effect::GateSuspend { agent, reason })
+            }
+            Decision::Confirm(Deciding::Resume(agent)) => fx.push(Effect::GateResume(agent)),
             Decision::SignBuilderFee => self.sign_builder_fee(fx),
         }
     }

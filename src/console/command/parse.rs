@@ -54,6 +54,8 @@ pub fn parse(input: &str) -> Result<Command, ParseError> {
             ))
         }
         "kill" => guard::parse_kill(input, args, end),
+        "suspend" => guard::parse_suspend(input, args, end),
+        "resume" => guard::parse_resume(args, end),
         "auto" => guard::parse_auto(input, args, end),
         "policy" => no_more(args, "/policy").map(|()| Command::Policy),
         "close" => {

@@ -564,6 +564,30 @@ impl GateState {
         Some(format!("via {via}{client}"))
     }
 
+    /// An agent's suspension (by its label or fingerprint, as items name it), when the gateway
+    /// said it is suspended.
+    pub fn suspension_of(&self, agent: &str) -> Option<&crate::api::model::GateSuspension> {
+        self.agents
+            .iter()
+            .find(|a| a.agent == agent || a.fingerprint == agent)?
+            .suspension
+            .as_ref()
+    }
+
+    /// Agents as a suspend or a resume answered them: shown at once, not at the next poll.
+    pub fn set_agents_state(&mut self, changed: &[GateAgent]) {
+        for new in changed {
+            match self
+                .agents
+                .iter_mut()
+                .find(|a| a.fingerprint == new.fingerprint)
+            {
+                Some(a) => *a = new.clone(),
+                None => self.agents.push(new.clone()),
+            }
+        }
+    }
+
     /// The agent that staged this inbox item, when the gateway knows it.
     pub fn agent_of(&self, id: &str) -> Option<&str> {
         self.items.get(id).map(|i| i.agent.as_str())
