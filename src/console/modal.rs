@@ -48,6 +48,10 @@ pub enum Modal {
     Standing {
         scroll: u16,
     },
+    /// The gateway's agents with their state (`/agents`).
+    Agents {
+        scroll: u16,
+    },
     /// The gateway's policy in force: default rules, agents' overrides, today's use (`/policy`).
     Policy {
         scroll: u16,

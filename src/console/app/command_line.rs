@@ -173,6 +173,7 @@ impl App {
             Command::Resume(agent) => self.ask_agent_state(Deciding::Resume(agent)),
             Command::Auto(command::AutoCommand::List) => self.show_standing(),
             Command::Policy => self.show_policy(fx),
+            Command::Agents => self.show_agents(),
             Command::Auto(command::AutoCommand::Revoke(n)) => self.revoke_standing(n, fx),
             Command::Auto(command::AutoCommand::Create(a)) => {
                 self.create_standing(crate::api::model::GateStandingRequest {

@@ -216,6 +216,18 @@ impl App {
         self.modal = Some(Modal::Standing { scroll: 0 });
     }
 
+    /// `/agents`: each agent with its state, as the gate poll last read them.
+    pub(crate) fn show_agents(&mut self) {
+        if !self.inbox.gate().is_gateway() {
+            self.toast(
+                "not on a gateway: /agents lists a gateway's agents",
+                ToastLevel::Error,
+            );
+            return;
+        }
+        self.modal = Some(Modal::Agents { scroll: 0 });
+    }
+
     /// `/policy` (and `P`): the policy panel, read now and then with each gate poll while open.
     pub(crate) fn show_policy(&mut self, fx: &mut Vec<Effect>) {
         if self.inbox.gate().detected() == Detected::No {

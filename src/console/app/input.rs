@@ -524,10 +524,12 @@ impl App {
             Modal::BuilderFee(_) => self.on_builder_fee_key(key, action, fx),
             Modal::Approve(_) => self.on_approve_key(key, action),
             Modal::Confirm(_) => self.on_confirm_key(key, action),
-            Modal::Standing { scroll } => match scrolled(*scroll, action, page) {
-                Some(s) => *scroll = s,
-                None => self.modal = None,
-            },
+            Modal::Standing { scroll } | Modal::Agents { scroll } => {
+                match scrolled(*scroll, action, page) {
+                    Some(s) => *scroll = s,
+                    None => self.modal = None,
+                }
+            }
             Modal::Policy { scroll } => match scrolled(*scroll, action, page) {
                 Some(s) => {
                     let max = crate::console::gate::policy::max_scroll(

@@ -58,6 +58,7 @@ pub fn parse(input: &str) -> Result<Command, ParseError> {
         "resume" => guard::parse_resume(args, end),
         "auto" => guard::parse_auto(input, args, end),
         "policy" => no_more(args, "/policy").map(|()| Command::Policy),
+        "agents" => no_more(args, "/agents").map(|()| Command::Agents),
         "close" => {
             let target = args
                 .first()

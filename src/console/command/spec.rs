@@ -68,6 +68,12 @@ pub const COMMANDS: &[CommandSpec] = &[
         service: false,
     },
     CommandSpec {
+        name: "agents",
+        usage: "/agents",
+        summary: "On a gateway: every agent with its state (active, or suspended: by whom, when, why), pending items and how it connects",
+        service: false,
+    },
+    CommandSpec {
         name: "suspend",
         usage: super::guard::SUSPEND_USAGE,
         summary: "On a gateway: suspend one agent (asks first; it is told the reason): its new exposure is refused and its items cannot be approved; its closes pass",

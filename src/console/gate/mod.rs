@@ -3,6 +3,7 @@
 //! go through its supervisor API. Lower layer: the data, which the approval inbox owns (what the
 //! gateway holds is merged into it, `inbox/gateway.rs`); App's guardrails read it (`app/guard.rs`).
 
+pub mod agents;
 pub mod guard;
 pub mod policy;
 
@@ -397,6 +398,11 @@ impl GateState {
 
     pub fn set_kill(&mut self, kill: GateKillSwitch) {
         self.kill = Some(kill);
+    }
+
+    /// The gateway's agents as last read, with their state.
+    pub fn agents(&self) -> &[GateAgent] {
+        &self.agents
     }
 
     /// The live standing approvals as last read.

@@ -227,3 +227,32 @@ fn suspend_detail_120x40() {
     // The other agent's item says nothing of it.
     assert!(app.gate().suspension_of("9f8e7d6c").is_none());
 }
+
+#[test]
+fn suspend_agents_panel_120x40() {
+    let mut app = gate_app(120, 40);
+    let (items, mut agents) = two_agents();
+    agents[0].state = crate::api::model::GateAgentState::Suspended;
+    agents[0].suspension = Some(suspension());
+    agents[1].transport = Some("mcp".into());
+    app.update(gate_loaded(items, agents, t0() + secs(3)));
+    run(&mut app, "/agents");
+    assert!(matches!(app.modal(), Some(Modal::Agents { .. })));
+    let text = render(&app);
+    insta::assert_snapshot!("suspend_agents_panel_120x40", text);
+    let suspended = text.lines().find(|l| l.contains("SUSPENDED")).unwrap();
+    assert!(suspended.contains("demo-agent"), "{text}");
+    assert!(text.contains("by amy at"), "{text}");
+    let active = text.lines().find(|l| l.contains("active ·")).unwrap();
+    assert!(
+        active.contains("9f8e7d6c") && active.contains("via MCP"),
+        "{text}"
+    );
+    app.update(code(KeyCode::Esc));
+    assert!(app.modal().is_none());
+    assert_eq!(command::parse("/agents").unwrap(), Command::Agents);
+    let mut app = seeded_app(120, 40);
+    run(&mut app, "/agents");
+    assert!(app.modal().is_none());
+    assert!(toasts(&app).contains("not on a gateway"));
+}

@@ -588,8 +588,8 @@ fn stored_answer(item: &Item) -> Answer {
 /// already approved or executed answers its state, so a repeated click is harmless.
 ///
 /// A pending item is checked again first, against the account as it is now: while the kill switch
-/// is on, or its agent is suspended, only reducing items pass, and a rule the item now breaks must be named in `overrides`
-/// (journaled as an override with the rules).
+/// is on, or its agent is suspended, only reducing items pass, and a rule the item now breaks
+/// must be named in `overrides` (journaled as an override with the rules).
 pub async fn approve(
     gate: &Arc<Gate>,
     id: &str,
