@@ -715,6 +715,26 @@ impl Client {
         Ok(answer.kill_switch)
     }
 
+    /// `POST /gate/v1/agents/{label}/suspend` `{"reason"}` (approver or admin): the agent's
+    /// stagings, immediate trades and pending items that add exposure are refused until resumed.
+    pub async fn gate_suspend_agent(
+        &self,
+        label: &str,
+        reason: &str,
+    ) -> Result<GateAgentsChanged, ApiError> {
+        let path = format!("/agents/{}/suspend", catalog::encode_segment(label));
+        let body = GateSuspendRequest {
+            reason: reason.to_string(),
+        };
+        self.gate(Method::Post, &path, Request::json(&body)?).await
+    }
+
+    /// `POST /gate/v1/agents/{label}/resume` (admin).
+    pub async fn gate_resume_agent(&self, label: &str) -> Result<GateAgentsChanged, ApiError> {
+        let path = format!("/agents/{}/resume", catalog::encode_segment(label));
+        self.gate(Method::Post, &path, Request::default()).await
+    }
+
     /// `GET /gate/v1/standing-approvals`: the live ones, with what each approved.
     pub async fn gate_standing_approvals(&self) -> Result<Vec<GateStanding>, ApiError> {
         let answer: GateStandingList = self

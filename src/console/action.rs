@@ -216,6 +216,12 @@ pub enum Answer {
         on: bool,
         result: Result<crate::api::model::GateKillSwitch, ApiError>,
     },
+    /// The answer to `/suspend` (`suspend`) or `/resume` of `agent`.
+    AgentStateSet {
+        agent: String,
+        suspend: bool,
+        result: Result<crate::api::model::GateAgentsChanged, ApiError>,
+    },
     /// The answer to `/auto ...` (created) or `/auto revoke N`.
     StandingChanged {
         what: String,
@@ -273,6 +279,8 @@ impl Answer {
             Answer::GateChecked { .. } => "gate_check",
             Answer::KillSwitchSet { .. } => "gate_set_kill_switch",
             Answer::StandingChanged { .. } => "gate_standing_approvals",
+            Answer::AgentStateSet { suspend: true, .. } => "gate_agent_suspend",
+            Answer::AgentStateSet { suspend: false, .. } => "gate_agent_resume",
             Answer::PolicyLoaded { .. } => "gate_policy",
         }
     }
@@ -308,6 +316,7 @@ impl Answer {
             Answer::GateChecked { result, .. } => err(result),
             Answer::KillSwitchSet { result, .. } => err(result),
             Answer::StandingChanged { result, .. } => err(result),
+            Answer::AgentStateSet { result, .. } => err(result),
             Answer::PolicyLoaded { result } => err(result),
         }
     }
@@ -383,6 +392,13 @@ pub enum Effect {
         on: bool,
         reason: String,
     },
+    /// Suspend an agent on the gateway (`/suspend`).
+    GateSuspend {
+        agent: String,
+        reason: String,
+    },
+    /// End an agent's suspension (`/resume`).
+    GateResume(String),
     GateCreateStanding(crate::api::model::GateStandingRequest),
     GateRevokeStanding(i64),
     /// Read the gateway's policy in force (while `/policy` is open).

@@ -523,6 +523,11 @@ impl App {
             Answer::GateChecked { id, result } => self.on_gate_checked(&id, result),
             Answer::KillSwitchSet { on, result } => self.on_kill_switch_set(on, result, at),
             Answer::StandingChanged { what, result } => self.on_standing_changed(&what, result, at),
+            Answer::AgentStateSet {
+                agent,
+                suspend,
+                result,
+            } => self.on_agent_state_set(&agent, suspend, result),
             Answer::PolicyLoaded { result } => self.on_policy_loaded(result, at),
         }
     }

@@ -155,6 +155,22 @@ impl Runner {
                 let result = c.gate_set_kill_switch(on, &reason).await;
                 Answer::KillSwitchSet { on, result }
             }),
+            Effect::GateSuspend { agent, reason } => self.spawn(move |c| async move {
+                let result = c.gate_suspend_agent(&agent, &reason).await;
+                Answer::AgentStateSet {
+                    agent,
+                    suspend: true,
+                    result,
+                }
+            }),
+            Effect::GateResume(agent) => self.spawn(move |c| async move {
+                let result = c.gate_resume_agent(&agent).await;
+                Answer::AgentStateSet {
+                    agent,
+                    suspend: false,
+                    result,
+                }
+            }),
             Effect::GateCreateStanding(request) => self.spawn(move |c| async move {
                 let what = format!(
                     "standing approval for {} ({} minutes)",

@@ -48,6 +48,10 @@ pub enum Modal {
     Standing {
         scroll: u16,
     },
+    /// The gateway's agents with their state (`/agents`).
+    Agents {
+        scroll: u16,
+    },
     /// The gateway's policy in force: default rules, agents' overrides, today's use (`/policy`).
     Policy {
         scroll: u16,
@@ -80,6 +84,8 @@ impl Confirm {
             Deciding::Reject { .. } => "reject question",
             Deciding::Trade(_) => "trade question",
             Deciding::Standing(_) => "standing approval question",
+            Deciding::Suspend { .. } => "suspend question",
+            Deciding::Resume(_) => "resume question",
         }
     }
 }
@@ -100,6 +106,10 @@ pub enum Deciding {
     Trade(Box<TradeArgs>),
     /// Create a standing approval on the gateway (`/auto`).
     Standing(Box<GateStandingRequest>),
+    /// Suspend an agent on the gateway, telling it the reason (`/suspend`).
+    Suspend { agent: String, reason: String },
+    /// End an agent's suspension (`/resume`).
+    Resume(String),
 }
 
 /// What a deliberate key decided, held (`deliberate::Held`, `deliberate::HOLD`) before it is

@@ -67,6 +67,9 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
             app.now(),
             *scroll,
         ),
+        Modal::Agents { scroll } => {
+            crate::console::gate::agents::agents_panel(f, theme, area, app.gate().agents(), *scroll)
+        }
         Modal::Policy { scroll } => {
             crate::console::gate::policy::policy_panel(f, theme, area, app.gate().policy(), *scroll)
         }
@@ -155,6 +158,37 @@ fn confirm_dialog(f: &mut Frame, app: &App, theme: &Theme, area: Rect, c: &Confi
                 keys("executes it", "cancels"),
             ],
             76,
+        ),
+        Deciding::Suspend { agent, reason } => simple(
+            f,
+            "Suspend agent?",
+            vec![
+                Line::styled(
+                    format!("Suspend {agent} on the gateway?"),
+                    theme.bad.add_modifier(ratatui::style::Modifier::BOLD),
+                ),
+                Line::from(format!("Reason (the agent is told): {reason}")),
+                Line::styled(
+                    "Its new exposure is refused and its pending items cannot be approved; its \
+                     closes and cancels pass. Only an admin resumes it (/resume).",
+                    theme.muted,
+                ),
+                keys("suspends it", "cancels"),
+            ],
+            72,
+        ),
+        Deciding::Resume(agent) => simple(
+            f,
+            "Resume agent?",
+            vec![
+                Line::styled(
+                    format!("End {agent}'s suspension?"),
+                    theme.warn.add_modifier(ratatui::style::Modifier::BOLD),
+                ),
+                Line::from("It may then add exposure again, within the policy."),
+                keys("resumes it", "keeps it suspended"),
+            ],
+            72,
         ),
         Deciding::Standing(r) => {
             let coins = if r.coins.is_empty() {

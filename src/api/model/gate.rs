@@ -384,6 +384,48 @@ pub struct GateAgent {
     pub client_name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_version: Option<String>,
+    /// Absent from gateways older than suspensions, whose agents are all active.
+    #[serde(default)]
+    pub state: GateAgentState,
+    /// While the agent is suspended: why, by whom, since when.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suspension: Option<GateSuspension>,
+}
+
+/// Whether an agent may add exposure: a suspended one's stagings, immediate trades and pending
+/// items are refused (403 `agent_suspended`) until an admin resumes it; its closes and cancels
+/// pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum GateAgentState {
+    #[default]
+    Active,
+    Suspended,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GateSuspension {
+    pub reason: String,
+    /// The supervisor's label, or `policy` when a policy rule suspended the agent.
+    pub by: String,
+    pub at: DateTime<Utc>,
+}
+
+/// `POST /gate/v1/agents/{label}/suspend`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GateSuspendRequest {
+    /// Why: the agent is told it with every refusal, and the journal keeps it.
+    #[schemars(length(min = 1, max = 500))]
+    pub reason: String,
+}
+
+/// The answer to a suspend or a resume: the agents the label named, as they are now.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GateAgentsChanged {
+    /// Whether this call changed anything (false: each was suspended, or active, already).
+    pub changed: bool,
+    pub agents: Vec<GateAgent>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -6,7 +6,7 @@ use crate::console::action::Effect;
 use crate::console::app::App;
 use crate::console::command::{self, Command};
 use crate::console::layout::Pane;
-use crate::console::modal::{CommandLine, Modal};
+use crate::console::modal::{CommandLine, Deciding, Modal};
 use crate::console::tab::DView;
 use crate::console::tab::Tab;
 use crate::console::tabs::backtests::number_value;
@@ -167,8 +167,13 @@ impl App {
                 with_inbox!(self, fx, |inbox, ctx| inbox.reject_with(&id, reason, ctx));
             }
             Command::Kill { on, reason } => self.ask_kill_switch(on, reason),
+            Command::Suspend { agent, reason } => {
+                self.ask_agent_state(Deciding::Suspend { agent, reason })
+            }
+            Command::Resume(agent) => self.ask_agent_state(Deciding::Resume(agent)),
             Command::Auto(command::AutoCommand::List) => self.show_standing(),
             Command::Policy => self.show_policy(fx),
+            Command::Agents => self.show_agents(),
             Command::Auto(command::AutoCommand::Revoke(n)) => self.revoke_standing(n, fx),
             Command::Auto(command::AutoCommand::Create(a)) => {
                 self.create_standing(crate::api::model::GateStandingRequest {

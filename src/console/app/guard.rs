@@ -3,7 +3,9 @@
 //! and `/auto` (upper layer: it changes `App`).
 
 use crate::api::ApiError;
-use crate::api::model::{GateCheck, GateKillSwitch, GatePolicy, GateStanding, GateStandingRequest};
+use crate::api::model::{
+    GateAgentsChanged, GateCheck, GateKillSwitch, GatePolicy, GateStanding, GateStandingRequest,
+};
 use crate::console::action::Effect;
 use crate::console::app::{App, ToastLevel};
 use crate::console::gate::Detected;
@@ -154,6 +156,53 @@ impl App {
         self.inbox.gate_mut().ask_guard_at(at);
     }
 
+    /// `/suspend <agent> <reason>` (approver) and `/resume <agent>` (admin): asked first.
+    pub(crate) fn ask_agent_state(&mut self, what: Deciding) {
+        let (command, needed, doing) = match &what {
+            Deciding::Resume(_) => ("/resume", "admin", "resuming a suspended agent"),
+            _ => ("/suspend", "approver", "suspending an agent"),
+        };
+        if !self.inbox.gate().is_gateway() {
+            self.toast(
+                format!("not on a gateway: {command} changes an agent's state on a gateway"),
+                ToastLevel::Error,
+            );
+            return;
+        }
+        if self.gate_role_refuses(needed, doing) {
+            return;
+        }
+        self.modal = Some(Modal::Confirm(Confirm::new(what, self.now)));
+    }
+
+    pub(crate) fn on_agent_state_set(
+        &mut self,
+        agent: &str,
+        suspend: bool,
+        result: Result<GateAgentsChanged, ApiError>,
+    ) {
+        let done = if suspend { "suspended" } else { "resumed" };
+        match result {
+            Ok(answer) => {
+                let text = match (answer.changed, suspend) {
+                    (true, true) => format!(
+                        "{agent} suspended: its new exposure is refused and its items cannot be approved"
+                    ),
+                    (true, false) => {
+                        format!("{agent} resumed: it may trade again within the policy")
+                    }
+                    (false, true) => {
+                        format!("{agent} was suspended already; the first reason stands")
+                    }
+                    (false, false) => format!("{agent} was not suspended"),
+                };
+                self.inbox.gate_mut().set_agents_state(&answer.agents);
+                self.toast(text, ToastLevel::Info);
+            }
+            Err(e) => self.toast(format!("{agent} not {done}: {e}"), ToastLevel::Error),
+        }
+    }
+
     /// `/auto` alone: the standing approvals panel (refreshed now).
     pub(crate) fn show_standing(&mut self) {
         if !self.inbox.gate().is_gateway() {
@@ -165,6 +214,18 @@ impl App {
         }
         self.inbox.gate_mut().ask_guard_at(self.now);
         self.modal = Some(Modal::Standing { scroll: 0 });
+    }
+
+    /// `/agents`: each agent with its state, as the gate poll last read them.
+    pub(crate) fn show_agents(&mut self) {
+        if !self.inbox.gate().is_gateway() {
+            self.toast(
+                "not on a gateway: /agents lists a gateway's agents",
+                ToastLevel::Error,
+            );
+            return;
+        }
+        self.modal = Some(Modal::Agents { scroll: 0 });
     }
 
     /// `/policy` (and `P`): the policy panel, read now and then with each gate poll while open.

@@ -263,6 +263,10 @@ impl App {
             }
             Decision::Confirm(Deciding::Trade(args)) => self.trade(&args, fx),
             Decision::Confirm(Deciding::Standing(request)) => self.send_standing(*request, fx),
+            Decision::Confirm(Deciding::Suspend { agent, reason }) => {
+                fx.push(Effect::GateSuspend { agent, reason })
+            }
+            Decision::Confirm(Deciding::Resume(agent)) => fx.push(Effect::GateResume(agent)),
             Decision::SignBuilderFee => self.sign_builder_fee(fx),
         }
     }
@@ -523,10 +527,12 @@ impl App {
             Modal::BuilderFee(_) => self.on_builder_fee_key(key, action, fx),
             Modal::Approve(_) => self.on_approve_key(key, action),
             Modal::Confirm(_) => self.on_confirm_key(key, action),
-            Modal::Standing { scroll } => match scrolled(*scroll, action, page) {
-                Some(s) => *scroll = s,
-                None => self.modal = None,
-            },
+            Modal::Standing { scroll } | Modal::Agents { scroll } => {
+                match scrolled(*scroll, action, page) {
+                    Some(s) => *scroll = s,
+                    None => self.modal = None,
+                }
+            }
             Modal::Policy { scroll } => match scrolled(*scroll, action, page) {
                 Some(s) => {
                     let max = crate::console::gate::policy::max_scroll(

@@ -11,6 +11,8 @@ pub(super) fn takes_arguments(name: &str) -> bool {
             | "confirm"
             | "reject"
             | "agent"
+            | "suspend"
+            | "resume"
             | "close"
             | "backtest"
             | "top"

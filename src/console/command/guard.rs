@@ -3,6 +3,56 @@
 use super::*;
 
 pub(super) const KILL_USAGE: &str = "/kill <reason> | /kill off";
+pub(super) const SUSPEND_USAGE: &str = "/suspend <agent> <reason>";
+pub(super) const RESUME_USAGE: &str = "/resume <agent>";
+
+/// An agent as the gateway names one (a name given with `gate agent name`, or a fingerprint):
+/// nothing a URL path would read otherwise.
+fn agent_name<'a>(t: &Token<'a>) -> Result<&'a str, ParseError> {
+    let ok = t.text.len() <= 64
+        && t.text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
+    if ok {
+        Ok(t.text)
+    } else {
+        Err(ParseError::new(
+            format!(
+                "invalid agent `{}`; expected an agent's name or fingerprint",
+                t.text
+            ),
+            t.pos,
+        ))
+    }
+}
+
+/// `/suspend <agent> <reason>`: the reason is required, the agent is told it.
+pub(super) fn parse_suspend(
+    input: &str,
+    args: &[Token<'_>],
+    end: usize,
+) -> Result<Command, ParseError> {
+    let first = args
+        .first()
+        .ok_or_else(|| missing("<agent>", SUSPEND_USAGE, end))?;
+    let agent = agent_name(first)?.to_string();
+    let reason = input[first.start + first.text.len()..].trim();
+    if reason.is_empty() {
+        return Err(missing("<reason>", SUSPEND_USAGE, end));
+    }
+    Ok(Command::Suspend {
+        agent,
+        reason: reason.to_string(),
+    })
+}
+
+pub(super) fn parse_resume(args: &[Token<'_>], end: usize) -> Result<Command, ParseError> {
+    let first = args
+        .first()
+        .ok_or_else(|| missing("<agent>", RESUME_USAGE, end))?;
+    no_more(&args[1..], RESUME_USAGE)?;
+    Ok(Command::Resume(agent_name(first)?.to_string()))
+}
 pub(super) const AUTO_USAGE: &str =
     "/auto <agent|*> <coins,...|*> <maxNotionalUsd> <minutes> [reason] | /auto revoke <id> | /auto";
 

@@ -94,6 +94,15 @@ pub enum Command {
     },
     /// The gateway's standing approvals: list, create, revoke.
     Auto(AutoCommand),
+    /// The gateway's agents with their state.
+    Agents,
+    /// Suspend one agent on the gateway (with the reason it is told); asked first.
+    Suspend {
+        agent: String,
+        reason: String,
+    },
+    /// End an agent's suspension (admin); asked first.
+    Resume(String),
     /// The gateway's policy in force.
     Policy,
     Close(CloseTarget),
@@ -379,6 +388,9 @@ impl fmt::Display for Command {
             Command::Kill { on: false, .. } => f.write_str("/kill off"),
             Command::Kill { on: true, reason } => write!(f, "/kill {reason}"),
             Command::Auto(a) => write!(f, "{a}"),
+            Command::Suspend { agent, reason } => write!(f, "/suspend {agent} {reason}"),
+            Command::Resume(agent) => write!(f, "/resume {agent}"),
+            Command::Agents => f.write_str("/agents"),
             Command::Policy => f.write_str("/policy"),
             Command::Close(CloseTarget::Coin(coin)) => write!(f, "/close {coin}"),
             Command::Close(CloseTarget::All) => f.write_str("/close all"),

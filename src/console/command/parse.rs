@@ -54,8 +54,11 @@ pub fn parse(input: &str) -> Result<Command, ParseError> {
             ))
         }
         "kill" => guard::parse_kill(input, args, end),
+        "suspend" => guard::parse_suspend(input, args, end),
+        "resume" => guard::parse_resume(args, end),
         "auto" => guard::parse_auto(input, args, end),
         "policy" => no_more(args, "/policy").map(|()| Command::Policy),
+        "agents" => no_more(args, "/agents").map(|()| Command::Agents),
         "close" => {
             let target = args
                 .first()

@@ -68,6 +68,24 @@ pub const COMMANDS: &[CommandSpec] = &[
         service: false,
     },
     CommandSpec {
+        name: "agents",
+        usage: "/agents",
+        summary: "On a gateway: every agent with its state (active, or suspended: by whom, when, why), pending items and how it connects",
+        service: false,
+    },
+    CommandSpec {
+        name: "suspend",
+        usage: super::guard::SUSPEND_USAGE,
+        summary: "On a gateway: suspend one agent (asks first; it is told the reason): its new exposure is refused and its items cannot be approved; its closes pass",
+        service: false,
+    },
+    CommandSpec {
+        name: "resume",
+        usage: super::guard::RESUME_USAGE,
+        summary: "On a gateway (admin): end an agent's suspension (asks first)",
+        service: false,
+    },
+    CommandSpec {
         name: "auto",
         usage: super::guard::AUTO_USAGE,
         summary: "On a gateway: approve fitting trades for N minutes (e.g. /auto * BTC,ETH 1000 10); alone: list them with their countdown; revoke N ends one",

@@ -525,7 +525,7 @@ fn completion() {
         ("/pro", &["/propose "]),
         ("pro", &["/propose "]),
         ("/c", &["/chat ", "/close ", "/confirm "]),
-        ("/re", &["/refresh", "/reject ", "/research "]),
+        ("/re", &["/refresh", "/reject ", "/research ", "/resume "]),
         (
             "/research s",
             &["/research say ", "/research start ", "/research stop"],

@@ -3,6 +3,7 @@
 //! go through its supervisor API. Lower layer: the data, which the approval inbox owns (what the
 //! gateway holds is merged into it, `inbox/gateway.rs`); App's guardrails read it (`app/guard.rs`).
 
+pub mod agents;
 pub mod guard;
 pub mod policy;
 
@@ -399,6 +400,11 @@ impl GateState {
         self.kill = Some(kill);
     }
 
+    /// The gateway's agents as last read, with their state.
+    pub fn agents(&self) -> &[GateAgent] {
+        &self.agents
+    }
+
     /// The live standing approvals as last read.
     pub fn standing(&self) -> &[GateStanding] {
         &self.standing
@@ -562,6 +568,30 @@ impl GateState {
             _ => String::new(),
         };
         Some(format!("via {via}{client}"))
+    }
+
+    /// An agent's suspension (by its label or fingerprint, as items name it), when the gateway
+    /// said it is suspended.
+    pub fn suspension_of(&self, agent: &str) -> Option<&crate::api::model::GateSuspension> {
+        self.agents
+            .iter()
+            .find(|a| a.agent == agent || a.fingerprint == agent)?
+            .suspension
+            .as_ref()
+    }
+
+    /// Agents as a suspend or a resume answered them: shown at once, not at the next poll.
+    pub fn set_agents_state(&mut self, changed: &[GateAgent]) {
+        for new in changed {
+            match self
+                .agents
+                .iter_mut()
+                .find(|a| a.fingerprint == new.fingerprint)
+            {
+                Some(a) => *a = new.clone(),
+                None => self.agents.push(new.clone()),
+            }
+        }
     }
 
     /// The agent that staged this inbox item, when the gateway knows it.

@@ -19,4 +19,5 @@ mod policy;
 mod reconcile;
 mod signals;
 mod snapshots;
+mod suspend;
 mod update;

@@ -7,6 +7,7 @@
 
 use super::execute;
 use super::guard;
+use super::halt;
 use super::items::{self, find, retry_at};
 use crate::api::catalog;
 use crate::api::model::lenient::time as parse_time;
@@ -72,12 +73,10 @@ pub async fn stage(gate: &Arc<Gate>, incoming: &Incoming, exec: Exec) -> Result<
     let parsed = incoming.parsed();
     let facts = guard::facts(gate, &agent.secret, trade::needs(parsed, defaults)).await;
     let asked = trade::of_request(incoming.op.name, parsed, defaults, &facts);
+    if let Some(e) = halt::halted(gate, &agent.hash, asked.as_ref()).await? {
+        return Err(e);
+    }
     if let Some(t) = &asked {
-        if !t.reduces
-            && let Some(reason) = guard::killed(gate).await?
-        {
-            return Err(guard::kill_switch_error(&reason));
-        }
         // Only values the request states: what it leaves to the service is priced by the
         // service's preview below.
         let verdicts = guard::check(gate, &agent.hash, t).await?;
@@ -111,20 +110,13 @@ pub async fn stage(gate: &Arc<Gate>, incoming: &Incoming, exec: Exec) -> Result<
         (Some(r), Some(p)) => Some(trade::with_preview(Some(r), &p, traded_op)),
         (r, _) => r,
     };
-    let (verdicts, refusal) = match &trade {
-        None => (Vec::new(), None),
-        Some(t) => {
-            let killed = match t.reduces {
-                true => None,
-                false => guard::killed(gate).await?,
-            };
-            let verdicts = guard::check(gate, &agent.hash, t).await?;
-            let refusal = killed
-                .map(|r| guard::kill_switch_error(&r))
-                .or_else(|| guard::violation(&verdicts));
-            (verdicts, refusal)
-        }
+    // What the service staged is judged again: a suspension made meanwhile stops it too.
+    let halted = halt::halted(gate, &agent.hash, trade.as_ref()).await?;
+    let verdicts = match &trade {
+        Some(t) => guard::check(gate, &agent.hash, t).await?,
+        None => Vec::new(),
     };
+    let refusal = halted.or_else(|| guard::violation(&verdicts));
     let kind = item_kind(incoming, exec, &request, lookup_str(&body, &["kind"]));
     let now = gate.now();
     let fresh = pending_item(gate, agent, kind, exec, request, now).await;
@@ -596,8 +588,8 @@ fn stored_answer(item: &Item) -> Answer {
 /// already approved or executed answers its state, so a repeated click is harmless.
 ///
 /// A pending item is checked again first, against the account as it is now: while the kill switch
-/// is on only reducing items pass, and a rule the item now breaks must be named in `overrides`
-/// (journaled as an override with the rules).
+/// is on, or its agent is suspended, only reducing items pass, and a rule the item now breaks
+/// must be named in `overrides` (journaled as an override with the rules).
 pub async fn approve(
     gate: &Arc<Gate>,
     id: &str,
@@ -634,26 +626,28 @@ pub async fn approve(
         })?,
         _ => None,
     };
+    // A pending item that trades nothing the gateway can tell still waits on the agent.
+    if trade.is_none()
+        && item.status == Status::Pending
+        && let Some(e) = halt::halted(gate, &item.agent, None).await?
+    {
+        return Err(e);
+    }
     if let Some(trade) = trade {
-        // The kill switch and the rules are read at once (each a round trip on a shared store).
-        // A kill switch that is on is the answer, and ends the check where it is: the account
-        // figures a rule may be reading upstream are not waited for.
-        let killed = async {
-            match trade.reduces {
-                true => Ok(None),
-                false => guard::killed(gate).await,
-            }
-        };
+        // The kill switch, the agent's suspension and the rules are read at once (each a round
+        // trip on a shared store). A stop is the answer, and ends the check where it is: the
+        // account figures a rule may be reading upstream are not waited for.
+        let halted = halt::halted(gate, &item.agent, Some(&trade));
         let check = guard::check(gate, &item.agent, &trade);
-        tokio::pin!(killed, check);
+        tokio::pin!(halted, check);
         let verdicts = tokio::select! {
             biased;
-            killed = &mut killed => match killed? {
-                Some(reason) => return Err(guard::kill_switch_error(&reason)),
+            halted = &mut halted => match halted? {
+                Some(e) => return Err(e),
                 None => check.await?,
             },
-            verdicts = &mut check => match killed.await? {
-                Some(reason) => return Err(guard::kill_switch_error(&reason)),
+            verdicts = &mut check => match halted.await? {
+                Some(e) => return Err(e),
                 None => verdicts?,
             },
         };

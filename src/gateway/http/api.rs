@@ -6,20 +6,21 @@ use super::super::flow::inbox;
 use super::super::flow::items::{self, agent_map};
 use super::super::flow::link;
 use super::super::flow::listing;
+use super::super::flow::suspend;
 use super::super::gate::{Gate, sha256_hex};
 use super::super::model::error::{GateError, Kind};
 use super::super::model::journal::JournalRow;
 use super::super::rules::policy;
 use super::super::rules::policy::Policy;
-use super::super::store::{Record, Role, Standing, Status, Token, detail};
+use super::super::store::{Record, Role, Standing, Token, detail};
 use super::answer::success;
 use super::bodies::{Approve, InboxQuery, JournalQuery, Kill, Params, Reject, Strict};
 use super::openapi::{self, Doc, Param, Route};
 use crate::api::model::{
-    GateAgent, GateAgents, GateCheck, GateCheckKill, GateDecision, GateInbox, GateInfo,
+    GateAgents, GateAgentsChanged, GateCheck, GateCheckKill, GateDecision, GateInbox, GateInfo,
     GateJournal, GateJournalRecord, GateKillSwitchAnswer, GateLink, GatePolicy, GatePolicyChanged,
     GatePolicyRules, GateRevoked, GateStanding, GateStandingCreated, GateStandingList,
-    GateStandingRequest, GateSupervisor,
+    GateStandingRequest, GateSupervisor, GateSuspendRequest,
 };
 use axum::Router;
 use axum::extract::{Path, State};
@@ -49,7 +50,15 @@ pub struct StandingPath {
     pub id: String,
 }
 
+/// The `{label}` of an agent's path.
+#[derive(Deserialize, JsonSchema)]
+pub struct AgentPath {
+    /// The agent's name (`agentdesk gate agent name`) or its key fingerprint.
+    pub label: String,
+}
+
 const NO_ITEM: (u16, &str) = (404, "No such item");
+const NO_AGENT: (u16, &str) = (404, "No agent has this name or fingerprint");
 const DECIDED: (u16, &str) = (409, "The item was already decided otherwise");
 
 pub const ROUTES: &[Route] = &[
@@ -141,6 +150,40 @@ pub const ROUTES: &[Route] = &[
             body: None,
             answer: ("The agents", openapi::answer::<GateAgents>),
             refusals: &[],
+        },
+    },
+    Route {
+        method: Method::POST,
+        path: "/gate/v1/agents/{label}/suspend",
+        serve: |m| on(m, suspend_agent),
+        needs: Some((Role::Approver, "suspending an agent")),
+        doc: Doc {
+            id: "gate_agent_suspend",
+            summary: "Suspend an agent: its stagings, immediate trades and pending items that add exposure are refused (403 agent_suspended) until an admin resumes it; its closes and cancels pass",
+            params: Some(Param::Path(openapi::schema::<AgentPath>)),
+            body: Some(openapi::body::<GateSuspendRequest>()),
+            answer: (
+                "The agents the label names",
+                openapi::answer::<GateAgentsChanged>,
+            ),
+            refusals: &[NO_AGENT],
+        },
+    },
+    Route {
+        method: Method::POST,
+        path: "/gate/v1/agents/{label}/resume",
+        serve: |m| on(m, resume_agent),
+        needs: Some((Role::Admin, "resuming a suspended agent")),
+        doc: Doc {
+            id: "gate_agent_resume",
+            summary: "End an agent's suspension",
+            params: Some(Param::Path(openapi::schema::<AgentPath>)),
+            body: None,
+            answer: (
+                "The agents the label names",
+                openapi::answer::<GateAgentsChanged>,
+            ),
+            refusals: &[NO_AGENT],
         },
     },
     Route {
@@ -465,35 +508,7 @@ async fn agents(
         .expire_due(gate.now())
         .await
         .map_err(GateError::store)?;
-    let pending = gate
-        .store
-        .items(Some(Status::Pending), LIST_LIMIT)
-        .await
-        .map_err(GateError::store)?;
-    let agents = gate
-        .store
-        .agents()
-        .await
-        .map_err(GateError::store)?
-        .iter()
-        .map(|a| {
-            let via = gate.connections.of(&a.key_hash);
-            let client = via.as_ref().and_then(|c| c.client.clone());
-            GateAgent {
-                agent: a.label().to_string(),
-                fingerprint: a.fingerprint.clone(),
-                name: a.name.clone(),
-                account: a.account.clone(),
-                first_seen: Some(a.first_seen),
-                last_seen: Some(gate.last_seen(&a.key_hash).unwrap_or(a.last_seen)),
-                connected: gate.key_of(&a.key_hash).is_some(),
-                pending: pending.iter().filter(|i| i.agent == a.key_hash).count() as u64,
-                transport: via.map(|c| c.transport.as_str().to_string()),
-                client_name: client.as_ref().map(|c| c.0.clone()),
-                client_version: client.map(|c| c.1),
-            }
-        })
-        .collect();
+    let all = gate.store.agents().await.map_err(GateError::store)?;
     Ok(success(GateAgents {
         gateway: Some(GateInfo {
             version: env!("CARGO_PKG_VERSION").to_string(),
@@ -503,8 +518,29 @@ async fn agents(
             label: who(&token),
             role: token.role.as_str().to_string(),
         }),
-        agents,
+        agents: suspend::models(&gate, &all).await?,
     }))
+}
+
+async fn suspend_agent(
+    State(gate): State<Arc<Gate>>,
+    Supervisor(token): Supervisor,
+    Path(AgentPath { label }): Path<AgentPath>,
+    Strict(GateSuspendRequest { reason }): Strict<GateSuspendRequest>,
+) -> Result<Response, GateError> {
+    let (changed, named) = suspend::suspend(&gate, &label, &reason, &who(&token)).await?;
+    let agents = suspend::models(&gate, &named).await?;
+    Ok(success(GateAgentsChanged { changed, agents }))
+}
+
+async fn resume_agent(
+    State(gate): State<Arc<Gate>>,
+    Supervisor(token): Supervisor,
+    Path(AgentPath { label }): Path<AgentPath>,
+) -> Result<Response, GateError> {
+    let (changed, named) = suspend::resume(&gate, &label, &who(&token)).await?;
+    let agents = suspend::models(&gate, &named).await?;
+    Ok(success(GateAgentsChanged { changed, agents }))
 }
 
 async fn get_policy(State(gate): State<Arc<Gate>>, _: Supervisor) -> Result<Response, GateError> {

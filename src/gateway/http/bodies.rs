@@ -12,7 +12,7 @@ use super::super::model::error::{GateError, Kind};
 use super::super::model::request;
 use super::super::rules::policy;
 use super::super::store::Status;
-use crate::api::model::GateStandingRequest;
+use crate::api::model::{GateStandingRequest, GateSuspendRequest};
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Query, Request};
 use axum::http::request::Parts;
@@ -419,6 +419,31 @@ impl Body for GateStandingRequest {
     }
 }
 
+/// The longest reason a suspension keeps: it is repeated in every refusal the agent gets.
+pub const MAX_SUSPEND_REASON: usize = 500;
+
+impl Body for GateSuspendRequest {
+    type Wire = Self;
+    const EXAMPLE: &'static str = r#"{"reason": "retries the same order in a loop"}"#;
+
+    fn read(body: &[u8]) -> Result<Self, GateError> {
+        let map = object::<Self>(body, r#"{"reason": "..."}"#)?;
+        let reason = text(&map, "reason")?.ok_or_else(|| {
+            invalid(
+                "reason",
+                "say why the agent is suspended: it is told the reason",
+            )
+        })?;
+        if reason.chars().count() > MAX_SUSPEND_REASON {
+            return Err(invalid(
+                "reason",
+                format!("reason must be at most {MAX_SUSPEND_REASON} characters"),
+            ));
+        }
+        Ok(GateSuspendRequest { reason })
+    }
+}
+
 impl Body for policy::Policy {
     type Wire = PolicyRequest;
     const EXAMPLE: &'static str = r#"{"max_notional_usd": 3000, "allowed_coins": ["BTC"], "agents": {"bot": {"max_leverage": 3}}}"#;
@@ -470,6 +495,10 @@ pub fn standing(body: &[u8]) -> Result<GateStandingRequest, GateError> {
     GateStandingRequest::read(body)
 }
 
+pub fn suspend(body: &[u8]) -> Result<GateSuspendRequest, GateError> {
+    GateSuspendRequest::read(body)
+}
+
 pub fn policy(body: &[u8]) -> Result<policy::Policy, GateError> {
     policy::Policy::read(body)
 }
@@ -505,6 +534,30 @@ mod tests {
         assert_eq!(e.code, "invalid_body");
     }
 
+    #[test]
+    fn a_suspension_needs_a_reason_of_bounded_length_and_no_other_field() {
+        for body in [&b""[..], br#"{"reason": "  "}"#, br#"{"reason": 5}"#] {
+            let e = suspend(body).unwrap_err();
+            assert_eq!(e.field.as_deref(), Some("reason"), "{e:?}");
+        }
+        let e = suspend(br#"{"reason": "loops", "until": "monday"}"#).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("until"), "{e:?}");
+        let long = format!(r#"{{"reason": "{}"}}"#, "x".repeat(MAX_SUSPEND_REASON + 1));
+        assert_eq!(
+            suspend(long.as_bytes()).unwrap_err().field.as_deref(),
+            Some("reason")
+        );
+        let most = format!(r#"{{"reason": "{}"}}"#, "é".repeat(MAX_SUSPEND_REASON));
+        assert_eq!(
+            suspend(most.as_bytes()).unwrap().reason.chars().count(),
+            MAX_SUSPEND_REASON
+        );
+        assert_eq!(
+            suspend(br#"{"reason": " loops "}"#).unwrap().reason,
+            "loops"
+        );
+    }
+
     /// What serde makes of a body: the type's own reading, which the document describes.
     fn serde<T: DeserializeOwned>(body: &str) -> T {
         serde_json::from_str(body).unwrap_or_else(|e| panic!("{body}: {e}"))
@@ -528,6 +581,11 @@ mod tests {
         assert_eq!(
             GateStandingRequest::read(example.as_bytes()).unwrap(),
             serde::<GateStandingRequest>(example)
+        );
+        let example = GateSuspendRequest::EXAMPLE;
+        assert_eq!(
+            GateSuspendRequest::read(example.as_bytes()).unwrap(),
+            serde::<GateSuspendRequest>(example)
         );
         let example = policy::Policy::EXAMPLE;
         policy::Policy::read(example.as_bytes()).unwrap();

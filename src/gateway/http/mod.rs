@@ -14,7 +14,7 @@ pub mod page;
 mod read;
 pub use read::ReadsError;
 
-use super::flow::{guard, inbox};
+use super::flow::{guard, inbox, suspend};
 use super::gate::{AgentKey, Gate, TOKEN_PREFIX};
 use super::model::error::{GateError, Kind};
 use super::model::{request, trade};
@@ -373,9 +373,9 @@ async fn route(gate: &Arc<Gate>, incoming: Incoming) -> Result<Answer, GateError
     }
 }
 
-/// Refuses an immediate trade unless the config lets this agent trade without staging, the kill
-/// switch lets it through and the trade that will execute keeps to every rule. Returns the agent
-/// and that trade.
+/// Refuses an immediate trade unless the config lets this agent trade without staging, neither
+/// its suspension nor the kill switch stops it, and the trade that will execute keeps to every
+/// rule. Returns the agent and that trade.
 async fn immediate(
     gate: &Arc<Gate>,
     incoming: &Incoming,
@@ -398,6 +398,9 @@ async fn immediate(
         return Err(refuse());
     }
     let trade = guard::immediate_trade(gate, agent, incoming).await?;
+    if let Some(e) = suspend::refusal(gate, &agent.hash, Some(&trade)).await? {
+        return Err(e);
+    }
     guard::judge(gate, &agent.hash, &trade).await?;
     Ok((agent.hash.clone(), trade))
 }

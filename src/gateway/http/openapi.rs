@@ -397,6 +397,11 @@ mod tests {
                 "/gate/v1/standing-approvals",
                 schema::<GateStandingRequest>(&mut reading),
             ),
+            (
+                "post",
+                "/gate/v1/agents/{label}/suspend",
+                schema::<GateSuspendRequest>(&mut reading),
+            ),
         ];
         for (method, path, schema) in &bodies {
             assert_eq!(
@@ -435,6 +440,16 @@ mod tests {
                 "get",
                 "/gate/v1/agents",
                 answer::<GateAgents>(&mut answering),
+            ),
+            (
+                "post",
+                "/gate/v1/agents/{label}/suspend",
+                answer::<GateAgentsChanged>(&mut answering),
+            ),
+            (
+                "post",
+                "/gate/v1/agents/{label}/resume",
+                answer::<GateAgentsChanged>(&mut answering),
             ),
             (
                 "get",
@@ -519,6 +534,9 @@ mod tests {
         let id = vec![("id".to_string(), true)];
         assert_eq!(names("post", "/gate/v1/inbox/{id}/approve"), id);
         assert_eq!(names("delete", "/gate/v1/standing-approvals/{id}"), id);
+        let label = vec![("label".to_string(), true)];
+        assert_eq!(names("post", "/gate/v1/agents/{label}/suspend"), label);
+        assert_eq!(names("post", "/gate/v1/agents/{label}/resume"), label);
         let optional = |n: &[&str]| n.iter().map(|n| (n.to_string(), false)).collect::<Vec<_>>();
         assert_eq!(
             names("get", "/gate/v1/inbox"),

@@ -401,12 +401,79 @@ async fn a_listing_sends_only_rows_not_held_and_every_write_moves_their_revision
     );
 }
 
+/// Two instances suspend one agent at once: one suspension, one record, the first reason; the
+/// other instance reads it at once, and a reopened store still has it until a resume ends it.
+async fn a_suspension_is_made_once_seen_by_every_instance_and_outlives_a_reopen(b: Backend) {
+    let t0 = t0();
+    let (a, other) = (b.open().await, b.open().await);
+    let agent = "ab".repeat(32);
+    let suspension = |by: &str| Suspension {
+        agent: agent.clone(),
+        reason: format!("{by} saw it loop"),
+        by: by.into(),
+        at: t0,
+    };
+    let record = |kind: &str, by: &str| Record::new(kind, by, t0, json!({"agent": "ab"}));
+    let (x, y) = tokio::join!(
+        a.suspend(suspension("alice"), record("agent_suspend", "alice")),
+        other.suspend(suspension("bob"), record("agent_suspend", "bob"))
+    );
+    assert_eq!([x.unwrap(), y.unwrap()].iter().filter(|s| **s).count(), 1);
+    let seen = other.suspensions(Some(&agent)).await.unwrap();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].reason, format!("{} saw it loop", seen[0].by));
+    assert_eq!((seen[0].agent.as_str(), seen[0].at), (agent.as_str(), t0));
+    assert_eq!(a.suspensions(Some(&"cd".repeat(32))).await.unwrap(), []);
+    assert_eq!(a.suspensions(None).await.unwrap(), seen);
+    let journal = a.journal(0, 100).await.unwrap();
+    assert_eq!(journal.len(), 1);
+    assert_eq!(journal[0].actor, seen[0].by);
+    drop((a, other));
+
+    let store = b.open().await;
+    assert_eq!(store.suspensions(None).await.unwrap(), seen);
+    assert!(
+        !store
+            .resume(&"cd".repeat(32), record("agent_resume", "carol"))
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .resume(&agent, record("agent_resume", "carol"))
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .resume(&agent, record("agent_resume", "carol"))
+            .await
+            .unwrap()
+    );
+    assert_eq!(store.suspensions(None).await.unwrap(), []);
+    let rows = store.journal(0, 100).await.unwrap();
+    assert_eq!(journal::verify(&rows), Ok(2));
+    assert_eq!(
+        (rows[1].kind.as_str(), rows[1].actor.as_str()),
+        ("agent_resume", "carol")
+    );
+    // Suspended again after the resume: a new suspension, with its own reason.
+    assert!(
+        store
+            .suspend(suspension("dave"), record("agent_suspend", "dave"))
+            .await
+            .unwrap()
+    );
+    assert_eq!(store.suspensions(Some(&agent)).await.unwrap()[0].by, "dave");
+}
+
 both!(
     one_item_per_proposal_one_winner_per_transition_and_expiry,
     a_listing_sends_only_rows_not_held_and_every_write_moves_their_revision,
     two_instances_appending_at_once_keep_one_chain_and_expiry_is_journaled,
     state_tokens_agents_and_standing_approvals_round_trip,
     a_link_is_spent_once_given_back_and_survives_a_reopen,
+    a_suspension_is_made_once_seen_by_every_instance_and_outlives_a_reopen,
 );
 
 #[tokio::test]

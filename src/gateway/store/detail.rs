@@ -86,3 +86,13 @@ pub struct InsufficientRole<'a> {
 pub struct Revoked {
     pub id: i64,
 }
+
+/// `agent_suspend`, `agent_resume`: which agent (its label then and its key's fingerprint, which
+/// a later rename does not change) and why, in the supervisor's words or the policy's.
+#[derive(Serialize)]
+pub struct Suspension<'a> {
+    pub agent: &'a str,
+    pub fingerprint: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<&'a str>,
+}

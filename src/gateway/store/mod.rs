@@ -10,7 +10,9 @@ mod conformance;
 pub mod detail;
 pub mod postgres;
 pub mod sqlite;
+mod sqlite_journal;
 mod sqlite_schema;
+mod sqlite_suspensions;
 pub mod watched;
 
 use super::model::error::{GateError, Kind};
@@ -312,7 +314,8 @@ impl Transition {
 pub struct Record {
     pub at: DateTime<Utc>,
     /// `approve`, `reject`, `auto_approve`, `override`, `expire`, `kill_switch_on`,
-    /// `kill_switch_off`, `policy_change`, `standing_approval_add`, `standing_approval_revoke`.
+    /// `kill_switch_off`, `policy_change`, `standing_approval_add`, `standing_approval_revoke`,
+    /// `agent_suspend`, `agent_resume`.
     pub kind: String,
     /// The supervisor's label, `standing approval N`, or `gateway`.
     pub actor: String,
@@ -369,6 +372,18 @@ pub struct Standing {
     pub created_by: String,
     pub created_at: DateTime<Utc>,
     pub revoked_at: Option<DateTime<Utc>>,
+}
+
+/// An agent stopped by a supervisor or by the policy: what would add exposure is refused for it,
+/// on every instance sharing the store, until an admin resumes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Suspension {
+    /// SHA-256 (hex) of the agent's key: a suspension follows the key, not a name it may be given.
+    pub agent: String,
+    pub reason: String,
+    /// The supervisor's label, or `policy`.
+    pub by: String,
+    pub at: DateTime<Utc>,
 }
 
 pub trait Store: Send + Sync + 'static {
@@ -471,6 +486,15 @@ pub trait Store: Send + Sync + 'static {
     fn revoke_standing(&self, id: i64, record: Record) -> BoxFuture<'_, StoreResult<bool>>;
     /// Items a standing approval approved, newest first.
     fn items_of_standing(&self, id: i64) -> BoxFuture<'_, StoreResult<Vec<Item>>>;
+
+    /// Suspends an agent and journals it in one transaction, unless it is suspended already: the
+    /// first suspension's reason stands, so concurrent suspenders (other instances included)
+    /// leave one record. True when this call suspended it.
+    fn suspend(&self, s: Suspension, record: Record) -> BoxFuture<'_, StoreResult<bool>>;
+    /// Ends an agent's suspension and journals it in one transaction; true when it was suspended.
+    fn resume(&self, agent: &str, record: Record) -> BoxFuture<'_, StoreResult<bool>>;
+    /// The suspensions in force: one agent's (by key hash), or every agent's.
+    fn suspensions(&self, agent: Option<&str>) -> BoxFuture<'_, StoreResult<Vec<Suspension>>>;
 
     /// Stores a new approval link (`spent_at` is ignored: a new link is unspent).
     fn insert_link(&self, link: Link) -> BoxFuture<'_, StoreResult<()>>;

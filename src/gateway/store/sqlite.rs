@@ -4,35 +4,22 @@
 
 use super::{
     Agent, Counts, Exec, Held, Item, ItemRef, JournalRow, Link, Listed, Record, Role, Standing,
-    Status, Store, StoreError, StoreResult, Token, Transition,
+    Status, Store, StoreError, StoreResult, Suspension, Token, Transition, sqlite_suspensions,
 };
 use crate::api::model::Hold;
-use crate::gateway::model::journal;
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params};
 use serde_json::Value;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use super::sqlite_journal::{append_in, journal_row, parse_ts, ts, write_tx};
 use super::sqlite_schema::MIGRATIONS;
 
 #[derive(Clone)]
 pub struct SqliteStore {
     conn: Arc<Mutex<Connection>>,
-}
-
-fn ts(t: DateTime<Utc>) -> String {
-    // Fixed width, so text order is time order in SQL comparisons.
-    t.to_rfc3339_opts(SecondsFormat::Micros, true)
-}
-
-fn parse_ts(s: &str) -> rusqlite::Result<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(s)
-        .map(|t| t.with_timezone(&Utc))
-        .map_err(|e| {
-            rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, e.into())
-        })
 }
 
 fn opt_ts(s: Option<String>) -> rusqlite::Result<Option<DateTime<Utc>>> {
@@ -81,70 +68,6 @@ fn item_row(r: &Row<'_>) -> rusqlite::Result<Item> {
         notional: r.get(17)?,
         verdicts: super::verdicts_of(serde_json::from_str(&r.get::<_, String>(18)?)),
         standing: r.get(19)?,
-    })
-}
-
-/// Runs `f` in a write transaction taken at its start (BEGIN IMMEDIATE), so a read-then-write
-/// such as a journal append cannot interleave with another writer's.
-fn write_tx<T>(
-    c: &Connection,
-    f: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T>,
-) -> rusqlite::Result<T> {
-    let tx = Transaction::new_unchecked(c, TransactionBehavior::Immediate)?;
-    let out = f(&tx)?;
-    tx.commit()?;
-    Ok(out)
-}
-
-/// Appends to the chain; the caller holds a write transaction.
-fn append_in(c: &Connection, r: &Record) -> rusqlite::Result<JournalRow> {
-    let (seq, prev): (i64, String) = c
-        .query_row(
-            "SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1",
-            [],
-            |row| Ok((row.get(0)?, row.get(1)?)),
-        )
-        .optional()?
-        .unwrap_or((0, journal::GENESIS.to_string()));
-    let seq = seq + 1;
-    let at = ts(r.at);
-    let detail = r.detail.to_string();
-    let hash = journal::hash(
-        seq,
-        &prev,
-        &at,
-        &r.kind,
-        &r.actor,
-        r.item.as_deref(),
-        &detail,
-    );
-    c.execute(
-        "INSERT INTO journal (seq, at, kind, actor, item, detail, prev_hash, hash)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        params![seq, at, r.kind, r.actor, r.item, detail, prev, hash],
-    )?;
-    Ok(JournalRow {
-        seq,
-        at,
-        kind: r.kind.clone(),
-        actor: r.actor.clone(),
-        item: r.item.clone(),
-        detail,
-        prev_hash: prev,
-        hash,
-    })
-}
-
-fn journal_row(r: &Row<'_>) -> rusqlite::Result<JournalRow> {
-    Ok(JournalRow {
-        seq: r.get(0)?,
-        at: r.get(1)?,
-        kind: r.get(2)?,
-        actor: r.get(3)?,
-        item: r.get(4)?,
-        detail: r.get(5)?,
-        prev_hash: r.get(6)?,
-        hash: r.get(7)?,
     })
 }
 
@@ -694,6 +617,20 @@ impl Store for SqliteStore {
             let rows = stmt.query_map(params![id], item_row)?;
             rows.collect()
         })
+    }
+
+    fn suspend(&self, s: Suspension, record: Record) -> BoxFuture<'_, StoreResult<bool>> {
+        self.run(move |c| sqlite_suspensions::suspend(c, &s, &record))
+    }
+
+    fn resume(&self, agent: &str, record: Record) -> BoxFuture<'_, StoreResult<bool>> {
+        let agent = agent.to_string();
+        self.run(move |c| sqlite_suspensions::resume(c, &agent, &record))
+    }
+
+    fn suspensions(&self, agent: Option<&str>) -> BoxFuture<'_, StoreResult<Vec<Suspension>>> {
+        let agent = agent.map(str::to_string);
+        self.run(move |c| sqlite_suspensions::suspensions(c, agent.as_deref()))
     }
 
     fn insert_link(&self, link: Link) -> BoxFuture<'_, StoreResult<()>> {

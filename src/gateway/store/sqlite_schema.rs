@@ -110,4 +110,13 @@ BEGIN
     UPDATE items SET rev = OLD.rev + 1 WHERE rowid = NEW.rowid;
 END;
 "#,
+    // Agents suspended, one row each while it lasts (the journal keeps the history).
+    r#"
+CREATE TABLE suspensions (
+    agent TEXT PRIMARY KEY,
+    reason TEXT NOT NULL,
+    suspended_by TEXT NOT NULL,
+    at TEXT NOT NULL
+);
+"#,
 ];

@@ -11,7 +11,7 @@
 
 use super::{
     Agent, Counts, Held, Item, ItemRef, JournalRow, Link, Listed, Record, Role, Standing, Status,
-    Store, StoreResult, Token, Transition,
+    Store, StoreResult, Suspension, Token, Transition,
 };
 use crate::api::model::Hold;
 use chrono::{DateTime, Utc};
@@ -244,6 +244,32 @@ impl Store for Watched {
 
     fn items_of_standing(&self, id: i64) -> BoxFuture<'_, StoreResult<Vec<Item>>> {
         self.inner.items_of_standing(id)
+    }
+
+    fn suspend(&self, s: Suspension, record: Record) -> BoxFuture<'_, StoreResult<bool>> {
+        let pending = self.inner.suspend(s, record);
+        Box::pin(async move {
+            let changed = pending.await?;
+            if changed {
+                self.bump();
+            }
+            Ok(changed)
+        })
+    }
+
+    fn resume(&self, agent: &str, record: Record) -> BoxFuture<'_, StoreResult<bool>> {
+        let pending = self.inner.resume(agent, record);
+        Box::pin(async move {
+            let changed = pending.await?;
+            if changed {
+                self.bump();
+            }
+            Ok(changed)
+        })
+    }
+
+    fn suspensions(&self, agent: Option<&str>) -> BoxFuture<'_, StoreResult<Vec<Suspension>>> {
+        self.inner.suspensions(agent)
     }
 
     fn insert_link(&self, link: Link) -> BoxFuture<'_, StoreResult<()>> {

@@ -417,3 +417,47 @@ async fn a_tool_call_of_the_console_is_listed_as_its_own_item_and_runs_when_that
         1
     );
 }
+
+#[tokio::test]
+async fn the_console_client_suspends_and_resumes_an_agent_by_name() {
+    let s = setup().await;
+    let key = s.sandbox.key(Scope::McpMutate);
+    let agent = s.agent(&key);
+    let messenger = s.sandbox.running.messenger_id.clone();
+    agent.propose_trade(&long_btc(&messenger)).await.unwrap();
+    let store = SqliteStore::open(&s.gate_db).unwrap();
+    store.name_agent(&key.fingerprint(), "alpha").await.unwrap();
+    let c = console(&s);
+    let answer = c
+        .gate_suspend_agent("alpha", "retries the same order")
+        .await
+        .unwrap();
+    assert!(answer.changed);
+    assert_eq!(
+        answer.agents[0]
+            .suspension
+            .as_ref()
+            .map(|s| s.reason.as_str()),
+        Some("retries the same order")
+    );
+    let listed = c.gate_agents().await.unwrap();
+    let alpha = listed.agents.iter().find(|a| a.agent == "alpha").unwrap();
+    assert_eq!(
+        alpha.state,
+        agentdesk::api::model::GateAgentState::Suspended
+    );
+    match agent.propose_trade(&long_btc(&messenger)).await {
+        Err(ApiError::Forbidden { code, message }) => {
+            assert_eq!(code, "agent_suspended");
+            assert!(message.contains("alpha"), "{message}");
+        }
+        other => panic!("a suspended agent staged: {other:?}"),
+    }
+    let answer = c.gate_resume_agent("alpha").await.unwrap();
+    assert!(answer.changed && answer.agents[0].suspension.is_none());
+    agent.propose_trade(&long_btc(&messenger)).await.unwrap();
+    match c.gate_resume_agent("nobody").await {
+        Err(ApiError::NotFound { .. }) => {}
+        other => panic!("an unknown agent resumed: {other:?}"),
+    }
+}

@@ -617,4 +617,38 @@ async fn a_key_given_twice_in_a_tools_arguments_is_refused_naming_it_before_rmcp
     assert_eq!(resp.status(), StatusCode::OK);
     let _ = resp.bytes().await;
     assert_eq!(upstream_count(&s, "propose_trade"), 1);
+
+async fn a_suspended_agents_tool_calls_are_refused_as_over_rest_and_stage_nothing() {
+    let s = setup().await;
+    let key = s.sandbox.key(Scope::Legacy);
+    let c = connect(&s, &key).await;
+    propose(&s, &c).await;
+    let (st, body) = s
+        .supervisor(
+            reqwest::Method::POST,
+            &format!("/gate/v1/agents/{}/suspend", key.fingerprint()),
+            Some(json!({"reason": "drill"})),
+        )
+        .await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    let rows = |table: &str| -> i64 {
+        agentdesk::sandbox::store::Store::open(&s.sandbox.db)
+            .unwrap()
+            .conn
+            .query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0))
+            .unwrap()
+    };
+    let (proposals, fills) = (rows("proposals"), rows("fills"));
+    let signal = serde_json::to_value(long_btc(&s.sandbox.running.messenger_id)).unwrap();
+    for tool in ["service_propose_trade", "service_place_order"] {
+        let r = call(&c, tool, signal.clone()).await;
+        assert_eq!(r.is_error, Some(true), "{tool}: {}", text(&r));
+        assert!(
+            text(&r).contains("suspended") && text(&r).contains("drill"),
+            "{tool}: {}",
+            text(&r)
+        );
+    }
+    assert_eq!((rows("proposals"), rows("fills")), (proposals, fills));
+    assert_eq!(s.inbox("pending").await.len(), 1);
 }

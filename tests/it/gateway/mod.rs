@@ -27,6 +27,7 @@ mod postgres;
 mod rate_limit;
 mod reconcile;
 mod roles;
+mod suspend;
 mod tool_catalog;
 mod wire;
 

@@ -4,7 +4,7 @@
 //! not allow.
 
 use super::{send, setup};
-use agentdesk::api::model::GateStandingRequest;
+use agentdesk::api::model::{GateStandingRequest, GateSuspendRequest};
 use agentdesk::gateway::api::ROUTES;
 use agentdesk::gateway::supervisor_bodies::{Approve, Kill, PolicyRequest, Reject};
 use reqwest::{Method, StatusCode};
@@ -85,6 +85,11 @@ async fn the_served_openapi_document_is_the_supervisor_apis_routes_and_types() {
             "/gate/v1/standing-approvals",
             reading.subschema_for::<GateStandingRequest>(),
         ),
+        (
+            Method::POST,
+            "/gate/v1/agents/{label}/suspend",
+            reading.subschema_for::<GateSuspendRequest>(),
+        ),
     ];
     let documented_bodies = doc["paths"]
         .as_object()
@@ -107,7 +112,7 @@ async fn the_served_openapi_document_is_the_supervisor_apis_routes_and_types() {
         let (st, body) = s
             .supervisor(
                 method.clone(),
-                &path.replace("{id}", "1"),
+                &path.replace("{id}", "1").replace("{label}", "x"),
                 Some(json!({"notAField": 1})),
             )
             .await;

@@ -257,6 +257,20 @@ pub fn detail_lines<'a>(v: &InboxShown<'_>, theme: &Theme, item: &InboxItem) -> 
             "Agent",
             format!("{} · account {account}{via}", g.agent),
         ));
+        if let Some(s) = v.gate.suspension_of(&g.agent) {
+            lines.push(Line::from(vec![
+                Span::styled(format!("{:<13}", "Suspended"), theme.muted),
+                Span::styled(
+                    format!(
+                        "by {} at {} ({}): its items cannot be approved until an admin resumes it",
+                        s.by,
+                        s.at.format("%H:%M UTC"),
+                        s.reason
+                    ),
+                    theme.bad,
+                ),
+            ]));
+        }
         if let Some(note) = &g.note {
             lines.push(kv(theme, "Gateway", note.to_string()));
         }

@@ -11,6 +11,7 @@ mod inbox;
 mod pipelined;
 mod rows;
 mod schema;
+mod suspensions;
 pub mod tls;
 
 use crate::api::model::Hold;
@@ -19,7 +20,7 @@ pub use rows::{is_url, redact};
 
 use super::{
     Agent, Counts, Held, Item, ItemRef, JournalRow, Link, Listed, Record, Role, Standing, Status,
-    Store, StoreError, StoreResult, Token, Transition,
+    Store, StoreError, StoreResult, Suspension, Token, Transition,
 };
 use crate::gateway::model::journal;
 use chrono::{DateTime, Utc};
@@ -638,6 +639,20 @@ impl Store for PostgresStore {
                 .await?,
             )
         })
+    }
+
+    fn suspend(&self, s: Suspension, record: Record) -> BoxFuture<'_, StoreResult<bool>> {
+        self.run(move |c| suspensions::suspend(c, s, record))
+    }
+
+    fn resume(&self, agent: &str, record: Record) -> BoxFuture<'_, StoreResult<bool>> {
+        let agent = agent.to_string();
+        self.run(move |c| suspensions::resume(c, agent, record))
+    }
+
+    fn suspensions(&self, agent: Option<&str>) -> BoxFuture<'_, StoreResult<Vec<Suspension>>> {
+        let agent = agent.map(str::to_string);
+        self.run(move |c| suspensions::suspensions(c, agent))
     }
 
     fn insert_link(&self, link: Link) -> BoxFuture<'_, StoreResult<()>> {

@@ -121,6 +121,15 @@ END
 $$;
 CREATE TRIGGER items_rev BEFORE UPDATE ON items FOR EACH ROW EXECUTE FUNCTION items_rev();
 "#,
+    // Agents suspended, one row each while it lasts (the journal keeps the history).
+    r#"
+CREATE TABLE suspensions (
+    agent TEXT PRIMARY KEY,
+    reason TEXT NOT NULL,
+    suspended_by TEXT NOT NULL,
+    at TIMESTAMPTZ NOT NULL
+);
+"#,
 ];
 
 /// Why a test's schema was not made; `base` is the server's URL without its password.
