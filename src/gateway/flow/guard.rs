@@ -10,7 +10,8 @@ use crate::gateway::gate::Gate;
 use crate::gateway::model::error::{GateError, Kind};
 use crate::gateway::model::request;
 use crate::gateway::model::trade::{self, Fact, FactError, Facts, Needs, Trade};
-use crate::gateway::rules::policy::{self, Account, Policy, Verdict};
+use crate::gateway::rules::controls::{self, Controls, Live};
+use crate::gateway::rules::policy::{self, Account, Policy, Rules, Verdict};
 use crate::gateway::store::{Item, Record, Standing, detail};
 use crate::secret::Secret;
 use chrono::{DateTime, Utc};
@@ -161,7 +162,20 @@ pub async fn facts(gate: &Gate, key: &Secret, needs: Needs) -> Facts {
     if needs.open_orders {
         facts.stop_orders = stop_orders(gate, key).await;
     }
+    if needs.positions {
+        facts.positions = positions(gate, key).await;
+    }
     facts
+}
+
+async fn positions(
+    gate: &Gate,
+    key: &Secret,
+) -> Result<Vec<crate::api::model::PositionRow>, FactError> {
+    let scope = read_fact(gate, key, "get_positions", Fact::Positions).await?;
+    let rows: crate::api::model::Positions =
+        serde_json::from_value(scope).map_err(|e| FactError::PositionsShape(e.to_string()))?;
+    Ok(rows.positions)
 }
 
 /// What the service answers about one fact with the agent's key: its data (inside `data` where
@@ -236,9 +250,16 @@ pub async fn immediate_trade(
                 ),
             )
         })?;
+    // The controls that measure against the mark need the service's price for the coin; the
+    // account's positions state it only for coins it holds.
+    let wants_mark = || async {
+        Ok::<_, GateError>(
+            request.mark.is_none() && rules_for(gate, &agent.hash).await?.controls.wants_preview(),
+        )
+    };
     if incoming.op.name == "place_order"
         && !request.reduces
-        && (request.notional.is_none() || request.leverage.is_none())
+        && (request.notional.is_none() || request.leverage.is_none() || wants_mark().await?)
         && let Some(preview) = tool_preview(gate, agent, incoming).await
     {
         return Ok(trade::with_preview(
@@ -290,7 +311,7 @@ pub async fn judge(gate: &Gate, agent: &str, trade: &Trade) -> Result<Vec<Verdic
     {
         return Err(kill_switch_error(&reason));
     }
-    let verdicts = check(gate, agent, trade).await?;
+    let verdicts = check(gate, agent, trade, Phase::Arrival).await?;
     if let Some(e) = violation(&verdicts) {
         return Err(e);
     }
@@ -483,12 +504,41 @@ pub async fn account(gate: &Gate) -> Result<Account, GateError> {
     Ok(Account { open, pnl_today })
 }
 
-/// Every rule's verdict for this agent's trade, against the account as it is now.
-pub async fn check(gate: &Gate, agent: &str, trade: &Trade) -> Result<Vec<Verdict>, GateError> {
+/// The rules in force for this agent.
+async fn rules_for(gate: &Gate, agent: &str) -> Result<Rules, GateError> {
     // Asked at once: on a shared store each is a round trip, and an approval waits for them.
     let (labels, policy) = tokio::try_join!(labels(gate, agent), policy(gate))?;
     let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
-    let rules = policy.for_agent(&labels);
+    Ok(policy.for_agent(&labels))
+}
+
+/// The moment of a trade's life a check is for. Stagings and immediate trades count against
+/// `max_stagings_per_minute` once, when they arrive; an approval is not a staging.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// A staging or an immediate trade as it arrives: counted.
+    Arrival,
+    /// The same staging judged again on the service's preview: not counted again.
+    Priced,
+    /// An approval, or what one would meet.
+    Approval,
+}
+
+/// Every rule's verdict for this agent's trade, against the account as it is now: the policy's
+/// rules, then the pre-trade controls. Every staging, immediate trade, tool call and approval is
+/// judged here, so no path skips a rule.
+pub async fn check(
+    gate: &Gate,
+    agent: &str,
+    trade: &Trade,
+    phase: Phase,
+) -> Result<Vec<Verdict>, GateError> {
+    let stagings = match phase {
+        Phase::Arrival => Some(gate.stagings_in_last_minute(agent, true)),
+        Phase::Priced => Some(gate.stagings_in_last_minute(agent, false).saturating_sub(1)),
+        Phase::Approval => None,
+    };
+    let rules = rules_for(gate, agent).await?;
     let account = if rules.needs_account() && !trade.reduces {
         Some(account(gate).await?)
     } else {
@@ -502,7 +552,76 @@ pub async fn check(gate: &Gate, agent: &str, trade: &Trade) -> Result<Vec<Verdic
     } else {
         0.0
     };
-    Ok(policy::verdicts(&rules, trade, account.as_ref(), executed))
+    let mut verdicts = policy::verdicts(&rules, trade, account.as_ref(), executed);
+    if rules.controls != Controls::default() {
+        let live = live(gate, agent, &rules.controls, trade, stagings).await?;
+        verdicts.extend(controls::verdicts(&rules.controls, trade, &live));
+    }
+    Ok(verdicts)
+}
+
+/// The agent's executions in the last hour, counted by the store (so every instance on one
+/// database counts the same): what `max_executions_per_hour` measures, with
+/// [`controls::execution_throttle`] for its verdict.
+pub async fn executions_in_last_hour(gate: &Gate, agent: &str) -> Result<u64, GateError> {
+    gate.store
+        .executions_since(agent, gate.now() - chrono::Duration::hours(1))
+        .await
+        .map_err(GateError::store)
+}
+
+/// What the controls judge a trade against. Read with the agent's key (its own account), else
+/// the gateway's; only what a set control needs, and nothing for a trade that opens nothing.
+async fn live(
+    gate: &Gate,
+    agent: &str,
+    c: &Controls,
+    trade: &Trade,
+    stagings: Option<u64>,
+) -> Result<Live, GateError> {
+    let mut live = Live {
+        stagings,
+        ..Live::default()
+    };
+    if trade.reduces || trade.removes_stop_loss {
+        return Ok(live);
+    }
+    if c.max_executions_per_hour.is_some() {
+        live.executions = Ok(executions_in_last_hour(gate, agent).await?);
+    }
+    let mut needs = c.needs();
+    needs.positions &= trade.mark.is_none() || c.max_position_usd.is_some();
+    let facts = match gate.key_of(agent).or_else(|| gate.upstream.key.clone()) {
+        Some(key) if needs != Needs::default() => facts(gate, &key, needs).await,
+        _ => Facts::default(),
+    };
+    let coin = trade.coin.as_deref().unwrap_or("?");
+    let held = facts.positions.as_ref().map(|rows| {
+        rows.iter()
+            .filter(|r| crate::api::symbol::coin_of(&r.coin) == coin)
+            .collect::<Vec<_>>()
+    });
+    live.position = match &held {
+        Ok(rows) => Ok(rows.iter().map(|r| r.szi).sum()),
+        Err(e) => Err(format!("in {coin} is not known: {e}")),
+    };
+    live.mark = match (trade.mark, &held) {
+        (Some(m), _) => Ok(m),
+        (None, Ok(rows)) => rows
+            .iter()
+            .map(|r| r.mark_px)
+            .find(|m| m.is_finite() && *m > 0.0)
+            .ok_or_else(|| {
+                format!(
+                    "of {coin} is not known: no preview of the service priced this trade and the                      account holds no {coin} position that states it"
+                )
+            }),
+        (None, Err(e)) => Err(format!("of {coin} is not known: {e}")),
+    };
+    live.equity = facts
+        .account_value
+        .map_err(|e| format!("is not known: {e}"));
+    Ok(live)
 }
 
 /// Whether the agent's policy allows immediate trades.
