@@ -156,14 +156,24 @@ pub fn kill_switch_error(reason: &str) -> GateError {
 /// account). What cannot be read stays an error, and the rules that need it fail closed.
 pub async fn facts(gate: &Gate, key: &Secret, needs: Needs) -> Facts {
     let mut facts = Facts::default();
-    if needs.account_value {
-        facts.account_value = account_value(gate, key).await;
+    // Asked at once: each is a round trip upstream, and the trade waits for all of them.
+    let (value, orders, positions) = tokio::join!(
+        async {
+            needs
+                .account_value
+                .then_some(account_value(gate, key).await)
+        },
+        async { needs.open_orders.then_some(stop_orders(gate, key).await) },
+        async { needs.positions.then_some(positions(gate, key).await) },
+    );
+    if let Some(v) = value {
+        facts.account_value = v;
     }
-    if needs.open_orders {
-        facts.stop_orders = stop_orders(gate, key).await;
+    if let Some(o) = orders {
+        facts.stop_orders = o;
     }
-    if needs.positions {
-        facts.positions = positions(gate, key).await;
+    if let Some(p) = positions {
+        facts.positions = p;
     }
     facts
 }
@@ -586,15 +596,27 @@ async fn live(
     if trade.reduces || trade.removes_stop_loss {
         return Ok(live);
     }
-    if c.max_executions_per_hour.is_some() {
-        live.executions = Ok(executions_in_last_hour(gate, agent).await?);
-    }
     let mut needs = c.needs();
     needs.positions &= trade.mark.is_none() || c.max_position_usd.is_some();
-    let facts = match gate.key_of(agent).or_else(|| gate.upstream.key.clone()) {
-        Some(key) if needs != Needs::default() => facts(gate, &key, needs).await,
-        _ => Facts::default(),
-    };
+    let key = gate.key_of(agent).or_else(|| gate.upstream.key.clone());
+    // The store's count and the upstream's facts at once: neither waits for the other.
+    let (executions, facts) = tokio::join!(
+        async {
+            match c.max_executions_per_hour {
+                Some(_) => executions_in_last_hour(gate, agent).await.map(Some),
+                None => Ok(None),
+            }
+        },
+        async {
+            match &key {
+                Some(key) if needs != Needs::default() => facts(gate, key, needs).await,
+                _ => Facts::default(),
+            }
+        },
+    );
+    if let Some(n) = executions? {
+        live.executions = Ok(n);
+    }
     let coin = trade.coin.as_deref().unwrap_or("?");
     let held = facts.positions.as_ref().map(|rows| {
         rows.iter()
