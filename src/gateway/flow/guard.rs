@@ -315,13 +315,17 @@ async fn tool_preview(
 }
 
 /// Refuses a trade the kill switch or a rule stops; the verdicts otherwise.
-pub async fn judge(gate: &Gate, agent: &str, trade: &Trade) -> Result<Vec<Verdict>, GateError> {
+pub async fn judge(
+    gate: &Gate,
+    agent: &crate::gateway::gate::AgentKey,
+    trade: &Trade,
+) -> Result<Vec<Verdict>, GateError> {
     if !trade.reduces
         && let Some(reason) = killed(gate).await?
     {
         return Err(kill_switch_error(&reason));
     }
-    let verdicts = check(gate, agent, trade, Phase::Arrival).await?;
+    let verdicts = check(gate, &agent.hash, trade, Phase::Arrival(&agent.secret)).await?;
     if let Some(e) = violation(&verdicts) {
         return Err(e);
     }
@@ -523,13 +527,15 @@ async fn rules_for(gate: &Gate, agent: &str) -> Result<Rules, GateError> {
 }
 
 /// The moment of a trade's life a check is for. Stagings and immediate trades count against
-/// `max_stagings_per_minute` once, when they arrive; an approval is not a staging.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
+/// `max_stagings_per_minute` once, when they arrive; an approval is not a staging. An arriving
+/// request brings its key, which the controls read the account with: the gateway keeps an agent's
+/// key only once the upstream accepted it, so an agent's first request has no other.
+#[derive(Clone, Copy)]
+pub enum Phase<'k> {
     /// A staging or an immediate trade as it arrives: counted.
-    Arrival,
+    Arrival(&'k Secret),
     /// The same staging judged again on the service's preview: not counted again.
-    Priced,
+    Priced(&'k Secret),
     /// An approval, or what one would meet.
     Approval,
 }
@@ -541,12 +547,15 @@ pub async fn check(
     gate: &Gate,
     agent: &str,
     trade: &Trade,
-    phase: Phase,
+    phase: Phase<'_>,
 ) -> Result<Vec<Verdict>, GateError> {
-    let stagings = match phase {
-        Phase::Arrival => Some(gate.stagings_in_last_minute(agent, true)),
-        Phase::Priced => Some(gate.stagings_in_last_minute(agent, false).saturating_sub(1)),
-        Phase::Approval => None,
+    let (stagings, key) = match phase {
+        Phase::Arrival(key) => (Some(gate.stagings_in_last_minute(agent, true)), Some(key)),
+        Phase::Priced(key) => (
+            Some(gate.stagings_in_last_minute(agent, false).saturating_sub(1)),
+            Some(key),
+        ),
+        Phase::Approval => (None, None),
     };
     let rules = rules_for(gate, agent).await?;
     let account = if rules.needs_account() && !trade.reduces {
@@ -564,7 +573,7 @@ pub async fn check(
     };
     let mut verdicts = policy::verdicts(&rules, trade, account.as_ref(), executed);
     if rules.controls != Controls::default() {
-        let live = live(gate, agent, &rules.controls, trade, stagings).await?;
+        let live = live(gate, agent, key, &rules.controls, trade, stagings).await?;
         verdicts.extend(controls::verdicts(&rules.controls, trade, &live));
     }
     Ok(verdicts)
@@ -585,6 +594,7 @@ pub async fn executions_in_last_hour(gate: &Gate, agent: &str) -> Result<u64, Ga
 async fn live(
     gate: &Gate,
     agent: &str,
+    key: Option<&Secret>,
     c: &Controls,
     trade: &Trade,
     stagings: Option<u64>,
@@ -598,7 +608,10 @@ async fn live(
     }
     let mut needs = c.needs();
     needs.positions &= trade.mark.is_none() || c.max_position_usd.is_some();
-    let key = gate.key_of(agent).or_else(|| gate.upstream.key.clone());
+    let key = key
+        .cloned()
+        .or_else(|| gate.key_of(agent))
+        .or_else(|| gate.upstream.key.clone());
     // The store's count and the upstream's facts at once: neither waits for the other.
     let (executions, facts) = tokio::join!(
         async {

@@ -80,7 +80,8 @@ pub async fn stage(gate: &Arc<Gate>, incoming: &Incoming, exec: Exec) -> Result<
         }
         // Only values the request states: what it leaves to the service is priced by the
         // service's preview below.
-        let verdicts = guard::check(gate, &agent.hash, t, guard::Phase::Arrival).await?;
+        let verdicts =
+            guard::check(gate, &agent.hash, t, guard::Phase::Arrival(&agent.secret)).await?;
         if verdicts.iter().any(|v| !v.ok && v.value.is_some())
             && let Some(e) = guard::violation(&verdicts)
         {
@@ -118,7 +119,8 @@ pub async fn stage(gate: &Arc<Gate>, incoming: &Incoming, exec: Exec) -> Result<
                 true => None,
                 false => guard::killed(gate).await?,
             };
-            let verdicts = guard::check(gate, &agent.hash, t, guard::Phase::Priced).await?;
+            let verdicts =
+                guard::check(gate, &agent.hash, t, guard::Phase::Priced(&agent.secret)).await?;
             let refusal = killed
                 .map(|r| guard::kill_switch_error(&r))
                 .or_else(|| guard::violation(&verdicts));

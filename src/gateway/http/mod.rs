@@ -398,6 +398,6 @@ async fn immediate(
         return Err(refuse());
     }
     let trade = guard::immediate_trade(gate, agent, incoming).await?;
-    guard::judge(gate, &agent.hash, &trade).await?;
+    guard::judge(gate, agent, &trade).await?;
     Ok((agent.hash.clone(), trade))
 }

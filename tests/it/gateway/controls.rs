@@ -245,11 +245,13 @@ async fn immediate_orders_are_priced_by_the_service_and_held_to_the_controls() {
     let s = guarded(|c| {
         c.policy = agentdesk::gateway::rules::policy::Policy::from_json(&json!({
             "allow_immediate": true, "price_collar_pct": 2, "max_order_size": {"BTC": 0.02},
-            "max_stagings_per_minute": 4,
+            "max_stagings_per_minute": 7, "max_position_usd": 1e9,
         }))
         .unwrap();
     })
     .await;
+    // The agent's first requests through the gateway are these orders: the position is read
+    // with the key each brings, not one the gateway kept from an earlier request.
     let key = s.sandbox.key(Scope::Legacy);
     let mark = btc_mark(&s, &key).await;
     let who = s.sandbox.legacy().whoami(false).await.unwrap();
@@ -298,11 +300,50 @@ async fn immediate_orders_are_priced_by_the_service_and_held_to_the_controls() {
     let (st, body) = post(order("market", 0.019, None)).await;
     assert_eq!(st, StatusCode::OK, "{body}");
     assert!(fills() > fills0, "the market order filled");
-    // Immediate trades count against the message limit as stagings do: four so far.
+
+    // A platform order has no preview: the mark is the account's, for a coin it holds.
+    let platform = |pair: &str, px: f64| {
+        json!({"pair": pair, "side": "long", "orderType": "limit", "limitPrice": px,
+               "sizingMode": "usd", "usdAmount": 500, "leverage": 3, "exchange": "venue"})
+    };
+    let post_order = |body: Value| {
+        let (base, key) = (s.gate.base_url(), key.expose().to_string());
+        async move {
+            send(
+                &base,
+                Method::POST,
+                "/api/v1/orders",
+                Some(&key),
+                Some(body),
+            )
+            .await
+        }
+    };
+    let placed = upstream_count(&s, "platform_place_order");
+    refused(
+        &post_order(platform("BTC-USD", mark * 0.97)).await,
+        "price_collar_pct",
+        &["% from mark"],
+    );
+    refused(
+        &post_order(platform("ETH-USD", 2000.0)).await,
+        "price_collar_pct",
+        &["mark of ETH is not known", "holds no ETH position"],
+    );
+    assert_eq!(upstream_count(&s, "platform_place_order"), placed);
+    let orders_before = orders();
+    let (st, body) = post_order(platform("BTC-USD", mark * 0.985)).await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    assert_eq!(
+        orders(),
+        orders_before + 1,
+        "the platform order rests at the sandbox"
+    );
+    // Immediate trades count against the message limit as stagings do: seven so far.
     refused(
         &post(order("market", 0.01, None)).await,
         "max_stagings_per_minute",
-        &["5 stagings"],
+        &["8 stagings"],
     );
 }
 
@@ -381,4 +422,34 @@ async fn control_keys_are_read_strictly_naming_the_key() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("policy.max_order_size.ETH"), "{e}");
+}
+
+#[tokio::test]
+async fn an_agents_first_request_is_judged_with_its_own_key_where_the_gateway_has_none() {
+    // No key of the gateway's own: the account is read with the agent's, which the gateway has
+    // not kept yet (it keeps a key once the upstream accepted it).
+    let s = super::setup().await;
+    set(
+        &s,
+        json!({"allow_immediate": true, "max_position_usd": 1e9, "max_loss_per_trade_pct": 50}),
+    )
+    .await;
+    let key = s.sandbox.key(Scope::Legacy);
+    let mark = btc_mark(&s, &key).await;
+    let who = s.sandbox.legacy().whoami(false).await.unwrap();
+    let fills = sandbox_count(&s, "SELECT COUNT(*) FROM fills");
+    let (st, body) = send(
+        &s.gate.base_url(),
+        Method::POST,
+        "/api/v1/trades",
+        Some(key.expose()),
+        Some(
+            json!({"id": who.messenger_id, "strategy": "Agent", "a": "BTCUSDT", "d": "long",
+                    "o": "market", "sizeUsd": 500, "leverage": 3,
+                    "sl": (mark * 0.95).to_string()}),
+        ),
+    )
+    .await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    assert!(sandbox_count(&s, "SELECT COUNT(*) FROM fills") > fills);
 }
