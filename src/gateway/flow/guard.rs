@@ -648,7 +648,8 @@ async fn live(
             .find(|m| m.is_finite() && *m > 0.0)
             .ok_or_else(|| {
                 format!(
-                    "of {coin} is not known: no preview of the service priced this trade and the                      account holds no {coin} position that states it"
+                    "of {coin} is not known: no preview of the service priced this trade and the \
+                     account holds no {coin} position that states it"
                 )
             }),
         (None, Err(e)) => Err(format!("of {coin} is not known: {e}")),
@@ -668,9 +669,13 @@ pub async fn allows_immediate(gate: &Gate, agent: &str) -> Result<bool, GateErro
         || policy(gate).await?.for_agent(&refs).allow_immediate == Some(true))
 }
 
-/// 403 `policy_violation` for the first broken rule, naming every broken one.
+/// 403 `policy_violation` for the first broken rule (one that measured the trade over its limit
+/// before one that could not measure it), naming every broken one.
 pub fn violation(verdicts: &[Verdict]) -> Option<GateError> {
-    let broken: Vec<&Verdict> = verdicts.iter().filter(|v| !v.ok).collect();
+    let mut broken: Vec<&Verdict> = verdicts.iter().filter(|v| !v.ok).collect();
+    // A rule that measured the trade over its limit is named before one that could not measure
+    // it: the first is what the agent must change.
+    broken.sort_by_key(|v| v.value.is_none());
     let first = broken.first()?;
     let mut e = GateError::new(
         Kind::Forbidden,

@@ -429,14 +429,35 @@ async fn an_agents_first_request_is_judged_with_its_own_key_where_the_gateway_ha
     // No key of the gateway's own: the account is read with the agent's, which the gateway has
     // not kept yet (it keeps a key once the upstream accepted it).
     let s = super::setup().await;
+    let key = s.sandbox.key(Scope::Legacy);
+    let mark = btc_mark(&s, &key).await;
+    let who = s.sandbox.legacy().whoami(false).await.unwrap();
+    // With no BTC position and no preview yet, the collar cannot measure this stop loss, and the
+    // size can: the rule named is the one the agent must change.
+    set(
+        &s,
+        json!({"price_collar_pct": 2, "max_order_size": {"BTC": 0.02}}),
+    )
+    .await;
+    let before = upstream_count(&s, "propose_trade");
+    let answer = propose(
+        &s,
+        &key,
+        json!({"a": "BTCUSDT", "d": "long", "o": "market", "size": 0.03, "leverage": 3,
+               "sl": (mark * 0.99).to_string()}),
+    )
+    .await;
+    refused(&answer, "max_order_size", &["0.030000 BTC"]);
+    assert_eq!(
+        answer.1["error"]["rules"],
+        json!(["max_order_size", "price_collar_pct"])
+    );
+    assert_eq!(upstream_count(&s, "propose_trade"), before);
     set(
         &s,
         json!({"allow_immediate": true, "max_position_usd": 1e9, "max_loss_per_trade_pct": 50}),
     )
     .await;
-    let key = s.sandbox.key(Scope::Legacy);
-    let mark = btc_mark(&s, &key).await;
-    let who = s.sandbox.legacy().whoami(false).await.unwrap();
     let fills = sandbox_count(&s, "SELECT COUNT(*) FROM fills");
     let (st, body) = send(
         &s.gate.base_url(),
