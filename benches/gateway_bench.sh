@@ -26,13 +26,17 @@
 #    between them on the gateway process; p99 of GET /gate/v1/inbox ≤ 10 ms; the gateway's RSS
 #    (VmRSS and peak VmHWM) < 100 MB. The console's frame with 10,000 items is the criterion case
 #    `proposals/10k gateway inbox` of `cargo bench --bench render`.
+# 4. The pre-trade controls' cost (examples/gateway_bench.rs staging, issue #36): STAGINGS proposals
+#    staged one at a time through an in-process gateway with no policy, and as many with every
+#    control set (each reading what it measures against), in alternating rounds; p99 of a
+#    staging with every control ≤ p99 with none + 2 ms.
 #
 # Needs wrk and nginx (apt-get install -y nginx wrk). Environment: ROUNDS (default 8, even: see
 # the order; fewer leave the goals to the machine's noise, benches/HISTORY.md), DURATION (s,
 # default 6), WARMUP (s, default 5), APPROVALS (default 1000: a p99 is
 # then the tenth slowest, not the second), AGENTS (100), INBOX (10000), NO_BUILD=1 to skip the
 # build, NO_PG=1 to skip PostgreSQL, BIN_DIR=DIR to run the agentdesk and gateway_bench in DIR (another
-# build, for a before and after), ONLY=inbox (or forward, approval; comma-separated) to run only those
+# build, for a before and after), ONLY=inbox (or forward, approval, staging; comma-separated) to run only those
 # phases (wrk and nginx are needed only for forward).
 set -euo pipefail
 
@@ -40,12 +44,13 @@ ROUNDS=${ROUNDS:-8}
 DURATION=${DURATION:-6}
 WARMUP=${WARMUP:-5}
 APPROVALS=${APPROVALS:-1000}
+STAGINGS=${STAGINGS:-1000}
 AGENTS=${AGENTS:-100}
 INBOX=${INBOX:-10000}
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-# The phases ONLY names (forward, approval, inbox; comma-separated), every one when it is unset.
+# The phases ONLY names (forward, approval, inbox, staging; comma-separated), every one when it is unset.
 want() { [[ -z ${ONLY:-} || ",$ONLY," == *",$1,"* ]]; }
 missing=()
 if want forward; then
@@ -258,6 +263,16 @@ elif source .ci/postgres.sh && PG_DURABLE=1 pg_up 2>"$tmp/pg.log"; then
 else
     echo "PostgreSQL    skipped: a throwaway server did not start ($(tail -1 "$tmp/pg.log" 2>/dev/null))"
 fi
+fi
+
+if want staging; then
+echo
+echo "staging with every pre-trade control vs none, $STAGINGS each, one at a time (SQLite)"
+out=$("$bench" staging "$sandbox" "$key" "$STAGINGS" | tr ' ' '\n')
+v() { grep "^$1=" <<<"$out" | cut -d= -f2; }
+printf 'no policy      p50 %s ms, p99 %s ms, max %s ms\n' "$(v staging_none_p50_ms)" "$(v staging_none_p99_ms)" "$(v staging_none_max_ms)"
+printf 'every control  p50 %s ms, p99 %s ms, max %s ms\n' "$(v staging_every_control_p50_ms)" "$(v staging_every_control_p99_ms)" "$(v staging_every_control_max_ms)"
+printf 'p99 difference %s ms, goal ≤ 2 ms: %s\n' "$(v staging_p99_diff_ms)" "$(verdict "$(v staging_p99_diff_ms)" 2)"
 fi
 
 if want inbox; then

@@ -22,6 +22,13 @@
 //! (`?status=all&since=&wait=25`), answered at once with an old `since` 200 times, and held until
 //! a decision 100 times (100 items rejected through the gateway).
 //!
+//! `gateway_bench staging SANDBOX_URL AGENT_KEY N` — what the pre-trade controls (issue #36) cost
+//! a staging. An in-process gateway on a fresh SQLite file in front of the sandbox; N proposals
+//! staged one at a time with no policy and N with every control set (limits no bench trade
+//! reaches, so each one reads what it measures against: the mark, the positions, the equity, the
+//! execution count), in 10 alternating rounds so both sides share the machine's moments; each
+//! figure is one propose through the gateway, sent to answered.
+//!
 //! Each prints one `key=value` line per figure for the script.
 
 use agentdesk::api::Client;
@@ -39,7 +46,7 @@ use std::time::{Duration, Instant};
 fn arg(n: usize) -> String {
     std::env::args().nth(n).unwrap_or_else(|| {
         eprintln!(
-            "usage: gateway_bench approval SANDBOX_URL AGENT_KEY sqlite|POSTGRES_URL N\n       gateway_bench inbox GATEWAY_URL GATE_DB KEYS_FILE ITEMS"
+            "usage: gateway_bench approval SANDBOX_URL AGENT_KEY sqlite|POSTGRES_URL N\n       gateway_bench inbox GATEWAY_URL GATE_DB KEYS_FILE ITEMS\n       gateway_bench staging SANDBOX_URL AGENT_KEY N"
         );
         std::process::exit(2)
     })
@@ -429,6 +436,68 @@ async fn long_polls(
     summary("inbox_poll_decision", decided);
 }
 
+/// Every pre-trade control, with limits the bench's 20 USD BTC longs stay far within.
+const EVERY_CONTROL: &str = r#"{"price_collar_pct": 50, "max_order_size": {"BTC": 1000},
+    "max_position_usd": 1e12, "max_loss_per_trade_pct": 100,
+    "max_stagings_per_minute": 1000000000, "max_executions_per_hour": 1000000000}"#;
+
+async fn staging(sandbox: String, key: Secret, n: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = GateConfig::new(
+        "127.0.0.1:0".parse().unwrap(),
+        &sandbox,
+        GateDb::File(dir.path().join("gate.db")),
+    );
+    config.settings.rate_limit_per_second = 1_000_000;
+    config.settings.rate_limit_burst = 1_000_000;
+    let gate = Gateway::start(config).await.expect("gateway starts");
+    let agent = Client::new(&gate.base_url(), Some(key)).unwrap();
+    let who = agent
+        .whoami(false)
+        .await
+        .expect("whoami through the gateway");
+    let mut sig = signal(&who.messenger_id);
+    // A stop loss far under any mark: max_loss_per_trade_pct has one to measure.
+    sig.sl = Some(1.0);
+    let token = gate.mint_token("bench").await.unwrap();
+    let http = reqwest::Client::new();
+    let put = |policy: &str| {
+        http.put(format!("{}/gate/v1/policy", gate.base_url()))
+            .header("x-api-key", token.expose())
+            .header("content-type", "application/json")
+            .body(policy.to_string())
+            .send()
+    };
+    let (mut none, mut every) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    const ROUNDS: usize = 10;
+    for round in 0..ROUNDS * 2 {
+        let controls = round % 2 == 1;
+        let resp = put(if controls { EVERY_CONTROL } else { "{}" })
+            .await
+            .expect("policy");
+        assert!(resp.status().is_success(), "{:?}", resp.text().await);
+        // The first stagings of each side warm it (connections, prepared statements).
+        for i in 0..WARM / ROUNDS + n / ROUNDS {
+            let sent = Instant::now();
+            let p = agent.propose_trade(&sig).await.expect("staging passes");
+            let took = sent.elapsed();
+            assert!(!p.proposal_id.is_empty());
+            if i >= WARM / ROUNDS {
+                if controls { &mut every } else { &mut none }.push(took);
+            }
+        }
+    }
+    let p99 = |v: &mut Vec<Duration>| {
+        v.sort();
+        quantile(v, 0.99)
+    };
+    let diff = p99(&mut every) - p99(&mut none);
+    summary("staging_none", none);
+    summary("staging_every_control", every);
+    println!("staging_p99_diff_ms={diff:.3}");
+    gate.shutdown().await;
+}
+
 #[tokio::main]
 async fn main() {
     match arg(1).as_str() {
@@ -440,8 +509,12 @@ async fn main() {
             let items = arg(5).parse().expect("ITEMS is a whole number");
             inbox(arg(2), arg(3), arg(4), items).await
         }
+        "staging" => {
+            let n = arg(4).parse().expect("N is a whole number");
+            staging(arg(2), Secret::new(arg(3)), n).await
+        }
         other => {
-            eprintln!("unknown mode {other:?}: approval or inbox");
+            eprintln!("unknown mode {other:?}: approval, inbox or staging");
             std::process::exit(2)
         }
     }

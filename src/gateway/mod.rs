@@ -209,6 +209,7 @@ impl Gateway {
             connections: Default::default(),
             derived: Default::default(),
             listings: Default::default(),
+            stagings: Default::default(),
         });
         guard::set_policy(&gate, &config.policy, "config")
             .await

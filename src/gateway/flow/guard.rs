@@ -10,7 +10,8 @@ use crate::gateway::gate::Gate;
 use crate::gateway::model::error::{GateError, Kind};
 use crate::gateway::model::request;
 use crate::gateway::model::trade::{self, Fact, FactError, Facts, Needs, Trade};
-use crate::gateway::rules::policy::{self, Account, Policy, Verdict};
+use crate::gateway::rules::controls::{self, Controls, Live};
+use crate::gateway::rules::policy::{self, Account, Policy, Rules, Verdict};
 use crate::gateway::store::{Item, Record, Standing, detail};
 use crate::secret::Secret;
 use chrono::{DateTime, Utc};
@@ -155,13 +156,36 @@ pub fn kill_switch_error(reason: &str) -> GateError {
 /// account). What cannot be read stays an error, and the rules that need it fail closed.
 pub async fn facts(gate: &Gate, key: &Secret, needs: Needs) -> Facts {
     let mut facts = Facts::default();
-    if needs.account_value {
-        facts.account_value = account_value(gate, key).await;
+    // Asked at once: each is a round trip upstream, and the trade waits for all of them.
+    let (value, orders, positions) = tokio::join!(
+        async {
+            needs
+                .account_value
+                .then_some(account_value(gate, key).await)
+        },
+        async { needs.open_orders.then_some(stop_orders(gate, key).await) },
+        async { needs.positions.then_some(positions(gate, key).await) },
+    );
+    if let Some(v) = value {
+        facts.account_value = v;
     }
-    if needs.open_orders {
-        facts.stop_orders = stop_orders(gate, key).await;
+    if let Some(o) = orders {
+        facts.stop_orders = o;
+    }
+    if let Some(p) = positions {
+        facts.positions = p;
     }
     facts
+}
+
+async fn positions(
+    gate: &Gate,
+    key: &Secret,
+) -> Result<Vec<crate::api::model::PositionRow>, FactError> {
+    let scope = read_fact(gate, key, "get_positions", Fact::Positions).await?;
+    let rows: crate::api::model::Positions =
+        serde_json::from_value(scope).map_err(|e| FactError::PositionsShape(e.to_string()))?;
+    Ok(rows.positions)
 }
 
 /// What the service answers about one fact with the agent's key: its data (inside `data` where
@@ -236,9 +260,16 @@ pub async fn immediate_trade(
                 ),
             )
         })?;
+    // The controls that measure against the mark need the service's price for the coin; the
+    // account's positions state it only for coins it holds.
+    let wants_mark = || async {
+        Ok::<_, GateError>(
+            request.mark.is_none() && rules_for(gate, &agent.hash).await?.controls.wants_preview(),
+        )
+    };
     if incoming.op.name == "place_order"
         && !request.reduces
-        && (request.notional.is_none() || request.leverage.is_none())
+        && (request.notional.is_none() || request.leverage.is_none() || wants_mark().await?)
         && let Some(preview) = tool_preview(gate, agent, incoming).await
     {
         return Ok(trade::with_preview(
@@ -284,13 +315,17 @@ async fn tool_preview(
 }
 
 /// Refuses a trade the kill switch or a rule stops; the verdicts otherwise.
-pub async fn judge(gate: &Gate, agent: &str, trade: &Trade) -> Result<Vec<Verdict>, GateError> {
+pub async fn judge(
+    gate: &Gate,
+    agent: &crate::gateway::gate::AgentKey,
+    trade: &Trade,
+) -> Result<Vec<Verdict>, GateError> {
     if !trade.reduces
         && let Some(reason) = killed(gate).await?
     {
         return Err(kill_switch_error(&reason));
     }
-    let verdicts = check(gate, agent, trade).await?;
+    let verdicts = check(gate, &agent.hash, trade, Phase::Arrival(&agent.secret)).await?;
     if let Some(e) = violation(&verdicts) {
         return Err(e);
     }
@@ -483,12 +518,46 @@ pub async fn account(gate: &Gate) -> Result<Account, GateError> {
     Ok(Account { open, pnl_today })
 }
 
-/// Every rule's verdict for this agent's trade, against the account as it is now.
-pub async fn check(gate: &Gate, agent: &str, trade: &Trade) -> Result<Vec<Verdict>, GateError> {
+/// The rules in force for this agent.
+async fn rules_for(gate: &Gate, agent: &str) -> Result<Rules, GateError> {
     // Asked at once: on a shared store each is a round trip, and an approval waits for them.
     let (labels, policy) = tokio::try_join!(labels(gate, agent), policy(gate))?;
     let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
-    let rules = policy.for_agent(&labels);
+    Ok(policy.for_agent(&labels))
+}
+
+/// The moment of a trade's life a check is for. Stagings and immediate trades count against
+/// `max_stagings_per_minute` once, when they arrive; an approval is not a staging. An arriving
+/// request brings its key, which the controls read the account with: the gateway keeps an agent's
+/// key only once the upstream accepted it, so an agent's first request has no other.
+#[derive(Clone, Copy)]
+pub enum Phase<'k> {
+    /// A staging or an immediate trade as it arrives: counted.
+    Arrival(&'k Secret),
+    /// The same staging judged again on the service's preview: not counted again.
+    Priced(&'k Secret),
+    /// An approval, or what one would meet.
+    Approval,
+}
+
+/// Every rule's verdict for this agent's trade, against the account as it is now: the policy's
+/// rules, then the pre-trade controls. Every staging, immediate trade, tool call and approval is
+/// judged here, so no path skips a rule.
+pub async fn check(
+    gate: &Gate,
+    agent: &str,
+    trade: &Trade,
+    phase: Phase<'_>,
+) -> Result<Vec<Verdict>, GateError> {
+    let (stagings, key) = match phase {
+        Phase::Arrival(key) => (Some(gate.stagings_in_last_minute(agent, true)), Some(key)),
+        Phase::Priced(key) => (
+            Some(gate.stagings_in_last_minute(agent, false).saturating_sub(1)),
+            Some(key),
+        ),
+        Phase::Approval => (None, None),
+    };
+    let rules = rules_for(gate, agent).await?;
     let account = if rules.needs_account() && !trade.reduces {
         Some(account(gate).await?)
     } else {
@@ -502,7 +571,130 @@ pub async fn check(gate: &Gate, agent: &str, trade: &Trade) -> Result<Vec<Verdic
     } else {
         0.0
     };
-    Ok(policy::verdicts(&rules, trade, account.as_ref(), executed))
+    let mut verdicts = policy::verdicts(&rules, trade, account.as_ref(), executed);
+    if rules.controls != Controls::default() {
+        let live = live(gate, agent, key, &rules.controls, trade, stagings).await?;
+        verdicts.extend(controls::verdicts(&rules.controls, trade, &live));
+    }
+    Ok(verdicts)
+}
+
+/// The agent's executions in the last hour, counted by the store (so every instance on one
+/// database counts the same): what `max_executions_per_hour` measures, with
+/// [`controls::execution_throttle`] for its verdict.
+pub async fn executions_in_last_hour(gate: &Gate, agent: &str) -> Result<u64, GateError> {
+    gate.store
+        .executions_since(agent, gate.now() - chrono::Duration::hours(1))
+        .await
+        .map_err(GateError::store)
+}
+
+/// After an execution of `agent`'s: at its `max_executions_per_hour` the agent is suspended
+/// (RTS 6's repeated-execution throttle: the strategy is disabled until a designated person
+/// re-enables it), so what it stages next is refused as suspended, not only its next execution.
+/// A failure here is logged and leaves the execution's answer as it is: the throttle still
+/// refuses the next execution at its approval.
+pub async fn throttle(gate: &Gate, agent: &str) {
+    let suspended = async {
+        let policy = policy(gate).await?;
+        let labels = labels(gate, agent).await?;
+        let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+        let Some(max) = policy.for_agent(&labels).controls.max_executions_per_hour else {
+            return Ok(false);
+        };
+        let count = executions_in_last_hour(gate, agent).await?;
+        if count < max {
+            return Ok(false);
+        }
+        let reason = format!(
+            "max_executions_per_hour: {count} executions in the last hour reach the limit of \
+             {max}; an admin resumes it"
+        );
+        super::suspend::suspend_key(gate, agent, &reason, "policy").await
+    };
+    match suspended.await {
+        Ok(true) => tracing::warn!(
+            agent = &agent[..8],
+            "agent suspended: max_executions_per_hour reached"
+        ),
+        Ok(false) => {}
+        Err(e) => tracing::error!(
+            agent = &agent[..8],
+            "max_executions_per_hour could not be checked after an execution: {}",
+            e.message
+        ),
+    }
+}
+
+/// What the controls judge a trade against. Read with the agent's key (its own account), else
+/// the gateway's; only what a set control needs, and nothing for a trade that opens nothing.
+async fn live(
+    gate: &Gate,
+    agent: &str,
+    key: Option<&Secret>,
+    c: &Controls,
+    trade: &Trade,
+    stagings: Option<u64>,
+) -> Result<Live, GateError> {
+    let mut live = Live {
+        stagings,
+        ..Live::default()
+    };
+    if trade.reduces || trade.removes_stop_loss {
+        return Ok(live);
+    }
+    let mut needs = c.needs();
+    needs.positions &= trade.mark.is_none() || c.max_position_usd.is_some();
+    let key = key
+        .cloned()
+        .or_else(|| gate.key_of(agent))
+        .or_else(|| gate.upstream.key.clone());
+    // The store's count and the upstream's facts at once: neither waits for the other.
+    let (executions, facts) = tokio::join!(
+        async {
+            match c.max_executions_per_hour {
+                Some(_) => executions_in_last_hour(gate, agent).await.map(Some),
+                None => Ok(None),
+            }
+        },
+        async {
+            match &key {
+                Some(key) if needs != Needs::default() => facts(gate, key, needs).await,
+                _ => Facts::default(),
+            }
+        },
+    );
+    if let Some(n) = executions? {
+        live.executions = Ok(n);
+    }
+    let coin = trade.coin.as_deref().unwrap_or("?");
+    let held = facts.positions.as_ref().map(|rows| {
+        rows.iter()
+            .filter(|r| crate::api::symbol::coin_of(&r.coin) == coin)
+            .collect::<Vec<_>>()
+    });
+    live.position = match &held {
+        Ok(rows) => Ok(rows.iter().map(|r| r.szi).sum()),
+        Err(e) => Err(format!("in {coin} is not known: {e}")),
+    };
+    live.mark = match (trade.mark, &held) {
+        (Some(m), _) => Ok(m),
+        (None, Ok(rows)) => rows
+            .iter()
+            .map(|r| r.mark_px)
+            .find(|m| m.is_finite() && *m > 0.0)
+            .ok_or_else(|| {
+                format!(
+                    "of {coin} is not known: no preview of the service priced this trade and the \
+                     account holds no {coin} position that states it"
+                )
+            }),
+        (None, Err(e)) => Err(format!("of {coin} is not known: {e}")),
+    };
+    live.equity = facts
+        .account_value
+        .map_err(|e| format!("is not known: {e}"));
+    Ok(live)
 }
 
 /// Whether the agent's policy allows immediate trades.
@@ -514,9 +706,13 @@ pub async fn allows_immediate(gate: &Gate, agent: &str) -> Result<bool, GateErro
         || policy(gate).await?.for_agent(&refs).allow_immediate == Some(true))
 }
 
-/// 403 `policy_violation` for the first broken rule, naming every broken one.
+/// 403 `policy_violation` for the first broken rule (one that measured the trade over its limit
+/// before one that could not measure it), naming every broken one.
 pub fn violation(verdicts: &[Verdict]) -> Option<GateError> {
-    let broken: Vec<&Verdict> = verdicts.iter().filter(|v| !v.ok).collect();
+    let mut broken: Vec<&Verdict> = verdicts.iter().filter(|v| !v.ok).collect();
+    // A rule that measured the trade over its limit is named before one that could not measure
+    // it: the first is what the agent must change.
+    broken.sort_by_key(|v| v.value.is_none());
     let first = broken.first()?;
     let mut e = GateError::new(
         Kind::Forbidden,

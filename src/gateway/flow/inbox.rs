@@ -79,7 +79,8 @@ pub async fn stage(gate: &Arc<Gate>, incoming: &Incoming, exec: Exec) -> Result<
     if let Some(t) = &asked {
         // Only values the request states: what it leaves to the service is priced by the
         // service's preview below.
-        let verdicts = guard::check(gate, &agent.hash, t).await?;
+        let verdicts =
+            guard::check(gate, &agent.hash, t, guard::Phase::Arrival(&agent.secret)).await?;
         if verdicts.iter().any(|v| !v.ok && v.value.is_some())
             && let Some(e) = guard::violation(&verdicts)
         {
@@ -113,7 +114,7 @@ pub async fn stage(gate: &Arc<Gate>, incoming: &Incoming, exec: Exec) -> Result<
     // What the service staged is judged again: a suspension made meanwhile stops it too.
     let halted = halt::halted(gate, &agent.hash, trade.as_ref()).await?;
     let verdicts = match &trade {
-        Some(t) => guard::check(gate, &agent.hash, t).await?,
+        Some(t) => guard::check(gate, &agent.hash, t, guard::Phase::Priced(&agent.secret)).await?,
         None => Vec::new(),
     };
     let refusal = halted.or_else(|| guard::violation(&verdicts));
@@ -638,7 +639,7 @@ pub async fn approve(
         // trip on a shared store). A stop is the answer, and ends the check where it is: the
         // account figures a rule may be reading upstream are not waited for.
         let halted = halt::halted(gate, &item.agent, Some(&trade));
-        let check = guard::check(gate, &item.agent, &trade);
+        let check = guard::check(gate, &item.agent, &trade, guard::Phase::Approval);
         tokio::pin!(halted, check);
         let verdicts = tokio::select! {
             biased;

@@ -74,6 +74,7 @@ pub async fn settle(gate: &Gate, item: &Item, t: Transition) -> Result<bool, Gat
             .add_executed(&item.agent, now, notional)
             .await
             .map_err(GateError::store)?;
+        guard::throttle(gate, &item.agent).await;
     }
     Ok(moved)
 }

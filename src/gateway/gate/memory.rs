@@ -4,7 +4,8 @@
 
 use crate::api::model::{GateTrade, GateVerdict};
 use bytes::Bytes;
-use std::collections::HashMap;
+use chrono::{DateTime, Utc};
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// What an item's model derives from its stored request, preview and verdicts, by item id.
@@ -141,5 +142,31 @@ mod tests {
         }
         assert!(g.get("gi_0").is_some(), "kept: it was asked for");
         assert!(g.get("gi_1").is_none(), "gone: never asked for again");
+    }
+}
+
+/// When each agent staged or traded immediately in the last minute. In this process's memory,
+/// not the store: immediate trades leave no item behind to count, and a count of its own per
+/// instance costs no round trip on every staging. Instances behind one load balancer each count
+/// what they saw.
+#[derive(Default)]
+pub struct Stagings {
+    by_agent: Mutex<HashMap<String, VecDeque<DateTime<Utc>>>>,
+}
+
+impl Stagings {
+    /// How many the agent made in the 60 s before `now`; with `record`, this one is added.
+    pub fn count(&self, agent: &str, now: DateTime<Utc>, record: bool) -> u64 {
+        let mut map = self.by_agent.lock().unwrap_or_else(|p| p.into_inner());
+        let since = now - chrono::Duration::seconds(60);
+        let times = map.entry(agent.to_string()).or_default();
+        while times.front().is_some_and(|t| *t <= since) {
+            times.pop_front();
+        }
+        let n = times.len() as u64;
+        if record {
+            times.push_back(now);
+        }
+        n
     }
 }

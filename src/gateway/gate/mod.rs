@@ -100,6 +100,8 @@ pub struct Gate {
     pub(super) derived: memory::Derived,
     /// Each listed inbox item's JSON, memory only.
     pub(super) listings: Arc<memory::Listings>,
+    /// Each agent's recent stagings and immediate trades, memory only.
+    pub(super) stagings: memory::Stagings,
 }
 
 impl Gate {
@@ -109,6 +111,12 @@ impl Gate {
 
     pub fn base_url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// The agent's stagings and immediate trades in the 60 s before `now`; with `record`, this
+    /// one is counted from now on.
+    pub(super) fn stagings_in_last_minute(&self, agent: &str, record: bool) -> u64 {
+        self.stagings.count(agent, self.now(), record)
     }
 
     pub(super) fn key_of(&self, agent: &str) -> Option<Secret> {

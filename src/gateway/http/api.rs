@@ -464,7 +464,7 @@ async fn check(
         )
     })?;
     let verdicts = match &trade {
-        Some(t) => guard::check(&gate, &item.agent, t).await?,
+        Some(t) => guard::check(&gate, &item.agent, t, guard::Phase::Approval).await?,
         None => Vec::new(),
     };
     let killed = guard::killed(&gate).await?;

@@ -127,6 +127,24 @@ macro_rules! policy_rules {
             pub daily_loss_limit_usd: f64,
             /// Trades that need no staging (place_order and the like) are let through.
             pub allow_immediate: bool,
+            /// A limit price within this % of the mark; a stop loss on the wrong side of the mark is
+            /// refused while it is set.
+            #[schemars(extend("minimum" = 0, "exclusiveMinimum" = true))]
+            pub price_collar_pct: f64,
+            /// Coin → the largest order in coin units (`{"BTC": 0.5}`); unlisted coins: no limit.
+            pub max_order_size: BTreeMap<String, f64>,
+            /// The account's net position in the coin after the fill, USD at the mark.
+            #[schemars(extend("minimum" = 0, "exclusiveMinimum" = true))]
+            pub max_position_usd: f64,
+            /// The loss at the stop loss, as % of the account's equity; no stop loss breaks it.
+            #[schemars(extend("minimum" = 0, "exclusiveMinimum" = true))]
+            pub max_loss_per_trade_pct: f64,
+            /// Stagings and immediate trades of one agent in any 60 s.
+            #[schemars(extend("minimum" = 1))]
+            pub max_stagings_per_minute: u64,
+            /// Executions of one agent's trades in any hour.
+            #[schemars(extend("minimum" = 1))]
+            pub max_executions_per_hour: u64,
             $($more)*
         }
     };
@@ -605,7 +623,9 @@ mod tests {
         // Every key set, at the top and for an agent: both readings take it.
         let all = r#"{"allowed_coins": ["BTC"], "max_notional_usd": 1, "max_leverage": 2,
             "require_stop_loss": true, "max_open_positions": 3, "max_daily_notional_usd": 4,
-            "daily_loss_limit_usd": 5, "allow_immediate": false}"#;
+            "daily_loss_limit_usd": 5, "allow_immediate": false, "price_collar_pct": 2,
+            "max_order_size": {"BTC": 0.5}, "max_position_usd": 6, "max_loss_per_trade_pct": 1,
+            "max_stagings_per_minute": 7, "max_executions_per_hour": 8}"#;
         let body = format!(r#"{{"agents": {{"bot": {all}}}, {}"#, &all[1..]);
         policy::Policy::read(body.as_bytes()).unwrap();
         serde::<PolicyRequest>(&body);

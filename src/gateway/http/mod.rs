@@ -366,6 +366,7 @@ async fn route(gate: &Arc<Gate>, incoming: Incoming) -> Result<Answer, GateError
                     .add_executed(&agent, gate.now(), notional)
                     .await
                     .map_err(GateError::store)?;
+                guard::throttle(gate, &agent).await;
             }
             Ok(resp)
         }
@@ -401,6 +402,6 @@ async fn immediate(
     if let Some(e) = suspend::refusal(gate, &agent.hash, Some(&trade)).await? {
         return Err(e);
     }
-    guard::judge(gate, &agent.hash, &trade).await?;
+    guard::judge(gate, agent, &trade).await?;
     Ok((agent.hash.clone(), trade))
 }

@@ -81,6 +81,7 @@ pub enum DefaultsError {
 pub enum Fact {
     AccountValue,
     OpenOrders,
+    Positions,
 }
 
 impl Fact {
@@ -88,7 +89,7 @@ impl Fact {
     fn verb(self) -> &'static str {
         match self {
             Fact::AccountValue => "was",
-            Fact::OpenOrders => "were",
+            Fact::OpenOrders | Fact::Positions => "were",
         }
     }
 }
@@ -98,6 +99,7 @@ impl std::fmt::Display for Fact {
         f.write_str(match self {
             Fact::AccountValue => "the account's value",
             Fact::OpenOrders => "the open orders",
+            Fact::Positions => "the account's positions",
         })
     }
 }
@@ -120,6 +122,8 @@ pub enum FactError {
     /// Kept as text: the reading error is neither `Clone` nor `PartialEq`, as facts are.
     #[error("the open orders are in a shape the gateway cannot read ({0})")]
     OrdersShape(String),
+    #[error("the positions are in a shape the gateway cannot read ({0})")]
+    PositionsShape(String),
 }
 
 /// What the service reports that a trade's meaning depends on, read live when needed.
@@ -130,6 +134,8 @@ pub struct Facts {
     /// The agent's resting orders that protect a position (stop losses), by oid; `Err` when they
     /// could not be read.
     pub stop_orders: Result<Vec<u64>, FactError>,
+    /// The account's open positions (each with the coin's mark), for the pre-trade controls.
+    pub positions: Result<Vec<crate::api::model::PositionRow>, FactError>,
 }
 
 impl Default for Facts {
@@ -137,6 +143,7 @@ impl Default for Facts {
         Facts {
             account_value: Err(FactError::NotRead(Fact::AccountValue)),
             stop_orders: Err(FactError::NotRead(Fact::OpenOrders)),
+            positions: Err(FactError::NotRead(Fact::Positions)),
         }
     }
 }
@@ -146,6 +153,18 @@ impl Default for Facts {
 pub struct Needs {
     pub account_value: bool,
     pub open_orders: bool,
+    pub positions: bool,
+}
+
+impl Needs {
+    /// What either needs.
+    pub fn and(self, other: Needs) -> Needs {
+        Needs {
+            account_value: self.account_value || other.account_value,
+            open_orders: self.open_orders || other.open_orders,
+            positions: self.positions || other.positions,
+        }
+    }
 }
 
 /// Who priced the trade.
@@ -173,6 +192,19 @@ pub struct Trade {
     pub notional: Option<f64>,
     pub leverage: Option<f64>,
     pub stop_loss: bool,
+    /// The price a limit order rests at; `None` at market.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit_price: Option<f64>,
+    /// Where the stop loss triggers, when it is given as a price.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_loss_price: Option<f64>,
+    /// How far below (a long) or above (a short) the entry the stop loss triggers, in %, when it
+    /// is given that way (a platform order's `slPercentage`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_loss_pct: Option<f64>,
+    /// The mark price the service's preview priced the trade at.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mark: Option<f64>,
     /// A close, or a cancel of orders that open nothing: it cannot add exposure.
     pub reduces: bool,
     /// A cancel that takes away a position's stop loss: it adds risk.
@@ -202,6 +234,15 @@ impl Trade {
     pub fn why_unknown(&self, what: &str) -> Option<&str> {
         self.unknown.get(what).map(String::as_str)
     }
+
+    /// Whether the trade buys: a long, or a buy order. `None` for a side the gateway cannot read.
+    pub fn buys(&self) -> Option<bool> {
+        match self.side.as_deref().map(str::to_ascii_lowercase).as_deref() {
+            Some("long" | "buy") => Some(true),
+            Some("short" | "sell") => Some(false),
+            _ => None,
+        }
+    }
 }
 
 /// The live facts a request needs to be judged.
@@ -209,11 +250,11 @@ pub fn needs(parsed: &Parsed, defaults: &Defaults) -> Needs {
     match parsed {
         Parsed::PlatformOrder(o) => Needs {
             account_value: sizing_mode(o, defaults).as_deref() == Some("account"),
-            open_orders: false,
+            ..Needs::default()
         },
         Parsed::Cancel(_) => Needs {
-            account_value: false,
             open_orders: true,
+            ..Needs::default()
         },
         Parsed::Tool(call) => needs(&call.body, defaults),
         _ => Needs::default(),
@@ -303,6 +344,8 @@ fn signal(op: &str, s: &TradeSignal, defaults: &Defaults) -> Trade {
         ),
     }
     t.stop_loss = s.sl.is_some();
+    t.stop_loss_price = s.sl;
+    t.limit_price = limit;
     t
 }
 
@@ -378,6 +421,8 @@ fn platform_order(op: &str, o: &PlatformOrder, defaults: &Defaults, facts: &Fact
         ),
     }
     t.stop_loss = o.sl_enabled && o.sl_percentage.is_some();
+    t.stop_loss_pct = o.sl_percentage.filter(|_| o.sl_enabled);
+    t.limit_price = limit;
     t
 }
 
@@ -435,6 +480,9 @@ pub fn with_preview(request: Option<Trade>, preview: &Preview, op: &str) -> Trad
             t.unknown("leverage", "the service's preview names no leverage");
         }
         t.stop_loss = preview.sl.is_some();
+        t.stop_loss_price = preview.sl;
+        t.limit_price = preview.limit_px.filter(|p| *p > 0.0);
+        t.mark = Some(preview.mark_px).filter(|p| p.is_finite() && *p > 0.0);
     }
     if let Some(r) = request {
         t.disagreements = disagreements(&r, &t);

@@ -6,6 +6,9 @@
 //! inbox, so they are refused unless the agent is allowed them (`gate.allow_immediate`, or
 //! `allow_immediate = true` in its policy), and even then the rules apply.
 
+use super::controls::{self, Controls};
+pub use super::verdict::{Figure, Verdict};
+use super::verdict::{NEAR, ceiling, money, reducing, times, verdict};
 use crate::api::symbol::coin_of;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -152,8 +155,9 @@ impl GateSettings {
     }
 }
 
-/// The rules, in the order verdicts are listed.
-pub const RULES: [&str; 7] = [
+/// The rules, in the order verdicts are listed: the policy's first, then the pre-trade controls
+/// ([`controls::CONTROLS`]).
+pub const RULES: [&str; 13] = [
     "allowed_coins",
     "max_notional_usd",
     "max_leverage",
@@ -161,10 +165,13 @@ pub const RULES: [&str; 7] = [
     "max_open_positions",
     "max_daily_notional_usd",
     "daily_loss_limit_usd",
+    controls::CONTROLS[0],
+    controls::CONTROLS[1],
+    controls::CONTROLS[2],
+    controls::CONTROLS[3],
+    controls::CONTROLS[4],
+    controls::CONTROLS[5],
 ];
-
-/// A passing verdict is "near" its limit from this share of it.
-const NEAR: f64 = 0.8;
 
 /// One set of rules; unset means no limit. The policy's top level and each agent's table.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -185,6 +192,9 @@ pub struct Rules {
     pub daily_loss_limit_usd: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allow_immediate: Option<bool>,
+    /// The pre-trade controls, written beside the other keys.
+    #[serde(flatten)]
+    pub controls: Controls,
 }
 
 impl Rules {
@@ -202,6 +212,7 @@ impl Rules {
             max_daily_notional_usd: over.max_daily_notional_usd.or(self.max_daily_notional_usd),
             daily_loss_limit_usd: over.daily_loss_limit_usd.or(self.daily_loss_limit_usd),
             allow_immediate: over.allow_immediate.or(self.allow_immediate),
+            controls: self.controls.merged(&over.controls),
         }
     }
 
@@ -214,6 +225,10 @@ impl Rules {
         let mut r = Rules::default();
         for (key, v) in map {
             let name = format!("{prefix}{key}");
+            if let Some(read) = r.controls.read(key, &name, v) {
+                read.map_err(|(key, message)| PolicyError { key, message })?;
+                continue;
+            }
             let bad = |what: &str| PolicyError {
                 key: name.clone(),
                 message: format!("{name} must be {what}, got {v}"),
@@ -347,127 +362,6 @@ pub struct Account {
     /// Coins with an open position.
     pub open: Vec<String>,
     pub pnl_today: f64,
-}
-
-/// One rule's answer for one trade.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Verdict {
-    pub rule: &'static str,
-    pub ok: bool,
-    pub limit: Figure,
-    /// The trade's figure; `None` (null) when it is not known, or the trade reduces exposure.
-    pub value: Option<Figure>,
-    /// Passes, at or past 80% of its limit.
-    pub near: bool,
-    pub message: String,
-}
-
-/// A rule's limit or a trade's figure, written as the bare JSON value (the supervisor API's
-/// `limit` and `value`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum Figure {
-    /// USD, or a leverage.
-    Amount(f64),
-    /// Open positions.
-    Count(u64),
-    /// A stop loss required, or set.
-    Flag(bool),
-    Coin(String),
-    Coins(Vec<String>),
-}
-
-impl Verdict {
-    /// The verdict as the supervisor API writes it.
-    pub fn model(&self) -> crate::api::model::GateVerdict {
-        let json = |f: &Figure| serde_json::to_value(f).unwrap_or(Value::Null);
-        crate::api::model::GateVerdict {
-            rule: self.rule.to_string(),
-            ok: self.ok,
-            limit: json(&self.limit),
-            value: self.value.as_ref().map_or(Value::Null, json),
-            near: self.near,
-            message: self.message.clone(),
-        }
-    }
-}
-
-fn money(x: f64) -> String {
-    format!("{x:.2} USD")
-}
-
-fn times(x: f64) -> String {
-    format!("{x}x")
-}
-
-fn verdict(
-    rule: &'static str,
-    ok: bool,
-    limit: Figure,
-    value: Option<Figure>,
-    near: bool,
-    message: String,
-) -> Verdict {
-    Verdict {
-        rule,
-        ok,
-        limit,
-        value,
-        near,
-        message,
-    }
-}
-
-fn reducing(rule: &'static str, limit: Figure) -> Verdict {
-    verdict(
-        rule,
-        true,
-        limit,
-        None,
-        false,
-        "reduces exposure: passes".into(),
-    )
-}
-
-/// A rule that caps a number: an unknown value does not pass, since the gateway cannot vouch for it.
-fn ceiling(
-    rule: &'static str,
-    limit: f64,
-    value: Option<f64>,
-    what: &str,
-    why_unknown: Option<&str>,
-    unit: fn(f64) -> String,
-) -> Verdict {
-    match value {
-        None => verdict(
-            rule,
-            false,
-            Figure::Amount(limit),
-            None,
-            false,
-            format!(
-                "{rule} is {} and the {what} of this trade is not known ({}), so it cannot pass",
-                unit(limit),
-                why_unknown.unwrap_or("nothing states it")
-            ),
-        ),
-        Some(x) => {
-            let ok = x <= limit;
-            verdict(
-                rule,
-                ok,
-                Figure::Amount(limit),
-                Some(Figure::Amount(x)),
-                ok && x >= NEAR * limit,
-                format!(
-                    "{what} {} {} the limit {rule} = {}",
-                    unit(x),
-                    if ok { "is within" } else { "exceeds" },
-                    unit(limit)
-                ),
-            )
-        }
-    }
 }
 
 /// Every configured rule's verdict. `account` is the live account (needed when

@@ -216,6 +216,10 @@ async fn state_tokens_agents_and_standing_approvals_round_trip(b: Backend) {
         .unwrap();
     let since = store.executed_since(&agent.key_hash, t0 + chrono::Duration::minutes(1));
     assert_eq!(since.await.unwrap(), 500.0);
+    let count = |at| store.executions_since(&agent.key_hash, at);
+    assert_eq!(count(t0).await.unwrap(), 2);
+    assert_eq!(count(t0 + chrono::Duration::minutes(1)).await.unwrap(), 1);
+    assert_eq!(count(t0 + chrono::Duration::hours(2)).await.unwrap(), 0);
 
     let standing = Standing {
         id: 0,

@@ -471,6 +471,13 @@ pub trait Store: Send + Sync + 'static {
 
     /// USD notional an agent's trades executed at or after `since`.
     fn executed_since(&self, agent: &str, since: DateTime<Utc>) -> BoxFuture<'_, StoreResult<f64>>;
+    /// How many of an agent's trades executed at or after `since` (those counted by
+    /// [`Store::executed_since`]).
+    fn executions_since(
+        &self,
+        agent: &str,
+        since: DateTime<Utc>,
+    ) -> BoxFuture<'_, StoreResult<u64>>;
     fn add_executed(
         &self,
         agent: &str,

@@ -540,6 +540,22 @@ impl Store for SqliteStore {
         })
     }
 
+    fn executions_since(
+        &self,
+        agent: &str,
+        since: DateTime<Utc>,
+    ) -> BoxFuture<'_, StoreResult<u64>> {
+        let agent = agent.to_string();
+        self.run(move |c| {
+            c.query_row(
+                "SELECT COUNT(*) FROM executed WHERE agent = ?1 AND at >= ?2",
+                params![agent, ts(since)],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n.max(0) as u64)
+        })
+    }
+
     fn add_executed(
         &self,
         agent: &str,

@@ -204,6 +204,14 @@ impl Store for Watched {
         self.inner.executed_since(agent, since)
     }
 
+    fn executions_since(
+        &self,
+        agent: &str,
+        since: DateTime<Utc>,
+    ) -> BoxFuture<'_, StoreResult<u64>> {
+        self.inner.executions_since(agent, since)
+    }
+
     fn add_executed(
         &self,
         agent: &str,

@@ -27,6 +27,9 @@ fn the_example_configs_gateway_block_parses_and_lists_every_rule() {
     let mm = policy.for_agent(&["market-maker"]);
     assert_eq!(mm.max_notional_usd, Some(20000.0));
     assert_eq!(mm.max_leverage, Some(5.0));
+    assert_eq!(mm.controls.max_stagings_per_minute, Some(60));
+    assert_eq!(mm.controls.max_order_size.unwrap()["ETH"], 40.0);
+    assert_eq!(policy.rules.controls.max_order_size.unwrap()["BTC"], 0.5);
     let destinations = notify::from_toml(&block).unwrap();
     assert_eq!(destinations.len(), 1);
     assert!(destinations[0].url.starts_with("https://"));

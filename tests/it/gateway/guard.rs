@@ -55,12 +55,12 @@ pub(super) fn trade(coin: &str, size_usd: f64) -> Value {
            "sizeUsd": size_usd, "leverage": 3, "sl": "1"})
 }
 
-async fn put_policy(s: &Setup, policy: Value) -> (StatusCode, Value) {
+pub(super) async fn put_policy(s: &Setup, policy: Value) -> (StatusCode, Value) {
     s.supervisor(Method::PUT, "/gate/v1/policy", Some(policy))
         .await
 }
 
-async fn approve(s: &Setup, id: &str, body: Option<Value>) -> (StatusCode, Value) {
+pub(super) async fn approve(s: &Setup, id: &str, body: Option<Value>) -> (StatusCode, Value) {
     s.supervisor(Method::POST, &format!("/gate/v1/inbox/{id}/approve"), body)
         .await
 }
@@ -72,7 +72,7 @@ pub(super) async fn journal(s: &Setup) -> Vec<Value> {
 }
 
 /// Asserts a 403 policy_violation naming `rule`, with every text in `mentions` in its message.
-fn refused(answer: &(StatusCode, Value), rule: &str, mentions: &[&str]) {
+pub(super) fn refused(answer: &(StatusCode, Value), rule: &str, mentions: &[&str]) {
     let (st, body) = answer;
     assert_eq!(*st, StatusCode::FORBIDDEN, "{body}");
     assert_eq!(body["error"]["code"], "policy_violation", "{body}");

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 /// A client that counts the progress notifications it hears.
 #[derive(Clone)]
-struct Probe {
+pub(super) struct Probe {
     info: ClientConfig,
     progress: Arc<AtomicUsize>,
 }
@@ -39,7 +39,7 @@ impl ClientHandler for Probe {
     }
 }
 
-type Client = RunningService<RoleClient, Probe>;
+pub(super) type Client = RunningService<RoleClient, Probe>;
 
 /// The version the official SDKs negotiate today (with a session), unless told otherwise.
 async fn connect_as(s: &Setup, key: &Secret, version: ProtocolVersion) -> Client {
@@ -61,7 +61,7 @@ async fn connect_as(s: &Setup, key: &Secret, version: ProtocolVersion) -> Client
         .expect("the MCP client connects")
 }
 
-async fn connect(s: &Setup, key: &Secret) -> Client {
+pub(super) async fn connect(s: &Setup, key: &Secret) -> Client {
     connect_as(s, key, ProtocolVersion::V_2025_11_25).await
 }
 
@@ -69,13 +69,13 @@ fn args(v: Value) -> serde_json::Map<String, Value> {
     v.as_object().cloned().unwrap()
 }
 
-async fn call(c: &Client, name: &str, a: Value) -> CallToolResult {
+pub(super) async fn call(c: &Client, name: &str, a: Value) -> CallToolResult {
     c.call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(args(a)))
         .await
         .expect("a tool call answers a result, even a refusal")
 }
 
-fn text(r: &CallToolResult) -> String {
+pub(super) fn text(r: &CallToolResult) -> String {
     r.content
         .iter()
         .filter_map(|c| c.as_text().map(|t| t.text.clone()))
@@ -617,7 +617,9 @@ async fn a_key_given_twice_in_a_tools_arguments_is_refused_naming_it_before_rmcp
     assert_eq!(resp.status(), StatusCode::OK);
     let _ = resp.bytes().await;
     assert_eq!(upstream_count(&s, "propose_trade"), 1);
+}
 
+#[tokio::test]
 async fn a_suspended_agents_tool_calls_are_refused_as_over_rest_and_stage_nothing() {
     let s = setup().await;
     let key = s.sandbox.key(Scope::Legacy);

@@ -16,6 +16,7 @@ mod attacks;
 mod config;
 mod console_client;
 mod console_outcome;
+mod controls;
 mod guard;
 mod link_page;
 mod links;

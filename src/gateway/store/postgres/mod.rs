@@ -537,6 +537,27 @@ impl Store for PostgresStore {
         })
     }
 
+    fn executions_since(
+        &self,
+        agent: &str,
+        since: DateTime<Utc>,
+    ) -> BoxFuture<'_, StoreResult<u64>> {
+        let agent = agent.to_string();
+        self.run(move |c| async move {
+            let n: i64 = c
+                .query_one(
+                    &c.prepare_cached(
+                        "SELECT COUNT(*) FROM executed WHERE agent = $1 AND at >= $2",
+                    )
+                    .await?,
+                    &[&agent, &since],
+                )
+                .await?
+                .try_get(0)?;
+            Ok(n.max(0) as u64)
+        })
+    }
+
     fn add_executed(
         &self,
         agent: &str,
