@@ -42,7 +42,9 @@ fn e2e_research_run_in_console() {
     tmux.send("Enter");
     // The console shows the Research tab itself after a /research command; 6 is harmless.
     tmux.send("6");
-    let screen = tmux.wait_for("the lead and its agents", Duration::from_secs(60), |s| {
+    // Generous: the run's agents backtest, and with the whole suite on two cores they were seen
+    // to need more than a minute to appear (it took 2.4 s alone).
+    let screen = tmux.wait_for("the lead and its agents", Duration::from_secs(180), |s| {
         s.contains("Lead and agents") && s.contains("├─ ") && s.contains("└─ ")
     });
     assert!(
@@ -55,7 +57,7 @@ fn e2e_research_run_in_console() {
     );
     tmux.wait_for(
         "the run to complete (status or report artifact)",
-        Duration::from_secs(120),
+        Duration::from_secs(300),
         |s| s.contains(" completed ") || s.contains("report.md"),
     );
     tmux.quit_and_check_restored();

@@ -3,6 +3,7 @@
 //! and the asking again after an answer was lost.
 
 use super::items::{find, retry_at};
+use super::{guard, halt};
 use crate::api::catalog;
 use crate::api::error::rate_limit_wait;
 use crate::api::model::{CloseRequest, ConfirmRequest, ExecuteToolRequest, Proposal};
@@ -45,6 +46,18 @@ pub async fn execute(gate: &Arc<Gate>, id: &str) -> Result<Item, GateError> {
                         .map_err(GateError::store)?;
                     return find(gate, &item.id).await;
                 };
+                // Whatever way it comes here (an approval, a held item once the agent's key is
+                // back, a rate limit's wait over, a retry, a second instance's poll): the kill
+                // switch or a suspension that came since the approval stops it before it runs. It
+                // stays approved: it runs once the agent may trade again (a resume runs it), or
+                // expires.
+                let trade = guard::item_trade(gate, &item).await.ok().flatten();
+                if halt::halted(gate, &item.agent, trade.as_ref())
+                    .await?
+                    .is_some()
+                {
+                    return Ok(item);
+                }
                 let now = gate.now();
                 let claim = Transition {
                     unexpired_at: Some(now),

@@ -66,15 +66,21 @@ pub async fn settle(gate: &Gate, item: &Item, t: Transition) -> Result<bool, Gat
         .transition(&item.id, t)
         .await
         .map_err(GateError::store)?;
-    if moved
-        && to == Status::Executed
-        && let Some(notional) = item.notional
-    {
-        gate.store
-            .add_executed(&item.agent, now, notional)
-            .await
-            .map_err(GateError::store)?;
-        guard::throttle(gate, &item.agent).await;
+    if moved && to == Status::Executed {
+        // An execution whose USD figure is not known still counts as one towards
+        // `max_executions_per_hour` (with nothing added to the day's notional); one that cannot
+        // be read as a trade counts as adding exposure.
+        let adds = guard::item_trade_offline(gate, item)
+            .ok()
+            .flatten()
+            .is_none_or(|t| !t.reduces);
+        if item.notional.is_some() || adds {
+            gate.store
+                .add_executed(&item.agent, now, item.notional.unwrap_or(0.0))
+                .await
+                .map_err(GateError::store)?;
+            guard::throttle(gate, &item.agent).await;
+        }
     }
     Ok(moved)
 }

@@ -149,6 +149,9 @@ mod tests {
 /// not the store: immediate trades leave no item behind to count, and a count of its own per
 /// instance costs no round trip on every staging. Instances behind one load balancer each count
 /// what they saw.
+/// Agents counted before the ones with nothing in the window are dropped.
+const PRUNE_FROM: usize = 1024;
+
 #[derive(Default)]
 pub struct Stagings {
     by_agent: Mutex<HashMap<String, VecDeque<DateTime<Utc>>>>,
@@ -159,13 +162,22 @@ impl Stagings {
     pub fn count(&self, agent: &str, now: DateTime<Utc>, record: bool) -> u64 {
         let mut map = self.by_agent.lock().unwrap_or_else(|p| p.into_inner());
         let since = now - chrono::Duration::seconds(60);
-        let times = map.entry(agent.to_string()).or_default();
-        while times.front().is_some_and(|t| *t <= since) {
-            times.pop_front();
+        // Made-up keys cost no memory past their minute: agents with nothing in the window are
+        // dropped once the map has grown.
+        if map.len() >= PRUNE_FROM {
+            map.retain(|_, times| times.back().is_some_and(|t| *t > since));
         }
-        let n = times.len() as u64;
+        let n = match map.get_mut(agent) {
+            Some(times) => {
+                while times.front().is_some_and(|t| *t <= since) {
+                    times.pop_front();
+                }
+                times.len() as u64
+            }
+            None => 0,
+        };
         if record {
-            times.push_back(now);
+            map.entry(agent.to_string()).or_default().push_back(now);
         }
         n
     }

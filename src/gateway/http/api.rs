@@ -1,6 +1,7 @@
 //! The supervisor API under `/gate/v1`, for the console and for scripts. Every call carries a
 //! supervisor token (`agentdesk gate token`) in `x-api-key`.
 
+use super::super::flow::execute;
 use super::super::flow::guard;
 use super::super::flow::inbox;
 use super::super::flow::items::{self, agent_map};
@@ -354,15 +355,21 @@ pub async fn supervisor_as(
     if token.role >= needed {
         return Ok(token);
     }
+    Err(insufficient(gate, &token, needed, what).await)
+}
+
+/// 403 `insufficient_role` naming the role needed, journaled (a refused attempt is part of the
+/// record).
+async fn insufficient(gate: &Gate, token: &Token, needed: Role, what: &str) -> GateError {
     let message = format!(
         "{what} needs the {} role; this token ({}) is a {}",
         needed.as_str(),
-        who(&token),
+        who(token),
         token.role.as_str()
     );
     let record = Record::new(
         "insufficient_role",
-        &who(&token),
+        &who(token),
         gate.now(),
         detail::InsufficientRole {
             needed: needed.as_str(),
@@ -370,13 +377,15 @@ pub async fn supervisor_as(
             what,
         },
     );
-    gate.store.append(record).await.map_err(GateError::store)?;
+    if let Err(err) = gate.store.append(record).await {
+        return GateError::store(err);
+    }
     let mut e = GateError::new(Kind::Forbidden, "insufficient_role", message);
     e.extra = Some(Box::new(Value::Object(serde_json::Map::from_iter([(
         "needed".to_string(),
         Value::from(needed.as_str()),
     )]))));
-    Err(e)
+    e
 }
 
 /// The supervisor's token of a request, checked against the role its route needs ([`ROUTES`])
@@ -441,6 +450,10 @@ async fn approve(
     Path(ItemPath { id }): Path<ItemPath>,
     Strict(Approve { overrides }): Strict<Approve>,
 ) -> Result<Response, GateError> {
+    // Approving is an approver's; approving past a rule is an admin's.
+    if !overrides.is_empty() && token.role < Role::Admin {
+        return Err(insufficient(&gate, &token, Role::Admin, "overriding a policy rule").await);
+    }
     let item = inbox::approve(&gate, &id, &who(&token), &overrides).await?;
     let agents = agent_map(&gate).await?;
     Ok(success(GateDecision {
@@ -539,6 +552,17 @@ async fn resume_agent(
     Path(AgentPath { label }): Path<AgentPath>,
 ) -> Result<Response, GateError> {
     let (changed, named) = suspend::resume(&gate, &label, &who(&token)).await?;
+    // What was approved before the suspension and held since (waiting for the agent's key)
+    // runs now, as it would have without the suspension; in the background, as after an agent's
+    // first request.
+    for agent in named.iter().filter(|_| changed) {
+        let (gate, key_hash) = (gate.clone(), agent.key_hash.clone());
+        tokio::spawn(async move {
+            if let Err(e) = execute::run_waiting(&gate, &key_hash).await {
+                tracing::warn!("held items of a resumed agent did not run: {}", e.message);
+            }
+        });
+    }
     let agents = suspend::models(&gate, &named).await?;
     Ok(success(GateAgentsChanged { changed, agents }))
 }

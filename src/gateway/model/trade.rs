@@ -481,7 +481,12 @@ pub fn with_preview(request: Option<Trade>, preview: &Preview, op: &str) -> Trad
         }
         t.stop_loss = preview.sl.is_some();
         t.stop_loss_price = preview.sl;
-        t.limit_price = preview.limit_px.filter(|p| *p > 0.0);
+        // A preview that does not restate the limit price is not a market order: the request's
+        // limit is what the collar measures then.
+        t.limit_price = preview
+            .limit_px
+            .filter(|p| *p > 0.0)
+            .or_else(|| request.as_ref().and_then(|r| r.limit_price));
         t.mark = Some(preview.mark_px).filter(|p| p.is_finite() && *p > 0.0);
     }
     if let Some(r) = request {

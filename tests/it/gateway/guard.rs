@@ -355,6 +355,25 @@ async fn an_approval_rechecks_the_live_account_and_needs_an_explicit_override() 
         "overriding another rule is not enough: {body}"
     );
 
+    // An approver may approve, not approve past a rule: the override is an admin's.
+    let approver = s
+        .gate
+        .mint_token_as("amy", agentdesk::gateway::store::Role::Approver)
+        .await
+        .unwrap();
+    let (st, body) = send(
+        &s.gate.base_url(),
+        Method::POST,
+        &format!("/gate/v1/inbox/{eth}/approve"),
+        Some(approver.expose()),
+        Some(json!({"override": ["max_open_positions"]})),
+    )
+    .await;
+    assert_eq!(st, StatusCode::FORBIDDEN, "{body}");
+    assert_eq!(body["error"]["code"], "insufficient_role", "{body}");
+    assert_eq!(body["error"]["needed"], "admin", "{body}");
+    assert_eq!(upstream_count(&s, "confirm_trade"), 1);
+
     let (st, body) = approve(&s, &eth, Some(json!({"override": ["max_open_positions"]}))).await;
     assert_eq!(st, StatusCode::OK, "{body}");
     assert_eq!(body["item"]["status"], "executed");

@@ -412,3 +412,49 @@ async fn a_suspension_made_on_one_instance_refuses_on_the_other() {
     assert_eq!(st, StatusCode::OK, "{body}");
     assert_eq!(proposals(), before + 1);
 }
+
+#[tokio::test]
+async fn an_item_approved_before_a_suspension_and_held_for_the_key_runs_only_after_the_resume() {
+    let s = super::setup().await;
+    let key = s.sandbox.key(Scope::McpMutate);
+    let who = s.agent(&key).whoami(false).await.unwrap();
+    let p = s
+        .agent(&key)
+        .propose_trade(&super::long_btc(&who.messenger_id))
+        .await
+        .unwrap();
+    // Restarted: the approval waits for the agent's key.
+    let s = s.restart_gate().await;
+    let approve = format!("/gate/v1/inbox/{}/approve", p.proposal_id);
+    let (st, body) = s.supervisor(Method::POST, &approve, None).await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    assert_eq!(body["item"]["note"], "waiting for the agent to reconnect");
+    let fp = key.fingerprint();
+    let (st, body) = s
+        .supervisor(
+            Method::POST,
+            &format!("/gate/v1/agents/{fp}/suspend"),
+            Some(json!({"reason": "drill"})),
+        )
+        .await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    // The agent's read brings its key back: while suspended, the held item does not run.
+    s.agent(&key).get_positions().await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    assert_eq!(s.upstream_confirms(&p.proposal_id), 0);
+    assert_eq!(s.inbox("all").await[0]["status"], "approved");
+    // Resumed: it runs, once.
+    let (st, body) = s
+        .supervisor(Method::POST, &format!("/gate/v1/agents/{fp}/resume"), None)
+        .await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    let start = std::time::Instant::now();
+    while s.inbox("all").await[0]["status"] != "executed" {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "not executed 20 s after the resume"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(s.upstream_confirms(&p.proposal_id), 1);
+}
