@@ -10,7 +10,7 @@ use crate::gateway::gate::Gate;
 use crate::gateway::model::error::{GateError, Kind};
 use crate::gateway::model::request;
 use crate::gateway::model::trade::{self, Fact, FactError, Facts, Needs, Trade};
-use crate::gateway::rules::controls::{self, Controls, Live};
+use crate::gateway::rules::controls::{self, Controls, Live, Unread};
 use crate::gateway::rules::policy::{self, Account, Policy, Rules, Verdict};
 use crate::gateway::store::{Item, Record, Standing, detail};
 use crate::secret::Secret;
@@ -675,7 +675,7 @@ async fn live(
     });
     live.position = match &held {
         Ok(rows) => Ok(rows.iter().map(|r| r.szi).sum()),
-        Err(e) => Err(format!("in {coin} is not known: {e}")),
+        Err(e) => Err(Unread(format!("in {coin} is not known: {e}"))),
     };
     live.mark = match (trade.mark, &held) {
         (Some(m), _) => Ok(m),
@@ -684,16 +684,16 @@ async fn live(
             .map(|r| r.mark_px)
             .find(|m| m.is_finite() && *m > 0.0)
             .ok_or_else(|| {
-                format!(
+                Unread(format!(
                     "of {coin} is not known: no preview of the service priced this trade and the \
                      account holds no {coin} position that states it"
-                )
+                ))
             }),
-        (None, Err(e)) => Err(format!("of {coin} is not known: {e}")),
+        (None, Err(e)) => Err(Unread(format!("of {coin} is not known: {e}"))),
     };
     live.equity = facts
         .account_value
-        .map_err(|e| format!("is not known: {e}"));
+        .map_err(|e| Unread(format!("is not known: {e}")));
     Ok(live)
 }
 

@@ -148,26 +148,50 @@ fn sizes(name: &str, v: &Value) -> Result<BTreeMap<String, f64>, (String, String
     Ok(out)
 }
 
+/// Why a figure a control needs is not known, as a part of the refusal's sentence ("of BTC is
+/// not known: …"). A control never passes on one.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct Unread(pub String);
+
+impl From<String> for Unread {
+    fn from(why: String) -> Unread {
+        Unread(why)
+    }
+}
+
+impl From<Unread> for String {
+    fn from(why: Unread) -> String {
+        why.0
+    }
+}
+
+impl From<&str> for Unread {
+    fn from(why: &str) -> Unread {
+        Unread(why.to_string())
+    }
+}
+
 /// What the controls judge a trade against, read by the caller. An `Err` holds why a figure is
 /// not known; a control that needs it fails.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Live {
     /// The coin's mark price.
-    pub mark: Result<f64, String>,
+    pub mark: Result<f64, Unread>,
     /// The account's equity in USD.
-    pub equity: Result<f64, String>,
+    pub equity: Result<f64, Unread>,
     /// The account's net position in the coin now, in coins (negative: short).
-    pub position: Result<f64, String>,
+    pub position: Result<f64, Unread>,
     /// The agent's stagings and immediate trades in the last 60 s before this one; `None` where
     /// the check is not of a staging (an approval).
     pub stagings: Option<u64>,
     /// The agent's executions in the last hour.
-    pub executions: Result<u64, String>,
+    pub executions: Result<u64, Unread>,
 }
 
 impl Default for Live {
     fn default() -> Self {
-        let unread = "not read".to_string();
+        let unread = Unread::from("not read");
         Live {
             mark: Err(unread.clone()),
             equity: Err(unread.clone()),
@@ -188,7 +212,8 @@ fn px(x: f64) -> String {
 }
 
 /// A control that cannot judge this trade: it does not pass.
-fn unknown(rule: &'static str, limit: Figure, why: String) -> Verdict {
+fn unknown(rule: &'static str, limit: Figure, why: impl Into<String>) -> Verdict {
+    let why: String = why.into();
     verdict(
         rule,
         false,
@@ -200,15 +225,18 @@ fn unknown(rule: &'static str, limit: Figure, why: String) -> Verdict {
 }
 
 /// The entry price: a limit order's price, else the mark.
-fn entry(trade: &Trade, live: &Live) -> Result<f64, String> {
+fn entry(trade: &Trade, live: &Live) -> Result<f64, Unread> {
     match trade.limit_price {
         Some(p) => Ok(p),
-        None => live.mark.clone().map_err(|e| format!("the mark {e}")),
+        None => live
+            .mark
+            .clone()
+            .map_err(|e| Unread(format!("the mark {e}"))),
     }
 }
 
 /// The order's size in coins: as stated, else its notional at the entry price.
-fn size(trade: &Trade, live: &Live) -> Result<f64, String> {
+fn size(trade: &Trade, live: &Live) -> Result<f64, Unread> {
     if let Some(s) = trade.size {
         return Ok(s);
     }
@@ -282,7 +310,7 @@ pub fn verdicts(c: &Controls, trade: &Trade, live: &Live) -> Vec<Verdict> {
 
 /// The repeated-execution throttle: `executed` is the agent's executions in the last hour, and
 /// one more is allowed while that is below `max`. Not ok means the agent is at its limit.
-pub fn execution_throttle(max: u64, executed: Result<u64, String>) -> Verdict {
+pub fn execution_throttle(max: u64, executed: Result<u64, Unread>) -> Verdict {
     let rule = "max_executions_per_hour";
     match executed {
         Err(why) => unknown(
@@ -402,7 +430,7 @@ fn order_size(table: &BTreeMap<String, f64>, trade: &Trade, live: &Live) -> Verd
         return unknown(
             rule,
             Figure::Sizes(table.clone()),
-            "the trade names no coin".into(),
+            "the trade names no coin",
         );
     };
     let Some(&max) = table.get(coin) else {
@@ -439,7 +467,7 @@ fn position(max: f64, trade: &Trade, live: &Live) -> Verdict {
     let rule = "max_position_usd";
     let limit = Figure::Amount(max);
     let coin = trade.coin.as_deref().unwrap_or("?");
-    let figures = || -> Result<(f64, f64, f64, bool), String> {
+    let figures = || -> Result<(f64, f64, f64, bool), Unread> {
         let buys = trade.buys().ok_or_else(|| {
             format!(
                 "the trade's side {:?} is neither long nor short",
@@ -501,7 +529,7 @@ fn loss(max: f64, trade: &Trade, live: &Live) -> Verdict {
                 .into(),
         );
     }
-    let loss_usd = || -> Result<f64, String> {
+    let loss_usd = || -> Result<f64, Unread> {
         if let Some(pct) = trade.stop_loss_pct {
             let notional = trade.notional.ok_or_else(|| {
                 format!(
@@ -520,10 +548,10 @@ fn loss(max: f64, trade: &Trade, live: &Live) -> Verdict {
             Some(true) => entry - sl,
             Some(false) => sl - entry,
             None => {
-                return Err(format!(
+                return Err(Unread(format!(
                     "the trade's side {:?} is neither long nor short",
                     trade.side
-                ));
+                )));
             }
         };
         Ok(per_coin.max(0.0) * sz)
@@ -532,7 +560,7 @@ fn loss(max: f64, trade: &Trade, live: &Live) -> Verdict {
         live.equity
             .clone()
             .map(|e| (l, e))
-            .map_err(|e| format!("the account's equity {e}"))
+            .map_err(|e| Unread(format!("the account's equity {e}")))
     });
     match figures {
         Err(why) => unknown(rule, limit, why),
