@@ -145,13 +145,13 @@ mod tests {
     }
 }
 
+/// Agents counted before the ones with nothing in the window are dropped.
+const PRUNE_FROM: usize = 1024;
+
 /// When each agent staged or traded immediately in the last minute. In this process's memory,
 /// not the store: immediate trades leave no item behind to count, and a count of its own per
 /// instance costs no round trip on every staging. Instances behind one load balancer each count
 /// what they saw.
-/// Agents counted before the ones with nothing in the window are dropped.
-const PRUNE_FROM: usize = 1024;
-
 #[derive(Default)]
 pub struct Stagings {
     by_agent: Mutex<HashMap<String, VecDeque<DateTime<Utc>>>>,
@@ -180,5 +180,34 @@ impl Stagings {
             map.entry(agent.to_string()).or_default().push_back(now);
         }
         n
+    }
+}
+
+#[cfg(test)]
+mod stagings_tests {
+    use super::*;
+
+    #[test]
+    fn a_key_only_asked_about_leaves_nothing_and_idle_ones_go_once_the_map_grows() {
+        let s = Stagings::default();
+        let t0 = Utc::now();
+        assert_eq!(s.count("nobody", t0, false), 0);
+        assert!(
+            s.by_agent.lock().unwrap().is_empty(),
+            "asking costs no entry"
+        );
+        for i in 0..PRUNE_FROM {
+            s.count(&format!("k{i}"), t0, true);
+        }
+        assert_eq!(s.count("k0", t0, false), 1);
+        let later = t0 + chrono::Duration::seconds(61);
+        s.count("fresh", later, true);
+        let map = s.by_agent.lock().unwrap();
+        assert_eq!(
+            map.len(),
+            1,
+            "only the agent with a staging in its window is kept"
+        );
+        assert!(map.contains_key("fresh"));
     }
 }
