@@ -64,19 +64,6 @@ pub fn agents_panel(
     agents: &[GateAgent],
     scroll: u16,
 ) {
-    use ratatui::widgets::{Clear, Paragraph, Wrap};
     let lines = agents_lines(theme, agents);
-    let height = (lines.len() as u16).saturating_add(2).min(area.height);
-    let r = super::super::widgets::centered(area, 90, height);
-    f.render_widget(Clear, r);
-    let p = Paragraph::new(lines)
-        .wrap(Wrap { trim: false })
-        .scroll((scroll, 0))
-        .block(super::super::widgets::block(
-            theme,
-            Line::from(" Agents "),
-            true,
-        ))
-        .style(theme.base);
-    f.render_widget(p, r);
+    super::super::widgets::lines_panel(f, theme, area, "Agents", lines, scroll);
 }

@@ -339,19 +339,6 @@ pub fn standing_panel(
     now: DateTime<Utc>,
     scroll: u16,
 ) {
-    use ratatui::widgets::{Clear, Paragraph, Wrap};
     let lines = standing_lines(theme, list, now);
-    let height = (lines.len() as u16).saturating_add(2).min(area.height);
-    let r = super::super::widgets::centered(area, 90, height);
-    f.render_widget(Clear, r);
-    let p = Paragraph::new(lines)
-        .wrap(Wrap { trim: false })
-        .scroll((scroll, 0))
-        .block(super::super::widgets::block(
-            theme,
-            Line::from(" Standing approvals "),
-            true,
-        ))
-        .style(theme.base);
-    f.render_widget(p, r);
+    super::super::widgets::lines_panel(f, theme, area, "Standing approvals", lines, scroll);
 }

@@ -341,6 +341,28 @@ pub fn staleness<'a>(theme: &Theme, stale_for: Option<Duration>) -> Vec<Span<'a>
     }
 }
 
+/// A panel over the screen (`/agents`, `/auto`): its lines in a centred box as tall as they are
+/// (at most the screen), scrolled by `scroll` lines.
+pub fn lines_panel(
+    f: &mut Frame,
+    theme: &Theme,
+    area: Rect,
+    title: &str,
+    lines: Vec<Line<'_>>,
+    scroll: u16,
+) {
+    use ratatui::widgets::{Clear, Paragraph, Wrap};
+    let height = (lines.len() as u16).saturating_add(2).min(area.height);
+    let r = centered(area, 90, height);
+    f.render_widget(Clear, r);
+    let p = Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .scroll((scroll, 0))
+        .block(block(theme, Line::from(format!(" {title} ")), true))
+        .style(theme.base);
+    f.render_widget(p, r);
+}
+
 pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let w = width.min(area.width);
     let h = height.min(area.height);
