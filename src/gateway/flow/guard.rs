@@ -589,12 +589,29 @@ pub async fn executions_in_last_hour(gate: &Gate, agent: &str) -> Result<u64, Ga
         .map_err(GateError::store)
 }
 
+/// An execution of `agent`'s that added exposure: counted towards the day's notional (nothing
+/// when its USD figure is not known) and towards `max_executions_per_hour` (always), then the
+/// throttle looks at the count.
+pub async fn count_execution(
+    gate: &Gate,
+    agent: &str,
+    at: DateTime<Utc>,
+    notional: Option<f64>,
+) -> Result<(), GateError> {
+    gate.store
+        .add_executed(agent, at, notional.unwrap_or(0.0))
+        .await
+        .map_err(GateError::store)?;
+    throttle(gate, agent).await;
+    Ok(())
+}
+
 /// After an execution of `agent`'s: at its `max_executions_per_hour` the agent is suspended
 /// (RTS 6's repeated-execution throttle: the strategy is disabled until a designated person
 /// re-enables it), so what it stages next is refused as suspended, not only its next execution.
 /// A failure here is logged and leaves the execution's answer as it is: the throttle still
 /// refuses the next execution at its approval.
-pub async fn throttle(gate: &Gate, agent: &str) {
+async fn throttle(gate: &Gate, agent: &str) {
     let suspended = async {
         let policy = policy(gate).await?;
         let labels = labels(gate, agent).await?;

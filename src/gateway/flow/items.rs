@@ -67,19 +67,13 @@ pub async fn settle(gate: &Gate, item: &Item, t: Transition) -> Result<bool, Gat
         .await
         .map_err(GateError::store)?;
     if moved && to == Status::Executed {
-        // An execution whose USD figure is not known still counts as one towards
-        // `max_executions_per_hour` (with nothing added to the day's notional); one that cannot
-        // be read as a trade counts as adding exposure.
+        // One that cannot be read as a trade counts as adding exposure.
         let adds = guard::item_trade_offline(gate, item)
             .ok()
             .flatten()
             .is_none_or(|t| !t.reduces);
         if item.notional.is_some() || adds {
-            gate.store
-                .add_executed(&item.agent, now, item.notional.unwrap_or(0.0))
-                .await
-                .map_err(GateError::store)?;
-            guard::throttle(gate, &item.agent).await;
+            guard::count_execution(gate, &item.agent, now, item.notional).await?;
         }
     }
     Ok(moved)

@@ -358,13 +358,8 @@ async fn route(gate: &Arc<Gate>, incoming: Incoming) -> Result<Answer, GateError
         _ if policy::IMMEDIATE.contains(&name) => {
             let (agent, trade) = immediate(gate, &incoming).await?;
             let resp = crate::gateway::flow::forward::pass_through(gate, &incoming).await?;
-            // Counted whether or not its USD figure is known (see `items::settle`).
             if matches!(&resp, Answer::Streamed(r) if r.status().is_success()) && !trade.reduces {
-                gate.store
-                    .add_executed(&agent, gate.now(), trade.notional.unwrap_or(0.0))
-                    .await
-                    .map_err(GateError::store)?;
-                guard::throttle(gate, &agent).await;
+                guard::count_execution(gate, &agent, gate.now(), trade.notional).await?;
             }
             Ok(resp)
         }
