@@ -4,7 +4,7 @@
 
 use crate::api::catalog;
 use crate::api::model::{
-    GateDailyUse, GateKillSwitch, GateStanding, GateStandingItem, GateToday, OpenOrders, PnlSummary,
+    GateDailyUse, GateStanding, GateStandingItem, GateToday, OpenOrders, PnlSummary,
 };
 use crate::gateway::gate::Gate;
 use crate::gateway::model::error::{GateError, Kind};
@@ -18,7 +18,6 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 const POLICY: &str = "policy";
-const KILL_SWITCH: &str = "kill_switch";
 
 pub async fn policy(gate: &Gate) -> Result<Policy, GateError> {
     match gate.store.state(POLICY).await.map_err(GateError::store)? {
@@ -86,70 +85,6 @@ pub async fn set_policy(gate: &Gate, new: &Policy, by: &str) -> Result<bool, Gat
         .await
         .map_err(GateError::store)?;
     Ok(true)
-}
-
-/// The kill switch's state. A stored state that does not read as one counts as on: the switch
-/// fails closed.
-pub async fn kill_switch(gate: &Gate) -> Result<GateKillSwitch, GateError> {
-    let stored = gate
-        .store
-        .state(KILL_SWITCH)
-        .await
-        .map_err(GateError::store)?;
-    Ok(match stored {
-        None => GateKillSwitch::default(),
-        Some(v) => serde_json::from_value(v.clone()).unwrap_or_else(|e| GateKillSwitch {
-            on: true,
-            reason: Some(format!("the stored kill switch does not read ({e}): {v}")),
-            ..Default::default()
-        }),
-    })
-}
-
-/// The reason, while the kill switch is on.
-pub async fn killed(gate: &Gate) -> Result<Option<String>, GateError> {
-    let ks = kill_switch(gate).await?;
-    Ok(ks.on.then(|| ks.reason.unwrap_or_default()))
-}
-
-pub async fn set_kill_switch(
-    gate: &Gate,
-    on: bool,
-    reason: &str,
-    by: &str,
-) -> Result<GateKillSwitch, GateError> {
-    let now = gate.now();
-    let ks = GateKillSwitch {
-        on,
-        reason: Some(reason.to_string()),
-        by: Some(by.to_string()),
-        at: Some(now),
-    };
-    let value = serde_json::to_value(&ks)
-        .map_err(|e| GateError::new(Kind::Internal, "internal", format!("kill switch: {e}")))?;
-    let kind = if on {
-        "kill_switch_on"
-    } else {
-        "kill_switch_off"
-    };
-    let record = Record::new(kind, by, now, detail::Reason { reason });
-    gate.store
-        .set_state(KILL_SWITCH, value, record)
-        .await
-        .map_err(GateError::store)?;
-    tracing::warn!(on, by, reason, "kill switch");
-    Ok(ks)
-}
-
-pub fn kill_switch_error(reason: &str) -> GateError {
-    GateError::new(
-        Kind::Forbidden,
-        "kill_switch",
-        format!(
-            "the supervisor's kill switch is on ({reason}): nothing that adds exposure passes; \
-             closes, cancels and reduce-only orders still do"
-        ),
-    )
 }
 
 /// The live facts a trade's meaning depends on, read upstream with the agent's own key (its own
@@ -321,9 +256,9 @@ pub async fn judge(
     trade: &Trade,
 ) -> Result<Vec<Verdict>, GateError> {
     if !trade.reduces
-        && let Some(reason) = killed(gate).await?
+        && let Some(reason) = super::halt::killed(gate).await?
     {
-        return Err(kill_switch_error(&reason));
+        return Err(super::halt::kill_switch_error(&reason));
     }
     let verdicts = check(gate, &agent.hash, trade, Phase::Arrival(&agent.secret)).await?;
     if let Some(e) = violation(&verdicts) {

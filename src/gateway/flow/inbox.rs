@@ -306,7 +306,7 @@ async fn auto_approve(
     let Some(trade) = trade else {
         return Ok(false);
     };
-    if trade.reduces || guard::killed(gate).await?.is_some() {
+    if trade.reduces || halt::killed(gate).await?.is_some() {
         return Ok(false);
     }
     let Some(standing) = guard::standing_for(gate, agent, trade).await? else {

@@ -3,7 +3,7 @@
 //! store keeps only its SHA-256, so a copy of the database approves nothing. A link is bound to one
 //! item, lives as long as the item, and is spent by the first decision made with it.
 
-use super::guard;
+use super::halt;
 use crate::gateway::gate::{Gate, sha256_hex};
 use crate::gateway::model::error::{GateError, Kind};
 use crate::gateway::store::{Item, Link, Status};
@@ -102,7 +102,7 @@ pub async fn mint(gate: &Gate, item: &Item, label: &str) -> Result<String, GateE
     if item.status != Status::Pending || item.expires_at <= gate.now() {
         return Err(not_pending(item));
     }
-    if let Some(reason) = guard::killed(gate).await? {
+    if let Some(reason) = halt::killed(gate).await? {
         return Err(GateError::new(
             Kind::Forbidden,
             "kill_switch",

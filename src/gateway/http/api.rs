@@ -3,6 +3,7 @@
 
 use super::super::flow::execute;
 use super::super::flow::guard;
+use super::super::flow::halt;
 use super::super::flow::inbox;
 use super::super::flow::items::{self, agent_map};
 use super::super::flow::link;
@@ -480,7 +481,7 @@ async fn check(
         Some(t) => guard::check(&gate, &item.agent, t, guard::Phase::Approval).await?,
         None => Vec::new(),
     };
-    let killed = guard::killed(&gate).await?;
+    let killed = halt::killed(&gate).await?;
     let blocked_by_kill_switch = killed.is_some() && trade.as_ref().is_some_and(|t| !t.reduces);
     Ok(success(GateCheck {
         id: item.id,
@@ -603,7 +604,7 @@ async fn get_kill_switch(
     State(gate): State<Arc<Gate>>,
     _: Supervisor,
 ) -> Result<Response, GateError> {
-    let kill_switch = guard::kill_switch(&gate).await?;
+    let kill_switch = halt::kill_switch(&gate).await?;
     Ok(success(GateKillSwitchAnswer { kill_switch }))
 }
 
@@ -612,7 +613,7 @@ async fn post_kill_switch(
     Supervisor(token): Supervisor,
     Strict(Kill { on, reason }): Strict<Kill>,
 ) -> Result<Response, GateError> {
-    let kill_switch = guard::set_kill_switch(&gate, on, &reason, &who(&token)).await?;
+    let kill_switch = halt::set_kill_switch(&gate, on, &reason, &who(&token)).await?;
     Ok(success(GateKillSwitchAnswer { kill_switch }))
 }
 

@@ -3,7 +3,7 @@
 //! lately), `/metrics` (Prometheus; behind a supervisor token once `public_url` says the gateway
 //! faces a network).
 
-use super::super::flow::guard;
+use super::super::flow::halt;
 use super::super::gate::Gate;
 use super::super::model::error::GateError;
 use super::api;
@@ -122,7 +122,7 @@ async fn metrics(State(gate): State<Arc<Gate>>, headers: HeaderMap) -> Result<Re
         metrics::counter!("agentdesk_gateway_decisions_total", "kind" => kind.clone())
             .absolute(*n as u64);
     }
-    let killed = guard::killed(&gate).await?.is_some();
+    let killed = halt::killed(&gate).await?.is_some();
     metrics::gauge!("agentdesk_gateway_kill_switch").set(if killed { 1.0 } else { 0.0 });
     metrics::gauge!("agentdesk_gateway_connected_agents").set(gate.lock_keys().len() as f64);
     Ok(crate::edge::metrics_response())

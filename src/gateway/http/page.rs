@@ -9,6 +9,7 @@
 //! without `decision=approve|reject`. Every page but the first has nothing to press.
 
 use super::super::flow::guard;
+use super::super::flow::halt;
 use super::super::flow::inbox;
 use super::super::gate::{Gate, sha256_hex};
 use super::super::link;
@@ -199,7 +200,7 @@ async fn usable(gate: &Arc<Gate>, token: &str) -> Result<(Link, Item), Response>
 
 /// Why a link that exists cannot decide now, if it cannot.
 async fn refusal(gate: &Gate, link: &Link, item: &Item) -> Option<Response> {
-    match guard::killed(gate).await {
+    match halt::killed(gate).await {
         Err(e) => return Some(message(status_of(&e), "Try again", &e.message)),
         Ok(Some(reason)) => {
             return Some(message(
