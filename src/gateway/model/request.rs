@@ -111,8 +111,12 @@ fn read_value(op: &Operation, value: Value) -> Result<Checked, ReadError> {
             ReadError::invalid("body", format!("the body cannot be re-encoded: {e}"))
         })?;
         keep_number_shapes(&value, &mut canonical);
+        // What is judged is read from what will be forwarded, not from what was sent: the
+        // request's encoding writes at most 8 decimals, so a price sent with more would reach
+        // the service other than it was judged.
+        let forwarded: T = strict_typed(op, canonical.clone())?;
         Ok(Checked {
-            parsed: wrap(t),
+            parsed: wrap(forwarded),
             canonical,
         })
     }
@@ -587,6 +591,39 @@ mod tests {
             ReadError::Invalid { field, .. } => field,
             other => panic!("{other:?}"),
         }
+    }
+
+    /// Found by the `agent_body` fuzz target: a price sent with more than 8 decimals was judged
+    /// as sent and forwarded rounded to 8, so the service would have been sent a price other than
+    /// the one judged.
+    #[test]
+    fn a_number_forwarded_reads_back_as_the_number_judged() {
+        let propose = op("propose_trade");
+        for body in [
+            &br#"{"p":" 06630263.020060494"}"#[..],
+            br#"{"p":6630263.020060494}"#,
+            br#"{"p":"0.30000000000000004"}"#,
+        ] {
+            let checked = read(propose, body).unwrap();
+            let again = read(propose, &checked.bytes()).unwrap();
+            assert_eq!(
+                again.parsed,
+                checked.parsed,
+                "{}",
+                String::from_utf8_lossy(body)
+            );
+            assert_eq!(again.canonical, checked.canonical);
+        }
+        let checked = read(propose, br#"{"p":" 06630263.020060494"}"#).unwrap();
+        let Parsed::Signal(judged) = &checked.parsed else {
+            panic!("{:?}", checked.parsed)
+        };
+        assert_eq!(checked.canonical["p"], json!("6630263.02006049"));
+        assert_eq!(
+            judged.p,
+            Some(6630263.02006049),
+            "the price judged is the one sent on"
+        );
     }
 
     #[test]
