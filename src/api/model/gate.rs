@@ -286,8 +286,44 @@ pub struct GateItem {
     /// The digest an approval binds to (journaled with the decision).
     #[serde(default)]
     pub trade_digest: Option<String>,
+    /// The supervisors' approvals so far, in order; the item executes on the one that reaches
+    /// `approvalsRequired`.
+    #[serde(default)]
+    pub approvals: Vec<GateApproval>,
+    /// How many distinct supervisors must approve: 1, or the policy's `step_up_approvals` for an
+    /// item above `step_up_notional_usd`. A gateway before step-up approvals sends none: 1.
+    #[serde(default = "one")]
+    pub approvals_required: u32,
+    /// The supervisor (token label) who staged it from a console: its approval never counts
+    /// towards a step-up item.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub staged_by: Option<String>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl GateItem {
+    /// The supervisors still needed after the approvals so far (0 once the quorum is reached).
+    pub fn approvals_missing(&self) -> u32 {
+        self.approvals_required
+            .saturating_sub(self.approvals.len() as u32)
+    }
+}
+
+/// One supervisor's approval of an item.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct GateApproval {
+    /// The token's label.
+    pub by: String,
+    pub at: DateTime<Utc>,
+    /// The rules this approval overrode (an admin's): a later approver of the same item is not
+    /// asked to override them again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overrides: Vec<String>,
 }
 
 /// The canonical trade of an item (README "The strict reading"): what the gateway judged.
@@ -506,6 +542,12 @@ pub struct GateCheck {
     pub needs_override: Vec<String>,
     #[serde(default)]
     pub kill_switch: GateCheckKill,
+    /// The approvals so far, and how many an approval now needs (the step judged on the trade
+    /// as it is now, never fewer than at staging).
+    #[serde(default)]
+    pub approvals: Vec<GateApproval>,
+    #[serde(default = "one")]
+    pub approvals_required: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]

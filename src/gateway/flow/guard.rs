@@ -260,7 +260,10 @@ pub async fn judge(
     {
         return Err(super::halt::kill_switch_error(&reason));
     }
-    let verdicts = check(gate, &agent.hash, trade, Phase::Arrival(&agent.secret)).await?;
+    let judged = check(gate, &agent.hash, trade, Phase::Arrival(&agent.secret)).await?;
+    // A trade no one approves must not be one that needs more than one supervisor.
+    let mut verdicts = judged.verdicts;
+    verdicts.extend(judged.unapproved);
     if let Some(e) = violation(&verdicts) {
         return Err(e);
     }
@@ -478,12 +481,21 @@ pub enum Phase<'k> {
 /// Every rule's verdict for this agent's trade, against the account as it is now: the policy's
 /// rules, then the pre-trade controls. Every staging, immediate trade, tool call and approval is
 /// judged here, so no path skips a rule.
+/// What the rules say of a trade: every rule's verdict, and how many distinct supervisors must
+/// approve it.
+pub struct Judgement {
+    pub verdicts: Vec<Verdict>,
+    pub approvals_required: u32,
+    /// The step-up's refusal, should the trade execute with no one's approval.
+    pub unapproved: Option<Verdict>,
+}
+
 pub async fn check(
     gate: &Gate,
     agent: &str,
     trade: &Trade,
     phase: Phase<'_>,
-) -> Result<Vec<Verdict>, GateError> {
+) -> Result<Judgement, GateError> {
     let (stagings, key) = match phase {
         Phase::Arrival(key) => (Some(gate.stagings_in_last_minute(agent, true)), Some(key)),
         Phase::Priced(key) => (
@@ -511,7 +523,11 @@ pub async fn check(
         let live = live(gate, agent, key, &rules.controls, trade, stagings).await?;
         verdicts.extend(controls::verdicts(&rules.controls, trade, &live));
     }
-    Ok(verdicts)
+    Ok(Judgement {
+        verdicts,
+        approvals_required: rules.step_up.approvals_required(trade),
+        unapproved: rules.step_up.immediate_verdict(trade),
+    })
 }
 
 /// The agent's executions in the last hour, counted by the store (so every instance on one

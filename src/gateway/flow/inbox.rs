@@ -8,7 +8,7 @@
 use super::execute;
 use super::guard;
 use super::halt;
-use super::items::{self, find, retry_at};
+use super::items::{self, retry_at};
 use crate::api::catalog;
 use crate::api::model::lenient::time as parse_time;
 use crate::gateway::gate::{AgentKey, Gate};
@@ -79,8 +79,9 @@ pub async fn stage(gate: &Arc<Gate>, incoming: &Incoming, exec: Exec) -> Result<
     if let Some(t) = &asked {
         // Only values the request states: what it leaves to the service is priced by the
         // service's preview below.
-        let verdicts =
-            guard::check(gate, &agent.hash, t, guard::Phase::Arrival(&agent.secret)).await?;
+        let verdicts = guard::check(gate, &agent.hash, t, guard::Phase::Arrival(&agent.secret))
+            .await?
+            .verdicts;
         if verdicts.iter().any(|v| !v.ok && v.value.is_some())
             && let Some(e) = guard::violation(&verdicts)
         {
@@ -113,9 +114,13 @@ pub async fn stage(gate: &Arc<Gate>, incoming: &Incoming, exec: Exec) -> Result<
     };
     // What the service staged is judged again: a suspension made meanwhile stops it too.
     let halted = halt::halted(gate, &agent.hash, trade.as_ref()).await?;
-    let verdicts = match &trade {
-        Some(t) => guard::check(gate, &agent.hash, t, guard::Phase::Priced(&agent.secret)).await?,
-        None => Vec::new(),
+    let (verdicts, approvals_required) = match &trade {
+        Some(t) => {
+            let judged =
+                guard::check(gate, &agent.hash, t, guard::Phase::Priced(&agent.secret)).await?;
+            (judged.verdicts, judged.approvals_required)
+        }
+        None => (Vec::new(), 1),
     };
     let refusal = halted.or_else(|| guard::violation(&verdicts));
     let kind = item_kind(incoming, exec, &request, lookup_str(&body, &["kind"]));
@@ -130,6 +135,8 @@ pub async fn stage(gate: &Arc<Gate>, incoming: &Incoming, exec: Exec) -> Result<
             .unwrap_or(fresh.expires_at),
         notional: trade.as_ref().and_then(|t| t.notional),
         verdicts: Some(verdicts.iter().map(policy::Verdict::model).collect()),
+        approvals_required,
+        staged_by: incoming.supervisor.clone(),
         ..fresh
     };
     let (id, kind, digest) = (
@@ -164,7 +171,9 @@ pub async fn stage(gate: &Arc<Gate>, incoming: &Incoming, exec: Exec) -> Result<
         );
         return Err(e);
     }
-    if !auto_approve(gate, &id, &agent.hash, trade.as_ref(), &digest).await? {
+    // A standing approval is one supervisor's: it never stands in for a step-up's quorum.
+    let standing = trade.as_ref().filter(|_| approvals_required == 1);
+    if !auto_approve(gate, &id, &agent.hash, standing, &digest).await? {
         items::notify_pending(gate, &id).await;
     }
     Ok(Answer::Read(answer))
@@ -259,6 +268,9 @@ async fn pending_item(
         notional: None,
         verdicts: None,
         standing: None,
+        approvals: Vec::new(),
+        approvals_required: 1,
+        staged_by: None,
     }
 }
 
@@ -582,200 +594,6 @@ fn stored_answer(item: &Item) -> Answer {
             status: 200,
             body: Value::Null,
         },
-    }
-}
-
-/// A supervisor's approval: pending → approved (once), then the execution. Approving an item that is
-/// already approved or executed answers its state, so a repeated click is harmless.
-///
-/// A pending item is checked again first, against the account as it is now: while the kill switch
-/// is on, or its agent is suspended, only reducing items pass, and a rule the item now breaks
-/// must be named in `overrides` (journaled as an override with the rules).
-pub async fn approve(
-    gate: &Arc<Gate>,
-    id: &str,
-    by: &str,
-    overrides: &[String],
-) -> Result<Item, GateError> {
-    // Where an approval's time goes, in its log line: the store's reads, the rules (the store
-    // and the upstream's account figures), and the one commit of the decision with its journal.
-    let started = std::time::Instant::now();
-    let now = gate.now();
-    gate.store.expire_due(now).await.map_err(GateError::store)?;
-    let item = find(gate, id).await?;
-    let read = started.elapsed();
-    let digest = guard::item_digest(&item);
-    let mut record = Record::new(
-        "approve",
-        by,
-        now,
-        detail::Approved {
-            trade_digest: &digest,
-        },
-    )
-    .item(&item.id);
-    let trade = match item.status {
-        Status::Pending => guard::item_trade(gate, &item).await.map_err(|why| {
-            GateError::new(
-                Kind::Conflict,
-                "unclassifiable_item",
-                format!(
-                    "item {} cannot be judged ({why}); it is not approved: the agent can stage it again",
-                    item.id
-                ),
-            )
-        })?,
-        _ => None,
-    };
-    // A pending item that trades nothing the gateway can tell still waits on the agent.
-    if trade.is_none()
-        && item.status == Status::Pending
-        && let Some(e) = halt::halted(gate, &item.agent, None).await?
-    {
-        return Err(e);
-    }
-    if let Some(trade) = trade {
-        // The kill switch, the agent's suspension and the rules are read at once (each a round
-        // trip on a shared store). A stop is the answer, and ends the check where it is: the
-        // account figures a rule may be reading upstream are not waited for.
-        let halted = halt::halted(gate, &item.agent, Some(&trade));
-        let check = guard::check(gate, &item.agent, &trade, guard::Phase::Approval);
-        tokio::pin!(halted, check);
-        let verdicts = tokio::select! {
-            biased;
-            halted = &mut halted => match halted? {
-                Some(e) => return Err(e),
-                None => check.await?,
-            },
-            verdicts = &mut check => match halted.await? {
-                Some(e) => return Err(e),
-                None => verdicts?,
-            },
-        };
-        let broken: Vec<&str> = verdicts.iter().filter(|v| !v.ok).map(|v| v.rule).collect();
-        let missing: Vec<&str> = broken
-            .iter()
-            .copied()
-            .filter(|r| !overrides.iter().any(|o| o == r))
-            .collect();
-        if !missing.is_empty() {
-            let mut e = guard::violation(&verdicts).expect("a rule is broken");
-            e.message = format!(
-                "{}; approving anyway needs an explicit override: {{\"override\": [{}]}}",
-                e.message,
-                missing
-                    .iter()
-                    .map(|r| format!("\"{r}\""))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-            return Err(e);
-        }
-        let detail = detail::Judged {
-            verdicts: &verdicts,
-            overridden: &broken,
-            trade: Some(&trade),
-            trade_digest: &digest,
-        };
-        record = if broken.is_empty() {
-            Record::new("approve", by, now, detail)
-        } else {
-            Record::new("override", by, now, detail)
-        }
-        .item(&item.id);
-    }
-    let judged = started.elapsed();
-    // When the gateway holds the agent's key, the approval is also the claim of the item's run:
-    // one commit before the confirm goes (one fsync on PostgreSQL, not two), and no other
-    // instance can claim it in between. Without the key it waits, approved, as before.
-    let key = gate.key_of(&item.agent);
-    let to = match key {
-        Some(_) => Status::Executing,
-        None => Status::Approved,
-    };
-    let t = Transition {
-        unexpired_at: Some(now),
-        decided_by: Some(by.to_string()),
-        ..Transition::new(&[Status::Pending], to, now)
-    }
-    .journaled(record);
-    if gate
-        .store
-        .transition(&item.id, t)
-        .await
-        .map_err(GateError::store)?
-    {
-        let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
-        tracing::info!(
-            item = %item.id,
-            by,
-            read_ms = ms(read),
-            rules_ms = ms(judged - read),
-            commit_ms = ms(started.elapsed() - judged),
-            "approved"
-        );
-        if let Some(key) = key {
-            return super::execute::run_claimed(gate, item, key).await;
-        }
-    }
-    let item = find(gate, &item.id).await?;
-    match item.status {
-        Status::Approved | Status::Executing => execute::execute(gate, &item.id).await,
-        Status::Rejected => Err(GateError::new(
-            Kind::Conflict,
-            "already_rejected",
-            format!(
-                "item {} was rejected; the agent can stage it again",
-                item.id
-            ),
-        )),
-        Status::Expired => Err(GateError::new(
-            Kind::Expired,
-            "proposal_expired",
-            format!("item {} expired before it was approved", item.id),
-        )),
-        _ => Ok(item),
-    }
-}
-
-/// A supervisor's rejection, with the reason the agent will be told.
-pub async fn reject(
-    gate: &Arc<Gate>,
-    id: &str,
-    by: &str,
-    reason: String,
-) -> Result<Item, GateError> {
-    let now = gate.now();
-    gate.store.expire_due(now).await.map_err(GateError::store)?;
-    let item = find(gate, id).await?;
-    let record = Record::new("reject", by, now, detail::Reason { reason: &reason }).item(&item.id);
-    let t = Transition {
-        decided_by: Some(by.to_string()),
-        reason: Some(reason),
-        ..Transition::new(&[Status::Pending, Status::Approved], Status::Rejected, now)
-    }
-    .journaled(record);
-    if gate
-        .store
-        .transition(&item.id, t)
-        .await
-        .map_err(GateError::store)?
-    {
-        tracing::info!(item = %item.id, by, "rejected");
-        return find(gate, &item.id).await;
-    }
-    let item = find(gate, &item.id).await?;
-    match item.status {
-        Status::Rejected => Ok(item),
-        other => Err(GateError::new(
-            Kind::Conflict,
-            "already_decided",
-            format!(
-                "item {} is {} and can no longer be rejected",
-                item.id,
-                other.as_str()
-            ),
-        )),
     }
 }
 

@@ -166,6 +166,9 @@ pub fn model_with(
         trade: derived.trade.clone(),
         trade_error: derived.trade_error.clone(),
         trade_digest: Some(derived.digest.clone()),
+        approvals: item.approvals.clone(),
+        approvals_required: item.approvals_required,
+        staged_by: item.staged_by.clone(),
         extra: Default::default(),
     }
 }
@@ -207,11 +210,12 @@ pub async fn notify_pending(gate: &Gate, id: &str) {
         .map(|v| v.rule.as_str())
         .collect();
     let text = format!(
-        "agentdesk: {} staged {} {}{}, waiting for approval until {}{}",
+        "agentdesk: {} staged {} {}{}, waiting for {} until {}{}",
         v.agent,
         item.kind,
         what,
         notional,
+        approvals_wanted(&v),
         expires,
         if near.is_empty() {
             String::new()
@@ -245,8 +249,29 @@ pub async fn notify_pending(gate: &Gate, id: &str) {
         expires_at: expires,
         approve_url: link,
     };
-    gate.notifier.send(
-        format!("msg_{}", item.id),
-        serde_json::to_value(body).unwrap_or_default(),
-    );
+    // Each approval short of the quorum tells the supervisors again, as a message of its own.
+    let id = match item.approvals.len() {
+        0 => format!("msg_{}", item.id),
+        n => format!("msg_{}_{n}", item.id),
+    };
+    gate.notifier
+        .send(id, serde_json::to_value(body).unwrap_or_default());
+}
+
+/// "approval", or for a step-up item where its approvals stand: "2 approvals (1 of 2: alice)".
+pub fn approvals_wanted(item: &GateItem) -> String {
+    if item.approvals_required <= 1 {
+        return "approval".into();
+    }
+    let by: Vec<&str> = item.approvals.iter().map(|a| a.by.as_str()).collect();
+    let so_far = match by.is_empty() {
+        true => String::new(),
+        false => format!(": {}", by.join(", ")),
+    };
+    format!(
+        "{} approvals ({} of {}{so_far})",
+        item.approvals_required,
+        item.approvals.len(),
+        item.approvals_required
+    )
 }

@@ -227,6 +227,9 @@ mod tests {
                 "limit": 100.0, "value": 20.0, "near": false, "message": "ok"}]))
             .unwrap(),
             standing: None,
+            approvals: Vec::new(),
+            approvals_required: 1,
+            staged_by: None,
         }
     }
 

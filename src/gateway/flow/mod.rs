@@ -5,6 +5,7 @@
 //! upstream; the edge ([`super::http`]) calls into it.
 
 pub mod changes;
+pub mod decide;
 pub mod execute;
 pub mod forward;
 pub mod guard;

@@ -1,10 +1,10 @@
 //! The supervisor API under `/gate/v1`, for the console and for scripts. Every call carries a
 //! supervisor token (`agentdesk gate token`) in `x-api-key`.
 
+use super::super::flow::decide;
 use super::super::flow::execute;
 use super::super::flow::guard;
 use super::super::flow::halt;
-use super::super::flow::inbox;
 use super::super::flow::items::{self, agent_map};
 use super::super::flow::link;
 use super::super::flow::listing;
@@ -344,6 +344,33 @@ pub async fn supervisor(gate: &Gate, headers: &HeaderMap) -> Result<Token, GateE
         .ok_or_else(|| unauthorized("x-api-key is not a supervisor token of this gateway"))
 }
 
+/// The header a console sends its own stagings with: its supervisor token, so the gateway knows
+/// who staged the item (and never counts that supervisor towards its step-up quorum).
+pub const STAGED_BY: &str = "x-agentdesk-supervisor";
+
+/// The supervisor a staging says it comes from: none without the header, its label when the
+/// token is one of this gateway's, refused otherwise (a name nobody can prove is not recorded).
+pub async fn staged_by(gate: &Gate, headers: &HeaderMap) -> Result<Option<String>, GateError> {
+    let Some(v) = headers.get(STAGED_BY) else {
+        return Ok(None);
+    };
+    let unauthorized = || {
+        GateError::new(
+            Kind::Unauthorized,
+            "unauthorized",
+            format!("{STAGED_BY} is not a supervisor token of this gateway"),
+        )
+    };
+    let token = v.to_str().map(str::trim).map_err(|_| unauthorized())?;
+    let row = gate
+        .store
+        .token(&sha256_hex(token))
+        .await
+        .map_err(GateError::store)?
+        .ok_or_else(unauthorized)?;
+    Ok(Some(who(&row)))
+}
+
 /// The token's row when it may do what needs `needed`; otherwise 403 `insufficient_role` naming
 /// the role needed, journaled (a refused attempt is part of the record).
 pub async fn supervisor_as(
@@ -455,7 +482,7 @@ async fn approve(
     if !overrides.is_empty() && token.role < Role::Admin {
         return Err(insufficient(&gate, &token, Role::Admin, "overriding a policy rule").await);
     }
-    let item = inbox::approve(&gate, &id, &who(&token), &overrides).await?;
+    let item = decide::approve(&gate, &id, &who(&token), &overrides).await?;
     let agents = agent_map(&gate).await?;
     Ok(success(GateDecision {
         item: items::model(&gate, &item, &agents),
@@ -477,9 +504,15 @@ async fn check(
             format!("item {} cannot be judged ({why})", item.id),
         )
     })?;
-    let verdicts = match &trade {
-        Some(t) => guard::check(&gate, &item.agent, t, guard::Phase::Approval).await?,
-        None => Vec::new(),
+    let (verdicts, approvals_required) = match &trade {
+        Some(t) => {
+            let judged = guard::check(&gate, &item.agent, t, guard::Phase::Approval).await?;
+            (
+                judged.verdicts,
+                judged.approvals_required.max(item.approvals_required),
+            )
+        }
+        None => (Vec::new(), item.approvals_required),
     };
     let killed = halt::killed(&gate).await?;
     let blocked_by_kill_switch = killed.is_some() && trade.as_ref().is_some_and(|t| !t.reduces);
@@ -497,6 +530,8 @@ async fn check(
             reason: killed,
             blocks: blocked_by_kill_switch,
         },
+        approvals: item.approvals,
+        approvals_required,
     }))
 }
 
@@ -507,7 +542,7 @@ async fn reject(
     Strict(Reject { reason }): Strict<Reject>,
 ) -> Result<Response, GateError> {
     let reason = reason.unwrap_or_else(|| "no reason given".into());
-    let item = inbox::reject(&gate, &id, &who(&token), reason).await?;
+    let item = decide::reject(&gate, &id, &who(&token), reason).await?;
     let agents = agent_map(&gate).await?;
     Ok(success(GateDecision {
         item: items::model(&gate, &item, &agents),

@@ -145,6 +145,12 @@ macro_rules! policy_rules {
             /// Executions of one agent's trades in any hour.
             #[schemars(extend("minimum" = 1))]
             pub max_executions_per_hour: u64,
+            /// Above this USD notional an item needs `step_up_approvals` distinct supervisors.
+            #[schemars(extend("minimum" = 0, "exclusiveMinimum" = true))]
+            pub step_up_notional_usd: f64,
+            /// Distinct supervisors an item above `step_up_notional_usd` needs (default 2).
+            #[schemars(extend("minimum" = 2, "maximum" = 5))]
+            pub step_up_approvals: u32,
             $($more)*
         }
     };
@@ -614,6 +620,7 @@ mod tests {
     fn the_policy_types_have_the_keys_the_policy_reader_takes() {
         let mut rules: Vec<String> = policy::RULES.iter().map(|r| r.to_string()).collect();
         rules.push("allow_immediate".into());
+        rules.extend(crate::gateway::rules::step_up::KEYS.map(String::from));
         rules.sort();
         assert_eq!(fields_of::<AgentRules>(), rules);
         let mut top = rules.clone();
@@ -625,7 +632,8 @@ mod tests {
             "require_stop_loss": true, "max_open_positions": 3, "max_daily_notional_usd": 4,
             "daily_loss_limit_usd": 5, "allow_immediate": false, "price_collar_pct": 2,
             "max_order_size": {"BTC": 0.5}, "max_position_usd": 6, "max_loss_per_trade_pct": 1,
-            "max_stagings_per_minute": 7, "max_executions_per_hour": 8}"#;
+            "max_stagings_per_minute": 7, "max_executions_per_hour": 8,
+            "step_up_notional_usd": 50000, "step_up_approvals": 3}"#;
         let body = format!(r#"{{"agents": {{"bot": {all}}}, {}"#, &all[1..]);
         policy::Policy::read(body.as_bytes()).unwrap();
         serde::<PolicyRequest>(&body);

@@ -237,6 +237,13 @@ async fn handle(gate: Arc<Gate>, op: &'static Operation, req: Request) -> Respon
             &openapi::document(&gate.base_url(), api::ROUTES),
         );
     }
+    let supervisor = match op.method {
+        OpMethod::Post => match api::staged_by(&gate, &parts.headers).await {
+            Ok(s) => s,
+            Err(e) => return e.into_response(),
+        },
+        _ => None,
+    };
     let (checked, body, headers) = if op.method == OpMethod::Post {
         let checked = match request::check_query(op, parts.uri.query())
             .and_then(|()| request::read(op, &body))
@@ -276,6 +283,7 @@ async fn handle(gate: Arc<Gate>, op: &'static Operation, req: Request) -> Respon
         body,
         agent: key.map(AgentKey::new),
         checked,
+        supervisor,
     };
     let rest_agent = incoming
         .agent

@@ -1,6 +1,6 @@
 //! The approval page behind a link (`/gate/approve/<token>`): one server-rendered HTML page, no
 //! external assets, readable on a phone. Its forms POST back to the same URL with a CSRF token
-//! bound to the link; a decision goes through [`inbox::approve`] / [`inbox::reject`] like one from
+//! bound to the link; a decision goes through [`decide::approve`] / [`decide::reject`] like one from
 //! the console, so the policy is checked again and the upstream executes it once.
 //!
 //! Answers: 200 the item and its two buttons, or the outcome of a decision just made; 404 an unknown
@@ -8,9 +8,9 @@
 //! POST without the link's CSRF token, and every link while the kill switch is on; 400 a form
 //! without `decision=approve|reject`. Every page but the first has nothing to press.
 
+use super::super::flow::decide;
 use super::super::flow::guard;
 use super::super::flow::halt;
-use super::super::flow::inbox;
 use super::super::gate::{Gate, sha256_hex};
 use super::super::link;
 use super::super::model::error::GateError;
@@ -470,14 +470,14 @@ async fn decide(
     }
     let by = format!("via link by {}", link.label);
     let result = if approve {
-        inbox::approve(&gate, &item.id, &by, &[]).await
+        decide::approve(&gate, &item.id, &by, &[]).await
     } else {
         let reason: String = form
             .get("reason")
             .map(|r| r.trim().chars().take(MAX_REASON).collect())
             .filter(|r: &String| !r.is_empty())
             .unwrap_or_else(|| "no reason given".into());
-        inbox::reject(&gate, &item.id, &by, reason).await
+        decide::reject(&gate, &item.id, &by, reason).await
     };
     match result {
         Ok(item) => {

@@ -4,5 +4,6 @@
 
 pub mod controls;
 pub mod policy;
+pub mod step_up;
 pub mod tools;
 pub mod verdict;

@@ -7,6 +7,7 @@
 //! `allow_immediate = true` in its policy), and even then the rules apply.
 
 use super::controls::{self, Controls};
+use super::step_up::{self, StepUp};
 pub use super::verdict::{Figure, Verdict};
 use super::verdict::{NEAR, ceiling, money, reducing, times, verdict};
 use crate::api::symbol::coin_of;
@@ -195,6 +196,9 @@ pub struct Rules {
     /// The pre-trade controls, written beside the other keys.
     #[serde(flatten)]
     pub controls: Controls,
+    /// How many supervisors approve a large item.
+    #[serde(flatten)]
+    pub step_up: StepUp,
 }
 
 impl Rules {
@@ -213,6 +217,7 @@ impl Rules {
             daily_loss_limit_usd: over.daily_loss_limit_usd.or(self.daily_loss_limit_usd),
             allow_immediate: over.allow_immediate.or(self.allow_immediate),
             controls: self.controls.merged(&over.controls),
+            step_up: self.step_up.merged(&over.step_up),
         }
     }
 
@@ -227,6 +232,13 @@ impl Rules {
             let name = format!("{prefix}{key}");
             if let Some(read) = r.controls.read(key, &name, v) {
                 read.map_err(|(key, message)| PolicyError { key, message })?;
+                continue;
+            }
+            if let Some(read) = r.step_up.read(key, &name, v) {
+                read.map_err(|message| PolicyError {
+                    key: name.clone(),
+                    message,
+                })?;
                 continue;
             }
             let bad = |what: &str| PolicyError {
@@ -266,8 +278,9 @@ impl Rules {
                 _ => {
                     return Err(PolicyError {
                         message: format!(
-                            "{name} is not a policy key; the keys are {}, allow_immediate{}",
+                            "{name} is not a policy key; the keys are {}, allow_immediate, {}{}",
                             RULES.join(", "),
+                            step_up::KEYS.join(", "),
                             if top {
                                 " and [policy.agents.<label>]"
                             } else {

@@ -69,6 +69,9 @@ fn item(id: &str, proposal: &str, at: DateTime<Utc>) -> Item {
         notional: Some(2000.0),
         verdicts: Some(Vec::new()),
         standing: None,
+        approvals: Vec::new(),
+        approvals_required: 1,
+        staged_by: None,
     }
 }
 
@@ -471,6 +474,75 @@ async fn a_suspension_is_made_once_seen_by_every_instance_and_outlives_a_reopen(
     assert_eq!(store.suspensions(Some(&agent)).await.unwrap()[0].by, "dave");
 }
 
+/// Approvals are written only onto the approvals they were read with: of two instances adding
+/// one each from the same read, one misses and reads again; the one that reaches the quorum is
+/// the write that moves the item, and the required count never goes down.
+async fn approvals_are_added_only_onto_what_was_read_and_the_last_one_moves_the_item(b: Backend) {
+    use crate::api::model::GateApproval;
+    let t0 = t0();
+    let (a, other) = (b.open().await, b.open().await);
+    let staged = Item {
+        approvals_required: 2,
+        staged_by: Some("carol".into()),
+        ..item("gi_q", "pq", t0)
+    };
+    assert!(a.insert_item(staged).await.unwrap());
+    let by = |name: &str| GateApproval {
+        by: name.into(),
+        at: t0,
+        overrides: Vec::new(),
+    };
+    let add = |seen: usize, now: Vec<GateApproval>, to: Status, required: u32| Transition {
+        unexpired_at: Some(t0),
+        approvals: Some(Approvals {
+            seen,
+            now,
+            required,
+        }),
+        ..Transition::new(&[Status::Pending], to, t0)
+    };
+    assert!(
+        a.transition("gi_q", add(0, vec![by("alice")], Status::Pending, 1))
+            .await
+            .unwrap()
+    );
+    // Bob's approval was read before Alice's landed: it misses.
+    assert!(
+        !other
+            .transition("gi_q", add(0, vec![by("bob")], Status::Pending, 2))
+            .await
+            .unwrap()
+    );
+    let read = other
+        .item(ItemRef::IdOrProposal("gi_q"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(read.approvals, [by("alice")]);
+    assert_eq!(
+        read.approvals_required, 2,
+        "an approval never asks for fewer"
+    );
+    assert_eq!(read.staged_by.as_deref(), Some("carol"));
+    assert!(
+        other
+            .transition(
+                "gi_q",
+                add(1, vec![by("alice"), by("bob")], Status::Executing, 3)
+            )
+            .await
+            .unwrap()
+    );
+    let done = a
+        .item(ItemRef::IdOrProposal("gi_q"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(done.status, Status::Executing);
+    assert_eq!(done.approvals, [by("alice"), by("bob")]);
+    assert_eq!(done.approvals_required, 3);
+}
+
 both!(
     one_item_per_proposal_one_winner_per_transition_and_expiry,
     a_listing_sends_only_rows_not_held_and_every_write_moves_their_revision,
@@ -478,6 +550,7 @@ both!(
     state_tokens_agents_and_standing_approvals_round_trip,
     a_link_is_spent_once_given_back_and_survives_a_reopen,
     a_suspension_is_made_once_seen_by_every_instance_and_outlives_a_reopen,
+    approvals_are_added_only_onto_what_was_read_and_the_last_one_moves_the_item,
 );
 
 #[tokio::test]

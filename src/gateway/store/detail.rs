@@ -22,6 +22,18 @@ pub struct Judged<'a> {
     pub overridden: &'a [&'a str],
     pub trade: Option<&'a Trade>,
     pub trade_digest: &'a str,
+    /// For a step-up item: which of its approvals this is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quorum: Option<Quorum>,
+}
+
+/// An approval's place in a step-up item's quorum.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Quorum {
+    /// This approval's number, counting it.
+    pub approvals: usize,
+    pub required: u32,
 }
 
 /// `policy_refusal`: a staging the policy refused.

@@ -17,8 +17,8 @@ pub mod watched;
 
 use super::model::error::{GateError, Kind};
 pub use super::model::journal::JournalRow;
-use crate::api::model::GateVerdict;
 pub use crate::api::model::Hold;
+use crate::api::model::{GateApproval, GateVerdict};
 use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
 use serde_json::Value;
@@ -96,6 +96,14 @@ pub struct Item {
     pub verdicts: Option<Vec<GateVerdict>>,
     /// The standing approval that approved it, if one did.
     pub standing: Option<i64>,
+    /// The supervisors' approvals so far, in order.
+    pub approvals: Vec<GateApproval>,
+    /// Distinct supervisors' approvals it needs, as judged at staging (an approval judges again
+    /// and never asks for fewer).
+    pub approvals_required: u32,
+    /// The supervisor whose console staged it: never one of its approvers when it needs more
+    /// than one.
+    pub staged_by: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -285,6 +293,25 @@ pub struct Transition {
     pub record: Option<Record>,
     /// Sets `standing` (an auto-approval).
     pub standing: Option<i64>,
+    /// An approval added: applied only if the item still has the approvals it was read with.
+    pub approvals: Option<Approvals>,
+}
+
+/// The approvals an item will have, written only if it still has `seen` of them: a supervisor
+/// approving meanwhile (on any instance) makes the change miss, and the caller reads again, so
+/// no approval is lost and the one that reaches the quorum is the one that moves the item.
+#[derive(Debug, Clone)]
+pub struct Approvals {
+    pub seen: usize,
+    pub now: Vec<GateApproval>,
+    /// What the approval judged it needs (never fewer than stored).
+    pub required: u32,
+}
+
+impl Approvals {
+    pub fn json(&self) -> String {
+        serde_json::to_string(&self.now).unwrap_or_else(|_| "[]".into())
+    }
 }
 
 impl Transition {
@@ -300,6 +327,7 @@ impl Transition {
             note: None,
             record: None,
             standing: None,
+            approvals: None,
         }
     }
 

@@ -32,7 +32,7 @@ fn json(s: &str) -> serde_json::Value {
 
 const ITEM_COLUMNS: &str = "id, agent, account, kind, exec, proposal_id, confirm_token, request, preview, \
      expires_at, created_at, status, decided_at, decided_by, reason, result, note, notional, verdicts, \
-     standing";
+     standing, approvals, approvals_required, staged_by";
 
 fn item_row(r: &Row<'_>) -> rusqlite::Result<Item> {
     let conv = |i: usize, what: &str| {
@@ -68,6 +68,10 @@ fn item_row(r: &Row<'_>) -> rusqlite::Result<Item> {
         notional: r.get(17)?,
         verdicts: super::verdicts_of(serde_json::from_str(&r.get::<_, String>(18)?)),
         standing: r.get(19)?,
+        approvals: serde_json::from_str(&r.get::<_, String>(20)?)
+            .map_err(|_| conv(20, "approvals"))?,
+        approvals_required: r.get(21)?,
+        staged_by: r.get(22)?,
     })
 }
 
@@ -165,7 +169,7 @@ impl Store for SqliteStore {
                 &format!(
                     "INSERT INTO items ({ITEM_COLUMNS}) VALUES \
                      (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, \
-                      ?18, ?19, ?20) \
+                      ?18, ?19, ?20, ?21, ?22, ?23) \
                      ON CONFLICT DO NOTHING"
                 ),
                 params![
@@ -189,6 +193,9 @@ impl Store for SqliteStore {
                     item.notional,
                     serde_json::to_string(&item.verdicts).unwrap_or_else(|_| "[]".into()),
                     item.standing,
+                    serde_json::to_string(&item.approvals).unwrap_or_else(|_| "[]".into()),
+                    item.approvals_required,
+                    item.staged_by,
                 ],
             )?;
             Ok(n == 1)
@@ -316,8 +323,11 @@ impl Store for SqliteStore {
                          result = COALESCE(?7, result),
                          note = ?8,
                          standing = COALESCE(?10, standing),
-                         claimed_at = CASE WHEN ?2 = 'executing' THEN ?4 ELSE claimed_at END
-                     WHERE id = ?1 AND status IN ({}) AND (?9 IS NULL OR expires_at > ?9)",
+                         claimed_at = CASE WHEN ?2 = 'executing' THEN ?4 ELSE claimed_at END,
+                         approvals = COALESCE(?12, approvals),
+                         approvals_required = MAX(approvals_required, COALESCE(?13, 0))
+                     WHERE id = ?1 AND status IN ({}) AND (?9 IS NULL OR expires_at > ?9)
+                       AND (?11 IS NULL OR json_array_length(approvals) = ?11)",
                         status_list(t.from)
                     ),
                     params![
@@ -331,6 +341,9 @@ impl Store for SqliteStore {
                         t.note.as_ref().map(Hold::to_string),
                         t.unexpired_at.map(ts),
                         t.standing,
+                        t.approvals.as_ref().map(|a| a.seen as i64),
+                        t.approvals.as_ref().map(|a| a.json()),
+                        t.approvals.as_ref().map(|a| a.required),
                     ],
                 )?;
                 if n == 1

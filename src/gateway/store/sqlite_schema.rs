@@ -119,4 +119,10 @@ CREATE TABLE suspensions (
     at TEXT NOT NULL
 );
 "#,
+    // Step-up approvals: who approved so far, how many must, and the supervisor who staged it.
+    r#"
+ALTER TABLE items ADD COLUMN approvals TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE items ADD COLUMN approvals_required INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE items ADD COLUMN staged_by TEXT;
+"#,
 ];

@@ -28,6 +28,9 @@ pub struct Incoming {
     pub agent: Option<AgentKey>,
     /// The strict reading of a POST's body ([`request::read`]).
     pub checked: Option<request::Checked>,
+    /// The supervisor (token label) whose console sent it, when it said so with a token of
+    /// this gateway in `x-agentdesk-supervisor`; never sent upstream.
+    pub supervisor: Option<String>,
 }
 
 impl Incoming {

@@ -28,6 +28,7 @@ mod postgres;
 mod rate_limit;
 mod reconcile;
 mod roles;
+mod step_up;
 mod suspend;
 mod tool_catalog;
 mod wire;

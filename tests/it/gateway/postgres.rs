@@ -470,3 +470,61 @@ async fn a_listing_kept_by_one_instance_shows_a_decision_made_on_another() {
     assert_eq!(seen_by_a, on(inbox(&b, &token, "rejected").await));
     assert_eq!(seen_by_a, rejected["item"]);
 }
+
+#[tokio::test]
+async fn two_supervisors_approving_a_step_up_item_at_once_on_two_instances_execute_it_once() {
+    let Some(url) =
+        pg("two_supervisors_approving_a_step_up_item_at_once_on_two_instances_execute_it_once")
+            .await
+    else {
+        return;
+    };
+    let sandbox = common::start().await;
+    let (a, b) = (
+        instance(&sandbox, &url).await,
+        instance(&sandbox, &url).await,
+    );
+    let alice = a.mint_token("alice").await.unwrap();
+    let bob = b
+        .mint_token_as("bob", agentdesk::gateway::store::Role::Approver)
+        .await
+        .unwrap();
+    let (st, body) = supervisor(
+        &a,
+        &alice,
+        Method::PUT,
+        "/gate/v1/policy",
+        Some(json!({"step_up_notional_usd": 1000})),
+    )
+    .await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    let key = sandbox.key(Scope::McpMutate);
+    // Both instances hold the agent's key: either approval may be the one that runs it.
+    Client::new(&b.base_url(), Some(key.clone()))
+        .unwrap()
+        .get_positions()
+        .await
+        .unwrap();
+    for round in 0..8 {
+        let p = stage(if round % 2 == 0 { &a } else { &b }, &key).await;
+        let (first, second) = tokio::join!(approve(&a, &alice, &p), approve(&b, &bob, &p));
+        for (st, body) in [&first, &second] {
+            assert_eq!(*st, StatusCode::OK, "round {round}: {body}");
+        }
+        let statuses = [&first.1["item"]["status"], &second.1["item"]["status"]];
+        assert!(
+            statuses.contains(&&json!("executed")),
+            "round {round}: one of the two approvals is the second and runs it: {statuses:?}"
+        );
+        assert_eq!(upstream_confirms(&sandbox, &p), 1, "round {round}");
+        let approvals = inbox(&a, &alice, "all")
+            .await
+            .into_iter()
+            .find(|i| i["proposalId"] == p)
+            .unwrap()["approvals"]
+            .as_array()
+            .unwrap()
+            .len();
+        assert_eq!(approvals, 2, "round {round}");
+    }
+}

@@ -145,7 +145,7 @@ impl Store for PostgresStore {
                     &c.prepare_cached(&format!(
                         "INSERT INTO items ({ITEM_COLUMNS}) VALUES \
                          ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, \
-                          $17, $18, $19, $20) ON CONFLICT DO NOTHING"
+                          $17, $18, $19, $20, $21, $22, $23) ON CONFLICT DO NOTHING"
                     ))
                     .await?,
                     &[
@@ -169,6 +169,9 @@ impl Store for PostgresStore {
                         &item.notional,
                         &serde_json::to_value(&item.verdicts).unwrap_or_default(),
                         &item.standing,
+                        &serde_json::to_value(&item.approvals).unwrap_or_default(),
+                        &i32::try_from(item.approvals_required).unwrap_or(i32::MAX),
+                        &item.staged_by,
                     ],
                 )
                 .await?;

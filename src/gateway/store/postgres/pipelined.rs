@@ -15,9 +15,12 @@ const MOVE_ITEM: &str = "UPDATE items SET status = $2,
      result = COALESCE($7, result),
      note = $8,
      standing = COALESCE($10, standing),
-     claimed_at = CASE WHEN $2 = 'executing' THEN $4 ELSE claimed_at END
+     claimed_at = CASE WHEN $2 = 'executing' THEN $4 ELSE claimed_at END,
+     approvals = COALESCE($13::jsonb, approvals),
+     approvals_required = GREATEST(approvals_required, COALESCE($14::int, 0))
  WHERE id = $1 AND status = ANY($11)
-   AND ($9::timestamptz IS NULL OR expires_at > $9)";
+   AND ($9::timestamptz IS NULL OR expires_at > $9)
+   AND ($12::int IS NULL OR jsonb_array_length(approvals) = $12)";
 
 /// A connection whose transaction's statements are sent ahead of their answers, with its own
 /// `START TRANSACTION` and `COMMIT` (not a `Transaction`, which waits for each). Unless it reaches
@@ -80,7 +83,19 @@ pub(super) async fn transition(
     let advance = c.prepare_cached(MOVE_HEAD).await?;
     let decided = t.decided_by.is_some();
     let from = status_names(t.from);
-    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 11] = [
+    let seen = t
+        .approvals
+        .as_ref()
+        .map(|a| i32::try_from(a.seen).unwrap_or(i32::MAX));
+    let approvals = t
+        .approvals
+        .as_ref()
+        .map(|a| serde_json::to_value(&a.now).unwrap_or_default());
+    let required = t
+        .approvals
+        .as_ref()
+        .map(|a| i32::try_from(a.required).unwrap_or(i32::MAX));
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 14] = [
         &id,
         &t.to.as_str(),
         &decided,
@@ -92,6 +107,9 @@ pub(super) async fn transition(
         &t.unexpired_at,
         &t.standing,
         &from,
+        &seen,
+        &approvals,
+        &required,
     ];
     let (begun, moved, head) = futures::join!(
         c.batch_execute("START TRANSACTION"),

@@ -39,7 +39,7 @@ pub(super) fn status_names(statuses: &[Status]) -> Vec<&'static str> {
 
 pub(super) const ITEM_COLUMNS: &str = "id, agent, account, kind, exec, proposal_id, confirm_token, request, preview, \
      expires_at, created_at, status, decided_at, decided_by, reason, result, note, notional, verdicts, \
-     standing";
+     standing, approvals, approvals_required, staged_by";
 
 pub(super) fn item_row(r: &Row) -> StoreResult<Item> {
     let exec: String = r.try_get(4)?;
@@ -81,6 +81,14 @@ pub(super) fn item_row(r: &Row) -> StoreResult<Item> {
         notional: r.try_get(17)?,
         verdicts: super::super::verdicts_of(serde_json::from_value(r.try_get::<_, Value>(18)?)),
         standing: r.try_get(19)?,
+        approvals: serde_json::from_value(r.try_get::<_, Value>(20)?).map_err(|_| {
+            StoreError::Unreadable {
+                what: "approvals",
+                value: "not a list of approvals".into(),
+            }
+        })?,
+        approvals_required: u32::try_from(r.try_get::<_, i32>(21)?).unwrap_or(u32::MAX),
+        staged_by: r.try_get(22)?,
     })
 }
 

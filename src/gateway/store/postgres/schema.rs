@@ -130,6 +130,12 @@ CREATE TABLE suspensions (
     at TIMESTAMPTZ NOT NULL
 );
 "#,
+    // Step-up approvals: who approved so far, how many must, and the supervisor who staged it.
+    r#"
+ALTER TABLE items ADD COLUMN approvals JSONB NOT NULL DEFAULT '[]';
+ALTER TABLE items ADD COLUMN approvals_required INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE items ADD COLUMN staged_by TEXT;
+"#,
 ];
 
 /// Why a test's schema was not made; `base` is the server's URL without its password.
