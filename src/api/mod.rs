@@ -10,8 +10,10 @@ pub mod openapi;
 pub mod payment;
 pub mod percent;
 pub mod request_id;
+pub mod risk;
 pub mod routes;
 pub mod ssrf;
+pub mod staged;
 pub mod symbol;
 pub mod webhook_sig;
 

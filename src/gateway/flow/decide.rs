@@ -17,6 +17,24 @@ use crate::gateway::store::{Approvals, Item, Record, Status, Transition, detail}
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
 
+/// Who decides: a supervisor (its token's label), from the supervisor API or through an approval
+/// link it was sent. One supervisor is one approver whichever way it approves.
+#[derive(Debug, Clone, Copy)]
+pub struct Decider<'a> {
+    pub label: &'a str,
+    pub via_link: bool,
+}
+
+impl Decider<'_> {
+    /// The journal's actor and the item's `decidedBy`.
+    pub fn actor(&self) -> String {
+        match self.via_link {
+            true => format!("via link by {}", self.label),
+            false => self.label.to_string(),
+        }
+    }
+}
+
 /// Reads of an item an approval makes when others' approvals keep landing first. Each miss is
 /// another supervisor's approval (at most a quorum of them) or the item moving on.
 const ATTEMPTS: usize = 8;
@@ -34,14 +52,14 @@ const ATTEMPTS: usize = 8;
 pub async fn approve(
     gate: &Arc<Gate>,
     id: &str,
-    by: &str,
+    who: Decider<'_>,
     overrides: &[String],
 ) -> Result<Item, GateError> {
     let now = gate.now();
     gate.store.expire_due(now).await.map_err(GateError::store)?;
     for _ in 0..ATTEMPTS {
         let item = find(gate, id).await?;
-        if let Some(done) = approve_once(gate, item, by, overrides, now).await? {
+        if let Some(done) = approve_once(gate, item, who, overrides, now).await? {
             return Ok(done);
         }
     }
@@ -56,10 +74,11 @@ pub async fn approve(
 async fn approve_once(
     gate: &Arc<Gate>,
     item: Item,
-    by: &str,
+    who: Decider<'_>,
     overrides: &[String],
     now: DateTime<Utc>,
 ) -> Result<Option<Item>, GateError> {
+    let by = &who.actor();
     // Where an approval's time goes, in its log line: the store's reads, the rules (the store
     // and the upstream's account figures), and the one commit of the decision with its journal.
     let started = std::time::Instant::now();
@@ -163,13 +182,13 @@ async fn approve_once(
         };
     }
     if required > 1 {
-        refuse_repeat(&item, by, required)?;
+        refuse_repeat(&item, who.label, required)?;
     }
     let record = record.item(&item.id);
     let judged = started.elapsed();
     let mut approvals = item.approvals.clone();
     approvals.push(GateApproval {
-        by: by.to_string(),
+        by: who.label.to_string(),
         at: now,
         overrides: overridden,
     });
@@ -235,17 +254,7 @@ async fn approve_once(
 
 /// 409 for a supervisor whose approval would not count: one already given, or the item's own.
 fn refuse_repeat(item: &Item, by: &str, required: u32) -> Result<(), GateError> {
-    let so_far = || {
-        let names: Vec<&str> = item.approvals.iter().map(|a| a.by.as_str()).collect();
-        format!(
-            "{} of {required} approvals{}",
-            names.len(),
-            match names.is_empty() {
-                true => String::new(),
-                false => format!(" ({})", names.join(", ")),
-            }
-        )
-    };
+    let so_far = || items::quorum(&item.approvals, required).unwrap_or_default();
     if item.approvals.iter().any(|a| a.by == by) {
         return Err(GateError::new(
             Kind::Conflict,
@@ -300,9 +309,10 @@ async fn settled(gate: &Arc<Gate>, id: &str) -> Result<Item, GateError> {
 pub async fn reject(
     gate: &Arc<Gate>,
     id: &str,
-    by: &str,
+    who: Decider<'_>,
     reason: String,
 ) -> Result<Item, GateError> {
+    let by = &who.actor();
     let now = gate.now();
     gate.store.expire_due(now).await.map_err(GateError::store)?;
     let item = find(gate, id).await?;

@@ -390,9 +390,13 @@ pub async fn supervisor_as(
 /// record).
 async fn insufficient(gate: &Gate, token: &Token, needed: Role, what: &str) -> GateError {
     let message = format!(
-        "{what} needs the {} role; this token ({}) is a {}",
+        "{what} needs the {} role; this token ({}) is {} {}",
         needed.as_str(),
         who(token),
+        match token.role {
+            Role::Viewer => "a",
+            _ => "an",
+        },
         token.role.as_str()
     );
     let record = Record::new(
@@ -482,7 +486,12 @@ async fn approve(
     if !overrides.is_empty() && token.role < Role::Admin {
         return Err(insufficient(&gate, &token, Role::Admin, "overriding a policy rule").await);
     }
-    let item = decide::approve(&gate, &id, &who(&token), &overrides).await?;
+    let label = who(&token);
+    let by = decide::Decider {
+        label: &label,
+        via_link: false,
+    };
+    let item = decide::approve(&gate, &id, by, &overrides).await?;
     let agents = agent_map(&gate).await?;
     Ok(success(GateDecision {
         item: items::model(&gate, &item, &agents),
@@ -542,7 +551,12 @@ async fn reject(
     Strict(Reject { reason }): Strict<Reject>,
 ) -> Result<Response, GateError> {
     let reason = reason.unwrap_or_else(|| "no reason given".into());
-    let item = decide::reject(&gate, &id, &who(&token), reason).await?;
+    let label = who(&token);
+    let by = decide::Decider {
+        label: &label,
+        via_link: false,
+    };
+    let item = decide::reject(&gate, &id, by, reason).await?;
     let agents = agent_map(&gate).await?;
     Ok(success(GateDecision {
         item: items::model(&gate, &item, &agents),

@@ -11,13 +11,16 @@
 use super::super::flow::decide;
 use super::super::flow::guard;
 use super::super::flow::halt;
+use super::super::flow::items;
 use super::super::gate::{Gate, sha256_hex};
 use super::super::link;
 use super::super::model::error::GateError;
-use super::super::model::trade::{PricedBy, Trade};
+use super::super::model::trade::{Needs, PricedBy, Trade};
 use super::super::store::{Item, ItemRef, Link, Status};
 use super::error::status_of;
-use crate::api::model::GateVerdict;
+use crate::api::model::{GateVerdict, Preview, TradeSignal, fmt_decimal};
+use crate::api::risk::{self, LossBound};
+use crate::api::staged;
 use axum::Router;
 use axum::extract::rejection::FormRejection;
 use axum::extract::{Form, Path, State};
@@ -325,6 +328,108 @@ fn what_rows(
     rows
 }
 
+/// What the console's approve dialog shows of a trade's risk, against the agent's account as it
+/// is now: the mark, the loss at the stop loss (in USD and as a share of the account), the
+/// liquidation, and what could not be known. Empty for what is not a trade.
+async fn risk_rows(gate: &Gate, item: &Item) -> Vec<(&'static str, String)> {
+    if item.kind != "trade" {
+        return Vec::new();
+    }
+    let request: TradeSignal = serde_json::from_value(item.request.clone()).unwrap_or_default();
+    let returned: Preview = serde_json::from_value(item.preview.clone()).unwrap_or_default();
+    let preview = staged::complete(&request, &returned);
+    let (positions, value) = match gate.key_of(&item.agent) {
+        Some(key) => {
+            let needs = Needs {
+                account_value: true,
+                positions: true,
+                ..Needs::default()
+            };
+            let facts = guard::facts(gate, &key, needs).await;
+            (
+                facts.positions.unwrap_or_default(),
+                facts.account_value.map_err(|e| e.to_string()),
+            )
+        }
+        None => (
+            Vec::new(),
+            Err("the agent's account was not read: this gateway does not hold its key yet".into()),
+        ),
+    };
+    let r = risk::risk(&preview, &positions, value);
+    let px = |x: f64| fmt_decimal(x);
+    let mut rows = vec![(
+        "Mark",
+        if r.mark > 0.0 {
+            px(r.mark)
+        } else {
+            "unknown".into()
+        },
+    )];
+    rows.push((
+        "Loss at the stop loss",
+        match (r.loss_bound, r.sl_usd, r.equity_at_risk_pct) {
+            (LossBound::Stop, Some(usd), Some(pct)) => {
+                format!("{} ({pct:.2}% of the account)", usd_of(usd))
+            }
+            (LossBound::Stop, Some(usd), None) => {
+                format!("{} (share of the account unknown)", usd_of(usd))
+            }
+            (bound, _, pct) => format!(
+                "the whole margin, {}{}: {}",
+                usd_of(r.margin),
+                pct.map(|p| format!(" ({p:.2}% of the account)"))
+                    .unwrap_or_default(),
+                bound.margin_because().unwrap_or("no stop loss")
+            ),
+        },
+    ));
+    rows.push((
+        "Liquidation",
+        match (r.est_liquidation, r.liquidation_pct, r.margin_gone_pct) {
+            (Some(l), Some(d), _) => format!("≈ {} ({d:.2}% from the entry)", px(l)),
+            (Some(l), None, _) => format!("≈ {}", px(l)),
+            (None, _, Some(m)) => {
+                format!("no estimate; the margin is gone after a {m:.1}% move against")
+            }
+            (None, _, None) => "unknown".into(),
+        },
+    ));
+    for w in &r.warnings {
+        rows.push(("Warning", w.clone()));
+    }
+    if !r.unknown.is_empty() {
+        rows.push(("Not known", r.unknown.join("; ")));
+    }
+    rows
+}
+
+fn usd_of(x: f64) -> String {
+    format!("{} USD", fmt_decimal((x * 100.0).round() / 100.0))
+}
+
+/// Where a step-up item's approvals stand, and whether this link's approval executes it.
+fn approvals_html(item: &Item, label: &str) -> Option<Markup> {
+    let quorum = items::quorum(&item.approvals, item.approvals_required)?;
+    let missing = item.approvals_required as usize
+        - item.approvals.len().min(item.approvals_required as usize);
+    let yours = if item.approvals.iter().any(|a| a.by == label) {
+        format!("You ({label}) approved it already: it needs another supervisor.")
+    } else if item.staged_by.as_deref() == Some(label) {
+        format!("You ({label}) staged it: your approval does not count towards it.")
+    } else if missing <= 1 {
+        "Your approval is the last one needed: it executes the trade.".to_string()
+    } else {
+        format!(
+            "Your approval adds one; it executes after {} more supervisor(s).",
+            missing - 1
+        )
+    };
+    Some(html! {
+        p #approvals { b { "Approvals: " } (quorum) ". " (yours) }
+    })
+}
+
 fn verdicts_html(list: &[GateVerdict]) -> Markup {
     if list.is_empty() {
         return html! { p #verdicts { "No policy rules are set: nothing was checked." } };
@@ -373,6 +478,7 @@ async fn show(State(gate): State<Arc<Gate>>, Path(token): Path<String>) -> Respo
     let agent = agent_label(&gate, &item).await;
     let trade = guard::item_trade(&gate, &item).await;
     let rows = what_rows(&item, &trade);
+    let risk = risk_rows(&gate, &item).await;
     let body = html! {
         h1 { "Approve this " (kind) "?" }
         p {
@@ -392,6 +498,15 @@ async fn show(State(gate): State<Arc<Gate>>, Path(token): Path<String>) -> Respo
                 tr { td { (k) } td { (v) } }
             }
         }
+        @if !risk.is_empty() {
+            h2 { "Risk" }
+            table #risk {
+                @for (k, v) in &risk {
+                    tr { td { (k) } td { (v) } }
+                }
+            }
+        }
+        @if let Some(a) = approvals_html(&item, &link.label) { (a) }
         h2 { "Policy verdicts" }
         (verdicts_html(item.verdicts.as_deref().unwrap_or_default()))
         // A relative action: the page may be served under a prefix behind a proxy.
@@ -468,16 +583,19 @@ async fn decide(
         }
         Err(e) => return store_error(e),
     }
-    let by = format!("via link by {}", link.label);
+    let by = decide::Decider {
+        label: &link.label,
+        via_link: true,
+    };
     let result = if approve {
-        decide::approve(&gate, &item.id, &by, &[]).await
+        decide::approve(&gate, &item.id, by, &[]).await
     } else {
         let reason: String = form
             .get("reason")
             .map(|r| r.trim().chars().take(MAX_REASON).collect())
             .filter(|r: &String| !r.is_empty())
             .unwrap_or_else(|| "no reason given".into());
-        decide::reject(&gate, &item.id, &by, reason).await
+        decide::reject(&gate, &item.id, by, reason).await
     };
     match result {
         Ok(item) => {

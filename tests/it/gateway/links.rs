@@ -471,3 +471,66 @@ async fn a_public_url_on_plain_http_elsewhere_is_refused_at_start() {
     };
     assert!(e.to_string().contains("public_url"), "{e}");
 }
+
+/// A step-up item's page says where its approvals stand and what this supervisor's approval
+/// does, shows the risk the console's dialog shows, and counts a supervisor once whichever way
+/// it approves (the API, then its link).
+#[tokio::test]
+async fn a_step_up_items_page_shows_the_quorum_and_the_risk_and_counts_each_supervisor_once() {
+    let s = guarded(|c| {
+        c.policy = Policy::from_json(&json!({"step_up_notional_usd": 500})).unwrap();
+    })
+    .await;
+    let (_, p, id) = staged(&s).await;
+    let (st, body) = s
+        .supervisor(Method::POST, &format!("/gate/v1/inbox/{id}/approve"), None)
+        .await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    assert_eq!(body["item"]["status"], "pending", "{body}");
+
+    let url = minted(&s, &id).await;
+    let (st, _, html) = get_page(&url).await;
+    assert_eq!(st, StatusCode::OK, "{html}");
+    for shown in [
+        "1 of 2 approvals (alice)",
+        "You (alice) approved it already",
+        "Risk",
+        "Mark",
+        "Loss at the stop loss",
+        "% of the account",
+        "Liquidation",
+    ] {
+        assert!(html.contains(shown), "{shown} is not on the page:\n{html}");
+    }
+    let csrf = csrf_of(&html);
+    let (st, _, html) = post_form(&url, &format!("decision=approve&csrf={csrf}")).await;
+    assert_eq!(st, StatusCode::CONFLICT, "{html}");
+    assert!(html.contains("already approved"), "{html}");
+    assert_eq!(s.upstream_confirms(&p), 0);
+
+    let bob = s
+        .gate
+        .mint_token_as("bob", agentdesk::gateway::store::Role::Admin)
+        .await
+        .unwrap();
+    let (st, body) = send(
+        &s.gate.base_url(),
+        Method::POST,
+        &format!("/gate/v1/inbox/{id}/link"),
+        Some(bob.expose()),
+        None,
+    )
+    .await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    let bobs = body["url"].as_str().unwrap().to_string();
+    let (_, _, html) = get_page(&bobs).await;
+    assert!(
+        html.contains("Your approval is the last one needed: it executes the trade."),
+        "{html}"
+    );
+    let csrf = csrf_of(&html);
+    let (st, _, html) = post_form(&bobs, &format!("decision=approve&csrf={csrf}")).await;
+    assert_eq!(st, StatusCode::OK, "{html}");
+    assert!(html.contains("executed"), "{html}");
+    assert_eq!(s.upstream_confirms(&p), 1);
+}

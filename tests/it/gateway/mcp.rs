@@ -23,6 +23,8 @@ use std::time::Duration;
 pub(super) struct Probe {
     info: ClientConfig,
     progress: Arc<AtomicUsize>,
+    /// What the last progress notification said.
+    said: Arc<std::sync::Mutex<String>>,
 }
 
 impl ClientHandler for Probe {
@@ -32,9 +34,10 @@ impl ClientHandler for Probe {
 
     async fn on_progress(
         &self,
-        _params: ProgressNotificationParam,
+        params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
+        *self.said.lock().unwrap() = params.message.unwrap_or_default();
         self.progress.fetch_add(1, Ordering::SeqCst);
     }
 }
@@ -54,6 +57,7 @@ async fn connect_as(s: &Setup, key: &Secret, version: ProtocolVersion) -> Client
         )
         .with_protocol_version(version),
         progress: Arc::default(),
+        said: Arc::default(),
     };
     probe
         .serve(transport)
@@ -348,6 +352,64 @@ async fn a_wait_longer_than_the_call_allows_says_how_to_ask_again_and_a_cancel_c
     // The session is still usable.
     let r = call(&c, "service_get_usage", json!({})).await;
     assert_eq!(r.is_error, Some(false));
+}
+
+/// A step-up item's confirm says where its quorum stands while it waits, in its progress and in
+/// its answer, and runs once the second supervisor approves.
+#[tokio::test]
+async fn a_waiting_confirm_of_a_step_up_item_reports_its_approvals_so_far() {
+    let s = setup().await;
+    let (st, body) = s
+        .supervisor(
+            reqwest::Method::PUT,
+            "/gate/v1/policy",
+            Some(json!({"step_up_notional_usd": 1000})),
+        )
+        .await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    let key = s.sandbox.key(Scope::McpMutate);
+    let c = Arc::new(connect(&s, &key).await);
+    let id = propose(&s, &c).await;
+    decide(&s, &id, "approve", None).await;
+    assert_eq!(
+        s.upstream_confirms(&id),
+        0,
+        "one approval of two runs nothing"
+    );
+
+    let mut params = CallToolRequestParams::new("service_confirm_trade")
+        .with_arguments(args(json!({"proposalId": id})));
+    let mut meta = RequestMetaObject::default();
+    meta.insert("agentdesk/waitSeconds".into(), json!(2));
+    params.meta = Some(meta);
+    let r = c.call_tool(params).await.unwrap();
+    let t = text(&r);
+    assert!(t.starts_with("STILL WAITING"), "{t}");
+    assert!(t.contains("1 of 2 approvals (alice)"), "{t}");
+    let said = c.service().said.lock().unwrap().clone();
+    assert!(said.contains("1 of 2 approvals (alice)"), "{said:?}");
+
+    let bob = s
+        .gate
+        .mint_token_as("bob", agentdesk::gateway::store::Role::Approver)
+        .await
+        .unwrap();
+    let waiting = confirm_later(&c, &id);
+    let (st, body) = send(
+        &s.gate.base_url(),
+        reqwest::Method::POST,
+        &format!("/gate/v1/inbox/{id}/approve"),
+        Some(bob.expose()),
+        None,
+    )
+    .await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    let r = tokio::time::timeout(Duration::from_secs(10), waiting)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(text(&r).starts_with("EXECUTED"), "{}", text(&r));
+    assert_eq!(s.upstream_confirms(&id), 1);
 }
 
 /// Issue 34: a wait an agent asks for is validated before it becomes a duration: 1e308, a

@@ -7,6 +7,7 @@
 use super::state::{McpState, ViaMcp};
 use crate::api::catalog::{self as ops, Method as OpMethod, Operation};
 use crate::api::model::ExecuteToolRequest;
+use crate::gateway::flow::items;
 use crate::gateway::gate::AgentKey;
 use crate::gateway::model::error::{GateError, Kind};
 use crate::gateway::model::request::{self, Parsed};
@@ -458,7 +459,9 @@ async fn wait(
                 ProgressNotificationParam::new(token.clone(), started.elapsed().as_secs_f64())
                     .with_total(budget.as_secs_f64())
                     .with_message(format!(
-                        "waiting for a human supervisor's decision on {id}; it expires in {left} s"
+                        "waiting for a human supervisor's decision on {id}{}; it expires in \
+                         {left} s",
+                        waits_for(&current)
                     ));
             let _ = ctx.peer.notify_progress(note).await;
             next_progress = Instant::now() + PROGRESS_EVERY;
@@ -480,13 +483,21 @@ async fn wait(
     }
 }
 
+/// A step-up item's approvals so far (" (1 of 2 approvals (alice))"), for the agent waiting on it.
+fn waits_for(item: &Item) -> String {
+    items::quorum(&item.approvals, item.approvals_required)
+        .map(|q| format!(" ({q})"))
+        .unwrap_or_default()
+}
+
 fn still_waiting(item: &Item, id: &str, left: i64) -> CallToolResult {
     let expires = rfc3339(item.expires_at);
     said(
         format!(
-            "STILL WAITING, NOT EXECUTED. No human has decided on proposal {id} yet; it expires \
-             at {expires} (in {left} s). This call waited as long as it may. Call {CONFIRM_TOOL} \
-             again with {{\"proposalId\": \"{id}\"}} to keep waiting for the decision."
+            "STILL WAITING, NOT EXECUTED. No human has decided on proposal {id} yet{}; it \
+             expires at {expires} (in {left} s). This call waited as long as it may. Call {CONFIRM_TOOL} \
+             again with {{\"proposalId\": \"{id}\"}} to keep waiting for the decision.",
+            waits_for(item)
         ),
         &Outcome {
             status: Some("pending"),
