@@ -66,6 +66,9 @@ pub struct Request {
     pub hold: Option<Duration>,
 }
 
+/// The header a console's stagings carry its gateway supervisor token in.
+pub const SUPERVISOR_HEADER: &str = "x-agentdesk-supervisor";
+
 pub fn new_idempotency_key() -> String {
     let bytes: [u8; 16] = rand::rng().random();
     format!("idem_{}", hex::encode(bytes))
@@ -415,7 +418,7 @@ impl Client {
 
     pub async fn propose_trade(&self, signal: &TradeSignal) -> Result<Proposal, ApiError> {
         let p: Proposal = self
-            .typed_row("propose_trade", Request::json(signal)?)
+            .typed_row("propose_trade", self.staged_by(Request::json(signal)?))
             .await?;
         // Without an id nothing can be confirmed: that answer is not a staged proposal.
         if p.proposal_id.is_empty() {
@@ -436,7 +439,20 @@ impl Client {
     }
 
     pub async fn close_position(&self, req: &CloseRequest) -> Result<ExecutionResult, ApiError> {
-        self.typed_row("close_position", Request::json(req)?).await
+        self.typed_row("close_position", self.staged_by(Request::json(req)?))
+            .await
+    }
+
+    /// A staging from a console on a gateway says which supervisor made it (its gateway token),
+    /// so that supervisor is never counted among its step-up approvers. Only to a gateway: the
+    /// token is sent only by a client that has one, which only a console on a gateway has, and
+    /// the gateway never forwards it upstream.
+    fn staged_by(&self, mut req: Request) -> Request {
+        if let Some(token) = &self.gate_token {
+            req.headers
+                .push((SUPERVISOR_HEADER.to_string(), token.expose().to_string()));
+        }
+        req
     }
 
     // ---- immediate trading ---------------------------------------------------------------------

@@ -548,6 +548,10 @@ pub struct GateCheck {
     pub approvals: Vec<GateApproval>,
     #[serde(default = "one")]
     pub approvals_required: u32,
+    /// The asking supervisor (its token's label): whether its approval counts, and is the one
+    /// that executes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub you: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]

@@ -5,7 +5,7 @@
 
 use super::super::theme::Theme;
 use crate::api::model::{
-    GateCheck, GateItem, GateKillSwitch, GateStanding, GateVerdict, ItemStatus,
+    GateApproval, GateCheck, GateItem, GateKillSwitch, GateStanding, GateVerdict, ItemStatus,
 };
 use chrono::{DateTime, Utc};
 use ratatui::style::Modifier;
@@ -164,6 +164,9 @@ pub fn approve_lines<'a>(
             theme.bad.add_modifier(Modifier::BOLD),
         ));
     }
+    if let Some(g) = item {
+        lines.extend(quorum_lines(theme, check, g));
+    }
     let Some(check) = check else { return lines };
     match &check.answer {
         None => lines.push(Line::styled(
@@ -218,6 +221,101 @@ pub fn approve_lines<'a>(
         theme.bad,
     ));
     lines
+}
+
+/// "1 of 2 approvals (alice) · 1 more needed" for a step-up item; `None` for an item one
+/// approval executes.
+pub fn quorum_text(g: &GateItem) -> Option<String> {
+    quorum_of(&g.approvals, g.approvals_required, None)
+}
+
+/// "1 of 2 (bob)": the row's words for a step-up item's approvals so far.
+pub fn quorum_short(g: &GateItem) -> Option<String> {
+    (g.approvals_required > 1).then(|| {
+        let by: Vec<&str> = g.approvals.iter().map(|a| a.by.as_str()).collect();
+        match by.is_empty() {
+            true => format!("0 of {}", g.approvals_required),
+            false => format!(
+                "{} of {} ({})",
+                by.len(),
+                g.approvals_required,
+                by.join(", ")
+            ),
+        }
+    })
+}
+
+fn quorum_of(approvals: &[GateApproval], required: u32, staged_by: Option<&str>) -> Option<String> {
+    if required <= 1 {
+        return None;
+    }
+    let by: Vec<&str> = approvals.iter().map(|a| a.by.as_str()).collect();
+    let missing = (required as usize).saturating_sub(by.len());
+    let mut text = format!("{} of {required} approvals", by.len());
+    if !by.is_empty() {
+        text.push_str(&format!(" ({})", by.join(", ")));
+    }
+    if missing > 0 {
+        text.push_str(&format!(" · {missing} more needed"));
+    }
+    if let Some(s) = staged_by {
+        text.push_str(&format!(", not {s}, who staged it"));
+    }
+    Some(text)
+}
+
+/// What `y` does on a step-up item, said before it is pressed: adds this supervisor's approval,
+/// executes the trade (the last one needed), or nothing (already given, or the item is its own).
+/// Who "you" are comes with the dialog's live re-check; until it answers, both outcomes are said.
+fn quorum_lines<'a>(theme: &Theme, check: Option<&ApproveCheck>, g: &GateItem) -> Vec<Line<'a>> {
+    let live = match check.and_then(|c| c.answer.as_ref()) {
+        Some(Ok(c)) => Some(c),
+        _ => None,
+    };
+    let (approvals, required) = match live {
+        Some(c) => (&c.approvals, c.approvals_required.max(g.approvals_required)),
+        None => (&g.approvals, g.approvals_required),
+    };
+    let Some(text) = quorum_of(approvals, required, g.staged_by.as_deref()) else {
+        return Vec::new();
+    };
+    let missing = (required as usize).saturating_sub(approvals.len());
+    let you = live.and_then(|c| c.you.as_deref());
+    let (what, style) = match you {
+        Some(me) if approvals.iter().any(|a| a.by == me) => (
+            format!("You ({me}) approved it already: y adds nothing; another supervisor must"),
+            theme.bad,
+        ),
+        Some(me) if g.staged_by.as_deref() == Some(me) => (
+            format!("You ({me}) staged it: your y does not count; other supervisors approve it"),
+            theme.bad,
+        ),
+        Some(_) if missing <= 1 => (
+            "y EXECUTES it: yours is the last approval needed".to_string(),
+            theme.critical.add_modifier(Modifier::BOLD),
+        ),
+        Some(_) => (
+            format!(
+                "y adds your approval ({} of {required}); it executes after {} more",
+                approvals.len() + 1,
+                missing - 1
+            ),
+            theme.warn,
+        ),
+        None if missing <= 1 => (
+            "y adds your approval, and executes it if yours is the last one needed (checking…)"
+                .to_string(),
+            theme.warn,
+        ),
+        None => (
+            "y adds your approval; it does not execute yet".to_string(),
+            theme.warn,
+        ),
+    };
+    vec![
+        Line::styled(format!("Step-up: {text}"), theme.warn),
+        Line::styled(what, style),
+    ]
 }
 
 /// "mm:ss" left until `at` (0:00 once past).

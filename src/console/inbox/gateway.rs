@@ -480,6 +480,17 @@ impl Inbox {
                         self.gate.stop_awaiting(id);
                         (DecisionKind::Failed, failed_text(&g), ToastLevel::Error)
                     }
+                    (true, ItemStatus::Pending) => {
+                        // One approval of a step-up item's quorum: it still waits, for others.
+                        self.gate.stop_awaiting(id);
+                        let quorum = crate::console::gate::guard::quorum_text(&g)
+                            .unwrap_or_else(|| "it still waits".into());
+                        (
+                            DecisionKind::Approved,
+                            format!("your approval is recorded ({quorum}); not executed yet"),
+                            ToastLevel::Info,
+                        )
+                    }
                     (true, _) => {
                         // Not run yet: its outcome is journaled when a poll reports it.
                         self.gate.await_outcome(id);
@@ -504,6 +515,8 @@ impl Inbox {
                     item.local = match kind {
                         DecisionKind::Rejected => LocalState::Rejected,
                         DecisionKind::Failed => LocalState::Failed(text.clone()),
+                        // Still pending: approvable by the other supervisors, as before.
+                        _ if status_of(&g) == ItemStatus::Pending => LocalState::None,
                         // The row's words, as a poll of the same item would set them.
                         _ => local_of(&g).unwrap_or_else(|| LocalState::Approved(text.clone())),
                     };

@@ -19,5 +19,6 @@ mod policy;
 mod reconcile;
 mod signals;
 mod snapshots;
+mod step_up;
 mod suspend;
 mod update;

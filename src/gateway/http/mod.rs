@@ -4,6 +4,7 @@
 
 mod answer;
 pub mod api;
+mod auth;
 pub mod bodies;
 mod error;
 mod limit;

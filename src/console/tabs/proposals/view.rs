@@ -3,6 +3,7 @@
 
 use crate::api::model::ItemStatus;
 use crate::console::feeds::Badge;
+use crate::console::gate::guard;
 use crate::console::inbox::InboxItem;
 use crate::console::inbox::LocalState;
 use crate::console::inbox::Source;
@@ -115,7 +116,16 @@ fn inbox(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {
             } else {
                 Line::from(levels)
             };
-            let mut cells = vec![first, Line::from(item.describe()), levels];
+            // First in the cell, so a narrow column cuts the trade's words, not the quorum's.
+            let quorum = v.gate.item(item.id()).and_then(guard::quorum_short);
+            let what = match quorum {
+                Some(q) => Line::from(vec![
+                    Span::styled(format!("{q} · "), theme.warn),
+                    Span::raw(item.describe()),
+                ]),
+                None => Line::from(item.describe()),
+            };
+            let mut cells = vec![first, what, levels];
             if on_gate {
                 let agent = v.gate.agent_label(item.id(), &v.service.key_fingerprint);
                 cells.insert(1, Line::from(agent.to_string()));
@@ -597,7 +607,10 @@ fn tool_lines<'a>(
 /// nobody states, and where the service's preview differs from the request. An item it cannot
 /// judge says so first: nobody may approve it.
 fn gate_trade_lines<'a>(theme: &Theme, g: &crate::api::model::GateItem) -> Vec<Line<'a>> {
-    let mut lines = Vec::new();
+    let mut lines: Vec<Line> = guard::quorum_text(g)
+        .map(|q| kv(theme, "Approvals", q))
+        .into_iter()
+        .collect();
     if let Some(why) = &g.trade_error {
         lines.push(Line::from(vec![
             Span::styled(format!("{:<13}", "Cannot judge"), theme.muted),
