@@ -64,6 +64,11 @@ pub struct AgentPath {
 const NO_ITEM: (u16, &str) = (404, "No such item");
 const NO_AGENT: (u16, &str) = (404, "No agent has this name or fingerprint");
 const DECIDED: (u16, &str) = (409, "The item was already decided otherwise");
+const NOT_COUNTED: (u16, &str) = (
+    409,
+    "The item was already decided otherwise, or this supervisor's approval does not count \
+     (already given: already_approved; its own staging of a step-up item: own_staging)",
+);
 
 pub const ROUTES: &[Route] = &[
     Route {
@@ -94,7 +99,7 @@ pub const ROUTES: &[Route] = &[
                 "The item after the decision",
                 openapi::answer::<GateDecision>,
             ),
-            refusals: &[NO_ITEM, DECIDED],
+            refusals: &[NO_ITEM, NOT_COUNTED],
         },
     },
     Route {
