@@ -48,9 +48,11 @@ pub enum Modal {
     Standing {
         scroll: u16,
     },
-    /// The gateway's agents with their state (`/agents`).
+    /// The gateway's agents with their state (`/agents`); `selected` is the agent `s` and `r`
+    /// prefill a command for.
     Agents {
         scroll: u16,
+        selected: usize,
     },
     /// The gateway's policy in force: default rules, agents' overrides, today's use (`/policy`).
     Policy {

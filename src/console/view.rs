@@ -67,9 +67,14 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
             app.now(),
             *scroll,
         ),
-        Modal::Agents { scroll } => {
-            crate::console::gate::agents::agents_panel(f, theme, area, app.gate().agents(), *scroll)
-        }
+        Modal::Agents { scroll, selected } => crate::console::gate::agents::agents_panel(
+            f,
+            theme,
+            area,
+            app.gate().agents(),
+            *scroll,
+            *selected,
+        ),
         Modal::Policy { scroll } => {
             crate::console::gate::policy::policy_panel(f, theme, area, app.gate().policy(), *scroll)
         }

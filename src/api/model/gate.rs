@@ -426,6 +426,12 @@ pub struct GateAgent {
     /// While the agent is suspended: why, by whom, since when.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suspension: Option<GateSuspension>,
+    /// Its trades executed since UTC midnight (items and immediate trades that added exposure),
+    /// and their USD notional: what `max_executions_per_hour` and `max_daily_notional_usd` count.
+    #[serde(default)]
+    pub executions_today: u64,
+    #[serde(default)]
+    pub notional_today: f64,
 }
 
 /// Whether an agent may add exposure: a suspended one's stagings, immediate trades and pending

@@ -8,8 +8,9 @@ use crate::api::model::{
 };
 use crate::console::action::Effect;
 use crate::console::app::{App, ToastLevel};
-use crate::console::gate::Detected;
 use crate::console::gate::guard::{ApproveCheck, kill_reason, kill_refusal};
+use crate::console::gate::{Detected, agents};
+use crate::console::keymap::KeyAction;
 use crate::console::modal::{Confirm, Deciding, Modal};
 use chrono::{DateTime, Utc};
 
@@ -225,7 +226,59 @@ impl App {
             );
             return;
         }
-        self.modal = Some(Modal::Agents { scroll: 0 });
+        self.modal = Some(Modal::Agents {
+            scroll: 0,
+            selected: 0,
+        });
+    }
+
+    /// The agents panel's keys: ↑/↓ choose an agent (the panel follows), `s` and `r` prefill
+    /// `/suspend <agent> ` (the reason is typed, then the suspension is asked) and `/resume
+    /// <agent>` on the command line: neither key acts by itself.
+    pub(crate) fn on_agents_key(
+        &mut self,
+        key: crossterm::event::KeyEvent,
+        action: Option<KeyAction>,
+        page: usize,
+    ) {
+        let Some(Modal::Agents { scroll, selected }) = self.modal.as_mut() else {
+            return;
+        };
+        let agents = self.inbox.gate().agents();
+        let count = agents.len();
+        match (key.code, action) {
+            (crossterm::event::KeyCode::Char(c @ ('s' | 'r')), _) if key.modifiers.is_empty() => {
+                let Some(a) = agents.get(*selected) else {
+                    return;
+                };
+                let text = match c {
+                    's' => format!("/suspend {} ", a.agent),
+                    _ => format!("/resume {}", a.agent),
+                };
+                self.prefill(&text);
+            }
+            (_, Some(KeyAction::Up | KeyAction::Down)) if count > 0 => {
+                *selected = match action {
+                    Some(KeyAction::Up) => selected.saturating_sub(1),
+                    _ => (*selected + 1).min(count - 1),
+                };
+                // The chosen agent's first line in view: a line each, two when suspended.
+                let head = agents::head_line(agents, *selected) as u16;
+                let visible = self.size.1.saturating_sub(6).max(1);
+                if head < *scroll {
+                    *scroll = head;
+                } else if head >= *scroll + visible {
+                    *scroll = head + 1 - visible;
+                }
+            }
+            (_, Some(KeyAction::PageUp | KeyAction::PageDown | KeyAction::Top)) => {
+                if let Some(s) = super::input::scrolled(*scroll, action, page) {
+                    *scroll = s;
+                }
+            }
+            (_, Some(KeyAction::Cancel | KeyAction::Quit | KeyAction::Select)) => self.modal = None,
+            _ => {}
+        }
     }
 
     /// `/policy` (and `P`): the policy panel, read now and then with each gate poll while open.

@@ -493,7 +493,7 @@ fn next_of(all: &[Tab], cur: Tab, step: i64) -> Tab {
 }
 
 /// A scrolled overlay's new offset after `action`, or None when the action closes it.
-fn scrolled(scroll: u16, action: Option<KeyAction>, page: usize) -> Option<u16> {
+pub(super) fn scrolled(scroll: u16, action: Option<KeyAction>, page: usize) -> Option<u16> {
     let step: i32 = match action {
         Some(KeyAction::Up) => -1,
         Some(KeyAction::Down) => 1,
@@ -527,12 +527,11 @@ impl App {
             Modal::BuilderFee(_) => self.on_builder_fee_key(key, action, fx),
             Modal::Approve(_) => self.on_approve_key(key, action),
             Modal::Confirm(_) => self.on_confirm_key(key, action),
-            Modal::Standing { scroll } | Modal::Agents { scroll } => {
-                match scrolled(*scroll, action, page) {
-                    Some(s) => *scroll = s,
-                    None => self.modal = None,
-                }
-            }
+            Modal::Agents { .. } => self.on_agents_key(key, action, page),
+            Modal::Standing { scroll } => match scrolled(*scroll, action, page) {
+                Some(s) => *scroll = s,
+                None => self.modal = None,
+            },
             Modal::Policy { scroll } => match scrolled(*scroll, action, page) {
                 Some(s) => {
                     let max = crate::console::gate::policy::max_scroll(

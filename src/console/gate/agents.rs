@@ -7,7 +7,17 @@ use crate::api::model::GateAgent;
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 
-pub fn agents_lines<'a>(theme: &Theme, agents: &[GateAgent]) -> Vec<Line<'a>> {
+/// The panel's line where agent `i` begins: one line each, two for a suspended one.
+pub fn head_line(agents: &[GateAgent], i: usize) -> usize {
+    agents
+        .iter()
+        .take(i)
+        .map(|a| 1 + usize::from(a.suspension.is_some()))
+        .sum()
+}
+
+/// Each agent with its state and today's executions; `selected` is marked, for `s` and `r`.
+pub fn agents_lines<'a>(theme: &Theme, agents: &[GateAgent], selected: usize) -> Vec<Line<'a>> {
     let mut lines = Vec::new();
     if agents.is_empty() {
         lines.push(Line::styled(
@@ -15,11 +25,18 @@ pub fn agents_lines<'a>(theme: &Theme, agents: &[GateAgent]) -> Vec<Line<'a>> {
             theme.muted,
         ));
     }
-    for a in agents {
+    for (i, a) in agents.iter().enumerate() {
+        let mark = if i == selected { "▶ " } else { "  " };
+        let name = theme.accent.add_modifier(Modifier::BOLD);
         let mut head = vec![
+            Span::styled(mark, name),
             Span::styled(
                 format!("{:<16} ", a.agent),
-                theme.accent.add_modifier(Modifier::BOLD),
+                if i == selected {
+                    name.add_modifier(Modifier::REVERSED)
+                } else {
+                    name
+                },
             ),
             Span::styled(format!("{:<9} ", a.fingerprint), theme.muted),
         ];
@@ -35,12 +52,17 @@ pub fn agents_lines<'a>(theme: &Theme, agents: &[GateAgent]) -> Vec<Line<'a>> {
             Some("rest") => " · via REST",
             _ => "",
         };
-        head.push(Span::raw(format!(" · {} pending{via}", a.pending)));
+        head.push(Span::raw(format!(
+            " · {} pending · {} executed today ({} USD){via}",
+            a.pending,
+            a.executions_today,
+            crate::api::model::fmt_decimal((a.notional_today * 100.0).round() / 100.0)
+        )));
         lines.push(Line::from(head));
         if let Some(s) = &a.suspension {
             lines.push(Line::styled(
                 format!(
-                    "  by {} at {}: {}",
+                    "    by {} at {}: {}",
                     s.by,
                     s.at.format("%Y-%m-%d %H:%M UTC"),
                     s.reason
@@ -51,7 +73,7 @@ pub fn agents_lines<'a>(theme: &Theme, agents: &[GateAgent]) -> Vec<Line<'a>> {
     }
     lines.push(Line::from(""));
     lines.push(Line::styled(
-        "/suspend <agent> <reason> stops one (asks first) · /resume <agent> (admin) ends it",
+        "↑↓ choose · s suspend (then the reason; asks first) · r resume (admin) · esc close",
         theme.muted,
     ));
     lines
@@ -63,7 +85,8 @@ pub fn agents_panel(
     area: ratatui::layout::Rect,
     agents: &[GateAgent],
     scroll: u16,
+    selected: usize,
 ) {
-    let lines = agents_lines(theme, agents);
+    let lines = agents_lines(theme, agents, selected);
     super::super::widgets::lines_panel(f, theme, area, "Agents", lines, scroll);
 }

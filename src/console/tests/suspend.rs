@@ -256,3 +256,45 @@ fn suspend_agents_panel_120x40() {
     assert!(app.modal().is_none());
     assert!(toasts(&app).contains("not on a gateway"));
 }
+
+/// The agents panel's keys only prefill the command line: `s` with the chosen agent and room for
+/// the reason, `r` the resume; the suspension is still asked before anything is sent. Today's
+/// executions and notional are on each agent's line.
+#[test]
+fn the_agents_panels_keys_prefill_suspend_and_resume_for_the_chosen_agent() {
+    let mut app = gate_app(140, 40);
+    let (items, mut agents) = two_agents();
+    agents[1].executions_today = 3;
+    agents[1].notional_today = 12400.0;
+    app.update(gate_loaded(items, agents.clone(), t0() + secs(3)));
+    run(&mut app, "/agents");
+    let text = render(&app);
+    let line = text
+        .lines()
+        .find(|l| l.contains(&agents[1].agent) && l.contains("executed today"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("3 executed today (12400 USD)"), "{line}");
+    // The second agent, chosen with ↓; `s` fills in its name and waits for the reason.
+    app.update(code(KeyCode::Down));
+    let fx = app.update(key('s'));
+    assert!(fx.is_empty(), "{fx:?}");
+    let line = app.command_line().expect("the command line is open").text();
+    assert_eq!(line, format!("/suspend {} ", agents[1].agent));
+    type_text(&mut app, "loops on one order");
+    let fx = app.update(code(KeyCode::Enter));
+    assert!(
+        !fx.iter().any(|e| matches!(e, Effect::GateSuspend { .. })),
+        "asked first: {fx:?}"
+    );
+    assert!(
+        matches!(app.modal(), Some(Modal::Confirm(_))),
+        "{:?}",
+        app.modal()
+    );
+    app.update(code(KeyCode::Esc));
+
+    run(&mut app, "/agents");
+    app.update(key('r'));
+    let line = app.command_line().expect("the command line is open").text();
+    assert_eq!(line, format!("/resume {}", agents[0].agent));
+}

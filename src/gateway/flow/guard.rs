@@ -342,7 +342,7 @@ pub fn item_digest(item: &Item) -> String {
 /// Each known agent's notional executed this UTC day against its `max_daily_notional_usd`, so a
 /// supervisor reading the policy sees how much of the daily limit is used.
 pub async fn today(gate: &Gate, policy: &Policy) -> Result<GateToday, GateError> {
-    let since = day_start(gate.now());
+    let since = policy::day_start(gate.now());
     let mut agents = Vec::new();
     for a in gate.store.agents().await.map_err(GateError::store)? {
         let executed = gate
@@ -377,13 +377,6 @@ pub async fn labels(gate: &Gate, agent: &str) -> Result<Vec<String>, GateError> 
         .find(|a| a.key_hash == agent)
         .and_then(|a| a.name);
     Ok(name.into_iter().chain([agent[..8].to_string()]).collect())
-}
-
-pub fn day_start(now: DateTime<Utc>) -> DateTime<Utc> {
-    now.date_naive()
-        .and_hms_opt(0, 0, 0)
-        .expect("midnight exists")
-        .and_utc()
 }
 
 fn num(v: &Value) -> Option<f64> {
@@ -512,7 +505,7 @@ pub async fn check(
     };
     let executed = if rules.max_daily_notional_usd.is_some() {
         gate.store
-            .executed_since(agent, day_start(gate.now()))
+            .executed_since(agent, policy::day_start(gate.now()))
             .await
             .map_err(GateError::store)?
     } else {

@@ -11,7 +11,8 @@ use crate::api::model::{GateAgent, GateAgentState, GateSuspension};
 use crate::gateway::gate::Gate;
 use crate::gateway::model::error::{GateError, Kind};
 use crate::gateway::model::trade::Trade;
-use crate::gateway::store::{Agent, Record, Status, Suspension, detail};
+use crate::gateway::rules::policy::day_start;
+use crate::gateway::store::{Agent, Executed, Record, Status, Suspension, detail};
 use std::collections::HashMap;
 
 /// Most pending items counted per agent: as many as the inbox lists.
@@ -226,6 +227,14 @@ pub async fn models(gate: &Gate, agents: &[Agent]) -> Result<Vec<GateAgent>, Gat
         .into_iter()
         .map(|s| (s.agent.clone(), s))
         .collect();
+    let today: HashMap<String, Executed> = gate
+        .store
+        .executed_by_agent(day_start(gate.now()))
+        .await
+        .map_err(GateError::store)?
+        .into_iter()
+        .map(|e| (e.agent.clone(), e))
+        .collect();
     Ok(agents
         .iter()
         .map(|a| {
@@ -253,6 +262,8 @@ pub async fn models(gate: &Gate, agents: &[Agent]) -> Result<Vec<GateAgent>, Gat
                     None => GateAgentState::Active,
                 },
                 suspension,
+                executions_today: today.get(&a.key_hash).map_or(0, |e| e.count),
+                notional_today: today.get(&a.key_hash).map_or(0.0, |e| e.notional),
             }
         })
         .collect())

@@ -558,6 +558,14 @@ pub fn verdicts_json(verdicts: &[Verdict]) -> Value {
     serde_json::to_value(verdicts).unwrap_or_else(|_| Value::Array(Vec::new()))
 }
 
+/// Where the policy's day begins (`max_daily_notional_usd`, the agents' "today"): UTC midnight.
+pub fn day_start(now: chrono::DateTime<chrono::Utc>) -> chrono::DateTime<chrono::Utc> {
+    now.date_naive()
+        .and_hms_opt(0, 0, 0)
+        .expect("midnight exists")
+        .and_utc()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

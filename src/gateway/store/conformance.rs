@@ -223,6 +223,20 @@ async fn state_tokens_agents_and_standing_approvals_round_trip(b: Backend) {
     assert_eq!(count(t0).await.unwrap(), 2);
     assert_eq!(count(t0 + chrono::Duration::minutes(1)).await.unwrap(), 1);
     assert_eq!(count(t0 + chrono::Duration::hours(2)).await.unwrap(), 0);
+    store.add_executed("other", t0, 250.0).await.unwrap();
+    let mut by_agent = store.executed_by_agent(t0).await.unwrap();
+    by_agent.sort_by(|a, b| a.agent.cmp(&b.agent));
+    let want = |agent: &str, count, notional| Executed {
+        agent: agent.into(),
+        count,
+        notional,
+    };
+    assert_eq!(
+        by_agent,
+        [want(&agent.key_hash, 2, 2000.0), want("other", 1, 250.0)]
+    );
+    let later = store.executed_by_agent(t0 + chrono::Duration::minutes(1));
+    assert_eq!(later.await.unwrap(), [want(&agent.key_hash, 1, 500.0)]);
 
     let standing = Standing {
         id: 0,

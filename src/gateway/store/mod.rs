@@ -297,6 +297,14 @@ pub struct Transition {
     pub approvals: Option<Approvals>,
 }
 
+/// One agent's executions in a period.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Executed {
+    pub agent: String,
+    pub count: u64,
+    pub notional: f64,
+}
+
 /// The approvals an item will have, written only if it still has `seen` of them: a supervisor
 /// approving meanwhile (on any instance) makes the change miss, and the caller reads again, so
 /// no approval is lost and the one that reaches the quorum is the one that moves the item.
@@ -506,6 +514,9 @@ pub trait Store: Send + Sync + 'static {
         agent: &str,
         since: DateTime<Utc>,
     ) -> BoxFuture<'_, StoreResult<u64>>;
+    /// Every agent's executions at or after `since`, by key hash: how many, and their USD
+    /// notional (one read for the agents view, however many agents).
+    fn executed_by_agent(&self, since: DateTime<Utc>) -> BoxFuture<'_, StoreResult<Vec<Executed>>>;
     fn add_executed(
         &self,
         agent: &str,

@@ -3,8 +3,9 @@
 //! blocking pool behind a mutex held only for that statement.
 
 use super::{
-    Agent, Counts, Exec, Held, Item, ItemRef, JournalRow, Link, Listed, Record, Role, Standing,
-    Status, Store, StoreError, StoreResult, Suspension, Token, Transition, sqlite_suspensions,
+    Agent, Counts, Exec, Executed, Held, Item, ItemRef, JournalRow, Link, Listed, Record, Role,
+    Standing, Status, Store, StoreError, StoreResult, Suspension, Token, Transition,
+    sqlite_suspensions,
 };
 use crate::api::model::Hold;
 use chrono::{DateTime, Utc};
@@ -566,6 +567,23 @@ impl Store for SqliteStore {
                 |r| r.get::<_, i64>(0),
             )
             .map(|n| n.max(0) as u64)
+        })
+    }
+
+    fn executed_by_agent(&self, since: DateTime<Utc>) -> BoxFuture<'_, StoreResult<Vec<Executed>>> {
+        self.run(move |c| {
+            let mut stmt = c.prepare(
+                "SELECT agent, COUNT(*), COALESCE(SUM(notional), 0) FROM executed
+                 WHERE at >= ?1 GROUP BY agent",
+            )?;
+            let rows = stmt.query_map(params![ts(since)], |r| {
+                Ok(Executed {
+                    agent: r.get(0)?,
+                    count: r.get::<_, i64>(1)?.max(0) as u64,
+                    notional: r.get(2)?,
+                })
+            })?;
+            rows.collect()
         })
     }
 

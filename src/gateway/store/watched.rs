@@ -212,6 +212,13 @@ impl Store for Watched {
         self.inner.executions_since(agent, since)
     }
 
+    fn executed_by_agent(
+        &self,
+        since: DateTime<Utc>,
+    ) -> BoxFuture<'_, StoreResult<Vec<super::Executed>>> {
+        self.inner.executed_by_agent(since)
+    }
+
     fn add_executed(
         &self,
         agent: &str,

@@ -80,7 +80,16 @@ async fn a_suspended_agent_stages_nothing_new_its_close_passes_and_a_resume_by_a
     assert_eq!(st, StatusCode::OK, "{body}");
     let waiting = passed(&propose(&s, &key, trade("ETH", 1000.0)).await);
     passed(&propose(&s, &other, trade("ETH", 500.0)).await);
-    assert_eq!(agent_entry(&s, &fp).await["state"], "active");
+    let entry = agent_entry(&s, &fp).await;
+    assert_eq!(entry["state"], "active");
+    // Today's executions, as the agents view shows them: the one approved above.
+    assert_eq!(entry["executionsToday"], 1, "{entry}");
+    let notional = entry["notionalToday"].as_f64().unwrap();
+    assert!((900.0..=1100.0).contains(&notional), "{entry}");
+    assert_eq!(
+        agent_entry(&s, &other.fingerprint()).await["executionsToday"],
+        0
+    );
 
     // Read strictly: no reason, or a field the body does not have, suspends nobody.
     let path = format!("/gate/v1/agents/{fp}/suspend");

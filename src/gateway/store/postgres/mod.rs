@@ -19,8 +19,8 @@ use rows::*;
 pub use rows::{is_url, redact};
 
 use super::{
-    Agent, Counts, Held, Item, ItemRef, JournalRow, Link, Listed, Record, Role, Standing, Status,
-    Store, StoreError, StoreResult, Suspension, Token, Transition,
+    Agent, Counts, Executed, Held, Item, ItemRef, JournalRow, Link, Listed, Record, Role, Standing,
+    Status, Store, StoreError, StoreResult, Suspension, Token, Transition,
 };
 use crate::gateway::model::journal;
 use chrono::{DateTime, Utc};
@@ -558,6 +558,23 @@ impl Store for PostgresStore {
                 .await?
                 .try_get(0)?;
             Ok(n.max(0) as u64)
+        })
+    }
+
+    fn executed_by_agent(&self, since: DateTime<Utc>) -> BoxFuture<'_, StoreResult<Vec<Executed>>> {
+        self.run(move |c| async move {
+            let sql = "SELECT agent, COUNT(*), COALESCE(SUM(notional), 0)::DOUBLE PRECISION
+                 FROM executed WHERE at >= $1 GROUP BY agent";
+            let rows = c.query(&c.prepare_cached(sql).await?, &[&since]).await?;
+            rows.iter()
+                .map(|r| {
+                    Ok(Executed {
+                        agent: r.try_get(0)?,
+                        count: r.try_get::<_, i64>(1)?.max(0) as u64,
+                        notional: r.try_get(2)?,
+                    })
+                })
+                .collect()
         })
     }
 
