@@ -558,6 +558,9 @@ pub struct GateCheck {
     /// that executes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub you: Option<String>,
+    /// The agent's suspension, when it refuses this item's approval (the item adds exposure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suspension: Option<GateSuspension>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]

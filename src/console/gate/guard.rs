@@ -187,6 +187,18 @@ pub fn approve_lines<'a>(
                 lines.push(Line::styled("Policy now (re-checked live):", theme.muted));
                 lines.extend(verdict_lines(theme, &c.verdicts));
             }
+            if let Some(s) = &c.suspension {
+                lines.push(Line::styled(
+                    format!(
+                        "AGENT SUSPENDED by {} since {} ({}): y is refused until an admin \
+                         resumes it",
+                        s.by,
+                        s.at.format("%H:%M UTC"),
+                        s.reason
+                    ),
+                    theme.bad.add_modifier(Modifier::BOLD),
+                ));
+            }
             if c.kill_switch.blocks && kill_reason(kill).is_none() {
                 lines.push(Line::styled(
                     kill_refusal(c.kill_switch.reason.as_deref().unwrap_or("")),

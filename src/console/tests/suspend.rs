@@ -298,3 +298,30 @@ fn the_agents_panels_keys_prefill_suspend_and_resume_for_the_chosen_agent() {
     let line = app.command_line().expect("the command line is open").text();
     assert_eq!(line, format!("/resume {}", agents[0].agent));
 }
+
+/// The approve dialog's live re-check names the agent's suspension before y is pressed.
+#[test]
+fn the_approve_dialog_says_the_agent_is_suspended_before_y() {
+    let mut app = gate_app(140, 44);
+    select_row(&mut app, DEMO_ID);
+    press(&mut app, 'a');
+    let check: crate::api::model::GateCheck = serde_json::from_value(serde_json::json!({
+        "id": "gi_de0a9e17", "status": "pending", "verdicts": [], "needsOverride": [],
+        "killSwitch": {"on": false, "reason": null, "blocks": false},
+        "suspension": {"reason": "retries the same order in a loop", "by": "amy", "at": t0()},
+    }))
+    .unwrap();
+    app.update(Action::answered(
+        t0() + secs(2),
+        LATENCY,
+        Answer::GateChecked {
+            id: DEMO_ID.into(),
+            result: Ok(Box::new(check)),
+        },
+    ));
+    let text = render(&app);
+    assert!(
+        text.contains("AGENT SUSPENDED by amy") && text.contains("retries the same order"),
+        "{text}"
+    );
+}

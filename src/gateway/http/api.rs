@@ -24,7 +24,7 @@ use crate::api::model::{
     GateAgents, GateAgentsChanged, GateCheck, GateCheckKill, GateDecision, GateInbox, GateInfo,
     GateJournal, GateJournalRecord, GateKillSwitchAnswer, GateLink, GatePolicy, GatePolicyChanged,
     GatePolicyRules, GateRevoked, GateStanding, GateStandingCreated, GateStandingList,
-    GateStandingRequest, GateSupervisor, GateSuspendRequest,
+    GateStandingRequest, GateSupervisor, GateSuspendRequest, GateSuspension,
 };
 use axum::Router;
 use axum::extract::{Path, State};
@@ -429,6 +429,11 @@ async fn check(
     };
     let killed = halt::killed(&gate).await?;
     let blocked_by_kill_switch = killed.is_some() && trade.as_ref().is_some_and(|t| !t.reduces);
+    // As an approval judges it: a trade that reduces passes a suspension, any other does not.
+    let suspension = match trade.as_ref().is_some_and(|t| t.reduces) {
+        true => None,
+        false => suspend::suspension(&gate, &item.agent).await?,
+    };
     Ok(success(GateCheck {
         id: item.id,
         status: item.status,
@@ -446,6 +451,11 @@ async fn check(
         approvals: item.approvals,
         approvals_required,
         you: Some(who(&token)),
+        suspension: suspension.map(|s| GateSuspension {
+            reason: s.reason,
+            by: s.by,
+            at: s.at,
+        }),
     }))
 }
 

@@ -135,6 +135,19 @@ async fn a_suspended_agent_stages_nothing_new_its_close_passes_and_a_resume_by_a
     );
     assert_eq!(listed["suspension"]["by"], "amy");
     assert!(listed["suspension"]["at"].is_string(), "{listed}");
+    // The approve dialog's re-check says so before anyone presses y.
+    let (st, check) = s
+        .supervisor(
+            Method::GET,
+            &format!("/gate/v1/inbox/{waiting}/check"),
+            None,
+        )
+        .await;
+    assert_eq!(st, StatusCode::OK, "{check}");
+    assert_eq!(
+        check["suspension"]["reason"], "retries the same order in a loop",
+        "{check}"
+    );
     assert_eq!(
         agent_entry(&s, &other.fingerprint()).await["state"],
         "active"
