@@ -436,10 +436,12 @@ async fn long_polls(
     summary("inbox_poll_decision", decided);
 }
 
-/// Every pre-trade control, with limits the bench's 20 USD BTC longs stay far within.
+/// Every pre-trade control and the step-up, with limits the bench's 20 USD BTC longs stay far
+/// within (the step is judged on every staging though none needs a second approval).
 const EVERY_CONTROL: &str = r#"{"price_collar_pct": 50, "max_order_size": {"BTC": 1000},
     "max_position_usd": 1e12, "max_loss_per_trade_pct": 100,
-    "max_stagings_per_minute": 1000000000, "max_executions_per_hour": 1000000000}"#;
+    "max_stagings_per_minute": 1000000000, "max_executions_per_hour": 1000000000,
+    "step_up_notional_usd": 1000000, "step_up_approvals": 2}"#;
 
 async fn staging(sandbox: String, key: Secret, n: usize) {
     let dir = tempfile::tempdir().unwrap();
