@@ -238,7 +238,7 @@ pub fn approve_lines<'a>(
 /// "1 of 2 approvals (alice) · 1 more needed" for a step-up item; `None` for an item one
 /// approval executes.
 pub fn quorum_text(g: &GateItem) -> Option<String> {
-    quorum_of(&g.approvals, g.approvals_required, None)
+    quorum_of(&g.approvals, g.approvals_required, g.staged_by.as_deref())
 }
 
 /// "1 of 2 (bob)": the row's words for a step-up item's approvals so far.
@@ -276,10 +276,23 @@ fn quorum_of(approvals: &[GateApproval], required: u32, staged_by: Option<&str>)
     Some(text)
 }
 
-/// What `y` does on a step-up item, said before it is pressed: adds this supervisor's approval,
-/// executes the trade (the last one needed), or nothing (already given, or the item is its own).
-/// Who "you" are comes with the dialog's live re-check; until it answers, both outcomes are said.
-fn quorum_lines<'a>(theme: &Theme, check: Option<&ApproveCheck>, g: &GateItem) -> Vec<Line<'a>> {
+/// What `y` does on an item, as far as the dialog knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum YDoes {
+    /// Approves and executes: one approval is all it needs, or this is the last one.
+    Executes,
+    /// Adds this supervisor's approval to a step-up item's quorum; it does not execute yet.
+    Adds,
+    /// Adds one, or executes if it is the last needed: who "you" are is not known yet.
+    AddsOrExecutes,
+    /// Counts for nothing: this supervisor approved already, or staged the item.
+    Nothing,
+}
+
+/// What `y` does on a step-up item (`None` for one approval executes), and the dialog's words
+/// for it. Who "you" are comes with the dialog's live re-check; until it answers, both outcomes
+/// are said.
+pub fn y_does(check: Option<&ApproveCheck>, g: &GateItem) -> Option<(YDoes, String)> {
     let live = match check.and_then(|c| c.answer.as_ref()) {
         Some(Ok(c)) => Some(c),
         _ => None,
@@ -288,46 +301,54 @@ fn quorum_lines<'a>(theme: &Theme, check: Option<&ApproveCheck>, g: &GateItem) -
         Some(c) => (&c.approvals, c.approvals_required.max(g.approvals_required)),
         None => (&g.approvals, g.approvals_required),
     };
-    let Some(text) = quorum_of(approvals, required, g.staged_by.as_deref()) else {
-        return Vec::new();
-    };
+    if required <= 1 {
+        return None;
+    }
     let missing = (required as usize).saturating_sub(approvals.len());
-    let you = live.and_then(|c| c.you.as_deref());
-    let (what, style) = match you {
+    Some(match live.and_then(|c| c.you.as_deref()) {
         Some(me) if approvals.iter().any(|a| a.by == me) => (
+            YDoes::Nothing,
             format!("You ({me}) approved it already: y adds nothing; another supervisor must"),
-            theme.bad,
         ),
         Some(me) if g.staged_by.as_deref() == Some(me) => (
+            YDoes::Nothing,
             format!("You ({me}) staged it: your y does not count; other supervisors approve it"),
-            theme.bad,
         ),
         Some(_) if missing <= 1 => (
+            YDoes::Executes,
             "y EXECUTES it: yours is the last approval needed".to_string(),
-            theme.critical.add_modifier(Modifier::BOLD),
         ),
         Some(_) => (
+            YDoes::Adds,
             format!(
                 "y adds your approval ({} of {required}); it executes after {} more",
                 approvals.len() + 1,
                 missing - 1
             ),
-            theme.warn,
         ),
         None if missing <= 1 => (
+            YDoes::AddsOrExecutes,
             "y adds your approval, and executes it if yours is the last one needed (checking…)"
                 .to_string(),
-            theme.warn,
         ),
         None => (
+            YDoes::Adds,
             "y adds your approval; it does not execute yet".to_string(),
-            theme.warn,
         ),
+    })
+}
+
+/// The dialog's line for [`y_does`] (the quorum itself is on the item's "Approvals" line).
+fn quorum_lines<'a>(theme: &Theme, check: Option<&ApproveCheck>, g: &GateItem) -> Vec<Line<'a>> {
+    let Some((does, what)) = y_does(check, g) else {
+        return Vec::new();
     };
-    vec![
-        Line::styled(format!("Step-up: {text}"), theme.warn),
-        Line::styled(what, style),
-    ]
+    let style = match does {
+        YDoes::Nothing => theme.bad,
+        YDoes::Executes => theme.critical.add_modifier(Modifier::BOLD),
+        YDoes::Adds | YDoes::AddsOrExecutes => theme.warn,
+    };
+    vec![Line::styled(what, style)]
 }
 
 /// "mm:ss" left until `at` (0:00 once past).

@@ -69,6 +69,8 @@ pub struct Context {
     pub yes_key: String,
     /// The approval is held for a moment (`deliberate::HOLD`): any key cancels it.
     pub deciding: bool,
+    /// What `y` does on a step-up item (`None`: it approves and executes).
+    pub y_does: Option<crate::console::gate::guard::YDoes>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -379,19 +381,21 @@ impl ApproveDialog {
                 vec![key("o"), text(" override "), key("esc"), text(" cancel")],
             ]
         } else {
+            use crate::console::gate::guard::YDoes;
+            let does = match ctx.y_does {
+                None | Some(YDoes::Executes) => " approve and execute   ",
+                Some(YDoes::Adds) => " add your approval   ",
+                Some(YDoes::AddsOrExecutes) => " add your approval (may execute)   ",
+                Some(YDoes::Nothing) => " (your approval does not count)   ",
+            };
             vec![
                 vec![
                     key(&ctx.yes_key),
-                    text(" approve and execute   "),
+                    text(does),
                     key("esc"),
                     text(" cancel   other keys close"),
                 ],
-                vec![
-                    key(&ctx.yes_key),
-                    text(" approve and execute   "),
-                    key("esc"),
-                    text(" cancel"),
-                ],
+                vec![key(&ctx.yes_key), text(does), key("esc"), text(" cancel")],
                 vec![
                     key(&ctx.yes_key),
                     text(" approve "),
@@ -441,6 +445,7 @@ mod tests {
             gone: None,
             yes_key: "y".into(),
             deciding: false,
+            y_does: None,
         }
     }
 

@@ -120,12 +120,20 @@ fn the_dialog_says_whether_y_executes_adds_an_approval_or_counts_for_nothing() {
         with_demo(&mut app, g);
         select_row(&mut app, DEMO_ID);
         press(&mut app, 'a');
-        // Before the re-check answers, who "you" are is not known: both outcomes are said.
+        // Before the re-check answers, who "you" are is not known: y is said to add one.
         let before = render(&app);
-        assert!(before.contains("Step-up:"), "{before}");
+        assert!(before.contains("y adds your approval"), "{before}");
+        assert!(!before.contains("approve and execute"), "{before}");
         app.update(checked(approvals, required, you));
         let text = render(&app);
         assert!(text.contains(said), "{said:?} not in\n{text}");
+        // The keys line says the same as the body.
+        let keys = match said {
+            s if s.starts_with("y EXECUTES") => "approve and execute",
+            s if s.starts_with("y adds") => "add your approval",
+            _ => "your approval does not count",
+        };
+        assert!(text.contains(keys), "{keys:?} not in\n{text}");
     }
 }
 

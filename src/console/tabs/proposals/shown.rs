@@ -125,6 +125,10 @@ impl<'a> InboxShown<'a> {
             gone: self.gone(&d.id),
             yes_key: self.yes_key.clone(),
             deciding: self.deciding,
+            y_does: gate_item
+                .filter(|_| gateway)
+                .and_then(|g| crate::console::gate::guard::y_does(d.check_for(&d.id), g))
+                .map(|(does, _)| does),
         }
     }
 }
