@@ -110,6 +110,15 @@ impl Decider {
                 | ApiError::Expired { .. }
                 | ApiError::Unauthorized { .. }
                 | ApiError::PayloadTooLarge { .. } => Answered::Refused,
+                // A step-up approval that does not count decided nothing: the item is as it was.
+                ApiError::Conflict { code, .. }
+                    if matches!(
+                        code.as_str(),
+                        "already_approved" | "own_staging" | "approval_contended"
+                    ) =>
+                {
+                    Answered::Refused
+                }
                 // "Already decided" (a 409) included: what was decided, and what became of it,
                 // is the gateway's to say, in its inbox.
                 _ => Answered::Open,

@@ -132,6 +132,13 @@ impl ApproveDialog {
                 if let Some(reason) = &ctx.kill {
                     return Outcome::Hint(crate::console::gate::guard::kill_refusal(reason));
                 }
+                if ctx.y_does == Some(crate::console::gate::guard::YDoes::Nothing) {
+                    return Outcome::Hint(format!(
+                        "{}: your approval does not count (you approved it already, or staged \
+                         it); another supervisor approves it — esc closes",
+                        self.id
+                    ));
+                }
                 if !ctx.breaking.is_empty() {
                     return Outcome::Hint(format!(
                         "{} breaks {}: y alone does not approve it; o, then type {}, overrides \

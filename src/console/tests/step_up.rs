@@ -5,8 +5,9 @@
 
 use super::fixtures::*;
 use super::gate::{DEMO_ID, approve_demo, decided, demo_item, gate_app, gate_loaded, two_agents};
+use crate::api::ApiError;
 use crate::api::model::{GateApproval, GateCheck, GateItem};
-use crate::console::action::{Action, Answer};
+use crate::console::action::{Action, Answer, Effect};
 use crate::console::app::App;
 use crate::console::inbox::Status;
 use serde_json::json;
@@ -165,4 +166,52 @@ fn an_approval_short_of_the_quorum_leaves_the_item_staged_and_says_who_is_still_
         app.item(DEMO_ID).unwrap().status(app.now()),
         Status::Executed
     );
+}
+
+/// A y that would not count is not sent: the dialog says why; a refusal the gateway gives anyway
+/// (a re-check that came late) is a refusal, not an outcome to wait for.
+#[test]
+fn a_y_that_does_not_count_is_not_sent_and_the_gateways_409_is_a_refusal() {
+    let mut app = gate_app(140, 44);
+    with_demo(&mut app, step_up("pending", &["amy"], 2));
+    select_row(&mut app, DEMO_ID);
+    press(&mut app, 'a');
+    app.update(checked(&["amy"], 2, "amy"));
+    let fx = yes(&mut app);
+    assert!(
+        !fx.iter().any(|e| matches!(e, Effect::GateApprove(_))),
+        "{fx:?}"
+    );
+    assert!(
+        toasts(&app).contains("your approval does not count"),
+        "{}",
+        toasts(&app)
+    );
+
+    let mut app = gate_app(140, 44);
+    with_demo(&mut app, step_up("pending", &[], 2));
+    approve_demo(&mut app);
+    app.update(decided(
+        DEMO_ID,
+        true,
+        Err(ApiError::Conflict {
+            code: "already_approved".into(),
+            message: "amy already approved item gi_de0a9e17".into(),
+        }),
+    ));
+    let text = toasts(&app);
+    assert!(
+        text.contains("refused") || text.contains("failed"),
+        "{text}"
+    );
+    assert!(!text.contains("no clear answer"), "{text}");
+    assert_eq!(app.item(DEMO_ID).unwrap().status(app.now()), Status::Staged);
+}
+
+fn toasts(app: &App) -> String {
+    app.toasts()
+        .iter()
+        .map(|t| t.text.clone())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
