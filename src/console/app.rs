@@ -67,6 +67,8 @@ pub struct App {
     tab: Tab,
     /// Index into `tab.panes()`.
     focus: usize,
+    /// The pane `z` put on the whole screen.
+    zoom: Option<Pane>,
     selected: BTreeMap<Pane, usize>,
     /// The dialog, form or line that has the keys, if any.
     modal: Option<Modal>,
@@ -125,6 +127,7 @@ impl App {
             request_log: VecDeque::new(),
             tab: Tab::Desk,
             focus: 0,
+            zoom: None,
             selected: BTreeMap::new(),
             modal: None,
             keyboard: Keyboard::default(),
@@ -314,7 +317,29 @@ impl App {
             artifacts: self.tabs.research.artifacts(),
             tools: self.tabs.tools.tools().len(),
             destinations: self.tabs.signals.destinations().len(),
+            zoom: self.zoomed(),
         }
+    }
+
+    /// `z`: the focused pane on the whole screen, or (zoomed already) the layout back.
+    pub(crate) fn toggle_zoom(&mut self) {
+        let focused = self.focused_pane();
+        self.zoom = match self.zoom {
+            Some(z) if z == focused => None,
+            _ => Some(focused),
+        };
+    }
+
+    /// The pane zoomed to the whole screen, if one is.
+    pub fn zoomed(&self) -> Option<Pane> {
+        self.zoom.filter(|z| self.shape_panes().contains(z))
+    }
+
+    fn shape_panes(&self) -> Vec<Pane> {
+        if self.tab == Tab::Discovery {
+            return vec![self.tabs.discovery.view().pane()];
+        }
+        self.tab.panes().to_vec()
     }
 
     pub fn selected(&self, pane: Pane) -> usize {
@@ -691,6 +716,8 @@ impl App {
         if self.tab != tab {
             self.tab = tab;
             self.focus = 0;
+            // A zoom is of a pane on screen: another tab comes in its own layout.
+            self.zoom = None;
             self.entered_tab();
         }
     }

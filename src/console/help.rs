@@ -90,6 +90,10 @@ const KEYS: &[(KeyAction, &str)] = &[
         KeyAction::Copy,
         "copy the signing secret shown once (OSC 52)",
     ),
+    (
+        KeyAction::Zoom,
+        "zoom the focused pane to the whole screen (again: back)",
+    ),
     (KeyAction::Refresh, "refresh everything now"),
     (KeyAction::Filter, "filter the logs or the Discovery rows"),
     (KeyAction::CommandLine, "command line"),

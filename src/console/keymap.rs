@@ -68,6 +68,8 @@ pub enum KeyAction {
     Override,
     /// On a gateway: the policy in force (as `/policy`).
     Policy,
+    /// The focused pane on the whole screen, and back.
+    Zoom,
 }
 
 impl KeyAction {
@@ -118,6 +120,7 @@ impl KeyAction {
         KeyAction::Copy,
         KeyAction::Override,
         KeyAction::Policy,
+        KeyAction::Zoom,
     ];
 
     /// The snake_case name used in TOML (`next_tab`, `go_tab_3`).
@@ -160,6 +163,7 @@ impl KeyAction {
             KeyAction::Copy => "copy",
             KeyAction::Override => "override",
             KeyAction::Policy => "policy",
+            KeyAction::Zoom => "zoom",
         };
         simple.to_string()
     }
@@ -204,6 +208,7 @@ impl KeyAction {
             KeyAction::Copy => "Copy the signing secret (OSC 52)",
             KeyAction::Override => "Override the broken policy rules (then type the coin, Enter)",
             KeyAction::Policy => "Show the gateway's policy in force",
+            KeyAction::Zoom => "Zoom the focused pane to the whole screen, and back",
         };
         text.to_string()
     }
@@ -666,7 +671,7 @@ mod tests {
         for (event, action) in cases {
             assert_eq!(map.action(&event), Some(action), "{event:?}");
         }
-        assert_eq!(map.action(&ch('z')), None);
+        assert_eq!(map.action(&ch('Z')), None);
         // Ctrl changes the key: ctrl-q is not q.
         assert_eq!(
             map.action(&press(KeyCode::Char('q'), KeyModifiers::CONTROL)),

@@ -150,6 +150,27 @@ fn contains(r: Rect, x: u16, y: u16) -> bool {
     x >= r.x && x < r.x + r.width && y >= r.y && y < r.y + r.height
 }
 
+/// `pane` over the whole body; every other region of the tab empty (drawn as nothing, and no
+/// click lands in it).
+fn zoomed(screen: &mut Screen, pane: Pane, body: Rect) {
+    let gone = Rect::default();
+    for (p, r) in screen.panes.iter_mut() {
+        *r = if *p == pane { body } else { gone };
+    }
+    screen.views.clear();
+    for r in [
+        &mut screen.summary,
+        &mut screen.detail,
+        &mut screen.query,
+        &mut screen.stats,
+        &mut screen.chart,
+        &mut screen.banner,
+        &mut screen.schema,
+    ] {
+        *r = gone;
+    }
+}
+
 /// The first row shown so that `selected` is visible in a window of `rows`.
 pub fn offset(selected: usize, rows: usize) -> usize {
     if rows == 0 {
@@ -220,6 +241,8 @@ pub struct Shape {
     pub artifacts: usize,
     pub tools: usize,
     pub destinations: usize,
+    /// A pane zoomed to the whole body (`z`): the tab's other regions are not drawn.
+    pub zoom: Option<Pane>,
 }
 
 pub fn compute(width: u16, height: u16, shape: &Shape) -> Screen {
@@ -462,6 +485,12 @@ pub fn compute(width: u16, height: u16, shape: &Shape) -> Screen {
             screen.banner = banner;
             screen.panes = vec![(Pane::Destinations, dests), (Pane::Deliveries, deliveries)];
         }
+    }
+    if let Some(z) = shape
+        .zoom
+        .filter(|z| screen.panes.iter().any(|(p, _)| p == z))
+    {
+        zoomed(&mut screen, z, body);
     }
     screen
 }

@@ -559,7 +559,10 @@ fn footer(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
                 items.push((key(KeyAction::BuilderFee), "builder fee"));
             }
         }
-        if app.tab() != Tab::Discovery {
+        if app.zoomed().is_some() {
+            // First: the rest of the tab is out of sight, and this is the way back to it.
+            items.insert(0, (key(KeyAction::Zoom), "ZOOMED: back"));
+        } else if app.tab() != Tab::Discovery {
             items.push((key(KeyAction::FocusNext), "focus"));
         }
         items.push((format!("1-{}", Tab::ALL.len()), "tabs"));

@@ -299,6 +299,7 @@ impl App {
             KeyAction::Undo => with_inbox!(self, fx, |inbox, ctx| inbox.undo_dismissal(ctx)),
             KeyAction::BuilderFee => self.open_builder_fee(fx),
             KeyAction::Policy => self.show_policy(fx),
+            KeyAction::Zoom => self.toggle_zoom(),
             _ => return false,
         }
         true
@@ -309,10 +310,18 @@ impl App {
     /// selection: in a list they are letters, not movement.
     fn on_navigation_key(&mut self, action: KeyAction, pane: Pane) -> bool {
         match action {
-            KeyAction::FocusNext => self.focus = (self.focus + 1) % self.tab.panes().len(),
-            KeyAction::FocusPrev => {
+            KeyAction::FocusNext | KeyAction::FocusPrev => {
                 let n = self.tab.panes().len();
-                self.focus = (self.focus + n - 1) % n;
+                let step = if action == KeyAction::FocusNext {
+                    1
+                } else {
+                    n - 1
+                };
+                self.focus = (self.focus + step) % n;
+                // Zoomed, the zoom follows the focus: the keys act on the pane in sight.
+                if self.zoom.is_some() {
+                    self.zoom = Some(self.focused_pane());
+                }
             }
             KeyAction::Up => self.move_selection(pane, -1),
             KeyAction::Down => self.move_selection(pane, 1),

@@ -22,3 +22,4 @@ mod snapshots;
 mod step_up;
 mod suspend;
 mod update;
+mod zoom;
