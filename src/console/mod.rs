@@ -104,6 +104,7 @@ pub mod layout;
 pub mod modal;
 pub mod payload;
 pub mod poll;
+pub mod readline;
 pub mod suggest;
 pub mod tab;
 pub mod tabs;

@@ -107,7 +107,9 @@ impl App {
             _ => {}
         }
         line.completions.clear();
-        line.input.input(key);
+        if !crate::console::readline::edit(&mut line.input, &key) {
+            line.input.input(key);
+        }
     }
 
     /// Coins for completion: those the service named (positions, open orders, proposals,

@@ -671,16 +671,23 @@ impl App {
         self.inbox_shown().approve_context(d)
     }
 
-    /// Typing into the Logs or Discovery filter; Enter or Esc ends it and keeps the text.
+    /// Typing into the Logs or Discovery filter, with readline's deletions: Enter ends it and
+    /// keeps the text, Esc clears it.
     fn on_filter_key(&mut self, key: KeyEvent, fx: &mut Vec<Effect>) {
-        let edit = match key.code {
-            KeyCode::Enter | KeyCode::Esc => {
-                self.modal = None;
-                return;
+        let clear = key.code == KeyCode::Esc;
+        if matches!(key.code, KeyCode::Enter | KeyCode::Esc) {
+            self.modal = None;
+        }
+        if key.code == KeyCode::Enter {
+            return;
+        }
+        let edit = |filter: &mut String| match clear {
+            true => {
+                let had = !filter.is_empty();
+                filter.clear();
+                had
             }
-            KeyCode::Backspace => None,
-            KeyCode::Char(c) => Some(c),
-            _ => return,
+            false => crate::console::readline::edit_tail(filter, &key),
         };
         if self.tab == Tab::Discovery {
             with_ctx!(self, fx, |ctx| self.tabs.discovery.edit_filter(edit, ctx));

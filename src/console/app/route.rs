@@ -229,7 +229,9 @@ impl App {
                 None => editor.refused = true,
             },
             _ => {
-                editor.input.input(key);
+                if !crate::console::readline::edit(&mut editor.input, &key) {
+                    editor.input.input(key);
+                }
                 editor.refused = false;
                 editor.check(&schema);
             }

@@ -12,7 +12,7 @@ use crate::console::tabs::discovery::{
     BacktestsQuery, CombosQuery, DView, DiscoveryPayload, DiscoveryQuery, Selected,
 };
 use chrono::{DateTime, Utc};
-use crossterm::event::KeyCode;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
 
 fn quiet_app() -> App {
@@ -253,7 +253,7 @@ fn sort_and_filter_are_computed_once_per_change() {
     assert_eq!(names(&app, view), ["donchian BTC-USD"]);
     type_text(&mut app, "=55");
     assert_eq!(names(&app, view), ["donchian BTC-USD"]);
-    app.update(code(KeyCode::Esc));
+    app.update(code(KeyCode::Enter));
     // The Logs filter is another filter.
     assert!(app.tabs().logs.filter().is_empty());
 
@@ -266,6 +266,28 @@ fn sort_and_filter_are_computed_once_per_change() {
     ));
     assert_eq!(app.tabs().discovery.state(view).rebuilds, before + 1);
     assert_eq!(names(&app, view), ["donchian BTC-USD"]);
+
+    // Readline's ctrl-w takes the last word; Esc clears the filter (Enter keeps it).
+    app.update(key('/'));
+    type_text(&mut app, " eth");
+    app.update(Action::Key(KeyEvent::new(
+        KeyCode::Char('w'),
+        KeyModifiers::CONTROL,
+    )));
+    assert_eq!(app.tabs().discovery.state(view).filter, "lookback=55 ");
+    app.update(Action::Key(KeyEvent::new(
+        KeyCode::Char('u'),
+        KeyModifiers::CONTROL,
+    )));
+    assert_eq!(
+        app.tabs().discovery.state(view).filter,
+        "",
+        "ctrl-u, not a u"
+    );
+    type_text(&mut app, "btc");
+    app.update(code(KeyCode::Esc));
+    assert!(app.tabs().discovery.state(view).filter.is_empty());
+    assert!(names(&app, view).len() > 2, "{:?}", names(&app, view));
 }
 
 #[test]

@@ -165,16 +165,12 @@ impl DiscoveryTab {
     }
 
     /// One character typed into (Some) or erased from (None) the filter of the view shown.
-    pub fn edit_filter(&mut self, edit: Option<char>, ctx: &mut Ctx) {
+    /// Changes the shown view's filter with `edit` (true when it changed the text).
+    pub fn edit_filter(&mut self, edit: impl FnOnce(&mut String) -> bool, ctx: &mut Ctx) {
         let view = self.view;
-        let filter = &mut self.state_mut(view).filter;
-        match edit {
-            Some(c) => filter.push(c),
-            None => {
-                filter.pop();
-            }
+        if edit(&mut self.state_mut(view).filter) {
+            self.rebuild_view(view, ctx);
         }
-        self.rebuild_view(view, ctx);
     }
 }
 

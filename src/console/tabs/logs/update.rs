@@ -12,17 +12,13 @@ impl LogsTab {
     /// One character typed into (Some) or erased from (None) the filter.
     pub fn edit_filter(
         &mut self,
-        edit: Option<char>,
+        edit: impl FnOnce(&mut String) -> bool,
         requests: &VecDeque<RequestLogEntry>,
         ctx: &mut Ctx,
     ) {
-        match edit {
-            Some(c) => self.filter.push(c),
-            None => {
-                self.filter.pop();
-            }
+        if edit(&mut self.filter) {
+            self.refilter(requests, ctx);
         }
-        self.refilter(requests, ctx);
     }
 
     /// The audit feed answered.
