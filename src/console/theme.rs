@@ -112,7 +112,8 @@ impl Theme {
 
     /// For NO_COLOR: no colors at all. Emphasis alone keeps apart what color would: the selected
     /// row is reversed, profit is bold and loss underlined (views also print the sign), and the
-    /// countdown goes plain → bold (warn) → bold reversed (critical) → dim struck-through (expired).
+    /// countdown goes bold (good) → bold underlined (warn, under 60 s) → bold reversed (critical)
+    /// → dim struck-through (expired).
     pub fn monochrome() -> Theme {
         let m = |modifier: Modifier| Style::new().add_modifier(modifier);
         Theme {
@@ -127,7 +128,7 @@ impl Theme {
             border_unfocused: m(Modifier::DIM),
             good: m(Modifier::BOLD),
             bad: m(Modifier::UNDERLINED),
-            warn: m(Modifier::BOLD),
+            warn: m(Modifier::BOLD | Modifier::UNDERLINED),
             critical: m(Modifier::BOLD | Modifier::REVERSED),
             expired: m(Modifier::DIM | Modifier::CROSSED_OUT),
             badge_sandbox: m(Modifier::REVERSED),
@@ -415,7 +416,8 @@ mod tests {
                 .remove_modifier(style.sub_modifier);
             assert_eq!(style, modifiers_only, "{role} has a color");
         }
-        let distinct = [mono.base, mono.warn, mono.critical, mono.expired];
+        // The countdown's stages, as `widgets::urgency` picks them (over a minute it is `good`).
+        let distinct = [mono.good, mono.warn, mono.critical, mono.expired];
         for (i, a) in distinct.iter().enumerate() {
             for b in &distinct[i + 1..] {
                 assert_ne!(a, b, "countdown stages must look different");

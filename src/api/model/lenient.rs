@@ -253,6 +253,12 @@ fn normalize_execution(obj: &mut Map<String, Value>) {
 /// A venue order status as one phrase: `filled 0.5 at 3010 (oid 7)`, `resting (oid 7)`,
 /// `error: ...`, or the status compactly.
 pub fn order_status(status: &Value) -> String {
+    order_status_in(status, None)
+}
+
+/// [`order_status`], naming the coin a fill is of when the caller knows it (the venue's status
+/// does not say): `filled 0.5 ETH at 3010 (oid 7)`.
+pub fn order_status_in(status: &Value, coin: Option<&str>) -> String {
     use super::fmt_decimal;
     let text = |v: Option<&Value>| match v {
         Some(Value::String(s)) => s.clone(),
@@ -262,8 +268,11 @@ pub fn order_status(status: &Value) -> String {
     };
     if let Some(f) = status.get("filled") {
         return format!(
-            "filled {} at {} (oid {})",
+            "filled {}{} at {} (oid {})",
             text(f.get("totalSz")),
+            coin.filter(|c| !c.is_empty())
+                .map(|c| format!(" {c}"))
+                .unwrap_or_default(),
             text(f.get("avgPx")),
             text(f.get("oid"))
         );

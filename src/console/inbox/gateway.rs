@@ -4,7 +4,7 @@
 
 use super::context::InboxCtx;
 use super::{
-    DecisionKind, Inbox, InboxItem, LocalState, START_SLACK, Source, Status, execution_summary,
+    DecisionKind, Inbox, InboxItem, LocalState, START_SLACK, Source, Status, execution_summary_in,
 };
 use crate::api::ApiError;
 use crate::api::model::{
@@ -113,7 +113,10 @@ fn executed_text(g: &GateItem) -> String {
     }
     let text = body
         .and_then(|b| crate::api::model::lenient::execution(b.clone()))
-        .map(|done| execution_summary(&done))
+        .map(|done| {
+            let coin = g.trade.as_ref().and_then(|t| t.coin.as_deref());
+            execution_summary_in(&done, coin)
+        })
         .filter(|t| !t.is_empty())
         .unwrap_or_else(|| "executed".into());
     // Nobody clicked: the outcome says which standing approval let it through.

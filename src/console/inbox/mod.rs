@@ -185,6 +185,15 @@ impl InboxItem {
         self.proposal.expires_at.map(|e| e - now)
     }
 
+    /// How long it had to be approved in all, when the service said when it was staged: what a
+    /// countdown bar is a share of.
+    pub fn lifetime(&self) -> Option<TimeDelta> {
+        match (self.proposal.created_at, self.proposal.expires_at) {
+            (Some(c), Some(e)) if e > c => Some(e - c),
+            _ => None,
+        }
+    }
+
     pub fn can_approve(&self, now: DateTime<Utc>) -> bool {
         self.status(now) == Status::Staged
     }
@@ -310,6 +319,15 @@ pub struct Decision {
 
 /// "bought 0.01 BTC at 65000 (oid 1234)" for each fill, or what rests.
 pub fn execution_summary(done: &crate::api::model::ExecutionResult) -> String {
+    execution_summary_in(done, None)
+}
+
+/// [`execution_summary`] of a trade in `coin`: a venue status that does not name its coin (the
+/// deployment's `statuses`) is said with it.
+pub fn execution_summary_in(
+    done: &crate::api::model::ExecutionResult,
+    coin: Option<&str>,
+) -> String {
     use crate::api::model::fmt_decimal;
     let mut parts: Vec<String> = done
         .execution
@@ -340,7 +358,7 @@ pub fn execution_summary(done: &crate::api::model::ExecutionResult) -> String {
             done.execution
                 .statuses
                 .iter()
-                .map(crate::api::model::lenient::order_status),
+                .map(|st| crate::api::model::lenient::order_status_in(st, coin)),
         );
     }
     if let Some(oid) = done.extra.get("oid").filter(|_| parts.is_empty()) {

@@ -5,7 +5,7 @@
 use super::context::InboxCtx;
 use super::{
     DecisionKind, Evidence, Inbox, InboxItem, LocalState, Outcome, START_SLACK, Source, Status,
-    describe_preview, execution_summary, outcome, outcome_of, staged, tool_outcome,
+    describe_preview, execution_summary_in, outcome, outcome_of, staged, tool_outcome,
 };
 use crate::api::ApiError;
 use crate::api::model::{ExecutionResult, Proposal, ProposalStatus, TradeSignal};
@@ -194,7 +194,8 @@ impl Inbox {
         let summary = self.described(id);
         match result {
             Ok(done) => {
-                let text = execution_summary(&done);
+                let coin = self.item(id).map(|i| i.proposal.preview.coin.clone());
+                let text = execution_summary_in(&done, coin.as_deref());
                 if let Some(item) = self.item_mut(id) {
                     item.local = LocalState::Approved(text.clone());
                     item.proposal.status = ProposalStatus::Executed;

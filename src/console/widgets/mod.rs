@@ -95,15 +95,25 @@ pub fn urgency(theme: &Theme, left: TimeDelta) -> Style {
     }
 }
 
-/// A bar like `██████░░░░ 3:12` whose filled share is the time left of the 5 minutes.
-pub fn countdown<'a>(theme: &Theme, left: TimeDelta, width: usize) -> Vec<Span<'a>> {
+/// A bar like `██████░░░░ 3:12` whose filled share is the time left of the item's `lifetime`
+/// (5 minutes when it is not known): a fresh 90-second item is a full bar, not a nearly empty one.
+pub fn countdown<'a>(
+    theme: &Theme,
+    left: TimeDelta,
+    lifetime: Option<TimeDelta>,
+    width: usize,
+) -> Vec<Span<'a>> {
     if left <= TimeDelta::zero() {
         return vec![Span::styled(
             format!("{:<w$}", "expired", w = width + 5),
             theme.expired,
         )];
     }
-    let filled = ((left.num_milliseconds() as f64 / (LIFETIME_SECS * 1000) as f64) * width as f64)
+    let life_ms = lifetime
+        .map(|l| l.num_milliseconds())
+        .filter(|ms| *ms > 0)
+        .unwrap_or(LIFETIME_SECS * 1000);
+    let filled = ((left.num_milliseconds() as f64 / life_ms as f64) * width as f64)
         .ceil()
         .clamp(0.0, width as f64) as usize;
     let style = urgency(theme, left);
@@ -423,6 +433,31 @@ pub fn fmt_number(x: f64) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// Issue 37: the bar is a share of the item's own lifetime, so a fresh 90-second item is full
+    /// rather than looking nearly expired against 5 minutes.
+    #[test]
+    fn the_countdown_bar_is_a_share_of_the_items_own_lifetime() {
+        let theme = Theme::monochrome();
+        let bar = |left: i64, life: Option<i64>| -> String {
+            countdown(
+                &theme,
+                TimeDelta::seconds(left),
+                life.map(TimeDelta::seconds),
+                10,
+            )
+            .iter()
+            .map(|s| s.content.to_string())
+            .collect()
+        };
+        assert_eq!(bar(90, Some(90)), "██████████ 1:30");
+        assert_eq!(bar(45, Some(90)), "█████░░░░░ 0:45");
+        assert_eq!(bar(90, None), "███░░░░░░░ 1:30", "5 minutes when not known");
+        // Under a minute has an attribute of its own without color (NO_COLOR).
+        let style = |left: i64| countdown(&theme, TimeDelta::seconds(left), None, 10)[0].style;
+        assert_ne!(style(90), style(45));
+        assert_ne!(style(45), style(10));
+    }
+
     use super::*;
 
     #[test]

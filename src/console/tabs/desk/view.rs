@@ -321,7 +321,7 @@ fn strip(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {
             } else if let Some(wait) = v.inbox.wait_left(item.id(), v.now) {
                 Line::styled(format!("rate limited {wait}s"), theme.warn)
             } else {
-                Line::from(countdown(theme, left, 12))
+                Line::from(countdown(theme, left, item.lifetime(), 12))
             };
             let cells = vec![
                 first,

@@ -92,6 +92,7 @@ fn inbox(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {
                 Line::from(countdown(
                     theme,
                     item.remaining(v.now).unwrap_or_default(),
+                    item.lifetime(),
                     10,
                 ))
             } else {
@@ -496,7 +497,7 @@ pub fn detail_lines<'a>(v: &InboxShown<'_>, theme: &Theme, item: &InboxItem) -> 
         && let Some(left) = item.remaining(v.now)
     {
         let mut spans = vec![Span::styled(format!("{:<13}", "Time left"), theme.muted)];
-        spans.extend(countdown(theme, left, 20));
+        spans.extend(countdown(theme, left, item.lifetime(), 20));
         lines.push(Line::from(spans));
     }
     match &item.local {
@@ -990,7 +991,7 @@ pub fn approve_body_lines<'a>(
     }
     if let Some(left) = item.remaining(v.now) {
         let mut spans = vec![Span::raw("Time left ")];
-        spans.extend(countdown(theme, left, 20));
+        spans.extend(countdown(theme, left, item.lifetime(), 20));
         lines.push(Line::from(spans));
     }
     lines
