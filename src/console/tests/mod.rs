@@ -20,6 +20,7 @@ mod reconcile;
 mod signals;
 mod snapshots;
 mod step_up;
+mod strip;
 mod suspend;
 mod update;
 mod zoom;

@@ -288,12 +288,21 @@ const STRIP_COLS: &[Col] = &[
     col("Id", 22, 1),
 ];
 
+/// On a gateway: who staged each item, as the inbox says it (the id gives way first).
+const GATE_STRIP_COLS: &[Col] = &[
+    col("Time left", 20, 0),
+    col("Agent", 14, 0),
+    fill_col("Proposal", 16, 0),
+    col("Id", 22, 2),
+];
+
 fn strip(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {
     let focused = v.focused_pane() == Pane::Strip;
     let staged = v.strip_items();
     // On the Desk, approve and reject act on the strip's selection whichever pane has the focus,
     // so it is always shown.
     let selected = v.selected(Pane::Strip);
+    let on_gate = v.gate.is_gateway();
     let empty = empty(
         v,
         Resource::Proposals,
@@ -311,7 +320,7 @@ fn strip(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {
         focused,
         selected,
         staged.len(),
-        STRIP_COLS,
+        if on_gate { GATE_STRIP_COLS } else { STRIP_COLS },
         &empty,
         |k| {
             let item = &v.inbox.items()[staged[k]];
@@ -323,11 +332,15 @@ fn strip(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {
             } else {
                 Line::from(countdown(theme, left, item.lifetime(), 12))
             };
-            let cells = vec![
+            let mut cells = vec![
                 first,
                 Line::from(item.describe()),
                 Line::from(item.id().to_string()),
             ];
+            if on_gate {
+                let agent = v.gate.agent_label(item.id(), &v.service.key_fingerprint);
+                cells.insert(1, Line::from(agent.to_string()));
+            }
             (cells, (!focused && k == selected).then_some(theme.selected))
         },
     );
