@@ -88,7 +88,7 @@ const KEYS: &[(KeyAction, &str)] = &[
     ),
     (
         KeyAction::Copy,
-        "copy the signing secret shown once (OSC 52)",
+        "copy the selected proposal's id, or the signing secret shown once (OSC 52)",
     ),
     (
         KeyAction::Zoom,

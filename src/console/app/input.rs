@@ -300,9 +300,37 @@ impl App {
             KeyAction::BuilderFee => self.open_builder_fee(fx),
             KeyAction::Policy => self.show_policy(fx),
             KeyAction::Zoom => self.toggle_zoom(),
+            KeyAction::Copy => self.copy_selected(fx),
             _ => return false,
         }
         true
+    }
+
+    /// `c`: the selected proposal's id to the terminal's clipboard (OSC 52), on the Desk and in
+    /// Proposals; elsewhere it says there is nothing to copy.
+    fn copy_selected(&mut self, fx: &mut Vec<Effect>) {
+        let id = match self.tab {
+            Tab::Desk | Tab::Proposals => {
+                with_inbox!(self, fx, |inbox, ctx| inbox.selected_id(ctx))
+            }
+            _ => None,
+        };
+        match id {
+            Some(id) => {
+                use base64::Engine;
+                let encoded = base64::engine::general_purpose::STANDARD.encode(id.as_bytes());
+                fx.push(Effect::Clipboard(crate::secret::Secret::new(encoded)));
+                self.toast(
+                    format!("copied {id} (OSC 52: the terminal puts it on its clipboard)"),
+                    ToastLevel::Info,
+                );
+            }
+            None => self.toast(
+                "nothing to copy here: c copies the selected proposal's id on the Desk and in \
+                 Proposals",
+                ToastLevel::Info,
+            ),
+        }
     }
 
     /// Focus and cursor movement in the focused pane, for keys the tab left alone; false when

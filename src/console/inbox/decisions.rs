@@ -52,6 +52,11 @@ impl Inbox {
         }
     }
 
+    /// The selected item's id, for `c` to copy (nothing is decided with it).
+    pub(crate) fn selected_id(&self, ctx: &InboxCtx) -> Option<String> {
+        self.selected_item(ctx).map(|i| i.id().to_string())
+    }
+
     /// The id the approve, reject and undo keys act on; None, with the reason shown, when the
     /// selection moved by itself a moment ago (the key was meant for what was selected before).
     pub(crate) fn acting_on(&mut self, ctx: &mut InboxCtx) -> Option<String> {
