@@ -125,9 +125,9 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme, area: Rect, scroll: u16) {
     let visible = r.height.saturating_sub(2);
     let scroll = scroll.min((lines.len() as u16).saturating_sub(visible));
     let title = if lines.len() as u16 > visible {
-        " agentdesk console help — j/k scroll, g/G top/bottom, Esc closes "
+        " agentdesk console help — / search, j/k scroll, g/G top/bottom, Esc closes "
     } else {
-        " agentdesk console help — Esc closes "
+        " agentdesk console help — / search, Esc closes "
     };
     let p = Paragraph::new(lines)
         .block(widgets::block(theme, Line::from(title), true))
@@ -136,50 +136,96 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme, area: Rect, scroll: u16) {
     f.render_widget(p, r);
 }
 
+/// The help's lines: everything, or (searching) the keys and commands that mention the query,
+/// under a line that says what is searched.
 fn lines(app: &App, theme: &Theme) -> Vec<Line<'static>> {
-    let mut lines = Vec::new();
+    let (query, typing) = match app.modal() {
+        Some(crate::console::modal::Modal::Help { query, typing, .. }) => (query.as_str(), *typing),
+        _ => ("", false),
+    };
+    let all = entries(app, theme);
+    if query.is_empty() && !typing {
+        return all.into_iter().flatten().collect();
+    }
+    let needle = query.to_lowercase();
+    let text = |l: &Line| -> String { l.spans.iter().map(|s| s.content.as_ref()).collect() };
+    let found: Vec<Vec<Line<'static>>> = all
+        .into_iter()
+        // Keys, commands and the connect lines (indented); not the section titles.
+        .filter(|e| e.first().is_some_and(|l| text(l).starts_with("  ")))
+        .filter(|e| e.iter().any(|l| text(l).to_lowercase().contains(&needle)))
+        .collect();
+    let mut lines = vec![
+        Line::styled(
+            format!(
+                "search: {query}{} — {} found ({})",
+                if typing { "▏" } else { "" },
+                found.len(),
+                if typing {
+                    "enter keeps it, esc clears it"
+                } else {
+                    "/ edits it, esc clears it"
+                }
+            ),
+            theme.accent,
+        ),
+        Line::raw(""),
+    ];
+    if found.is_empty() {
+        lines.push(Line::styled("  nothing mentions it", theme.muted));
+    }
+    lines.extend(found.into_iter().flatten());
+    lines
+}
+
+/// The help as entries: a section's title, a key, a command (its usage and summary together),
+/// or an empty line between sections.
+fn entries(app: &App, theme: &Theme) -> Vec<Vec<Line<'static>>> {
+    let mut lines: Vec<Vec<Line<'static>>> = Vec::new();
     if let Some(reason) = crate::console::gate::guard::kill_reason(app.gate().kill()) {
-        lines.push(Line::styled(
+        lines.push(vec![Line::styled(
             format!(
                 "KILL SWITCH ON: {}",
                 crate::console::gate::guard::kill_refusal(&reason)
             ),
             theme.bad,
-        ));
-        lines.push(Line::raw(""));
+        )]);
+        lines.push(vec![Line::raw("")]);
     }
     if let Some(connect) = app.gate().connect() {
-        lines.push(Line::styled("Connect an agent", theme.accent));
+        lines.push(vec![Line::styled("Connect an agent", theme.accent)]);
         for l in connect.lines() {
-            lines.push(Line::styled(format!("  {l}"), theme.base));
+            lines.push(vec![Line::styled(format!("  {l}"), theme.base)]);
         }
-        lines.push(Line::raw(""));
+        lines.push(vec![Line::raw("")]);
     }
-    lines.push(Line::styled("Keys", theme.accent));
+    lines.push(vec![Line::styled("Keys", theme.accent)]);
     for (action, what) in KEYS {
         let keys = app.keymap().keys_for(*action).join(" ");
-        lines.push(Line::from(vec![
+        lines.push(vec![Line::from(vec![
             Span::styled(format!("  {keys:<16}"), theme.base.patch(theme.accent)),
             Span::styled(*what, theme.base),
-        ]));
+        ])]);
     }
-    lines.push(Line::from(vec![
+    lines.push(vec![Line::from(vec![
         Span::styled(format!("  {:<16}", "1-9"), theme.base.patch(theme.accent)),
         Span::styled("switch tab", theme.base),
-    ]));
-    lines.push(Line::raw(""));
-    lines.push(Line::styled(
+    ])]);
+    lines.push(vec![Line::raw("")]);
+    lines.push(vec![Line::styled(
         "Commands (after :) — [service] ones are answered by the service's command line",
         theme.accent,
-    ));
+    )]);
     // Usage and summary on lines of their own: a usage line is long, and cutting either hides
     // what the command takes or does.
     for c in COMMANDS {
-        lines.push(Line::from(vec![
-            Span::styled(format!("  {}", c.usage), theme.base.patch(theme.accent)),
-            Span::styled(if c.service { "  [service]" } else { "" }, theme.muted),
-        ]));
-        lines.push(Line::styled(format!("      {}", c.summary), theme.base));
+        lines.push(vec![
+            Line::from(vec![
+                Span::styled(format!("  {}", c.usage), theme.base.patch(theme.accent)),
+                Span::styled(if c.service { "  [service]" } else { "" }, theme.muted),
+            ]),
+            Line::styled(format!("      {}", c.summary), theme.base),
+        ]);
     }
     lines
 }

@@ -19,6 +19,10 @@ pub enum Modal {
     /// The help overlay, scrolled down this many lines.
     Help {
         scroll: u16,
+        /// What `/` searches the help for: only the keys and commands that mention it are shown.
+        query: String,
+        /// The search is being typed (`/` until Enter or Esc).
+        typing: bool,
     },
     /// Asks before confirming an inbox item; the dialog owns its scroll, re-check and override
     /// step, and every key while it is open.
@@ -127,6 +131,17 @@ pub enum Decision {
     /// The builder-fee panel's yes: sign and send the approval (the panel stays open for the
     /// answer).
     SignBuilderFee,
+}
+
+impl Modal {
+    /// The help overlay, at its top, not searching.
+    pub fn help() -> Modal {
+        Modal::Help {
+            scroll: 0,
+            query: String::new(),
+            typing: false,
+        }
+    }
 }
 
 /// The command line (`:`), with its history and Tab completion; `app/command_line.rs` runs what it

@@ -45,7 +45,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
     toasts(f, app, theme, &screen);
     let Some(modal) = app.modal() else { return };
     match modal {
-        Modal::Help { scroll } => help::draw(f, app, theme, area, *scroll),
+        Modal::Help { scroll, .. } => help::draw(f, app, theme, area, *scroll),
         Modal::Approve(d) => proposals::view::approve_dialog(f, &app.inbox_shown(), theme, area, d),
         Modal::Confirm(c) => confirm_dialog(f, app, theme, area, c),
         Modal::Details { scroll } => {

@@ -226,7 +226,7 @@ impl App {
             Command::Chat(text) => self.send_chat(text, fx),
             Command::Tool { name, args } => self.run_tool_command(name, args, fx),
             Command::Refresh => self.refresh(),
-            Command::Help => self.modal = Some(Modal::Help { scroll: 0 }),
+            Command::Help => self.modal = Some(Modal::help()),
             Command::Quit => self.request_quit(fx),
         }
     }

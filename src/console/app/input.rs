@@ -275,7 +275,7 @@ impl App {
     fn on_global_key(&mut self, action: KeyAction, fx: &mut Vec<Effect>) -> bool {
         match action {
             KeyAction::Quit => self.request_quit(fx),
-            KeyAction::Help => self.modal = Some(Modal::Help { scroll: 0 }),
+            KeyAction::Help => self.modal = Some(Modal::help()),
             KeyAction::CommandLine => self.open_command_line(),
             KeyAction::NextTab => self.set_tab(next_of(&Tab::ALL, self.tab, 1)),
             KeyAction::PrevTab => self.set_tab(next_of(&Tab::ALL, self.tab, -1)),
@@ -583,7 +583,36 @@ impl App {
                 }
                 None => self.modal = None,
             },
-            Modal::Help { scroll } => {
+            Modal::Help {
+                scroll,
+                query,
+                typing,
+            } => {
+                // Typing a search: every key is text (readline's deletions included) until Enter
+                // keeps it or Esc clears it.
+                if *typing {
+                    match key.code {
+                        KeyCode::Enter => *typing = false,
+                        KeyCode::Esc => {
+                            query.clear();
+                            *typing = false;
+                        }
+                        _ => {
+                            crate::console::readline::edit_tail(query, &key);
+                        }
+                    }
+                    *scroll = 0;
+                    return;
+                }
+                if action == Some(KeyAction::Filter) {
+                    *typing = true;
+                    return;
+                }
+                if action == Some(KeyAction::Cancel) && !query.is_empty() {
+                    query.clear();
+                    *scroll = 0;
+                    return;
+                }
                 let action = action.map(|a| match a {
                     KeyAction::Help => KeyAction::Cancel,
                     other => other,

@@ -12,6 +12,7 @@ mod gate;
 mod gate_decisions;
 mod gate_poll;
 mod guard;
+mod help_search;
 mod inbox;
 mod journal;
 mod limits;

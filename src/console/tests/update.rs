@@ -540,7 +540,7 @@ fn click(x: u16, y: u16) -> Action {
 fn clicks_under_an_open_modal_change_nothing() {
     let mut app = staged_app();
     app.set_size(120, 40);
-    app.set_modal(Some(crate::console::modal::Modal::Help { scroll: 0 }));
+    app.set_modal(Some(crate::console::modal::Modal::help()));
     let screen = crate::console::layout::compute(120, 40, &app.shape());
     let tab = app.tab();
     for x in 0..120 {
@@ -595,7 +595,7 @@ fn g_and_shift_g_scroll_the_help_to_its_top_and_bottom() {
     let mut app = seeded_app(120, 40);
     app.update(key('?'));
     let scroll = |app: &crate::console::app::App| match app.modal() {
-        Some(crate::console::modal::Modal::Help { scroll }) => *scroll,
+        Some(crate::console::modal::Modal::Help { scroll, .. }) => *scroll,
         other => panic!("the help is not open: {other:?}"),
     };
     let max = crate::console::help::max_scroll(&app, app.size());
