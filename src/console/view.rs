@@ -632,6 +632,23 @@ fn command_line(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
     }
 }
 
+/// Whether the status line (below the key hints) shows nothing now: no command line, no filter,
+/// no command error.
+fn status_line_free(app: &App) -> bool {
+    let filter = if app.tab() == Tab::Discovery {
+        app.tabs()
+            .discovery
+            .state(app.tabs().discovery.view())
+            .filter
+            .is_empty()
+    } else {
+        app.tabs().logs.filter().is_empty()
+    };
+    app.modal().is_none_or(|m| !matches!(m, Modal::CommandLine(_) | Modal::Filter))
+        && filter
+        && app.command_error().is_none()
+}
+
 /// Lines a message may take on screen before it points to the Logs tab.
 pub const MESSAGE_LINES: usize = 3;
 const SEE_LOGS: &str = "… (see Logs › messages)";
@@ -678,10 +695,14 @@ fn toasts(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         ToastLevel::Info => theme.toast,
         ToastLevel::Error => theme.toast.patch(theme.error),
     };
-    // Whole on the tab bar when it fits there; else whole over the footer's key hints, which a
-    // toast may hide for its few seconds.
+    // Whole on the tab bar when it fits there; else on the status line below the key hints
+    // when nothing is there (the keys stay in sight: issue 37); else over the key hints, which
+    // a toast may hide for its few seconds.
+    let below = status_line_free(app).then_some(screen.command);
     let row = if want <= room {
         Some(bar)
+    } else if let Some(line) = below.filter(|l| want <= l.width) {
+        Some(line)
     } else if want <= screen.footer.width {
         Some(screen.footer)
     } else {
@@ -697,8 +718,10 @@ fn toasts(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         return;
     }
     let lines = message_lines(&body, width.saturating_sub(2) as usize, MESSAGE_LINES);
-    let h = (lines.len() as u16).min(screen.footer.y);
-    let r = Rect::new(screen.footer.x, screen.footer.y + 1 - h, width, h);
+    // Upwards from the status line when it is free, so the first line covers no key hint.
+    let last = below.unwrap_or(screen.footer);
+    let h = (lines.len() as u16).min(last.y);
+    let r = Rect::new(last.x, last.y + 1 - h, width, h);
     f.render_widget(Clear, r);
     let lines: Vec<Line> = lines
         .into_iter()
