@@ -644,7 +644,8 @@ fn status_line_free(app: &App) -> bool {
     } else {
         app.tabs().logs.filter().is_empty()
     };
-    app.modal().is_none_or(|m| !matches!(m, Modal::CommandLine(_) | Modal::Filter))
+    app.modal()
+        .is_none_or(|m| !matches!(m, Modal::CommandLine(_) | Modal::Filter))
         && filter
         && app.command_error().is_none()
 }

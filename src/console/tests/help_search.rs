@@ -23,7 +23,10 @@ fn the_help_is_searched_for_what_is_typed_after_a_slash() {
     let text = render(&app);
     assert!(text.contains("/suspend"), "{text}");
     app.update(code(KeyCode::Enter));
-    assert!(matches!(app.modal(), Some(Modal::Help { typing: false, .. })));
+    assert!(matches!(
+        app.modal(),
+        Some(Modal::Help { typing: false, .. })
+    ));
     // Typed letters while searching are text, not keys: q does not quit, y decides nothing.
     app.update(key('/'));
     let fx = app.update(key('q'));
