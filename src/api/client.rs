@@ -444,9 +444,9 @@ impl Client {
     }
 
     /// A staging from a console on a gateway says which supervisor made it (its gateway token),
-    /// so that supervisor is never counted among its step-up approvers. Only to a gateway: the
-    /// token is sent only by a client that has one, which only a console on a gateway has, and
-    /// the gateway never forwards it upstream.
+    /// so that supervisor is never counted among its step-up approvers. Sent by a client that
+    /// holds a gateway token (a console given one: the embedded console, or
+    /// AGENTDESK_GATE_TOKEN); the gateway never forwards it upstream.
     fn staged_by(&self, mut req: Request) -> Request {
         if let Some(token) = &self.gate_token {
             req.headers
@@ -555,14 +555,13 @@ impl Client {
     }
 
     pub async fn execute_mcp_tool(&self, name: &str, args: Value) -> Result<ToolResult, ApiError> {
-        self.post(
-            "execute_mcp_tool",
-            &ExecuteToolRequest {
-                name: name.to_string(),
-                args,
-            },
-        )
-        .await
+        let body = ExecuteToolRequest {
+            name: name.to_string(),
+            args,
+        };
+        // A mutate tool stages: the console's supervisor is named as for a proposal.
+        self.typed("execute_mcp_tool", self.staged_by(Request::json(&body)?))
+            .await
     }
 
     pub async fn mcp_agent_chat(&self, messages: &[ChatMessage]) -> Result<ChatReply, ApiError> {

@@ -320,8 +320,8 @@ pub struct GateApproval {
     /// The token's label.
     pub by: String,
     pub at: DateTime<Utc>,
-    /// The rules this approval overrode (an admin's): a later approver of the same item is not
-    /// asked to override them again.
+    /// The rules this approval overrode (an admin's). Each approval of a step-up item overrides
+    /// for itself what the trade breaks when it is given.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub overrides: Vec<String>,
 }

@@ -318,22 +318,19 @@ pub fn y_does(check: Option<&ApproveCheck>, g: &GateItem) -> Option<(YDoes, Stri
             YDoes::Executes,
             "y EXECUTES it: yours is the last approval needed".to_string(),
         ),
+        // As last read: another supervisor approving meanwhile makes this y the last one.
         Some(_) => (
             YDoes::Adds,
             format!(
-                "y adds your approval ({} of {required}); it executes after {} more",
+                "y adds your approval ({} of {required} as last read); it executes once \
+                 {required} have approved",
                 approvals.len() + 1,
-                missing - 1
             ),
         ),
-        None if missing <= 1 => (
-            YDoes::AddsOrExecutes,
-            "y adds your approval, and executes it if yours is the last one needed (checking…)"
-                .to_string(),
-        ),
         None => (
-            YDoes::Adds,
-            "y adds your approval; it does not execute yet".to_string(),
+            YDoes::AddsOrExecutes,
+            "y adds your approval, and executes it if that completes the quorum (checking…)"
+                .to_string(),
         ),
     })
 }

@@ -484,8 +484,10 @@ impl Inbox {
                         (DecisionKind::Failed, failed_text(&g), ToastLevel::Error)
                     }
                     (true, ItemStatus::Pending) => {
-                        // One approval of a step-up item's quorum: it still waits, for others.
-                        self.gate.stop_awaiting(id);
+                        // One approval of a step-up item's quorum: it still waits, for others;
+                        // what becomes of it (another's approval runs it) is journaled when a
+                        // poll says it.
+                        self.gate.await_outcome(id);
                         let quorum = crate::console::gate::guard::quorum_text(&g)
                             .unwrap_or_else(|| "it still waits".into());
                         (

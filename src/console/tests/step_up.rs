@@ -90,7 +90,7 @@ fn the_dialog_says_whether_y_executes_adds_an_approval_or_counts_for_nothing() {
             3,
             "amy",
             None,
-            "y adds your approval (2 of 3); it executes after 1 more",
+            "y adds your approval (2 of 3 as last read)",
         ),
         (
             &["amy"],
@@ -111,7 +111,7 @@ fn the_dialog_says_whether_y_executes_adds_an_approval_or_counts_for_nothing() {
             2,
             "amy",
             Some("bob"),
-            "y adds your approval (1 of 2); it executes after 1 more",
+            "y adds your approval (1 of 2 as last read)",
         ),
     ];
     for (approvals, required, you, staged_by, said) in cases {
@@ -165,6 +165,14 @@ fn an_approval_short_of_the_quorum_leaves_the_item_staged_and_says_who_is_still_
     assert_eq!(
         app.item(DEMO_ID).unwrap().status(app.now()),
         Status::Executed
+    );
+    // What became of the approval is journaled too: it executed on the other's.
+    let decisions = app.inbox().decisions();
+    assert_eq!(decisions.len(), 2, "{decisions:?}");
+    assert_eq!(
+        decisions[0].kind,
+        crate::console::inbox::DecisionKind::Executed,
+        "{decisions:?}"
     );
 }
 

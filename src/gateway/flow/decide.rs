@@ -23,6 +23,9 @@ use std::sync::Arc;
 pub struct Decider<'a> {
     pub label: &'a str,
     pub via_link: bool,
+    /// The label is a supervisor's: false for a notification's link, which anyone who read the
+    /// message holds, and so never counts towards a step-up quorum.
+    pub named: bool,
 }
 
 impl Decider<'_> {
@@ -55,9 +58,13 @@ pub async fn approve(
     who: Decider<'_>,
     overrides: &[String],
 ) -> Result<Item, GateError> {
-    let now = gate.now();
-    gate.store.expire_due(now).await.map_err(GateError::store)?;
+    gate.store
+        .expire_due(gate.now())
+        .await
+        .map_err(GateError::store)?;
     for _ in 0..ATTEMPTS {
+        // Each attempt at its own time: the expiry is judged when its write goes.
+        let now = gate.now();
         let item = find(gate, id).await?;
         if let Some(done) = approve_once(gate, item, who, overrides, now).await? {
             return Ok(done);
@@ -135,16 +142,13 @@ async fn approve_once(
         // than the item was staged with.
         required = required.max(judged.approvals_required);
         let verdicts = judged.verdicts;
-        let earlier: Vec<&str> = item
-            .approvals
-            .iter()
-            .flat_map(|a| a.overrides.iter().map(String::as_str))
-            .collect();
+        // Every approval overrides, itself, what the trade breaks when it is given: an earlier
+        // admin's override judged the trade as it was then, not as it is now.
         let broken: Vec<&str> = verdicts.iter().filter(|v| !v.ok).map(|v| v.rule).collect();
         let missing: Vec<&str> = broken
             .iter()
             .copied()
-            .filter(|r| !overrides.iter().any(|o| o == r) && !earlier.contains(r))
+            .filter(|r| !overrides.iter().any(|o| o == r))
             .collect();
         if !missing.is_empty() {
             let mut e = guard::violation(&verdicts).expect("a rule is broken");
@@ -182,6 +186,18 @@ async fn approve_once(
         };
     }
     if required > 1 {
+        if !who.named {
+            return Err(GateError::new(
+                Kind::Forbidden,
+                "approval_not_named",
+                format!(
+                    "item {} needs {required} distinct supervisors' approvals, and this link \
+                     (sent with the notification to every destination) names nobody: approve it \
+                     in agentdesk, or with a link a supervisor minted",
+                    item.id
+                ),
+            ));
+        }
         refuse_repeat(&item, who.label, required)?;
     }
     let record = record.item(&item.id);

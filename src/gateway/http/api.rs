@@ -394,6 +394,7 @@ async fn approve(
     let by = decide::Decider {
         label: &label,
         via_link: false,
+        named: true,
     };
     let item = decide::approve(&gate, &id, by, &overrides).await?;
     let agents = agent_map(&gate).await?;
@@ -470,6 +471,7 @@ async fn reject(
     let by = decide::Decider {
         label: &label,
         via_link: false,
+        named: true,
     };
     let item = decide::reject(&gate, &id, by, reason).await?;
     let agents = agent_map(&gate).await?;

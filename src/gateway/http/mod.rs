@@ -259,8 +259,11 @@ async fn handle(gate: Arc<Gate>, op: &'static Operation, req: Request) -> Respon
         }
         (Some(checked), bytes, headers)
     } else {
-        // A read goes on with the caller's own headers, moved rather than copied.
-        (None, Bytes::new(), parts.headers)
+        // A read goes on with the caller's own headers, moved rather than copied; a supervisor
+        // token a console sent never leaves the gateway.
+        let mut headers = parts.headers;
+        headers.remove(api::STAGED_BY);
+        (None, Bytes::new(), headers)
     };
     let key = headers
         .get("x-api-key")

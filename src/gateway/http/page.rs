@@ -413,7 +413,11 @@ fn approvals_html(item: &Item, label: &str) -> Option<Markup> {
     let quorum = items::quorum(&item.approvals, item.approvals_required)?;
     let missing = item.approvals_required as usize
         - item.approvals.len().min(item.approvals_required as usize);
-    let yours = if item.approvals.iter().any(|a| a.by == label) {
+    let yours = if label == link::NOTIFICATION_LABEL {
+        "This link came with the notification and names nobody: it does not count towards this \
+         item's approvals. Approve it in agentdesk, or with a link a supervisor minted."
+            .to_string()
+    } else if item.approvals.iter().any(|a| a.by == label) {
         format!("You ({label}) approved it already: it needs another supervisor.")
     } else if item.staged_by.as_deref() == Some(label) {
         format!("You ({label}) staged it: your approval does not count towards it.")
@@ -586,6 +590,7 @@ async fn decide(
     let by = decide::Decider {
         label: &link.label,
         via_link: true,
+        named: link.label != link::NOTIFICATION_LABEL,
     };
     let result = if approve {
         decide::approve(&gate, &item.id, by, &[]).await

@@ -534,3 +534,57 @@ async fn a_step_up_items_page_shows_the_quorum_and_the_risk_and_counts_each_supe
     assert!(html.contains("executed"), "{html}");
     assert_eq!(s.upstream_confirms(&p), 1);
 }
+
+/// A notification's link names nobody: on a step-up item the page says it does not count, and
+/// its approval is refused, so one supervisor plus whoever read the message is not two.
+#[tokio::test]
+async fn a_notifications_link_does_not_count_towards_a_step_up_quorum() {
+    let dir = tempfile::tempdir().unwrap();
+    let (port, pem, got) = receiver(dir.path(), 0).await;
+    let destination = Destination {
+        url: format!("https://localhost:{port}/hook"),
+        secret: webhook_sig::new_secret(),
+        allow_hosts: vec!["localhost".into()],
+        ca_file: Some(pem),
+        max_attempts: 1,
+    };
+    let s = guarded(|c| {
+        c.notify = vec![destination];
+        c.public_url = Some("https://desk.example.com/".into());
+        c.policy = Policy::from_json(&json!({"step_up_notional_usd": 500})).unwrap();
+    })
+    .await;
+    let key = s.sandbox.key(Scope::McpMutate);
+    let p = passed(&propose(&s, &key, trade("BTC", 1000.0)).await);
+    let start = std::time::Instant::now();
+    let body = loop {
+        if let Some((_, body)) = got.lock().unwrap().first().cloned() {
+            break body;
+        }
+        assert!(start.elapsed().as_secs() < 10, "no delivery");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert!(
+        v["text"].as_str().unwrap().contains("0 of 2 approvals"),
+        "{v}"
+    );
+    let token = v["approveUrl"]
+        .as_str()
+        .unwrap()
+        .rsplit('/')
+        .next()
+        .unwrap();
+    let url = format!("{}/gate/approve/{token}", s.gate.base_url());
+    let (st, body) = s
+        .supervisor(Method::POST, &format!("/gate/v1/inbox/{p}/approve"), None)
+        .await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    let (_, _, html) = get_page(&url).await;
+    assert!(html.contains("names nobody"), "{html}");
+    let csrf = csrf_of(&html);
+    let (st, _, html) = post_form(&url, &format!("decision=approve&csrf={csrf}")).await;
+    assert_eq!(st, StatusCode::FORBIDDEN, "{html}");
+    assert!(html.contains("names nobody"), "{html}");
+    assert_eq!(s.upstream_confirms(&p), 0);
+}

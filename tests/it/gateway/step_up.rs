@@ -274,8 +274,22 @@ async fn an_override_needs_an_admin_and_counts_as_one_approval() {
         json!(["max_notional_usd"])
     );
     assert_eq!(service_status(&db, &big).0, "staged");
-    // The admin's override stands for the item: the second approver need not repeat it.
-    let (st, body) = approve_as(&s, &bob, &big, None).await;
+    // Each approval overrides for itself: the admin's judged the trade as it was then. An
+    // approver cannot complete it while the rule is broken; a second admin's override does.
+    refused(
+        &approve_as(&s, &bob, &big, None).await,
+        "max_notional_usd",
+        &["override"],
+    );
+    assert_eq!(service_status(&db, &big).0, "staged");
+    let dana = s.gate.mint_token_as("dana", Role::Admin).await.unwrap();
+    let (st, body) = approve_as(
+        &s,
+        &dana,
+        &big,
+        Some(json!({"override": ["max_notional_usd"]})),
+    )
+    .await;
     assert_eq!(st, StatusCode::OK, "{body}");
     assert_eq!(service_status(&db, &big).0, "executed");
 }

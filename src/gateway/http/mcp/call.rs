@@ -7,7 +7,6 @@
 use super::state::{McpState, ViaMcp};
 use crate::api::catalog::{self as ops, Method as OpMethod, Operation};
 use crate::api::model::ExecuteToolRequest;
-use crate::gateway::flow::items;
 use crate::gateway::gate::AgentKey;
 use crate::gateway::model::error::{GateError, Kind};
 use crate::gateway::model::request::{self, Parsed};
@@ -483,11 +482,13 @@ async fn wait(
     }
 }
 
-/// A step-up item's approvals so far (" (1 of 2 approvals (alice))"), for the agent waiting on it.
+/// A step-up item's approvals so far (" (1 of 2 approvals)"), for the agent waiting on it: how
+/// many, never who (the supervisors' names are not the agent's to know).
 fn waits_for(item: &Item) -> String {
-    items::quorum(&item.approvals, item.approvals_required)
-        .map(|q| format!(" ({q})"))
-        .unwrap_or_default()
+    match item.approvals_required {
+        0 | 1 => String::new(),
+        n => format!(" ({} of {n} approvals)", item.approvals.len()),
+    }
 }
 
 fn still_waiting(item: &Item, id: &str, left: i64) -> CallToolResult {
