@@ -12,6 +12,16 @@ pub const MIN_ANNUALISED_DAYS: f64 = 30.0;
 /// return stays on its own line.
 pub const NOT_ANNUALISED: &str = "n/a <30d";
 
+/// Fewer closed trades than this and a ratio (Sharpe, Sortino, profit factor, win rate ...) says
+/// more about chance than about the strategy: it is shown with its sample size, and tables mute
+/// it (a ranking led by a row with 2 trades is not a finding).
+pub const MIN_TRADES: u32 = 20;
+
+/// Whether the backtest closed too few trades for its ratios to mean much.
+pub fn few_trades(s: &BacktestStats) -> bool {
+    s.total_trades < MIN_TRADES
+}
+
 /// The window a backtest covers, in days: from its dates when the service sent them, else the
 /// days asked for (`days`, 0 when unknown).
 pub fn window_days(s: &BacktestStats, days: u32) -> Option<f64> {
@@ -31,7 +41,7 @@ pub fn stat_items(s: &BacktestStats, days: u32) -> Vec<(&'static str, String)> {
         x.map(|v| format!("{} d", num(v, 1)))
             .unwrap_or_else(|| "-".into())
     };
-    vec![
+    let mut items = vec![
         ("Return %", pct(s.total_return)),
         ("Buy&Hold %", pct(s.buy_hold_return)),
         ("Max DD %", opt(s.max_drawdown, 2)),
@@ -53,12 +63,36 @@ pub fn stat_items(s: &BacktestStats, days: u32) -> Vec<(&'static str, String)> {
         ("Exposure %", opt(s.exposure_time, 1)),
         ("Avg trade dur", days(s.avg_trade_duration_days)),
         ("Final equity", opt(s.equity_final, 2)),
-    ]
+    ];
+    if few_trades(s) {
+        // Said first, where even a short panel shows it, and short enough for its column: the
+        // ratios below stand on this many trades.
+        items.insert(0, ("Sample", format!("few ({})", s.total_trades)));
+    }
+    items
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 37: Sortino 11,857 on 2 trades is not shown as a finding: the panel says first
+    /// that its ratios stand on a few trades.
+    #[test]
+    fn ratios_on_too_few_trades_are_flagged_first() {
+        let s = BacktestStats {
+            total_trades: 2,
+            sortino_ratio: Some(11_857.0),
+            ..BacktestStats::default()
+        };
+        let items = stat_items(&s, 90);
+        assert_eq!(items[0], ("Sample", "few (2)".to_string()));
+        let enough = BacktestStats {
+            total_trades: 40,
+            ..s
+        };
+        assert_ne!(stat_items(&enough, 90)[0].0, "Sample");
+    }
 
     #[test]
     fn a_short_window_is_not_annualised() {

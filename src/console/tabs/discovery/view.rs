@@ -9,7 +9,7 @@ use crate::console::keymap::Keymap;
 use crate::console::layout::{self, Screen};
 use crate::console::tabs::discovery::{DView, Selected, params_text, row_name};
 use crate::console::theme::Theme;
-use crate::console::widgets::stats::stat_items;
+use crate::console::widgets::stats::{few_trades, stat_items};
 use crate::console::widgets::{self, Col, age, col, fill_col, num_col, opt, pnl_style, signed};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -209,11 +209,11 @@ fn ranked_cells<'a>(theme: &Theme, r: &DiscoveryRow) -> Vec<Line<'a>> {
             String::new()
         }),
         return_cell(theme, s.total_return),
-        Line::from(opt(s.win_rate_pct(), 1)),
+        ratio_cell(theme, s, opt(s.win_rate_pct(), 1)),
         Line::from(opt(s.max_drawdown, 1)),
-        Line::from(opt(s.sharpe_ratio, 2)),
-        Line::from(opt(s.profit_factor, 2)),
-        Line::from(s.total_trades.to_string()),
+        ratio_cell(theme, s, opt(s.sharpe_ratio, 2)),
+        ratio_cell(theme, s, opt(s.profit_factor, 2)),
+        trades_cell(theme, s),
         Line::styled(r.quality.clone(), quality_style(theme, &r.quality)),
         Line::from(params_text(&r.parameters)),
     ]
@@ -230,13 +230,31 @@ fn combo_cells<'a>(theme: &Theme, r: &DiscoveryRow) -> Vec<Line<'a>> {
         ),
         Line::from(params_text(&r.parameters)),
         return_cell(theme, s.total_return),
-        Line::from(s.total_trades.to_string()),
-        Line::from(opt(s.win_rate_pct(), 1)),
+        trades_cell(theme, s),
+        ratio_cell(theme, s, opt(s.win_rate_pct(), 1)),
         Line::from(opt(s.max_drawdown, 1)),
-        Line::from(opt(s.sharpe_ratio, 2)),
+        ratio_cell(theme, s, opt(s.sharpe_ratio, 2)),
         Line::from(r.pair.clone()),
         Line::from(r.timeframe.clone()),
     ]
+}
+
+/// A trade count, marked when it is too few for the row's ratios to mean much.
+fn trades_cell<'a>(theme: &Theme, s: &crate::api::model::BacktestStats) -> Line<'a> {
+    if few_trades(s) {
+        Line::styled(format!("{}!", s.total_trades), theme.warn)
+    } else {
+        Line::from(s.total_trades.to_string())
+    }
+}
+
+/// A ratio, muted when it stands on too few trades.
+fn ratio_cell<'a>(theme: &Theme, s: &crate::api::model::BacktestStats, text: String) -> Line<'a> {
+    if few_trades(s) {
+        Line::styled(text, theme.muted)
+    } else {
+        Line::from(text)
+    }
 }
 
 fn return_cell<'a>(theme: &Theme, x: Option<f64>) -> Line<'a> {
