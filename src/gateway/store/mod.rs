@@ -376,6 +376,33 @@ impl Record {
         self.item = Some(id.into());
         self
     }
+
+    /// The record as the chain's link after the one numbered `seq` with hash `prev_hash`: the
+    /// row every store writes, hashed one way.
+    pub fn linked(&self, seq: i64, prev_hash: String) -> JournalRow {
+        let seq = seq + 1;
+        let at = self.at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+        let detail = self.detail.to_string();
+        let hash = super::model::journal::hash(
+            seq,
+            &prev_hash,
+            &at,
+            &self.kind,
+            &self.actor,
+            self.item.as_deref(),
+            &detail,
+        );
+        JournalRow {
+            seq,
+            at,
+            kind: self.kind.clone(),
+            actor: self.actor.clone(),
+            item: self.item.clone(),
+            detail,
+            prev_hash,
+            hash,
+        }
+    }
 }
 
 /// A single-use approval link for one item. Only the SHA-256 of its token is kept.

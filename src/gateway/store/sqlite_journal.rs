@@ -42,33 +42,22 @@ pub(super) fn append_in(c: &Connection, r: &Record) -> rusqlite::Result<JournalR
         )
         .optional()?
         .unwrap_or((0, journal::GENESIS.to_string()));
-    let seq = seq + 1;
-    let at = ts(r.at);
-    let detail = r.detail.to_string();
-    let hash = journal::hash(
-        seq,
-        &prev,
-        &at,
-        &r.kind,
-        &r.actor,
-        r.item.as_deref(),
-        &detail,
-    );
+    let row = r.linked(seq, prev);
     c.execute(
         "INSERT INTO journal (seq, at, kind, actor, item, detail, prev_hash, hash)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        params![seq, at, r.kind, r.actor, r.item, detail, prev, hash],
+        params![
+            row.seq,
+            row.at,
+            row.kind,
+            row.actor,
+            row.item,
+            row.detail,
+            row.prev_hash,
+            row.hash
+        ],
     )?;
-    Ok(JournalRow {
-        seq,
-        at,
-        kind: r.kind.clone(),
-        actor: r.actor.clone(),
-        item: r.item.clone(),
-        detail,
-        prev_hash: prev,
-        hash,
-    })
+    Ok(row)
 }
 
 pub(super) fn journal_row(r: &Row<'_>) -> rusqlite::Result<JournalRow> {

@@ -5,8 +5,6 @@ use super::super::{
     Agent, Exec, Item, JournalRow, Record, Standing, Status, StoreError, StoreResult,
 };
 use crate::api::model::Hold;
-use crate::gateway::model::journal;
-use chrono::SecondsFormat;
 use serde_json::Value;
 use tokio_postgres::Row;
 
@@ -168,29 +166,7 @@ pub(super) const MOVE_HEAD: &str = "UPDATE journal_head SET seq = $1, hash = $2"
 
 /// The record as the link after the locked `head` row.
 pub(super) fn link(head: &Row, r: &Record) -> StoreResult<JournalRow> {
-    let (seq, prev): (i64, String) = (head.try_get(0)?, head.try_get(1)?);
-    let seq = seq + 1;
-    let at = r.at.to_rfc3339_opts(SecondsFormat::Micros, true);
-    let detail = r.detail.to_string();
-    let hash = journal::hash(
-        seq,
-        &prev,
-        &at,
-        &r.kind,
-        &r.actor,
-        r.item.as_deref(),
-        &detail,
-    );
-    Ok(JournalRow {
-        seq,
-        at,
-        kind: r.kind.clone(),
-        actor: r.actor.clone(),
-        item: r.item.clone(),
-        detail,
-        prev_hash: prev,
-        hash,
-    })
+    Ok(r.linked(head.try_get(0)?, head.try_get(1)?))
 }
 
 /// [`INSERT_LINK`]'s parameters.
