@@ -5,7 +5,7 @@
 //! and position, the agent's recent stagings and executions) the caller reads and brings as
 //! [`Live`].
 
-use super::verdict::{Figure, NEAR, Verdict, money, reducing, verdict};
+use super::verdict::{Figure, Verdict, money, near, reducing, verdict};
 use crate::api::symbol::coin_of;
 use crate::gateway::model::trade::{Needs, Trade};
 use serde::Serialize;
@@ -289,7 +289,7 @@ pub fn verdicts(c: &Controls, trade: &Trade, live: &Live) -> Vec<Verdict> {
                     ok,
                     Figure::Count(max),
                     Some(Figure::Count(with)),
-                    ok && with as f64 >= NEAR * max as f64,
+                    near(ok, with as f64, max as f64),
                     format!(
                         "{with} stagings and immediate trades in the last 60 s with this one {} \
                          max_stagings_per_minute = {max}",
@@ -325,7 +325,7 @@ pub fn execution_throttle(max: u64, executed: Result<u64, Unread>) -> Verdict {
                 ok,
                 Figure::Count(max),
                 Some(Figure::Count(n + 1)),
-                ok && (n + 1) as f64 >= NEAR * max as f64,
+                near(ok, (n + 1) as f64, max as f64),
                 if ok {
                     format!(
                         "{n} executions in the last hour, this would be execution {}: within \
@@ -415,7 +415,7 @@ fn collar(pct: f64, trade: &Trade, live: &Live) -> Verdict {
         ok,
         limit,
         Some(Figure::Amount(off)),
-        ok && off >= NEAR * pct,
+        near(ok, off, pct),
         format!(
             "price {} is {off:.2} % from mark {}; collar {pct} %",
             px(price),
@@ -453,7 +453,7 @@ fn order_size(table: &BTreeMap<String, f64>, trade: &Trade, live: &Live) -> Verd
                 ok,
                 limit,
                 Some(Figure::Amount(sz)),
-                ok && sz >= NEAR * max,
+                near(ok, sz, max),
                 format!(
                     "size {sz:.6} {coin} {} max_order_size.{coin} = {max} {coin}",
                     if ok { "is within" } else { "exceeds" }
@@ -495,7 +495,7 @@ fn position(max: f64, trade: &Trade, live: &Live) -> Verdict {
                 ok,
                 limit,
                 Some(Figure::Amount(usd)),
-                ok && usd >= NEAR * max,
+                near(ok, usd, max),
                 format!(
                     "net {coin} position after the fill {after:.6} {coin} = {} at mark {} {} \
                      max_position_usd = {}",
@@ -572,7 +572,7 @@ fn loss(max: f64, trade: &Trade, live: &Live) -> Verdict {
                 ok,
                 limit,
                 Some(Figure::Amount(pct)),
-                ok && pct >= NEAR * max,
+                near(ok, pct, max),
                 format!(
                     "the loss at the stop loss {} is {pct:.2} % of equity {}; \
                      max_loss_per_trade_pct = {max} %",

@@ -9,7 +9,7 @@
 use super::controls::{self, Controls};
 use super::step_up::{self, StepUp};
 pub use super::verdict::{Figure, Verdict};
-use super::verdict::{NEAR, ceiling, money, reducing, times, verdict};
+use super::verdict::{ceiling, money, near, reducing, times, verdict};
 use crate::api::symbol::coin_of;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -492,7 +492,7 @@ pub fn verdicts(
                     ok,
                     Figure::Count(limit),
                     Some(Figure::Count(after)),
-                    ok && after as f64 >= NEAR * limit as f64,
+                    near(ok, after as f64, limit as f64),
                     format!(
                         "{after} open positions with this trade {} the limit max_open_positions = {limit}",
                         if ok { "is within" } else { "exceeds" }
@@ -544,7 +544,7 @@ pub fn verdicts(
                     ok,
                     Figure::Amount(limit),
                     Some(Figure::Amount(acc.pnl_today)),
-                    ok && loss >= NEAR * limit,
+                    near(ok, loss, limit),
                     message,
                 )
             }

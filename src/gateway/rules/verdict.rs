@@ -8,6 +8,12 @@ use std::collections::BTreeMap;
 /// A passing verdict is "near" its limit from this share of it.
 pub const NEAR: f64 = 0.8;
 
+/// Whether a figure that passes is near its limit (at or past [`NEAR`] of it): what the console
+/// and the notifications warn of. One definition for every rule.
+pub fn near(ok: bool, value: f64, limit: f64) -> bool {
+    ok && value >= NEAR * limit
+}
+
 /// One rule's answer for one trade.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Verdict {
@@ -119,7 +125,7 @@ pub fn ceiling(
                 ok,
                 Figure::Amount(limit),
                 Some(Figure::Amount(x)),
-                ok && x >= NEAR * limit,
+                near(ok, x, limit),
                 format!(
                     "{what} {} {} the limit {rule} = {}",
                     unit(x),
