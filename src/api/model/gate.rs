@@ -306,12 +306,21 @@ fn one() -> u32 {
     1
 }
 
-impl GateItem {
-    /// The supervisors still needed after the approvals so far (0 once the quorum is reached).
-    pub fn approvals_missing(&self) -> u32 {
-        self.approvals_required
-            .saturating_sub(self.approvals.len() as u32)
+/// Where a step-up item's approvals stand ("1 of 2 approvals (alice)"); `None` for an item one
+/// approval executes. The gateway's answers and pages and the console say it in these words.
+pub fn quorum(approvals: &[GateApproval], required: u32) -> Option<String> {
+    if required <= 1 {
+        return None;
     }
+    let by: Vec<&str> = approvals.iter().map(|a| a.by.as_str()).collect();
+    Some(format!(
+        "{} of {required} approvals{}",
+        by.len(),
+        match by.is_empty() {
+            true => String::new(),
+            false => format!(" ({})", by.join(", ")),
+        }
+    ))
 }
 
 /// One supervisor's approval of an item.

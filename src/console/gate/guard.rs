@@ -258,15 +258,8 @@ pub fn quorum_short(g: &GateItem) -> Option<String> {
 }
 
 fn quorum_of(approvals: &[GateApproval], required: u32, staged_by: Option<&str>) -> Option<String> {
-    if required <= 1 {
-        return None;
-    }
-    let by: Vec<&str> = approvals.iter().map(|a| a.by.as_str()).collect();
-    let missing = (required as usize).saturating_sub(by.len());
-    let mut text = format!("{} of {required} approvals", by.len());
-    if !by.is_empty() {
-        text.push_str(&format!(" ({})", by.join(", ")));
-    }
+    let mut text = crate::api::model::quorum(approvals, required)?;
+    let missing = (required as usize).saturating_sub(approvals.len());
     if missing > 0 {
         text.push_str(&format!(" · {missing} more needed"));
     }

@@ -270,7 +270,7 @@ async fn approve_once(
 
 /// 409 for a supervisor whose approval would not count: one already given, or the item's own.
 fn refuse_repeat(item: &Item, by: &str, required: u32) -> Result<(), GateError> {
-    let so_far = || items::quorum(&item.approvals, required).unwrap_or_default();
+    let so_far = || crate::api::model::quorum(&item.approvals, required).unwrap_or_default();
     if item.approvals.iter().any(|a| a.by == by) {
         return Err(GateError::new(
             Kind::Conflict,

@@ -4,7 +4,7 @@
 
 use super::guard;
 use super::link;
-use crate::api::model::{GateApproval, GateItem, GateTrade, GateVerdict};
+use crate::api::model::{GateItem, GateTrade, GateVerdict};
 use crate::gateway::gate::Gate;
 use crate::gateway::gate::memory::Derivation;
 use crate::gateway::model::error::{GateError, Kind};
@@ -258,27 +258,10 @@ pub async fn notify_pending(gate: &Gate, id: &str) {
         .send(id, serde_json::to_value(body).unwrap_or_default());
 }
 
-/// Where a step-up item's approvals stand ("1 of 2 approvals (alice)"); `None` for an item one
-/// approval executes.
-pub fn quorum(approvals: &[GateApproval], required: u32) -> Option<String> {
-    if required <= 1 {
-        return None;
-    }
-    let by: Vec<&str> = approvals.iter().map(|a| a.by.as_str()).collect();
-    Some(format!(
-        "{} of {required} approvals{}",
-        by.len(),
-        match by.is_empty() {
-            true => String::new(),
-            false => format!(" ({})", by.join(", ")),
-        }
-    ))
-}
-
 /// What a pending item waits for, in a notification: "approval", or "approval, 1 of 2
 /// approvals (alice),".
 fn approvals_wanted(item: &GateItem) -> String {
-    match quorum(&item.approvals, item.approvals_required) {
+    match crate::api::model::quorum(&item.approvals, item.approvals_required) {
         None => "approval".into(),
         Some(q) => format!("approval, {q},"),
     }

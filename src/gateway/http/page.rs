@@ -11,7 +11,6 @@
 use super::super::flow::decide;
 use super::super::flow::guard;
 use super::super::flow::halt;
-use super::super::flow::items;
 use super::super::gate::{Gate, sha256_hex};
 use super::super::link;
 use super::super::model::error::GateError;
@@ -410,7 +409,7 @@ fn usd_of(x: f64) -> String {
 
 /// Where a step-up item's approvals stand, and whether this link's approval executes it.
 fn approvals_html(item: &Item, label: &str) -> Option<Markup> {
-    let quorum = items::quorum(&item.approvals, item.approvals_required)?;
+    let quorum = crate::api::model::quorum(&item.approvals, item.approvals_required)?;
     let missing = item.approvals_required as usize
         - item.approvals.len().min(item.approvals_required as usize);
     let yours = if label == link::NOTIFICATION_LABEL {
