@@ -129,19 +129,6 @@ fn guard_app(broken: bool) -> App {
     app
 }
 
-fn run(app: &mut App, line: &str) -> Vec<Effect> {
-    type_text(app, &format!(":{line}"));
-    app.update(code(KeyCode::Enter))
-}
-
-fn toasts(app: &App) -> String {
-    app.toasts()
-        .iter()
-        .map(|t| t.text.clone())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 #[test]
 fn the_approve_dialog_rechecks_live_and_says_checking_until_answered() {
     let mut app = guard_app(false);

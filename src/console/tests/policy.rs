@@ -86,21 +86,8 @@ fn gate_app(width: u16, height: u16) -> App {
     app
 }
 
-fn run(app: &mut App, line: &str) -> Vec<Effect> {
-    type_text(app, &format!(":{line}"));
-    app.update(code(KeyCode::Enter))
-}
-
 fn reads(fx: &[Effect]) -> usize {
     fx.iter().filter(|e| **e == Effect::FetchPolicy).count()
-}
-
-fn toasts(app: &App) -> String {
-    app.toasts()
-        .iter()
-        .map(|t| t.text.clone())
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// `/policy` opened and answered at t0.

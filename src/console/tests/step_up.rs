@@ -215,11 +215,3 @@ fn a_y_that_does_not_count_is_not_sent_and_the_gateways_409_is_a_refusal() {
     assert!(!text.contains("no clear answer"), "{text}");
     assert_eq!(app.item(DEMO_ID).unwrap().status(app.now()), Status::Staged);
 }
-
-fn toasts(app: &App) -> String {
-    app.toasts()
-        .iter()
-        .map(|t| t.text.clone())
-        .collect::<Vec<_>>()
-        .join("\n")
-}

@@ -12,19 +12,6 @@ use crate::console::command::{self, Command};
 use crate::console::modal::{Confirm, Deciding, Modal};
 use crossterm::event::KeyCode;
 
-fn run(app: &mut App, line: &str) -> Vec<Effect> {
-    type_text(app, &format!(":{line}"));
-    app.update(code(KeyCode::Enter))
-}
-
-fn toasts(app: &App) -> String {
-    app.toasts()
-        .iter()
-        .map(|t| t.text.clone())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// The gate poll's answer, naming this console's token's role.
 fn as_role(app: &mut App, role: &str) {
     let (items, agents) = two_agents();

@@ -416,8 +416,11 @@ async fn agent_and_item_text_is_escaped_on_the_page() {
     );
 }
 
-#[tokio::test]
-async fn a_notification_carries_a_link_on_the_public_url() {
+/// A guarded gateway that notifies a local HTTPS receiver, with links on a public URL, configured
+/// further by `f`; the receiver's deliveries and its temp dir (kept alive with the setup).
+async fn notifying(
+    f: impl FnOnce(&mut agentdesk::gateway::GateConfig),
+) -> (Setup, super::guard::Deliveries, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let (port, pem, got) = receiver(dir.path(), 0).await;
     let destination = Destination {
@@ -432,10 +435,14 @@ async fn a_notification_carries_a_link_on_the_public_url() {
         // The gateway's own address is not known before it binds; links on a public URL that
         // points elsewhere still name the page path and the token.
         c.public_url = Some("https://desk.example.com/".into());
+        f(c);
     })
     .await;
-    let key = s.sandbox.key(Scope::McpMutate);
-    passed(&propose(&s, &key, trade("BTC", 1000.0)).await);
+    (s, got, dir)
+}
+
+/// The first notification the receiver got, as JSON.
+async fn first_delivery(got: &super::guard::Deliveries) -> Value {
     let start = std::time::Instant::now();
     let body = loop {
         if let Some((_, body)) = got.lock().unwrap().first().cloned() {
@@ -444,7 +451,15 @@ async fn a_notification_carries_a_link_on_the_public_url() {
         assert!(start.elapsed().as_secs() < 10, "no delivery");
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     };
-    let v: Value = serde_json::from_str(&body).unwrap();
+    serde_json::from_str(&body).unwrap()
+}
+
+#[tokio::test]
+async fn a_notification_carries_a_link_on_the_public_url() {
+    let (s, got, _dir) = notifying(|_| {}).await;
+    let key = s.sandbox.key(Scope::McpMutate);
+    passed(&propose(&s, &key, trade("BTC", 1000.0)).await);
+    let v = first_delivery(&got).await;
     let link = v["approveUrl"].as_str().expect("approveUrl");
     assert!(
         link.starts_with("https://desk.example.com/gate/approve/"),
@@ -539,32 +554,13 @@ async fn a_step_up_items_page_shows_the_quorum_and_the_risk_and_counts_each_supe
 /// its approval is refused, so one supervisor plus whoever read the message is not two.
 #[tokio::test]
 async fn a_notifications_link_does_not_count_towards_a_step_up_quorum() {
-    let dir = tempfile::tempdir().unwrap();
-    let (port, pem, got) = receiver(dir.path(), 0).await;
-    let destination = Destination {
-        url: format!("https://localhost:{port}/hook"),
-        secret: webhook_sig::new_secret(),
-        allow_hosts: vec!["localhost".into()],
-        ca_file: Some(pem),
-        max_attempts: 1,
-    };
-    let s = guarded(|c| {
-        c.notify = vec![destination];
-        c.public_url = Some("https://desk.example.com/".into());
+    let (s, got, _dir) = notifying(|c| {
         c.policy = Policy::from_json(&json!({"step_up_notional_usd": 500})).unwrap();
     })
     .await;
     let key = s.sandbox.key(Scope::McpMutate);
     let p = passed(&propose(&s, &key, trade("BTC", 1000.0)).await);
-    let start = std::time::Instant::now();
-    let body = loop {
-        if let Some((_, body)) = got.lock().unwrap().first().cloned() {
-            break body;
-        }
-        assert!(start.elapsed().as_secs() < 10, "no delivery");
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    };
-    let v: Value = serde_json::from_str(&body).unwrap();
+    let v = first_delivery(&got).await;
     assert!(
         v["text"].as_str().unwrap().contains("0 of 2 approvals"),
         "{v}"
