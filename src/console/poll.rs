@@ -26,6 +26,9 @@ pub struct Poll {
     /// When the last failure arrived (kept after a success, for ordering the two).
     pub failed_at: Option<DateTime<Utc>>,
     pub latency: Option<Duration>,
+    /// An ask made while a request was out: that request's answer predates it (a research run
+    /// started meanwhile, say), so it neither cancels the ask nor waits out the interval.
+    pub asked: Option<DateTime<Utc>>,
 }
 
 impl Poll {
@@ -47,6 +50,7 @@ impl Poll {
         let due = self.is_due(now);
         if due {
             self.in_flight = true;
+            self.asked = None;
         }
         due
     }
@@ -59,11 +63,22 @@ impl Poll {
     /// Ask at `at` instead of at the scheduled time.
     pub fn ask_at(&mut self, at: DateTime<Utc>) {
         self.next_due = Some(at);
+        if self.in_flight {
+            self.asked = Some(at);
+        }
     }
 
-    /// Stop asking until something asks again.
+    /// Stop asking until something asks again (an ask made while the last request was out
+    /// stands).
     pub fn stop(&mut self) {
-        self.next_due = None;
+        self.next_due = self.asked;
+    }
+
+    /// After an answer: an ask made while it was out comes first.
+    fn then_asked(&mut self) {
+        if let Some(a) = self.asked {
+            self.next_due = Some(self.next_due.map_or(a, |d| d.min(a)));
+        }
     }
 
     /// An answer arrived; the next request is `interval` later.
@@ -73,6 +88,7 @@ impl Poll {
         self.updated_at = Some(at);
         self.latency = Some(latency);
         self.next_due = Some(at + to_delta(interval));
+        self.then_asked();
     }
 
     /// The request failed: the next one waits what a 429 asks, else backs off from `interval`.
@@ -85,6 +101,10 @@ impl Poll {
             _ => backoff(interval, self.failures),
         };
         self.next_due = Some(at + to_delta(wait));
+        // A 429 is waited out whatever was asked.
+        if !matches!(error, ApiError::QuotaExceeded { .. }) {
+            self.then_asked();
+        }
     }
 
     /// Ask again no later than `at` (sooner stays sooner); nothing if a request is out.
@@ -101,11 +121,13 @@ impl Poll {
         self.updated_at = Some(at);
         self.latency = Some(latency);
         self.next_due = None;
+        self.then_asked();
     }
 
     /// The request came back without changing the schedule (refused key, unsupported operation).
     pub fn settled(&mut self) {
         self.in_flight = false;
+        self.then_asked();
     }
 
     pub fn age(&self, now: DateTime<Utc>) -> Option<Duration> {
@@ -127,6 +149,30 @@ pub fn to_delta(d: Duration) -> TimeDelta {
 
 #[cfg(test)]
 mod tests {
+
+    /// Seen in the research e2e under load: `/research start` asked for the run while a fetch
+    /// sent before it was out; that fetch's "no run" stopped the poll, and the run never showed.
+    #[test]
+    fn an_ask_made_while_a_request_is_out_outlives_that_requests_answer() {
+        let t0 = Utc::now();
+        let mut p = Poll::due_now(t0);
+        assert!(p.start(t0));
+        let asked = t0 + TimeDelta::milliseconds(100);
+        p.ask_at(asked);
+        p.succeeded(asked, Duration::from_millis(5), Duration::from_secs(30));
+        assert_eq!(p.next_due, Some(asked), "not the interval later");
+        p.stop();
+        assert_eq!(
+            p.next_due,
+            Some(asked),
+            "the stale answer does not cancel the ask"
+        );
+        assert!(p.start(asked));
+        p.succeeded(asked, Duration::from_millis(5), Duration::from_secs(30));
+        p.stop();
+        assert_eq!(p.next_due, None, "answered after the ask: stopping stops");
+    }
+
     use super::*;
     use chrono::TimeZone;
 
