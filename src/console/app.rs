@@ -20,6 +20,7 @@ mod inbox;
 mod input;
 mod route;
 mod signal_modals;
+mod tables;
 
 use super::action::{Action, Answer, Effect, Resource};
 use super::component::{Ask, Shown, posts_held_text};
@@ -70,6 +71,12 @@ pub struct App {
     /// The pane `z` put on the whole screen.
     zoom: Option<Pane>,
     selected: BTreeMap<Pane, usize>,
+    /// Every table's filter and order, and the rows each shows (`table.rs`, `app/tables.rs`).
+    tables: crate::console::table::Tables,
+    /// When the tables were last rebuilt on a tick (a second).
+    tables_second: i64,
+    /// The table the filter line is open on.
+    filter_pane: Option<Pane>,
     /// The dialog, form or line that has the keys, if any.
     modal: Option<Modal>,
     /// The keys outside dialogs: whether the person is typing (`deliberate.rs`).
@@ -129,6 +136,9 @@ impl App {
             focus: 0,
             zoom: None,
             selected: BTreeMap::new(),
+            tables: Default::default(),
+            tables_second: 0,
+            filter_pane: None,
             modal: None,
             keyboard: Keyboard::default(),
             held: None,
@@ -342,6 +352,11 @@ impl App {
         self.tab.panes().to_vec()
     }
 
+    /// The row of the pane's data under its cursor (through its filter and sort).
+    pub fn row(&self, pane: Pane) -> Option<usize> {
+        self.tables.row(pane, self.selected(pane))
+    }
+
     pub fn selected(&self, pane: Pane) -> usize {
         if let Some(row) = self.inbox_row(pane) {
             return row;
@@ -349,7 +364,12 @@ impl App {
         self.selected.get(&pane).copied().unwrap_or(0)
     }
 
+    /// Rows the pane shows: its data's, through its filter.
     pub fn pane_len(&self, pane: Pane) -> usize {
+        self.tables.len(pane, self.data_len(pane))
+    }
+
+    fn data_len(&self, pane: Pane) -> usize {
         match pane {
             Pane::Positions => self.account.positions.len(),
             Pane::Orders => self.account.orders.len(),
@@ -357,13 +377,16 @@ impl App {
             Pane::Inbox => self.inbox.items().len(),
             Pane::Decisions => self.inbox.decisions().len(),
             Pane::Audit => self.tabs.logs.audit_rows(),
-            Pane::Requests => self.tabs.logs.request_rows(),
+            Pane::Requests => self.request_log.len(),
             Pane::Messages => self.messages.len(),
             Pane::Strategies | Pane::TopBacktests | Pane::TopLive | Pane::Combos => {
                 DView::of_pane(pane).map_or(0, |v| self.tabs.discovery.len(v))
             }
             Pane::Jobs => self.tabs.backtests.jobs().len(),
-            Pane::Trades => self.tabs.backtests.trades(self.selected(Pane::Jobs)),
+            Pane::Trades => self
+                .tabs
+                .backtests
+                .trades(self.row(Pane::Jobs).unwrap_or(usize::MAX)),
             Pane::Agents => self.tabs.research.tree().len(),
             Pane::Artifacts => self.tabs.research.artifacts(),
             Pane::Tools => self.tabs.tools.tools().len(),
@@ -378,6 +401,7 @@ impl App {
     pub fn update(&mut self, action: Action) -> Vec<Effect> {
         let mut fx = Vec::new();
         let by_user = matches!(action, Action::Key(_) | Action::Paste(_) | Action::Mouse(_));
+        let tick = matches!(action, Action::Tick(_));
         let error_before = self.command_error.clone();
         if let Action::Tick(now) = action {
             self.now = now;
@@ -430,6 +454,7 @@ impl App {
         {
             self.note_message(text, ToastLevel::Error);
         }
+        self.rebuild_tables(tick);
         self.schedule(&mut fx);
         self.sync_inbox_selection(by_user, &mut fx);
         // The next draw shows everything, a waiting poll answer too.
@@ -596,12 +621,6 @@ impl App {
             latency,
         });
         self.request_log.truncate(REQUEST_LOG);
-        let mut none = Vec::new();
-        with_ctx!(self, &mut none, |ctx| self
-            .tabs
-            .logs
-            .refilter(&self.request_log, ctx));
-        debug_assert!(none.is_empty(), "refiltering starts nothing");
     }
 
     /// Starts what a tab asked for and performs its asks, in order (see `component.rs`).
@@ -658,6 +677,7 @@ impl App {
             account: &self.account,
             focused: self.focused_pane(),
             selected: &self.selected,
+            tables: &self.tables,
         }
     }
 
@@ -673,6 +693,7 @@ impl App {
             modal: self.modal.as_ref(),
             size: self.size,
             selected: &self.selected,
+            tables: &self.tables,
             focused: self.focused_pane(),
             yes_key: self.yes_key(),
             deciding: self.held.is_some(),

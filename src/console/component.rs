@@ -22,6 +22,7 @@ use super::keymap::{KeyAction, Keymap};
 use super::layout::{Pane, Screen};
 use super::modal::Modal;
 use super::tab::Tab;
+use super::table::{Rows, Tables};
 use super::theme::Theme;
 use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
@@ -123,6 +124,18 @@ pub trait TabComponent {
 
     /// `r`: what the tab polls is asked for again; `shown` while it is on screen.
     fn refresh(&mut self, _now: DateTime<Utc>, _shown: bool) {}
+
+    /// A table pane of this tab as its filter and sort read it (`table.rs`); None for a pane
+    /// that is not a table of records (a text, a JSON tree). `master`: for a pane that shows
+    /// the rows of what another pane selects (a job's trades), that pane's data row.
+    fn rows(
+        &self,
+        _pane: Pane,
+        _now: DateTime<Utc>,
+        _master: Option<usize>,
+    ) -> Option<Box<dyn Rows + '_>> {
+        None
+    }
 }
 
 /// Why POSTs are held after a 429, while they are: the service refuses them until its quota
@@ -147,6 +160,8 @@ pub struct Ctx<'a> {
     /// Until when the service refuses POSTs (a 429's Retry-After), if it does.
     pub quota_until: Option<DateTime<Utc>>,
     selected: &'a mut BTreeMap<Pane, usize>,
+    /// Every table's filter and order: a cursor is a position in its pane's view.
+    tables: &'a Tables,
     /// Started by App once the tab returns.
     pub fx: Vec<Effect>,
     asks: Vec<Ask>,
@@ -160,12 +175,14 @@ impl<'a> Ctx<'a> {
         tab: Tab,
         quota_until: Option<DateTime<Utc>>,
         selected: &'a mut BTreeMap<Pane, usize>,
+        tables: &'a Tables,
     ) -> Self {
         Ctx {
             now,
             tab,
             quota_until,
             selected,
+            tables,
             fx: Vec::new(),
             asks: Vec::new(),
         }
@@ -190,9 +207,19 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// The cursor of `pane` (not of an inbox pane: those follow a proposal, see `inbox/`).
+    /// The cursor of `pane` (not of an inbox pane: those follow a proposal, see `inbox/`): a
+    /// position in what the pane shows, filtered and sorted.
     pub fn selected(&self, pane: Pane) -> usize {
         self.selected.get(&pane).copied().unwrap_or(0)
+    }
+
+    /// The row of the pane's data under its cursor (what the filter and sort put there).
+    pub fn row(&self, pane: Pane) -> Option<usize> {
+        self.tables.row(pane, self.selected(pane))
+    }
+
+    pub fn tables(&self) -> &Tables {
+        self.tables
     }
 
     pub fn select(&mut self, pane: Pane, row: usize) {
@@ -223,6 +250,7 @@ pub struct Shown<'a> {
     pub account: &'a Account,
     pub focused: Pane,
     pub selected: &'a BTreeMap<Pane, usize>,
+    pub tables: &'a Tables,
 }
 
 impl Shown<'_> {
@@ -232,6 +260,16 @@ impl Shown<'_> {
 
     pub fn selected(&self, pane: Pane) -> usize {
         self.selected.get(&pane).copied().unwrap_or(0)
+    }
+
+    /// The row of the pane's data under its cursor.
+    pub fn row(&self, pane: Pane) -> Option<usize> {
+        self.tables.row(pane, self.selected(pane))
+    }
+
+    /// The row of the pane's data shown at position `at` (0: the first shown).
+    pub fn at(&self, pane: Pane, at: usize) -> usize {
+        self.tables.row(pane, at).unwrap_or(at)
     }
 
     pub fn feed(&self, resource: Resource) -> &Feed {

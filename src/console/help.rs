@@ -57,9 +57,9 @@ const KEYS: &[(KeyAction, &str)] = &[
     (KeyAction::Right, "next Discovery view"),
     (
         KeyAction::SortNext,
-        "sort Discovery rows by the next column",
+        "sort the focused table by its next field (a header click sorts by that column)",
     ),
-    (KeyAction::SortReverse, "reverse the sort"),
+    (KeyAction::SortReverse, "reverse the focused table's order"),
     (
         KeyAction::Backtest,
         "backtest form from the selected row or job",
@@ -88,14 +88,18 @@ const KEYS: &[(KeyAction, &str)] = &[
     ),
     (
         KeyAction::Copy,
-        "copy the selected proposal's id, or the signing secret shown once (OSC 52)",
+        "copy the selected row's id (the proposal's on the Desk), or the signing secret shown once (OSC 52)",
     ),
     (
         KeyAction::Zoom,
         "zoom the focused pane to the whole screen (again: back)",
     ),
     (KeyAction::Refresh, "refresh everything now"),
-    (KeyAction::Filter, "filter the logs or the Discovery rows"),
+    (
+        KeyAction::Filter,
+        "filter the focused table: words, field:value (status:pending agent:demo coin:btc \
+         notional:>1000, -word excludes); esc clears",
+    ),
     (KeyAction::CommandLine, "command line"),
     (KeyAction::Help, "this help"),
     (KeyAction::Quit, "quit"),

@@ -205,7 +205,7 @@ impl KeyAction {
             KeyAction::Toggle => "Fold / unfold a JSON node",
             KeyAction::Fanout => "Toggle the fan-out default of /trade",
             KeyAction::BuilderFee => "Open the builder-fee panel",
-            KeyAction::Copy => "Copy the selected proposal's id, or the signing secret (OSC 52)",
+            KeyAction::Copy => "Copy the selected row's id, or the signing secret (OSC 52)",
             KeyAction::Override => "Override the broken policy rules (then type the coin, Enter)",
             KeyAction::Policy => "Show the gateway's policy in force",
             KeyAction::Zoom => "Zoom the focused pane to the whole screen, and back",

@@ -52,6 +52,7 @@ macro_rules! with_ctx {
             $app.tab,
             $app.quota_until,
             &mut $app.selected,
+            &$app.tables,
         );
         let $ctx = &mut ctx;
         let out = $call;
@@ -71,6 +72,7 @@ macro_rules! with_inbox {
                 $app.tab,
                 $app.quota_until,
                 &mut $app.selected,
+                &$app.tables,
             ),
             &$app.account,
             &$app.service,
@@ -107,6 +109,7 @@ pub mod poll;
 pub mod readline;
 pub mod suggest;
 pub mod tab;
+pub mod table;
 pub mod tabs;
 pub mod theme;
 pub mod view;

@@ -591,15 +591,7 @@ fn command_line(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         f.render_widget(&line.input, input);
         return;
     }
-    let filter = if app.tab() == Tab::Discovery {
-        app.tabs()
-            .discovery
-            .state(app.tabs().discovery.view())
-            .filter
-            .as_str()
-    } else {
-        app.tabs().logs.filter()
-    };
+    let filter = app.filter_text();
     // A set filter shows in its pane's title; an error outranks it here unless the filter is
     // being typed.
     let editing = matches!(app.modal(), Some(Modal::Filter));
@@ -607,7 +599,7 @@ fn command_line(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
         f.render_widget(
             Paragraph::new(Line::from(vec![
                 Span::styled("filter: ", theme.accent),
-                Span::styled(filter.to_string(), theme.base),
+                Span::styled(filter, theme.base),
             ])),
             area,
         );
@@ -635,15 +627,7 @@ fn command_line(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
 /// Whether the status line (below the key hints) shows nothing now: no command line, no filter,
 /// no command error.
 fn status_line_free(app: &App) -> bool {
-    let filter = if app.tab() == Tab::Discovery {
-        app.tabs()
-            .discovery
-            .state(app.tabs().discovery.view())
-            .filter
-            .is_empty()
-    } else {
-        app.tabs().logs.filter().is_empty()
-    };
+    let filter = app.filter_text().is_empty();
     app.modal()
         .is_none_or(|m| !matches!(m, Modal::CommandLine(_) | Modal::Filter))
         && filter

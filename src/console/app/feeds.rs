@@ -145,11 +145,7 @@ impl App {
             }
             Payload::Usage(u) => self.account.usage = Some(*u),
             Payload::Audit(rows) => {
-                with_ctx!(self, fx, |ctx| self.tabs.logs.on_audit(
-                    rows,
-                    &self.request_log,
-                    ctx
-                ));
+                self.tabs.logs.on_audit(rows);
             }
             Payload::Proposals(list) => {
                 with_inbox!(self, fx, |inbox, ctx| inbox.merge_proposals(list, ctx));

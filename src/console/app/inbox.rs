@@ -35,7 +35,7 @@ impl App {
 
     /// The row an inbox pane draws as selected (see [`crate::console::inbox::Inbox::row`]).
     pub(crate) fn inbox_row(&self, pane: Pane) -> Option<usize> {
-        self.inbox.row(pane, self.now)
+        self.inbox.row(pane, self.now, &self.tables)
     }
 
     /// The cursor moved to `row` of an inbox pane (a key or a click): that proposal is selected.

@@ -71,7 +71,7 @@ impl App {
             return;
         }
         let pane = self.focused_pane();
-        if self.on_tab_key(action, pane, fx) {
+        if self.on_table_key(action, pane) || self.on_tab_key(action, pane, fx) {
             return;
         }
         if !self.on_navigation_key(action, pane) && printable(&key) {
@@ -306,15 +306,30 @@ impl App {
         true
     }
 
-    /// `c`: the selected proposal's id to the terminal's clipboard (OSC 52), on the Desk and in
-    /// Proposals; elsewhere it says there is nothing to copy.
+    /// `/`, `s` and `S` on a table pane: the same on every table (`app/tables.rs`).
+    fn on_table_key(&mut self, action: KeyAction, pane: Pane) -> bool {
+        match action {
+            KeyAction::Filter => self.open_table_filter(pane),
+            KeyAction::SortNext => self.sort_table(pane, false),
+            KeyAction::SortReverse => self.sort_table(pane, true),
+            // Esc on a filtered table clears its filter (the sort stays).
+            KeyAction::Cancel if !self.tables.query(pane).filter.is_empty() => {
+                self.set_query(pane, |q| q.filter.clear())
+            }
+            _ => false,
+        }
+    }
+
+    /// `c`: the selected row's id to the terminal's clipboard (OSC 52): the focused table's, or
+    /// on the Desk and in Proposals the selected proposal's (the one `a` acts on).
     fn copy_selected(&mut self, fx: &mut Vec<Effect>) {
-        let id = match self.tab {
+        let pane = self.focused_pane();
+        let id = self.row_id(pane).or_else(|| match self.tab {
             Tab::Desk | Tab::Proposals => {
                 with_inbox!(self, fx, |inbox, ctx| inbox.selected_id(ctx))
             }
             _ => None,
-        };
+        });
         match id {
             Some(id) => {
                 use base64::Engine;
@@ -326,8 +341,10 @@ impl App {
                 );
             }
             None => self.toast(
-                "nothing to copy here: c copies the selected proposal's id on the Desk and in \
-                 Proposals",
+                format!(
+                    "nothing to copy here: {} has no row selected with an id",
+                    pane.title()
+                ),
                 ToastLevel::Info,
             ),
         }
@@ -457,6 +474,9 @@ impl App {
         let screen = layout::compute(self.size.0, self.size.1, &self.shape());
         match m.kind {
             MouseEventKind::Down(MouseButton::Left) => {
+                if self.click_header(m.column, m.row) {
+                    return;
+                }
                 if let Some(tab) = screen.tab_at(m.column, m.row) {
                     self.set_tab(tab);
                     self.dirty = true;
@@ -732,8 +752,10 @@ impl App {
     /// keeps the text, Esc clears it.
     fn on_filter_key(&mut self, key: KeyEvent, fx: &mut Vec<Effect>) {
         let clear = key.code == KeyCode::Esc;
+        let pane = self.filter_pane;
         if matches!(key.code, KeyCode::Enter | KeyCode::Esc) {
             self.modal = None;
+            self.filter_pane = None;
         }
         if key.code == KeyCode::Enter {
             return;
@@ -746,14 +768,9 @@ impl App {
             }
             false => crate::console::readline::edit_tail(filter, &key),
         };
-        if self.tab == Tab::Discovery {
-            with_ctx!(self, fx, |ctx| self.tabs.discovery.edit_filter(edit, ctx));
-        } else {
-            with_ctx!(self, fx, |ctx| self.tabs.logs.edit_filter(
-                edit,
-                &self.request_log,
-                ctx
-            ));
+        match pane {
+            Some(pane) => self.edit_table_filter(pane, edit),
+            None => with_ctx!(self, fx, |ctx| self.tabs.discovery.edit_filter(edit, ctx)),
         }
     }
 }

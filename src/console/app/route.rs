@@ -82,7 +82,8 @@ impl App {
     }
 
     pub fn selected_job(&self) -> Option<&JobEntry> {
-        self.tabs.backtests.job(self.selected(Pane::Jobs))
+        self.row(Pane::Jobs)
+            .and_then(|r| self.tabs.backtests.job(r))
     }
 
     /// `b`: the backtest form, prefilled from the Discovery row or the job under the cursor.
@@ -315,7 +316,7 @@ impl App {
     pub fn selected_destination(&self) -> Option<&SignalDestination> {
         self.tabs
             .signals
-            .destination(self.selected(Pane::Destinations))
+            .destination(self.row(Pane::Destinations).unwrap_or(usize::MAX))
     }
 
     /// `/trade` typed: on paper it executes at once; where real money may move (LIVE, or not known

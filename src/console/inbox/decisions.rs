@@ -45,10 +45,13 @@ impl Inbox {
         let pane = acting_pane(ctx.tab);
         match &self.selection(pane).id {
             Some(id) => self.item(id),
-            None => match pane {
-                Pane::Strip => self.strip_items(ctx.now).first().map(|i| &self.items()[*i]),
-                _ => self.items().get(ctx.selected(Pane::Inbox)),
-            },
+            // Not synced yet: the row under the pane's cursor, through its filter and sort.
+            None => {
+                let rows = self.pane_rows(pane, ctx.now);
+                ctx.row(pane)
+                    .and_then(|k| rows.get(k))
+                    .map(|i| &self.items()[*i])
+            }
         }
     }
 
@@ -60,10 +63,28 @@ impl Inbox {
     /// The id the approve, reject and undo keys act on; None, with the reason shown, when the
     /// selection moved by itself a moment ago (the key was meant for what was selected before).
     pub(crate) fn acting_on(&mut self, ctx: &mut InboxCtx) -> Option<String> {
-        if self.moved_under_the_key(acting_pane(ctx.tab), ctx) {
+        let pane = acting_pane(ctx.tab);
+        if self.moved_under_the_key(pane, ctx) {
             return None;
         }
-        self.selected_item(ctx).map(|i| i.id().to_string())
+        let id = self.selected_item(ctx).map(|i| i.id().to_string())?;
+        // A filter that shows nothing leaves the last selection named: a key must not act on a
+        // row the supervisor cannot see.
+        let filter = ctx.tables().query(pane).filter;
+        if !filter.trim().is_empty()
+            && !self
+                .pane_ids(pane, ctx.now, ctx.tables())
+                .contains(&id.as_str())
+        {
+            ctx.toast(
+                format!(
+                    "{id} is not in the list shown (/{filter}): nothing done; Esc clears the filter"
+                ),
+                ToastLevel::Error,
+            );
+            return None;
+        }
+        Some(id)
     }
 
     /// True (and a line saying why) when the gateway decides `id` and this console's supervisor

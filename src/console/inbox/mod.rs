@@ -736,38 +736,6 @@ impl Inbox {
         }
     }
 
-    /// The ids an inbox pane lists, in its order.
-    fn pane_ids(&self, pane: Pane, now: DateTime<Utc>) -> Vec<&str> {
-        match pane {
-            Pane::Strip => self
-                .strip_items(now)
-                .into_iter()
-                .map(|i| self.items[i].id())
-                .collect(),
-            _ => self.items.iter().map(InboxItem::id).collect(),
-        }
-    }
-
-    /// The row an inbox pane draws as selected: where its selected id is now. None for the
-    /// other panes, and before anything was selected.
-    pub fn row(&self, pane: Pane, now: DateTime<Utc>) -> Option<usize> {
-        // Drawn every frame: found in place, without listing the pane's ids.
-        match pane {
-            Pane::Inbox => {
-                let id = self.list.id.as_deref()?;
-                self.items.iter().position(|i| i.id() == id)
-            }
-            Pane::Strip => {
-                let id = self.strip.id.as_deref()?;
-                self.items
-                    .iter()
-                    .filter(|i| on_strip(i, now))
-                    .position(|i| i.id() == id)
-            }
-            _ => None,
-        }
-    }
-
     /// How many items the Desk strip shows, and how many can be approved now: what the layout
     /// needs, in one pass.
     pub fn counts(&self, now: DateTime<Utc>) -> (usize, usize) {

@@ -3,25 +3,74 @@
 //! is said when a key meets it. A file of its own because it sees the console through `Ctx`,
 //! which the inbox's data (`mod.rs`, read by the Answers in `action.rs`) must not import.
 
-use super::{Inbox, SETTLE};
+use super::{Inbox, SETTLE, on_strip};
 use crate::console::component::{Ctx, ToastLevel};
 use crate::console::layout::Pane;
+use crate::console::table::Tables;
+use chrono::{DateTime, Utc};
 
 impl Inbox {
+    /// The ids an inbox pane lists, in its order: the pane's view (filter and sort) of its rows.
+    pub(super) fn pane_ids(&self, pane: Pane, now: DateTime<Utc>, tables: &Tables) -> Vec<&str> {
+        let rows = self.pane_rows(pane, now);
+        let order = tables.view(pane).map(|v| v.order());
+        match order {
+            Some(order) => order
+                .iter()
+                .filter_map(|k| rows.get(*k))
+                .map(|i| self.items[*i].id())
+                .collect(),
+            None => rows.iter().map(|i| self.items[*i].id()).collect(),
+        }
+    }
+
+    /// The pane's rows as indices into the items, before its filter and sort: every item for
+    /// the Proposals list, those on the strip for the Desk's.
+    pub fn pane_rows(&self, pane: Pane, now: DateTime<Utc>) -> Vec<usize> {
+        match pane {
+            Pane::Strip => self.strip_items(now),
+            _ => (0..self.items.len()).collect(),
+        }
+    }
+
+    /// The row an inbox pane draws as selected: where its selected id is shown now. None for
+    /// the other panes, before anything was selected, and while the filter hides it.
+    pub fn row(&self, pane: Pane, now: DateTime<Utc>, tables: &Tables) -> Option<usize> {
+        // Drawn every frame: found in place, without listing the pane's ids.
+        let data_row = match pane {
+            Pane::Inbox => {
+                let id = self.list.id.as_deref()?;
+                self.items.iter().position(|i| i.id() == id)
+            }
+            Pane::Strip => {
+                let id = self.strip.id.as_deref()?;
+                self.items
+                    .iter()
+                    .filter(|i| on_strip(i, now))
+                    .position(|i| i.id() == id)
+            }
+            _ => None,
+        }?;
+        tables.position(pane, data_row)
+    }
+
     /// Selects proposal `id` in an inbox pane, as the supervisor asked; the pane's cursor goes
     /// to its row.
     pub fn select_proposal(&mut self, pane: Pane, id: &str, ctx: &mut Ctx) {
         let sel = self.selection_mut(pane);
         sel.id = Some(id.to_string());
         sel.moved = None;
-        if let Some(row) = self.row(pane, ctx.now) {
+        if let Some(row) = self.row(pane, ctx.now, ctx.tables()) {
             ctx.select(pane, row);
         }
     }
 
     /// The cursor moved to `row` of an inbox pane (a key or a click): that proposal is selected.
     pub fn select_row(&mut self, pane: Pane, row: usize, ctx: &mut Ctx) {
-        let id = self.pane_ids(pane, ctx.now).get(row).map(|s| s.to_string());
+        let id = self
+            .pane_ids(pane, ctx.now, ctx.tables())
+            .get(row)
+            .map(|s| s.to_string());
         if let Some(id) = id {
             self.select_proposal(pane, &id, ctx);
         }
@@ -34,7 +83,7 @@ impl Inbox {
         let now = ctx.now;
         for pane in [Pane::Inbox, Pane::Strip] {
             let rows: Vec<String> = self
-                .pane_ids(pane, now)
+                .pane_ids(pane, now, ctx.tables())
                 .into_iter()
                 .map(String::from)
                 .collect();
@@ -44,7 +93,7 @@ impl Inbox {
             if sel.sync(rows) && !by_user && sel.id.is_some() && before.is_some() {
                 sel.moved = Some((now, before));
             }
-            if let Some(row) = self.row(pane, now) {
+            if let Some(row) = self.row(pane, now, ctx.tables()) {
                 ctx.select(pane, row);
             }
         }

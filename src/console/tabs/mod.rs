@@ -21,7 +21,9 @@ pub mod signals;
 pub mod tools;
 
 use crate::console::component::TabComponent;
+use crate::console::layout::Pane;
 use crate::console::tab::Tab;
+use crate::console::table::Rows;
 use chrono::{DateTime, Utc};
 
 /// One value per tab, each reached by its name as a [`TabComponent`] (or by its own type, for what
@@ -39,6 +41,25 @@ pub struct Tabs {
 }
 
 impl Tabs {
+    /// The table pane `pane` of whichever tab has it, as its filter and sort read it.
+    pub fn rows(
+        &self,
+        pane: Pane,
+        now: DateTime<Utc>,
+        master: Option<usize>,
+    ) -> Option<Box<dyn Rows + '_>> {
+        let tab: &dyn TabComponent = match pane {
+            Pane::Audit => &self.logs,
+            Pane::Strategies | Pane::TopBacktests | Pane::TopLive | Pane::Combos => &self.discovery,
+            Pane::Jobs | Pane::Trades => &self.backtests,
+            Pane::Agents | Pane::Artifacts => &self.research,
+            Pane::Tools => &self.tools,
+            Pane::Destinations | Pane::Deliveries => &self.signals,
+            _ => return None,
+        };
+        tab.rows(pane, now, master)
+    }
+
     pub fn new(now: DateTime<Utc>) -> Tabs {
         Tabs {
             desk: desk::DeskTab,

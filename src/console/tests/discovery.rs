@@ -254,8 +254,8 @@ fn sort_and_filter_are_computed_once_per_change() {
     type_text(&mut app, "=55");
     assert_eq!(names(&app, view), ["donchian BTC-USD"]);
     app.update(code(KeyCode::Enter));
-    // The Logs filter is another filter.
-    assert!(app.tabs().logs.filter().is_empty());
+    // The Logs tables' filters are others.
+    assert!(app.tables().query(Pane::Audit).filter.is_empty());
 
     // A new answer rebuilds once, keeping sort and filter.
     let before = app.tabs().discovery.state(view).rebuilds;

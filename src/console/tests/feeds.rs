@@ -6,6 +6,7 @@ use super::fixtures::*;
 use crate::api::ApiError;
 use crate::console::action::{Action, Payload, Resource};
 use crate::console::app::App;
+use crate::console::layout::Pane;
 use crate::console::view::{Health, connection};
 use crossterm::event::KeyCode;
 
@@ -355,15 +356,15 @@ fn a_command_error_shows_while_a_logs_filter_is_set() {
     app.update(key('/'));
     super::fixtures::type_text(&mut app, "confirm");
     app.update(code(KeyCode::Enter));
-    assert_eq!(app.tabs().logs.filter(), "confirm");
+    assert_eq!(app.tables().query(Pane::Audit).filter, "confirm");
     app.update(key(':'));
     type_text(&mut app, "/propose BTC sideways 0.01");
     app.update(code(KeyCode::Enter));
     let text = render(&app);
     insta::assert_snapshot!("feeds_command_error_with_filter_120x40", text);
     assert!(text.contains("invalid side `sideways`"), "{text}");
-    // The filter still says itself in the panes' titles.
-    assert!(text.contains("matching \"confirm\""), "{text}");
+    // The filter still says itself in its pane's title.
+    assert!(text.contains("/confirm ("), "{text}");
     // And the error is in the messages list, which the filter does not touch.
     assert!(
         app.messages().iter().any(|m| m.text.contains("sideways")),
@@ -457,7 +458,8 @@ fn desk_60x20_shows_a_row_of_every_table() {
     ] {
         assert!(screen.rows(pane) >= 1, "{pane:?} shows no row\n{text}");
     }
-    for needle in ["BTC", "@72,000", "3:12", "25,431.77"] {
+    // The strip's one row is the item with the least time left.
+    for needle in ["BTC", "@72,000", "0:09", "25,431.77"] {
         assert!(text.contains(needle), "lacks {needle:?}\n{text}");
     }
 }

@@ -23,5 +23,6 @@ mod snapshots;
 mod step_up;
 mod strip;
 mod suspend;
+mod tables;
 mod update;
 mod zoom;

@@ -103,6 +103,7 @@ fn proposals_80x24() {
 #[test]
 fn approve_dialog_120x40() {
     let mut app = on_tab(120, 40, '2');
+    app.select_proposal(Pane::Inbox, ID_FRESH);
     press(&mut app, 'a');
     assert!(
         matches!(app.modal(), Some(Modal::Approve(d)) if d.id == ID_FRESH),
@@ -212,10 +213,7 @@ fn desk_80x24_scrolled_to_the_last_rows() {
 fn proposals_80x24_close_all_selected() {
     let mut app = on_tab(80, 24, '2');
     app.update(key('G'));
-    assert_eq!(
-        app.inbox().items()[app.selected(Pane::Inbox)].id(),
-        ID_REJECTED
-    );
+    assert_eq!(app.selection(Pane::Inbox).id.as_deref(), Some(ID_REJECTED));
     snap("proposals_80x24_close_all", &app);
 }
 
@@ -410,7 +408,7 @@ fn long_tool_approval(width: u16, height: u16) -> App {
         },
     );
     app.update(key('2'));
-    app.update(key('g'));
+    app.select_proposal(Pane::Inbox, "tool-7");
     press(&mut app, 'a');
     assert!(
         matches!(app.modal(), Some(Modal::Approve(d)) if d.id == "tool-7"),
@@ -497,6 +495,7 @@ fn proposals_80x24_outcome_unknown() {
         checking: true,
     };
     app.update(key('2'));
+    app.select_proposal(Pane::Inbox, ID_FRESH);
     let text = snap("proposals_80x24_outcome_unknown", &app);
     assert!(text.contains("unknown — checking"), "{text}");
     assert!(text.contains("checking with the service"), "{text}");

@@ -201,10 +201,10 @@ fn quota_exceeded_on_confirm_holds_the_next_one() {
         first[0], ID,
         "the selection stays on its proposal when a newer one sorts on top"
     );
-    // The other proposal, from the inbox, on the row above.
+    // The other proposal, from the inbox, on the row below (it has more time left).
     app.update(key('2'));
     assert_eq!(app.tab(), Tab::Proposals);
-    app.update(code(KeyCode::Up));
+    app.update(code(KeyCode::Down));
     press(&mut app, 'a');
     assert!(
         matches!(app.modal(), Some(Modal::Approve(d)) if d.id == other),
@@ -480,10 +480,7 @@ fn confirm_command_adds_the_proposal_and_opens_the_dialog() {
         "{:?}",
         app.modal()
     );
-    assert_eq!(
-        app.inbox().items()[app.selected(Pane::Inbox)].id(),
-        "prop_x"
-    );
+    assert_eq!(app.selection(Pane::Inbox).id.as_deref(), Some("prop_x"));
     let fx = yes(&mut app);
     assert_eq!(fx, vec![Effect::Confirm("prop_x".into())]);
 

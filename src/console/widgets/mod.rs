@@ -222,7 +222,7 @@ pub fn table<'a>(
     selected: usize,
     len: usize,
     cols: &[Col],
-    empty: &'a str,
+    empty: &str,
     mut row: impl FnMut(usize) -> (Vec<Line<'a>>, Option<Style>),
 ) {
     let area = screen.pane(pane);
@@ -300,7 +300,7 @@ pub fn table<'a>(
 
 /// The width each kept column gets: its own, and an even share of what is left for the filling
 /// ones (rounded down, so a cell that fits it fits whatever the layout gives).
-fn widths_of(cols: &[Col], kept: &[usize], inner: u16) -> Vec<u16> {
+pub fn widths_of(cols: &[Col], kept: &[usize], inner: u16) -> Vec<u16> {
     let fixed: u16 = kept.iter().map(|k| cols[*k].width).sum();
     let spacing = kept.len().saturating_sub(1) as u16;
     let fills = kept.iter().filter(|k| cols[**k].width == 0).count() as u16;

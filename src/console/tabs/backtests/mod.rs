@@ -4,6 +4,7 @@
 //! failed. The form is prefilled from a Discovery row; every field is checked before anything is
 //! sent, and a bad field says why under itself.
 
+pub mod rows;
 mod update;
 pub mod view;
 

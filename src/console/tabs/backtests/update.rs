@@ -1,6 +1,7 @@
 //! The Backtests tab's update: submitting (from `/backtest` or the form), following jobs until they
 //! finish, and re-running the selected job with `b`.
 
+use super::rows::{Jobs, Trades};
 use super::{BacktestsTab, JOB_POLL, JobEntry};
 use crate::api::ApiError;
 use crate::api::model::{BacktestJob, BacktestRequest};
@@ -10,6 +11,7 @@ use crate::console::keymap::KeyAction;
 use crate::console::layout::Pane;
 use crate::console::poll::to_delta;
 use crate::console::tab::Tab;
+use crate::console::table::Rows;
 use chrono::{DateTime, Utc};
 use std::time::Duration;
 
@@ -147,12 +149,32 @@ impl BacktestsTab {
                 entry.error = Some(e.to_string());
             }
         }
-        let trades = self.trades(ctx.selected(Pane::Jobs));
+        let trades = ctx.row(Pane::Jobs).map_or(0, |r| self.trades(r));
         ctx.clamp(Pane::Trades, trades);
     }
 }
 
 impl TabComponent for BacktestsTab {
+    fn rows(
+        &self,
+        pane: Pane,
+        _now: DateTime<Utc>,
+        master: Option<usize>,
+    ) -> Option<Box<dyn Rows + '_>> {
+        match pane {
+            Pane::Jobs => Some(Box::new(Jobs(&self.jobs))),
+            Pane::Trades => {
+                let trades = master
+                    .and_then(|r| self.job(r))
+                    .and_then(|j| j.job.data.as_deref())
+                    .map(|d| d.trades.as_slice())
+                    .unwrap_or_default();
+                Some(Box::new(Trades(trades)))
+            }
+            _ => None,
+        }
+    }
+
     fn schedule(&mut self, now: DateTime<Utc>, _shown: bool, fx: &mut Vec<Effect>) {
         for job in &mut self.jobs {
             if job.active() && job.poll.start(now) {

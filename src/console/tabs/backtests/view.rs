@@ -5,9 +5,11 @@ use super::{BacktestForm, BacktestsTab, FieldKind, JobEntry, fmt_number};
 use crate::api::model::BacktestData;
 use crate::console::component::Shown;
 use crate::console::layout::Pane;
+use crate::console::table;
+use crate::console::tabs::backtests::rows::{Jobs, Trades};
 use crate::console::theme::Theme;
 use crate::console::widgets::stats::stat_items;
-use crate::console::widgets::{self, Col, col, fill_col, num, num_col, pnl_style, px, signed};
+use crate::console::widgets::{self, num, pnl_style, px, signed};
 use chrono::{TimeZone, Utc};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Position, Rect};
@@ -15,31 +17,6 @@ use ratatui::style::Style;
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Chart, Clear, Dataset, GraphType, Paragraph, Wrap};
-
-const JOB_COLS: &[Col] = &[
-    col("Job", 20, 2),
-    col("Strategy", 18, 0),
-    col("Pair", 8, 1),
-    col("TF", 4, 1),
-    num_col("Days", 4, 3),
-    col("Status", 20, 0),
-    num_col("Return %", 9, 0),
-    num_col("Trades", 6, 2),
-    col("Submitted", 9, 3),
-];
-
-const TRADE_COLS: &[Col] = &[
-    num_col("#", 3, 2),
-    col("Dir", 5, 0),
-    col("Entry time", 11, 1),
-    col("Exit time", 11, 2),
-    num_col("Entry", 9, 1),
-    num_col("Exit", 9, 1),
-    num_col("Return %", 8, 0),
-    num_col("PnL", 9, 0),
-    num_col("Bars", 4, 3),
-    fill_col("Exit reason", 11, 2),
-];
 
 fn status_style(theme: &Theme, j: &JobEntry) -> Style {
     if j.failed() {
@@ -77,7 +54,7 @@ fn status_cell<'a>(theme: &Theme, j: &JobEntry) -> Line<'a> {
 impl BacktestsTab {
     pub fn draw(&self, f: &mut Frame, s: &Shown) {
         let (theme, screen) = (s.theme, s.screen);
-        let job = self.job(s.selected(Pane::Jobs));
+        let job = s.row(Pane::Jobs).and_then(|r| self.job(r));
         jobs(f, self, s);
         stats(f, theme, screen.stats, job);
         chart(
@@ -102,16 +79,16 @@ fn jobs(f: &mut Frame, tab: &BacktestsTab, s: &Shown) {
             theme.warn,
         ));
     }
-    widgets::table(
+    table::draw(
         f,
         screen,
         theme,
+        s.tables,
         Pane::Jobs,
         Line::from(title),
         s.focused(Pane::Jobs),
         s.selected(Pane::Jobs),
-        tab.jobs.len(),
-        JOB_COLS,
+        &Jobs(&tab.jobs),
         "no backtests yet: b on a Discovery row, or /backtest <strategy> <pair> <tf> <days>",
         |i| {
             let j = &tab.jobs[i];
@@ -308,10 +285,11 @@ fn trades(f: &mut Frame, s: &Shown, job: Option<&JobEntry>) {
     let (theme, screen) = (s.theme, s.screen);
     let data = job.and_then(|j| j.job.data.as_deref());
     let trades = data.map(|d| d.trades.as_slice()).unwrap_or_default();
-    widgets::table(
+    table::draw(
         f,
         screen,
         theme,
+        s.tables,
         Pane::Trades,
         Line::from(Span::styled(
             format!(" {} ", Pane::Trades.title()),
@@ -319,8 +297,7 @@ fn trades(f: &mut Frame, s: &Shown, job: Option<&JobEntry>) {
         )),
         s.focused(Pane::Trades),
         s.selected(Pane::Trades),
-        trades.len(),
-        TRADE_COLS,
+        &Trades(trades),
         "no trades",
         |i| {
             let t = &trades[i];

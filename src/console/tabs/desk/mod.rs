@@ -3,6 +3,7 @@
 //! keeps, as the header, the risk preview and completion read them too, so the component owns no
 //! state and its view reads `App`.
 
+pub mod rows;
 mod update;
 pub mod view;
 

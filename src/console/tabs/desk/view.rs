@@ -5,11 +5,12 @@ use crate::console::action::Resource;
 use crate::console::feeds;
 use crate::console::inbox::LocalState;
 use crate::console::layout::{Pane, Screen};
+use crate::console::table;
+use crate::console::tabs::desk::rows;
+use crate::console::tabs::proposals::rows::InboxRows;
 use crate::console::tabs::proposals::shown::InboxShown;
 use crate::console::theme::Theme;
-use crate::console::widgets::{
-    self, Col, col, countdown, fill_col, num, num_col, pnl_style, px, signed, size,
-};
+use crate::console::widgets::{self, countdown, num, pnl_style, px, signed, size};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout};
 use ratatui::text::{Line, Span};
@@ -166,42 +167,24 @@ fn summary(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {
     f.render_widget(Sparkline::default().data(&data).style(theme.accent), spark);
 }
 
-const POSITION_COLS: &[Col] = &[
-    col("Exch", 6, 1),
-    col("Coin", 5, 0),
-    col("Side", 5, 0),
-    num_col("Size", 10, 0),
-    num_col("Entry", 10, 1),
-    num_col("Mark", 10, 1),
-    num_col("uPnL", 10, 0),
-    num_col("uPnL %", 7, 2),
-    num_col("Lev", 4, 1),
-    num_col("Liq", 10, 2),
-    num_col("Margin", 10, 3),
-];
-
 fn positions(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {
     let focused = v.focused_pane() == Pane::Positions;
     let rows = &v.account.positions;
     let empty = empty(v, Resource::Positions, "no open positions");
-    widgets::table(
+    table::draw(
         f,
         screen,
         theme,
+        v.tables,
         Pane::Positions,
         title(v, theme, Pane::Positions.title(), Resource::Positions),
         focused,
         v.selected(Pane::Positions),
-        rows.len(),
-        POSITION_COLS,
+        &rows::Positions(rows),
         &empty,
         |i| {
             let p = &rows[i];
-            let roe = if p.margin_used > 0.0 {
-                p.unrealized_pnl / p.margin_used * 100.0
-            } else {
-                0.0
-            };
+            let roe = rows::roe(p);
             let long = p.szi >= 0.0;
             let side_style = if long { theme.good } else { theme.bad };
             let cells = vec![
@@ -225,34 +208,21 @@ fn positions(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) 
     );
 }
 
-const ORDER_COLS: &[Col] = &[
-    col("Exch", 6, 1),
-    col("Coin", 5, 0),
-    col("Side", 4, 0),
-    col("Type", 18, 0),
-    num_col("Price/Trigger", 13, 0),
-    num_col("Size", 10, 0),
-    num_col("Orig", 10, 3),
-    col("RO", 3, 2),
-    num_col("Oid", 10, 1),
-    num_col("Age", 7, 2),
-];
-
 fn orders(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {
     let focused = v.focused_pane() == Pane::Orders;
     let rows = &v.account.orders;
     let now_ms = v.now.timestamp_millis();
     let empty = empty(v, Resource::Orders, "no resting orders");
-    widgets::table(
+    table::draw(
         f,
         screen,
         theme,
+        v.tables,
         Pane::Orders,
         title(v, theme, Pane::Orders.title(), Resource::Orders),
         focused,
         v.selected(Pane::Orders),
-        rows.len(),
-        ORDER_COLS,
+        &rows::Orders { rows, now_ms },
         &empty,
         |i| {
             let o = &rows[i];
@@ -282,23 +252,8 @@ fn orders(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {
     );
 }
 
-const STRIP_COLS: &[Col] = &[
-    col("Time left", 20, 0),
-    fill_col("Proposal", 16, 0),
-    col("Id", 22, 1),
-];
-
-/// On a gateway: who staged each item, as the inbox says it (the id gives way first).
-const GATE_STRIP_COLS: &[Col] = &[
-    col("Time left", 20, 0),
-    col("Agent", 14, 0),
-    fill_col("Proposal", 16, 0),
-    col("Id", 22, 2),
-];
-
 fn strip(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {
     let focused = v.focused_pane() == Pane::Strip;
-    let staged = v.strip_items();
     // On the Desk, approve and reject act on the strip's selection whichever pane has the focus,
     // so it is always shown.
     let selected = v.selected(Pane::Strip);
@@ -308,10 +263,12 @@ fn strip(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {
         Resource::Proposals,
         "nothing staged: agents' proposals appear here",
     );
-    widgets::table(
+    let strip_rows = InboxRows::new(v.inbox, Pane::Strip, v.now, &v.service.key_fingerprint);
+    table::draw(
         f,
         screen,
         theme,
+        v.tables,
         Pane::Strip,
         Line::from(Span::styled(
             format!(" {} ", Pane::Strip.title()),
@@ -319,11 +276,10 @@ fn strip(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {
         )),
         focused,
         selected,
-        staged.len(),
-        if on_gate { GATE_STRIP_COLS } else { STRIP_COLS },
+        &strip_rows,
         &empty,
         |k| {
-            let item = &v.inbox.items()[staged[k]];
+            let item = strip_rows.item(k);
             let left = item.remaining(v.now).unwrap_or_default();
             let first = if matches!(item.local, LocalState::Unknown { .. }) {
                 Line::styled(item.status_text(v.now), theme.warn)
@@ -341,7 +297,11 @@ fn strip(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {
                 let agent = v.gate.agent_label(item.id(), &v.service.key_fingerprint);
                 cells.insert(1, Line::from(agent.to_string()));
             }
-            (cells, (!focused && k == selected).then_some(theme.selected))
+            let shown_selected = v.inbox.selection(Pane::Strip).id.as_deref() == Some(item.id());
+            (
+                cells,
+                (!focused && shown_selected).then_some(theme.selected),
+            )
         },
     );
 }

@@ -1,34 +1,17 @@
-//! Logs: the service's audit log and the console's own request log, both filtered by `/`, and
-//! every message the console showed (toasts, command errors) in full, never filtered.
+//! Logs: the service's audit log, the console's own request log, and every message the console
+//! showed (toasts, command errors) in full; each filtered and sorted as every table is.
 
 use super::LogsTab;
 use crate::console::action::Resource;
 use crate::console::component::{Message, RequestLogEntry, Shown, ToastLevel};
 use crate::console::feeds;
 use crate::console::layout::Pane;
-use crate::console::widgets::{self, Col, col, fill_col, num_col};
+use crate::console::table;
+use crate::console::tabs::logs::rows::{Audit, Messages, Requests, audit_details};
+use crate::console::widgets;
 use ratatui::Frame;
 use ratatui::text::{Line, Span};
 use std::collections::VecDeque;
-
-const AUDIT_COLS: &[Col] = &[
-    col("Time", 8, 1),
-    col("Operation", 23, 0),
-    col("Outcome", 7, 0),
-    num_col("HTTP", 4, 2),
-    col("Proposal", 21, 2),
-    num_col("Oid", 10, 3),
-    // The error code, then the fields the service sent that no other column reads: not all of
-    // it is an error (the deployment's rows carry `meta`).
-    fill_col("Details", 12, 1),
-];
-
-const REQUEST_COLS: &[Col] = &[
-    col("Time", 8, 0),
-    col("Operation", 23, 0),
-    col("Status", 22, 0),
-    num_col("Latency", 9, 0),
-];
 
 impl LogsTab {
     /// The request log and the messages are App's, shown here.
@@ -40,16 +23,11 @@ impl LogsTab {
         messages: &VecDeque<Message>,
     ) {
         let (theme, screen) = (s.theme, s.screen);
-        let filter = if self.filter.is_empty() {
-            String::new()
-        } else {
-            format!(" matching {:?} ", self.filter)
-        };
         let audit_feed = s.feed(Resource::Audit);
-        let mut title = vec![
-            Span::styled(format!(" {} ", Pane::Audit.title()), theme.accent),
-            Span::styled(filter.clone(), theme.muted),
-        ];
+        let mut title = vec![Span::styled(
+            format!(" {} ", Pane::Audit.title()),
+            theme.accent,
+        )];
         if let (Some(e), Some(_)) = (&audit_feed.error, audit_feed.poll.updated_at) {
             title.push(Span::styled(
                 format!(" failing: {} ", feeds::short_error(e, 40)),
@@ -57,11 +35,8 @@ impl LogsTab {
             ));
         }
         // Never loaded: the pane itself says loading, or the feed's error.
-        let audit_empty = if self.audit.is_empty() {
-            feeds::empty_text(audit_feed, Resource::Audit, "no execute attempts logged")
-        } else {
-            "nothing matches the filter".to_string()
-        };
+        let audit_empty =
+            feeds::empty_text(audit_feed, Resource::Audit, "no execute attempts logged");
         title.extend(widgets::staleness(
             theme,
             audit_feed
@@ -69,19 +44,19 @@ impl LogsTab {
                 .then(|| audit_feed.age(s.now))
                 .flatten(),
         ));
-        widgets::table(
+        table::draw(
             f,
             screen,
             theme,
+            s.tables,
             Pane::Audit,
             Line::from(title),
             s.focused(Pane::Audit),
             s.selected(Pane::Audit),
-            self.audit_view.len(),
-            AUDIT_COLS,
+            &Audit(&self.audit),
             &audit_empty,
             |i| {
-                let e = &self.audit[self.audit_view[i]];
+                let e = &self.audit[i];
                 let style = if e.outcome == "ok" {
                     theme.good
                 } else {
@@ -104,34 +79,27 @@ impl LogsTab {
                     Line::from(e.proposal_id.clone().unwrap_or_default()),
                     Line::from(e.oid.map(|o| o.to_string()).unwrap_or_default()),
                     // Fields the service sent that we do not read, as `key=value`.
-                    Line::from(
-                        e.error_code
-                            .iter()
-                            .cloned()
-                            .chain(crate::api::model::extra_pairs(&e.extra))
-                            .collect::<Vec<_>>()
-                            .join(" "),
-                    ),
+                    Line::from(audit_details(e)),
                 ];
                 (cells, None)
             },
         );
-        widgets::table(
+        table::draw(
             f,
             screen,
             theme,
+            s.tables,
             Pane::Requests,
-            Line::from(vec![
-                Span::styled(format!(" {} ", Pane::Requests.title()), theme.accent),
-                Span::styled(filter, theme.muted),
-            ]),
+            Line::from(Span::styled(
+                format!(" {} ", Pane::Requests.title()),
+                theme.accent,
+            )),
             s.focused(Pane::Requests),
             s.selected(Pane::Requests),
-            self.request_view.len(),
-            REQUEST_COLS,
+            &Requests(requests),
             "no requests yet",
             |i| {
-                let r = &requests[self.request_view[i]];
+                let r = &requests[i];
                 let style = if r.status == "ok" {
                     theme.good
                 } else {
@@ -150,12 +118,6 @@ impl LogsTab {
     }
 }
 
-const MESSAGE_COLS: &[Col] = &[
-    col("Time", 8, 0),
-    col("Level", 5, 1),
-    fill_col("Message", 20, 0),
-];
-
 /// Newest first; a message longer than the pane is cut here and shown whole in its own row's
 /// place when selected (below the table).
 fn messages_pane(f: &mut Frame, s: &Shown, messages: &VecDeque<Message>) {
@@ -166,7 +128,7 @@ fn messages_pane(f: &mut Frame, s: &Shown, messages: &VecDeque<Message>) {
     // The selected message, wrapped, takes the pane's lower lines when it does not fit a row.
     let inner_w = area.width.saturating_sub(2) as usize;
     let text_w = inner_w.saturating_sub(15);
-    let full: Vec<String> = match messages.get(selected) {
+    let full: Vec<String> = match s.row(Pane::Messages).and_then(|r| messages.get(r)) {
         Some(m) if focused && m.text.chars().count() > text_w => {
             widgets::text::wrap(&m.text, inner_w, "  ")
         }
@@ -182,10 +144,11 @@ fn messages_pane(f: &mut Frame, s: &Shown, messages: &VecDeque<Message>) {
     {
         r.height -= detail_h;
     }
-    widgets::table(
+    table::draw(
         f,
         &table_screen,
         theme,
+        s.tables,
         Pane::Messages,
         Line::from(Span::styled(
             format!(" {} ", Pane::Messages.title()),
@@ -193,8 +156,7 @@ fn messages_pane(f: &mut Frame, s: &Shown, messages: &VecDeque<Message>) {
         )),
         focused,
         selected,
-        messages.len(),
-        MESSAGE_COLS,
+        &Messages(messages),
         "no messages yet",
         |i| {
             let m = &messages[i];

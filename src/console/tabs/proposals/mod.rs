@@ -5,6 +5,7 @@
 use crate::console::component::TabComponent;
 
 pub mod risk;
+pub mod rows;
 pub mod shown;
 pub mod view;
 

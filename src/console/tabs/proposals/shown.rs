@@ -31,6 +31,8 @@ pub struct InboxShown<'a> {
     pub size: (u16, u16),
     /// The other panes' cursors (the inbox panes follow a proposal id instead).
     pub selected: &'a BTreeMap<Pane, usize>,
+    /// Every table's filter and order (the inbox panes' too).
+    pub tables: &'a crate::console::table::Tables,
     pub focused: Pane,
     /// The key that approves in a dialog, as the keymap binds it.
     pub yes_key: String,
@@ -51,7 +53,7 @@ impl<'a> InboxShown<'a> {
     /// The row a pane draws as selected: an inbox pane's is where its proposal is now.
     pub fn selected(&self, pane: Pane) -> usize {
         self.inbox
-            .row(pane, self.now)
+            .row(pane, self.now, self.tables)
             .unwrap_or_else(|| self.selected.get(&pane).copied().unwrap_or(0))
     }
 

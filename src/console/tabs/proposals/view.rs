@@ -10,11 +10,11 @@ use crate::console::inbox::Source;
 use crate::console::inbox::Status;
 use crate::console::inbox::risk::LossBound;
 use crate::console::layout::{Pane, Screen};
+use crate::console::table;
+use crate::console::tabs::proposals::rows::{DecisionRows, InboxRows};
 use crate::console::tabs::proposals::shown::InboxShown;
 use crate::console::theme::Theme;
-use crate::console::widgets::{
-    self, Col, col, countdown, fill_col, num, pnl_style, px, signed, size,
-};
+use crate::console::widgets::{self, countdown, num, pnl_style, px, signed, size};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -37,20 +37,6 @@ fn status_style(theme: &Theme, status: Status) -> Style {
     }
 }
 
-const INBOX_COLS: &[Col] = &[
-    col("Time left / status", 18, 0),
-    fill_col("Proposal", 18, 0),
-    col("Limit · TP · SL", 22, 1),
-];
-
-/// On a gateway: who staged each item.
-const GATE_INBOX_COLS: &[Col] = &[
-    col("Time left / status", 18, 0),
-    col("Agent", 14, 0),
-    fill_col("Proposal", 18, 0),
-    col("Limit · TP · SL", 22, 2),
-];
-
 fn inbox(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {
     let focused = v.focused_pane() == Pane::Inbox;
     let mut title = vec![Span::styled(
@@ -71,19 +57,20 @@ fn inbox(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {
         let agent = v.gate.filter().unwrap_or("all");
         title.push(Span::styled(format!(" agent: {agent} "), theme.muted));
     }
-    widgets::table(
+    let rows = InboxRows::new(v.inbox, Pane::Inbox, v.now, &v.service.key_fingerprint);
+    table::draw(
         f,
         screen,
         theme,
+        v.tables,
         Pane::Inbox,
         Line::from(title),
         focused,
         v.selected(Pane::Inbox),
-        v.inbox.items().len(),
-        if on_gate { GATE_INBOX_COLS } else { INBOX_COLS },
+        &rows,
         "no proposals yet",
-        |i| {
-            let item = &v.inbox.items()[i];
+        |k| {
+            let item = rows.item(k);
             let status = item.status(v.now);
             let wait = v.inbox.wait_left(item.id(), v.now);
             let first: Line = if let Some(left) = wait.filter(|_| status == Status::Staged) {
@@ -155,7 +142,14 @@ fn kv<'a>(theme: &Theme, k: &str, v: String) -> Line<'a> {
 }
 
 fn detail(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, area: Rect) {
-    let item = v.inbox.items().get(v.selected(Pane::Inbox));
+    let item = v
+        .inbox
+        .selection(Pane::Inbox)
+        .id
+        .as_deref()
+        // Not while the filter hides it: the detail is of a row the list shows.
+        .filter(|_| v.inbox.row(Pane::Inbox, v.now, v.tables).is_some())
+        .and_then(|id| v.inbox.item(id));
     let block = widgets::block(
         theme,
         Line::from(Span::styled(detail_title(item, v.now), theme.accent)),
@@ -519,27 +513,19 @@ pub fn detail_lines<'a>(v: &InboxShown<'_>, theme: &Theme, item: &InboxItem) -> 
     lines
 }
 
-const DECISION_COLS: &[Col] = &[
-    col("When", 8, 1),
-    col("Decision", 9, 0),
-    col("Proposal", 21, 3),
-    col("What", 22, 1),
-    fill_col("Result", 30, 0),
-];
-
 fn decisions(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {
     let focused = v.focused_pane() == Pane::Decisions;
-    let rows = &v.inbox.decisions();
-    widgets::table(
+    let rows = v.inbox.decisions();
+    table::draw(
         f,
         screen,
         theme,
+        v.tables,
         Pane::Decisions,
         Line::from(Span::styled(" Decisions (journaled) ", theme.accent)),
         focused,
         v.selected(Pane::Decisions),
-        rows.len(),
-        DECISION_COLS,
+        &DecisionRows(rows),
         "no decisions yet",
         |i| {
             let d = &rows[i];

@@ -1,6 +1,7 @@
 //! The Research tab: the service's research run — its lead and agents, artifacts and transcript —
 //! polled while a run exists, and the `/research` commands sent to the service's command line.
 
+pub mod rows;
 mod update;
 pub mod view;
 

@@ -1,6 +1,7 @@
 //! The Research tab's update: polling the run (every 2 s while active and on screen, else every
 //! 30 s), the `/research` commands, and its keys.
 
+use super::rows::{Agents, Artifacts};
 use super::{RESEARCH_POLL_IDLE, RESEARCH_POLL_VISIBLE, ResearchTab};
 use crate::api::ApiError;
 use crate::api::model::{CliReply, ResearchRun, ResearchStatus};
@@ -11,6 +12,7 @@ use crate::console::layout::Pane;
 use crate::console::modal::{Confirm, Deciding, Modal};
 use crate::console::poll::to_delta;
 use crate::console::tab::Tab;
+use crate::console::table::Rows;
 use chrono::{DateTime, Utc};
 use std::time::Duration;
 
@@ -168,6 +170,25 @@ impl ResearchTab {
 }
 
 impl TabComponent for ResearchTab {
+    fn rows(
+        &self,
+        pane: Pane,
+        _now: DateTime<Utc>,
+        _master: Option<usize>,
+    ) -> Option<Box<dyn Rows + '_>> {
+        let run = self.run.as_ref();
+        match pane {
+            Pane::Agents => Some(Box::new(Agents {
+                agents: run.map(|r| r.agents.as_slice()).unwrap_or_default(),
+                tree: self.tree(),
+            })),
+            Pane::Artifacts => Some(Box::new(Artifacts(
+                run.map(|r| r.artifacts.as_slice()).unwrap_or_default(),
+            ))),
+            _ => None,
+        }
+    }
+
     fn schedule(&mut self, now: DateTime<Utc>, _shown: bool, fx: &mut Vec<Effect>) {
         if !self.unsupported && self.poll.start(now) {
             fx.push(Effect::FetchResearch);
@@ -201,8 +222,7 @@ impl TabComponent for ResearchTab {
                 _ => ctx.toast("no active research run to stop", ToastLevel::Error),
             },
             KeyAction::Select if pane == Pane::Artifacts => {
-                let i = ctx.selected(Pane::Artifacts);
-                if i < self.artifacts() {
+                if let Some(i) = ctx.row(Pane::Artifacts).filter(|i| *i < self.artifacts()) {
                     ctx.ask(Ask::Open(Box::new(Modal::Artifact {
                         index: i,
                         scroll: 0,

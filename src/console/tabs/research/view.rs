@@ -6,9 +6,11 @@ use super::ResearchTab;
 use crate::console::component::Shown;
 use crate::console::keymap::KeyAction;
 use crate::console::layout::{self, Pane};
+use crate::console::table;
+use crate::console::tabs::research::rows::{AGENT_COLS, Agents, Artifacts, what};
 use crate::console::theme::Theme;
+use crate::console::widgets;
 use crate::console::widgets::text::{LineStyle, TextLine};
-use crate::console::widgets::{self, Col, col, fill_col, num_col};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -86,13 +88,6 @@ fn banner(f: &mut Frame, r: &ResearchTab, s: &Shown, area: Rect) {
     f.render_widget(Paragraph::new(vec![first, second]), area);
 }
 
-const AGENT_COLS: &[Col] = &[
-    col("Agent", 22, 0),
-    col("Status", 9, 0),
-    num_col("Progress", 13, 1),
-    fill_col("Task / summary", 12, 2),
-];
-
 fn progress_bar(p: u8) -> String {
     let p = p.min(100) as usize;
     let filled = (p * 8 + 50) / 100;
@@ -102,7 +97,6 @@ fn progress_bar(p: u8) -> String {
 fn agents_table(f: &mut Frame, tab: &ResearchTab, s: &Shown) {
     let (theme, screen) = (s.theme, s.screen);
     let focused = s.focused(Pane::Agents);
-    let tree = tab.tree();
     let empty = if tab.run.is_some() {
         "the lead is planning…"
     } else {
@@ -124,24 +118,28 @@ fn agents_table(f: &mut Frame, tab: &ResearchTab, s: &Shown) {
         );
         return;
     };
+    let rows = Agents {
+        agents: &run.agents,
+        tree: tab.tree(),
+    };
     let done = run.agents.iter().filter(|a| a.status == "done").count();
     let title = Line::from(vec![
         Span::styled(" Lead and agents ", theme.accent),
         Span::styled(format!("{done}/{} done ", run.agents.len()), theme.muted),
     ]);
-    widgets::table(
+    table::draw(
         f,
         screen,
         theme,
+        s.tables,
         Pane::Agents,
         title,
         focused,
         s.selected(Pane::Agents),
-        tree.len(),
-        AGENT_COLS,
+        &rows,
         empty,
         |k| {
-            let (i, depth, last) = tree[k];
+            let (i, depth, last) = rows.tree[k];
             let a = &run.agents[i];
             let prefix = match (depth, last) {
                 (0, _) => "",
@@ -158,10 +156,7 @@ fn agents_table(f: &mut Frame, tab: &ResearchTab, s: &Shown) {
             } else {
                 theme.base
             };
-            let mut what = a.summary.clone().unwrap_or_else(|| a.task.clone());
-            for pair in crate::api::model::extra_pairs(&a.extra) {
-                what.push_str(&format!(" {pair}"));
-            }
+            let what = what(a);
             let cells = vec![
                 Line::from(vec![
                     Span::styled(prefix, theme.muted),
@@ -175,12 +170,6 @@ fn agents_table(f: &mut Frame, tab: &ResearchTab, s: &Shown) {
         },
     );
 }
-
-const ARTIFACT_COLS: &[Col] = &[
-    fill_col("Name", 16, 0),
-    col("Kind", 8, 1),
-    col("Created", 8, 2),
-];
 
 fn artifacts(f: &mut Frame, tab: &ResearchTab, s: &Shown) {
     let (theme, screen) = (s.theme, s.screen);
@@ -196,10 +185,11 @@ fn artifacts(f: &mut Frame, tab: &ResearchTab, s: &Shown) {
         .first()
         .cloned()
         .unwrap_or_default();
-    widgets::table(
+    table::draw(
         f,
         screen,
         theme,
+        s.tables,
         Pane::Artifacts,
         Line::from(vec![
             Span::styled(" Artifacts ", theme.accent),
@@ -207,8 +197,7 @@ fn artifacts(f: &mut Frame, tab: &ResearchTab, s: &Shown) {
         ]),
         focused,
         s.selected(Pane::Artifacts),
-        list.len(),
-        ARTIFACT_COLS,
+        &Artifacts(list),
         "none yet: the report arrives when the run completes",
         |i| {
             let a = &list[i];

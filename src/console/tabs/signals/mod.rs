@@ -4,6 +4,7 @@
 //! `view.rs`); its modals own their state in the modal slot, and App's side of them is
 //! `app/signal_modals.rs`.
 
+pub mod rows;
 mod update;
 pub use update::describe_trade;
 pub mod view;

@@ -2,6 +2,7 @@
 //! screen), the fan-out default and `/trade`. Its modals (the create form, the secret shown once,
 //! the builder fee) own their state in the modal slot; App's side of them is `app/signal_modals.rs`.
 
+use super::rows::{Deliveries, Destinations};
 use super::{DELIVERIES_POLL, DESTINATIONS_POLL, DestinationForm, SignalsTab, is_unsupported};
 use crate::api::ApiError;
 use crate::api::model::{
@@ -16,6 +17,7 @@ use crate::console::layout::Pane;
 use crate::console::modal::Modal;
 use crate::console::poll::{Poll, to_delta};
 use crate::console::tab::Tab;
+use crate::console::table::Rows;
 use chrono::{DateTime, Utc};
 use std::time::Duration;
 
@@ -44,7 +46,7 @@ impl SignalsTab {
     /// The cursor moved in the destinations (or they changed): the delivery log follows it.
     pub fn destination_selected(&mut self, ctx: &mut Ctx) {
         let id = self
-            .destination(ctx.selected(Pane::Destinations))
+            .destination(ctx.row(Pane::Destinations).unwrap_or(usize::MAX))
             .map(|d| d.id.clone());
         if id == self.deliveries_for {
             return;
@@ -203,6 +205,20 @@ pub fn describe_trade(s: &TradeSignal) -> String {
 }
 
 impl TabComponent for SignalsTab {
+    fn rows(
+        &self,
+        pane: Pane,
+        _now: DateTime<Utc>,
+        _master: Option<usize>,
+    ) -> Option<Box<dyn Rows + '_>> {
+        match pane {
+            Pane::Destinations => Some(Box::new(Destinations(&self.destinations))),
+            // The log of the destination it was fetched for (`deliveries_for`).
+            Pane::Deliveries => Some(Box::new(Deliveries(&self.deliveries))),
+            _ => None,
+        }
+    }
+
     fn schedule(&mut self, now: DateTime<Utc>, shown: bool, fx: &mut Vec<Effect>) {
         if !shown {
             return;

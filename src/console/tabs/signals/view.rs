@@ -7,14 +7,15 @@ use super::{
     BuilderPanel, DESTINATIONS_POLL, DestinationForm, FORM_LABELS, Revealed, WALLET_KEY_ENV,
     delivery_signal, show_value,
 };
-use crate::api::model::DeliveryStats;
 use crate::console::app::App;
 use crate::console::component::Shown;
 use crate::console::keymap::KeyAction;
 use crate::console::keymap::Keymap;
 use crate::console::layout::Pane;
+use crate::console::table;
+use crate::console::tabs::signals::rows::{Deliveries, Destinations, stats_text};
 use crate::console::theme::Theme;
-use crate::console::widgets::{self, Col, age, col, fill_col, num_col};
+use crate::console::widgets::{self, age};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -64,42 +65,6 @@ fn banner(f: &mut Frame, tab: &SignalsTab, shown: &Shown, area: Rect) {
     f.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-const DEST_COLS: &[Col] = &[
-    col("Name", 14, 0),
-    fill_col("URL", 18, 0),
-    col("Strategies", 20, 3),
-    col("Directions", 14, 1),
-    col("Created", 10, 4),
-    col("Deliveries", 24, 2),
-];
-
-/// `ok 12 · fail 1 · retry 2` (zeros left out; counters the service adds are shown after).
-pub fn stats_text(stats: Option<&DeliveryStats>) -> String {
-    let Some(s) = stats else {
-        return "—".into();
-    };
-    let mut parts: Vec<String> = [
-        ("ok", s.delivered),
-        ("fail", s.failed),
-        ("retry", s.retrying),
-        ("wait", s.pending),
-    ]
-    .into_iter()
-    .filter(|(_, v)| *v > 0)
-    .map(|(k, v)| format!("{k} {v}"))
-    .collect();
-    for (k, v) in &s.extra {
-        if let Some(n) = v.as_u64().filter(|n| *n > 0) {
-            parts.push(format!("{k} {n}"));
-        }
-    }
-    if parts.is_empty() {
-        "none yet".into()
-    } else {
-        parts.join(" · ")
-    }
-}
-
 fn destinations(f: &mut Frame, tab: &SignalsTab, on: &Shown) {
     let (theme, screen) = (on.theme, on.screen);
     let s = tab;
@@ -124,16 +89,16 @@ fn destinations(f: &mut Frame, tab: &SignalsTab, on: &Shown) {
         (None, None) => "loading destinations…".to_string(),
     };
     title.push(Span::styled(format!("· {new_hint} "), theme.muted));
-    widgets::table(
+    table::draw(
         f,
         screen,
         theme,
+        on.tables,
         Pane::Destinations,
         Line::from(title),
         focused,
         on.selected(Pane::Destinations),
-        s.destinations.len(),
-        DEST_COLS,
+        &Destinations(&s.destinations),
         &empty,
         |i| {
             let d = &s.destinations[i];
@@ -155,22 +120,12 @@ fn destinations(f: &mut Frame, tab: &SignalsTab, on: &Shown) {
     );
 }
 
-const DELIVERY_COLS: &[Col] = &[
-    col("Status", 9, 0),
-    num_col("Tries", 5, 0),
-    num_col("HTTP", 4, 1),
-    col("Next retry", 10, 0),
-    col("Created", 8, 3),
-    col("Signal", 24, 2),
-    fill_col("Last error", 12, 1),
-];
-
 fn deliveries(f: &mut Frame, tab: &SignalsTab, on: &Shown) {
     let (theme, screen) = (on.theme, on.screen);
     let s = tab;
     let area = screen.pane(Pane::Deliveries);
     let focused = on.focused(Pane::Deliveries);
-    let dest = tab.destination(on.selected(Pane::Destinations));
+    let dest = on.row(Pane::Destinations).and_then(|r| tab.destination(r));
     if s.deliveries_unsupported || dest.is_none() {
         let text = if s.deliveries_unsupported {
             "this service keeps no delivery log (list_signal_deliveries, an extension, is not offered)"
@@ -201,16 +156,16 @@ fn deliveries(f: &mut Frame, tab: &SignalsTab, on: &Shown) {
         "loading deliveries…"
     };
     let now = on.now;
-    widgets::table(
+    table::draw(
         f,
         screen,
         theme,
+        on.tables,
         Pane::Deliveries,
         Line::from(title),
         focused,
         on.selected(Pane::Deliveries),
-        s.deliveries.len(),
-        DELIVERY_COLS,
+        &Deliveries(&s.deliveries),
         empty,
         |i| {
             let d = &s.deliveries[i];

@@ -2,6 +2,7 @@
 //! each tool's JSON schema, and the last call's result as a foldable tree. A mutate tool's confirm
 //! token goes to the approval inbox.
 
+pub mod rows;
 pub mod update;
 pub mod view;
 

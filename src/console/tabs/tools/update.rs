@@ -3,6 +3,7 @@
 //! tab — a confirm token goes to the inbox, an approved token's call decides an inbox item — so
 //! App receives it (`app/route.rs`) and hands this tab the result to show.
 
+use super::rows::Tools;
 use super::{ToolEditor, ToolOutcome, ToolsTab, schema};
 use crate::api::ApiError;
 use crate::api::model::Capabilities;
@@ -13,6 +14,7 @@ use crate::console::layout::Pane;
 use crate::console::modal::Modal;
 use crate::console::suggest::closest;
 use crate::console::tab::Tab;
+use crate::console::table::Rows;
 use crate::console::widgets::jsontree::JsonTree;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -144,6 +146,15 @@ impl ToolsTab {
 }
 
 impl TabComponent for ToolsTab {
+    fn rows(
+        &self,
+        pane: Pane,
+        _now: DateTime<Utc>,
+        _master: Option<usize>,
+    ) -> Option<Box<dyn Rows + '_>> {
+        (pane == Pane::Tools).then(|| Box::new(Tools(&self.tools)) as Box<dyn Rows>)
+    }
+
     fn schedule(&mut self, now: DateTime<Utc>, _shown: bool, fx: &mut Vec<Effect>) {
         if self.catalog.start(now) {
             fx.push(Effect::FetchCapabilities);
@@ -169,7 +180,9 @@ impl TabComponent for ToolsTab {
     fn on_key(&mut self, action: KeyAction, pane: Pane, ctx: &mut Ctx) -> bool {
         match action {
             KeyAction::Select if pane == Pane::Tools => {
-                self.open_editor(ctx.selected(Pane::Tools), ctx);
+                if let Some(row) = ctx.row(Pane::Tools) {
+                    self.open_editor(row, ctx);
+                }
             }
             KeyAction::Select | KeyAction::Toggle if pane == Pane::Result => {
                 let i = ctx.selected(Pane::Result);

@@ -5,10 +5,12 @@ use super::{Tier, ToolEditor, ToolsTab};
 use crate::console::component::Shown;
 use crate::console::keymap::KeyAction;
 use crate::console::layout::Pane;
+use crate::console::table;
+use crate::console::tabs::tools::rows::Tools;
 use crate::console::tabs::tools::schema;
 use crate::console::theme::Theme;
 use crate::console::widgets::jsontree::{JsonTree, RowKind};
-use crate::console::widgets::{self, Col, col, fill_col};
+use crate::console::widgets::{self, Col, fill_col};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
@@ -32,12 +34,6 @@ pub fn tier_style(theme: &Theme, tier: &str) -> Style {
     }
 }
 
-const TOOL_COLS: &[Col] = &[
-    col("Tier", 10, 0),
-    col("Tool", 26, 0),
-    fill_col("Description", 12, 1),
-];
-
 fn catalog(f: &mut Frame, tab: &ToolsTab, s: &Shown) {
     let (theme, screen) = (s.theme, s.screen);
     let focused = s.focused(Pane::Tools);
@@ -60,21 +56,23 @@ fn catalog(f: &mut Frame, tab: &ToolsTab, s: &Shown) {
         (None, true) => "this key may call no tools",
         (None, false) => "loading the tool catalog…",
     };
-    widgets::table(
+    // Listed as the catalog groups them, the tier is written once per section (the first tool
+    // of each tier); filtered or sorted, on every row.
+    let grouped = !s.tables.query(Pane::Tools).is_set();
+    table::draw(
         f,
         screen,
         theme,
+        s.tables,
         Pane::Tools,
         Line::from(title),
         focused,
         s.selected(Pane::Tools),
-        t.tools.len(),
-        TOOL_COLS,
+        &Tools(&t.tools),
         empty,
         |i| {
             let tool = &t.tools[i];
-            // The tier is written once per section: the first tool of each tier.
-            let first = i == 0 || t.tools[i - 1].tier != tool.tier;
+            let first = !grouped || i == 0 || t.tools[i - 1].tier != tool.tier;
             let tier = if first {
                 tool.tier.clone()
             } else {
@@ -93,7 +91,7 @@ fn catalog(f: &mut Frame, tab: &ToolsTab, s: &Shown) {
 
 fn schema_panel(f: &mut Frame, tab: &ToolsTab, s: &Shown, area: Rect) {
     let theme = s.theme;
-    let tool = tab.tools.get(s.selected(Pane::Tools));
+    let tool = s.row(Pane::Tools).and_then(|r| tab.tools.get(r));
     let title = match tool {
         Some(t) => format!(" {} · {} {} ", t.name, t.method, t.path),
         None => " Schema ".into(),
