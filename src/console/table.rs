@@ -26,6 +26,9 @@ use std::collections::BTreeMap;
 pub enum Key<'a> {
     Num(f64),
     Text(Cow<'a, str>),
+    /// Sorted and compared by the number, found by the words: a timeframe (`5m` orders by its
+    /// minutes), a quality (best first).
+    Labeled(f64, Cow<'a, str>),
     /// Nothing known: matches no `field:value`, and sorts last in either direction.
     None,
 }
@@ -42,6 +45,8 @@ impl Key<'_> {
             (Needle::Cmp(..), Key::Text(_)) => false,
             (Needle::Text(n), Key::Num(v)) => contains(&plain_number(*v), n),
             (Needle::Text(n), Key::Text(t)) => contains(t, n),
+            (Needle::Cmp(op, x), Key::Labeled(v, _)) => op.holds(v.total_cmp(x)),
+            (Needle::Text(n), Key::Labeled(_, t)) => contains(t, n),
         }
     }
 }
@@ -254,6 +259,8 @@ pub struct View {
     /// Why the filter cannot be read.
     error: Option<String>,
     fields: &'static [Field],
+    /// Where the cursor was when the view was last built, and the id of the row it was on.
+    cursor: Option<(usize, String)>,
 }
 
 impl View {
@@ -271,6 +278,11 @@ impl View {
 
     pub fn error(&self) -> Option<&str> {
         self.error.as_deref()
+    }
+
+    /// The data row at position `at`.
+    pub fn row(&self, at: usize) -> Option<usize> {
+        self.index.get(at).copied()
     }
 
     /// The data rows shown, in order.
@@ -348,11 +360,13 @@ fn compare(a: &Key, b: &Key, descending: bool) -> Ordering {
         (Key::None, Key::None) => Ordering::Equal,
         (Key::None, _) => Ordering::Greater,
         (_, Key::None) => Ordering::Less,
-        (Key::Num(x), Key::Num(y)) => flip(x.total_cmp(y)),
+        (Key::Num(x) | Key::Labeled(x, _), Key::Num(y) | Key::Labeled(y, _)) => {
+            flip(x.total_cmp(y))
+        }
         (Key::Text(x), Key::Text(y)) => flip(cmp_text(x, y)),
         // Numbers before text in a column that has both.
-        (Key::Num(_), Key::Text(_)) => Ordering::Less,
-        (Key::Text(_), Key::Num(_)) => Ordering::Greater,
+        (Key::Num(_) | Key::Labeled(..), Key::Text(_)) => Ordering::Less,
+        (Key::Text(_), Key::Num(_) | Key::Labeled(..)) => Ordering::Greater,
     }
 }
 
@@ -400,8 +414,21 @@ impl Tables {
         view
     }
 
-    pub fn put(&mut self, pane: Pane, view: View) {
+    pub fn put(&mut self, pane: Pane, mut view: View) {
+        view.cursor = self.views.get(&pane).and_then(|v| v.cursor.clone());
         self.views.insert(pane, view);
+    }
+
+    /// Where the pane's cursor was when its view was last built, and the id of its row.
+    pub fn cursor(&self, pane: Pane) -> Option<(usize, &str)> {
+        let (at, id) = self.views.get(&pane)?.cursor.as_ref()?;
+        Some((*at, id))
+    }
+
+    pub fn set_cursor(&mut self, pane: Pane, cursor: Option<(usize, String)>) {
+        if let Some(v) = self.views.get_mut(&pane) {
+            v.cursor = cursor;
+        }
     }
 
     /// The pane's rows changed, or its query did: its index is built again.

@@ -768,9 +768,9 @@ impl App {
             }
             false => crate::console::readline::edit_tail(filter, &key),
         };
-        match pane {
-            Some(pane) => self.edit_table_filter(pane, edit),
-            None => with_ctx!(self, fx, |ctx| self.tabs.discovery.edit_filter(edit, ctx)),
+        if let Some(pane) = pane {
+            self.edit_table_filter(pane, edit);
         }
+        let _ = fx;
     }
 }

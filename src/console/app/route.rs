@@ -294,7 +294,7 @@ impl App {
     /// The Discovery row under the cursor.
     pub fn selected_row(&self) -> Option<Selected<'_>> {
         let view = self.tabs.discovery.view();
-        self.tabs.discovery.selected_row(self.selected(view.pane()))
+        self.tabs.discovery.selected_row(self.row(view.pane()))
     }
 
     /// `p` in the Details overlay: as on the tab.

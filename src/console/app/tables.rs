@@ -54,19 +54,36 @@ impl App {
         // lists what it selects (the job's trades).
         for tab in crate::console::tab::Tab::ALL {
             for pane in tab.panes() {
-                let Some(view) = self
-                    .rows_of(*pane)
-                    .map(|rows| self.tables.built(*pane, &*rows, None))
-                else {
+                let Some((view, at)) = self.rows_of(*pane).map(|rows| {
+                    let view = self.tables.built(*pane, &*rows, None);
+                    // The row the cursor was on, wherever the new data put it: a refresh that
+                    // reorders a table does not move the cursor to another row.
+                    // (A cursor a key moved since is where the person put it.)
+                    let sel = self.selected.get(pane).copied().unwrap_or(0);
+                    let at = match self.tables.cursor(*pane) {
+                        Some((was, id))
+                            if was == sel
+                                && view.row(sel).and_then(|r| rows.id(r)).as_deref()
+                                    != Some(id) =>
+                        {
+                            (0..view.len()).find(|k| {
+                                view.row(*k).and_then(|r| rows.id(r)).as_deref() == Some(id)
+                            })
+                        }
+                        _ => None,
+                    };
+                    (view, at)
+                }) else {
                     continue;
                 };
                 let len = view.len();
                 self.tables.put(*pane, view);
                 // The inbox panes' cursors follow their proposal (`sync_inbox_selection`).
-                if !matches!(pane, Pane::Inbox | Pane::Strip)
-                    && let Some(sel) = self.selected.get_mut(pane)
-                {
-                    *sel = (*sel).min(len.saturating_sub(1));
+                if !matches!(pane, Pane::Inbox | Pane::Strip) {
+                    let sel = self.selected.entry(*pane).or_default();
+                    *sel = at.unwrap_or(*sel).min(len.saturating_sub(1));
+                    let cursor = self.row_id(*pane).map(|id| (self.selected(*pane), id));
+                    self.tables.set_cursor(*pane, cursor);
                 }
                 // What the cursor is on may be another destination now (the list arrived, a
                 // filter hid one): the delivery log follows it before its view is built.
@@ -81,6 +98,7 @@ impl App {
     /// the top of a table whose rows changed (the inbox panes' follows their proposal).
     pub fn set_query(&mut self, pane: Pane, change: impl FnOnce(&mut Query)) -> bool {
         let before = self.tables.query(pane);
+        let was = self.row_id(pane);
         let mut query = before.clone();
         change(&mut query);
         let Some(view) = self
@@ -92,7 +110,13 @@ impl App {
         self.tables.put(pane, view);
         let changed = query != before;
         if changed && !matches!(pane, Pane::Inbox | Pane::Strip) {
-            self.selected.insert(pane, 0);
+            // On the row it was on, if the new order shows it; else the top.
+            let at = was.and_then(|id| {
+                let rows = self.rows_of(pane)?;
+                let view = self.tables.view(pane)?;
+                (0..view.len()).find(|k| view.row(*k).and_then(|r| rows.id(r)) == Some(id.clone()))
+            });
+            self.selected.insert(pane, at.unwrap_or(0));
             if pane == Pane::Destinations {
                 self.destination_selected();
             }
@@ -101,18 +125,12 @@ impl App {
         changed
     }
 
-    /// The filter the status line shows: the one being typed, or Discovery's (its own line).
+    /// The filter the status line shows while it is typed (once set, its table's title says
+    /// it).
     pub fn filter_text(&self) -> String {
-        match self.filter_pane {
-            Some(pane) => self.tables.query(pane).filter,
-            None if self.tab == crate::console::tab::Tab::Discovery => self
-                .tabs
-                .discovery
-                .state(self.tabs.discovery.view())
-                .filter
-                .clone(),
-            None => String::new(),
-        }
+        self.filter_pane
+            .map(|pane| self.tables.query(pane).filter)
+            .unwrap_or_default()
     }
 
     pub fn tables(&self) -> &Tables {

@@ -32,8 +32,14 @@ fn rows_answer(rows: Vec<DiscoveryRow>, computing: bool) -> DiscoveryPayload {
     DiscoveryPayload::Rows(Box::new(discovery(rows, computing)))
 }
 
+/// The rows `view` shows, in order (through its table's filter and sort).
 fn names(app: &App, view: DView) -> Vec<String> {
-    (0..app.tabs().discovery.len(view))
+    let order: Vec<usize> = match app.tables().view(view.pane()) {
+        Some(v) => v.order().to_vec(),
+        None => (0..app.tabs().discovery.len(view)).collect(),
+    };
+    order
+        .into_iter()
         .map(|i| match app.tabs().discovery.get(view, i) {
             Some(Selected::Row(r)) => format!("{} {}", r.strategy_id, r.pair),
             Some(Selected::Strategy(s)) => s.id.clone(),
@@ -188,10 +194,11 @@ fn top_combos_command_sets_the_fetch_parameters() {
 }
 
 #[test]
-fn sort_and_filter_are_computed_once_per_change() {
+fn sort_and_filter_are_the_tables_and_keep_the_cursor_on_its_row() {
     let mut app = discovery_app(120, 40);
     app.update(key('l'));
     let view = DView::TopBacktests;
+    let pane = view.pane();
     assert_eq!(
         names(&app, view),
         [
@@ -203,19 +210,14 @@ fn sort_and_filter_are_computed_once_per_change() {
         ],
         "the service's order first"
     );
-    let builds = app.tabs().discovery.state(view).rebuilds;
-    // Moving, ticking and drawing do not rebuild.
     app.update(key('j'));
-    app.update(Action::Tick(t0() + secs(1)));
-    render(&app);
-    assert_eq!(app.tabs().discovery.state(view).rebuilds, builds);
-
-    // s: by return (best first), then win rate; S reverses.
+    // s: the next column each time (strategy, pair, tf, days, return, win); numbers best first.
+    for _ in 0..5 {
+        app.update(key('s'));
+    }
+    assert!(render(&app).contains("[sort return ↓]"), "{}", render(&app));
     app.update(key('s'));
-    assert_eq!(app.tabs().discovery.sort_key(view).label(), "return");
-    assert_eq!(app.tabs().discovery.state(view).rebuilds, builds + 1);
-    app.update(key('s'));
-    assert_eq!(app.tabs().discovery.sort_key(view).label(), "win");
+    assert!(render(&app).contains("[sort win ↓]"));
     assert_eq!(
         names(&app, view),
         [
@@ -227,16 +229,14 @@ fn sort_and_filter_are_computed_once_per_change() {
         ]
     );
     // The cursor stays on the row it was on (bb_breakout).
-    let sel = app.selected(Pane::TopBacktests);
+    let sel = app.selected(pane);
     assert_eq!(names(&app, view)[sel], "bb_breakout ETH-USD");
     app.update(key('S'));
     assert_eq!(names(&app, view)[0], "ema_cross DOGE-USD");
-    assert_eq!(app.tabs().discovery.state(view).rebuilds, builds + 3);
 
-    // `/` filters over strategy, pair, timeframe and parameters, one rebuild per keystroke.
+    // `/` filters over every field: strategy, pair, timeframe, parameters.
     app.update(key('/'));
     type_text(&mut app, "btc");
-    assert_eq!(app.tabs().discovery.state(view).rebuilds, builds + 6);
     assert_eq!(
         names(&app, view),
         ["donchian BTC-USD", "ema_cross BTC-USD"],
@@ -257,15 +257,27 @@ fn sort_and_filter_are_computed_once_per_change() {
     // The Logs tables' filters are others.
     assert!(app.tables().query(Pane::Audit).filter.is_empty());
 
-    // A new answer rebuilds once, keeping sort and filter.
-    let before = app.tabs().discovery.state(view).rebuilds;
+    // A new answer keeps sort and filter.
     app.update(discovered(
         app.tabs().discovery.query(view),
         rows_answer(top_rows(), false),
         t0() + secs(2),
     ));
-    assert_eq!(app.tabs().discovery.state(view).rebuilds, before + 1);
     assert_eq!(names(&app, view), ["donchian BTC-USD"]);
+    // field:value: a column by its name.
+    app.update(key('/'));
+    app.update(Action::Key(KeyEvent::new(
+        KeyCode::Char('u'),
+        KeyModifiers::CONTROL,
+    )));
+    type_text(&mut app, "pair:eth");
+    assert_eq!(names(&app, view), ["bb_breakout ETH-USD"]);
+    app.update(Action::Key(KeyEvent::new(
+        KeyCode::Char('u'),
+        KeyModifiers::CONTROL,
+    )));
+    type_text(&mut app, "lookback=55");
+    app.update(code(KeyCode::Enter));
 
     // Readline's ctrl-w takes the last word; Esc clears the filter (Enter keeps it).
     app.update(key('/'));
@@ -274,19 +286,15 @@ fn sort_and_filter_are_computed_once_per_change() {
         KeyCode::Char('w'),
         KeyModifiers::CONTROL,
     )));
-    assert_eq!(app.tabs().discovery.state(view).filter, "lookback=55 ");
+    assert_eq!(app.tables().query(pane).filter, "lookback=55 ");
     app.update(Action::Key(KeyEvent::new(
         KeyCode::Char('u'),
         KeyModifiers::CONTROL,
     )));
-    assert_eq!(
-        app.tabs().discovery.state(view).filter,
-        "",
-        "ctrl-u, not a u"
-    );
+    assert_eq!(app.tables().query(pane).filter, "", "ctrl-u, not a u");
     type_text(&mut app, "btc");
     app.update(code(KeyCode::Esc));
-    assert!(app.tabs().discovery.state(view).filter.is_empty());
+    assert!(app.tables().query(pane).filter.is_empty());
     assert!(names(&app, view).len() > 2, "{:?}", names(&app, view));
 }
 

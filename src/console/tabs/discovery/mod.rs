@@ -7,6 +7,7 @@
 //! tab, on a query change, on `r`, every 60 s, and every 2 s while the service says it is still
 //! computing. Errors back off like the other feeds.
 
+pub mod rows;
 mod update;
 pub mod view;
 
@@ -15,8 +16,8 @@ use crate::api::model::{DiscoveryRow, StrategyEntry};
 use crate::console::command::TopParam;
 use crate::console::poll::Poll;
 use chrono::{DateTime, Utc};
+use rows::DiscoveryRows;
 use serde_json::{Map, Value};
-use std::cmp::Ordering;
 use std::time::Duration;
 
 pub use crate::console::payload::{
@@ -30,125 +31,6 @@ pub const REFRESH: Duration = Duration::from_secs(60);
 /// Re-fetch while the service is still computing the answer.
 pub const COMPUTING_REFRESH: Duration = Duration::from_secs(2);
 
-/// The Discovery tab's part of `DView` (named in `tab.rs` so the layout can place the views).
-impl DView {
-    /// The sort keys `s` cycles through on this view; the first is the service's order.
-    pub fn sort_keys(self) -> &'static [SortKey] {
-        use SortKey::*;
-        match self {
-            DView::Strategies => &[Rank, Name, Category, Id, Params],
-            DView::TopBacktests | DView::TopLive => &[
-                Rank,
-                Return,
-                WinRate,
-                MaxDrawdown,
-                Sharpe,
-                ProfitFactor,
-                Trades,
-                Strategy,
-                Pair,
-                Timeframe,
-                Quality,
-            ],
-            DView::Combos => &[
-                Rank,
-                Strategy,
-                RankWithin,
-                Return,
-                Trades,
-                WinRate,
-                MaxDrawdown,
-                Sharpe,
-            ],
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SortKey {
-    /// The order the service answered in.
-    Rank,
-    Name,
-    Category,
-    Id,
-    Params,
-    Strategy,
-    Pair,
-    Timeframe,
-    Return,
-    WinRate,
-    MaxDrawdown,
-    Sharpe,
-    ProfitFactor,
-    Trades,
-    Quality,
-    RankWithin,
-}
-
-impl SortKey {
-    pub fn label(self) -> &'static str {
-        match self {
-            SortKey::Rank => "rank",
-            SortKey::Name => "name",
-            SortKey::Category => "category",
-            SortKey::Id => "id",
-            SortKey::Params => "params",
-            SortKey::Strategy => "strategy",
-            SortKey::Pair => "pair",
-            SortKey::Timeframe => "tf",
-            SortKey::Return => "return",
-            SortKey::WinRate => "win",
-            SortKey::MaxDrawdown => "max DD",
-            SortKey::Sharpe => "Sharpe",
-            SortKey::ProfitFactor => "PF",
-            SortKey::Trades => "trades",
-            SortKey::Quality => "quality",
-            SortKey::RankWithin => "rank in strategy",
-        }
-    }
-
-    /// Numbers sort best first (largest; for drawdowns, which are ≤ 0, the shallowest), text
-    /// alphabetically; `S` reverses either.
-    fn compare_rows(self, a: &DiscoveryRow, b: &DiscoveryRow) -> Ordering {
-        let desc = |x: Option<f64>, y: Option<f64>| {
-            let x = x.filter(|v| v.is_finite()).unwrap_or(f64::NEG_INFINITY);
-            let y = y.filter(|v| v.is_finite()).unwrap_or(f64::NEG_INFINITY);
-            y.total_cmp(&x)
-        };
-        match self {
-            SortKey::Rank | SortKey::Name | SortKey::Category | SortKey::Id | SortKey::Params => {
-                Ordering::Equal
-            }
-            SortKey::Strategy => row_name(a).cmp(row_name(b)),
-            SortKey::Pair => a.pair.cmp(&b.pair),
-            SortKey::Timeframe => timeframe_minutes(&a.timeframe)
-                .cmp(&timeframe_minutes(&b.timeframe))
-                .then_with(|| a.timeframe.cmp(&b.timeframe)),
-            SortKey::Return => desc(a.stats.total_return, b.stats.total_return),
-            SortKey::WinRate => desc(a.stats.win_rate_pct(), b.stats.win_rate_pct()),
-            SortKey::MaxDrawdown => desc(a.stats.max_drawdown, b.stats.max_drawdown),
-            SortKey::Sharpe => desc(a.stats.sharpe_ratio, b.stats.sharpe_ratio),
-            SortKey::ProfitFactor => desc(a.stats.profit_factor, b.stats.profit_factor),
-            SortKey::Trades => b.stats.total_trades.cmp(&a.stats.total_trades),
-            SortKey::Quality => quality_rank(&a.quality).cmp(&quality_rank(&b.quality)),
-            SortKey::RankWithin => a
-                .rank_within_strategy
-                .unwrap_or(u32::MAX)
-                .cmp(&b.rank_within_strategy.unwrap_or(u32::MAX)),
-        }
-    }
-
-    fn compare_strategies(self, a: &StrategyEntry, b: &StrategyEntry) -> Ordering {
-        match self {
-            SortKey::Name => a.name.cmp(&b.name),
-            SortKey::Category => a.category.cmp(&b.category).then(a.name.cmp(&b.name)),
-            SortKey::Id => a.id.cmp(&b.id),
-            SortKey::Params => b.parameters.len().cmp(&a.parameters.len()),
-            _ => Ordering::Equal,
-        }
-    }
-}
-
 pub fn row_name(r: &DiscoveryRow) -> &str {
     if r.strategy_name.is_empty() {
         &r.strategy_id
@@ -157,7 +39,7 @@ pub fn row_name(r: &DiscoveryRow) -> &str {
     }
 }
 
-fn quality_rank(q: &str) -> u8 {
+pub(super) fn quality_rank(q: &str) -> u8 {
     match q {
         "excellent" => 0,
         "good" => 1,
@@ -166,7 +48,7 @@ fn quality_rank(q: &str) -> u8 {
     }
 }
 
-fn timeframe_minutes(tf: &str) -> u64 {
+pub(super) fn timeframe_minutes(tf: &str) -> u64 {
     let (n, unit) = tf.split_at(tf.len().saturating_sub(1));
     let n: u64 = n.parse().unwrap_or(u64::MAX / 100_000);
     n * match unit {
@@ -199,19 +81,10 @@ pub struct ViewFeed {
     pub count: Option<u32>,
 }
 
-/// One view's rows as shown: filter, sort, and the index they produce.
+/// One view's feed. Its filter and order are the table's (`console/table.rs`), as every
+/// table's are.
 #[derive(Debug, Clone, Default)]
 pub struct ViewState {
-    pub filter: String,
-    /// Index into the view's `sort_keys()`.
-    pub sort: usize,
-    pub reverse: bool,
-    /// Indices of the rows that pass the filter, in display order.
-    pub index: Vec<usize>,
-    /// Lower-case text each row is filtered on, built when rows arrive.
-    hay: Vec<String>,
-    /// How many times `index` was rebuilt (tests check it is not rebuilt needlessly).
-    pub rebuilds: u64,
     pub feed: ViewFeed,
 }
 
@@ -282,14 +155,25 @@ impl DiscoveryTab {
         }
     }
 
-    /// Rows shown by `view` (after the filter).
+    /// Rows `view` holds (before the table's filter).
     pub fn len(&self, view: DView) -> usize {
-        self.state(view).index.len()
+        match view {
+            DView::Strategies => self.strategies.len(),
+            v => self.rows(v).len(),
+        }
     }
 
-    /// The row at display position `pos` of `view`.
-    pub fn get(&self, view: DView, pos: usize) -> Option<Selected<'_>> {
-        let i = *self.state(view).index.get(pos)?;
+    /// `view` as a table.
+    pub fn table(&self, view: DView) -> DiscoveryRows<'_> {
+        match view {
+            DView::Strategies => DiscoveryRows::Strategies(&self.strategies),
+            DView::Combos => DiscoveryRows::Combos(&self.combos),
+            v => DiscoveryRows::Ranked(self.rows(v)),
+        }
+    }
+
+    /// Row `i` of `view`'s data.
+    pub fn get(&self, view: DView, i: usize) -> Option<Selected<'_>> {
         match view {
             DView::Strategies => self.strategies.get(i).map(Selected::Strategy),
             v => self.rows(v).get(i).map(Selected::Row),
@@ -408,77 +292,7 @@ impl DiscoveryTab {
                 }
             }
         }
-        self.rebuild_hay(view);
-        self.rebuild(view);
         true
-    }
-
-    fn rebuild_hay(&mut self, view: DView) {
-        let hay: Vec<String> = match view {
-            DView::Strategies => self
-                .strategies
-                .iter()
-                .map(|s| {
-                    let params: Vec<&str> = s.parameters.iter().map(|p| p.name.as_str()).collect();
-                    format!("{} {} {} {}", s.id, s.name, s.category, params.join(" "))
-                        .to_lowercase()
-                })
-                .collect(),
-            v => self
-                .rows(v)
-                .iter()
-                .map(|r| {
-                    format!(
-                        "{} {} {} {} {} {} {}",
-                        r.strategy_id,
-                        r.strategy_name,
-                        r.category,
-                        r.pair,
-                        r.timeframe,
-                        r.quality,
-                        params_text(&r.parameters)
-                    )
-                    .to_lowercase()
-                })
-                .collect(),
-        };
-        self.state_mut(view).hay = hay;
-    }
-
-    /// Recomputes a view's index from its filter and sort. Called when rows arrive or the sort or
-    /// filter changes.
-    pub fn rebuild(&mut self, view: DView) {
-        let st = &self.states[view.index()];
-        let needle = st.filter.to_lowercase();
-        let mut index: Vec<usize> = st
-            .hay
-            .iter()
-            .enumerate()
-            .filter(|(_, h)| needle.is_empty() || h.contains(&needle))
-            .map(|(i, _)| i)
-            .collect();
-        let key = view.sort_keys()[st.sort.min(view.sort_keys().len() - 1)];
-        match view {
-            DView::Strategies => {
-                let list = &self.strategies;
-                index.sort_by(|a, b| key.compare_strategies(&list[*a], &list[*b]));
-            }
-            v => {
-                let rows = self.rows(v);
-                index.sort_by(|a, b| key.compare_rows(&rows[*a], &rows[*b]));
-            }
-        }
-        if st.reverse {
-            index.reverse();
-        }
-        let st = &mut self.states[view.index()];
-        st.index = index;
-        st.rebuilds += 1;
-    }
-
-    pub fn sort_key(&self, view: DView) -> SortKey {
-        let keys = view.sort_keys();
-        keys[self.state(view).sort.min(keys.len() - 1)]
     }
 }
 

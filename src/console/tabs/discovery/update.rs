@@ -12,6 +12,7 @@ use crate::console::layout::Pane;
 use crate::console::modal::Modal;
 use crate::console::poll::to_delta;
 use crate::console::tab::Tab;
+use crate::console::table::Rows;
 use chrono::{DateTime, Utc};
 use std::time::Duration;
 
@@ -51,32 +52,6 @@ impl DiscoveryTab {
         }
     }
 
-    /// Rebuilds a view's index after a sort or filter change, keeping the cursor on the same row
-    /// when it is still shown.
-    fn rebuild_view(&mut self, view: DView, ctx: &mut Ctx) {
-        let before = self.row_under_cursor(view, ctx);
-        self.rebuild(view);
-        self.reselect(view, before, ctx);
-    }
-
-    /// The data row the cursor is on in a Discovery view.
-    fn row_under_cursor(&self, view: DView, ctx: &Ctx) -> Option<usize> {
-        self.state(view)
-            .index
-            .get(ctx.selected(view.pane()))
-            .copied()
-    }
-
-    /// After a view's index changed, puts the cursor back on the row it was on (or the top).
-    fn reselect(&mut self, view: DView, before: Option<usize>, ctx: &mut Ctx) {
-        let pane = view.pane();
-        let pos = before
-            .and_then(|i| self.state(view).index.iter().position(|x| *x == i))
-            .unwrap_or(0);
-        ctx.select(pane, pos);
-        ctx.clamp(pane, self.len(view));
-    }
-
     pub fn on_discovered(
         &mut self,
         query: DiscoveryQuery,
@@ -91,12 +66,10 @@ impl DiscoveryTab {
         let now = ctx.now;
         match result {
             Ok(payload) => {
-                let before = self.row_under_cursor(view, ctx);
                 self.store(&query, payload);
                 let feed = &mut self.state_mut(view).feed;
                 if current {
                     feed.answered(at, latency);
-                    self.reselect(view, before, ctx);
                 } else {
                     // The answer is for parameters changed since: ask again with the new ones.
                     feed.poll.settled();
@@ -131,9 +104,9 @@ impl DiscoveryTab {
         }
     }
 
-    /// The row under the cursor of the view shown, `cursor` being that view's pane's.
-    pub fn selected_row(&self, cursor: usize) -> Option<Selected<'_>> {
-        self.get(self.view, cursor)
+    /// The row under the cursor of the view shown, `row` being that view's data row there.
+    pub fn selected_row(&self, row: Option<usize>) -> Option<Selected<'_>> {
+        self.get(self.view, row?)
     }
 
     /// `p`: the command line, prefilled with a proposal for the row's coin, to edit and run. The
@@ -142,7 +115,7 @@ impl DiscoveryTab {
         if ctx.tab != Tab::Discovery {
             return;
         }
-        let (pair, signal) = match self.selected_row(ctx.selected(self.view.pane())) {
+        let (pair, signal) = match self.selected_row(ctx.row(self.view.pane())) {
             Some(Selected::Row(r)) => (
                 r.pair.clone(),
                 r.stats
@@ -163,18 +136,18 @@ impl DiscoveryTab {
         };
         ctx.ask(Ask::Prefill(format!("/propose {coin} {side} $1000 ")));
     }
-
-    /// One character typed into (Some) or erased from (None) the filter of the view shown.
-    /// Changes the shown view's filter with `edit` (true when it changed the text).
-    pub fn edit_filter(&mut self, edit: impl FnOnce(&mut String) -> bool, ctx: &mut Ctx) {
-        let view = self.view;
-        if edit(&mut self.state_mut(view).filter) {
-            self.rebuild_view(view, ctx);
-        }
-    }
 }
 
 impl TabComponent for DiscoveryTab {
+    fn rows(
+        &self,
+        pane: Pane,
+        _now: DateTime<Utc>,
+        _master: Option<usize>,
+    ) -> Option<Box<dyn Rows + '_>> {
+        DView::of_pane(pane).map(|v| Box::new(self.table(v)) as Box<dyn Rows>)
+    }
+
     fn schedule(&mut self, now: DateTime<Utc>, shown: bool, fx: &mut Vec<Effect>) {
         // Fetched only while the tab is on screen.
         if !shown {
@@ -204,22 +177,11 @@ impl TabComponent for DiscoveryTab {
         match action {
             KeyAction::Left | KeyAction::FocusPrev => self.switch_view(view.step(-1), ctx.now),
             KeyAction::Right | KeyAction::FocusNext => self.switch_view(view.step(1), ctx.now),
-            KeyAction::SortNext | KeyAction::SortReverse => {
-                let st = self.state_mut(view);
-                if action == KeyAction::SortNext {
-                    st.sort = (st.sort + 1) % view.sort_keys().len();
-                    st.reverse = false;
-                } else {
-                    st.reverse = !st.reverse;
-                }
-                self.rebuild_view(view, ctx);
-            }
             KeyAction::Select => {
-                if self.get(view, ctx.selected(pane)).is_some() {
+                if self.selected_row(ctx.row(pane)).is_some() {
                     ctx.ask(Ask::Open(Box::new(Modal::Details { scroll: 0 })));
                 }
             }
-            KeyAction::Filter => ctx.ask(Ask::Open(Box::new(Modal::Filter))),
             KeyAction::Backtest => ctx.ask(Ask::BacktestForm),
             KeyAction::Propose => self.propose(ctx),
             _ => return false,

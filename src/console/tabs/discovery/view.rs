@@ -7,51 +7,16 @@ use crate::api::model::{DiscoveryRow, StrategyEntry};
 use crate::console::component::Shown;
 use crate::console::keymap::Keymap;
 use crate::console::layout::{self, Screen};
+use crate::console::table::{self, Rows};
 use crate::console::tabs::discovery::{DView, Selected, params_text, row_name};
 use crate::console::theme::Theme;
 use crate::console::widgets::stats::{few_trades, stat_items};
-use crate::console::widgets::{self, Col, age, col, fill_col, num_col, opt, pnl_style, signed};
+use crate::console::widgets::{self, age, opt, pnl_style, signed};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph, Wrap};
-
-const STRATEGY_COLS: &[Col] = &[
-    col("Id", 20, 1),
-    col("Name", 24, 0),
-    col("Category", 14, 2),
-    num_col("Params", 6, 3),
-    fill_col("Parameters (defaults)", 16, 1),
-];
-
-const RANKED_COLS: &[Col] = &[
-    col("Strategy", 22, 0),
-    col("Pair", 8, 1),
-    col("TF", 4, 1),
-    num_col("Days", 4, 4),
-    num_col("Return %", 9, 0),
-    num_col("Win %", 6, 2),
-    num_col("Max DD %", 8, 2),
-    num_col("Sharpe", 6, 1),
-    num_col("PF", 5, 3),
-    num_col("Trades", 6, 2),
-    col("Quality", 9, 3),
-    fill_col("Params", 10, 5),
-];
-
-const COMBO_COLS: &[Col] = &[
-    col("Strategy", 22, 0),
-    num_col("Rank", 4, 1),
-    fill_col("Params", 14, 1),
-    num_col("Return %", 9, 0),
-    num_col("Trades", 6, 2),
-    num_col("Win %", 6, 2),
-    num_col("Max DD %", 8, 2),
-    num_col("Sharpe", 6, 1),
-    col("Pair", 8, 3),
-    col("TF", 4, 3),
-];
 
 fn quality_style(theme: &Theme, q: &str) -> Style {
     match q {
@@ -74,106 +39,49 @@ fn draw(f: &mut Frame, tab: &DiscoveryTab, on: &Shown) {
     let view = tab.view;
     let st = tab.state(view);
     let mut title = vec![Span::styled(format!(" {} ", view.title()), theme.accent)];
-    let total = match view {
-        DView::Strategies => tab.strategies.len(),
-        v => tab.rows(v).len(),
-    };
+    let pane = view.pane();
+    let rows = tab.table(view);
+    let total = rows.len();
     // The count is of what shows: a filter hides rows, the service may hold more than it sent.
-    let shown = st.index.len();
+    let shown = on.tables.len(pane, total);
     let held = match st.feed.count {
         Some(c) if c as usize > total => c as usize,
         _ => total,
     };
-    let rows = if shown < held {
-        format!("{shown} of {held} rows · ")
+    let count = if shown < held {
+        format!("{shown} of {held} rows ")
     } else {
-        format!("{shown} rows · ")
+        format!("{shown} rows ")
     };
-    title.push(Span::styled(rows, theme.muted));
-    let key = tab.sort_key(view);
-    title.push(Span::styled(
-        format!(
-            "sort {} {} ",
-            key.label(),
-            if st.reverse { "▲" } else { "▼" }
-        ),
-        theme.muted,
-    ));
-    if !st.filter.is_empty() {
-        title.push(Span::styled(
-            format!("matching {:?} ", st.filter),
-            theme.muted,
-        ));
-    }
+    title.push(Span::styled(count, theme.muted));
     let focused = true;
-    let pane = view.pane();
     let selected = on.selected(pane);
-    let len = st.index.len();
     let empty = if st.feed.poll.in_flight && st.feed.poll.updated_at.is_none() {
         "loading…"
-    } else if !st.filter.is_empty() {
-        "no rows match the filter"
     } else if st.feed.computing {
         "the service is still computing: rows appear as they are ready"
     } else {
         "no rows"
     };
-    match view {
-        DView::Strategies => widgets::table(
-            f,
-            screen,
-            theme,
-            pane,
-            Line::from(title),
-            focused,
-            selected,
-            len,
-            STRATEGY_COLS,
-            empty,
-            |i| {
-                let Some(Selected::Strategy(s)) = tab.get(view, i) else {
-                    return (vec![Line::default(); STRATEGY_COLS.len()], None);
-                };
-                (strategy_cells(s), None)
-            },
-        ),
-        DView::Combos => widgets::table(
-            f,
-            screen,
-            theme,
-            pane,
-            Line::from(title),
-            focused,
-            selected,
-            len,
-            COMBO_COLS,
-            empty,
-            |i| {
-                let Some(Selected::Row(r)) = tab.get(view, i) else {
-                    return (vec![Line::default(); COMBO_COLS.len()], None);
-                };
-                (combo_cells(theme, r), None)
-            },
-        ),
-        _ => widgets::table(
-            f,
-            screen,
-            theme,
-            pane,
-            Line::from(title),
-            focused,
-            selected,
-            len,
-            RANKED_COLS,
-            empty,
-            |i| {
-                let Some(Selected::Row(r)) = tab.get(view, i) else {
-                    return (vec![Line::default(); RANKED_COLS.len()], None);
-                };
-                (ranked_cells(theme, r), None)
-            },
-        ),
-    }
+    let title = Line::from(title);
+    table::draw(
+        f,
+        screen,
+        theme,
+        on.tables,
+        pane,
+        title,
+        focused,
+        selected,
+        &rows,
+        empty,
+        |i| match tab.get(view, i) {
+            Some(Selected::Strategy(s)) => (strategy_cells(s), None),
+            Some(Selected::Row(r)) if view == DView::Combos => (combo_cells(theme, r), None),
+            Some(Selected::Row(r)) => (ranked_cells(theme, r), None),
+            None => (vec![Line::default(); rows.cols().len()], None),
+        },
+    );
 }
 
 fn strategy_cells<'a>(s: &StrategyEntry) -> Vec<Line<'a>> {
