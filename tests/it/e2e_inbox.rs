@@ -83,9 +83,10 @@ fn journal_until(data: &Path, what: &str, pred: impl Fn(&[Value]) -> bool) -> Ve
     }
 }
 
-/// Two staged proposals; the lower one selected; a third staged with another key sorts on top;
-/// `x` dismisses the one selected (screen, journal, and the service still has all three staged,
-/// as a dismissal is local); `u` takes it back.
+/// Two staged proposals, the inbox reversed (`S`: the most time left, so the newest, first); the
+/// lower one selected; a third staged with another key sorts on top; `x` dismisses the one
+/// selected (screen, journal, and the service still has all three staged, as a dismissal is
+/// local); `u` takes it back.
 #[test]
 fn e2e_x_dismisses_the_selected_proposal_when_another_sorts_on_top() {
     if !tmux_available() {
@@ -116,6 +117,12 @@ fn e2e_x_dismisses_the_selected_proposal_when_another_sorts_on_top() {
     tmux.wait_for("both proposals in the inbox", WAIT, |s| {
         row(s, "BTC").is_some() && row(s, "ETH").is_some()
     });
+    // Least time left first by default: reversed, the newest is on top and a new arrival goes
+    // above the selection.
+    tmux.send("S");
+    tmux.wait_for("the order reversed", WAIT, |s| {
+        s.contains("[order reversed]")
+    });
     // The lower row is BTC: go to the top, then one down.
     tmux.send("g");
     tmux.send("j");
@@ -126,7 +133,7 @@ fn e2e_x_dismisses_the_selected_proposal_when_another_sorts_on_top() {
     });
     let lines: Vec<&str> = screen.lines().collect();
     let pos = |coin: &str| lines.iter().position(|l| row(l, coin).is_some()).unwrap();
-    assert!(pos("ETH") < pos("BTC"), "newest first:\n{screen}");
+    assert!(pos("ETH") < pos("BTC"), "newest first, reversed:\n{screen}");
 
     std::thread::sleep(Duration::from_millis(1100));
     let sol = stage(&rt, &server, &other, "SOLUSDT");
@@ -182,6 +189,97 @@ fn e2e_x_dismisses_the_selected_proposal_when_another_sorts_on_top() {
             .any(|l| l["decision"] == "undone" && l["proposalId"] == json!(btc))
     });
     tmux.quit_and_check_restored();
+}
+
+/// The inbox is a table: by default what has the least time left is first; `/coin:eth` shows
+/// only ETH and the title says so, `x` then dismisses ETH and nothing else; Esc brings every row
+/// back; a field the inbox does not have shows nothing and names the fields it has.
+#[test]
+fn e2e_the_inbox_filters_by_field_and_keys_act_on_what_it_shows() {
+    if !tmux_available() {
+        return;
+    }
+    let dirs = Dirs::new();
+    let server = Server::start(
+        &dirs.path("filter.db"),
+        "127.0.0.1:0",
+        &dirs.path("serve.log"),
+    )
+    .expect("server starts");
+    let agent = server.key("mcp:mutate");
+    let rt = runtime();
+    let tmux = Tmux::start(
+        "filter",
+        &dirs.path("home"),
+        &console_command(&dirs, &server.base, &agent),
+    );
+    tmux.wait_for("the Desk, connected", WAIT, header_ok);
+    let btc = stage(&rt, &server, &agent, "BTCUSDT");
+    std::thread::sleep(Duration::from_millis(1100));
+    let eth = stage(&rt, &server, &agent, "ETHUSDT");
+    std::thread::sleep(Duration::from_millis(1100));
+    stage(&rt, &server, &agent, "SOLUSDT");
+    tmux.send("2");
+    let screen = tmux.wait_for("three proposals in the inbox", WAIT, |s| {
+        ["BTC", "ETH", "SOL"].iter().all(|c| row(s, c).is_some())
+    });
+    let lines: Vec<&str> = screen.lines().collect();
+    let pos = |coin: &str| lines.iter().position(|l| row(l, coin).is_some()).unwrap();
+    assert!(
+        pos("BTC") < pos("ETH") && pos("ETH") < pos("SOL"),
+        "the least time left first:\n{screen}"
+    );
+
+    tmux.send("/");
+    type_text(&tmux, "coin:eth");
+    tmux.send("Enter");
+    let screen = tmux.wait_for("only ETH listed", WAIT, |s| {
+        s.contains("[/coin:eth (1 of 3)]") && row(s, "BTC").is_none() && row(s, "SOL").is_none()
+    });
+    assert!(detail_shows(&screen, &eth), "ETH selected:\n{screen}");
+    tmux.send_deliberately("x");
+    tmux.wait_for("ETH dismissed", WAIT, |s| {
+        row(s, "ETH").is_some_and(|l| l.contains("rejected"))
+    });
+    let lines = journal_until(&dirs.path("data"), "the dismissal", |ls| {
+        ls.iter().any(|l| l["decision"] == "rejected")
+    });
+    let rejected: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["decision"] == "rejected")
+        .collect();
+    assert_eq!(rejected.len(), 1, "{lines:?}");
+    assert_eq!(rejected[0]["proposalId"], json!(eth));
+
+    // Esc on the table clears the filter: every row again, BTC and SOL untouched.
+    tmux.send("Escape");
+    let screen = tmux.wait_for("every row back", WAIT, |s| {
+        ["BTC", "ETH", "SOL"].iter().all(|c| row(s, c).is_some()) && !s.contains("[/coin")
+    });
+    for coin in ["BTC", "SOL"] {
+        let l = row(&screen, coin).unwrap();
+        assert!(!l.contains("rejected"), "{coin} untouched: {l}\n{screen}");
+    }
+    // A field the inbox does not have: nothing listed, and the fields it has named.
+    tmux.send("/");
+    type_text(&tmux, "colour:red");
+    tmux.send("Enter");
+    tmux.wait_for("the unknown field named", WAIT, |s| {
+        s.contains("no field \"colour\"") && row(s, "BTC").is_none()
+    });
+    // And nothing is approved by a key on an empty list.
+    tmux.send_deliberately("a");
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!tmux.capture().contains("Approve "), "{}", tmux.capture());
+    let _ = btc;
+    tmux.quit_and_check_restored();
+}
+
+/// `text` typed into the focused field, a key at a time.
+fn type_text(tmux: &Tmux, text: &str) {
+    let keys: Vec<String> = text.chars().map(String::from).collect();
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    tmux.type_paced(&keys, Duration::from_millis(40));
 }
 
 /// Confirm rows of the audit log for `id` that succeeded.
