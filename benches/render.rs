@@ -230,11 +230,14 @@ fn proposals_app(n: usize, n_positions: usize) -> App {
         .collect();
     // A staged trade under the cursor, so the detail panel shows the risk preview, in a coin no
     // position holds: the preview's lookup of a held position walks all of `app.account().positions`.
-    app.select(Pane::Inbox, n / 2);
     let mut selected = proposal(n / 2 * 10, now, "staged", 200);
     selected.proposal.preview.coin = "WIF".into();
     selected.proposal.preview.asset = "WIF".into();
+    let id = selected.proposal.proposal_id.clone();
     app.inbox_mut().fixture_items()[n / 2] = selected;
+    // As the poller's answers leave it: the tables' views built, then the trade selected.
+    app.update(Action::Tick(now));
+    app.select_proposal(Pane::Inbox, &id);
     app.inbox_mut().restore_decisions(
         (0..200)
             .map(|i| Decision {
@@ -332,6 +335,31 @@ fn proposals(c: &mut Criterion) {
     );
 }
 
+/// `App::update` on a tick with the clock's second moved, with 10,000 inbox items: what rebuilds
+/// every table's view (the inbox's sorted by time left) and follows the inbox's selections.
+fn update(c: &mut Criterion) {
+    let mut app = proposals_app(10_000, 100);
+    let base = app.now();
+    let mut tick = 0i64;
+    c.bench_function("update/10k inbox, a tick of a new second", |b| {
+        b.iter(|| {
+            tick = (tick + 1) % 60;
+            black_box(app.update(Action::Tick(base + TimeDelta::seconds(tick))));
+        })
+    });
+    let mut filtered = proposals_app(10_000, 100);
+    filtered.set_query(Pane::Inbox, |q| q.filter = "status:pending coin:btc".into());
+    c.bench_function(
+        "update/10k inbox filtered by status and coin, a tick",
+        |b| {
+            b.iter(|| {
+                tick = (tick + 1) % 60;
+                black_box(filtered.update(Action::Tick(base + TimeDelta::seconds(tick))));
+            })
+        },
+    );
+}
+
 /// Layout alone (also run by `App::update` to map mouse clicks): it scans the inbox.
 fn layout(c: &mut Criterion) {
     let app = proposals_app(1_000, 100);
@@ -351,6 +379,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = desk, proposals, layout
+    targets = desk, proposals, update, layout
 }
 criterion_main!(benches);

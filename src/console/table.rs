@@ -116,9 +116,10 @@ pub trait Rows {
     fn id(&self, _row: usize) -> Option<String> {
         None
     }
-    /// The order before `s` chose one, and between rows a sort finds equal.
-    fn natural(&self, a: usize, b: usize) -> Ordering {
-        a.cmp(&b)
+    /// The order before `s` chose one, and between rows a sort finds equal: by this rank, then
+    /// as listed. Read once per row for a sort, not per comparison.
+    fn rank(&self, _row: usize) -> i64 {
+        0
     }
 }
 
@@ -309,19 +310,26 @@ impl View {
             .extend((0..rows.len()).filter(|row| terms.iter().all(|t| t.matches(rows, *row))));
         let sort = self.query.sort.filter(|s| *s < self.fields.len());
         let reverse = self.query.reverse;
+        // Each row's keys are read once (a sort compares a row many times, and a key may be a
+        // text the row has to put together): 10,000 inbox items sort in a few milliseconds.
         match sort {
             None => {
-                self.index.sort_by(|a, b| rows.natural(*a, *b));
+                self.index.sort_by_cached_key(|r| (rows.rank(*r), *r));
                 if reverse {
                     self.index.reverse();
                 }
             }
             Some(f) => {
                 let descending = self.fields[f].descending != reverse;
-                self.index.sort_by(|a, b| {
-                    compare(&rows.key(*a, f), &rows.key(*b, f), descending)
-                        .then_with(|| rows.natural(*a, *b))
+                let mut keyed: Vec<(Key, i64, usize)> = self
+                    .index
+                    .iter()
+                    .map(|r| (rows.key(*r, f), rows.rank(*r), *r))
+                    .collect();
+                keyed.sort_by(|a, b| {
+                    compare(&a.0, &b.0, descending).then_with(|| (a.1, a.2).cmp(&(b.1, b.2)))
                 });
+                self.index = keyed.into_iter().map(|(_, _, r)| r).collect();
             }
         }
     }

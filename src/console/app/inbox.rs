@@ -45,7 +45,7 @@ impl App {
     }
 
     /// Selects proposal `id` in an inbox pane, as the supervisor asked.
-    pub(crate) fn select_proposal(&mut self, pane: Pane, id: &str) {
+    pub fn select_proposal(&mut self, pane: Pane, id: &str) {
         let mut none = Vec::new();
         with_ctx!(self, &mut none, |ctx| self
             .inbox

@@ -308,6 +308,21 @@ impl App {
 
     /// `/`, `s` and `S` on a table pane: the same on every table (`app/tables.rs`).
     fn on_table_key(&mut self, action: KeyAction, pane: Pane) -> bool {
+        let table_key = matches!(
+            action,
+            KeyAction::Filter | KeyAction::SortNext | KeyAction::SortReverse
+        );
+        if table_key && self.rows_of(pane).is_none() {
+            // Said, not ignored: a key that does nothing looks broken.
+            self.toast(
+                format!(
+                    "{} is not a table: / and s filter and sort the tables",
+                    pane.title()
+                ),
+                ToastLevel::Info,
+            );
+            return true;
+        }
         match action {
             KeyAction::Filter => self.open_table_filter(pane),
             KeyAction::SortNext => self.sort_table(pane, false),

@@ -8,7 +8,6 @@ use crate::console::layout::Pane;
 use crate::console::table::{Field, Key, Rows, amount, field};
 use crate::console::widgets::{Col, col, fill_col};
 use chrono::{DateTime, Utc};
-use std::cmp::Ordering;
 
 pub const INBOX_COLS: &[Col] = &[
     col("Time left / status", 18, 0),
@@ -154,16 +153,16 @@ impl Rows for InboxRows<'_> {
     }
 
     /// A confirm whose outcome is unknown first (it may have executed: it needs a look), then
-    /// what can still be approved, the least time left first, then the rest newest first.
-    fn natural(&self, a: usize, b: usize) -> Ordering {
-        let (x, y) = (self.item(a), self.item(b));
-        let rank = |i: &InboxItem| match (&i.local, self.left(i)) {
-            (LocalState::Unknown { .. }, _) => (0, 0),
-            (_, Some(left)) => (1, left),
-            (_, None) => (2, 0),
-        };
-        // Then newest first, as the items are kept.
-        rank(x).cmp(&rank(y)).then(a.cmp(&b))
+    /// what can still be approved, the least time left first, then the rest newest first (as
+    /// the items are kept).
+    fn rank(&self, row: usize) -> i64 {
+        let item = self.item(row);
+        const GROUP: i64 = 1 << 40;
+        match (&item.local, self.left(item)) {
+            (LocalState::Unknown { .. }, _) => 0,
+            (_, Some(left)) => GROUP + left.clamp(0, GROUP - 1),
+            (_, None) => 2 * GROUP,
+        }
     }
 }
 
