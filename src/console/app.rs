@@ -18,6 +18,7 @@ mod feeds;
 mod guard;
 mod inbox;
 mod input;
+mod pages;
 mod route;
 mod signal_modals;
 
@@ -69,6 +70,7 @@ pub struct App {
     focus: usize,
     /// The pane `z` put on the whole screen.
     zoom: Option<Pane>,
+    /// Each table's cursor; a text pane's (`Pane::is_text`) first line shown.
     selected: BTreeMap<Pane, usize>,
     /// The dialog, form or line that has the keys, if any.
     modal: Option<Modal>,
@@ -311,6 +313,8 @@ impl App {
             staged,
             approvable,
             inbox: self.inbox.items().len(),
+            positions: self.account.positions.len(),
+            orders: self.account.orders.len(),
             discovery_view: self.tabs.discovery.view(),
             jobs: self.tabs.backtests.jobs().len(),
             agents: self.tabs.research.tree().len(),
@@ -371,7 +375,7 @@ impl App {
             Pane::Destinations => self.tabs.signals.destinations().len(),
             Pane::Deliveries => self.tabs.signals.deliveries(),
             // Scrolled, not selected: see `move_selection`.
-            Pane::Transcript | Pane::ChatLog => 0,
+            Pane::Transcript | Pane::ChatLog | Pane::Detail | Pane::Schema | Pane::Stats => 0,
         }
     }
 
@@ -617,7 +621,11 @@ impl App {
                 Ask::HoldPosts(until) => self.quota_until = Some(until),
                 Ask::Redraw => self.dirty = true,
                 Ask::CommandError(text) => self.command_error = Some(text),
-                Ask::Focus(i) => self.focus = i,
+                Ask::Focus(pane) => {
+                    if let Some(i) = self.tab.panes().iter().position(|p| *p == pane) {
+                        self.focus = i;
+                    }
+                }
                 Ask::Poll(resources, at) => self.poll_now(resources, at),
                 Ask::ToolSent => self.tabs.tools.sent_one(),
                 Ask::ToolRenamed { from, to } => self.tabs.tools.renamed(&from, &to),

@@ -5,6 +5,7 @@ mod agents;
 mod clock;
 mod contract;
 mod deliberate;
+mod detail_pane;
 mod discovery;
 mod feeds;
 mod fixtures;

@@ -1,6 +1,7 @@
 //! Small pieces the screens share: number formats, the countdown bar, windowed tables.
 
 pub mod jsontree;
+pub mod page;
 pub mod stats;
 pub mod text;
 

@@ -6,6 +6,7 @@
 
 mod update;
 pub mod view;
+pub use view::stats_max_scroll;
 
 use crate::api::model::BacktestJob;
 use crate::console::poll::Poll;

@@ -156,27 +156,16 @@ fn kv<'a>(theme: &Theme, k: &str, v: String) -> Line<'a> {
 
 fn detail(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, area: Rect) {
     let item = v.inbox.items().get(v.selected(Pane::Inbox));
-    let block = widgets::block(
-        theme,
-        Line::from(Span::styled(detail_title(item, v.now), theme.accent)),
-        false,
-    );
-    let inner = block.inner(area);
-    f.render_widget(block, area);
-    let Some(item) = item else {
-        f.render_widget(
-            Paragraph::new(Span::styled(
-                "select a proposal to see what it will do",
-                theme.muted,
-            )),
-            inner,
-        );
-        return;
+    let title = Line::from(Span::styled(detail_title(item, v.now), theme.accent));
+    let lines = match item {
+        Some(item) => detail_lines(v, theme, item),
+        None => vec![Line::styled(
+            "select a proposal to see what it will do",
+            theme.muted,
+        )],
     };
-    f.render_widget(
-        Paragraph::new(detail_lines(v, theme, item)).wrap(Wrap { trim: false }),
-        inner,
-    );
+    let (focused, scroll) = (v.focused_pane() == Pane::Detail, v.selected(Pane::Detail));
+    widgets::page::draw(f, theme, area, title, focused, lines, scroll);
 }
 
 /// The detail pane's title: what its figures describe. An item that can still execute is shown as
