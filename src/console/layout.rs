@@ -384,7 +384,20 @@ pub fn compute(width: u16, height: u16, shape: &Shape) -> Screen {
             screen.banner = banner;
             let agents_n = shape.agents.max(1) as u16;
             let artifacts_n = shape.artifacts.max(1) as u16;
-            let (agents, artifacts, transcript) = if width >= 100 {
+            let (agents, artifacts, transcript) = if width >= 160 {
+                // Wide: the agents and the artifacts side by side, as tall as the longer list
+                // needs (up to half the height), and the transcript, which only grows, under
+                // them over the whole width.
+                let band = table_height(shape.agents.max(shape.artifacts))
+                    .min(rest.height / 2)
+                    .max(TABLE_CHROME + 1);
+                let [top, transcript] =
+                    Layout::vertical([Constraint::Length(band), Constraint::Min(3)]).areas(rest);
+                let [agents, artifacts] =
+                    Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)])
+                        .areas(top);
+                (agents, artifacts, transcript)
+            } else if width >= 100 {
                 let [left, right] =
                     Layout::horizontal([Constraint::Percentage(50), Constraint::Min(20)])
                         .areas(rest);

@@ -19,6 +19,7 @@ mod journal;
 mod limits;
 mod policy;
 mod reconcile;
+mod screens;
 mod signals;
 mod snapshots;
 mod step_up;
