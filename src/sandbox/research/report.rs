@@ -4,7 +4,7 @@ use super::planner::Plan;
 use super::{GRID_POINTS, strategy_label};
 // Not the research module's own MIN_TRADES (what a parameter set needs to be picked at all): this
 // is the console's threshold for a sample worth ranking, one constant for both sides.
-use crate::api::model::MIN_TRADES;
+use crate::api::model::{MIN_TRADES, group_thousands};
 use crate::sandbox::store::research::{AgentRow, Candidate, Evidence, RunRow};
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
@@ -67,12 +67,17 @@ pub(super) struct Report {
     pub(super) notes: Vec<String>,
 }
 
+/// Grouped as the console writes numbers (`+1,387.40%`), since the console shows this report as
+/// it is; report.json keeps the plain numbers.
 pub(super) fn pct(x: Option<f64>) -> String {
-    x.map_or("—".into(), |v| format!("{v:+.2}%"))
+    x.map_or("—".into(), |v| {
+        let sign = if v >= 0.0 { "+" } else { "" };
+        format!("{sign}{}%", group_thousands(&format!("{v:.2}")))
+    })
 }
 
 pub(super) fn num(x: Option<f64>) -> String {
-    x.map_or("—".into(), |v| format!("{v:.2}"))
+    x.map_or("—".into(), |v| group_thousands(&format!("{v:.2}")))
 }
 
 pub(super) fn evidence_text(e: &Evidence) -> String {
@@ -426,5 +431,14 @@ mod tests {
             "{:?}",
             report.top_lines(2)
         );
+    }
+
+    /// Issue 37: the report reads as the console does, with separators from 1,000 up.
+    #[test]
+    fn figures_are_grouped_as_the_console_writes_them() {
+        assert_eq!(pct(Some(1387.4)), "+1,387.40%");
+        assert_eq!(pct(Some(-2.5)), "-2.50%");
+        assert_eq!(num(Some(-14_002.0)), "-14,002.00");
+        assert_eq!(num(None), "—");
     }
 }
