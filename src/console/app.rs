@@ -320,6 +320,16 @@ impl App {
             agents: self.tabs.research.tree().len(),
             artifacts: self.tabs.research.artifacts(),
             tools: self.tabs.tools.tools().len(),
+            schema: self
+                .tabs
+                .tools
+                .tools()
+                .get(self.selected(Pane::Tools))
+                .map_or(1, |t| {
+                    1 + crate::console::forms::schema::properties(&t.input_schema)
+                        .len()
+                        .max(1)
+                }),
             destinations: self.tabs.signals.destinations().len(),
             zoom: self.zoomed(),
         }

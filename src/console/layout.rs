@@ -263,6 +263,8 @@ pub struct Shape {
     pub agents: usize,
     pub artifacts: usize,
     pub tools: usize,
+    /// Lines of the selected tool's schema before wrapping (its heading and one per argument).
+    pub schema: usize,
     pub destinations: usize,
     /// A pane zoomed to the whole body (`z`): the tab's other regions are not drawn.
     pub zoom: Option<Pane>,
@@ -427,8 +429,12 @@ pub fn compute(width: u16, height: u16, shape: &Shape) -> Screen {
                 let [left, right] =
                     Layout::horizontal([Constraint::Percentage(45), Constraint::Min(20)])
                         .areas(body);
+                // The schema as tall as its lines (up to 40%), the result the rest: a tool with
+                // two arguments left three quarters of its 40% empty.
+                let most = (right.height * 2 / 5).max(6);
+                let schema_h = (shape.schema.min(u16::MAX as usize / 2) as u16 + 2).clamp(6, most);
                 let [schema, result] =
-                    Layout::vertical([Constraint::Percentage(40), Constraint::Min(TABLE_CHROME)])
+                    Layout::vertical([Constraint::Length(schema_h), Constraint::Min(TABLE_CHROME)])
                         .areas(right);
                 (left, schema, result)
             } else {
@@ -455,7 +461,9 @@ pub fn compute(width: u16, height: u16, shape: &Shape) -> Screen {
             screen.panes = vec![(Pane::ChatLog, log)];
         }
         Tab::Signals => {
-            let listed = shape.destinations.clamp(1, 8) as u16;
+            // Eight rows, more on a tall terminal: the deliveries below keep at least half.
+            let most = (body.height / 2).saturating_sub(1 + TABLE_CHROME).max(8) as usize;
+            let listed = shape.destinations.clamp(1, most) as u16;
             let [banner, dests, deliveries] = Layout::vertical([
                 Constraint::Length(1),
                 Constraint::Length(listed + TABLE_CHROME),
