@@ -18,6 +18,7 @@ mod feeds;
 mod guard;
 mod inbox;
 mod input;
+mod pages;
 mod route;
 mod signal_modals;
 mod tables;
@@ -70,6 +71,7 @@ pub struct App {
     focus: usize,
     /// The pane `z` put on the whole screen.
     zoom: Option<Pane>,
+    /// Each table's cursor; a text pane's (`Pane::is_text`) first line shown.
     selected: BTreeMap<Pane, usize>,
     /// Every table's filter and order, and the rows each shows (`table.rs`, `app/tables.rs`).
     tables: crate::console::table::Tables,
@@ -321,11 +323,23 @@ impl App {
             staged,
             approvable,
             inbox: self.inbox.items().len(),
+            positions: self.account.positions.len(),
+            orders: self.account.orders.len(),
             discovery_view: self.tabs.discovery.view(),
             jobs: self.tabs.backtests.jobs().len(),
             agents: self.tabs.research.tree().len(),
             artifacts: self.tabs.research.artifacts(),
             tools: self.tabs.tools.tools().len(),
+            schema: self
+                .tabs
+                .tools
+                .tools()
+                .get(self.row(Pane::Tools).unwrap_or(usize::MAX))
+                .map_or(1, |t| {
+                    1 + crate::console::forms::schema::properties(&t.input_schema)
+                        .len()
+                        .max(1)
+                }),
             destinations: self.tabs.signals.destinations().len(),
             zoom: self.zoomed(),
         }
@@ -394,7 +408,7 @@ impl App {
             Pane::Destinations => self.tabs.signals.destinations().len(),
             Pane::Deliveries => self.tabs.signals.deliveries(),
             // Scrolled, not selected: see `move_selection`.
-            Pane::Transcript | Pane::ChatLog => 0,
+            Pane::Transcript | Pane::ChatLog | Pane::Detail | Pane::Schema | Pane::Stats => 0,
         }
     }
 
@@ -636,7 +650,11 @@ impl App {
                 Ask::HoldPosts(until) => self.quota_until = Some(until),
                 Ask::Redraw => self.dirty = true,
                 Ask::CommandError(text) => self.command_error = Some(text),
-                Ask::Focus(i) => self.focus = i,
+                Ask::Focus(pane) => {
+                    if let Some(i) = self.tab.panes().iter().position(|p| *p == pane) {
+                        self.focus = i;
+                    }
+                }
                 Ask::Poll(resources, at) => self.poll_now(resources, at),
                 Ask::ToolSent => self.tabs.tools.sent_one(),
                 Ask::ToolRenamed { from, to } => self.tabs.tools.renamed(&from, &to),

@@ -84,8 +84,8 @@ pub enum Ask {
     BacktestForm,
     /// The command line's error line says this (and the Logs tab keeps it).
     CommandError(String),
-    /// The focus goes to this pane of the tab on screen (an index into its panes).
-    Focus(usize),
+    /// The focus goes to this pane of the tab on screen (nothing, when the tab has no such pane).
+    Focus(Pane),
     /// Drawn at once, even when the answer was a poll's (see `App::update`).
     Redraw,
     /// These feeds are asked at `at`, not at their next poll: what a decision changed shows now.

@@ -12,6 +12,8 @@ pub enum Pane {
     /// The Desk's strip of staged proposals.
     Strip,
     Inbox,
+    /// The selected inbox item as it will execute, with its risk: a text pane, scrolled.
+    Detail,
     Decisions,
     Audit,
     Requests,
@@ -22,15 +24,19 @@ pub enum Pane {
     TopBacktests,
     TopLive,
     Combos,
-    /// Backtest jobs, and the selected job's trades.
+    /// Backtest jobs, the selected job's statistics (scrolled when they do not fit), and its
+    /// trades.
     Jobs,
+    Stats,
     Trades,
     /// The research run's lead and agents, its artifacts, and its transcript.
     Agents,
     Artifacts,
     Transcript,
-    /// The tool catalog, and the last tool call's result.
+    /// The tool catalog, the selected tool's schema (a text pane, scrolled), and the last tool
+    /// call's result.
     Tools,
+    Schema,
     Result,
     /// The conversation with the service's agent.
     ChatLog,
@@ -46,6 +52,7 @@ impl Pane {
             Pane::Orders => "Open orders",
             Pane::Strip => "Staged proposals",
             Pane::Inbox => "Approval inbox",
+            Pane::Detail => "Detail",
             Pane::Decisions => "Decisions",
             Pane::Audit => "Service audit log",
             Pane::Requests => "Console requests",
@@ -55,16 +62,23 @@ impl Pane {
             Pane::TopLive => "Top live",
             Pane::Combos => "Optimized combos",
             Pane::Jobs => "Backtest jobs",
+            Pane::Stats => "Statistics",
             Pane::Trades => "Trades",
             Pane::Agents => "Lead and agents",
             Pane::Artifacts => "Artifacts",
             Pane::Transcript => "Transcript",
             Pane::Tools => "Tools",
+            Pane::Schema => "Schema",
             Pane::Result => "Result",
             Pane::ChatLog => "Chat",
             Pane::Destinations => "Signal destinations",
             Pane::Deliveries => "Deliveries",
         }
+    }
+
+    /// A pane of text scrolled from its top line, rather than a table with a cursor.
+    pub fn is_text(self) -> bool {
+        matches!(self, Pane::Detail | Pane::Schema | Pane::Stats)
     }
 }
 
@@ -81,12 +95,12 @@ pub struct Screen {
     pub views: Vec<(DView, Rect)>,
     /// The Discovery tab's query line.
     pub query: Rect,
-    /// The Backtests tab's statistics and equity chart.
+    /// The Backtests tab's statistics (also `Pane::Stats`) and equity chart.
     pub stats: Rect,
     pub chart: Rect,
     /// The Research tab's run line and reply line; the Chat tab's mode line.
     pub banner: Rect,
-    /// The Tools tab's schema of the selected tool.
+    /// The Tools tab's schema of the selected tool (also `Pane::Schema`).
     pub schema: Rect,
     /// Tab labels without their padding, when the full ones do not fit.
     pub compact_tabs: bool,
@@ -169,6 +183,13 @@ fn zoomed(screen: &mut Screen, pane: Pane, body: Rect) {
     ] {
         *r = gone;
     }
+    // The views draw these panes from their named rects.
+    match pane {
+        Pane::Detail => screen.detail = body,
+        Pane::Schema => screen.schema = body,
+        Pane::Stats => screen.stats = body,
+        _ => {}
+    }
 }
 
 /// The first row shown so that `selected` is visible in a window of `rows`.
@@ -235,11 +256,15 @@ pub struct Shape {
     /// Inbox items that can still be approved (the Desk's strip).
     pub approvable: usize,
     pub inbox: usize,
+    pub positions: usize,
+    pub orders: usize,
     pub discovery_view: DView,
     pub jobs: usize,
     pub agents: usize,
     pub artifacts: usize,
     pub tools: usize,
+    /// Lines of the selected tool's schema before wrapping (its heading and one per argument).
+    pub schema: usize,
     pub destinations: usize,
     /// A pane zoomed to the whole body (`z`): the tab's other regions are not drawn.
     pub zoom: Option<Pane>,
@@ -288,76 +313,8 @@ pub fn compute(width: u16, height: u16, shape: &Shape) -> Screen {
         ..Default::default()
     };
     match shape.tab {
-        Tab::Desk => {
-            let staged = shape.approvable.max(1) as u16;
-            // Every table keeps at least one data row: on a short terminal the strip gives up
-            // its extra rows first, then the PnL summary its third line.
-            let one_row = TABLE_CHROME + 1;
-            let tables_min = 2 * one_row;
-            let mut summary_h = 5;
-            let mut strip = (staged + TABLE_CHROME).min(7);
-            if body.height < summary_h + tables_min + strip {
-                strip = body
-                    .height
-                    .saturating_sub(summary_h + tables_min)
-                    .clamp(one_row, strip);
-            }
-            if body.height < summary_h + tables_min + strip {
-                summary_h = 4;
-            }
-            let [summary, tables, strip] = Layout::default()
-                .direction(Direction::Vertical)
-                .constraints([
-                    Constraint::Length(summary_h),
-                    Constraint::Min(tables_min),
-                    Constraint::Length(strip),
-                ])
-                .areas(body);
-            let [positions, orders] = Layout::default()
-                .direction(Direction::Vertical)
-                .constraints([Constraint::Percentage(55), Constraint::Min(one_row)])
-                .areas(tables);
-            screen.summary = summary;
-            screen.panes = vec![
-                (Pane::Positions, positions),
-                (Pane::Orders, orders),
-                (Pane::Strip, strip),
-            ];
-        }
-        Tab::Proposals => {
-            let decisions_h = if body.height >= 30 { 8 } else { 4 };
-            let [top, decisions] = Layout::default()
-                .direction(Direction::Vertical)
-                .constraints([Constraint::Min(8), Constraint::Length(decisions_h)])
-                .areas(body);
-            // Side by side when there is room; stacked on a narrow terminal, where a split would
-            // cut both the proposal descriptions and the risk preview.
-            let (inbox, detail) = if width >= 100 {
-                // From 140 columns the list gets half: at 45% a gateway's inbox (agent column
-                // included) lost its TP/SL column up to 166 columns.
-                let list = if width >= 140 { 50 } else { 45 };
-                let [inbox, detail] = Layout::default()
-                    .direction(Direction::Horizontal)
-                    .constraints([
-                        Constraint::Percentage(list),
-                        Constraint::Percentage(100 - list),
-                    ])
-                    .areas(top);
-                (inbox, detail)
-            } else {
-                // On a short screen the detail comes first: with five rows listed, 60x20 left
-                // it two lines, too few for the trade and its risk.
-                let most = if height >= 24 { 5 } else { 2 };
-                let listed = shape.inbox.clamp(1, most) as u16 + TABLE_CHROME;
-                let [inbox, detail] = Layout::default()
-                    .direction(Direction::Vertical)
-                    .constraints([Constraint::Length(listed), Constraint::Min(4)])
-                    .areas(top);
-                (inbox, detail)
-            };
-            screen.detail = detail;
-            screen.panes = vec![(Pane::Inbox, inbox), (Pane::Decisions, decisions)];
-        }
+        Tab::Desk => desk(&mut screen, body, shape),
+        Tab::Proposals => proposals(&mut screen, body, shape),
         Tab::Logs => {
             let [audit, rest] = Layout::default()
                 .direction(Direction::Vertical)
@@ -397,12 +354,16 @@ pub fn compute(width: u16, height: u16, shape: &Shape) -> Screen {
         }
         Tab::Backtests => {
             let tall = body.height >= 30;
-            let listed = shape.jobs.clamp(1, if tall { 5 } else { 2 }) as u16;
+            // A tall terminal lists more jobs and gives the statistics and the equity chart a
+            // third of the height; the trades take the rest.
+            let most = if tall { (body.height / 6).max(5) } else { 2 };
+            let listed = (shape.jobs as u16).clamp(1, most);
+            let middle = if tall { (body.height / 3).max(14) } else { 9 };
             let [jobs, middle, trades] = Layout::default()
                 .direction(Direction::Vertical)
                 .constraints([
                     Constraint::Length(listed + TABLE_CHROME),
-                    Constraint::Length(if tall { 14 } else { 9 }),
+                    Constraint::Length(middle),
                     Constraint::Min(TABLE_CHROME),
                 ])
                 .areas(body);
@@ -413,7 +374,11 @@ pub fn compute(width: u16, height: u16, shape: &Shape) -> Screen {
                 .areas(middle);
             screen.stats = stats;
             screen.chart = chart;
-            screen.panes = vec![(Pane::Jobs, jobs), (Pane::Trades, trades)];
+            screen.panes = vec![
+                (Pane::Jobs, jobs),
+                (Pane::Stats, stats),
+                (Pane::Trades, trades),
+            ];
         }
         Tab::Research => {
             let [banner, rest] =
@@ -421,7 +386,20 @@ pub fn compute(width: u16, height: u16, shape: &Shape) -> Screen {
             screen.banner = banner;
             let agents_n = shape.agents.max(1) as u16;
             let artifacts_n = shape.artifacts.max(1) as u16;
-            let (agents, artifacts, transcript) = if width >= 100 {
+            let (agents, artifacts, transcript) = if width >= 160 {
+                // Wide: the agents and the artifacts side by side, as tall as the longer list
+                // needs (up to half the height), and the transcript, which only grows, under
+                // them over the whole width.
+                let band = table_height(shape.agents.max(shape.artifacts))
+                    .min(rest.height / 2)
+                    .max(TABLE_CHROME + 1);
+                let [top, transcript] =
+                    Layout::vertical([Constraint::Length(band), Constraint::Min(3)]).areas(rest);
+                let [agents, artifacts] =
+                    Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)])
+                        .areas(top);
+                (agents, artifacts, transcript)
+            } else if width >= 100 {
                 let [left, right] =
                     Layout::horizontal([Constraint::Percentage(50), Constraint::Min(20)])
                         .areas(rest);
@@ -451,8 +429,12 @@ pub fn compute(width: u16, height: u16, shape: &Shape) -> Screen {
                 let [left, right] =
                     Layout::horizontal([Constraint::Percentage(45), Constraint::Min(20)])
                         .areas(body);
+                // The schema as tall as its lines (up to 40%), the result the rest: a tool with
+                // two arguments left three quarters of its 40% empty.
+                let most = (right.height * 2 / 5).max(6);
+                let schema_h = (shape.schema.min(u16::MAX as usize / 2) as u16 + 2).clamp(6, most);
                 let [schema, result] =
-                    Layout::vertical([Constraint::Percentage(40), Constraint::Min(TABLE_CHROME)])
+                    Layout::vertical([Constraint::Length(schema_h), Constraint::Min(TABLE_CHROME)])
                         .areas(right);
                 (left, schema, result)
             } else {
@@ -466,7 +448,11 @@ pub fn compute(width: u16, height: u16, shape: &Shape) -> Screen {
                 (tools, schema, result)
             };
             screen.schema = schema;
-            screen.panes = vec![(Pane::Tools, tools), (Pane::Result, result)];
+            screen.panes = vec![
+                (Pane::Tools, tools),
+                (Pane::Schema, schema),
+                (Pane::Result, result),
+            ];
         }
         Tab::Chat => {
             let [banner, log] =
@@ -475,7 +461,9 @@ pub fn compute(width: u16, height: u16, shape: &Shape) -> Screen {
             screen.panes = vec![(Pane::ChatLog, log)];
         }
         Tab::Signals => {
-            let listed = shape.destinations.clamp(1, 8) as u16;
+            // Eight rows, more on a tall terminal: the deliveries below keep at least half.
+            let most = (body.height / 2).saturating_sub(1 + TABLE_CHROME).max(8) as usize;
+            let listed = shape.destinations.clamp(1, most) as u16;
             let [banner, dests, deliveries] = Layout::vertical([
                 Constraint::Length(1),
                 Constraint::Length(listed + TABLE_CHROME),
@@ -493,6 +481,123 @@ pub fn compute(width: u16, height: u16, shape: &Shape) -> Screen {
         zoomed(&mut screen, z, body);
     }
     screen
+}
+
+/// Rows a table needs to show `n` data rows (one, for its empty line, when it has none).
+fn table_height(n: usize) -> u16 {
+    (n.max(1).min(u16::MAX as usize / 2) as u16).saturating_add(TABLE_CHROME)
+}
+
+/// The Desk: the PnL summary, positions and open orders (side by side on a wide terminal), the
+/// strip of staged proposals. Tables get the rows their data needs; what is left goes to the
+/// summary, whose equity chart can use any height.
+fn desk(screen: &mut Screen, body: Rect, shape: &Shape) {
+    let (positions_h, orders_h) = (table_height(shape.positions), table_height(shape.orders));
+    let strip_need = table_height(shape.approvable);
+    // Both tables' columns fit in half of 200 columns.
+    let side = body.width >= 200;
+    let tables_need = if side {
+        positions_h.max(orders_h)
+    } else {
+        positions_h + orders_h
+    };
+    let one_row = TABLE_CHROME + 1;
+    let tables_min = if side { one_row } else { 2 * one_row };
+    let mut summary_h = 5;
+    // A strip that fits needs no cap; one that does not fit keeps at least a few rows.
+    let strip_short = strip_need.min(7);
+    let strip = if summary_h + tables_need + strip_need <= body.height {
+        summary_h = body.height - tables_need - strip_need;
+        strip_need
+    } else if summary_h + tables_need + strip_short <= body.height {
+        body.height - summary_h - tables_need
+    } else {
+        // Every table keeps at least one data row: on a short terminal the strip gives up its
+        // extra rows first, then the PnL summary its third line.
+        let mut strip = strip_short;
+        if body.height < summary_h + tables_min + strip {
+            strip = body
+                .height
+                .saturating_sub(summary_h + tables_min)
+                .clamp(one_row, strip);
+        }
+        if body.height < summary_h + tables_min + strip {
+            summary_h = 4;
+        }
+        strip
+    };
+    let [summary, tables, strip] = Layout::vertical([
+        Constraint::Length(summary_h),
+        Constraint::Min(tables_min),
+        Constraint::Length(strip),
+    ])
+    .areas(body);
+    let [positions, orders] = if side {
+        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(tables)
+    } else if positions_h + orders_h <= tables.height {
+        // Orders take any spare row: they come and go more often than positions.
+        Layout::vertical([Constraint::Length(positions_h), Constraint::Min(one_row)]).areas(tables)
+    } else {
+        Layout::vertical([Constraint::Percentage(55), Constraint::Min(one_row)]).areas(tables)
+    };
+    screen.summary = summary;
+    screen.panes = vec![
+        (Pane::Positions, positions),
+        (Pane::Orders, orders),
+        (Pane::Strip, strip),
+    ];
+}
+
+/// Proposals: the inbox, the selected item's detail and the decisions. Wide, the detail has the
+/// whole right side (a trade's risk, verdicts and chart use the height) and the decisions take
+/// what the inbox leaves on the left; narrow, they stack and the detail scrolls.
+fn proposals(screen: &mut Screen, body: Rect, shape: &Shape) {
+    let width = body.width;
+    let decisions_min = if body.height >= 30 { 8 } else { 4 };
+    let (inbox, detail, decisions) = if width >= 160 {
+        let [left, detail] =
+            Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
+                .areas(body);
+        // The decisions keep at least a few rows; the inbox has the rest up to what it needs,
+        // and the decisions (a history that only grows) any spare rows.
+        let inbox_h = table_height(shape.inbox)
+            .max(8)
+            .min(left.height.saturating_sub(decisions_min));
+        let [inbox, decisions] =
+            Layout::vertical([Constraint::Length(inbox_h), Constraint::Min(decisions_min)])
+                .areas(left);
+        (inbox, detail, decisions)
+    } else if width >= 100 {
+        // Under 160 columns half the width is too narrow for the decisions' results: they
+        // keep the whole width under the list and the detail.
+        let [top, decisions] =
+            Layout::vertical([Constraint::Min(8), Constraint::Length(decisions_min)]).areas(body);
+        // From 140 columns the list gets half: at 45% a gateway's inbox (agent column
+        // included) lost its TP/SL column up to 166 columns.
+        let list = if width >= 140 { 50 } else { 45 };
+        let [inbox, detail] = Layout::horizontal([
+            Constraint::Percentage(list),
+            Constraint::Percentage(100 - list),
+        ])
+        .areas(top);
+        (inbox, detail, decisions)
+    } else {
+        let [top, decisions] =
+            Layout::vertical([Constraint::Min(8), Constraint::Length(decisions_min)]).areas(body);
+        // On a short screen the detail comes first: with five rows listed, 60x20 left it two
+        // lines, too few for the trade and its risk. What does not fit scrolls (focus it).
+        let most = if body.height >= 20 { 5 } else { 2 };
+        let listed = shape.inbox.clamp(1, most) as u16 + TABLE_CHROME;
+        let [inbox, detail] =
+            Layout::vertical([Constraint::Length(listed), Constraint::Min(4)]).areas(top);
+        (inbox, detail, decisions)
+    };
+    screen.detail = detail;
+    screen.panes = vec![
+        (Pane::Inbox, inbox),
+        (Pane::Detail, detail),
+        (Pane::Decisions, decisions),
+    ];
 }
 
 #[cfg(test)]

@@ -47,7 +47,7 @@ impl Tab {
     pub fn panes(self) -> &'static [Pane] {
         match self {
             Tab::Desk => &[Pane::Positions, Pane::Orders, Pane::Strip],
-            Tab::Proposals => &[Pane::Inbox, Pane::Decisions],
+            Tab::Proposals => &[Pane::Inbox, Pane::Detail, Pane::Decisions],
             Tab::Logs => &[Pane::Audit, Pane::Requests, Pane::Messages],
             // One table at a time: the view selected with h/l (see `App::focused_pane`).
             Tab::Discovery => &[
@@ -56,9 +56,9 @@ impl Tab {
                 Pane::TopLive,
                 Pane::Combos,
             ],
-            Tab::Backtests => &[Pane::Jobs, Pane::Trades],
+            Tab::Backtests => &[Pane::Jobs, Pane::Stats, Pane::Trades],
             Tab::Research => &[Pane::Agents, Pane::Artifacts, Pane::Transcript],
-            Tab::Tools => &[Pane::Tools, Pane::Result],
+            Tab::Tools => &[Pane::Tools, Pane::Schema, Pane::Result],
             Tab::Chat => &[Pane::ChatLog],
             Tab::Signals => &[Pane::Destinations, Pane::Deliveries],
         }

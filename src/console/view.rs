@@ -559,6 +559,10 @@ fn footer(f: &mut Frame, app: &App, theme: &Theme, screen: &Screen) {
                 items.push((key(KeyAction::BuilderFee), "builder fee"));
             }
         }
+        if app.focused_pane().is_text() {
+            // A focused text pane takes the cursor keys: they scroll it, not the list beside it.
+            items.insert(0, ("↑↓".into(), "scroll"));
+        }
         if app.zoomed().is_some() {
             // First: the rest of the tab is out of sight, and this is the way back to it.
             items.insert(0, (key(KeyAction::Zoom), "ZOOMED: back"));

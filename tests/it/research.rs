@@ -135,17 +135,23 @@ async fn a_run_plans_spawns_agents_and_completes_with_a_ranked_report() {
     assert_eq!(json["partial"], Value::Bool(false));
     let ranking = json["ranking"].as_array().unwrap();
     assert_eq!(ranking.len(), 3, "one row per strategy: {ranking:#?}");
-    let oos: Vec<f64> = ranking
+    // Rows with enough trades first (a tiny sample's extreme figures rank after them), then by
+    // out-of-sample return.
+    let keys: Vec<(bool, f64)> = ranking
         .iter()
         .map(|r| {
-            r["outOfSample"]["returnPct"]
-                .as_f64()
-                .unwrap_or(f64::NEG_INFINITY)
+            (
+                !r["fewTrades"].as_bool().unwrap(),
+                r["outOfSample"]["returnPct"]
+                    .as_f64()
+                    .unwrap_or(f64::NEG_INFINITY),
+            )
         })
         .collect();
     assert!(
-        oos.windows(2).all(|w| w[0] >= w[1]),
-        "ranked by OOS return: {oos:?}"
+        keys.windows(2)
+            .all(|w| (w[0].0 && !w[1].0) || (w[0].0 == w[1].0 && w[0].1 >= w[1].1)),
+        "ranked by sample, then OOS return: {keys:?}"
     );
     for (i, r) in ranking.iter().enumerate() {
         assert_eq!(r["rank"], i + 1);

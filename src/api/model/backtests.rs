@@ -16,6 +16,12 @@ pub struct BacktestRequest {
     pub parameters: Map<String, Value>,
 }
 
+/// Fewer closed trades than this and a ratio (Sharpe, Sortino, profit factor, win rate ...) says
+/// more about chance than about the strategy. Here, beside the statistics, because both sides
+/// judge samples by it: the console mutes and flags such rows, and the sandbox's research report
+/// ranks them after every row with enough trades.
+pub const MIN_TRADES: u32 = 20;
+
 /// A number that may be absent or undefined (no trades → no win rate): `null` on the wire.
 pub type Metric = Option<f64>;
 

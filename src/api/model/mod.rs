@@ -29,7 +29,7 @@ pub use tools::*;
 pub use trading::*;
 
 pub use lenient::{Lenient, extra_pairs};
-pub use num::fmt_decimal;
+pub use num::{fmt_decimal, group_thousands};
 
 pub type Extra = Map<String, Value>;
 
@@ -140,6 +140,35 @@ pub mod num {
         match x {
             Some(x) => s.serialize_str(&fmt_decimal(*x)),
             None => s.serialize_none(),
+        }
+    }
+
+    /// Thousands separators in a decimal number's integer part, for text a person reads (the
+    /// console's numbers, the research report): `-1234567.5` → `-1,234,567.5`. Text that is not a
+    /// plain decimal number (`-`, `1e21`, `n/a`) comes back as it is.
+    pub fn group_thousands(text: &str) -> String {
+        let (sign, digits) = match text.strip_prefix('-') {
+            Some(rest) => ("-", rest),
+            None => ("", text),
+        };
+        let (int, frac) = match digits.split_once('.') {
+            Some((i, f)) => (i, Some(f)),
+            None => (digits, None),
+        };
+        let plain = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+        if int.is_empty() || !plain(int) || !frac.is_none_or(plain) {
+            return text.to_string();
+        }
+        let mut grouped = String::with_capacity(int.len() + int.len() / 3);
+        for (i, c) in int.chars().enumerate() {
+            if i > 0 && (int.len() - i).is_multiple_of(3) {
+                grouped.push(',');
+            }
+            grouped.push(c);
+        }
+        match frac {
+            Some(f) => format!("{sign}{grouped}.{f}"),
+            None => format!("{sign}{grouped}"),
         }
     }
 

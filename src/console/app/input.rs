@@ -392,6 +392,8 @@ impl App {
             {
                 *self.text_scroll(pane) = self.scroll_end(pane, action);
             }
+            KeyAction::Top if pane.is_text() => self.scroll_page(pane, i64::MIN),
+            KeyAction::Bottom if pane.is_text() => self.scroll_page(pane, i64::MAX),
             KeyAction::Top => self.select_row(pane, 0),
             KeyAction::Bottom => {
                 let len = self.pane_len(pane);
@@ -414,6 +416,10 @@ impl App {
             *scroll = (*scroll as i64 - delta).clamp(0, max as i64) as usize;
             return;
         }
+        if pane.is_text() {
+            self.scroll_page(pane, delta);
+            return;
+        }
         let len = self.pane_len(pane) as i64;
         if len == 0 {
             return;
@@ -432,6 +438,13 @@ impl App {
     /// The cursor goes to `row`; in an inbox pane, that row's proposal is what is selected.
     pub(crate) fn select_row(&mut self, pane: Pane, row: usize) {
         self.selected.insert(pane, row);
+        // Another item, tool or job: its text is read from the top.
+        match pane {
+            Pane::Inbox => self.selected.insert(Pane::Detail, 0),
+            Pane::Tools => self.selected.insert(Pane::Schema, 0),
+            Pane::Jobs => self.selected.insert(Pane::Stats, 0),
+            _ => None,
+        };
         if matches!(pane, Pane::Inbox | Pane::Strip) {
             self.select_inbox_row(pane, row);
         }
@@ -501,6 +514,16 @@ impl App {
                     self.tabs.discovery.switch_view(view, self.now);
                     self.dirty = true;
                     return;
+                }
+                // A click anywhere in a pane focuses it: on a text pane's line as on a row.
+                if let Some(pane) = screen.pane_at(m.column, m.row)
+                    && let Some(i) = self.tab.panes().iter().position(|p| *p == pane)
+                {
+                    self.focus = i;
+                    self.dirty = true;
+                    if pane.is_text() {
+                        return;
+                    }
                 }
                 if let Some((pane, row)) = screen.row_at(m.column, m.row) {
                     if let Some(i) = self.tab.panes().iter().position(|p| *p == pane) {

@@ -3,7 +3,7 @@
 
 use crate::api::model::{BacktestRequest, StrategyEntry};
 use crate::console::command::{normalize_pair, normalize_timeframe, parse_number};
-use crate::console::widgets::{fmt_number, value_text};
+use crate::console::widgets::{fmt_number, plain_number, plain_value_text};
 use serde_json::{Map, Value};
 
 const MAX_FIELD: usize = 40;
@@ -72,11 +72,11 @@ impl BacktestForm {
             },
         };
         for (name, v) in params {
-            fields.push(field(name, kind(name), value_text(v)));
+            fields.push(field(name, kind(name), plain_value_text(v)));
         }
         for p in catalog.map(|c| c.parameters.as_slice()).unwrap_or_default() {
             if !params.contains_key(&p.name) {
-                fields.push(field(&p.name, kind(&p.name), fmt_number(p.default)));
+                fields.push(field(&p.name, kind(&p.name), plain_number(p.default)));
             }
         }
         BacktestForm { fields, focus: 0 }
@@ -142,8 +142,8 @@ impl BacktestForm {
                     {
                         f.error = Some(format!(
                             "must be from {} to {}",
-                            fmt_number(min.unwrap_or(f64::NEG_INFINITY)),
-                            fmt_number(max.unwrap_or(f64::INFINITY))
+                            min.map_or("-∞".into(), fmt_number),
+                            max.map_or("∞".into(), fmt_number)
                         ))
                     }
                     Some(x) => {

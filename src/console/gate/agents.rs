@@ -56,7 +56,7 @@ pub fn agents_lines<'a>(theme: &Theme, agents: &[GateAgent], selected: usize) ->
             " · {} pending · {} executed today ({} USD){via}",
             a.pending,
             a.executions_today,
-            crate::api::model::fmt_decimal((a.notional_today * 100.0).round() / 100.0)
+            crate::console::widgets::size((a.notional_today * 100.0).round() / 100.0)
         )));
         lines.push(Line::from(head));
         if let Some(s) = &a.suspension {

@@ -85,8 +85,8 @@ fn show(v: &Value) -> String {
         Value::Null => "—".into(),
         Value::String(s) => s.clone(),
         Value::Number(n) => match n.as_f64() {
-            Some(x) if x.fract() != 0.0 => format!("{x:.2}"),
-            Some(x) => format!("{x:.0}"),
+            Some(x) if x.fract() != 0.0 => crate::console::widgets::num(x, 2),
+            Some(x) => crate::console::widgets::num(x, 0),
             None => n.to_string(),
         },
         Value::Array(a) => a.iter().map(show).collect::<Vec<_>>().join(","),
@@ -375,8 +375,9 @@ pub fn standing_lines<'a>(
             Span::styled(format!("#{:<3} ", s.id), theme.accent),
             Span::styled(countdown(now, s.expires_at), theme.warn),
             Span::raw(format!(
-                " left · agent {} · {coins} · up to {:.2} USD · ",
-                s.agent, s.max_notional_usd
+                " left · agent {} · {coins} · up to {} USD · ",
+                s.agent,
+                crate::console::widgets::num(s.max_notional_usd, 2)
             )),
             Span::styled(format!("{} approved", s.approved.len()), theme.good),
         ]));
@@ -389,7 +390,7 @@ pub fn standing_lines<'a>(
                     a.kind,
                     a.status,
                     a.notional
-                        .map(|n| format!(" ({n:.2} USD)"))
+                        .map(|n| format!(" ({} USD)", crate::console::widgets::num(n, 2)))
                         .unwrap_or_default()
                 ),
                 theme.base,

@@ -52,9 +52,9 @@ fn usd(x: f64) -> String {
 
 fn number(x: f64) -> String {
     if x.fract() == 0.0 {
-        format!("{x:.0}")
+        super::super::widgets::num(x, 0)
     } else {
-        format!("{x}")
+        super::super::widgets::fmt_number(x)
     }
 }
 
@@ -186,10 +186,10 @@ fn use_line<'a>(theme: &Theme, u: &GateDailyUse) -> Line<'a> {
             };
             (
                 format!(
-                    "{} of {} ({:.0}%)",
+                    "{} of {} ({})",
                     usd(u.executed_notional_usd),
                     usd(limit),
-                    share * 100.0
+                    super::super::widgets::pct(share * 100.0, 0)
                 ),
                 style,
             )

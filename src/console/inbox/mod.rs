@@ -227,7 +227,7 @@ impl InboxItem {
 }
 
 pub fn describe_preview(p: &Preview, id: &str) -> String {
-    use crate::api::model::fmt_decimal;
+    use crate::console::widgets::size as fmt_decimal;
     match p.kind.as_str() {
         "trade" => {
             let size = if p.size > 0.0 {
@@ -249,9 +249,9 @@ pub fn describe_preview(p: &Preview, id: &str) -> String {
     }
 }
 
-/// A trade's price levels in one cell: `@3215 TP 3050 SL 3290`, `-` without any.
+/// A trade's price levels in one cell: `@3,215 TP 3,050 SL 3,290`, `-` without any.
 pub fn levels(p: &Preview) -> String {
-    use crate::api::model::fmt_decimal;
+    use crate::console::widgets::size as fmt_decimal;
     let mut parts = Vec::new();
     if let Some(l) = p.limit_px {
         parts.push(format!("@{}", fmt_decimal(l)));
@@ -328,7 +328,7 @@ pub fn execution_summary_in(
     done: &crate::api::model::ExecutionResult,
     coin: Option<&str>,
 ) -> String {
-    use crate::api::model::fmt_decimal;
+    use crate::console::widgets::size as fmt_decimal;
     let mut parts: Vec<String> = done
         .execution
         .fills

@@ -131,7 +131,7 @@ fn a_proposal_staged_here_shows_what_was_staged_in_every_shape() {
             "5x",
             "70,000",
             "58,000",
-            "requested: long BTC $2000",
+            "requested: long BTC $2,000",
         ] {
             assert!(text.contains(needle), "{shape}: {needle:?} missing\n{text}");
         }
@@ -160,7 +160,7 @@ fn a_proposal_staged_here_shows_what_was_staged_in_every_shape() {
             record["summary"]
                 .as_str()
                 .unwrap()
-                .contains("TP 70000 SL 58000")
+                .contains("TP 70,000 SL 58,000")
                 || shape == "ours",
             "{shape}: {record}"
         );
@@ -175,7 +175,7 @@ fn a_confirm_result_is_shown_whatever_its_shape() {
     let ours: ExecutionResult = fixture("confirm_trade", "ours");
     assert_eq!(
         execution_summary(&ours),
-        "bought 0.01 BTC at 66010 (oid 900131)"
+        "bought 0.01 BTC at 66,010 (oid 900131)"
     );
     let deployment: ExecutionResult = fixture("confirm_trade", "deployment");
     assert_eq!(

@@ -229,12 +229,12 @@ fn approve_goes_through_the_supervisor_api_and_shows_the_execution() {
     let item = app.item(DEMO_ID).unwrap();
     assert_eq!(
         item.local,
-        LocalState::Approved("bought 0.25 ETH at 2117.2 (oid 100000000)".into())
+        LocalState::Approved("bought 0.25 ETH at 2,117.2 (oid 100000000)".into())
     );
     assert_eq!(app.inbox().decisions()[0].proposal_id, DEMO_ID);
     assert_eq!(
         app.inbox().decisions()[0].result,
-        "executed: bought 0.25 ETH at 2117.2 (oid 100000000)"
+        "executed: bought 0.25 ETH at 2,117.2 (oid 100000000)"
     );
     // The gateway executed it: the row says so, not merely "approved".
     assert_eq!(
@@ -343,14 +343,14 @@ fn an_execution_reported_after_the_approval_answer_is_shown_and_journaled() {
     assert_eq!(item.status(app.now()), Status::Executed);
     assert_eq!(
         item.local,
-        LocalState::Approved("bought 0.25 ETH at 2117.2 (oid 100000000)".into())
+        LocalState::Approved("bought 0.25 ETH at 2,117.2 (oid 100000000)".into())
     );
     assert_eq!(app.inbox().decisions().len(), decisions + 1);
     let d = &app.inbox().decisions()[0];
     assert_eq!(d.kind, crate::console::inbox::DecisionKind::Executed);
     assert_eq!(
         d.result,
-        "executed: bought 0.25 ETH at 2117.2 (oid 100000000)"
+        "executed: bought 0.25 ETH at 2,117.2 (oid 100000000)"
     );
     let journaled = fx
         .iter()

@@ -77,7 +77,7 @@ fn staged_counts_down_then_approve_needs_an_explicit_y() {
             ))),
         },
     ));
-    let fill_text = "bought 0.01 BTC at 66010 (oid 4242)";
+    let fill_text = "bought 0.01 BTC at 66,010 (oid 4242)";
     assert_eq!(status(&app), Status::Approved);
     assert_eq!(
         app.item(ID).unwrap().local,
@@ -88,7 +88,7 @@ fn staged_counts_down_then_approve_needs_an_explicit_y() {
     let d = &app.inbox().decisions()[0];
     assert_eq!(d.kind, DecisionKind::Approved);
     assert_eq!(d.proposal_id, ID);
-    assert_eq!(d.summary, "long 0.01 BTC 5x TP 72000 SL 65000");
+    assert_eq!(d.summary, "long 0.01 BTC 5x TP 72,000 SL 65,000");
     assert_eq!(d.result, fill_text);
     let lines = journal_lines(&fx);
     assert_eq!(lines.len(), 1, "{fx:?}");

@@ -208,7 +208,7 @@ fn found_executed_in_the_proposals_list() {
         ..Execution::default()
     });
     let fx = answer(&mut app, 12, listed(done));
-    let text = "bought 0.01 BTC at 66010 (oid 4242)";
+    let text = "bought 0.01 BTC at 66,010 (oid 4242)";
     assert_eq!(
         app.item(ID).unwrap().local,
         LocalState::Approved(text.into())
@@ -387,7 +387,7 @@ fn a_queued_confirm_that_runs_after_being_found_staged_is_this_consoles_approval
     assert_eq!(app.inbox().decisions()[0].kind, DecisionKind::Approved);
     assert_eq!(
         journal_lines(&fx)[0]["result"],
-        "bought 0.01 BTC at 66020 (oid 4343)"
+        "bought 0.01 BTC at 66,020 (oid 4343)"
     );
     // A proposal this console never confirmed, executed by someone else, is not its approval.
     let mut app = staged_app();

@@ -80,7 +80,7 @@ fn deliveries_json() -> Value {
 }
 
 /// The seeded console on the Signals tab with two destinations and the first one's deliveries.
-fn signals_app(width: u16, height: u16) -> App {
+pub(super) fn signals_app(width: u16, height: u16) -> App {
     let mut app = seeded_app(width, height);
     let fx = app.update(key('9'));
     assert_eq!(app.tab(), Tab::Signals);

@@ -260,7 +260,7 @@ fn the_agents_panels_keys_prefill_suspend_and_resume_for_the_chosen_agent() {
         .lines()
         .find(|l| l.contains(&agents[1].agent) && l.contains("executed today"))
         .unwrap_or_else(|| panic!("{text}"));
-    assert!(line.contains("3 executed today (12400 USD)"), "{line}");
+    assert!(line.contains("3 executed today (12,400 USD)"), "{line}");
     // The second agent, chosen with ↓; `s` fills in its name and waits for the reason.
     app.update(code(KeyCode::Down));
     let fx = app.update(key('s'));

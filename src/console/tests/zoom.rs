@@ -48,6 +48,12 @@ fn the_zoom_follows_the_focus_and_another_tab_comes_unzoomed() {
     app.update(key('2'));
     app.update(key('z'));
     app.update(code(KeyCode::Tab));
+    assert_eq!(app.focused_pane(), Pane::Detail);
+    assert_eq!(app.zoomed(), Some(Pane::Detail));
+    // The detail is drawn from its own rect: zoomed, that is the whole body.
+    assert_eq!(screen(&app).detail, screen(&app).pane(Pane::Detail));
+    assert!(screen(&app).detail.height > 30);
+    app.update(code(KeyCode::Tab));
     assert_eq!(app.focused_pane(), Pane::Decisions);
     assert_eq!(
         app.zoomed(),

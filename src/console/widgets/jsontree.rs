@@ -218,7 +218,19 @@ pub fn fields(v: &Value, prefix: &str, out: &mut Vec<(String, String)>) {
                 .collect::<Vec<_>>()
                 .join(", "),
         )),
-        other => out.push((prefix.to_string(), super::value_text(other))),
+        other => {
+            // An id, a nonce or a time is a name, not a magnitude: no separators in it.
+            let key = prefix.rsplit('.').next().unwrap_or(prefix);
+            let named = ["id", "Id", "oid", "nonce", "At", "time", "Time", "Ms", "ms"]
+                .iter()
+                .any(|s| key.ends_with(s));
+            let text = if named {
+                super::plain_value_text(other)
+            } else {
+                super::value_text(other)
+            };
+            out.push((prefix.to_string(), text));
+        }
     }
 }
 

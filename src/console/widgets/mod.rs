@@ -1,6 +1,13 @@
 //! Small pieces the screens share: number formats, the countdown bar, windowed tables.
+//!
+//! Every number the console writes for a person goes through one of the formats here (`num`,
+//! `signed`, `px`, `size`, `fmt_number`, `pct`): magnitudes from 1,000 up have thousands
+//! separators wherever they appear (a result panel, a table, a dialog). Two kinds of text keep the
+//! service's digits instead: a JSON view (`jsontree`, a tool's raw result), which shows the value
+//! as sent, and a text field the person edits (`plain_number`), which is parsed back.
 
 pub mod jsontree;
+pub mod page;
 pub mod stats;
 pub mod text;
 
@@ -17,30 +24,46 @@ use std::time::Duration;
 /// Full proposal lifetime, for the countdown bar's scale.
 const LIFETIME_SECS: i64 = 300;
 
-/// `1234567.891` → `1,234,567.89`.
+/// `1234567.891` → `1,234,567.89`; NaN and infinities are `-`.
 pub fn num(x: f64, decimals: usize) -> String {
     if !x.is_finite() {
         return "-".into();
     }
     let s = format!("{:.*}", decimals, x.abs());
-    let (int, frac) = s.split_once('.').unwrap_or((&s, ""));
-    let mut grouped = String::new();
-    for (i, c) in int.chars().enumerate() {
-        if i > 0 && (int.len() - i).is_multiple_of(3) {
-            grouped.push(',');
-        }
-        grouped.push(c);
-    }
+    // A negative that rounds to zero is written without its sign: `0.00`, not `-0.00`.
     let sign = if x < 0.0 && s.chars().any(|c| c.is_ascii_digit() && c != '0') {
         "-"
     } else {
         ""
     };
-    if frac.is_empty() {
-        format!("{sign}{grouped}")
-    } else {
-        format!("{sign}{grouped}.{frac}")
-    }
+    format!("{sign}{}", group(&s))
+}
+
+/// Thousands separators in a decimal number's integer part: `-1234567.5` → `-1,234,567.5`. One
+/// rule with the sandbox's reports (`api::model::group_thousands`).
+pub fn group(text: &str) -> String {
+    crate::api::model::group_thousands(text)
+}
+
+/// `text` with each word that is a plain number grouped (`$2000` → `$2,000`, `@3215` →
+/// `@3,215`), for lines the shared `api` code writes without the console's format (the request
+/// an agent sent). Words with anything else in them (`5x`, an id, `900131)`) stay as they are.
+pub fn group_words(text: &str) -> String {
+    text.split(' ')
+        .map(|w| {
+            let (lead, rest) = match w.strip_prefix(['$', '@']) {
+                Some(rest) => (&w[..1], rest),
+                None => ("", w),
+            };
+            format!("{lead}{}", group(rest))
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A percentage with `decimals` decimals and its sign: `12.35%`, `-1,387.40%`.
+pub fn pct(x: f64, decimals: usize) -> String {
+    format!("{}%", num(x, decimals))
 }
 
 /// Signed, for PnL: `+12.30` / `-4.00`.
@@ -58,12 +81,15 @@ pub fn px(x: f64) -> String {
         return "-".into();
     }
     let mag = x.abs().log10().floor() as i32;
-    let decimals = (4 - mag).clamp(0, 6) as usize;
+    // Up to 10 decimals, so a coin quoted at 0.00001234 keeps its five figures.
+    let decimals = (4 - mag).clamp(0, 10) as usize;
     num(x, decimals)
 }
 
+/// A size or an amount as the venue writes it (up to 8 decimals, no trailing zeros), grouped:
+/// `5,000`, `0.032653`, `1,234.5`.
 pub fn size(x: f64) -> String {
-    crate::api::model::fmt_decimal(x)
+    group(&crate::api::model::fmt_decimal(x))
 }
 
 pub fn age(d: Duration) -> String {
@@ -388,11 +414,24 @@ pub fn opt(x: Option<f64>, decimals: usize) -> String {
     x.map(|v| num(v, decimals)).unwrap_or_else(|| "-".into())
 }
 
-/// A JSON value as a field or a parameter list shows it: strings without quotes.
+/// A JSON value as a field or a parameter list shows it: strings without quotes, numbers in the
+/// console's format (`2,352.9`). Not for a JSON tree, which shows what the service sent.
 pub fn value_text(v: &serde_json::Value) -> String {
     match v {
+        serde_json::Value::Number(n) if n.is_f64() => {
+            n.as_f64().map_or_else(|| n.to_string(), fmt_number)
+        }
+        // Integers are grouped from their own digits: a u64 past 2^53 loses none.
+        serde_json::Value::Number(n) => group(&n.to_string()),
+        other => plain_value_text(other),
+    }
+}
+
+/// [`value_text`] without separators, for a text field the person edits (a form prefilled from
+/// a row's parameters) and for identifiers and times, which are not magnitudes.
+pub fn plain_value_text(v: &serde_json::Value) -> String {
+    match v {
         serde_json::Value::String(s) => s.clone(),
-        serde_json::Value::Number(n) => n.to_string(),
         other => other.to_string(),
     }
 }
@@ -422,8 +461,18 @@ pub fn truncate(text: &str, max: usize) -> String {
     out
 }
 
-/// Whole numbers without a decimal point (`14`, not `14.0`).
+/// A number as short as it can be written, grouped: `14` (not `14.0`), `2,352.9`, `0.125`;
+/// NaN and infinities are `-`.
 pub fn fmt_number(x: f64) -> String {
+    if !x.is_finite() {
+        return "-".into();
+    }
+    group(&plain_number(x))
+}
+
+/// [`fmt_number`] without separators, for a text field the person edits and the console parses
+/// back (a form's prefilled value).
+pub fn plain_number(x: f64) -> String {
     if x.fract() == 0.0 && x.abs() < 9e15 {
         format!("{}", x as i64)
     } else {
@@ -495,6 +544,50 @@ mod tests {
         assert_eq!(truncate_line(line, 6).to_string(), "abcde…");
         let line = Line::from("short");
         assert_eq!(truncate_line(line, 9).to_string(), "short");
+    }
+
+    /// Issue 37: one format everywhere, separators from 1,000 up.
+    #[test]
+    fn numbers_are_grouped_from_a_thousand_up_whatever_the_format() {
+        assert_eq!(num(999.0, 0), "999");
+        assert_eq!(num(1000.0, 0), "1,000");
+        assert_eq!(num(-2352.9, 1), "-2,352.9");
+        // Rounding that crosses 1,000 is grouped after rounding.
+        assert_eq!(num(999.996, 2), "1,000.00");
+        assert_eq!(num(-999.96, 1), "-1,000.0");
+        assert_eq!(num(f64::NAN, 2), "-");
+        assert_eq!(num(f64::INFINITY, 2), "-");
+        assert_eq!(num(f64::NEG_INFINITY, 0), "-");
+        assert_eq!(signed(1387.4, 2), "+1,387.40");
+        assert_eq!(pct(-14002.0, 2), "-14,002.00%");
+        assert_eq!(fmt_number(2352.9), "2,352.9");
+        assert_eq!(fmt_number(-1_000_000.0), "-1,000,000");
+        assert_eq!(fmt_number(0.125), "0.125");
+        assert_eq!(fmt_number(f64::NAN), "-");
+        assert_eq!(
+            plain_number(2352.9),
+            "2352.9",
+            "a form field is parsed back"
+        );
+        assert_eq!(size(5000.0), "5,000");
+        assert_eq!(size(0.032653), "0.032653");
+        assert_eq!(size(-1234.5), "-1,234.5");
+        // Small prices keep five significant figures, however many decimals that takes.
+        assert_eq!(px(0.00001234), "0.000012340");
+        assert_eq!(px(0.1834), "0.18340");
+        assert_eq!(px(-3215.0), "-3,215.0");
+        assert_eq!(px(99_999.9), "100,000");
+        assert_eq!(px(f64::NAN), "-");
+        // Text that is not a plain number is left alone.
+        assert_eq!(group("n/a <30d"), "n/a <30d");
+        assert_eq!(group("1e21"), "1e21");
+        assert_eq!(group("-"), "-");
+        assert_eq!(group("12345"), "12,345");
+        assert_eq!(
+            group_words("long BTC $2000 5x limit 61250.5 TP 70000 SL 580 on venue2"),
+            "long BTC $2,000 5x limit 61,250.5 TP 70,000 SL 580 on venue2"
+        );
+        assert_eq!(group_words("(oid 900131) @3215"), "(oid 900131) @3,215");
     }
 
     #[test]

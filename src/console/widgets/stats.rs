@@ -12,10 +12,9 @@ pub const MIN_ANNUALISED_DAYS: f64 = 30.0;
 /// return stays on its own line.
 pub const NOT_ANNUALISED: &str = "n/a <30d";
 
-/// Fewer closed trades than this and a ratio (Sharpe, Sortino, profit factor, win rate ...) says
-/// more about chance than about the strategy: it is shown with its sample size, and tables mute
-/// it (a ranking led by a row with 2 trades is not a finding).
-pub const MIN_TRADES: u32 = 20;
+/// Fewer trades than this: a ratio is shown with its sample size, and tables mute it (a ranking led
+/// by a row with 2 trades is not a finding). One threshold with the sandbox's research ranking.
+pub use crate::api::model::MIN_TRADES;
 
 /// Whether the backtest closed too few trades for its ratios to mean much.
 pub fn few_trades(s: &BacktestStats) -> bool {

@@ -2,6 +2,9 @@
 
 use super::planner::Plan;
 use super::{GRID_POINTS, strategy_label};
+// Not the research module's own MIN_TRADES (what a parameter set needs to be picked at all): this
+// is the console's threshold for a sample worth ranking, one constant for both sides.
+use crate::api::model::{MIN_TRADES, group_thousands};
 use crate::sandbox::store::research::{AgentRow, Candidate, Evidence, RunRow};
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
@@ -30,14 +33,26 @@ impl Ranked {
 
     pub(super) fn short(&self) -> String {
         format!(
-            "{} {} {} ({}): out-of-sample {}, in-sample {}",
+            "{} {} {} ({}): out-of-sample {}, in-sample {}{}",
             self.strategy_id,
             self.pair,
             self.timeframe,
             self.params_text(),
             pct(self.best.out_of_sample.return_pct),
-            pct(self.best.in_sample.return_pct)
+            pct(self.best.in_sample.return_pct),
+            self.few_trades()
+                .map(|f| format!(" ({f})"))
+                .unwrap_or_default()
         )
+    }
+
+    /// What is wrong with the row's sample, when either window closed fewer than
+    /// [`MIN_TRADES`] trades: its return and Sharpe say more about chance than about the
+    /// strategy (an out-of-sample Sharpe of −14,002 on 2 trades is not a finding).
+    pub(super) fn few_trades(&self) -> Option<String> {
+        let (is, oos) = (self.best.in_sample.trades, self.best.out_of_sample.trades);
+        let min = MIN_TRADES as usize;
+        (is < min || oos < min).then(|| format!("few trades: {is} in-sample, {oos} out-of-sample"))
     }
 }
 
@@ -52,12 +67,17 @@ pub(super) struct Report {
     pub(super) notes: Vec<String>,
 }
 
+/// Grouped as the console writes numbers (`+1,387.40%`), since the console shows this report as
+/// it is; report.json keeps the plain numbers.
 pub(super) fn pct(x: Option<f64>) -> String {
-    x.map_or("—".into(), |v| format!("{v:+.2}%"))
+    x.map_or("—".into(), |v| {
+        let sign = if v >= 0.0 { "+" } else { "" };
+        format!("{sign}{}%", group_thousands(&format!("{v:.2}")))
+    })
 }
 
 pub(super) fn num(x: Option<f64>) -> String {
-    x.map_or("—".into(), |v| format!("{v:.2}"))
+    x.map_or("—".into(), |v| group_thousands(&format!("{v:.2}")))
 }
 
 pub(super) fn evidence_text(e: &Evidence) -> String {
@@ -70,13 +90,26 @@ pub(super) fn evidence_text(e: &Evidence) -> String {
     )
 }
 
-/// Best first: out-of-sample return, then in-sample Sharpe; undefined values last.
-pub(super) fn rank_key(r: &Ranked) -> (f64, f64) {
+/// Best first: rows with enough trades in both windows, then out-of-sample return, then
+/// in-sample Sharpe; undefined values last. A row on a tiny sample comes after every row with
+/// enough trades, whatever its figures: extreme ratios are what tiny samples produce.
+pub(super) fn rank_key(r: &Ranked) -> (bool, f64, f64) {
     let f = |x: Option<f64>| x.unwrap_or(f64::NEG_INFINITY);
     (
+        r.few_trades().is_none(),
         f(r.best.out_of_sample.return_pct),
         f(r.best.in_sample.sharpe),
     )
+}
+
+/// Sorts `rows` best first by [`rank_key`].
+pub(super) fn rank(rows: &mut [Ranked]) {
+    rows.sort_by(|a, b| {
+        let (ka, kb) = (rank_key(a), rank_key(b));
+        kb.0.cmp(&ka.0)
+            .then(kb.1.total_cmp(&ka.1))
+            .then(kb.2.total_cmp(&ka.2))
+    });
 }
 
 impl Report {
@@ -113,10 +146,7 @@ impl Report {
                 });
             }
         }
-        rows.sort_by(|a, b| {
-            let (ka, kb) = (rank_key(a), rank_key(b));
-            kb.0.total_cmp(&ka.0).then(kb.1.total_cmp(&ka.1))
-        });
+        rank(&mut rows);
         if !run.plan.dropped.is_empty() {
             notes.push(format!(
                 "left out of the ranking at the user's request: {}",
@@ -183,6 +213,7 @@ impl Report {
                 "parameters": r.best.parameters,
                 "inSample": r.best.in_sample,
                 "outOfSample": r.best.out_of_sample,
+                "fewTrades": r.few_trades().is_some(),
             })).collect::<Vec<_>>(),
             "agents": agents,
             "notes": self.notes,
@@ -216,7 +247,9 @@ impl Report {
         let _ = writeln!(
             md,
             "- Ranked by out-of-sample return, then in-sample Sharpe; each row is the in-sample \
-             best parameter set (by Sharpe) of a grid of up to {GRID_POINTS}"
+             best parameter set (by Sharpe) of a grid of up to {GRID_POINTS}; rows with fewer \
+             than {MIN_TRADES} trades in either window come after every other row, marked \
+             \"few trades\""
         );
         let _ = writeln!(md, "- Generated: {}\n", self.generated_at.to_rfc3339());
         let _ = writeln!(md, "## Ranking\n");
@@ -226,17 +259,17 @@ impl Report {
             let _ = writeln!(
                 md,
                 "| # | Strategy | Pair | TF | Parameters | IS return | IS Sharpe | IS max DD | IS \
-                 trades | OOS return | OOS Sharpe | OOS max DD | OOS trades |"
+                 trades | OOS return | OOS Sharpe | OOS max DD | OOS trades | Sample |"
             );
             let _ = writeln!(
                 md,
-                "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+                "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"
             );
             for (i, r) in self.rows.iter().enumerate() {
                 let (is, oos) = (&r.best.in_sample, &r.best.out_of_sample);
                 let _ = writeln!(
                     md,
-                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                     i + 1,
                     r.strategy_id,
                     r.pair,
@@ -249,7 +282,12 @@ impl Report {
                     pct(oos.return_pct),
                     num(oos.sharpe),
                     pct(oos.max_drawdown_pct),
-                    oos.trades
+                    oos.trades,
+                    if r.few_trades().is_some() {
+                        "few trades"
+                    } else {
+                        "ok"
+                    }
                 );
             }
             let _ = writeln!(md);
@@ -264,6 +302,14 @@ impl Report {
                     evidence_text(&best.best.out_of_sample),
                     evidence_text(&best.best.in_sample)
                 );
+                // Only when no row had enough trades: then even the best is a guess.
+                if let Some(few) = best.few_trades() {
+                    let _ = writeln!(
+                        md,
+                        "No row has {MIN_TRADES} trades in both windows: the best has {few}, so \
+                         its figures say little about the strategy.\n"
+                    );
+                }
             }
         }
         let _ = writeln!(md, "## Agents\n");
@@ -284,5 +330,115 @@ impl Report {
             }
         }
         md
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::store::research::{AgentResult, ResultRow};
+
+    fn evidence(return_pct: f64, sharpe: f64, trades: usize) -> Evidence {
+        Evidence {
+            return_pct: Some(return_pct),
+            sharpe: Some(sharpe),
+            max_drawdown_pct: Some(-3.0),
+            trades,
+            win_rate_pct: None,
+            profit_factor: None,
+            start: None,
+            end: None,
+            bars: 500,
+        }
+    }
+
+    fn row(strategy_id: &str, oos: Evidence, is: Evidence) -> ResultRow {
+        ResultRow {
+            strategy_id: strategy_id.into(),
+            pair: "ETH-USD".into(),
+            timeframe: "1h".into(),
+            days: 90,
+            out_of_sample_days: 30,
+            candidates: 125,
+            sets: vec![Candidate {
+                parameters: serde_json::Map::new(),
+                in_sample: is,
+                out_of_sample: oos,
+            }],
+        }
+    }
+
+    /// Issue 37: a row on 2 trades (Sharpe 11,857) ranked first; now it comes after the row with
+    /// 40 trades, and the report says why.
+    #[test]
+    fn a_row_on_a_few_trades_ranks_after_every_row_with_enough_and_is_flagged() {
+        let tiny = row(
+            "tiny",
+            evidence(250.0, 11_857.0, 2),
+            evidence(90.0, 14.0, 2),
+        );
+        let solid = row("solid", evidence(4.0, 1.2, 40), evidence(6.0, 1.5, 40));
+        let agent = AgentRow {
+            agent_id: "agent_1".into(),
+            seq: 1,
+            name: "agent".into(),
+            role: "agent".into(),
+            parent: None,
+            status: "done".into(),
+            task: String::new(),
+            progress: 100,
+            summary: None,
+            strategies: vec!["tiny".into(), "solid".into()],
+            attempt: 1,
+            result: Some(AgentResult {
+                rows: vec![tiny, solid],
+                notes: vec![],
+            }),
+        };
+        let run = RunRow {
+            id: "run_1".into(),
+            task: "find a trend strategy".into(),
+            status: "completed".into(),
+            planner: "deterministic".into(),
+            plan: Plan::default(),
+            created_at: Utc::now(),
+            finished_at: None,
+        };
+        let report = Report::build(&run, &[agent], "completed", Utc::now());
+        let order: Vec<&str> = report.rows.iter().map(|r| r.strategy_id.as_str()).collect();
+        assert_eq!(order, ["solid", "tiny"]);
+
+        let json = report.json();
+        assert_eq!(json["ranking"][0]["strategyId"], "solid");
+        assert_eq!(json["ranking"][0]["fewTrades"], false);
+        assert_eq!(json["ranking"][1]["fewTrades"], true);
+
+        let md = report.markdown();
+        let line = |id: &str| {
+            md.lines()
+                .find(|l| l.starts_with('|') && l.contains(&format!("| {id} |")))
+                .unwrap_or_else(|| panic!("no row for {id} in\n{md}"))
+                .to_string()
+        };
+        assert!(line("solid").starts_with("| 1 |") && line("solid").ends_with("| ok |"));
+        assert!(
+            line("tiny").starts_with("| 2 |") && line("tiny").ends_with("| few trades |"),
+            "{md}"
+        );
+        assert!(md.contains("Best: **solid**"), "{md}");
+        assert!(
+            report.top_lines(2)[1].contains("few trades: 2 in-sample, 2 out-of-sample"),
+            "{:?}",
+            report.top_lines(2)
+        );
+    }
+
+    /// Issue 37: the report reads as the console does, with separators from 1,000 up.
+    #[test]
+    fn figures_are_grouped_as_the_console_writes_them() {
+        assert_eq!(pct(Some(1387.4)), "+1,387.40%");
+        assert_eq!(pct(Some(-2.5)), "-2.50%");
+        assert_eq!(num(Some(-14_002.0)), "-14,002.00");
+        assert_eq!(num(None), "—");
     }
 }

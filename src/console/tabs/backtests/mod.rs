@@ -7,6 +7,7 @@
 pub mod rows;
 mod update;
 pub mod view;
+pub use view::stats_max_scroll;
 
 use crate::api::model::BacktestJob;
 use crate::console::poll::Poll;

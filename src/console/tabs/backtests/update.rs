@@ -130,7 +130,7 @@ impl BacktestsTab {
                             .data
                             .as_ref()
                             .and_then(|d| d.stats.total_return)
-                            .map(|r| format!(": return {r:+.2}%"))
+                            .map(|r| format!(": return {}%", crate::console::widgets::signed(r, 2)))
                             .unwrap_or_default();
                         ctx.toast(format!("Backtest {id} done{ret}"), ToastLevel::Info);
                     }

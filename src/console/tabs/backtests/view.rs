@@ -56,7 +56,8 @@ impl BacktestsTab {
         let (theme, screen) = (s.theme, s.screen);
         let job = s.row(Pane::Jobs).and_then(|r| self.job(r));
         jobs(f, self, s);
-        stats(f, theme, screen.stats, job);
+        let page = (s.focused(Pane::Stats), s.selected(Pane::Stats));
+        stats(f, theme, screen.stats, job, page);
         chart(
             f,
             theme,
@@ -118,15 +119,74 @@ fn jobs(f: &mut Frame, tab: &BacktestsTab, s: &Shown) {
     );
 }
 
-fn stats(f: &mut Frame, theme: &Theme, area: Rect, job: Option<&JobEntry>) {
+/// The finished job's statistics in `inner`: how many columns, and how many rows each column has.
+fn stats_grid(data: &BacktestData, inner: Rect) -> (Vec<(&'static str, String)>, u16, usize) {
+    let items = stat_items(&data.stats, data.days);
+    let columns: u16 = if inner.width > 2 * STAT_COL_W { 2 } else { 1 };
+    // The first column is filled first when all fit.
+    let rows = items
+        .len()
+        .div_ceil(columns as usize)
+        .max(inner.height as usize);
+    (items, columns, rows)
+}
+
+/// A column of statistics is a 13-cell label, a space and a 9-cell value.
+const STAT_COL_W: u16 = 23;
+
+/// How far the statistics of `job` scroll in the pane `area`: the rows of their columns that
+/// do not fit (the short panel of an 80x24 terminal shows 7 of 11).
+pub fn stats_max_scroll(job: Option<&JobEntry>, area: Rect) -> usize {
+    let inner = Rect {
+        width: area.width.saturating_sub(2),
+        height: area.height.saturating_sub(2),
+        ..area
+    };
+    match job.and_then(|j| {
+        j.job
+            .data
+            .as_deref()
+            .filter(|_| j.finished() && !j.failed())
+    }) {
+        Some(data) => stats_grid(data, inner)
+            .2
+            .saturating_sub(inner.height as usize),
+        None => 0,
+    }
+}
+
+fn stats(
+    f: &mut Frame,
+    theme: &Theme,
+    area: Rect,
+    job: Option<&JobEntry>,
+    (focused, scroll): (bool, usize),
+) {
     if area.height == 0 {
         return;
     }
-    let title = match job {
-        Some(j) => format!(" Statistics · {} ", j.id()),
-        None => " Statistics ".to_string(),
-    };
-    let block = widgets::block(theme, Line::styled(title, theme.accent), false);
+    let max = stats_max_scroll(job, area);
+    let scroll = scroll.min(max);
+    let mut title = vec![Span::styled(
+        match job {
+            Some(j) => format!(" Statistics · {} ", j.id()),
+            None => " Statistics ".to_string(),
+        },
+        theme.accent,
+    )];
+    if max > 0 {
+        let shown = area.height.saturating_sub(2) as usize;
+        title.push(Span::styled(
+            format!(
+                " rows {}-{} of {} ",
+                scroll + 1,
+                scroll + shown,
+                shown + max
+            ),
+            theme.muted,
+        ));
+    }
+    let block = widgets::block(theme, Line::from(title), focused);
     let inner = block.inner(area);
     f.render_widget(block, area);
     let Some(j) = job else {
@@ -170,16 +230,14 @@ fn stats(f: &mut Frame, theme: &Theme, area: Rect, job: Option<&JobEntry>) {
         f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
         return;
     };
-    // Column-major, two columns when there is room; the most important statistics first.
-    let items = stat_items(&data.stats, data.days);
-    // A column is a 13-cell label, a space and a 9-cell value.
-    const COL_W: u16 = 23;
-    let columns: u16 = if inner.width > 2 * COL_W { 2 } else { 1 };
-    let rows = inner.height as usize;
-    let col_w = (inner.width / columns).max(COL_W + 1).min(inner.width);
+    // Column-major, two columns when there is room; the most important statistics first. When
+    // they do not fit, the columns scroll together.
+    let (items, columns, rows) = stats_grid(data, inner);
+    let col_w = (inner.width / columns).max(STAT_COL_W + 1).min(inner.width);
     for c in 0..columns {
         let mut col_lines = Vec::new();
-        for (label, value) in items.iter().skip(c as usize * rows).take(rows) {
+        let shown = rows.saturating_sub(scroll).min(inner.height as usize);
+        for (label, value) in items.iter().skip(c as usize * rows + scroll).take(shown) {
             let style = if label.ends_with('%') && value.starts_with('-') {
                 theme.bad
             } else {

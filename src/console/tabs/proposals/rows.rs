@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 pub const INBOX_COLS: &[Col] = &[
     col("Time left / status", 18, 0),
     fill_col("Proposal", 18, 0),
-    col("Limit · TP · SL", 22, 1),
+    col("Limit · TP · SL", 24, 1),
 ];
 
 /// On a gateway: who staged each item.
@@ -20,7 +20,7 @@ pub const GATE_INBOX_COLS: &[Col] = &[
     col("Time left / status", 18, 0),
     col("Agent", 14, 0),
     fill_col("Proposal", 18, 0),
-    col("Limit · TP · SL", 22, 2),
+    col("Limit · TP · SL", 24, 2),
 ];
 
 pub const STRIP_COLS: &[Col] = &[

@@ -129,7 +129,7 @@ pub(crate) fn share_of_equity(pct: f64) -> String {
     if pct > 0.0 && pct < 0.005 {
         "<0.01%".to_string()
     } else {
-        format!("{pct:.2}%")
+        widgets::pct(pct, 2)
     }
 }
 
@@ -150,27 +150,16 @@ fn detail(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, area: Rect) {
         // Not while the filter hides it: the detail is of a row the list shows.
         .filter(|_| v.inbox.row(Pane::Inbox, v.now, v.tables).is_some())
         .and_then(|id| v.inbox.item(id));
-    let block = widgets::block(
-        theme,
-        Line::from(Span::styled(detail_title(item, v.now), theme.accent)),
-        false,
-    );
-    let inner = block.inner(area);
-    f.render_widget(block, area);
-    let Some(item) = item else {
-        f.render_widget(
-            Paragraph::new(Span::styled(
-                "select a proposal to see what it will do",
-                theme.muted,
-            )),
-            inner,
-        );
-        return;
+    let title = Line::from(Span::styled(detail_title(item, v.now), theme.accent));
+    let lines = match item {
+        Some(item) => detail_lines(v, theme, item),
+        None => vec![Line::styled(
+            "select a proposal to see what it will do",
+            theme.muted,
+        )],
     };
-    f.render_widget(
-        Paragraph::new(detail_lines(v, theme, item)).wrap(Wrap { trim: false }),
-        inner,
-    );
+    let (focused, scroll) = (v.focused_pane() == Pane::Detail, v.selected(Pane::Detail));
+    widgets::page::draw(f, theme, area, title, focused, lines, scroll);
 }
 
 /// The detail pane's title: what its figures describe. An item that can still execute is shown as
@@ -310,7 +299,7 @@ pub fn detail_lines<'a>(v: &InboxShown<'_>, theme: &Theme, item: &InboxItem) -> 
         lines.push(kv(
             theme,
             "Requested",
-            crate::console::inbox::staged::describe_request(r),
+            widgets::group_words(&crate::console::inbox::staged::describe_request(r)),
         ));
     }
     // The agent's stated reason: what the supervisor weighs the trade against.
@@ -384,7 +373,7 @@ pub fn detail_lines<'a>(v: &InboxShown<'_>, theme: &Theme, item: &InboxItem) -> 
             ),
         ));
         let dist = |pct: Option<f64>, usd: Option<f64>| match (pct, usd) {
-            (Some(p), Some(u)) => format!("{:.2}% ({} USD)", p, num(u, 2)),
+            (Some(p), Some(u)) => format!("{} ({} USD)", widgets::pct(p, 2), num(u, 2)),
             _ => "-".into(),
         };
         lines.push(kv(
@@ -419,7 +408,7 @@ pub fn detail_lines<'a>(v: &InboxShown<'_>, theme: &Theme, item: &InboxItem) -> 
                 format!(
                     "{} · ",
                     r.reward_risk
-                        .map(|x| format!("{x:.2}"))
+                        .map(|x| num(x, 2))
                         .unwrap_or_else(|| "-".into())
                 ),
                 theme.base,
@@ -610,14 +599,14 @@ fn gate_trade_lines<'a>(theme: &Theme, g: &crate::api::model::GateItem) -> Vec<L
     let Some(t) = &g.trade else { return lines };
     let mut what = vec![t.side.clone().unwrap_or_else(|| "?".into())];
     if let Some(s) = t.size {
-        what.push(crate::api::model::fmt_decimal(s));
+        what.push(size(s));
     }
     what.push(t.coin.clone().unwrap_or_else(|| "?".into()));
     if let Some(n) = t.notional.or(g.notional) {
         what.push(format!("· notional {} USD", num(n, 2)));
     }
     if let Some(l) = t.leverage {
-        what.push(format!("· {}x", crate::api::model::fmt_decimal(l)));
+        what.push(format!("· {}x", size(l)));
     }
     what.push(if t.stop_loss {
         "· stop-loss".into()
@@ -789,7 +778,9 @@ pub fn approve_max_scroll(v: &InboxShown<'_>, id: &str, size: (u16, u16)) -> u16
 fn account_share(r: &crate::console::tabs::proposals::risk::Risk) -> String {
     match (r.account_value, r.notional_pct, r.margin_pct) {
         (Some(v), Some(n), Some(m)) => format!(
-            "notional {n:.2}% · margin {m:.2}% of account value {}",
+            "notional {} · margin {} of account value {}",
+            widgets::pct(n, 2),
+            widgets::pct(m, 2),
             num(v, 2)
         ),
         (Some(v), _, _) => format!("account value {}", num(v, 2)),
@@ -800,9 +791,12 @@ fn account_share(r: &crate::console::tabs::proposals::risk::Risk) -> String {
 /// "≈ 54,600 (9.00% away)" or the margin bound when the service gave no estimate.
 fn liquidation(r: &crate::console::tabs::proposals::risk::Risk) -> String {
     match (r.est_liquidation, r.liquidation_pct, r.margin_gone_pct) {
-        (Some(l), Some(d), _) => format!("≈ {} ({d:.2}% away)", px(l)),
+        (Some(l), Some(d), _) => format!("≈ {} ({} away)", px(l), widgets::pct(d, 2)),
         (Some(l), None, _) => format!("≈ {}", px(l)),
-        (None, _, Some(m)) => format!("no estimate · margin gone after a {m:.1}% move against"),
+        (None, _, Some(m)) => format!(
+            "no estimate · margin gone after a {} move against",
+            widgets::pct(m, 1)
+        ),
         (None, _, None) => "unknown".into(),
     }
 }
@@ -859,7 +853,7 @@ pub fn approve_body_lines<'a>(
         lines.push(Line::styled(
             format!(
                 "requested: {}",
-                crate::console::inbox::staged::describe_request(r)
+                widgets::group_words(&crate::console::inbox::staged::describe_request(r))
             ),
             theme.muted,
         ));
@@ -925,10 +919,11 @@ pub fn approve_body_lines<'a>(
                 ),
             };
             lines.push(Line::from(format!(
-                "risk {x:.2}% of account {} ({what}) · notional {:.2}% · margin {:.2}%",
+                "risk {} of account {} ({what}) · notional {} · margin {}",
+                widgets::pct(x, 2),
                 num(v, 0),
-                r.notional_pct.unwrap_or_default(),
-                r.margin_pct.unwrap_or_default()
+                widgets::pct(r.notional_pct.unwrap_or_default(), 2),
+                widgets::pct(r.margin_pct.unwrap_or_default(), 2)
             )));
         }
         lines.push(Line::from(format!("Liquidation {}", liquidation(&r))));

@@ -196,10 +196,10 @@ pub fn describe_trade(s: &TradeSignal) -> String {
     let coin = coin.strip_suffix("USDT").unwrap_or(coin);
     let mut text = format!("trade {coin} {}", s.d.as_deref().unwrap_or("?"));
     if let Some(x) = s.size {
-        text.push_str(&format!(" {}", crate::api::model::fmt_decimal(x)));
+        text.push_str(&format!(" {}", crate::console::widgets::size(x)));
     }
     if let Some(x) = s.size_usd {
-        text.push_str(&format!(" ${}", crate::api::model::fmt_decimal(x)));
+        text.push_str(&format!(" ${}", crate::console::widgets::size(x)));
     }
     text
 }

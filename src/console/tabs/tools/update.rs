@@ -72,7 +72,7 @@ impl ToolsTab {
             return;
         };
         ctx.select(Pane::Tools, i);
-        ctx.ask(Ask::Focus(0));
+        ctx.ask(Ask::Focus(Pane::Tools));
         let tool = self.tools[i].clone();
         match args {
             None => self.open_editor(i, ctx),
@@ -140,7 +140,7 @@ impl ToolsTab {
         ctx.select(Pane::Result, 0);
         if ctx.tab == Tab::Tools {
             // The result takes the focus, so j/k and space work on it at once.
-            ctx.ask(Ask::Focus(1));
+            ctx.ask(Ask::Focus(Pane::Result));
         }
     }
 }

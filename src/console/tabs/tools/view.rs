@@ -96,50 +96,64 @@ fn schema_panel(f: &mut Frame, tab: &ToolsTab, s: &Shown, area: Rect) {
         Some(t) => format!(" {} · {} {} ", t.name, t.method, t.path),
         None => " Schema ".into(),
     };
-    let block = widgets::block(theme, Line::from(Span::styled(title, theme.accent)), false);
-    let inner = block.inner(area);
-    f.render_widget(block, area);
-    let Some(tool) = tool else {
-        if let Some(err) = &tab.error {
-            f.render_widget(
-                Paragraph::new(Span::styled(err.clone(), theme.error)),
-                inner,
-            );
-        }
-        return;
-    };
-    let key = |a| s.keymap.keys_for(a).first().cloned().unwrap_or_default();
-    let mut lines = vec![Line::from(vec![
-        Span::styled(tool.tier.clone(), tier_style(theme, &tool.tier)),
-        Span::styled(
-            if tool.requires_confirmation {
-                " · needs approval in the inbox · "
-            } else {
-                " · "
-            },
-            theme.muted,
-        ),
-        Span::styled(key(KeyAction::Select), theme.accent),
-        Span::styled(" edit arguments and run", theme.muted),
-    ])];
-    let props = schema::properties(&tool.input_schema);
-    if props.is_empty() {
-        lines.push(Line::styled("takes no arguments", theme.muted));
-    }
-    for (name, required, ty, desc) in props {
-        let mut spans = vec![
+    widgets::page::draw(
+        f,
+        theme,
+        area,
+        Line::from(Span::styled(title, theme.accent)),
+        s.focused(Pane::Schema),
+        tab.schema_lines(theme, s.keymap, s.row(Pane::Tools).unwrap_or(usize::MAX)),
+        s.selected(Pane::Schema),
+    );
+}
+
+impl ToolsTab {
+    /// The schema pane's text for tool `selected`: its tier, how to run it, its arguments.
+    pub fn schema_lines<'a>(
+        &self,
+        theme: &Theme,
+        keymap: &crate::console::keymap::Keymap,
+        selected: usize,
+    ) -> Vec<Line<'a>> {
+        let Some(tool) = self.tools.get(selected) else {
+            return match &self.error {
+                Some(err) => vec![Line::styled(err.clone(), theme.error)],
+                None => vec![],
+            };
+        };
+        let key = |a| keymap.keys_for(a).first().cloned().unwrap_or_default();
+        let mut lines = vec![Line::from(vec![
+            Span::styled(tool.tier.clone(), tier_style(theme, &tool.tier)),
             Span::styled(
-                format!("{}{name}", if required { "*" } else { " " }),
-                if required { theme.accent } else { theme.base },
+                if tool.requires_confirmation {
+                    " · needs approval in the inbox · "
+                } else {
+                    " · "
+                },
+                theme.muted,
             ),
-            Span::styled(format!("  {ty}"), theme.base),
-        ];
-        if !desc.is_empty() {
-            spans.push(Span::styled(format!("  {desc}"), theme.muted));
+            Span::styled(key(KeyAction::Select), theme.accent),
+            Span::styled(" edit arguments and run", theme.muted),
+        ])];
+        let props = schema::properties(&tool.input_schema);
+        if props.is_empty() {
+            lines.push(Line::styled("takes no arguments", theme.muted));
         }
-        lines.push(Line::from(spans));
+        for (name, required, ty, desc) in props {
+            let mut spans = vec![
+                Span::styled(
+                    format!("{}{name}", if required { "*" } else { " " }),
+                    if required { theme.accent } else { theme.base },
+                ),
+                Span::styled(format!("  {ty}"), theme.base),
+            ];
+            if !desc.is_empty() {
+                spans.push(Span::styled(format!("  {desc}"), theme.muted));
+            }
+            lines.push(Line::from(spans));
+        }
+        lines
     }
-    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
 }
 
 const RESULT_COLS: &[Col] = &[fill_col("JSON · enter/space folds", 10, 0)];

@@ -342,7 +342,7 @@ fn chat_reply() -> ChatReply {
     }
 }
 
-fn chatted(app: &mut App) {
+pub(super) fn chatted(app: &mut App) {
     let fx = run_line(app, "/chat what do I hold?");
     let sent = fx
         .iter()
@@ -376,7 +376,7 @@ fn snap(name: &str, app: &App) -> String {
     text
 }
 
-fn research_app(width: u16, height: u16, status: &str) -> App {
+pub(super) fn research_app(width: u16, height: u16, status: &str) -> App {
     let mut app = seeded_app(width, height);
     app.update(research_loaded(Some(research_run(status)), t0()));
     app.tabs_mut()
@@ -517,7 +517,7 @@ fn a_wide_ranking_uses_the_whole_width_or_shows_rows_as_blocks() {
     );
 }
 
-fn tools_screen(width: u16, height: u16) -> App {
+pub(super) fn tools_screen(width: u16, height: u16) -> App {
     let mut app = seeded_app(width, height);
     app.update(key('7'));
     app.update(caps_loaded(t0()));
@@ -537,6 +537,8 @@ fn tools_screen(width: u16, height: u16) -> App {
         app.update(key('j'));
     }
     app.update(key(' '));
+    // Back past the schema to the catalog.
+    app.update(code(KeyCode::BackTab));
     app.update(code(KeyCode::BackTab));
     app.update(key('G'));
     app.toasts_mut().clear();
