@@ -275,6 +275,68 @@ fn e2e_the_inbox_filters_by_field_and_keys_act_on_what_it_shows() {
     tmux.quit_and_check_restored();
 }
 
+/// At 80×24 the inbox detail cannot show all of a trade: it takes the focus (tab), scrolls down
+/// to the liquidation and the time left, `z` puts it on the whole screen and back, and `a`
+/// with the detail focused opens the approve dialog on the item the list has selected.
+#[test]
+fn e2e_at_80x24_the_detail_scrolls_to_everything_an_approval_needs() {
+    if !tmux_available() {
+        return;
+    }
+    let dirs = Dirs::new();
+    let server = Server::start(
+        &dirs.path("small.db"),
+        "127.0.0.1:0",
+        &dirs.path("serve.log"),
+    )
+    .expect("server starts");
+    let agent = server.key("mcp:mutate");
+    let rt = runtime();
+    let tmux = Tmux::start(
+        "small",
+        &dirs.path("home"),
+        &console_command(&dirs, &server.base, &agent),
+    );
+    tmux.resize(80, 24);
+    tmux.wait_for("the Desk, connected", WAIT, header_ok);
+    // The first staged has the least time left: listed first, selected. Five rows leave the
+    // detail too few lines for the whole trade.
+    let btc = stage(&rt, &server, &agent, "BTCUSDT");
+    for pair in ["ETHUSDT", "SOLUSDT", "ETHUSDT", "SOLUSDT"] {
+        stage(&rt, &server, &agent, pair);
+    }
+    tmux.send("2");
+    let first = tmux.wait_for("the detail of BTC", WAIT, |s| {
+        s.contains(&btc) && s.matches(" 5x ").count() >= 5
+    });
+    assert!(
+        !first.contains("Time left  "),
+        "the test means something only if the detail does not fit:\n{first}"
+    );
+    tmux.send("Tab");
+    let mut seen = String::new();
+    for _ in 0..20 {
+        tmux.send("Down");
+        std::thread::sleep(Duration::from_millis(60));
+        seen.push_str(&tmux.capture());
+    }
+    for needed in ["Liquidation", "SL / TP", "R:R", "Time left  "] {
+        assert!(seen.contains(needed), "{needed} never shown:\n{seen}");
+    }
+    tmux.send("z");
+    tmux.wait_for("the detail zoomed", WAIT, |s| {
+        s.contains("ZOOMED") && !s.contains("Approval inbox")
+    });
+    tmux.send("z");
+    tmux.wait_for("the layout back", WAIT, |s| s.contains("Approval inbox"));
+    tmux.send_deliberately("a");
+    tmux.wait_for("the approve dialog on BTC", WAIT, |s| {
+        s.contains("Approve ") && s.contains("BTC")
+    });
+    tmux.send("Escape");
+    tmux.quit_and_check_restored();
+}
+
 /// `text` typed into the focused field, a key at a time.
 fn type_text(tmux: &Tmux, text: &str) {
     let keys: Vec<String> = text.chars().map(String::from).collect();

@@ -230,6 +230,25 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
+    /// The terminal resized to `width`×`height`, as a person drags its window.
+    pub(crate) fn resize(&self, width: u16, height: u16) {
+        let ok = self
+            .cmd()
+            .args([
+                "resize-window",
+                "-t",
+                &self.session,
+                "-x",
+                &width.to_string(),
+                "-y",
+                &height.to_string(),
+            ])
+            .status()
+            .expect("run tmux resize-window")
+            .success();
+        assert!(ok, "tmux resize-window failed");
+    }
+
     pub(crate) fn send(&self, key: &str) {
         let ok = self
             .cmd()

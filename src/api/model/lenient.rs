@@ -259,21 +259,23 @@ pub fn order_status(status: &Value) -> String {
 /// [`order_status`], naming the coin a fill is of when the caller knows it (the venue's status
 /// does not say): `filled 0.5 ETH at 3010 (oid 7)`.
 pub fn order_status_in(status: &Value, coin: Option<&str>) -> String {
-    use super::fmt_decimal;
+    use super::{fmt_decimal, group_thousands};
     let text = |v: Option<&Value>| match v {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Number(n)) => n.as_f64().map(fmt_decimal).unwrap_or_else(|| n.to_string()),
         Some(other) => other.to_string(),
         None => "?".into(),
     };
+    // Sizes and prices read as every number a person reads here (`61,250.5`); the oid is a name.
+    let amount = |v: Option<&Value>| group_thousands(&text(v));
     if let Some(f) = status.get("filled") {
         return format!(
             "filled {}{} at {} (oid {})",
-            text(f.get("totalSz")),
+            amount(f.get("totalSz")),
             coin.filter(|c| !c.is_empty())
                 .map(|c| format!(" {c}"))
                 .unwrap_or_default(),
-            text(f.get("avgPx")),
+            amount(f.get("avgPx")),
             text(f.get("oid"))
         );
     }
@@ -352,7 +354,7 @@ mod tests {
         assert_eq!(r.status, "ok");
         assert_eq!(
             order_status(&r.execution.statuses[0]),
-            "filled 0.02 at 61250.5 (oid 9)"
+            "filled 0.02 at 61,250.5 (oid 9)"
         );
     }
 

@@ -180,12 +180,12 @@ fn a_confirm_result_is_shown_whatever_its_shape() {
     let deployment: ExecutionResult = fixture("confirm_trade", "deployment");
     assert_eq!(
         execution_summary(&deployment),
-        "filled 0.032653 at 61250.5 (oid 90002)"
+        "filled 0.032653 at 61,250.5 (oid 90002)"
     );
     // The venue's status names no coin: the proposal's is said with it (issue 37).
     assert_eq!(
         crate::console::inbox::execution_summary_in(&deployment, Some("BTC")),
-        "filled 0.032653 BTC at 61250.5 (oid 90002)"
+        "filled 0.032653 BTC at 61,250.5 (oid 90002)"
     );
     let minimal: ExecutionResult = fixture("confirm_trade", "minimal");
     assert_eq!(execution_summary(&minimal), "ok");

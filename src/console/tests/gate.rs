@@ -275,7 +275,7 @@ fn an_execution_in_the_deployments_shape_is_told_as_its_fills() {
         "proposal": {"id": DEMO_ID, "status": "executed"}}}));
     app.update(decided(DEMO_ID, true, Ok(done)));
     let result = &app.inbox().decisions()[0].result;
-    assert_eq!(result, "executed: filled 0.25 at 2117.2 (oid 90001)");
+    assert_eq!(result, "executed: filled 0.25 at 2,117.2 (oid 90001)");
 }
 
 /// The demo agent's ETH item as the gateway lists it in `status`.

@@ -235,3 +235,13 @@ fn each_log_table_has_its_own_filter() {
         "{text}"
     );
 }
+
+#[test]
+fn items_staged_within_one_second_list_the_older_first() {
+    // The countdowns both read 4:59; the one staged 300 ms earlier has less time left.
+    let mut app = staged_app();
+    let mut later = btc_long("prop_later", t0() + ms(300));
+    later.preview.coin = "ETH".into();
+    app.update(proposals(vec![btc_long(ID, t0()), later], t0() + ms(400)));
+    assert_eq!(shown_ids(&app, Pane::Inbox), [ID, "prop_later"]);
+}

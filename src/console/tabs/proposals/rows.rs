@@ -86,10 +86,11 @@ impl<'a> InboxRows<'a> {
         &self.inbox.items()[self.rows[row]]
     }
 
-    /// Seconds left to approve, for an item that can still be approved.
+    /// Milliseconds left to approve, for an item that can still be approved: whole seconds
+    /// would tie items staged within the same second and list them newest first.
     fn left(&self, item: &InboxItem) -> Option<i64> {
         item.can_approve(self.now)
-            .then(|| item.remaining(self.now).map(|d| d.num_seconds()))
+            .then(|| item.remaining(self.now).map(|d| d.num_milliseconds()))
             .flatten()
     }
 }
@@ -120,7 +121,10 @@ impl Rows for InboxRows<'_> {
         let item = self.item(row);
         let p = &item.proposal.preview;
         match field {
-            0 => self.left(item).map_or(Key::None, |s| Key::Num(s as f64)),
+            // Seconds, as the countdown shows them (`left:<60`).
+            0 => self
+                .left(item)
+                .map_or(Key::None, |ms| Key::Num((ms as f64 / 1000.0).floor())),
             1 => match item.status(self.now) {
                 // What can still be approved is what a supervisor calls pending.
                 Status::Staged => Key::Text("pending staged".into()),
