@@ -4,6 +4,7 @@
 
 use crate::console::component::TabComponent;
 
+pub mod approve;
 pub mod risk;
 pub mod shown;
 pub mod view;
