@@ -1,5 +1,6 @@
 //! Small pieces the screens share: number formats, the countdown bar, windowed tables.
 
+pub mod chart;
 pub mod jsontree;
 pub mod stats;
 pub mod text;
