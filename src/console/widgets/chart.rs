@@ -327,7 +327,14 @@ pub fn time_text(t: f64, span: f64) -> String {
 /// The bottom row: first time at the left, the span in the middle, the last time at the right.
 fn time_axis(buf: &mut Buffer, plot: Rect, y: u16, b: &Bounds, style: Style) {
     let span = b.x1 - b.x0;
-    let (from, to) = (time_text(b.x0, span), time_text(b.x1, span));
+    let to = time_text(b.x1, span);
+    if span <= 0.0 {
+        // One instant: its time under its dot, at the right.
+        let x = plot.right().saturating_sub(to.chars().count() as u16);
+        put(buf, x.max(plot.x), y, &to, style, plot.width);
+        return;
+    }
+    let from = time_text(b.x0, span);
     let middle = format!("← {} →", span_text(span));
     put(buf, plot.x, y, &from, style, plot.width);
     let right = plot.right().saturating_sub(to.chars().count() as u16);
@@ -354,10 +361,10 @@ pub fn price<I: Iterator<Item = Point> + Clone>(
         return;
     }
     let b = bounds(chart.points.clone());
-    let mut caption = vec![
-        Span::styled(chart.coin.to_string(), theme.accent),
-        Span::styled(format!(" · {}", chart.source), theme.muted),
-    ];
+    let mut caption = vec![Span::styled(chart.coin.to_string(), theme.accent)];
+    if !chart.source.is_empty() {
+        caption.push(Span::styled(format!(" · {}", chart.source), theme.muted));
+    }
     if let Some(b) = &b {
         caption.push(Span::styled(format!(" · last {}", px(b.last)), theme.base));
     }
@@ -385,9 +392,16 @@ pub fn price<I: Iterator<Item = Point> + Clone>(
     let scale = Scale::fit(b.lo, b.hi, levels.iter().map(|l| l.value));
     let (top, bottom) = (px(scale.hi), px(scale.lo));
     let y_w = top.chars().count().max(bottom.chars().count()) as u16 + 1;
+    let dot_rows = plot_h as usize * 4;
+    let level_row = |l: &Level| (scale.row(l.value, dot_rows) / 4) as u16;
+    // Levels sharing a row: all but one name go to a free row, with an arrow to their line.
+    let shared = levels
+        .iter()
+        .enumerate()
+        .any(|(i, a)| levels[..i].iter().any(|b| level_row(a) == level_row(b)));
     let label_w = levels
         .iter()
-        .map(|l| l.label().chars().count() as u16 + 1)
+        .map(|l| l.label().chars().count() as u16 + 1 + u16::from(shared))
         .max()
         .unwrap_or(0);
     // The levels' names matter more than the scale: the scale goes first when room is short.
@@ -432,10 +446,9 @@ pub fn price<I: Iterator<Item = Point> + Clone>(
     let mut dots = Dots::new(plot);
     let cols = columns(chart.points, b.x0, b.x1, plot.width as usize * 2);
     dots.plot(&cols, scale, None);
-    let rows = plot.height as usize * 4;
     let mut taken: Vec<u16> = Vec::with_capacity(levels.len());
     for l in &levels {
-        let cy = (scale.row(l.value, rows) / 4) as u16;
+        let cy = level_row(l);
         for cx in 0..plot.width {
             if !dots.is_set(cx as usize, cy as usize)
                 && let Some(cell) = buf.cell_mut((plot.x + cx, plot.y + cy))
@@ -443,17 +456,24 @@ pub fn price<I: Iterator<Item = Point> + Clone>(
                 cell.set_char(l.glyph).set_style(theme.muted);
             }
         }
-        // Two levels on one row: the second name goes to the nearest free row, the line stays.
         let row = (0..plot.height)
             .filter(|r| !taken.contains(r))
             .min_by_key(|r| r.abs_diff(cy))
             .unwrap_or(cy);
         taken.push(row);
+        let arrow = match row.cmp(&cy) {
+            std::cmp::Ordering::Less => "↓",
+            std::cmp::Ordering::Greater => "↑",
+            std::cmp::Ordering::Equal => "",
+        };
         put(
             buf,
             plot.right() + 1,
             plot.y + row,
-            &truncate(&l.label(), label_w.saturating_sub(1) as usize),
+            &truncate(
+                &format!("{arrow}{}", l.label()),
+                label_w.saturating_sub(1) as usize,
+            ),
             l.style,
             label_w.saturating_sub(1),
         );
@@ -489,7 +509,7 @@ where
     let scale = Scale::fit(b.lo, b.hi, std::iter::empty());
     let (top, bottom) = (num(b.hi, 2), num(b.lo, 2));
     if area.height < 5 {
-        let span = span_text(b.x1 - b.x0);
+        let span = format!("over {}", span_text(b.x1 - b.x0));
         let label_w = [&top, &bottom, &span]
             .iter()
             .map(|s| s.chars().count())
@@ -548,27 +568,48 @@ where
         .find(|(x, y)| x.is_finite() && y.is_finite());
     let first = first.map(|p| p.1).unwrap_or(b.last);
     let change = if first != 0.0 {
-        format!(" ({:+.2}%)", (b.last / first - 1.0) * 100.0)
+        format!("{:+.2}%", (b.last / first - 1.0) * 100.0)
     } else {
         String::new()
     };
+    let (from, to, dd_text) = (num(first, 2), num(b.last, 2), format!("{deepest:.2}%"));
+    // The longest caption that fits: a narrow chart keeps the return and the drawdown.
+    let captions = [
+        (
+            format!("{} ", chart.name),
+            format!("{from} → {to} ({change})"),
+            " · max drawdown ",
+        ),
+        (
+            String::new(),
+            format!("{from} → {to} ({change})"),
+            " · max DD ",
+        ),
+        (String::new(), change.clone(), " · max DD "),
+    ];
+    let fits = |(a, b, c): &(String, String, &str)| {
+        (a.chars().count() + b.chars().count() + c.chars().count() + dd_text.chars().count())
+            <= area.width as usize
+    };
+    let (name, figures, dd_name) = captions
+        .iter()
+        .find(|c| fits(c))
+        .unwrap_or(&captions[2])
+        .clone();
     put_line(
         buf,
         area,
         0,
         Line::from(vec![
-            Span::styled(format!("{} ", chart.name), theme.muted),
-            Span::styled(
-                format!("{} → {}{change}", num(first, 2), num(b.last, 2)),
-                theme.base,
-            ),
-            Span::styled(" · max drawdown ", theme.muted),
-            Span::styled(format!("{deepest:.2}%"), theme.bad),
+            Span::styled(name, theme.muted),
+            Span::styled(figures, theme.base),
+            Span::styled(dd_name, theme.muted),
+            Span::styled(dd_text, theme.bad),
         ]),
     );
     let body_h = area.height - 2;
-    let dd_h = if body_h >= 6 && dd.is_some() {
-        body_h / 3
+    let dd_h = if body_h >= 5 && dd.is_some() {
+        (body_h / 3).max(2)
     } else {
         0
     };

@@ -4,6 +4,7 @@
 use crate::console::feeds::Badge;
 use crate::console::inbox::InboxItem;
 use crate::console::inbox::risk::LossBound;
+use crate::console::tabs::proposals::chart::wanted_rows;
 use crate::console::tabs::proposals::shown::InboxShown;
 use crate::console::tabs::proposals::view::{gate_trade_lines, kv, liquidation, resulting};
 use crate::console::theme::Theme;
@@ -27,7 +28,7 @@ pub fn approve_dialog(
         return;
     };
     let body = Paragraph::new(approve_body_lines(v, theme, item)).wrap(Wrap { trim: false });
-    let d = approve_layout(area, &body);
+    let d = approve_layout(area, &body, wanted_rows(v, item, CHART_ROWS));
     let scroll = dialog.scroll.min(d.max_scroll);
     let what = if item.tool.is_some() {
         "tool call"
@@ -82,29 +83,43 @@ pub fn approve_dialog(
     f.render_widget(Clear, d.dialog);
     f.render_widget(block.style(theme.base), d.dialog);
     f.render_widget(body.style(theme.base).scroll((scroll, 0)), d.body);
+    if let Some(chart) = d.chart {
+        super::chart::draw(f, chart, theme, v, item);
+    }
     let ctx = v.approve_context(dialog);
     let keys = dialog.keys_line(theme, &ctx, d.keys.width);
     f.render_widget(Paragraph::new(keys).style(theme.base), d.keys);
 }
 
-/// Where the approve dialog draws: its frame, its body, its keys line, and how far the body
-/// can scroll.
+/// Where the approve dialog draws: its frame, its body, its price chart, its keys line, and how
+/// far the body can scroll.
 pub struct DialogLayout {
     pub dialog: Rect,
     pub body: Rect,
+    /// Only when the whole body shows and the screen has rows to spare: what decides comes first.
+    pub chart: Option<Rect>,
     pub keys: Rect,
     pub body_rows: u16,
     pub max_scroll: u16,
 }
 
 const DIALOG_WIDTH: u16 = 66;
+/// The chart's rows in the dialog at most.
+const CHART_ROWS: u16 = 8;
 
-pub fn approve_layout(area: Rect, body: &Paragraph) -> DialogLayout {
+pub fn approve_layout(area: Rect, body: &Paragraph, chart: Option<u16>) -> DialogLayout {
     let width = DIALOG_WIDTH.min(area.width);
     let inner_width = width.saturating_sub(2).max(1);
     let body_rows = body.line_count(inner_width).min(u16::MAX as usize) as u16;
-    // Borders, the body, a blank line and the keys line, as much as the screen has.
-    let dialog = widgets::centered(area, width, body_rows.saturating_add(4));
+    // Borders, the body, a blank line and the keys line, as much as the screen has; then a
+    // blank line and the chart, in what is left.
+    let text_rows = body_rows.saturating_add(4);
+    let want = chart.unwrap_or(0);
+    let chart_rows = area.height.saturating_sub(text_rows + 1).min(want);
+    let least = want.min(super::chart::MIN_ROWS);
+    let chart_rows = if chart_rows >= least { chart_rows } else { 0 };
+    let with_chart = if chart_rows > 0 { chart_rows + 1 } else { 0 };
+    let dialog = widgets::centered(area, width, text_rows + with_chart);
     let inner = Rect::new(
         dialog.x + 1,
         dialog.y + 1,
@@ -118,11 +133,13 @@ pub fn approve_layout(area: Rect, body: &Paragraph) -> DialogLayout {
         inner.height.min(1),
     );
     // The blank line above the keys goes first when room is short.
-    let room = inner.height.saturating_sub(1);
+    let room = inner.height.saturating_sub(1 + with_chart);
     let body_height = if room > body_rows { body_rows } else { room };
     DialogLayout {
         dialog,
         body: Rect::new(inner.x, inner.y, inner.width, body_height),
+        chart: (chart_rows > 0)
+            .then(|| Rect::new(inner.x, inner.y + body_height + 1, inner.width, chart_rows)),
         keys,
         body_rows,
         max_scroll: body_rows.saturating_sub(body_height),
@@ -134,7 +151,12 @@ pub fn approve_max_scroll(v: &InboxShown<'_>, id: &str, size: (u16, u16)) -> u16
     let Some(item) = v.item(id) else { return 0 };
     let body =
         Paragraph::new(approve_body_lines(v, &Theme::default(), item)).wrap(Wrap { trim: false });
-    approve_layout(Rect::new(0, 0, size.0, size.1), &body).max_scroll
+    approve_layout(
+        Rect::new(0, 0, size.0, size.1),
+        &body,
+        wanted_rows(v, item, CHART_ROWS),
+    )
+    .max_scroll
 }
 
 /// "proposed by agent demo-agent · account 1817426543" for an item the gateway lists; None when

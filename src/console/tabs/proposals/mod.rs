@@ -5,6 +5,7 @@
 use crate::console::component::TabComponent;
 
 pub mod approve;
+pub mod chart;
 pub mod risk;
 pub mod shown;
 pub mod view;

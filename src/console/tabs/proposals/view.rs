@@ -171,10 +171,15 @@ fn detail(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, area: Rect) {
         );
         return;
     };
-    f.render_widget(
-        Paragraph::new(detail_lines(v, theme, item)).wrap(Wrap { trim: false }),
-        inner,
-    );
+    let text = Paragraph::new(detail_lines(v, theme, item)).wrap(Wrap { trim: false });
+    let (text_area, chart_area) = match super::chart::wanted_rows(v, item, u16::MAX) {
+        Some(want) => super::chart::split_detail(inner, text.line_count(inner.width), want),
+        None => (inner, None),
+    };
+    f.render_widget(text, text_area);
+    if let Some(area) = chart_area {
+        super::chart::draw(f, area, theme, v, item);
+    }
 }
 
 /// The detail pane's title: what its figures describe. An item that can still execute is shown as

@@ -116,10 +116,15 @@ fn no_points_say_so_instead_of_an_empty_box() {
 #[test]
 fn two_levels_on_one_row_keep_both_names() {
     let points = ramp(30, 100.0, 200.0);
-    let levels = [level("Entry", 150.0), level("SL", 150.1)];
+    let levels = [level("Entry", 150.0), level("SL", 150.0)];
     let rows = draw_price(&points, &levels, 50, 8).join("\n");
     assert!(
-        rows.contains("Entry 150.00") && rows.contains("SL 150.10"),
+        rows.contains("Entry 150.00") && rows.contains("SL 150.00"),
+        "{rows}"
+    );
+    // The second name is off its line, and says which way the line is.
+    assert!(
+        rows.contains("↑SL 150.00") || rows.contains("↓SL 150.00"),
         "{rows}"
     );
 }
@@ -216,9 +221,9 @@ fn a_short_equity_chart_keeps_high_span_and_low() {
         .map(|i| (i as f64, 100.0 + (i % 7) as f64))
         .collect();
     let rows = draw_equity(&points, 40, 3);
-    assert!(rows[0].starts_with("106.00 "), "{rows:#?}");
-    assert!(rows[1].starts_with("   13m "), "{rows:#?}");
-    assert!(rows[2].starts_with("100.00 "), "{rows:#?}");
+    assert!(rows[0].starts_with("  106.00 "), "{rows:#?}");
+    assert!(rows[1].starts_with("over 13m "), "{rows:#?}");
+    assert!(rows[2].starts_with("  100.00 "), "{rows:#?}");
     assert!(rows.iter().all(|r| is_braille(r)));
     let none = draw_equity(&points[..1], 40, 3);
     assert_eq!(none[0], "no equity curve yet");
