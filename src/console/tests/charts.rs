@@ -1,5 +1,6 @@
 //! The charts where they are drawn: the inbox detail and the approve dialog (the sandbox's candles,
-//! else the marks this console saw), at 80×24 and 160×45, and under NO_COLOR.
+//! else the marks this console saw), a backtest's result, Discovery's details and the Desk's
+//! equity, at 80×24 and 160×45, and under NO_COLOR.
 
 use super::fixtures::*;
 use crate::api::ApiError;
@@ -7,6 +8,8 @@ use crate::api::model::{Candle, Candles};
 use crate::console::action::{Action, Answer, Effect};
 use crate::console::app::App;
 use crate::console::modal::Modal;
+use crate::console::payload::DiscoveryPayload;
+use crate::console::tabs::discovery::DView;
 use crate::console::theme::Theme;
 use crate::console::view;
 use crossterm::event::KeyCode;
@@ -242,4 +245,91 @@ fn with_nothing_to_draw_the_chart_says_why() {
             "no price history yet: no mark of BTC seen",
         ],
     );
+}
+
+#[test]
+fn a_backtest_result_has_equity_drawdown_and_scale() {
+    for (w, h) in [(80, 24), (160, 45)] {
+        let app = backtests_app(w, h);
+        let text = snap(&format!("chart_backtests_{w}x{h}"), &app);
+        has_all(&text, &["12,532.10", "02-12", "03-14"]);
+        if h == 24 {
+            has_all(&text, &["max DD", "-4.7%"]);
+        } else {
+            has_all(
+                &text,
+                &[
+                    "Equity 9,880.00 → 12,532.10 (+26.84%) · max drawdown",
+                    "0%",
+                    "← 29d23h →",
+                ],
+            );
+        }
+    }
+    let app = backtests_app(160, 45);
+    snap_no_color("chart_backtests_no_color_160x45", &app);
+}
+
+#[test]
+fn the_desk_equity_has_its_high_low_and_span() {
+    let app = seeded_app(160, 45);
+    let text = snap("chart_desk_160x45", &app);
+    has_all(&text, &["25,492.77", "25,143.27", "over 2m"]);
+    // At 80 columns the numbers come first: no room for the chart.
+    let text = snap("chart_desk_80x24", &seeded_app(80, 24));
+    assert!(!text.contains("25,143.27"), "{text}");
+    snap_no_color("chart_desk_no_color_160x45", &seeded_app(160, 45));
+}
+
+#[test]
+fn discovery_details_say_the_service_sent_no_curve_or_draw_the_one_it_sent() {
+    for (w, h) in [(80, 24), (160, 45)] {
+        let mut app = discovery_app(w, h);
+        app.update(key('l'));
+        app.update(code(KeyCode::Enter));
+        let text = snap(&format!("chart_discovery_no_curve_{w}x{h}"), &app);
+        if h == 45 {
+            has_all(
+                &text,
+                &[
+                    "Equity curve",
+                    "not sent",
+                    "the service ranks rows by statistics",
+                ],
+            );
+        }
+    }
+    // A service that sends one: drawn, not printed among the other fields.
+    let mut app = discovery_app(160, 45);
+    let mut rows = top_rows();
+    let day = 86_400;
+    let start = t0().timestamp() - 30 * day;
+    let curve: Vec<serde_json::Value> = (0..60)
+        .map(|i| {
+            let dip = if (20..30).contains(&i) { 600.0 } else { 0.0 };
+            let e = 10_000.0 + 40.0 * i as f64 - dip;
+            let peak = 10_000.0 + 40.0 * i.min(19) as f64;
+            let dd = if dip > 0.0 {
+                (e / peak - 1.0) * 100.0
+            } else {
+                0.0
+            };
+            serde_json::json!({"t": start + i * day / 2, "equity": e, "drawdown": dd})
+        })
+        .collect();
+    rows[0]
+        .stats
+        .extra
+        .insert("equity".into(), serde_json::Value::Array(curve));
+    let query = app.tabs().discovery.query(DView::TopBacktests);
+    app.update(discovered(
+        query,
+        DiscoveryPayload::Rows(Box::new(discovery(rows, false))),
+        t0(),
+    ));
+    app.update(key('l'));
+    app.update(code(KeyCode::Enter));
+    let text = snap("chart_discovery_curve_160x45", &app);
+    has_all(&text, &["Equity 10,000.00 →", "← 29d12h →"]);
+    assert!(!text.contains("equity=["), "{text}");
 }
