@@ -333,3 +333,18 @@ fn discovery_details_say_the_service_sent_no_curve_or_draw_the_one_it_sent() {
     has_all(&text, &["Equity 10,000.00 →", "← 29d12h →"]);
     assert!(!text.contains("equity=["), "{text}");
 }
+
+#[test]
+fn whatever_the_height_the_chart_never_costs_the_dialog_its_body_or_keys() {
+    for h in 16..=34 {
+        let mut app = priced(80, h);
+        press(&mut app, 'a');
+        let text = render(&app);
+        assert!(text.contains(" y  approve"), "{h} rows:\n{text}");
+        if text.contains("1m candles from the sandbox") {
+            // Drawn only under a whole body: nothing of it scrolls away.
+            assert!(text.contains("Time left"), "{h} rows:\n{text}");
+            assert!(!text.contains("↑↓ scroll"), "{h} rows:\n{text}");
+        }
+    }
+}
