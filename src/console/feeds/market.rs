@@ -28,6 +28,8 @@ pub struct Market {
     pub unsupported: bool,
     /// The coin whose candles are being asked for.
     pub asking: Option<String>,
+    /// Coins the service has no market for (it refused the coin): not asked again.
+    unknown: std::collections::HashSet<String>,
     failed: Option<(DateTime<Utc>, String)>,
 }
 
@@ -88,7 +90,11 @@ impl Market {
 
     /// Whether `coin`'s candles should be asked for now.
     pub fn wants_candles(&self, coin: &str, now: DateTime<Utc>) -> bool {
-        if self.unsupported || self.asking.is_some() || coin.is_empty() {
+        if self.unsupported
+            || self.asking.is_some()
+            || coin.is_empty()
+            || self.unknown.contains(coin)
+        {
             return false;
         }
         if self
@@ -129,6 +135,9 @@ impl Market {
                 );
             }
             Err(ApiError::NotFound { .. }) => self.unsupported = true,
+            Err(ApiError::Invalid { field: Some(f), .. }) if f == "coin" => {
+                self.unknown.insert(coin.to_string());
+            }
             Err(e) => self.failed = Some((at, crate::console::feeds::short_error(&e, 60))),
         }
     }
@@ -156,6 +165,7 @@ impl Market {
             }
             // Nothing to draw: the caption says why there are no candles.
             _ if self.unsupported => "no market data from this service".to_string(),
+            _ if self.unknown.contains(coin) => format!("no market for {coin} on this service"),
             _ => match (&self.failed, &self.asking) {
                 (Some((_, e)), _) => format!("candles failed: {e}"),
                 (None, Some(_)) => "candles asked for".to_string(),
@@ -241,6 +251,24 @@ mod tests {
             "no price history yet: no mark of BTC seen"
         );
         assert!(m.prices("BTC").points().next().is_none());
+    }
+
+    #[test]
+    fn a_coin_the_service_has_no_market_for_is_not_asked_again() {
+        let mut m = Market::default();
+        m.asked("XRP");
+        let refused = ApiError::Invalid {
+            code: "invalid_query".into(),
+            field: Some("coin".into()),
+            message: "the sandbox has no market for XRP".into(),
+        };
+        m.answered("XRP", t(0), Err(refused));
+        assert!(!m.wants_candles("XRP", t(1000)));
+        assert!(
+            m.wants_candles("BTC", t(0)),
+            "other coins are still asked for"
+        );
+        assert_eq!(m.prices("XRP").source, "no market for XRP on this service");
     }
 
     #[test]
