@@ -37,9 +37,12 @@ struct Candles {
 }
 
 pub async fn candles(shared: Arc<Shared>, req: Request) -> Response {
-    match answer(&shared, req.uri().query().unwrap_or("")) {
-        Ok(c) => axum::Json(c).into_response(),
-        Err(e) => e.into_response(),
+    let query = req.uri().query().unwrap_or("").to_string();
+    // A long span walks days of the simulated path: off the runtime's threads.
+    match tokio::task::spawn_blocking(move || answer(&shared, &query)).await {
+        Ok(Ok(c)) => axum::Json(c).into_response(),
+        Ok(Err(e)) => e.into_response(),
+        Err(e) => AppError::internal(e).into_response(),
     }
 }
 
