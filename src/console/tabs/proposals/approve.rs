@@ -115,7 +115,10 @@ pub fn approve_layout(area: Rect, body: &Paragraph, chart: Option<u16>) -> Dialo
     // blank line and the chart, in what is left.
     let text_rows = body_rows.saturating_add(4);
     let want = chart.unwrap_or(0);
-    let chart_rows = area.height.saturating_sub(text_rows + 1).min(want);
+    let chart_rows = area
+        .height
+        .saturating_sub(text_rows.saturating_add(1))
+        .min(want);
     let least = want.min(super::chart::MIN_ROWS);
     let chart_rows = if chart_rows >= least { chart_rows } else { 0 };
     let with_chart = if chart_rows > 0 { chart_rows + 1 } else { 0 };
