@@ -348,6 +348,35 @@ fn time_axis(buf: &mut Buffer, plot: Rect, y: u16, b: &Bounds, style: Style) {
     }
 }
 
+/// The least share of a price chart's height the prices keep: a level farther than that (a
+/// liquidation half the price away) would flatten them into a line.
+const PRICES_SHARE: f64 = 0.2;
+
+/// The range a price chart shows: the prices' widened, nearest level first, by each level that
+/// leaves the prices [`PRICES_SHARE`] of the height. True for the levels left beyond it.
+pub fn fit_levels(lo: f64, hi: f64, values: &[f64]) -> (f64, f64, Vec<bool>) {
+    // A flat series (one mark) has no shape to keep: every level is placed.
+    let band = if hi - lo < hi.abs() * 0.001 {
+        f64::INFINITY
+    } else {
+        hi - lo
+    };
+    let away = |v: f64| (v - hi).max(lo - v).max(0.0);
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    order.sort_by(|a, b| away(values[*a]).total_cmp(&away(values[*b])));
+    let (mut lo, mut hi) = (lo, hi);
+    let mut beyond = vec![false; values.len()];
+    for i in order {
+        let (l, h) = (lo.min(values[i]), hi.max(values[i]));
+        if h - l <= band / PRICES_SHARE {
+            (lo, hi) = (l, h);
+        } else {
+            beyond[i] = true;
+        }
+    }
+    (lo, hi, beyond)
+}
+
 /// Draws a price series with its levels: caption on the first row (the coin, where the prices
 /// come from, the last one), the scale at the left, each level's name and price at the right,
 /// the time span below.
@@ -389,19 +418,24 @@ pub fn price<I: Iterator<Item = Point> + Clone>(
         .iter()
         .filter(|l| l.value.is_finite() && l.value > 0.0)
         .collect();
-    let scale = Scale::fit(b.lo, b.hi, levels.iter().map(|l| l.value));
+    let values: Vec<f64> = levels.iter().map(|l| l.value).collect();
+    let (lo, hi, beyond) = fit_levels(b.lo, b.hi, &values);
+    let scale = Scale::fit(lo, hi, std::iter::empty());
     let (top, bottom) = (px(scale.hi), px(scale.lo));
     let y_w = top.chars().count().max(bottom.chars().count()) as u16 + 1;
     let dot_rows = plot_h as usize * 4;
-    let level_row = |l: &Level| (scale.row(l.value, dot_rows) / 4) as u16;
+    // A level beyond the scale is named on the edge it lies past.
+    let level_row = |i: usize| match beyond[i] {
+        true if values[i] > scale.hi => 0,
+        true => plot_h - 1,
+        false => (scale.row(values[i], dot_rows) / 4) as u16,
+    };
     // Levels sharing a row: all but one name go to a free row, with an arrow to their line.
-    let shared = levels
-        .iter()
-        .enumerate()
-        .any(|(i, a)| levels[..i].iter().any(|b| level_row(a) == level_row(b)));
+    let shared = (0..levels.len()).any(|i| (0..i).any(|j| level_row(i) == level_row(j)));
+    let arrows = shared || beyond.contains(&true);
     let label_w = levels
         .iter()
-        .map(|l| l.label().chars().count() as u16 + 1 + u16::from(shared))
+        .map(|l| l.label().chars().count() as u16 + 1 + u16::from(arrows))
         .max()
         .unwrap_or(0);
     // The levels' names matter more than the scale: the scale goes first when room is short.
@@ -447,9 +481,9 @@ pub fn price<I: Iterator<Item = Point> + Clone>(
     let cols = columns(chart.points, b.x0, b.x1, plot.width as usize * 2);
     dots.plot(&cols, scale, None);
     let mut taken: Vec<u16> = Vec::with_capacity(levels.len());
-    for l in &levels {
-        let cy = level_row(l);
-        for cx in 0..plot.width {
+    for (i, l) in levels.iter().enumerate() {
+        let cy = level_row(i);
+        for cx in (0..plot.width).filter(|_| !beyond[i]) {
             if !dots.is_set(cx as usize, cy as usize)
                 && let Some(cell) = buf.cell_mut((plot.x + cx, plot.y + cy))
             {
@@ -462,6 +496,8 @@ pub fn price<I: Iterator<Item = Point> + Clone>(
             .unwrap_or(cy);
         taken.push(row);
         let arrow = match row.cmp(&cy) {
+            _ if beyond[i] && values[i] > scale.hi => "↑",
+            _ if beyond[i] => "↓",
             std::cmp::Ordering::Less => "↓",
             std::cmp::Ordering::Greater => "↑",
             std::cmp::Ordering::Equal => "",

@@ -239,3 +239,33 @@ fn spans_and_times_read_at_their_scale() {
     assert_eq!(time_text(1_735_689_600.0, 30.0 * 86_400.0), "01-01");
     assert_eq!(time_text(1_735_689_600.0, 500.0 * 86_400.0), "2025-01");
 }
+
+#[test]
+fn a_level_that_would_flatten_the_prices_is_named_at_the_edge_it_lies_past() {
+    let points = ramp(120, 120.0, 126.0);
+    let levels = [
+        level("Entry", 122.7),
+        level("Liq", 62.9),
+        level("TP", 140.0),
+    ];
+    let rows = draw_price(&points, &levels, 60, 12);
+    let joined = rows.join("\n");
+    // The prices keep a fifth of the height at least, not one flat row.
+    assert!(
+        rows.iter().filter(|r| is_braille(r)).count() >= 3,
+        "{joined}"
+    );
+    assert!(rows[rows.len() - 2].ends_with("↓Liq 62.900"), "{joined}");
+    assert!(
+        !rows[rows.len() - 2].contains('╌'),
+        "no line where the price is not:\n{joined}"
+    );
+    // The TP is near enough to widen the scale, and has its line.
+    let tp = rows.iter().find(|r| r.contains("TP 140.00")).unwrap();
+    assert!(tp.contains('╌') && !tp.contains('↑'), "{joined}");
+    let (lo, hi, beyond) = fit_levels(120.0, 126.0, &[122.7, 62.9, 140.0]);
+    assert_eq!((lo, hi, beyond), (120.0, 140.0, vec![false, true, false]));
+    // A flat series has no shape to keep: every level is placed.
+    let (lo, hi, beyond) = fit_levels(100.0, 100.0, &[50.0, 200.0]);
+    assert_eq!((lo, hi, beyond), (50.0, 200.0, vec![false, false]));
+}
