@@ -617,6 +617,31 @@ impl Client {
         req.path_args = vec![run_id.to_string()];
         self.typed("research_stop", req).await
     }
+
+    /// A sandbox's recent closed candles of `coin` (`GET /sandbox/v1/candles`), for the console's
+    /// price charts. Not an operation of the interface: a real service answers 404 (README
+    /// "Interface notes"). Market data is no account's, so no API key is sent; a gateway token
+    /// is, as a gateway that faces a network passes the read on only for its supervisors.
+    pub async fn sandbox_candles(
+        &self,
+        coin: &str,
+        interval: &str,
+        limit: u32,
+    ) -> Result<Candles, ApiError> {
+        let url = format!("{}/sandbox/v1/candles", self.base);
+        let req = Request {
+            query: vec![
+                ("coin".into(), coin.to_string()),
+                ("interval".into(), interval.to_string()),
+                ("limit".into(), limit.to_string()),
+            ],
+            ..Default::default()
+        };
+        let value = self
+            .send(Method::Get, url, self.gate_token.as_ref(), req)
+            .await?;
+        serde_json::from_value(value).map_err(|e| ApiError::Decode(format!("candles: {e}")))
+    }
 }
 
 /// A gateway's supervisor API (`/gate/v1`, README "The supervisor API"). With no gate token the

@@ -136,6 +136,10 @@ pub enum Answer {
         id: String,
         result: Result<Box<BacktestJob>, ApiError>,
     },
+    CandlesLoaded {
+        coin: String,
+        result: Result<Box<crate::api::model::Candles>, ApiError>,
+    },
     ResearchLoaded {
         result: Result<Box<ResearchStatus>, ApiError>,
     },
@@ -243,6 +247,7 @@ impl Answer {
                 | Answer::GateLoaded { .. }
                 | Answer::GuardLoaded { .. }
                 | Answer::JobLoaded { .. }
+                | Answer::CandlesLoaded { .. }
                 | Answer::ResearchLoaded { .. }
                 | Answer::DeliveriesLoaded { .. }
                 | Answer::PolicyLoaded { .. }
@@ -260,6 +265,7 @@ impl Answer {
             Answer::Discovered { query, .. } => query.operation(),
             Answer::BacktestSubmitted { .. } => "run_backtest",
             Answer::JobLoaded { .. } => "get_backtest_job",
+            Answer::CandlesLoaded { .. } => "sandbox_candles",
             Answer::ResearchLoaded { .. } => "research_status",
             Answer::ResearchStopped { .. } => "research_stop",
             Answer::CliAnswered { .. } => "mcp_cli",
@@ -298,6 +304,7 @@ impl Answer {
             Answer::Discovered { result, .. } => err(result),
             Answer::BacktestSubmitted { result, .. } => err(result),
             Answer::JobLoaded { result, .. } => err(result),
+            Answer::CandlesLoaded { result, .. } => err(result),
             Answer::ResearchLoaded { result } => err(result),
             Answer::ResearchStopped { result, .. } => err(result),
             Answer::CliAnswered { result, .. } => err(result),
@@ -338,6 +345,8 @@ pub enum Effect {
     RunBacktest(Box<BacktestRequest>),
     /// Poll one backtest job.
     FetchJob(String),
+    /// A coin's recent candles, for its price chart (`feeds::market`).
+    FetchCandles(String),
     /// Poll the research run.
     FetchResearch,
     /// Stop a research run by id.

@@ -18,6 +18,7 @@ mod feeds;
 mod guard;
 mod inbox;
 mod input;
+mod market;
 mod pages;
 mod route;
 mod signal_modals;
@@ -510,6 +511,9 @@ impl App {
             Answer::BacktestSubmitted { request, result } => {
                 self.on_backtest_submitted(&request, result, at, fx)
             }
+            Answer::CandlesLoaded { coin, result } => {
+                self.account.market.answered(&coin, at, result.map(|c| *c));
+            }
             Answer::JobLoaded { id, result } => {
                 with_ctx!(self, fx, |ctx| self
                     .tabs
@@ -615,6 +619,7 @@ impl App {
         with_inbox!(self, fx, |inbox, ctx| inbox.schedule_recheck(ctx));
         let polled = self.inbox.gate_mut().schedule(now, fx);
         self.schedule_guard(polled, fx);
+        self.schedule_candles(fx);
     }
 
     fn log_request(

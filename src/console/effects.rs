@@ -46,6 +46,17 @@ impl Runner {
                 let result = c.run_backtest(&request).await.map(Box::new);
                 Answer::BacktestSubmitted { request, result }
             }),
+            Effect::FetchCandles(coin) => self.spawn(move |c| async move {
+                let result = c
+                    .sandbox_candles(
+                        &coin,
+                        super::feeds::market::CANDLE_INTERVAL,
+                        super::feeds::market::CANDLE_LIMIT,
+                    )
+                    .await
+                    .map(Box::new);
+                Answer::CandlesLoaded { coin, result }
+            }),
             Effect::FetchJob(id) => self.spawn(move |c| async move {
                 let result = c.get_backtest_job(&id).await.map(Box::new);
                 Answer::JobLoaded { id, result }

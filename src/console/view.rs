@@ -46,7 +46,9 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
     let Some(modal) = app.modal() else { return };
     match modal {
         Modal::Help { scroll, .. } => help::draw(f, app, theme, area, *scroll),
-        Modal::Approve(d) => proposals::view::approve_dialog(f, &app.inbox_shown(), theme, area, d),
+        Modal::Approve(d) => {
+            proposals::approve::approve_dialog(f, &app.inbox_shown(), theme, area, d)
+        }
         Modal::Confirm(c) => confirm_dialog(f, app, theme, area, c),
         Modal::Details { scroll } => {
             discovery::view::details(f, app.selected_row(), app.keymap(), theme, area, *scroll)

@@ -325,6 +325,11 @@ pub struct Shared {
 }
 
 impl Shared {
+    /// The simulated market, for reads that need no account (the candles route).
+    pub fn market(&self) -> &Market {
+        &self.market
+    }
+
     pub fn new(core: Core, clock: Arc<dyn Clock>, settings: Settings) -> DbResult<Self> {
         let readers = match &core.path {
             Some(path) => (0..reader_count())

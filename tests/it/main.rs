@@ -7,6 +7,7 @@ mod account;
 mod backtests;
 mod bad_input;
 mod builder_fee;
+mod candles;
 mod chat;
 mod cli;
 mod client;

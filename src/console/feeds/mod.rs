@@ -12,6 +12,8 @@ use chrono::{DateTime, Utc};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::Duration;
 
+pub mod market;
+
 pub const EQUITY_POINTS: usize = 600;
 /// What the account feeds last said: the Desk's data, which the header, the risk preview and
 /// completion read too.
@@ -26,6 +28,8 @@ pub struct Account {
     pub pnl: Option<PnlSummary>,
     pub equity_history: VecDeque<(DateTime<Utc>, f64)>,
     pub usage: Option<Usage>,
+    /// Each coin's recent price, for the charts.
+    pub market: market::Market,
 }
 
 /// Paper or real money, as the header says it.

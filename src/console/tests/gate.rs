@@ -670,7 +670,7 @@ fn gate_approve_dialog_names_the_agent_120x40() {
     select_row(&mut app, DEMO_ID);
     press(&mut app, 'a');
     assert!(matches!(app.modal(), Some(Modal::Approve(d)) if d.id == DEMO_ID));
-    let body: String = crate::console::tabs::proposals::view::approve_body_lines(
+    let body: String = crate::console::tabs::proposals::approve::approve_body_lines(
         &app.inbox_shown(),
         &crate::console::theme::Theme::dark(),
         app.item(DEMO_ID).unwrap(),

@@ -182,7 +182,7 @@ fn the_trade_that_will_execute_is_shown_with_who_priced_it_and_the_differences()
     assert!(detail.contains("the service's preview"), "{detail}");
     assert!(detail.contains("request ≠ preview: size"), "{detail}");
     press(&mut app, 'a');
-    let lines: Vec<String> = crate::console::tabs::proposals::view::approve_body_lines(
+    let lines: Vec<String> = crate::console::tabs::proposals::approve::approve_body_lines(
         &app.inbox_shown(),
         &crate::console::theme::Theme::default(),
         app.item(DEMO_ID).unwrap(),

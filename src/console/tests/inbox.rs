@@ -39,14 +39,14 @@ fn staged_counts_down_then_approve_needs_an_explicit_y() {
     assert!(strip_line.contains("3:12"), "{strip_line}");
     assert!(strip_line.contains("long 0.01 BTC 5x"), "{strip_line}");
 
-    // `a` opens the dialog and sends nothing.
+    // `a` opens the dialog and sends nothing but the read of its chart's prices.
     let fx = press(&mut app, 'a');
     assert!(
         matches!(app.modal(), Some(Modal::Approve(d)) if d.id == ID),
         "{:?}",
         app.modal()
     );
-    assert!(fx.is_empty(), "{fx:?}");
+    assert_eq!(fx, vec![Effect::FetchCandles("BTC".into())]);
 
     // Enter is not a yes: it is not one of the dialog's keys, so it closes it, deciding nothing.
     let fx = app.update(code(KeyCode::Enter));

@@ -2,6 +2,7 @@
 //! from seeded data. Everything is deterministic: fixed times, no wall clock.
 
 mod agents;
+mod charts;
 mod clock;
 mod contract;
 mod deliberate;

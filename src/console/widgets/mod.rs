@@ -6,6 +6,7 @@
 //! service's digits instead: a JSON view (`jsontree`, a tool's raw result), which shows the value
 //! as sent, and a text field the person edits (`plain_number`), which is parsed back.
 
+pub mod chart;
 pub mod jsontree;
 pub mod page;
 pub mod stats;

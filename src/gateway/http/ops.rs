@@ -1,14 +1,18 @@
 //! What an operator's tools ask of a gateway, outside the catalog and without an agent's key:
 //! `/healthz` (the process answers), `/readyz` (its store answers and the upstream was reached
 //! lately), `/metrics` (Prometheus; behind a supervisor token once `public_url` says the gateway
-//! faces a network).
+//! faces a network), and `/sandbox/v1/candles` (a sandbox upstream's market data, passed through
+//! for the console's price charts; a real service answers it 404, and so then does the gateway).
 
 use super::super::flow::halt;
 use super::super::gate::Gate;
 use super::super::model::error::GateError;
+use super::super::upstream::Buffered;
 use super::api;
+use crate::api::catalog::encode_segment;
+use crate::api::percent::percent_decode;
 use axum::Router;
-use axum::extract::State;
+use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -41,7 +45,52 @@ pub fn router(gate: Arc<Gate>) -> Router {
         )
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
+        .route(CANDLES, get(candles))
         .with_state(gate)
+}
+
+const CANDLES: &str = "/sandbox/v1/candles";
+
+/// The upstream's candles, as it answers them. A read of market data, no account's: the query is
+/// rebuilt from the three parameters the sandbox reads (nothing else of the caller's reaches the
+/// upstream) and no key is sent. Behind a supervisor token once the gateway faces a network, as
+/// `/metrics` is.
+async fn candles(
+    State(gate): State<Arc<Gate>>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Result<Response, GateError> {
+    if gate.public_url.is_some() {
+        api::supervisor(&gate, &headers).await?;
+    }
+    let mut path = CANDLES.to_string();
+    let mut sep = '?';
+    for pair in query.as_deref().unwrap_or_default().split('&') {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let k = percent_decode(k, true);
+        if matches!(k.as_str(), "coin" | "interval" | "limit") {
+            let v = encode_segment(&percent_decode(v, true));
+            path.push_str(&format!("{sep}{k}={v}"));
+            sep = '&';
+        }
+    }
+    let resp = gate
+        .upstream
+        .send(
+            reqwest::Method::GET,
+            &path,
+            &HeaderMap::new(),
+            None,
+            axum::body::Bytes::new(),
+        )
+        .await?;
+    let answer = Buffered::read(&gate.upstream, resp).await?;
+    let mut out = (answer.status, answer.body).into_response();
+    out.headers_mut().insert(
+        axum::http::header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static("application/json"),
+    );
+    Ok(out)
 }
 
 /// Why a readiness probe failed, for the log.

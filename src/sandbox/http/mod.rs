@@ -3,6 +3,7 @@
 //! the answer or error becomes a response here.
 
 pub mod error;
+mod market;
 
 use super::core::Shared;
 use super::error::{AppError, ErrorKind};
@@ -93,9 +94,14 @@ fn edge_of(shared: &Shared) -> Edge {
 pub fn router(shared: Arc<Shared>) -> Router {
     let edge = edge_of(&shared);
     let ready = shared.clone();
+    let market = shared.clone();
     let own = Router::new()
         .route("/healthz", axum::routing::get(healthz))
         .route("/readyz", axum::routing::get(move || readyz(ready.clone())))
+        .route(
+            market::PATH,
+            axum::routing::get(move |req: Request| market::candles(market.clone(), req)),
+        )
         .route(
             "/metrics",
             axum::routing::get(|| async { crate::edge::metrics_response() }),

@@ -9,14 +9,12 @@ use crate::console::table;
 use crate::console::tabs::backtests::rows::{Jobs, Trades};
 use crate::console::theme::Theme;
 use crate::console::widgets::stats::stat_items;
-use crate::console::widgets::{self, num, pnl_style, px, signed};
-use chrono::{TimeZone, Utc};
+use crate::console::widgets::{self, pnl_style, px, signed};
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Position, Rect};
+use ratatui::layout::{Position, Rect};
 use ratatui::style::Style;
-use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Axis, Chart, Clear, Dataset, GraphType, Paragraph, Wrap};
+use ratatui::widgets::{Clear, Paragraph, Wrap};
 
 fn status_style(theme: &Theme, j: &JobEntry) -> Style {
     if j.failed() {
@@ -265,78 +263,19 @@ fn chart(f: &mut Frame, theme: &Theme, area: Rect, data: Option<&BacktestData>) 
     );
     let inner = block.inner(area);
     f.render_widget(block, area);
-    let Some(d) = data.filter(|d| d.equity.len() >= 2) else {
-        f.render_widget(
-            Paragraph::new(Span::styled("no equity curve yet", theme.muted)),
-            inner,
-        );
-        return;
-    };
-    // At most a few points per cell: the braille grid cannot show more.
-    let step = (d.equity.len() / (inner.width.max(1) as usize * 4)).max(1);
-    let points: Vec<_> = d
-        .equity
-        .iter()
-        .step_by(step)
-        .chain(d.equity.last())
-        .collect();
-    let equity: Vec<(f64, f64)> = points.iter().map(|p| (p.t as f64, p.equity)).collect();
-    let drawdown: Vec<(f64, f64)> = points.iter().map(|p| (p.t as f64, p.drawdown)).collect();
-    let (t0, t1) = (equity[0].0, equity[equity.len() - 1].0);
-    let (lo, hi) = equity
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), (_, y)| {
-            (lo.min(*y), hi.max(*y))
-        });
-    let pad = ((hi - lo) * 0.05).max(1e-9);
-    let dd_lo = drawdown
-        .iter()
-        .map(|(_, y)| *y)
-        .fold(0.0f64, f64::min)
-        .min(-0.01);
-    let date = |t: f64| {
-        Utc.timestamp_opt(t as i64, 0)
-            .single()
-            .map(|d| d.format("%m-%d").to_string())
-            .unwrap_or_default()
-    };
-    let [top, bottom] =
-        Layout::vertical([Constraint::Percentage(62), Constraint::Percentage(38)]).areas(inner);
-    let eq = Chart::new(vec![
-        Dataset::default()
-            .marker(Marker::Braille)
-            .graph_type(GraphType::Line)
-            .style(theme.accent)
-            .data(&equity),
-    ])
-    .x_axis(
-        Axis::default()
-            .bounds([t0, t1])
-            .labels([date(t0), date(t1)])
-            .style(theme.muted),
-    )
-    .y_axis(
-        Axis::default()
-            .bounds([lo - pad, hi + pad])
-            .labels([num(lo, 0), num(hi, 0)])
-            .style(theme.muted),
+    let points = data.map(|d| d.equity.as_slice()).unwrap_or_default();
+    // The service's own drawdown, not one worked out here: the chart says what the statistics do.
+    widgets::chart::equity(
+        f.buffer_mut(),
+        inner,
+        theme,
+        widgets::chart::EquityChart {
+            name: "Equity",
+            equity: points.iter().map(|p| (p.t as f64, p.equity)),
+            drawdown: points.iter().map(|p| (p.t as f64, p.drawdown)),
+            empty: "no equity curve yet",
+        },
     );
-    f.render_widget(eq, top);
-    let dd = Chart::new(vec![
-        Dataset::default()
-            .marker(Marker::Braille)
-            .graph_type(GraphType::Line)
-            .style(theme.bad)
-            .data(&drawdown),
-    ])
-    .x_axis(Axis::default().bounds([t0, t1]))
-    .y_axis(
-        Axis::default()
-            .bounds([dd_lo, 0.0])
-            .labels([format!("{}%", num(dd_lo, 1)), "0%".to_string()])
-            .style(theme.muted),
-    );
-    f.render_widget(dd, bottom);
 }
 
 fn trades(f: &mut Frame, s: &Shown, job: Option<&JobEntry>) {

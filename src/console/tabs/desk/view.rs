@@ -1,4 +1,4 @@
-//! Desk: PnL summary with the session's equity sparkline, positions, open orders, and the strip of
+//! Desk: PnL summary with the session's equity chart, positions, open orders, and the strip of
 //! staged proposals with their countdowns.
 
 use crate::console::action::Resource;
@@ -14,7 +14,7 @@ use crate::console::widgets::{self, countdown, num, pnl_style, px, signed, size}
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Sparkline};
+use ratatui::widgets::Paragraph;
 
 /// What a pane shows for a number the service did not send.
 pub const NOT_SENT: &str = "not sent";
@@ -50,6 +50,9 @@ fn empty(v: &InboxShown<'_>, r: Resource, empty: &str) -> String {
     feeds::empty_text(&v.feeds[&r], r, empty)
 }
 
+/// Rows below the PnL figures from which the equity chart takes the pane's whole width.
+const CHART_BELOW_ROWS: u16 = 6;
+
 fn summary(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {
     let area = screen.summary;
     let block = widgets::block(theme, title(v, theme, "PnL", Resource::Pnl), false);
@@ -68,14 +71,23 @@ fn summary(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {
         );
         return;
     };
-    // The sparkline needs room; on a narrow terminal the numbers come first.
-    let spark_width = if inner.width >= 110 {
-        inner.width * 35 / 100
+    // The chart needs room: under the figures, the whole width, when the pane has rows to spare
+    // (a tall terminal gives them to it); else beside them from 110 columns; on a narrow, short
+    // terminal the numbers come first.
+    let (text, spark) = if inner.height >= 3 + CHART_BELOW_ROWS {
+        let [text, spark] =
+            Layout::vertical([Constraint::Length(3), Constraint::Min(0)]).areas(inner);
+        (text, spark)
     } else {
-        0
+        let spark_width = if inner.width >= 110 {
+            inner.width * 35 / 100
+        } else {
+            0
+        };
+        let [text, spark] =
+            Layout::horizontal([Constraint::Min(40), Constraint::Length(spark_width)]).areas(inner);
+        (text, spark)
     };
-    let [text, spark] =
-        Layout::horizontal([Constraint::Min(40), Constraint::Length(spark_width)]).areas(inner);
     let kv = |k: &str, v: String, style| {
         vec![
             Span::styled(format!("{k} "), theme.muted),
@@ -129,42 +141,24 @@ fn summary(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {
         Paragraph::new(vec![Line::from(l1), Line::from(l2), Line::from(l3)]),
         text,
     );
-    // The sparkline shows movement over the session: values relative to the session's low.
-    let points: Vec<f64> = v.account.equity_history.iter().map(|(_, e)| *e).collect();
-    let low = points.iter().copied().fold(f64::INFINITY, f64::min);
-    let high = points.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let range = (high - low).max(1e-9);
-    // Without a scale the bars say "it moved", not by how much: the session's high on the top
-    // row, its low on the bottom one.
-    let spark = if points.is_empty() || spark.width < 20 {
-        spark
-    } else {
-        let (top, bottom) = (num(high, 2), num(low, 2));
-        let label = top.len().max(bottom.len()) as u16 + 1;
-        let [scale, bars] =
-            Layout::horizontal([Constraint::Length(label), Constraint::Min(1)]).areas(spark);
-        let mut rows = vec![Line::styled(
-            format!("{top:>w$}", w = label as usize - 1),
-            theme.muted,
-        )];
-        rows.extend((2..scale.height).map(|_| Line::raw("")));
-        // A flat session has one level: a second label would only repeat it.
-        if scale.height > 1 && top != bottom {
-            rows.push(Line::styled(
-                format!("{bottom:>w$}", w = label as usize - 1),
-                theme.muted,
-            ));
-        }
-        f.render_widget(Paragraph::new(rows), scale);
-        bars
-    };
-    let width = spark.width as usize;
-    let data: Vec<u64> = points
+    // The session's equity as a line, with its high, its low and the time it spans: a shape
+    // without a scale says "it moved", not by how much.
+    let session = v
+        .account
+        .equity_history
         .iter()
-        .skip(points.len().saturating_sub(width))
-        .map(|e| (((e - low) / range) * 100.0).round() as u64 + 1)
-        .collect();
-    f.render_widget(Sparkline::default().data(&data).style(theme.accent), spark);
+        .map(|(t, e)| (t.timestamp() as f64, *e));
+    widgets::chart::equity(
+        f.buffer_mut(),
+        spark,
+        theme,
+        widgets::chart::EquityChart {
+            name: "Session equity",
+            equity: session.clone(),
+            drawdown: widgets::chart::underwater(session),
+            empty: "a line from the next PnL poll",
+        },
+    );
 }
 
 fn positions(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {

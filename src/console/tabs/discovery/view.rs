@@ -328,6 +328,22 @@ pub fn detail_lines<'a>(theme: &Theme, sel: Selected<'_>) -> Vec<Line<'a>> {
             for (label, value) in stat_items(&r.stats, r.days) {
                 lines.push(kv(theme, label, value));
             }
+            lines.push(Line::raw(""));
+            lines.push(Line::styled("Equity curve", theme.accent));
+            match curve(r) {
+                Some(points) => lines.push(kv(
+                    theme,
+                    "sent",
+                    format!("{} points: drawn below", points.clone().count()),
+                )),
+                None => lines.push(kv(
+                    theme,
+                    "not sent",
+                    "the service ranks rows by statistics only; a backtest of this row draws \
+                     its curve"
+                        .into(),
+                )),
+            }
             other_fields(theme, &r.stats.extra, &mut lines);
         }
     }
@@ -337,9 +353,36 @@ pub fn detail_lines<'a>(theme: &Theme, sel: Selected<'_>) -> Vec<Line<'a>> {
     lines
 }
 
-/// Fields the service sent that we do not read, as `key=value`: shown, never dropped.
+/// A row's equity curve, when the service sends one: `equity`, as a backtest's result has it
+/// (`[{t, equity, drawdown}]`). Neither the interface nor the sandbox sends one today; read in
+/// place, point by point, so a frame holds none of it.
+pub fn curve(
+    r: &crate::api::model::DiscoveryRow,
+) -> Option<impl Iterator<Item = (f64, f64, f64)> + Clone + '_> {
+    let points = r.stats.extra.get(CURVE)?.as_array()?;
+    let num = |v: Option<&serde_json::Value>| match v? {
+        serde_json::Value::String(s) => s.parse::<f64>().ok(),
+        v => v.as_f64(),
+    };
+    let read = move |p: &serde_json::Value| {
+        Some((
+            num(p.get("t"))?,
+            num(p.get("equity"))?,
+            num(p.get("drawdown"))?,
+        ))
+    };
+    let mut it = points.iter().filter_map(read).peekable();
+    it.peek()?;
+    Some(it)
+}
+
+const CURVE: &str = "equity";
+
+/// Fields the service sent that we do not read, as `key=value`: shown, never dropped (a curve
+/// is drawn, not printed).
 fn other_fields<'a>(theme: &Theme, extra: &crate::api::model::Extra, lines: &mut Vec<Line<'a>>) {
-    let pairs = crate::api::model::extra_pairs(extra);
+    let mut pairs = crate::api::model::extra_pairs(extra);
+    pairs.retain(|p| !p.starts_with(&format!("{CURVE}=")));
     if pairs.is_empty() {
         return;
     }
@@ -368,7 +411,14 @@ pub fn details(
     );
     f.render_widget(Clear, r);
     let lines = detail_lines(theme, sel);
-    let visible = r.height.saturating_sub(2);
+    // A curve the row carries is drawn under the text when the overlay has room for both.
+    let chart = match sel {
+        Selected::Row(row) if r.height >= 24 => curve(row),
+        _ => None,
+    };
+    let chart_rows = if chart.is_some() { 10 } else { 0 };
+    let text = Rect::new(r.x, r.y, r.width, r.height - chart_rows);
+    let visible = text.height.saturating_sub(2);
     let scroll = scroll.min((lines.len() as u16).saturating_sub(visible));
     let key = |a| keymap.keys_for(a).first().cloned().unwrap_or_default();
     use crate::console::keymap::KeyAction;
@@ -382,5 +432,22 @@ pub fn details(
         .style(theme.base)
         .wrap(Wrap { trim: false })
         .scroll((scroll, 0));
-    f.render_widget(p, r);
+    f.render_widget(p, text);
+    if let Some(points) = chart {
+        let area = Rect::new(r.x, text.bottom(), r.width, chart_rows);
+        let block = widgets::block(theme, Line::from(" Equity · drawdown % "), true);
+        let inner = block.inner(area);
+        f.render_widget(block.style(theme.base), area);
+        widgets::chart::equity(
+            f.buffer_mut(),
+            inner,
+            theme,
+            widgets::chart::EquityChart {
+                name: "Equity",
+                equity: points.clone().map(|(t, e, _)| (t, e)),
+                drawdown: points.map(|(t, _, d)| (t, d)),
+                empty: "no equity curve",
+            },
+        );
+    }
 }

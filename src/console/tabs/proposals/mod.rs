@@ -4,6 +4,8 @@
 
 use crate::console::component::TabComponent;
 
+pub mod approve;
+pub mod chart;
 pub mod risk;
 pub mod rows;
 pub mod shown;

@@ -14,8 +14,8 @@ use crate::console::inbox::dialog::{ApproveDialog, Context};
 use crate::console::inbox::{Inbox, InboxItem};
 use crate::console::layout::Pane;
 use crate::console::modal::Modal;
+use crate::console::tabs::proposals::approve::approve_max_scroll;
 use crate::console::tabs::proposals::risk::Risk;
-use crate::console::tabs::proposals::view::approve_max_scroll;
 use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
 
