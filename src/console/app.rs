@@ -414,6 +414,17 @@ impl App {
     }
 
     pub fn update(&mut self, action: Action) -> Vec<Effect> {
+        // The terminal reports every move of the mouse: nothing of the console changes with one,
+        // and the work after an update (every table's view, the inbox's selections) would run
+        // tens of times a second for nothing.
+        if let Action::Mouse(m) = &action
+            && matches!(
+                m.kind,
+                crossterm::event::MouseEventKind::Moved | crossterm::event::MouseEventKind::Drag(_)
+            )
+        {
+            return Vec::new();
+        }
         let mut fx = Vec::new();
         let by_user = matches!(action, Action::Key(_) | Action::Paste(_) | Action::Mouse(_));
         let tick = matches!(action, Action::Tick(_));

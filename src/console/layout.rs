@@ -483,9 +483,10 @@ pub fn compute(width: u16, height: u16, shape: &Shape) -> Screen {
     screen
 }
 
-/// Rows a table needs to show `n` data rows (one, for its empty line, when it has none).
+/// Rows a table needs to show `n` data rows (one, for its empty line, when it has none). Capped
+/// past any terminal's height, low enough that the Desk's sums of three never overflow.
 fn table_height(n: usize) -> u16 {
-    (n.max(1).min(u16::MAX as usize / 2) as u16).saturating_add(TABLE_CHROME)
+    (n.clamp(1, 4096) as u16) + TABLE_CHROME
 }
 
 /// The Desk: the PnL summary, positions and open orders (side by side on a wide terminal), the

@@ -292,12 +292,12 @@ fn e2e_at_80x24_the_detail_scrolls_to_everything_an_approval_needs() {
     .expect("server starts");
     let agent = server.key("mcp:mutate");
     let rt = runtime();
-    let tmux = Tmux::start(
+    let tmux = Tmux::start_sized(
         "small",
         &dirs.path("home"),
         &console_command(&dirs, &server.base, &agent),
+        (80, 24),
     );
-    tmux.resize(80, 24);
     tmux.wait_for("the Desk, connected", WAIT, header_ok);
     // The first staged has the least time left: listed first, selected. Five rows leave the
     // detail too few lines for the whole trade.
@@ -334,6 +334,51 @@ fn e2e_at_80x24_the_detail_scrolls_to_everything_an_approval_needs() {
         s.contains("Approve ") && s.contains("BTC")
     });
     tmux.send("Escape");
+    tmux.quit_and_check_restored();
+}
+
+/// The trade on a chart, in the real console on the sandbox at 160×45: the inbox detail draws
+/// the coin's one-minute candles from the sandbox with the entry and the liquidation as labelled
+/// lines, and so does the approve dialog, under what decides.
+#[test]
+fn e2e_the_detail_and_the_approve_dialog_chart_the_trade() {
+    if !tmux_available() {
+        return;
+    }
+    let dirs = Dirs::new();
+    let server = Server::start(
+        &dirs.path("chart.db"),
+        "127.0.0.1:0",
+        &dirs.path("serve.log"),
+    )
+    .expect("server starts");
+    let agent = server.key("mcp:mutate");
+    let rt = runtime();
+    let tmux = Tmux::start_sized(
+        "chart",
+        &dirs.path("home"),
+        &console_command(&dirs, &server.base, &agent),
+        (160, 45),
+    );
+    tmux.wait_for("the Desk, connected", WAIT, header_ok);
+    let btc = stage(&rt, &server, &agent, "BTCUSDT");
+    tmux.send("2");
+    let screen = tmux.wait_for("the detail's chart from the sandbox's candles", WAIT, |s| {
+        s.contains(&btc) && s.contains("BTC · 1m candles")
+    });
+    for label in ["Entry ", "Liq "] {
+        assert!(
+            screen.contains(label),
+            "{label} not on the chart:\n{screen}"
+        );
+    }
+    tmux.send_deliberately("a");
+    let screen = tmux.wait_for("the dialog's chart", WAIT, |s| {
+        s.contains("Approve ") && s.matches("BTC · 1m candles").count() >= 1 && s.contains("y ")
+    });
+    assert!(screen.contains("Liq "), "{screen}");
+    tmux.send("Escape");
+    tmux.wait_for("the dialog closed", WAIT, |s| !s.contains("Approve "));
     tmux.quit_and_check_restored();
 }
 

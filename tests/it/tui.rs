@@ -179,6 +179,17 @@ impl Tmux {
 
     /// Starts a detached 120x40 session running `shell_command` (through sh).
     pub(crate) fn start(test: &str, home: &Path, shell_command: &str) -> Tmux {
+        Tmux::start_sized(test, home, shell_command, (120, 40))
+    }
+
+    /// Starts a detached session of `size` (columns, rows) running `shell_command`: the console
+    /// starts at that size (a resize of a running session races its first frames).
+    pub(crate) fn start_sized(
+        test: &str,
+        home: &Path,
+        shell_command: &str,
+        size: (u16, u16),
+    ) -> Tmux {
         let id = format!("adk-e2e-{test}-{}", std::process::id());
         let mut t = Tmux {
             socket: id.clone(),
@@ -194,9 +205,9 @@ impl Tmux {
                 "-s",
                 &t.session,
                 "-x",
-                "120",
+                &size.0.to_string(),
                 "-y",
-                "40",
+                &size.1.to_string(),
                 shell_command,
             ])
             .output()
@@ -228,25 +239,6 @@ impl Tmux {
             .output()
             .expect("run tmux display-message");
         String::from_utf8_lossy(&out.stdout).trim().to_string()
-    }
-
-    /// The terminal resized to `width`×`height`, as a person drags its window.
-    pub(crate) fn resize(&self, width: u16, height: u16) {
-        let ok = self
-            .cmd()
-            .args([
-                "resize-window",
-                "-t",
-                &self.session,
-                "-x",
-                &width.to_string(),
-                "-y",
-                &height.to_string(),
-            ])
-            .status()
-            .expect("run tmux resize-window")
-            .success();
-        assert!(ok, "tmux resize-window failed");
     }
 
     pub(crate) fn send(&self, key: &str) {

@@ -20,6 +20,7 @@ impl App {
                 .selection(Pane::Inbox)
                 .id
                 .as_deref()
+                .filter(|_| self.inbox_row(Pane::Inbox).is_some())
                 .and_then(|id| self.inbox.item(id)),
             None => None,
         }?;

@@ -17,7 +17,12 @@ impl App {
         match pane {
             Pane::Detail => {
                 let v = self.inbox_shown();
-                let selected = v.inbox.selection(Pane::Inbox).id.as_deref();
+                let selected = v
+                    .inbox
+                    .selection(Pane::Inbox)
+                    .id
+                    .as_deref()
+                    .filter(|_| v.inbox.row(Pane::Inbox, v.now, v.tables).is_some());
                 match selected.and_then(|id| v.inbox.item(id)) {
                     Some(item) => page::max_scroll(
                         crate::console::tabs::proposals::view::detail_lines(&v, &theme, item),

@@ -46,14 +46,22 @@ impl App {
     /// second changed: what a view reads of the clock (time left, expiry) moves no faster.
     pub(crate) fn rebuild_tables(&mut self, tick: bool) {
         let second = self.now.timestamp();
-        if tick && self.tables_second == second {
-            return;
-        }
+        // A tick within the second rebuilds only a view whose rows changed in number (an item
+        // left the Desk strip as it expired): a view over other rows than its pane's would put
+        // the cursor and the highlight on different rows.
+        let same_second = tick && self.tables_second == second;
         self.tables_second = second;
         // In the tabs' pane order, so a master pane (the jobs) is built before the pane that
         // lists what it selects (the job's trades).
         for tab in crate::console::tab::Tab::ALL {
             for pane in tab.panes() {
+                if same_second
+                    && self.rows_of(*pane).is_none_or(|rows| {
+                        self.tables.view(*pane).map(|v| v.total()) == Some(rows.len())
+                    })
+                {
+                    continue;
+                }
                 let Some((view, at)) = self.rows_of(*pane).map(|rows| {
                     let view = self.tables.built(*pane, &*rows, None);
                     // The row the cursor was on, wherever the new data put it: a refresh that

@@ -68,23 +68,24 @@ impl Inbox {
             return None;
         }
         let id = self.selected_item(ctx).map(|i| i.id().to_string())?;
-        // A filter that shows nothing leaves the last selection named: a key must not act on a
-        // row the supervisor cannot see.
+        (!self.hidden_by_filter(pane, &id, ctx)).then_some(id)
+    }
+
+    /// True, saying so, when the pane's filter hides proposal `id`: a filter that shows nothing
+    /// leaves the last selection named, and `u` may take back a dismissal the list does not
+    /// show; a key must not act on a row the supervisor cannot see.
+    fn hidden_by_filter(&self, pane: Pane, id: &str, ctx: &mut InboxCtx) -> bool {
         let filter = ctx.tables().query(pane).filter;
-        if !filter.trim().is_empty()
-            && !self
-                .pane_ids(pane, ctx.now, ctx.tables())
-                .contains(&id.as_str())
-        {
-            ctx.toast(
-                format!(
-                    "{id} is not in the list shown (/{filter}): nothing done; Esc clears the filter"
-                ),
-                ToastLevel::Error,
-            );
-            return None;
+        if filter.trim().is_empty() || self.pane_ids(pane, ctx.now, ctx.tables()).contains(&id) {
+            return false;
         }
-        Some(id)
+        ctx.toast(
+            format!(
+                "{id} is not in the list shown (/{filter}): nothing done; Esc clears the filter"
+            ),
+            ToastLevel::Error,
+        );
+        true
     }
 
     /// True (and a line saying why) when the gateway decides `id` and this console's supervisor
@@ -325,6 +326,9 @@ impl Inbox {
             );
             return;
         };
+        if self.hidden_by_filter(acting_pane(ctx.tab), &id, ctx) {
+            return;
+        }
         self.undismiss(&id);
         if let Some(why) = self.decider_for(&id).undo_refusal(&id) {
             ctx.toast(why, ToastLevel::Error);

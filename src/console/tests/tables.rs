@@ -245,3 +245,56 @@ fn items_staged_within_one_second_list_the_older_first() {
     app.update(proposals(vec![btc_long(ID, t0()), later], t0() + ms(400)));
     assert_eq!(shown_ids(&app, Pane::Inbox), [ID, "prop_later"]);
 }
+
+#[test]
+fn an_expiry_between_two_ticks_of_one_second_keeps_the_strips_cursor_on_its_proposal() {
+    let mut app = staged_app();
+    let due = |id: &str, ms_left: i64| {
+        let mut p = btc_long(id, t0());
+        p.expires_at = Some(t0() + ms(ms_left));
+        p
+    };
+    app.update(proposals(
+        vec![
+            btc_long(ID, t0()),
+            due("prop_a", 100_000),
+            due("prop_b", 50_000),
+            due("prop_c", 1_500),
+        ],
+        t0() + ms(100),
+    ));
+    app.update(code(KeyCode::BackTab));
+    assert_eq!(app.focused_pane(), Pane::Strip);
+    app.select_proposal(Pane::Strip, "prop_b");
+    // A rebuild in second 1 while C still counts down, then C expires and a tick comes in the
+    // same second (a poll's wakeup): the strip has one row less.
+    tick(&mut app, t0() + ms(1_100));
+    tick(&mut app, t0() + ms(1_700));
+    let shown = shown_ids(&app, Pane::Strip);
+    assert_eq!(shown, ["prop_b", "prop_a", ID]);
+    assert_eq!(shown[app.selected(Pane::Strip)], "prop_b");
+}
+
+#[test]
+fn u_does_not_take_back_a_dismissal_the_filter_hides() {
+    use crate::console::inbox::LocalState;
+    let mut app = on_tab(120, 40, '2');
+    app.select_proposal(Pane::Inbox, ID_AMBER);
+    press(&mut app, 'x');
+    // The ETH short is dismissed (a final question first on some setups: answer it).
+    if app.modal().is_some() {
+        yes(&mut app);
+    }
+    assert_eq!(app.item(ID_AMBER).unwrap().local, LocalState::Rejected);
+    filter(&mut app, "coin:btc");
+    app.toasts_mut().clear();
+    let fx = press(&mut app, 'u');
+    assert!(journal_lines(&fx).is_empty(), "{fx:?}");
+    assert_eq!(app.item(ID_AMBER).unwrap().local, LocalState::Rejected);
+    assert!(toasts(&app).contains("not in the list shown"), "{}", toasts(&app));
+    // Shown again, u takes it back.
+    app.update(code(KeyCode::Esc));
+    app.select_proposal(Pane::Inbox, ID_AMBER);
+    press(&mut app, 'u');
+    assert_eq!(app.item(ID_AMBER).unwrap().local, LocalState::None);
+}

@@ -71,8 +71,19 @@ pub(super) struct Report {
 /// it is; report.json keeps the plain numbers.
 pub(super) fn pct(x: Option<f64>) -> String {
     x.map_or("—".into(), |v| {
-        let sign = if v >= 0.0 { "+" } else { "" };
-        format!("{sign}{}%", group_thousands(&format!("{v:.2}")))
+        // The sign of what is printed: -0.001 prints 0.00 (not "+-0.00"), a loss its own "-".
+        let text = format!("{v:.2}");
+        let text = if text == "-0.00" {
+            "0.00".to_string()
+        } else {
+            text
+        };
+        let sign = if text.starts_with('-') || !v.is_finite() {
+            ""
+        } else {
+            "+"
+        };
+        format!("{sign}{}%", group_thousands(&text))
     })
 }
 

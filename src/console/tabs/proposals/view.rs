@@ -86,8 +86,15 @@ fn inbox(f: &mut Frame, v: &InboxShown<'_>, theme: &Theme, screen: &Screen) {
                     status_style(theme, status),
                 ))
             };
-            let style =
-                matches!(status, Status::Expired | Status::Rejected).then_some(theme.expired);
+            // Unfocused (the detail or the decisions have the focus), the row `a` acts on is
+            // still marked.
+            let chosen =
+                !focused && v.inbox.selection(Pane::Inbox).id.as_deref() == Some(item.id());
+            let style = if chosen {
+                Some(theme.selected)
+            } else {
+                matches!(status, Status::Expired | Status::Rejected).then_some(theme.expired)
+            };
             let trade = item.tool.is_none() && item.proposal.preview.kind == "trade";
             let levels = if trade {
                 crate::console::inbox::levels(&item.proposal.preview)
