@@ -5,8 +5,8 @@
 //! window of rows). Run with `cargo bench --bench render`.
 
 use agentdesk::api::model::{
-    Leverage, MarginSummary, OpenOrderRow, PnlPeriods, PnlSummary, PositionRow, Preview, Proposal,
-    Whoami,
+    Candle, Candles, Leverage, MarginSummary, OpenOrderRow, PnlPeriods, PnlSummary, PositionRow,
+    Preview, Proposal, Whoami,
 };
 use agentdesk::console::action::{Action, Answer, Payload, Resource};
 use agentdesk::console::app::{App, ServiceInfo};
@@ -203,6 +203,9 @@ fn desk_app(n_positions: usize, n_orders: usize) -> App {
         proposal(4, now, "staged", 10),
         proposal(5, now, "executed", 200),
     ];
+    // The tables' views built, as after the poller's answers (a frame over a view older than its
+    // rows builds one of its own, a cost no live frame has).
+    app.update(Action::Tick(now));
     // The cursor in the middle of both tables: windowing must not depend on where it is.
     app.select(Pane::Positions, n_positions / 2);
     app.select(Pane::Orders, n_orders / 2);
@@ -235,9 +238,36 @@ fn proposals_app(n: usize, n_positions: usize) -> App {
     selected.proposal.preview.asset = "WIF".into();
     let id = selected.proposal.proposal_id.clone();
     app.inbox_mut().fixture_items()[n / 2] = selected;
-    // As the poller's answers leave it: the tables' views built, then the trade selected.
+    // As the poller's answers leave it: the tables' views built, then the trade selected, and
+    // two hours of its coin's one-minute candles for the chart under the detail.
     app.update(Action::Tick(now));
     app.select_proposal(Pane::Inbox, &id);
+    let candles = Candles {
+        coin: "WIF".into(),
+        interval: "1m".into(),
+        candles: (0..120)
+            .map(|i| {
+                let x = i as f64;
+                let open = 2.0 * (1.0 + 0.01 * (x / 13.0).sin());
+                let close = 2.0 * (1.0 + 0.01 * ((x + 1.0) / 13.0).sin());
+                Candle {
+                    time: now - TimeDelta::minutes(120 - i),
+                    open,
+                    high: open.max(close),
+                    low: open.min(close),
+                    close,
+                }
+            })
+            .collect(),
+    };
+    app.update(Action::answered(
+        now,
+        Duration::from_millis(3),
+        Answer::CandlesLoaded {
+            coin: "WIF".into(),
+            result: Ok(Box::new(candles)),
+        },
+    ));
     app.inbox_mut().restore_decisions(
         (0..200)
             .map(|i| Decision {
@@ -331,7 +361,12 @@ fn proposals(c: &mut Criterion) {
         c,
         "proposals/10k gateway inbox, 100 positions",
         at_scale,
-        &["of 10000", "As it will execute", "WIF", "Decisions"],
+        &[
+            "of 10000",
+            "As it will execute",
+            "WIF · 1m candles",
+            "Decisions",
+        ],
     );
 }
 

@@ -291,7 +291,11 @@ fn u_does_not_take_back_a_dismissal_the_filter_hides() {
     let fx = press(&mut app, 'u');
     assert!(journal_lines(&fx).is_empty(), "{fx:?}");
     assert_eq!(app.item(ID_AMBER).unwrap().local, LocalState::Rejected);
-    assert!(toasts(&app).contains("not in the list shown"), "{}", toasts(&app));
+    assert!(
+        toasts(&app).contains("not in the list shown"),
+        "{}",
+        toasts(&app)
+    );
     // Shown again, u takes it back.
     app.update(code(KeyCode::Esc));
     app.select_proposal(Pane::Inbox, ID_AMBER);
