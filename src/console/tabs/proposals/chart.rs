@@ -18,8 +18,6 @@ pub const DETAIL_MIN_ROWS: u16 = 16;
 pub const MIN_ROWS: u16 = 5;
 /// Rows a chart without prices takes: its caption and why there are none.
 pub const EMPTY_ROWS: u16 = 2;
-/// Rows a chart takes at most in the detail pane: more adds no reading.
-const DETAIL_MAX_ROWS: u16 = 16;
 
 /// The rows `item`'s chart wants, up to `most`: None for an item without a coin, two when there
 /// is no price to draw (the chart then only says why).
@@ -90,7 +88,8 @@ pub fn split_detail(inner: Rect, text_rows: usize, want: u16) -> (Rect, Option<R
     if left < least {
         return (inner, None);
     }
-    let h = left.min(want).min(DETAIL_MAX_ROWS);
+    // All the pane has left: on a tall terminal the prices get the height, not empty rows.
+    let h = left.min(want);
     let text = Rect::new(inner.x, inner.y, inner.width, text_rows as u16);
     let chart = Rect::new(inner.x, text.bottom() + 1, inner.width, h);
     (text, Some(chart))
