@@ -328,6 +328,51 @@ fn row(
     }
 }
 
+/// Combos per strategy that carry their equity curve (a grid has dozens; the best are opened).
+const COMBO_CURVES: usize = 3;
+
+/// Points of a row's equity curve: enough for a chart the width of a terminal, few enough that
+/// a ranked answer of a hundred rows stays small.
+const CURVE_POINTS: usize = 120;
+
+/// A backtest's equity curve as a discovery row carries it (a sandbox extension the console
+/// draws in a row's details): `[{t, equity, drawdown}]`, as a backtest's result has it, thinned
+/// to [`CURVE_POINTS`] keeping the first and the last point and the deepest trough.
+fn curve(result: &backtest::BacktestResult) -> serde_json::Value {
+    let n = result.equity.len().min(result.drawdown.len());
+    if n == 0 {
+        return serde_json::Value::Array(Vec::new());
+    }
+    let trough = (0..n)
+        .min_by(|a, b| result.drawdown[*a].1.total_cmp(&result.drawdown[*b].1))
+        .unwrap_or(0);
+    let step = n.div_ceil(CURVE_POINTS).max(1);
+    let mut keep: Vec<usize> = (0..n).step_by(step).collect();
+    keep.extend([trough, n - 1]);
+    keep.sort_unstable();
+    keep.dedup();
+    serde_json::Value::Array(
+        keep.into_iter()
+            .map(|i| {
+                let (t, equity) = result.equity[i];
+                json!({"t": t, "equity": equity, "drawdown": result.drawdown[i].1})
+            })
+            .collect(),
+    )
+}
+
+/// The equity curve of `params` on `bars`: one more backtest, for the row a ranking shows.
+fn curve_of(
+    spec: &StrategySpec,
+    params: &Params,
+    bars: &[Bar],
+    cfg: &backtest::Config,
+) -> serde_json::Value {
+    let mut signals = Vec::with_capacity(bars.len());
+    strategies::signals(spec, params, bars, &mut signals);
+    curve(&backtest::run(bars, &signals, cfg))
+}
+
 fn by_return(a: &DiscoveryRow, b: &DiscoveryRow) -> std::cmp::Ordering {
     let r = |x: &DiscoveryRow| x.stats.total_return.unwrap_or(f64::NEG_INFINITY);
     r(b).total_cmp(&r(a))
@@ -369,6 +414,9 @@ pub fn compute_top_backtests(
                 });
                 if let Some((params, stats)) = best {
                     let mut r = row(spec, params, pair, tf, SCAN_DAYS, stats);
+                    r.stats
+                        .extra
+                        .insert("equity".into(), curve_of(spec, params, &bars, &cfg));
                     r.stats.extra.insert("source".into(), json!("optimized"));
                     r.stats
                         .extra
@@ -408,6 +456,7 @@ pub fn compute_top_live(
             strategies::signals(spec, &params, &bars, &mut signals);
             let result = backtest::run(&bars[first..], &signals[first..], &cfg);
             let mut r = row(spec, &params, pair, LIVE_TIMEFRAME, window, &result.stats);
+            r.stats.extra.insert("equity".into(), curve(&result));
             // The latest target the strategy set inside the window: what it says now.
             let last = signals[first..]
                 .iter()
@@ -479,6 +528,17 @@ pub fn compute_combos(
         strategy_rows.sort_by(by_return);
         for (i, r) in strategy_rows.iter_mut().enumerate() {
             r.rank_within_strategy = Some(i as u32 + 1);
+        }
+        // The curves of each strategy's best few: the rows a person opens.
+        for r in strategy_rows.iter_mut().take(COMBO_CURVES) {
+            if let Some((p, _)) = results
+                .iter()
+                .find(|(p, _)| param_hash(spec, p) == r.param_hash)
+            {
+                r.stats
+                    .extra
+                    .insert("equity".into(), curve_of(spec, p, &bars, &cfg));
+            }
         }
         rows.extend(strategy_rows);
         publish(rows.clone());

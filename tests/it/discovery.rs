@@ -60,6 +60,33 @@ async fn top_backtests_filter_by_quality_and_collapse_to_one_row_per_strategy() 
         .map(|r| r.stats.total_return.unwrap())
         .collect();
     assert!(returns.windows(2).all(|w| w[0] >= w[1]), "sorted by return");
+    // Each row carries its equity curve (a sandbox extension the console draws in its details):
+    // time-ordered points, the drawdown never above zero, ending where the return says.
+    for r in &all.rows {
+        let curve = r.stats.extra["equity"].as_array().expect("an equity curve");
+        assert!(
+            (2..=122).contains(&curve.len()),
+            "{}: {}",
+            r.id,
+            curve.len()
+        );
+        let t: Vec<i64> = curve.iter().map(|p| p["t"].as_i64().unwrap()).collect();
+        assert!(t.windows(2).all(|w| w[0] < w[1]), "{}", r.id);
+        assert!(
+            curve
+                .iter()
+                .all(|p| p["drawdown"].as_f64().unwrap() <= 1e-9)
+        );
+        let first = curve[0]["equity"].as_f64().unwrap();
+        let last = curve[curve.len() - 1]["equity"].as_f64().unwrap();
+        let ret = (last / first - 1.0) * 100.0;
+        assert!(
+            (ret - r.stats.total_return.unwrap()).abs() < 0.5,
+            "{}: curve {ret} vs return {:?}",
+            r.id,
+            r.stats.total_return
+        );
+    }
     let best = c
         .discover_top_backtests(Some("all"), Some(false))
         .await
@@ -102,6 +129,7 @@ async fn top_live_replays_each_strategy_over_the_window() {
             .all(|r| r.days == 14 && r.timeframe == "1h")
     );
     assert!(live.rows[0].stats.extra.contains_key("currentTarget"));
+    assert!(live.rows.iter().all(|r| r.stats.extra["equity"].is_array()));
     let err = c.discover_top_live(Some(0), None).await.unwrap_err();
     assert!(
         matches!(&err, ApiError::Invalid { field: Some(f), .. } if f == "windowDays"),

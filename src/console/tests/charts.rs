@@ -300,7 +300,7 @@ fn discovery_details_say_the_service_sent_no_curve_or_draw_the_one_it_sent() {
                 &[
                     "Equity curve",
                     "not sent",
-                    "the service ranks rows by statistics",
+                    "this service ranks rows by statistics",
                 ],
             );
         }

@@ -339,7 +339,7 @@ pub fn detail_lines<'a>(theme: &Theme, sel: Selected<'_>) -> Vec<Line<'a>> {
                 None => lines.push(kv(
                     theme,
                     "not sent",
-                    "the service ranks rows by statistics only; a backtest of this row draws \
+                    "this service ranks rows by statistics only; a backtest of this row draws \
                      its curve"
                         .into(),
                 )),
@@ -353,9 +353,9 @@ pub fn detail_lines<'a>(theme: &Theme, sel: Selected<'_>) -> Vec<Line<'a>> {
     lines
 }
 
-/// A row's equity curve, when the service sends one: `equity`, as a backtest's result has it
-/// (`[{t, equity, drawdown}]`). Neither the interface nor the sandbox sends one today; read in
-/// place, point by point, so a frame holds none of it.
+/// A row's equity curve, when the service sends one: `stats.equity`, as a backtest's result has
+/// it (`[{t, equity, drawdown}]`). The sandbox sends one (an extension); the interface's rows
+/// carry none. Read in place, point by point, so a frame holds none of it.
 pub fn curve(
     r: &crate::api::model::DiscoveryRow,
 ) -> Option<impl Iterator<Item = (f64, f64, f64)> + Clone + '_> {
