@@ -382,6 +382,106 @@ fn e2e_the_detail_and_the_approve_dialog_chart_the_trade() {
     tmux.quit_and_check_restored();
 }
 
+/// The keys every table shares, in the real console: `s` sorts (the title says by what), a click
+/// on a header sorts by that column (SGR mouse bytes, as a terminal sends them), `c` copies the
+/// selected row's id (OSC 52: tmux keeps it as its paste buffer), `?` then `/` searches the help.
+#[test]
+fn e2e_sort_click_copy_and_search_the_help() {
+    if !tmux_available() {
+        return;
+    }
+    let dirs = Dirs::new();
+    let server = Server::start(
+        &dirs.path("keys.db"),
+        "127.0.0.1:0",
+        &dirs.path("serve.log"),
+    )
+    .expect("server starts");
+    let agent = server.key("mcp:mutate");
+    let rt = runtime();
+    let tmux = Tmux::start(
+        "keys",
+        &dirs.path("home"),
+        &console_command(&dirs, &server.base, &agent),
+    );
+    let ok = tmux
+        .cmd()
+        .args(["set-option", "-s", "set-clipboard", "on"])
+        .status()
+        .expect("run tmux set-option")
+        .success();
+    assert!(ok);
+    tmux.wait_for("the Desk, connected", WAIT, header_ok);
+    let btc = stage(&rt, &server, &agent, "BTCUSDT");
+    std::thread::sleep(Duration::from_millis(1100));
+    stage(&rt, &server, &agent, "ETHUSDT");
+    tmux.send("2");
+    let screen = tmux.wait_for("both in the inbox", WAIT, |s| {
+        row(s, "BTC").is_some() && row(s, "ETH").is_some()
+    });
+    // `s`: the first field, time left, smallest first.
+    tmux.send("s");
+    tmux.wait_for("sorted by time left", WAIT, |s| s.contains("[sort left ↑]"));
+    // A click on the Proposal header (1-based cell coordinates in the SGR mouse report).
+    let (y, line) = screen
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.contains("Time left / status"))
+        .expect("the inbox header");
+    let x = line
+        .split("││")
+        .next()
+        .unwrap()
+        .find("Proposal")
+        .expect("a Proposal header");
+    let x = line[..x].chars().count() + 2;
+    let click = format!("\x1b[<0;{x};{}M", y + 1);
+    let release = format!("\x1b[<0;{x};{}m", y + 1);
+    tmux.send_literal(&click);
+    tmux.send_literal(&release);
+    tmux.wait_for("sorted by the clicked column", WAIT, |s| {
+        s.contains("[sort proposal ↑]")
+    });
+    tmux.send_literal(&click);
+    tmux.send_literal(&release);
+    tmux.wait_for("reversed by a second click", WAIT, |s| {
+        s.contains("[sort proposal ↓]")
+    });
+    // By the description, largest first: "long 0.2… ETH" before "long 0.006… BTC". `G` goes to
+    // BTC's row and `c` copies its id.
+    tmux.send("G");
+    tmux.wait_for("BTC selected", WAIT, |s| detail_shows(s, &btc));
+    tmux.send_deliberately("c");
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let out = tmux.cmd().args(["show-buffer"]).output().expect("run tmux");
+        if String::from_utf8_lossy(&out.stdout).trim() == btc {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the copied id never reached the clipboard: {:?}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        std::thread::sleep(POLL);
+    }
+    // `?` then `/` and a word: only the help lines that mention it.
+    tmux.send("?");
+    tmux.wait_for("the help", WAIT, |s| {
+        s.contains("console help") && s.contains("move up")
+    });
+    tmux.send("/");
+    type_text(&tmux, "zoom");
+    let help = tmux.wait_for("the help searched", WAIT, |s| {
+        s.contains("zoom the focused pane") && !s.contains("move up")
+    });
+    assert!(!help.contains("refresh everything"), "{help}");
+    tmux.send("Escape");
+    tmux.send("Escape");
+    tmux.wait_for("the help closed", WAIT, |s| s.contains("Approval inbox"));
+    tmux.quit_and_check_restored();
+}
+
 /// `text` typed into the focused field, a key at a time.
 fn type_text(tmux: &Tmux, text: &str) {
     let keys: Vec<String> = text.chars().map(String::from).collect();

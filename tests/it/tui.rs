@@ -241,6 +241,17 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
+    /// `bytes` to the pane as they are: what a terminal sends for a mouse click.
+    pub(crate) fn send_literal(&self, bytes: &str) {
+        let ok = self
+            .cmd()
+            .args(["send-keys", "-t", &self.session, "-l", bytes])
+            .status()
+            .expect("run tmux send-keys")
+            .success();
+        assert!(ok, "tmux send-keys -l failed");
+    }
+
     pub(crate) fn send(&self, key: &str) {
         let ok = self
             .cmd()
