@@ -161,7 +161,7 @@ impl App {
             }
             Some(Modal::Filter) => {
                 for key in chars(one_line()) {
-                    self.on_filter_key(key, fx);
+                    self.on_filter_key(key);
                 }
             }
             Some(Modal::BacktestForm(_)) => {
@@ -614,7 +614,7 @@ impl App {
         };
         match modal {
             Modal::CommandLine(_) => self.on_command_key(key, fx),
-            Modal::Filter => self.on_filter_key(key, fx),
+            Modal::Filter => self.on_filter_key(key),
             Modal::BacktestForm(_) => self.on_form_key(key, fx),
             Modal::ToolEditor(_) => self.on_editor_key(key, fx),
             Modal::DestinationForm(_) => self.on_destination_form_key(key, fx),
@@ -786,9 +786,9 @@ impl App {
         self.inbox_shown().approve_context(d)
     }
 
-    /// Typing into the Logs or Discovery filter, with readline's deletions: Enter ends it and
-    /// keeps the text, Esc clears it.
-    fn on_filter_key(&mut self, key: KeyEvent, fx: &mut Vec<Effect>) {
+    /// Typing into the filter of the table it was opened on, with readline's deletions: Enter
+    /// ends it and keeps the text, Esc clears it.
+    fn on_filter_key(&mut self, key: KeyEvent) {
         let clear = key.code == KeyCode::Esc;
         let pane = self.filter_pane;
         if matches!(key.code, KeyCode::Enter | KeyCode::Esc) {
@@ -809,6 +809,5 @@ impl App {
         if let Some(pane) = pane {
             self.edit_table_filter(pane, edit);
         }
-        let _ = fx;
     }
 }

@@ -42,8 +42,9 @@ impl App {
         }
     }
 
-    /// Every table pane's view, from its data as this update left it. On a tick only when the
-    /// second changed: what a view reads of the clock (time left, expiry) moves no faster.
+    /// Every table pane's view, from its data as this update left it. On a tick, every view when
+    /// the second changed (what a view reads of the clock, time left, moves no faster), else only
+    /// those whose rows changed in number.
     pub(crate) fn rebuild_tables(&mut self, tick: bool) {
         let second = self.now.timestamp();
         // A tick within the second rebuilds only a view whose rows changed in number (an item
@@ -102,8 +103,9 @@ impl App {
         }
     }
 
-    /// Changes `pane`'s query with `change` and shows the result at once; the cursor goes back to
-    /// the top of a table whose rows changed (the inbox panes' follows their proposal).
+    /// Changes `pane`'s query with `change` and shows the result at once; the cursor stays on its
+    /// row when the new view shows it, else goes to the top (the inbox panes' follows their
+    /// proposal).
     pub fn set_query(&mut self, pane: Pane, change: impl FnOnce(&mut Query)) -> bool {
         let before = self.tables.query(pane);
         let was = self.row_id(pane);
