@@ -56,42 +56,37 @@ impl App {
         // lists what it selects (the job's trades).
         for tab in crate::console::tab::Tab::ALL {
             for pane in tab.panes() {
-                if same_second
-                    && self.rows_of(*pane).is_none_or(|rows| {
-                        self.tables.view(*pane).map(|v| v.total()) == Some(rows.len())
-                    })
-                {
-                    continue;
-                }
-                let Some((view, at)) = self.rows_of(*pane).map(|rows| {
+                // The pane's rows are read once: to see whether its view still fits them, to build
+                // the new view, and to find the row the cursor was on.
+                let built = {
+                    let Some(rows) = self.rows_of(*pane) else {
+                        continue;
+                    };
+                    if same_second && self.tables.view(*pane).map(|v| v.total()) == Some(rows.len())
+                    {
+                        continue;
+                    }
                     let view = self.tables.built(*pane, &*rows, None);
                     // The row the cursor was on, wherever the new data put it: a refresh that
                     // reorders a table does not move the cursor to another row.
                     // (A cursor a key moved since is where the person put it.)
                     let sel = self.selected.get(pane).copied().unwrap_or(0);
+                    let id_at = |k: usize| view.row(k).and_then(|r| rows.id(r));
                     let at = match self.tables.cursor(*pane) {
-                        Some((was, id))
-                            if was == sel
-                                && view.row(sel).and_then(|r| rows.id(r)).as_deref()
-                                    != Some(id) =>
-                        {
-                            (0..view.len()).find(|k| {
-                                view.row(*k).and_then(|r| rows.id(r)).as_deref() == Some(id)
-                            })
+                        Some((was, id)) if was == sel && id_at(sel).as_deref() != Some(id) => {
+                            (0..view.len()).find(|k| id_at(*k).as_deref() == Some(id))
                         }
                         _ => None,
                     };
-                    (view, at)
-                }) else {
-                    continue;
+                    let sel = at.unwrap_or(sel).min(view.len().saturating_sub(1));
+                    let cursor = id_at(sel).map(|id| (sel, id));
+                    (view, sel, cursor)
                 };
-                let len = view.len();
+                let (view, sel, cursor) = built;
                 self.tables.put(*pane, view);
                 // The inbox panes' cursors follow their proposal (`sync_inbox_selection`).
                 if !matches!(pane, Pane::Inbox | Pane::Strip) {
-                    let sel = self.selected.entry(*pane).or_default();
-                    *sel = at.unwrap_or(*sel).min(len.saturating_sub(1));
-                    let cursor = self.row_id(*pane).map(|id| (self.selected(*pane), id));
+                    self.selected.insert(*pane, sel);
                     self.tables.set_cursor(*pane, cursor);
                 }
                 // What the cursor is on may be another destination now (the list arrived, a
