@@ -14,6 +14,43 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
+/// A sandbox server and the console on it in a tmux session of `size`, connected: where each
+/// of these tests starts. Fields drop in order: the console before the server it reads.
+struct Desk {
+    tmux: Tmux,
+    rt: tokio::runtime::Runtime,
+    agent: String,
+    server: Server,
+    dirs: Dirs,
+}
+
+impl Desk {
+    fn open(name: &str, size: (u16, u16)) -> Desk {
+        let dirs = Dirs::new();
+        let server = Server::start(
+            &dirs.path(&format!("{name}.db")),
+            "127.0.0.1:0",
+            &dirs.path("serve.log"),
+        )
+        .expect("server starts");
+        let agent = server.key("mcp:mutate");
+        let tmux = Tmux::start_sized(
+            name,
+            &dirs.path("home"),
+            &console_command(&dirs, &server.base, &agent),
+            size,
+        );
+        tmux.wait_for("the Desk, connected", WAIT, header_ok);
+        Desk {
+            tmux,
+            rt: runtime(),
+            agent,
+            server,
+            dirs,
+        }
+    }
+}
+
 /// One request to the sandbox; a success body, or a panic naming what failed.
 fn call(rt: &tokio::runtime::Runtime, url: String, key: &str, body: Option<Value>) -> Value {
     rt.block_on(async {
@@ -92,27 +129,14 @@ fn e2e_x_dismisses_the_selected_proposal_when_another_sorts_on_top() {
     if !tmux_available() {
         return;
     }
-    let dirs = Dirs::new();
-    let server = Server::start(
-        &dirs.path("inbox.db"),
-        "127.0.0.1:0",
-        &dirs.path("serve.log"),
-    )
-    .expect("server starts");
-    let agent = server.key("mcp:mutate");
+    let desk = Desk::open("select", (120, 40));
+    let (tmux, server, agent, rt) = (&desk.tmux, &desk.server, desk.agent.as_str(), &desk.rt);
     let other = server.key("legacy");
-    let rt = runtime();
-    let tmux = Tmux::start(
-        "select",
-        &dirs.path("home"),
-        &console_command(&dirs, &server.base, &agent),
-    );
-    tmux.wait_for("the Desk, connected", WAIT, header_ok);
 
-    let btc = stage(&rt, &server, &agent, "BTCUSDT");
+    let btc = stage(rt, server, agent, "BTCUSDT");
     // Staged a second later, so it sorts above BTC whatever the clock's resolution.
     std::thread::sleep(Duration::from_millis(1100));
-    let eth = stage(&rt, &server, &agent, "ETHUSDT");
+    let eth = stage(rt, server, agent, "ETHUSDT");
     tmux.send("2");
     tmux.wait_for("both proposals in the inbox", WAIT, |s| {
         row(s, "BTC").is_some() && row(s, "ETH").is_some()
@@ -136,7 +160,7 @@ fn e2e_x_dismisses_the_selected_proposal_when_another_sorts_on_top() {
     assert!(pos("ETH") < pos("BTC"), "newest first, reversed:\n{screen}");
 
     std::thread::sleep(Duration::from_millis(1100));
-    let sol = stage(&rt, &server, &other, "SOLUSDT");
+    let sol = stage(rt, server, &other, "SOLUSDT");
     let screen = tmux.wait_for("SOL on top of the inbox", WAIT, |s| {
         ["SOL", "ETH", "BTC"].iter().all(|c| row(s, c).is_some())
     });
@@ -158,7 +182,7 @@ fn e2e_x_dismisses_the_selected_proposal_when_another_sorts_on_top() {
         let l = row(&screen, coin).unwrap();
         assert!(!l.contains("rejected"), "{coin} untouched: {l}\n{screen}");
     }
-    let lines = journal_until(&dirs.path("data"), "the dismissal", |ls| {
+    let lines = journal_until(&desk.dirs.path("data"), "the dismissal", |ls| {
         ls.iter().any(|l| l["decision"] == "rejected")
     });
     let rejected: Vec<&Value> = lines
@@ -170,7 +194,7 @@ fn e2e_x_dismisses_the_selected_proposal_when_another_sorts_on_top() {
 
     // The service still has all three staged: a dismissal only stops this console approving.
     let listed = call(
-        &rt,
+        rt,
         format!("{}/api/delegated/proposals?status=staged", server.base),
         &other,
         None,
@@ -184,7 +208,7 @@ fn e2e_x_dismisses_the_selected_proposal_when_another_sorts_on_top() {
     tmux.wait_for("BTC staged again", WAIT, |s| {
         row(s, "BTC").is_some_and(|l| !l.contains("rejected") && l.contains(':'))
     });
-    journal_until(&dirs.path("data"), "the undo", |ls| {
+    journal_until(&desk.dirs.path("data"), "the undo", |ls| {
         ls.iter()
             .any(|l| l["decision"] == "undone" && l["proposalId"] == json!(btc))
     });
@@ -199,26 +223,13 @@ fn e2e_the_inbox_filters_by_field_and_keys_act_on_what_it_shows() {
     if !tmux_available() {
         return;
     }
-    let dirs = Dirs::new();
-    let server = Server::start(
-        &dirs.path("filter.db"),
-        "127.0.0.1:0",
-        &dirs.path("serve.log"),
-    )
-    .expect("server starts");
-    let agent = server.key("mcp:mutate");
-    let rt = runtime();
-    let tmux = Tmux::start(
-        "filter",
-        &dirs.path("home"),
-        &console_command(&dirs, &server.base, &agent),
-    );
-    tmux.wait_for("the Desk, connected", WAIT, header_ok);
-    let btc = stage(&rt, &server, &agent, "BTCUSDT");
+    let desk = Desk::open("filter", (120, 40));
+    let (tmux, server, agent, rt) = (&desk.tmux, &desk.server, desk.agent.as_str(), &desk.rt);
+    let btc = stage(rt, server, agent, "BTCUSDT");
     std::thread::sleep(Duration::from_millis(1100));
-    let eth = stage(&rt, &server, &agent, "ETHUSDT");
+    let eth = stage(rt, server, agent, "ETHUSDT");
     std::thread::sleep(Duration::from_millis(1100));
-    stage(&rt, &server, &agent, "SOLUSDT");
+    stage(rt, server, agent, "SOLUSDT");
     tmux.send("2");
     let screen = tmux.wait_for("three proposals in the inbox", WAIT, |s| {
         ["BTC", "ETH", "SOL"].iter().all(|c| row(s, c).is_some())
@@ -231,7 +242,7 @@ fn e2e_the_inbox_filters_by_field_and_keys_act_on_what_it_shows() {
     );
 
     tmux.send("/");
-    type_text(&tmux, "coin:eth");
+    type_text(tmux, "coin:eth");
     tmux.send("Enter");
     let screen = tmux.wait_for("only ETH listed", WAIT, |s| {
         s.contains("[/coin:eth (1 of 3)]") && row(s, "BTC").is_none() && row(s, "SOL").is_none()
@@ -241,7 +252,7 @@ fn e2e_the_inbox_filters_by_field_and_keys_act_on_what_it_shows() {
     tmux.wait_for("ETH dismissed", WAIT, |s| {
         row(s, "ETH").is_some_and(|l| l.contains("rejected"))
     });
-    let lines = journal_until(&dirs.path("data"), "the dismissal", |ls| {
+    let lines = journal_until(&desk.dirs.path("data"), "the dismissal", |ls| {
         ls.iter().any(|l| l["decision"] == "rejected")
     });
     let rejected: Vec<&Value> = lines
@@ -262,7 +273,7 @@ fn e2e_the_inbox_filters_by_field_and_keys_act_on_what_it_shows() {
     }
     // A field the inbox does not have: nothing listed, and the fields it has named.
     tmux.send("/");
-    type_text(&tmux, "colour:red");
+    type_text(tmux, "colour:red");
     tmux.send("Enter");
     tmux.wait_for("the unknown field named", WAIT, |s| {
         s.contains("no field \"colour\"") && row(s, "BTC").is_none()
@@ -283,27 +294,13 @@ fn e2e_at_80x24_the_detail_scrolls_to_everything_an_approval_needs() {
     if !tmux_available() {
         return;
     }
-    let dirs = Dirs::new();
-    let server = Server::start(
-        &dirs.path("small.db"),
-        "127.0.0.1:0",
-        &dirs.path("serve.log"),
-    )
-    .expect("server starts");
-    let agent = server.key("mcp:mutate");
-    let rt = runtime();
-    let tmux = Tmux::start_sized(
-        "small",
-        &dirs.path("home"),
-        &console_command(&dirs, &server.base, &agent),
-        (80, 24),
-    );
-    tmux.wait_for("the Desk, connected", WAIT, header_ok);
+    let desk = Desk::open("small", (80, 24));
+    let (tmux, server, agent, rt) = (&desk.tmux, &desk.server, desk.agent.as_str(), &desk.rt);
     // The first staged has the least time left: listed first, selected. Five rows leave the
     // detail too few lines for the whole trade.
-    let btc = stage(&rt, &server, &agent, "BTCUSDT");
+    let btc = stage(rt, server, agent, "BTCUSDT");
     for pair in ["ETHUSDT", "SOLUSDT", "ETHUSDT", "SOLUSDT"] {
-        stage(&rt, &server, &agent, pair);
+        stage(rt, server, agent, pair);
     }
     tmux.send("2");
     let first = tmux.wait_for("the detail of BTC", WAIT, |s| {
@@ -345,23 +342,9 @@ fn e2e_the_detail_and_the_approve_dialog_chart_the_trade() {
     if !tmux_available() {
         return;
     }
-    let dirs = Dirs::new();
-    let server = Server::start(
-        &dirs.path("chart.db"),
-        "127.0.0.1:0",
-        &dirs.path("serve.log"),
-    )
-    .expect("server starts");
-    let agent = server.key("mcp:mutate");
-    let rt = runtime();
-    let tmux = Tmux::start_sized(
-        "chart",
-        &dirs.path("home"),
-        &console_command(&dirs, &server.base, &agent),
-        (160, 45),
-    );
-    tmux.wait_for("the Desk, connected", WAIT, header_ok);
-    let btc = stage(&rt, &server, &agent, "BTCUSDT");
+    let desk = Desk::open("chart", (160, 45));
+    let (tmux, server, agent, rt) = (&desk.tmux, &desk.server, desk.agent.as_str(), &desk.rt);
+    let btc = stage(rt, server, agent, "BTCUSDT");
     tmux.send("2");
     let screen = tmux.wait_for("the detail's chart from the sandbox's candles", WAIT, |s| {
         s.contains(&btc) && s.contains("BTC · 1m candles")
@@ -390,20 +373,8 @@ fn e2e_sort_click_copy_and_search_the_help() {
     if !tmux_available() {
         return;
     }
-    let dirs = Dirs::new();
-    let server = Server::start(
-        &dirs.path("keys.db"),
-        "127.0.0.1:0",
-        &dirs.path("serve.log"),
-    )
-    .expect("server starts");
-    let agent = server.key("mcp:mutate");
-    let rt = runtime();
-    let tmux = Tmux::start(
-        "keys",
-        &dirs.path("home"),
-        &console_command(&dirs, &server.base, &agent),
-    );
+    let desk = Desk::open("keys", (120, 40));
+    let (tmux, server, agent, rt) = (&desk.tmux, &desk.server, desk.agent.as_str(), &desk.rt);
     let ok = tmux
         .cmd()
         .args(["set-option", "-s", "set-clipboard", "on"])
@@ -411,10 +382,9 @@ fn e2e_sort_click_copy_and_search_the_help() {
         .expect("run tmux set-option")
         .success();
     assert!(ok);
-    tmux.wait_for("the Desk, connected", WAIT, header_ok);
-    let btc = stage(&rt, &server, &agent, "BTCUSDT");
+    let btc = stage(rt, server, agent, "BTCUSDT");
     std::thread::sleep(Duration::from_millis(1100));
-    stage(&rt, &server, &agent, "ETHUSDT");
+    stage(rt, server, agent, "ETHUSDT");
     tmux.send("2");
     let screen = tmux.wait_for("both in the inbox", WAIT, |s| {
         row(s, "BTC").is_some() && row(s, "ETH").is_some()
@@ -471,7 +441,7 @@ fn e2e_sort_click_copy_and_search_the_help() {
         s.contains("console help") && s.contains("move up")
     });
     tmux.send("/");
-    type_text(&tmux, "zoom");
+    type_text(tmux, "zoom");
     let help = tmux.wait_for("the help searched", WAIT, |s| {
         s.contains("zoom the focused pane") && !s.contains("move up")
     });
