@@ -589,6 +589,7 @@ impl App {
             Answer::GateLoaded { result } => {
                 with_inbox!(self, fx, |inbox, ctx| inbox
                     .on_gate_loaded(result, latency, at, ctx));
+                self.note_staging_marks();
             }
             Answer::GateDecided {
                 id,

@@ -155,16 +155,8 @@ impl App {
                 self.tabs.logs.on_audit(rows);
             }
             Payload::Proposals(list) => {
-                // A proposal's mark is of its staging: kept at that instant, once.
-                for p in &list {
-                    if let Some(created) = p.created_at {
-                        let coin = crate::api::symbol::coin_of(&p.preview.coin);
-                        self.account
-                            .market
-                            .saw_mark(&coin, created, p.preview.mark_px);
-                    }
-                }
                 with_inbox!(self, fx, |inbox, ctx| inbox.merge_proposals(list, ctx));
+                self.note_staging_marks();
             }
         }
     }

@@ -27,6 +27,21 @@ impl App {
         chart_coin(item)
     }
 
+    /// Each inbox item's mark at its staging, into the marks a chart draws when the service has
+    /// no candles: the service's proposals and a gateway's items alike (the gateway's were left
+    /// out when this read the service's list only, so a console on a gateway charted nothing).
+    /// A mark is kept at its instant once, however often the item is listed again.
+    pub(crate) fn note_staging_marks(&mut self) {
+        for item in self.inbox.items() {
+            let (Some(coin), Some(at)) = (chart_coin(item), item.proposal.created_at) else {
+                continue;
+            };
+            self.account
+                .market
+                .saw_mark(&coin, at, item.proposal.preview.mark_px);
+        }
+    }
+
     pub(crate) fn schedule_candles(&mut self, fx: &mut Vec<Effect>) {
         if self.auth_failed.is_some() {
             return;
